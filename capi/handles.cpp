@@ -1,0 +1,87 @@
+#include "capi/handles.h"
+
+#include <cstring>
+
+namespace kb::capi {
+
+namespace {
+thread_local kb_status g_code = KB_OK;
+thread_local std::string g_message;
+}  // namespace
+
+void set_error(kb_status code, const std::string& message) {
+  g_code = code;
+  g_message = message;
+}
+void clear_error() {
+  g_code = KB_OK;
+  g_message.clear();
+}
+kb_status last_code() { return g_code; }
+const char* last_message() { return g_message.c_str(); }
+
+std::vector<NodePtr> tensor_list_arg(kb_tensor* const* ts, size_t n, const char* who,
+                                     const char* what) {
+  check(n == 0 || ts != nullptr, Status::invalid_argument, who, ": the ", what, " array is NULL");
+  std::vector<NodePtr> out;
+  for (size_t i = 0; i < n; ++i) {
+    check(ts[i] != nullptr && ts[i]->node != nullptr, Status::invalid_argument, who, ": ", what,
+          "[", i, "] is NULL");
+    out.push_back(ts[i]->node);
+  }
+  return out;
+}
+
+kb_tensor* wrap(NodePtr n) {
+  check(n != nullptr, Status::internal, "no result");
+  auto* t = new kb_tensor;
+  t->node = std::move(n);
+  return t;
+}
+
+kb_tensor_list* wrap_list(std::vector<NodePtr> ns) {
+  auto* l = new kb_tensor_list;
+  l->items = std::move(ns);
+  return l;
+}
+
+DType dtype_arg(kb_data_type d, const char* who) {
+  check(is_valid_dtype(int32_t(d)), Status::invalid_argument, who, ": unknown dtype ", int(d));
+  return static_cast<DType>(d);
+}
+
+std::optional<DType> optional_dtype_arg(kb_data_type d, const char* who) {
+  if (d == KB_DTYPE_DEFAULT) return std::nullopt;
+  return dtype_arg(d, who);
+}
+
+Dims dims_arg(const int64_t* dims, size_t ndim, const char* who, const char* what) {
+  check(ndim == 0 || dims != nullptr, Status::invalid_argument, who, ": ", what, " is NULL");
+  check(ndim <= 64, Status::invalid_argument, who, ": ", what, " has ", ndim, " entries");
+  return Dims(dims, dims + ndim);
+}
+
+std::optional<std::vector<int64_t>> axes_arg(const int64_t* axes, size_t n, const char* who) {
+  if (!axes) {
+    check(n == 0, Status::invalid_argument, who, ": axes is NULL but its count is ", n);
+    return std::nullopt;
+  }
+  return std::vector<int64_t>(axes, axes + n);
+}
+
+std::string name_arg(const char* name) { return name ? std::string(name) : std::string(); }
+
+std::shared_ptr<Buffer> buffer_from(const void* data, kb_data_type dtype, const int64_t* shape,
+                                    size_t ndim, const char* who) {
+  DType t = dtype_arg(dtype, who);
+  Dims d = dims_arg(shape, ndim, who, "shape");
+  for (int64_t v : d)
+    check(v >= 0, Status::invalid_argument, who, ": shape ", dims_str(d),
+          " has a negative dimension");
+  auto b = Buffer::make(t, d);
+  check(b->nbytes() == 0 || data != nullptr, Status::invalid_argument, who, ": data is NULL");
+  if (b->nbytes()) std::memcpy(b->data(), data, b->nbytes());
+  return b;
+}
+
+}  // namespace kb::capi

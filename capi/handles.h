@@ -1,0 +1,100 @@
+// The C handles and the one error policy of every entry point.
+#pragma once
+#include <atomic>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/compile/function.h"
+#include "core/graph/node.h"
+#include "core/util/error.h"
+#include "kbackend.h"
+
+struct kb_tensor {
+  std::atomic<int64_t> refs{1};
+  kb::NodePtr node;
+};
+
+struct kb_tensor_list {
+  std::vector<kb::NodePtr> items;
+};
+
+struct kb_compiled_function {
+  std::shared_ptr<kb::Function> fn;
+};
+
+namespace kb::capi {
+
+void set_error(kb_status code, const std::string& message);
+void clear_error();
+
+// Runs `body`, turning every exception into a status and a message that names `who`.
+template <class F>
+kb_status guard(const char* who, F&& body) noexcept {
+  try {
+    body();
+    clear_error();
+    return KB_OK;
+  } catch (const kb::Error& e) {
+    std::string m = e.what();
+    if (m.rfind(who, 0) != 0) m = std::string(who) + ": " + m;
+    set_error(static_cast<kb_status>(e.code()), m);
+    return static_cast<kb_status>(e.code());
+  } catch (const std::bad_alloc&) {
+    set_error(KB_ERROR_OUT_OF_MEMORY, std::string(who) + ": out of memory");
+    return KB_ERROR_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    set_error(KB_ERROR_INTERNAL, std::string(who) + ": internal error: " + e.what());
+    return KB_ERROR_INTERNAL;
+  } catch (...) {
+    set_error(KB_ERROR_INTERNAL, std::string(who) + ": unknown internal error");
+    return KB_ERROR_INTERNAL;
+  }
+}
+
+template <class T>
+T* out_arg(T* p, const char* who) {
+  check(p != nullptr, Status::invalid_argument, who, ": the output pointer is NULL");
+  return p;
+}
+
+inline const NodePtr& tensor_arg(kb_tensor* t, const char* who, const char* what = "x") {
+  check(t != nullptr && t->node != nullptr, Status::invalid_argument, who, ": ", what, " is NULL");
+  return t->node;
+}
+
+std::vector<NodePtr> tensor_list_arg(kb_tensor* const* ts, size_t n, const char* who,
+                                     const char* what);
+kb_tensor* wrap(NodePtr n);
+kb_tensor_list* wrap_list(std::vector<NodePtr> ns);
+DType dtype_arg(kb_data_type d, const char* who);  // rejects KB_DTYPE_DEFAULT
+std::optional<DType> optional_dtype_arg(kb_data_type d, const char* who);
+Dims dims_arg(const int64_t* dims, size_t ndim, const char* who, const char* what);
+std::optional<std::vector<int64_t>> axes_arg(const int64_t* axes, size_t n, const char* who);
+std::string name_arg(const char* name);
+std::shared_ptr<Buffer> buffer_from(const void* data, kb_data_type dtype, const int64_t* shape,
+                                    size_t ndim, const char* who);
+
+// Declares a one-tensor-in, one-tensor-out entry point.
+#define KB_CAPI_UNARY(c_name, keras_name, expr)                    \
+  KB_API kb_status c_name(kb_tensor* x, kb_tensor** out) {         \
+    return kb::capi::guard(keras_name, [&] {                       \
+      kb::capi::out_arg(out, keras_name);                          \
+      const kb::NodePtr& xn = kb::capi::tensor_arg(x, keras_name); \
+      *out = kb::capi::wrap(expr);                                 \
+    });                                                            \
+  }
+
+#define KB_CAPI_BINARY(c_name, keras_name, expr)                         \
+  KB_API kb_status c_name(kb_tensor* x, kb_tensor* y, kb_tensor** out) { \
+    return kb::capi::guard(keras_name, [&] {                             \
+      kb::capi::out_arg(out, keras_name);                                \
+      const kb::NodePtr& xn = kb::capi::tensor_arg(x, keras_name, "x");  \
+      const kb::NodePtr& yn = kb::capi::tensor_arg(y, keras_name, "y");  \
+      *out = kb::capi::wrap(expr);                                       \
+    });                                                                  \
+  }
+
+}  // namespace kb::capi

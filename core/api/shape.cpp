@@ -1,0 +1,236 @@
+// shape functions: concatenate, reshape, permute, repeat, tile, flatten, expand/squeeze, stack,
+// one_hot, reverse, slice, gather, strided slicing, shape.
+#include "core/api/api.h"
+#include "core/ops/build.h"
+#include "core/ops/infer_util.h"
+#include "core/util/error.h"
+
+namespace kb::api {
+
+static int64_t known_rank(const NodePtr& x, const char* who) {
+  require(x, who, "x");
+  check(x->shape().rank_known, Status::shape, who, ": the input rank is unknown");
+  return x->rank();
+}
+
+NodePtr concatenate(const Tensors& xs, int64_t axis) {
+  check(!xs.empty(), Status::invalid_argument, "concatenate: no tensors given");
+  for (size_t i = 0; i < xs.size(); ++i)
+    check(xs[i] != nullptr, Status::invalid_argument, "concatenate: tensor ", i, " is NULL");
+  int64_t r = known_rank(xs[0], "concatenate");
+  check(r > 0, Status::shape, "concatenate: scalars cannot be concatenated");
+  if (axis < 0) axis = ((axis % r) + r) % r;
+  check(axis < r, Status::invalid_argument, "concatenate: axis ", axis,
+        " is out of range for rank ", r);
+  if (xs.size() == 1) return xs[0];
+  return make_node("Concat", xs, {{"axis", axis}});
+}
+
+NodePtr reshape(const NodePtr& x, const Dims& shape) {
+  require(x, "reshape", "x");
+  return kb::reshape(x, shape);
+}
+
+NodePtr permute_dimensions(const NodePtr& x, const std::vector<int64_t>& pattern) {
+  require(x, "permute_dimensions", "x");
+  return make_node("Transpose", {x}, {{"perm", pattern}});
+}
+
+// Reshape target for x's dims with one axis changed; -1 where unknown (at most one allowed).
+static Dims target_dims(const Dims& d, const char* who) {
+  Dims out = d;
+  int unknown = 0;
+  for (auto& v : out)
+    if (v < 0) ++unknown;
+  check(unknown <= 1, Status::not_implemented, who, ": more than one unknown dimension in ",
+        dims_str(d));
+  return out;
+}
+
+NodePtr repeat_elements(const NodePtr& x, int64_t rep, int64_t axis) {
+  int64_t r = known_rank(x, "repeat_elements");
+  check(r >= 1, Status::shape, "repeat_elements: the input needs rank >= 1");
+  check(rep >= 0, Status::invalid_argument, "repeat_elements: negative repetition count ", rep);
+  int64_t ax = normalize_axis(axis, r, "repeat_elements");
+  NodePtr e = kb::expand_dims(x, ax + 1);
+  std::vector<int64_t> mult(r + 1, 1);
+  mult[ax + 1] = rep;
+  NodePtr t = make_node("Tile", {e}, {{"multiples", mult}});
+  Dims d = x->shape().dims;
+  if (d[ax] >= 0) d[ax] *= rep;
+  return kb::reshape(t, target_dims(d, "repeat_elements"));
+}
+
+NodePtr repeat(const NodePtr& x, int64_t n) {
+  int64_t r = known_rank(x, "repeat");
+  check(r == 2, Status::shape, "repeat: the input must have rank 2, got ", x->shape().str());
+  check(n >= 0, Status::invalid_argument, "repeat: negative count ", n);
+  return make_node("Tile", {kb::expand_dims(x, 1)}, {{"multiples", std::vector<int64_t>{1, n, 1}}});
+}
+
+NodePtr tile(const NodePtr& x, const std::vector<int64_t>& n) {
+  int64_t r = known_rank(x, "tile");
+  check(int64_t(n.size()) == r, Status::invalid_argument, "tile: ", n.size(),
+        " repetition counts for a tensor of rank ", r);
+  return make_node("Tile", {x}, {{"multiples", n}});
+}
+
+NodePtr flatten(const NodePtr& x) {
+  require(x, "flatten", "x");
+  return kb::reshape(x, {-1});
+}
+
+NodePtr batch_flatten(const NodePtr& x) {
+  int64_t r = known_rank(x, "batch_flatten");
+  check(r >= 1, Status::shape, "batch_flatten: the input needs rank >= 1");
+  Dims d = x->shape().dims;
+  int64_t rest = 1;
+  bool rest_known = true;
+  for (int64_t i = 1; i < r; ++i) {
+    if (d[i] < 0)
+      rest_known = false;
+    else
+      rest *= d[i];
+  }
+  if (rest_known) return kb::reshape(x, {-1, rest});
+  check(d[0] >= 0, Status::not_implemented, "batch_flatten: dimensions ", dims_str(d),
+        " leave more than one unknown");
+  return kb::reshape(x, {d[0], -1});
+}
+
+NodePtr expand_dims(const NodePtr& x, int64_t axis) {
+  int64_t r = known_rank(x, "expand_dims");
+  if (axis < 0) axis += r + 1;
+  check(axis >= 0 && axis <= r, Status::invalid_argument, "expand_dims: axis ", axis,
+        " is out of range for rank ", r);
+  return kb::expand_dims(x, axis);
+}
+
+NodePtr squeeze(const NodePtr& x, int64_t axis) {
+  int64_t r = known_rank(x, "squeeze");
+  return kb::squeeze(x, normalize_axis(axis, r, "squeeze"));
+}
+
+NodePtr stack(const Tensors& xs, int64_t axis) {
+  check(!xs.empty(), Status::invalid_argument, "stack: no tensors given");
+  int64_t r = known_rank(xs[0], "stack");
+  if (axis < 0) axis += r + 1;
+  check(axis >= 0 && axis <= r, Status::invalid_argument, "stack: axis ", axis,
+        " is out of range for rank ", r + 1);
+  Tensors parts;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    check(xs[i] != nullptr, Status::invalid_argument, "stack: tensor ", i, " is NULL");
+    check(xs[i]->rank() == r, Status::shape, "stack: tensors have different ranks");
+    parts.push_back(kb::expand_dims(xs[i], axis));
+  }
+  if (parts.size() == 1) return parts[0];
+  return make_node("Concat", parts, {{"axis", axis}});
+}
+
+NodePtr one_hot(const NodePtr& indices, int64_t num_classes) {
+  require(indices, "one_hot", "indices");
+  check(is_integer(indices->dtype()), Status::dtype, "one_hot: indices must be integers, got ",
+        dtype_name(indices->dtype()));
+  check(num_classes >= 1, Status::invalid_argument, "one_hot: num_classes must be >= 1, got ",
+        num_classes);
+  known_rank(indices, "one_hot");
+  NodePtr idx = kb::expand_dims(kb::cast(indices, DType::i64), indices->rank());
+  NodePtr classes = arange(0, double(num_classes), 1, DType::i64);
+  return kb::cast(binary("Equal", idx, classes), DType::f32);
+}
+
+NodePtr reverse(const NodePtr& x, const std::vector<int64_t>& axes) {
+  int64_t r = known_rank(x, "reverse");
+  auto ax = normalize_axes(axes, r, "reverse");
+  return make_node("Reverse", {x}, {{"axes", ax}});
+}
+
+NodePtr slice(const NodePtr& x, const std::vector<int64_t>& start,
+              const std::vector<int64_t>& size) {
+  int64_t r = known_rank(x, "slice");
+  check(int64_t(start.size()) == r && int64_t(size.size()) == r, Status::invalid_argument,
+        "slice: start and size need ", r, " entries, got ", start.size(), " and ", size.size());
+  std::vector<int64_t> end(r), strides(r, 1);
+  int64_t end_mask = 0;
+  for (int64_t i = 0; i < r; ++i) {
+    int64_t d = x->shape().dims[i];
+    check(start[i] >= 0 && (d < 0 || start[i] <= d), Status::invalid_argument, "slice: start ",
+          start[i], " is out of range on axis ", i);
+    check(size[i] >= -1, Status::invalid_argument, "slice: invalid size ", size[i]);
+    if (size[i] == -1) {
+      end_mask |= int64_t(1) << i;
+    } else {
+      check(d < 0 || start[i] + size[i] <= d, Status::invalid_argument, "slice: start ", start[i],
+            " + size ", size[i], " exceeds dimension ", d, " on axis ", i);
+      end[i] = start[i] + size[i];
+    }
+  }
+  return make_node("StridedSlice", {x},
+                   {{"begin", start},
+                    {"end", end},
+                    {"strides", strides},
+                    {"begin_mask", int64_t(0)},
+                    {"end_mask", end_mask},
+                    {"shrink_mask", int64_t(0)}});
+}
+
+NodePtr gather(const NodePtr& reference, const NodePtr& indices) {
+  require(reference, "gather", "reference");
+  require(indices, "gather", "indices");
+  check(is_integer(indices->dtype()), Status::dtype, "gather: indices must be integers, got ",
+        dtype_name(indices->dtype()));
+  NodePtr idx = indices->dtype() == DType::i32 || indices->dtype() == DType::i64
+                    ? indices
+                    : kb::cast(indices, DType::i64);
+  return make_node("Gather", {reference, idx});
+}
+
+NodePtr strided_slice(const NodePtr& x, const std::vector<int64_t>& begin,
+                      const std::vector<int64_t>& end, const std::vector<int64_t>& strides,
+                      int64_t begin_mask, int64_t end_mask, int64_t shrink_mask,
+                      int64_t new_axis_mask) {
+  int64_t r = known_rank(x, "strided_slice");
+  size_t n = begin.size();
+  check(end.size() == n && strides.size() == n, Status::invalid_argument,
+        "strided_slice: begin, end and strides differ in length");
+  // New axes first become size-1 axes of the input; then every axis has one slice entry.
+  NodePtr v = x;
+  std::vector<int64_t> b, e, s;
+  int64_t bm = 0, em = 0, sm = 0;
+  size_t axis = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if ((new_axis_mask >> i) & 1) {
+      v = kb::expand_dims(v, int64_t(axis));
+      b.push_back(0), e.push_back(1), s.push_back(1);
+    } else {
+      b.push_back(begin[i]), e.push_back(end[i]), s.push_back(strides[i]);
+      if ((begin_mask >> i) & 1) bm |= int64_t(1) << axis;
+      if ((end_mask >> i) & 1) em |= int64_t(1) << axis;
+      if ((shrink_mask >> i) & 1) sm |= int64_t(1) << axis;
+    }
+    ++axis;
+  }
+  int64_t vr = v->rank();
+  check(int64_t(b.size()) <= vr, Status::invalid_argument, "strided_slice: ", n,
+        " slice entries for a tensor of rank ", r);
+  while (int64_t(b.size()) < vr) {  // remaining axes are taken whole
+    bm |= int64_t(1) << b.size();
+    em |= int64_t(1) << b.size();
+    b.push_back(0), e.push_back(0), s.push_back(1);
+  }
+  return make_node("StridedSlice", {v},
+                   {{"begin", b},
+                    {"end", e},
+                    {"strides", s},
+                    {"begin_mask", bm},
+                    {"end_mask", em},
+                    {"shrink_mask", sm}});
+}
+
+NodePtr shape(const NodePtr& x) {
+  require(x, "shape", "x");
+  check(x->shape().rank_known, Status::shape, "shape: the input rank is unknown");
+  return make_node("ShapeOf", {x});
+}
+
+}  // namespace kb::api

@@ -1,0 +1,33 @@
+// The device interface: kernels are created per node once its concrete input types are known
+// (at plan time) and then called for every run of the plan.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/graph/buffer.h"
+#include "core/graph/node.h"
+
+namespace kb {
+
+struct KernelArgs {
+  const Node& node;
+  const std::vector<TensorType>& in;  // concrete types
+  const TensorType& out;              // concrete type
+};
+
+// `out` arrives with dtype and dims set. For ops marked `view` it arrives without storage (the
+// kernel may alias an input's storage or allocate); otherwise its storage is already allocated.
+using Kernel = std::function<void(const std::vector<const Buffer*>& in, Buffer& out)>;
+using KernelFactory = Kernel (*)(const KernelArgs& args);
+
+void register_kernel(const std::string& device, const std::string& op, KernelFactory f);
+KernelFactory find_kernel(const std::string& device, const std::string& op);
+
+struct KernelRegistrar {
+  KernelRegistrar(const char* device, const char* op, KernelFactory f) {
+    register_kernel(device, op, f);
+  }
+};
+
+}  // namespace kb

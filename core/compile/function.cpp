@@ -1,0 +1,84 @@
+#include "core/compile/function.h"
+
+#include <unordered_set>
+
+#include "core/graph/session.h"
+#include "core/ops/build.h"
+#include "core/ops/op.h"
+#include "core/util/error.h"
+
+namespace kb {
+
+Function::Function(std::vector<NodePtr> inputs, std::vector<NodePtr> outputs,
+                   std::vector<NodePtr> updates)
+    : inputs_(std::move(inputs)), outputs_(std::move(outputs)), updates_(std::move(updates)) {
+  std::unordered_set<const Node*> seen;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const NodePtr& n = inputs_[i];
+    check(n != nullptr, Status::invalid_argument, "function: input ", i, " is NULL");
+    check(n->is("Placeholder") || n->is("LearningPhase"), Status::invalid_argument,
+          "function: input ", i, " ('", n->name, "') is not a placeholder");
+    check(seen.insert(n.get()).second, Status::invalid_argument, "function: input '", n->name,
+          "' is given twice");
+  }
+  for (size_t i = 0; i < outputs_.size(); ++i)
+    check(outputs_[i] != nullptr, Status::invalid_argument, "function: output ", i, " is NULL");
+  for (size_t i = 0; i < updates_.size(); ++i) {
+    check(updates_[i] != nullptr, Status::invalid_argument, "function: update ", i, " is NULL");
+    check(updates_[i]->is("Assign"), Status::invalid_argument, "function: update ", i,
+          " is not an update operation (use update, update_add, update_sub, ...)");
+  }
+  // Fail early (at build time) on a placeholder that no call could provide.
+  std::vector<NodePtr> roots = outputs_;
+  roots.insert(roots.end(), updates_.begin(), updates_.end());
+  for (auto& n : topo_order(roots))
+    if (n->is("Placeholder") && !seen.count(n.get()))
+      fail(Status::invalid_argument, "function: placeholder '", n->name,
+           "' is needed to compute the outputs but is not among the inputs");
+}
+
+size_t Function::cached_plans() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return cache_.size();
+}
+
+std::vector<std::shared_ptr<Buffer>> Function::call(std::vector<std::shared_ptr<Buffer>> inputs) {
+  check(inputs.size() == inputs_.size(), Status::invalid_argument, "function: expected ",
+        inputs_.size(), " inputs, got ", inputs.size());
+  std::string key;
+  std::vector<TensorType> types;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    check(inputs[i] != nullptr, Status::invalid_argument, "function: input value ", i, " is NULL");
+    if (inputs[i]->dtype != inputs_[i]->dtype())
+      inputs[i] = convert_buffer(inputs[i], inputs_[i]->dtype());
+    types.push_back({inputs[i]->dtype, Shape(inputs[i]->dims)});
+    key += std::to_string(int(inputs[i]->dtype)) + dims_str(inputs[i]->dims) + ";";
+  }
+  int phase = Session::get().fixed_learning_phase().value_or(0);
+  key += "phase=" + std::to_string(phase);
+  std::shared_ptr<Plan> plan;
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = cache_.find(key);
+  if (it != cache_.end()) {
+    plan = it->second;
+  } else {
+    plan = build_plan(inputs_, types, outputs_, updates_, phase);
+    cache_[key] = plan;
+  }
+  return run_plan(*plan, inputs);
+}
+
+std::shared_ptr<Buffer> evaluate(const NodePtr& x) {
+  check(x != nullptr, Status::invalid_argument, "eval: the tensor is NULL");
+  if (x->is("Constant") || x->is("Variable")) return x->value;
+  Function f({}, {x}, {});
+  return f.call({})[0];
+}
+
+std::shared_ptr<Buffer> convert_buffer(const std::shared_ptr<Buffer>& b, DType to) {
+  if (b->dtype == to) return b;
+  NodePtr c = cast(constant_node(b), to);
+  return evaluate(c);
+}
+
+}  // namespace kb

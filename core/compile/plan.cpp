@@ -1,0 +1,243 @@
+// function(inputs, outputs, updates) -> Plan: prune (only what the roots need), bind leaves,
+// specialize shapes, fold constants and shape-only values, merge common subexpressions, and
+// compute buffer lifetimes.
+#include "core/compile/plan.h"
+
+#include <map>
+#include <unordered_map>
+
+#include "core/graph/scalar.h"
+#include "core/ops/op.h"
+#include "core/util/error.h"
+
+namespace kb {
+
+namespace {
+
+struct SlotInfo {
+  int slot = -1;
+  TensorType type;
+  std::shared_ptr<Buffer> constant;  // set when the value is known at plan time
+};
+
+struct CseKey {
+  const OpDef* op;
+  std::vector<int> in;
+  const Attrs* attrs;
+  bool operator==(const CseKey& o) const { return op == o.op && in == o.in && *attrs == *o.attrs; }
+};
+struct CseHash {
+  size_t operator()(const CseKey& k) const {
+    size_t h = std::hash<const void*>()(k.op) ^ k.attrs->hash();
+    for (int s : k.in) h = h * 1000003u ^ size_t(s);
+    return h;
+  }
+};
+
+void check_input_shape(const Node& ph, const TensorType& t) {
+  check(t.dtype == ph.dtype(), Status::dtype, "function: input '", ph.name, "' has dtype ",
+        dtype_name(t.dtype), ", expected ", dtype_name(ph.dtype()));
+  const Shape& s = ph.shape();
+  if (!s.rank_known) return;
+  bool ok = int64_t(t.shape.dims.size()) == s.rank();
+  for (size_t i = 0; ok && i < s.dims.size(); ++i)
+    ok = s.dims[i] < 0 || s.dims[i] == t.shape.dims[i];
+  check(ok, Status::shape, "function: input '", ph.name, "' has shape ", t.shape.str(),
+        ", the placeholder expects ", s.str());
+}
+
+std::shared_ptr<Buffer> evaluate_now(const Node& n, const std::vector<TensorType>& in_types,
+                                     const TensorType& out_type,
+                                     const std::vector<std::shared_ptr<Buffer>>& ins,
+                                     const Kernel& kernel) {
+  auto out = std::make_shared<Buffer>(out_type.dtype, out_type.shape.dims);
+  if (!n.op->view) out->allocate();
+  std::vector<const Buffer*> raw;
+  for (auto& b : ins) raw.push_back(b.get());
+  (void)in_types;
+  kernel(raw, *out);
+  if (!out->storage) out->allocate();
+  return out;
+}
+
+}  // namespace
+
+std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
+                                 const std::vector<TensorType>& input_types,
+                                 const std::vector<NodePtr>& outputs,
+                                 const std::vector<NodePtr>& updates, int phase) {
+  auto plan = std::make_shared<Plan>();
+  // Updates may carry further updates as extra inputs (hidden state): collect them all.
+  std::vector<NodePtr> assigns;
+  for (auto& u : updates) {
+    check(u && u->is("Assign"), Status::invalid_argument,
+          "function: an update is not an update operation (use update, update_add, ...)");
+  }
+  for (auto& n : topo_order(updates))
+    if (n->is("Assign")) assigns.push_back(n);
+
+  std::vector<NodePtr> roots = outputs;
+  roots.insert(roots.end(), assigns.begin(), assigns.end());
+  std::vector<NodePtr> order = topo_order(roots);
+
+  std::unordered_map<const Node*, size_t> input_index;
+  for (size_t i = 0; i < inputs.size(); ++i) input_index[inputs[i].get()] = i;
+
+  std::unordered_map<const Node*, SlotInfo> info;
+  std::unordered_map<CseKey, int, CseHash> cse;
+  std::unordered_map<const Buffer*, int> const_ids;
+  std::vector<bool> is_const_slot;
+  auto new_slot = [&]() {
+    is_const_slot.push_back(false);
+    return plan->num_slots++;
+  };
+
+  for (auto& np : order) {
+    const Node& n = *np;
+    SlotInfo si;
+    auto in_it = input_index.find(&n);
+    if (in_it != input_index.end()) {
+      si.type = input_types[in_it->second];
+      check_input_shape(n, si.type);
+      si.slot = new_slot();
+      plan->inputs.push_back({in_it->second, si.slot});
+    } else if (n.is("Placeholder")) {
+      fail(Status::invalid_argument, "function: placeholder '", n.name,
+           "' is needed to compute the outputs but is not among the inputs");
+    } else if (n.is("LearningPhase")) {
+      auto b = Buffer::make(DType::b8, {});
+      write_scalar(DType::b8, b->data(), phase);
+      si.type = {DType::b8, Shape(Dims{})};
+      si.constant = b;
+    } else if (n.is("Constant")) {
+      si.type = {n.value->dtype, Shape(n.value->dims)};
+      si.constant = n.value;
+    } else if (n.is("Variable")) {
+      si.type = {n.value->dtype, Shape(n.value->dims)};
+      si.slot = new_slot();
+      plan->variables.push_back({np, si.slot});
+    } else if (n.is("Assign")) {
+      const SlotInfo& v = info.at(n.inputs[1].get());
+      const SlotInfo& var = info.at(n.inputs[0].get());
+      check(n.inputs[0]->is("Variable"), Status::invalid_argument, "update: '", n.inputs[0]->name,
+            "' is not a variable");
+      check(v.type.shape.dims == var.type.shape.dims, Status::shape, "update: the new value of '",
+            n.inputs[0]->name, "' has shape ", v.type.shape.str(), ", the variable has ",
+            var.type.shape.str());
+      si = v;
+      if (si.slot < 0) {  // constant value: give it a slot
+        si.slot = new_slot();
+        plan->constants.push_back({si.slot, si.constant});
+        is_const_slot[si.slot] = true;
+        si.constant = nullptr;
+      }
+    } else {
+      std::vector<TensorType> in_types;
+      bool all_const = true;
+      std::vector<int> in_slots;
+      for (auto& c : n.inputs) {
+        const SlotInfo& ci = info.at(c.get());
+        in_types.push_back(ci.type);
+        all_const = all_const && ci.constant;
+        if (ci.constant) {
+          auto id = const_ids.emplace(ci.constant.get(), -1 - int(const_ids.size())).first->second;
+          in_slots.push_back(ci.slot >= 0 ? ci.slot : id);
+        } else {
+          in_slots.push_back(ci.slot);
+        }
+      }
+      si.type = n.op->infer(in_types, n.attrs);
+      check(si.type.shape.fully_known(), Status::shape, n.op->name,
+            ": could not determine the shape of '", n.name, "' for these inputs");
+      KernelFactory f = find_kernel("cpu", n.op->name);
+      check(f != nullptr, Status::not_implemented, n.op->name, ": no CPU kernel");
+      if (!n.op->stateful && (all_const || n.op->shape_only)) {
+        Kernel k = f(KernelArgs{n, in_types, si.type});
+        std::vector<std::shared_ptr<Buffer>> ins;
+        for (auto& c : n.inputs) ins.push_back(info.at(c.get()).constant);
+        if (n.op->shape_only) {
+          for (auto& b : ins)
+            if (!b) b = std::make_shared<Buffer>();
+        }
+        si.constant = evaluate_now(n, in_types, si.type, ins, k);
+      } else {
+        CseKey key{n.op, in_slots, &n.attrs};
+        auto hit = n.op->stateful ? cse.end() : cse.find(key);
+        if (hit != cse.end()) {
+          si.slot = hit->second;
+        } else {
+          // Constants feeding a step get slots of their own.
+          Step st;
+          for (auto& c : n.inputs) {
+            SlotInfo& ci = info.at(c.get());
+            if (ci.constant) {
+              if (ci.slot < 0) {
+                ci.slot = new_slot();
+                is_const_slot[ci.slot] = true;
+                plan->constants.push_back({ci.slot, ci.constant});
+              }
+            }
+            st.in.push_back(ci.slot);
+          }
+          st.kernel = f(KernelArgs{n, in_types, si.type});
+          st.out_type = si.type;
+          st.view = n.op->view;
+          st.node = &n;
+          si.slot = new_slot();
+          st.out = si.slot;
+          plan->steps.push_back(std::move(st));
+          if (!n.op->stateful) cse.emplace(CseKey{n.op, in_slots, &n.attrs}, si.slot);
+        }
+      }
+    }
+    info[&n] = si;
+  }
+
+  auto slot_of = [&](const NodePtr& n) {
+    SlotInfo& si = info.at(n.get());
+    if (si.slot < 0) {
+      si.slot = new_slot();
+      is_const_slot[si.slot] = true;
+      plan->constants.push_back({si.slot, si.constant});
+    }
+    return si.slot;
+  };
+  for (auto& o : outputs) plan->outputs.push_back(slot_of(o));
+  for (auto& a : assigns) plan->updates.push_back({a->inputs[0], slot_of(a->inputs[1])});
+
+  // Lifetimes: free a computed buffer after its last reader, unless it is returned or written.
+  std::vector<int> last(plan->num_slots, -1);
+  for (size_t i = 0; i < plan->steps.size(); ++i)
+    for (int s : plan->steps[i].in) last[s] = int(i);
+  std::vector<bool> keep(plan->num_slots, false);
+  for (int s : plan->outputs) keep[s] = true;
+  for (auto& u : plan->updates) keep[u.second] = true;
+  for (int s = 0; s < plan->num_slots; ++s)
+    if (last[s] >= 0 && !keep[s] && !is_const_slot[s]) plan->steps[last[s]].release.push_back(s);
+  return plan;
+}
+
+std::vector<std::shared_ptr<Buffer>> run_plan(const Plan& plan,
+                                              const std::vector<std::shared_ptr<Buffer>>& inputs) {
+  std::vector<std::shared_ptr<Buffer>> slots(plan.num_slots);
+  for (auto& [idx, s] : plan.inputs) slots[s] = inputs[idx];
+  for (auto& [var, s] : plan.variables) slots[s] = var->value;
+  for (auto& [s, b] : plan.constants) slots[s] = b;
+  std::vector<const Buffer*> ins;
+  for (const Step& st : plan.steps) {
+    ins.clear();
+    for (int s : st.in) ins.push_back(slots[s].get());
+    auto out = std::make_shared<Buffer>(st.out_type.dtype, st.out_type.shape.dims);
+    if (!st.view) out->allocate();
+    st.kernel(ins, *out);
+    if (!out->storage) out->allocate();
+    slots[st.out] = std::move(out);
+    for (int s : st.release) slots[s].reset();
+  }
+  std::vector<std::shared_ptr<Buffer>> result;
+  for (int s : plan.outputs) result.push_back(slots[s]);
+  for (auto& [var, s] : plan.updates) var->value = slots[s];
+  return result;
+}
+
+}  // namespace kb

@@ -1,0 +1,45 @@
+// A compiled plan: the flat list of kernel calls for one input signature.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "core/backend/kernel.h"
+#include "core/graph/node.h"
+
+namespace kb {
+
+struct Step {
+  Kernel kernel;
+  std::vector<int> in;
+  int out = -1;
+  TensorType out_type;
+  bool view = false;
+  std::vector<int> release;  // slots whose last reader is this step
+  const Node* node = nullptr;
+};
+
+struct Plan {
+  int num_slots = 0;
+  std::vector<std::pair<size_t, int>> inputs;      // (function input index, slot)
+  std::vector<std::pair<NodePtr, int>> variables;  // read when the plan runs
+  std::vector<std::pair<int, std::shared_ptr<Buffer>>> constants;
+  std::vector<Step> steps;
+  std::vector<int> outputs;
+  std::vector<std::pair<NodePtr, int>> updates;  // variable, slot of its new value
+};
+
+// Builds a plan for `outputs` and `updates` (Assign nodes) given the concrete types of `inputs`.
+// `phase` is the learning-phase value used when the learning phase is not among the inputs.
+std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
+                                 const std::vector<TensorType>& input_types,
+                                 const std::vector<NodePtr>& outputs,
+                                 const std::vector<NodePtr>& updates, int phase);
+
+// Runs a plan; returns the output buffers and applies the updates.
+std::vector<std::shared_ptr<Buffer>> run_plan(const Plan& plan,
+                                              const std::vector<std::shared_ptr<Buffer>>& inputs);
+
+// Nodes reachable from roots, inputs before their users.
+std::vector<NodePtr> topo_order(const std::vector<NodePtr>& roots);
+
+}  // namespace kb

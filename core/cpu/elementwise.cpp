@@ -1,0 +1,173 @@
+// CPU kernels for the scalar-op table (unary and broadcasting binary), Cast and Select.
+#include <cmath>
+
+#include "core/backend/kernel.h"
+#include "core/cpu/loops.h"
+#include "core/ops/op.h"
+#include "core/ops/scalar_funcs.h"
+#include "core/ops/scalar_ops.h"
+#include "core/util/dispatch.h"
+
+namespace kb::cpu {
+namespace {
+
+template <ScalarDomain D, class T>
+constexpr bool in_domain() {
+  if constexpr (D == ScalarDomain::F) {
+    return is_float_v<T>;
+  } else if constexpr (D == ScalarDomain::N) {
+    return !std::is_same_v<T, bool>;
+  } else if constexpr (D == ScalarDomain::B) {
+    return std::is_same_v<T, bool>;
+  } else {
+    return true;
+  }
+}
+
+template <ScalarDomain D, ScalarResult R, class F>
+Kernel unary_kernel(const KernelArgs& k, F f) {
+  return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    if constexpr (!in_domain<D, T>()) {
+      fail(Status::dtype, k.node.op->name, ": unsupported dtype");
+    } else {
+      using C = compute_t<T>;
+      using O = std::conditional_t<R == ScalarResult::BOOL, bool, T>;
+      return [f](const std::vector<const Buffer*>& in, Buffer& out) {
+        const T* a = in[0]->as<T>();
+        O* o = out.as<O>();
+        parallel_for(out.numel(), [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) o[i] = O(f(C(a[i])));
+        });
+      };
+    }
+  });
+}
+
+template <ScalarDomain D, ScalarResult R, class F>
+Kernel binary_kernel(const KernelArgs& k, F f) {
+  return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    if constexpr (!in_domain<D, T>()) {
+      fail(Status::dtype, k.node.op->name, ": unsupported dtype");
+    } else {
+      using C = compute_t<T>;
+      using O = std::conditional_t<R == ScalarResult::BOOL, bool, T>;
+      Dims od = k.out.shape.dims;
+      Dims ad = k.in[0].shape.dims, bd = k.in[1].shape.dims;
+      bool same = ad == bd;
+      bool b_scalar = numel(bd) == 1, a_scalar = numel(ad) == 1;
+      std::array<Dims, 3> strides{contiguous_strides(od), broadcast_strides(ad, od),
+                                  broadcast_strides(bd, od)};
+      return [=](const std::vector<const Buffer*>& in, Buffer& out) {
+        const T* a = in[0]->as<T>();
+        const T* b = in[1]->as<T>();
+        O* o = out.as<O>();
+        int64_t n = out.numel();
+        if (same) {
+          parallel_for(n, [&](int64_t s, int64_t e) {
+            for (int64_t i = s; i < e; ++i) o[i] = O(f(C(a[i]), C(b[i])));
+          });
+        } else if (b_scalar && numel(ad) == n) {
+          C bv = C(b[0]);
+          parallel_for(n, [&](int64_t s, int64_t e) {
+            for (int64_t i = s; i < e; ++i) o[i] = O(f(C(a[i]), bv));
+          });
+        } else if (a_scalar && numel(bd) == n) {
+          C av = C(a[0]);
+          parallel_for(n, [&](int64_t s, int64_t e) {
+            for (int64_t i = s; i < e; ++i) o[i] = O(f(av, C(b[i])));
+          });
+        } else {
+          strided_rows<3>(od, strides,
+                          [&](const std::array<int64_t, 3>& off, const std::array<int64_t, 3>& st,
+                              int64_t len) {
+                            O* po = o + off[0];
+                            const T* pa = a + off[1];
+                            const T* pb = b + off[2];
+                            for (int64_t i = 0; i < len; ++i)
+                              po[i * st[0]] = O(f(C(pa[i * st[1]]), C(pb[i * st[2]])));
+                          });
+        }
+      };
+    }
+  });
+}
+
+#define KB_CPU_UNARY(Name, Dom, Res, expr, grad)                                               \
+  Kernel make_##Name(const KernelArgs& k) {                                                    \
+    return unary_kernel<ScalarDomain::Dom, ScalarResult::Res>(k, [](auto a) { return expr; }); \
+  }                                                                                            \
+  KernelRegistrar kr_##Name("cpu", #Name, make_##Name);
+KB_UNARY_OPS(KB_CPU_UNARY)
+
+#define KB_CPU_BINARY(Name, Dom, Res, expr, ga, gb)             \
+  Kernel make_##Name(const KernelArgs& k) {                     \
+    return binary_kernel<ScalarDomain::Dom, ScalarResult::Res>( \
+        k, [](auto a, decltype(a) b) { return expr; });         \
+  }                                                             \
+  KernelRegistrar kr_##Name("cpu", #Name, make_##Name);
+KB_BINARY_OPS(KB_CPU_BINARY)
+
+template <class S, class D>
+D convert(S v) {
+  if constexpr (std::is_same_v<D, bool>) {
+    return compute_t<S>(v) != compute_t<S>(0);
+  } else if constexpr (std::is_same_v<D, half>) {
+    return half(float(compute_t<S>(v)));
+  } else if constexpr (std::is_integral_v<D> && is_float_v<S>) {
+    // Float to int truncates like a C cast; NaN and out-of-range values saturate.
+    compute_t<S> x = v;
+    if (std::isnan(double(x))) return D(0);
+    if (double(x) >= double(std::numeric_limits<D>::max())) return std::numeric_limits<D>::max();
+    if (double(x) <= double(std::numeric_limits<D>::lowest()))
+      return std::numeric_limits<D>::lowest();
+    return D(x);
+  } else {
+    return D(compute_t<S>(v));
+  }
+}
+
+Kernel make_cast(const KernelArgs& k) {
+  return dispatch_dtype(k.in[0].dtype, [&](auto zs) -> Kernel {
+    using S = decltype(zs);
+    return dispatch_dtype(k.out.dtype, [&](auto zd) -> Kernel {
+      using D = decltype(zd);
+      return [](const std::vector<const Buffer*>& in, Buffer& out) {
+        const S* a = in[0]->as<S>();
+        D* o = out.as<D>();
+        parallel_for(out.numel(), [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) o[i] = convert<S, D>(a[i]);
+        });
+      };
+    });
+  });
+}
+KernelRegistrar kr_cast("cpu", "Cast", make_cast);
+
+Kernel make_select(const KernelArgs& k) {
+  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    Dims od = k.out.shape.dims;
+    std::array<Dims, 4> strides{contiguous_strides(od), broadcast_strides(k.in[0].shape.dims, od),
+                                broadcast_strides(k.in[1].shape.dims, od),
+                                broadcast_strides(k.in[2].shape.dims, od)};
+    return [=](const std::vector<const Buffer*>& in, Buffer& out) {
+      const bool* c = in[0]->as<bool>();
+      const T* a = in[1]->as<T>();
+      const T* b = in[2]->as<T>();
+      T* o = out.as<T>();
+      strided_rows<4>(
+          od, strides,
+          [&](const std::array<int64_t, 4>& off, const std::array<int64_t, 4>& st, int64_t len) {
+            for (int64_t i = 0; i < len; ++i)
+              o[off[0] + i * st[0]] =
+                  c[off[1] + i * st[1]] ? a[off[2] + i * st[2]] : b[off[3] + i * st[3]];
+          });
+    };
+  });
+}
+KernelRegistrar kr_select("cpu", "Select", make_select);
+
+}  // namespace
+}  // namespace kb::cpu

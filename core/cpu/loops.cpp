@@ -1,0 +1,28 @@
+#include "core/cpu/loops.h"
+
+#include <omp.h>
+
+namespace kb::cpu {
+
+int64_t omp_threads() { return omp_get_num_threads(); }
+int64_t omp_thread() { return omp_get_thread_num(); }
+
+Dims contiguous_strides(const Dims& dims) {
+  Dims s(dims.size());
+  int64_t acc = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    s[i] = acc;
+    acc *= dims[i];
+  }
+  return s;
+}
+
+Dims broadcast_strides(const Dims& in, const Dims& out) {
+  Dims cs = contiguous_strides(in);
+  Dims s(out.size(), 0);
+  size_t off = out.size() - in.size();
+  for (size_t i = 0; i < in.size(); ++i) s[off + i] = in[i] == 1 ? 0 : cs[i];
+  return s;
+}
+
+}  // namespace kb::cpu

@@ -1,0 +1,92 @@
+// Loop helpers for CPU kernels: parallel flat loops and strided (broadcasting) row iteration.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "core/graph/shape.h"
+
+namespace kb::cpu {
+
+constexpr int64_t kParallelGrain = 1 << 15;
+
+int64_t omp_threads();
+int64_t omp_thread();
+
+// Calls body(begin, end) over [0, n) split across the OpenMP threads when n is large.
+template <class F>
+void parallel_for(int64_t n, F&& body, int64_t grain = kParallelGrain) {
+  if (n < grain * 2) {
+    body(int64_t(0), n);
+    return;
+  }
+#pragma omp parallel
+  {
+    int64_t nt = omp_threads(), t = omp_thread();
+    int64_t chunk = (n + nt - 1) / nt;
+    int64_t b = t * chunk, e = b + chunk < n ? b + chunk : n;
+    if (b < e) body(b, e);
+  }
+}
+
+Dims contiguous_strides(const Dims& dims);
+// Strides of `in` (right-aligned against `out`), 0 on broadcast axes.
+Dims broadcast_strides(const Dims& in, const Dims& out);
+
+// Iterates over `out` dims (row-major), K operands with the given element strides. For each
+// innermost row calls row(offsets, inner_strides, length), offsets[0..K).
+template <size_t K, class F>
+void strided_rows(const Dims& out, const std::array<Dims, K>& strides, F&& row) {
+  // Collapse adjacent dims that are contiguous for every operand.
+  Dims d;
+  std::array<Dims, K> s;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == 1) continue;
+    bool merge = !d.empty();
+    for (size_t k = 0; merge && k < K; ++k) merge = s[k].back() == strides[k][i] * out[i];
+    if (merge) {
+      d.back() *= out[i];
+      for (size_t k = 0; k < K; ++k) s[k].back() = strides[k][i];
+    } else {
+      d.push_back(out[i]);
+      for (size_t k = 0; k < K; ++k) s[k].push_back(strides[k][i]);
+    }
+  }
+  if (d.empty()) {
+    d.push_back(1);
+    for (size_t k = 0; k < K; ++k) s[k].push_back(0);
+  }
+  for (int64_t x : d)
+    if (x == 0) return;
+  size_t r = d.size();
+  int64_t inner = d[r - 1];
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < r; ++i) rows *= d[i];
+  std::array<int64_t, K> inner_s;
+  for (size_t k = 0; k < K; ++k) inner_s[k] = s[k][r - 1];
+  auto run = [&](int64_t rb, int64_t re) {
+    std::vector<int64_t> idx(r, 0);
+    int64_t rem = rb;
+    for (size_t i = r - 1; i-- > 0;) {
+      idx[i] = rem % d[i];
+      rem /= d[i];
+    }
+    std::array<int64_t, K> off{};
+    for (size_t k = 0; k < K; ++k)
+      for (size_t i = 0; i + 1 < r; ++i) off[k] += idx[i] * s[k][i];
+    for (int64_t row_i = rb; row_i < re; ++row_i) {
+      row(off, inner_s, inner);
+      for (size_t i = r - 1; i-- > 0;) {
+        ++idx[i];
+        for (size_t k = 0; k < K; ++k) off[k] += s[k][i];
+        if (idx[i] < d[i]) break;
+        for (size_t k = 0; k < K; ++k) off[k] -= s[k][i] * d[i];
+        idx[i] = 0;
+      }
+    }
+  };
+  int64_t grain = inner > 0 ? (kParallelGrain + inner - 1) / inner : rows;
+  parallel_for(rows, run, grain);
+}
+
+}  // namespace kb::cpu

@@ -1,0 +1,87 @@
+// Batched matrix multiplication through a real GEMM (Eigen's, threaded by OpenMP).
+#include <Eigen/Core>
+
+#include "core/backend/kernel.h"
+#include "core/util/dispatch.h"
+
+namespace kb::cpu {
+namespace {
+
+struct MatMulDims {
+  int64_t batch = 1, m = 0, k = 0, n = 0;
+  int64_t a_rows = 0, a_cols = 0, b_rows = 0, b_cols = 0;
+  bool ta = false, tb = false;
+};
+
+template <class T>
+void gemm_eigen(const MatMulDims& d, const T* a, const T* b, T* c) {
+  using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  for (int64_t i = 0; i < d.batch; ++i) {
+    Eigen::Map<const Mat> A(a + i * d.a_rows * d.a_cols, d.a_rows, d.a_cols);
+    Eigen::Map<const Mat> B(b + i * d.b_rows * d.b_cols, d.b_rows, d.b_cols);
+    Eigen::Map<Mat> C(c + i * d.m * d.n, d.m, d.n);
+    if (!d.ta && !d.tb)
+      C.noalias() = A * B;
+    else if (d.ta && !d.tb)
+      C.noalias() = A.transpose() * B;
+    else if (!d.ta && d.tb)
+      C.noalias() = A * B.transpose();
+    else
+      C.noalias() = A.transpose() * B.transpose();
+  }
+}
+
+template <class T>
+void gemm_plain(const MatMulDims& d, const T* a, const T* b, T* c) {
+  using C = compute_t<T>;
+  using Acc = std::conditional_t<std::is_integral_v<C>, int64_t, double>;
+  for (int64_t bi = 0; bi < d.batch; ++bi) {
+    const T* A = a + bi * d.a_rows * d.a_cols;
+    const T* B = b + bi * d.b_rows * d.b_cols;
+    T* O = c + bi * d.m * d.n;
+    for (int64_t i = 0; i < d.m; ++i)
+      for (int64_t j = 0; j < d.n; ++j) {
+        Acc s = 0;
+        for (int64_t p = 0; p < d.k; ++p) {
+          C x = C(d.ta ? A[p * d.a_cols + i] : A[i * d.a_cols + p]);
+          C y = C(d.tb ? B[j * d.b_cols + p] : B[p * d.b_cols + j]);
+          s += Acc(x) * Acc(y);
+        }
+        O[i * d.n + j] = T(C(s));
+      }
+  }
+}
+
+Kernel make_matmul(const KernelArgs& k) {
+  const Dims& ad = k.in[0].shape.dims;
+  const Dims& bd = k.in[1].shape.dims;
+  size_t r = ad.size();
+  MatMulDims d;
+  d.ta = k.node.attrs.i("transpose_a") != 0;
+  d.tb = k.node.attrs.i("transpose_b") != 0;
+  for (size_t i = 0; i + 2 < r; ++i) d.batch *= ad[i];
+  d.a_rows = ad[r - 2];
+  d.a_cols = ad[r - 1];
+  d.b_rows = bd[r - 2];
+  d.b_cols = bd[r - 1];
+  d.m = d.ta ? d.a_cols : d.a_rows;
+  d.k = d.ta ? d.a_rows : d.a_cols;
+  d.n = d.tb ? d.b_rows : d.b_cols;
+  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    return [d](const std::vector<const Buffer*>& in, Buffer& out) {
+      if (d.k == 0) {
+        std::memset(out.data(), 0, out.nbytes());
+        return;
+      }
+      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+        gemm_eigen<T>(d, in[0]->as<T>(), in[1]->as<T>(), out.as<T>());
+      else
+        gemm_plain<T>(d, in[0]->as<T>(), in[1]->as<T>(), out.as<T>());
+    };
+  });
+}
+KernelRegistrar kr_matmul("cpu", "MatMul", make_matmul);
+
+}  // namespace
+}  // namespace kb::cpu

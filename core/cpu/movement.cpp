@@ -1,0 +1,297 @@
+// CPU kernels that move data: views, transpose, concat/split, slicing, tile, reverse,
+// gather/scatter, and the shape-only values.
+#include <cstring>
+
+#include "core/backend/kernel.h"
+#include "core/cpu/format.h"
+#include "core/cpu/loops.h"
+#include "core/cpu/reduce.h"
+#include "core/cpu/transpose.h"
+#include "core/graph/scalar.h"
+#include "core/graph/session.h"
+#include "core/ops/slice_spec.h"
+#include "core/util/dispatch.h"
+
+namespace kb::cpu {
+namespace {
+
+using Ins = std::vector<const Buffer*>;
+
+Kernel make_alias(const KernelArgs&) {
+  return [](const Ins& in, Buffer& out) { out.storage = in[0]->storage; };
+}
+KernelRegistrar k1("cpu", "Reshape", make_alias);
+KernelRegistrar k2("cpu", "ReshapeLike", make_alias);
+KernelRegistrar k3("cpu", "ExpandDims", make_alias);
+KernelRegistrar k4("cpu", "Squeeze", make_alias);
+KernelRegistrar k5("cpu", "Identity", make_alias);
+KernelRegistrar k6("cpu", "StopGradient", make_alias);
+
+Kernel make_print(const KernelArgs& k) {
+  std::string message = k.node.attrs.s("message");
+  return [message](const Ins& in, Buffer& out) {
+    out.storage = in[0]->storage;
+    Session::get().print(message + format_buffer(*in[0]) + "\n");
+  };
+}
+KernelRegistrar k7("cpu", "Print", make_print);
+
+// Copies with arbitrary element strides on both sides, element size es.
+void strided_copy(const char* src, char* dst, const Dims& dims, const Dims& dst_strides,
+                  const Dims& src_strides, size_t es) {
+  std::array<Dims, 2> strides{dst_strides, src_strides};
+  strided_rows<2>(
+      dims, strides,
+      [&](const std::array<int64_t, 2>& off, const std::array<int64_t, 2>& st, int64_t len) {
+        if (st[0] == 1 && st[1] == 1) {
+          std::memcpy(dst + off[0] * int64_t(es), src + off[1] * int64_t(es), size_t(len) * es);
+          return;
+        }
+        for (int64_t i = 0; i < len; ++i)
+          std::memcpy(dst + (off[0] + i * st[0]) * int64_t(es),
+                      src + (off[1] + i * st[1]) * int64_t(es), es);
+      });
+}
+
+Kernel make_transpose(const KernelArgs& k) {
+  Dims d = k.in[0].shape.dims;
+  auto perm = k.node.attrs.ints("perm");
+  size_t es = dtype_size(k.out.dtype);
+  return [d, perm, es](const Ins& in, Buffer& out) {
+    transpose_copy(in[0]->data(), out.data(), d, perm, es);
+  };
+}
+KernelRegistrar k8("cpu", "Transpose", make_transpose);
+
+// Concat and SplitLike: inputs viewed as (outer, n_i * inner).
+struct Blocks {
+  int64_t outer = 1, inner = 1;
+  std::vector<int64_t> widths;  // n_i * inner * es, in bytes
+};
+Blocks blocks(const std::vector<TensorType>& parts, int64_t axis, size_t es) {
+  Blocks b;
+  const Dims& d0 = parts[0].shape.dims;
+  for (int64_t i = 0; i < axis; ++i) b.outer *= d0[i];
+  for (size_t i = axis + 1; i < d0.size(); ++i) b.inner *= d0[i];
+  for (auto& p : parts) b.widths.push_back(p.shape.dims[axis] * b.inner * int64_t(es));
+  return b;
+}
+
+Kernel make_concat(const KernelArgs& k) {
+  Blocks b = blocks(k.in, k.node.attrs.i("axis"), dtype_size(k.out.dtype));
+  return [b](const Ins& in, Buffer& out) {
+    int64_t total = 0;
+    for (auto w : b.widths) total += w;
+    char* o = static_cast<char*>(out.data());
+    for (int64_t r = 0; r < b.outer; ++r) {
+      int64_t pos = r * total;
+      for (size_t i = 0; i < in.size(); ++i) {
+        std::memcpy(o + pos, static_cast<const char*>(in[i]->data()) + r * b.widths[i],
+                    size_t(b.widths[i]));
+        pos += b.widths[i];
+      }
+    }
+  };
+}
+KernelRegistrar k9("cpu", "Concat", make_concat);
+
+Kernel make_split_like(const KernelArgs& k) {
+  std::vector<TensorType> parts(k.in.begin() + 1, k.in.end());
+  Blocks b = blocks(parts, k.node.attrs.i("axis"), dtype_size(k.out.dtype));
+  int64_t index = k.node.attrs.i("index");
+  int64_t before = 0, total = 0;
+  for (size_t i = 0; i < b.widths.size(); ++i) {
+    if (int64_t(i) < index) before += b.widths[i];
+    total += b.widths[i];
+  }
+  int64_t w = b.widths[index];
+  return [b, before, total, w](const Ins& in, Buffer& out) {
+    const char* s = static_cast<const char*>(in[0]->data());
+    char* o = static_cast<char*>(out.data());
+    for (int64_t r = 0; r < b.outer; ++r) std::memcpy(o + r * w, s + r * total + before, size_t(w));
+  };
+}
+KernelRegistrar k10("cpu", "SplitLike", make_split_like);
+
+// The slice as (dims of the result, strides into the source, base offset), shrunk axes dropped.
+struct SliceMap {
+  Dims dims, src_strides;
+  int64_t base = 0;
+};
+SliceMap slice_map(const Dims& src, const Attrs& a) {
+  auto sl = resolve_slices(src, a, "slice");
+  Dims cs = contiguous_strides(src);
+  SliceMap m;
+  for (size_t i = 0; i < src.size(); ++i) {
+    m.base += sl[i].start * cs[i];
+    if (sl[i].shrink) continue;
+    m.dims.push_back(sl[i].length);
+    m.src_strides.push_back(sl[i].step * cs[i]);
+  }
+  return m;
+}
+
+Kernel make_strided_slice(const KernelArgs& k) {
+  SliceMap m = slice_map(k.in[0].shape.dims, k.node.attrs);
+  size_t es = dtype_size(k.out.dtype);
+  return [m, es](const Ins& in, Buffer& out) {
+    if (numel(m.dims) == 0) return;
+    strided_copy(static_cast<const char*>(in[0]->data()) + m.base * int64_t(es),
+                 static_cast<char*>(out.data()), m.dims, contiguous_strides(m.dims), m.src_strides,
+                 es);
+  };
+}
+KernelRegistrar k11("cpu", "StridedSlice", make_strided_slice);
+
+Kernel make_strided_slice_grad(const KernelArgs& k) {
+  SliceMap m = slice_map(k.out.shape.dims, k.node.attrs);
+  size_t es = dtype_size(k.out.dtype);
+  return [m, es](const Ins& in, Buffer& out) {
+    std::memset(out.data(), 0, out.nbytes());
+    if (numel(m.dims) == 0) return;
+    strided_copy(static_cast<const char*>(in[0]->data()),
+                 static_cast<char*>(out.data()) + m.base * int64_t(es), m.dims, m.src_strides,
+                 contiguous_strides(m.dims), es);
+  };
+}
+KernelRegistrar k12("cpu", "StridedSliceGrad", make_strided_slice_grad);
+
+// Tile as a broadcast over interleaved (multiple, dim) axes.
+Kernel make_tile(const KernelArgs& k) {
+  const Dims& d = k.in[0].shape.dims;
+  const auto& m = k.node.attrs.ints("multiples");
+  Dims cs = contiguous_strides(d);
+  Dims od, src;
+  for (size_t i = 0; i < d.size(); ++i) {
+    od.push_back(m[i]);
+    src.push_back(0);
+    od.push_back(d[i]);
+    src.push_back(cs[i]);
+  }
+  size_t es = dtype_size(k.out.dtype);
+  return [od, src, es](const Ins& in, Buffer& out) {
+    if (numel(od) == 0) return;
+    strided_copy(static_cast<const char*>(in[0]->data()), static_cast<char*>(out.data()), od,
+                 contiguous_strides(od), src, es);
+  };
+}
+KernelRegistrar k13("cpu", "Tile", make_tile);
+
+Kernel make_tile_grad(const KernelArgs& k) {
+  const Dims& d = k.out.shape.dims;
+  const auto& m = k.node.attrs.ints("multiples");
+  Dims split;
+  std::vector<int64_t> axes;
+  for (size_t i = 0; i < d.size(); ++i) {
+    axes.push_back(int64_t(split.size()));
+    split.push_back(m[i]);
+    split.push_back(d[i]);
+  }
+  return [split, axes](const Ins& in, Buffer& out) {
+    Buffer view(in[0]->dtype, split);
+    view.storage = in[0]->storage;
+    reduce_into(ReduceMode::sum, view, axes, out);
+  };
+}
+KernelRegistrar k14("cpu", "TileGrad", make_tile_grad);
+
+Kernel make_reverse(const KernelArgs& k) {
+  const Dims& d = k.in[0].shape.dims;
+  Dims src = contiguous_strides(d);
+  int64_t base = 0;
+  for (int64_t ax : k.node.attrs.ints("axes")) {
+    if (ax < 0) ax += int64_t(d.size());
+    base += (d[ax] - 1) * src[ax];
+    src[ax] = -src[ax];
+  }
+  size_t es = dtype_size(k.out.dtype);
+  return [d, src, base, es](const Ins& in, Buffer& out) {
+    if (numel(d) == 0) return;
+    strided_copy(static_cast<const char*>(in[0]->data()) + base * int64_t(es),
+                 static_cast<char*>(out.data()), d, contiguous_strides(d), src, es);
+  };
+}
+KernelRegistrar k15("cpu", "Reverse", make_reverse);
+
+template <class F>
+void for_each_index(const Buffer& idx, int64_t limit, const char* who, F&& f) {
+  int64_t n = idx.numel();
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t v = idx.dtype == DType::i32 ? idx.as<int32_t>()[i] : idx.as<int64_t>()[i];
+    check(v >= 0 && v < limit, Status::invalid_argument, who, ": index ", v,
+          " is out of range [0, ", limit, ")");
+    f(i, v);
+  }
+}
+
+Kernel make_gather(const KernelArgs& k) {
+  int64_t rows = k.in[0].shape.dims[0];
+  int64_t row_bytes =
+      int64_t(dtype_size(k.out.dtype)) * (numel(k.in[0].shape.dims) / std::max<int64_t>(rows, 1));
+  return [rows, row_bytes](const Ins& in, Buffer& out) {
+    const char* ref = static_cast<const char*>(in[0]->data());
+    char* o = static_cast<char*>(out.data());
+    for_each_index(*in[1], rows, "gather", [&](int64_t i, int64_t v) {
+      std::memcpy(o + i * row_bytes, ref + v * row_bytes, size_t(row_bytes));
+    });
+  };
+}
+KernelRegistrar k16("cpu", "Gather", make_gather);
+
+Kernel make_scatter_add_like(const KernelArgs& k) {
+  int64_t rows = k.out.shape.dims[0];
+  int64_t row = numel(k.out.shape.dims) / std::max<int64_t>(rows, 1);
+  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    using C = compute_t<T>;
+    return [rows, row](const Ins& in, Buffer& out) {
+      T* o = out.as<T>();
+      const T* g = in[0]->as<T>();
+      for (int64_t i = 0; i < out.numel(); ++i) o[i] = T(C(0));
+      for_each_index(*in[1], rows, "gather", [&](int64_t i, int64_t v) {
+        for (int64_t j = 0; j < row; ++j) o[v * row + j] = T(C(o[v * row + j]) + C(g[i * row + j]));
+      });
+    };
+  });
+}
+KernelRegistrar k17("cpu", "ScatterAddLike", make_scatter_add_like);
+
+Kernel make_fill_like(const KernelArgs& k) {
+  double value = k.node.attrs.f("value");
+  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    T v;
+    write_scalar(k.out.dtype, &v, value);
+    return [v](const Ins&, Buffer& out) {
+      T* o = out.as<T>();
+      int64_t n = out.numel();
+      for (int64_t i = 0; i < n; ++i) o[i] = v;
+    };
+  });
+}
+KernelRegistrar k18("cpu", "FillLike", make_fill_like);
+
+Kernel make_size_of(const KernelArgs& k) {
+  const Dims& d = k.in[0].shape.dims;
+  double n = 1;
+  const auto& axes = k.node.attrs.ints("axes");
+  if (axes.empty()) {
+    n = double(numel(d));
+  } else {
+    for (int64_t ax : axes) n *= double(d[ax < 0 ? ax + int64_t(d.size()) : ax]);
+  }
+  DType t = k.out.dtype;
+  return [n, t](const Ins&, Buffer& out) { write_scalar(t, out.data(), n); };
+}
+KernelRegistrar k19("cpu", "SizeOf", make_size_of);
+
+Kernel make_shape_of(const KernelArgs& k) {
+  Dims d = k.in[0].shape.dims;
+  return [d](const Ins&, Buffer& out) {
+    for (size_t i = 0; i < d.size(); ++i) out.as<int32_t>()[i] = int32_t(d[i]);
+  };
+}
+KernelRegistrar k20("cpu", "ShapeOf", make_shape_of);
+
+}  // namespace
+}  // namespace kb::cpu

@@ -1,0 +1,315 @@
+// CPU reductions: Reduce (sum/prod/max/min), SumToLike, BroadcastLike, ArgReduce, Cumulative.
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+#include "core/backend/kernel.h"
+#include "core/cpu/loops.h"
+#include "core/cpu/reduce.h"
+#include "core/cpu/transpose.h"
+#include "core/ops/build.h"
+#include "core/util/dispatch.h"
+
+namespace kb::cpu {
+namespace {
+
+template <class T>
+using acc_t = std::conditional_t<is_float_v<T>, double,
+                                 std::conditional_t<std::is_same_v<T, bool>, bool, int64_t>>;
+
+// The input viewed as (outer, r, inner) after moving reduced axes into one block.
+struct ReducePlan {
+  bool needs_transpose = false;
+  std::vector<int64_t> perm;  // when transposing: kept axes, then reduced axes
+  Dims dims;                  // input dims
+  int64_t outer = 1, r = 1, inner = 1;
+};
+
+ReducePlan plan_reduce(const Dims& dims, std::vector<int64_t> axes) {
+  ReducePlan p;
+  p.dims = dims;
+  if (axes.empty())
+    for (size_t i = 0; i < dims.size(); ++i) axes.push_back(int64_t(i));
+  std::vector<bool> red(dims.size(), false);
+  for (int64_t a : axes) red[a] = true;
+  // Ignore size-1 axes when deciding whether the reduced axes are contiguous.
+  int64_t first = -1, last = -1;
+  bool gap = false;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == 1) continue;
+    if (red[i]) {
+      if (first < 0)
+        first = int64_t(i);
+      else if (gap)
+        p.needs_transpose = true;
+      last = int64_t(i);
+    } else if (first >= 0) {
+      gap = true;
+    }
+  }
+  if (!p.needs_transpose) {
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (first < 0 || int64_t(i) < first)
+        p.outer *= dims[i];
+      else if (red[i])
+        p.r *= dims[i];
+      else if (int64_t(i) > last)
+        p.inner *= dims[i];
+    }
+    return p;
+  }
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (!red[i]) p.perm.push_back(int64_t(i));
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (red[i]) p.perm.push_back(int64_t(i));
+  for (size_t i = 0; i < dims.size(); ++i) (red[i] ? p.r : p.outer) *= dims[i];
+  return p;
+}
+
+template <class T>
+void run_reduce(ReduceMode mode, const ReducePlan& p, const T* x, T* out) {
+  using C = compute_t<T>;
+  using A = acc_t<T>;
+  std::vector<T> tmp;
+  if (p.needs_transpose) {
+    tmp.resize(size_t(p.outer * p.r));
+    transpose_copy(x, tmp.data(), p.dims, p.perm, sizeof(T));
+    x = tmp.data();
+  }
+  const int64_t r = p.r, inner = p.inner;
+  auto init = [&]() -> A {
+    switch (mode) {
+      case ReduceMode::sum:
+        return A(0);
+      case ReduceMode::prod:
+        return A(1);
+      case ReduceMode::max:
+        return A(std::numeric_limits<C>::lowest());
+      case ReduceMode::min:
+        return A(std::numeric_limits<C>::max());
+    }
+    return A(0);
+  };
+  auto combine = [mode](A acc, A v) -> A {
+    switch (mode) {
+      case ReduceMode::sum:
+        return acc + v;
+      case ReduceMode::prod:
+        return acc * v;
+      case ReduceMode::max:
+        return v > acc || v != v ? v : acc;
+      case ReduceMode::min:
+        return v < acc || v != v ? v : acc;
+    }
+    return acc;
+  };
+  auto start = [&]() -> A {
+    if constexpr (is_float_v<T>) {
+      if (mode == ReduceMode::max) return -std::numeric_limits<A>::infinity();
+      if (mode == ReduceMode::min) return std::numeric_limits<A>::infinity();
+    }
+    return init();
+  };
+  if (inner == 1) {
+    parallel_for(
+        p.outer,
+        [&](int64_t b, int64_t e) {
+          for (int64_t o = b; o < e; ++o) {
+            const T* row = x + o * r;
+            A acc = start();
+            if (mode == ReduceMode::sum) {
+              for (int64_t j = 0; j < r; ++j) acc += A(C(row[j]));
+            } else {
+              for (int64_t j = 0; j < r; ++j) acc = combine(acc, A(C(row[j])));
+            }
+            out[o] = T(C(acc));
+          }
+        },
+        std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(r, 1)));
+  } else {
+    parallel_for(
+        p.outer * inner,
+        [&](int64_t b, int64_t e) {
+          for (int64_t oi = b; oi < e; ++oi) {
+            int64_t o = oi / inner, i = oi % inner;
+            const T* col = x + o * r * inner + i;
+            A acc = start();
+            for (int64_t j = 0; j < r; ++j) acc = combine(acc, A(C(col[j * inner])));
+            out[oi] = T(C(acc));
+          }
+        },
+        std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(r, 1)));
+  }
+}
+
+std::vector<int64_t> concrete_axes(const Attrs& a, int64_t rank) {
+  std::vector<int64_t> axes;
+  for (int64_t ax : a.ints("axes")) axes.push_back(ax < 0 ? ax + rank : ax);
+  return axes;
+}
+
+Kernel make_reduce(const KernelArgs& k) {
+  auto mode = static_cast<ReduceMode>(k.node.attrs.i("mode"));
+  ReducePlan p = plan_reduce(k.in[0].shape.dims, concrete_axes(k.node.attrs, k.in[0].shape.rank()));
+  return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    if constexpr (std::is_same_v<T, bool>) {
+      // any/all are max/min over bool.
+      return [mode, p](const std::vector<const Buffer*>& in, Buffer& out) {
+        run_reduce<uint8_t>(mode, p, reinterpret_cast<const uint8_t*>(in[0]->data()),
+                            reinterpret_cast<uint8_t*>(out.data()));
+      };
+    } else {
+      return [mode, p](const std::vector<const Buffer*>& in, Buffer& out) {
+        run_reduce<T>(mode, p, in[0]->as<T>(), out.as<T>());
+      };
+    }
+  });
+}
+KernelRegistrar kr_reduce("cpu", "Reduce", make_reduce);
+
+Kernel make_sum_to_like(const KernelArgs& k) {
+  const Dims& gd = k.in[0].shape.dims;
+  const Dims& ld = k.out.shape.dims;
+  if (gd == ld)
+    return [](const std::vector<const Buffer*>& in, Buffer& out) { out.storage = in[0]->storage; };
+  check(gd.size() >= ld.size(), Status::shape, "sum_to_like: cannot reduce ", dims_str(gd), " to ",
+        dims_str(ld));
+  std::vector<int64_t> axes;
+  size_t off = gd.size() - ld.size();
+  for (size_t i = 0; i < gd.size(); ++i) {
+    if (i < off) {
+      axes.push_back(int64_t(i));
+    } else if (ld[i - off] == 1 && gd[i] != 1) {
+      axes.push_back(int64_t(i));
+    } else {
+      check(ld[i - off] == gd[i], Status::shape, "sum_to_like: cannot reduce ", dims_str(gd),
+            " to ", dims_str(ld));
+    }
+  }
+  ReducePlan p = plan_reduce(gd, axes);
+  return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    if constexpr (std::is_same_v<T, bool>) {
+      fail(Status::dtype, "sum_to_like: bool is not supported");
+    } else {
+      return [p](const std::vector<const Buffer*>& in, Buffer& out) {
+        out.allocate();
+        run_reduce<T>(ReduceMode::sum, p, in[0]->as<T>(), out.as<T>());
+      };
+    }
+  });
+}
+KernelRegistrar kr_sum_to_like("cpu", "SumToLike", make_sum_to_like);
+
+Kernel make_broadcast_like(const KernelArgs& k) {
+  Dims od = k.out.shape.dims;
+  std::array<Dims, 2> strides{contiguous_strides(od), broadcast_strides(k.in[0].shape.dims, od)};
+  size_t es = dtype_size(k.out.dtype);
+  return [=](const std::vector<const Buffer*>& in, Buffer& out) {
+    const char* x = static_cast<const char*>(in[0]->data());
+    char* o = static_cast<char*>(out.data());
+    strided_rows<2>(
+        od, strides,
+        [&](const std::array<int64_t, 2>& off, const std::array<int64_t, 2>& st, int64_t len) {
+          if (st[1] == 0 && es == 4) {
+            uint32_t v;
+            std::memcpy(&v, x + off[1] * es, 4);
+            uint32_t* po = reinterpret_cast<uint32_t*>(o + off[0] * es);
+            for (int64_t i = 0; i < len; ++i) po[i] = v;
+          } else {
+            for (int64_t i = 0; i < len; ++i)
+              std::memcpy(o + (off[0] + i * st[0]) * es, x + (off[1] + i * st[1]) * es, es);
+          }
+        });
+  };
+}
+KernelRegistrar kr_broadcast_like("cpu", "BroadcastLike", make_broadcast_like);
+
+// (outer, n, inner) view of an axis.
+struct AxisView {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+AxisView axis_view(const Dims& d, int64_t axis) {
+  AxisView v;
+  for (int64_t i = 0; i < int64_t(d.size()); ++i) {
+    if (i < axis)
+      v.outer *= d[i];
+    else if (i == axis)
+      v.n = d[i];
+    else
+      v.inner *= d[i];
+  }
+  return v;
+}
+
+Kernel make_arg_reduce(const KernelArgs& k) {
+  int64_t axis = k.node.attrs.i("axis");
+  if (axis < 0) axis += k.in[0].shape.rank();
+  AxisView v = axis_view(k.in[0].shape.dims, axis);
+  bool is_max = k.node.attrs.i("mode") == 0;
+  return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    using C = compute_t<T>;
+    return [v, is_max](const std::vector<const Buffer*>& in, Buffer& out) {
+      const T* x = in[0]->as<T>();
+      int64_t* o = out.as<int64_t>();
+      for (int64_t a = 0; a < v.outer; ++a)
+        for (int64_t i = 0; i < v.inner; ++i) {
+          const T* p = x + a * v.n * v.inner + i;
+          int64_t best = 0;
+          C bv = C(p[0]);
+          for (int64_t j = 1; j < v.n; ++j) {
+            C c = C(p[j * v.inner]);
+            if (is_max ? c > bv : c < bv) bv = c, best = j;
+          }
+          o[a * v.inner + i] = best;
+        }
+    };
+  });
+}
+KernelRegistrar kr_arg_reduce("cpu", "ArgReduce", make_arg_reduce);
+
+Kernel make_cumulative(const KernelArgs& k) {
+  int64_t axis = k.node.attrs.i("axis");
+  if (axis < 0) axis += k.in[0].shape.rank();
+  AxisView v = axis_view(k.in[0].shape.dims, axis);
+  bool is_sum = k.node.attrs.i("mode") == 0;
+  return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    using C = compute_t<T>;
+    return [v, is_sum](const std::vector<const Buffer*>& in, Buffer& out) {
+      const T* x = in[0]->as<T>();
+      T* o = out.as<T>();
+      for (int64_t a = 0; a < v.outer; ++a)
+        for (int64_t i = 0; i < v.inner; ++i) {
+          int64_t base = a * v.n * v.inner + i;
+          C acc = is_sum ? C(0) : C(1);
+          for (int64_t j = 0; j < v.n; ++j) {
+            C c = C(x[base + j * v.inner]);
+            acc = is_sum ? C(acc + c) : C(acc * c);
+            o[base + j * v.inner] = T(acc);
+          }
+        }
+    };
+  });
+}
+KernelRegistrar kr_cumulative("cpu", "Cumulative", make_cumulative);
+
+}  // namespace
+}  // namespace kb::cpu
+
+namespace kb::cpu {
+void reduce_into(ReduceMode mode, const Buffer& in, const std::vector<int64_t>& axes, Buffer& out) {
+  ReducePlan p = plan_reduce(in.dims, axes);
+  dispatch_dtype(in.dtype, [&](auto z) {
+    using T = decltype(z);
+    if constexpr (std::is_same_v<T, bool>) {
+      run_reduce<uint8_t>(mode, p, static_cast<const uint8_t*>(in.data()),
+                          static_cast<uint8_t*>(out.data()));
+    } else {
+      run_reduce<T>(mode, p, in.as<T>(), out.as<T>());
+    }
+  });
+}
+}  // namespace kb::cpu

@@ -1,0 +1,94 @@
+#include "core/graph/attrs.h"
+
+#include <functional>
+#include <sstream>
+
+#include "core/util/error.h"
+
+namespace kb {
+
+Attrs& Attrs::set(const std::string& key, AttrValue v) {
+  for (auto& kv : items_)
+    if (kv.first == key) {
+      kv.second = std::move(v);
+      return *this;
+    }
+  items_.emplace_back(key, std::move(v));
+  return *this;
+}
+
+const AttrValue* Attrs::find(const std::string& key) const {
+  for (auto& kv : items_)
+    if (kv.first == key) return &kv.second;
+  return nullptr;
+}
+
+template <class T>
+static const T& get_as(const AttrValue* v, const std::string& key) {
+  if (!v) fail(Status::internal, "missing attribute '", key, "'");
+  const T* p = std::get_if<T>(v);
+  if (!p) fail(Status::internal, "attribute '", key, "' has the wrong type");
+  return *p;
+}
+
+int64_t Attrs::i(const std::string& key) const { return get_as<int64_t>(find(key), key); }
+int64_t Attrs::i(const std::string& key, int64_t fallback) const {
+  return has(key) ? i(key) : fallback;
+}
+double Attrs::f(const std::string& key) const { return get_as<double>(find(key), key); }
+double Attrs::f(const std::string& key, double fallback) const {
+  return has(key) ? f(key) : fallback;
+}
+const std::string& Attrs::s(const std::string& key) const {
+  return get_as<std::string>(find(key), key);
+}
+const std::vector<int64_t>& Attrs::ints(const std::string& key) const {
+  return get_as<std::vector<int64_t>>(find(key), key);
+}
+const std::vector<double>& Attrs::floats(const std::string& key) const {
+  return get_as<std::vector<double>>(find(key), key);
+}
+
+size_t Attrs::hash() const {
+  size_t h = items_.size();
+  auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  for (auto& [k, v] : items_) {
+    mix(std::hash<std::string>()(k));
+    std::visit(
+        [&](const auto& x) {
+          using T = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<T, std::vector<int64_t>> ||
+                        std::is_same_v<T, std::vector<double>>) {
+            for (auto e : x) mix(std::hash<typename T::value_type>()(e));
+          } else {
+            mix(std::hash<T>()(x));
+          }
+        },
+        v);
+  }
+  return h;
+}
+
+std::string Attrs::str() const {
+  std::ostringstream os;
+  for (auto& [k, v] : items_) {
+    os << k << "=";
+    std::visit(
+        [&](const auto& x) {
+          using T = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<T, std::vector<int64_t>> ||
+                        std::is_same_v<T, std::vector<double>>) {
+            os << "[";
+            for (auto e : x) os << e << ",";
+            os << "]";
+          } else {
+            os << x;
+          }
+        },
+        v);
+    os << " ";
+  }
+  return os.str();
+}
+
+}  // namespace kb

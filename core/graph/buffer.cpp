@@ -1,0 +1,29 @@
+#include "core/graph/buffer.h"
+
+#include <cstdlib>
+#include <new>
+
+namespace kb {
+
+void Buffer::allocate() {
+  size_t bytes = nbytes();
+  size_t rounded = ((bytes + 63) / 64) * 64;
+  if (rounded == 0) rounded = 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (!p) throw std::bad_alloc();
+  storage = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+}
+
+std::shared_ptr<Buffer> Buffer::make(DType t, Dims d) {
+  auto b = std::make_shared<Buffer>(t, std::move(d));
+  b->allocate();
+  return b;
+}
+
+std::shared_ptr<Buffer> Buffer::from_bytes(DType t, Dims d, const void* src) {
+  auto b = make(t, std::move(d));
+  if (b->nbytes()) std::memcpy(b->data(), src, b->nbytes());
+  return b;
+}
+
+}  // namespace kb

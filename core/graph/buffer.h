@@ -1,0 +1,32 @@
+// A concrete value: dtype, concrete dims, and (shared) storage.
+#pragma once
+#include <cstring>
+#include <memory>
+
+#include "core/graph/dtype.h"
+#include "core/graph/shape.h"
+
+namespace kb {
+
+struct Buffer {
+  DType dtype = DType::f32;
+  Dims dims;
+  std::shared_ptr<void> storage;  // may alias another buffer's storage (views)
+
+  Buffer() = default;
+  Buffer(DType t, Dims d) : dtype(t), dims(std::move(d)) {}
+
+  int64_t numel() const { return kb::numel(dims); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype); }
+  void* data() const { return storage.get(); }
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(storage.get());
+  }
+  // Allocates fresh storage for dims (64-byte aligned).
+  void allocate();
+  static std::shared_ptr<Buffer> make(DType t, Dims d);
+  static std::shared_ptr<Buffer> from_bytes(DType t, Dims d, const void* src);
+};
+
+}  // namespace kb

@@ -1,0 +1,47 @@
+// A node of the graph: one primitive application producing one value. Tensors handed to users are
+// shared pointers to nodes; building a node computes nothing.
+#pragma once
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/graph/attrs.h"
+#include "core/graph/buffer.h"
+#include "core/graph/dtype.h"
+#include "core/graph/shape.h"
+
+namespace kb {
+
+struct TensorType {
+  DType dtype = DType::f32;
+  Shape shape;
+};
+
+struct OpDef;
+struct Node;
+using NodePtr = std::shared_ptr<Node>;
+
+struct Node {
+  const OpDef* op = nullptr;
+  std::vector<NodePtr> inputs;
+  Attrs attrs;
+  TensorType type;
+  std::string name;
+  uint64_t id = 0;  // unique over the process, increasing in creation order
+
+  // Leaves: the data of a constant, the current value of a variable (replaced by updates, so
+  // a buffer handed out earlier keeps its old contents).
+  std::shared_ptr<Buffer> value;
+
+  // Keras bookkeeping, settable through the C ABI.
+  bool keras_tensor = false;
+  bool uses_learning_phase = false;
+
+  DType dtype() const { return type.dtype; }
+  const Shape& shape() const { return type.shape; }
+  int64_t rank() const { return type.shape.rank(); }
+  bool is(const char* op_name) const;
+};
+
+}  // namespace kb

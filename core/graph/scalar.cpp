@@ -1,0 +1,30 @@
+// Reading and writing single scalars of any dtype (constants, attributes).
+#include "core/graph/scalar.h"
+
+#include "core/util/dispatch.h"
+
+namespace kb {
+
+void write_scalar(DType t, void* p, double v) {
+  dispatch_dtype(t, [&](auto z) {
+    using T = decltype(z);
+    if constexpr (std::is_same_v<T, half>)
+      *static_cast<T*>(p) = half(static_cast<float>(v));
+    else if constexpr (std::is_same_v<T, bool>)
+      *static_cast<T*>(p) = v != 0;
+    else
+      *static_cast<T*>(p) = static_cast<T>(v);
+  });
+}
+
+double read_scalar(DType t, const void* p) {
+  return dispatch_dtype(t, [&](auto z) -> double {
+    using T = decltype(z);
+    if constexpr (std::is_same_v<T, half>)
+      return static_cast<float>(*static_cast<const T*>(p));
+    else
+      return static_cast<double>(*static_cast<const T*>(p));
+  });
+}
+
+}  // namespace kb

@@ -1,0 +1,40 @@
+#include "core/graph/shape.h"
+
+#include "core/util/error.h"
+
+namespace kb {
+
+bool Shape::fully_known() const {
+  if (!rank_known) return false;
+  for (int64_t d : dims)
+    if (d < 0) return false;
+  return true;
+}
+
+int64_t Shape::numel() const { return fully_known() ? kb::numel(dims) : -1; }
+
+int64_t numel(const Dims& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+std::string dims_str(const Dims& dims) {
+  std::string s = "(";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) s += ", ";
+    s += dims[i] < 0 ? "None" : std::to_string(dims[i]);
+  }
+  if (dims.size() == 1) s += ",";
+  return s + ")";
+}
+
+std::string Shape::str() const { return rank_known ? dims_str(dims) : "<unknown rank>"; }
+
+int64_t normalize_axis(int64_t axis, int64_t rank, const char* who) {
+  check(axis >= -rank && axis < rank, Status::invalid_argument, who, ": axis ", axis,
+        " is out of range for rank ", rank);
+  return axis < 0 ? axis + rank : axis;
+}
+
+}  // namespace kb

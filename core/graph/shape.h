@@ -1,0 +1,37 @@
+// Static shapes: a dimension may be unknown (-1), and the rank itself may be unknown.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kb {
+
+constexpr int64_t kUnknownDim = -1;
+
+using Dims = std::vector<int64_t>;
+
+struct Shape {
+  Dims dims;
+  bool rank_known = true;
+
+  Shape() = default;
+  Shape(Dims d) : dims(std::move(d)) {}  // NOLINT: implicit on purpose
+  static Shape unknown_rank() {
+    Shape s;
+    s.rank_known = false;
+    return s;
+  }
+  int64_t rank() const { return rank_known ? static_cast<int64_t>(dims.size()) : -1; }
+  bool fully_known() const;
+  int64_t numel() const;  // -1 when not fully known
+  int64_t operator[](size_t i) const { return dims[i]; }
+  bool operator==(const Shape& o) const { return rank_known == o.rank_known && dims == o.dims; }
+  std::string str() const;
+};
+
+int64_t numel(const Dims& dims);
+std::string dims_str(const Dims& dims);
+// Normalizes a possibly negative axis against rank; fails naming `who` when out of range.
+int64_t normalize_axis(int64_t axis, int64_t rank, const char* who);
+
+}  // namespace kb

@@ -1,0 +1,151 @@
+#include "core/ops/build.h"
+
+#include <algorithm>
+
+#include "core/graph/scalar.h"
+#include "core/graph/session.h"
+#include "core/ops/op.h"
+#include "core/util/error.h"
+
+namespace kb {
+
+NodePtr make_node(const std::string& op_name, std::vector<NodePtr> inputs, Attrs attrs,
+                  const std::string& name) {
+  const OpDef& def = op(op_name);
+  std::vector<TensorType> types;
+  types.reserve(inputs.size());
+  for (auto& in : inputs) {
+    if (!in) fail(Status::invalid_argument, op_name, ": an input tensor is NULL");
+    types.push_back(in->type);
+  }
+  auto n = std::make_shared<Node>();
+  n->type = def.infer(types, attrs);
+  n->op = &def;
+  n->inputs = std::move(inputs);
+  n->attrs = std::move(attrs);
+  Session& s = Session::get();
+  n->id = s.next_node_id();
+  n->name = s.scoped_name(name.empty() ? op_name + "_" + std::to_string(n->id) : name);
+  for (auto& in : n->inputs)
+    if (in->uses_learning_phase) n->uses_learning_phase = true;
+  return n;
+}
+
+NodePtr make_leaf(const std::string& op_name, TensorType type, const std::string& name, Attrs attrs,
+                  std::shared_ptr<Buffer> value) {
+  auto n = std::make_shared<Node>();
+  n->op = &op(op_name);
+  n->type = std::move(type);
+  n->attrs = std::move(attrs);
+  n->value = std::move(value);
+  Session& s = Session::get();
+  n->id = s.next_node_id();
+  n->name = s.scoped_name(name.empty() ? op_name + "_" + std::to_string(n->id) : name);
+  return n;
+}
+
+NodePtr constant_node(std::shared_ptr<Buffer> value, const std::string& name) {
+  TensorType t{value->dtype, Shape(value->dims)};
+  return make_leaf("Constant", t, name, {}, std::move(value));
+}
+
+NodePtr scalar_constant(double v, DType t) {
+  auto b = Buffer::make(t, {});
+  write_scalar(t, b->data(), v);
+  return constant_node(b);
+}
+
+NodePtr scalar_like(const NodePtr& x, double v) { return scalar_constant(v, x->dtype()); }
+
+bool is_constant(const NodePtr& x) { return x && x->is("Constant"); }
+
+bool is_scalar_constant(const NodePtr& x, double v) {
+  return is_constant(x) && x->value->numel() == 1 && read_scalar(x->dtype(), x->value->data()) == v;
+}
+
+NodePtr unary(const std::string& op_name, const NodePtr& x) { return make_node(op_name, {x}); }
+NodePtr binary(const std::string& op_name, const NodePtr& a, const NodePtr& b) {
+  return make_node(op_name, {a, b});
+}
+NodePtr neg(const NodePtr& x) { return unary("Neg", x); }
+NodePtr add(const NodePtr& a, const NodePtr& b) { return binary("Add", a, b); }
+NodePtr sub(const NodePtr& a, const NodePtr& b) { return binary("Sub", a, b); }
+NodePtr mul(const NodePtr& a, const NodePtr& b) { return binary("Mul", a, b); }
+NodePtr div(const NodePtr& a, const NodePtr& b) { return binary("Div", a, b); }
+NodePtr pow_(const NodePtr& a, const NodePtr& b) { return binary("Pow", a, b); }
+NodePtr greater(const NodePtr& a, const NodePtr& b) { return binary("Greater", a, b); }
+NodePtr greater_equal(const NodePtr& a, const NodePtr& b) { return binary("GreaterEqual", a, b); }
+NodePtr less(const NodePtr& a, const NodePtr& b) { return binary("Less", a, b); }
+NodePtr less_equal(const NodePtr& a, const NodePtr& b) { return binary("LessEqual", a, b); }
+
+NodePtr cast(const NodePtr& x, DType t) {
+  if (x->dtype() == t) return x;
+  return make_node("Cast", {x}, {{"dtype", int64_t(t)}});
+}
+
+NodePtr select(const NodePtr& cond, const NodePtr& a, const NodePtr& b) {
+  return make_node("Select", {cond, a, b});
+}
+
+NodePtr reduce(const NodePtr& x, ReduceMode mode, std::vector<int64_t> axes, bool keepdims) {
+  return make_node("Reduce", {x},
+                   {{"mode", int64_t(mode)}, {"axes", axes}, {"keepdims", int64_t(keepdims)}});
+}
+NodePtr reduce_sum(const NodePtr& x, std::vector<int64_t> axes, bool keepdims) {
+  return reduce(x, ReduceMode::sum, std::move(axes), keepdims);
+}
+
+NodePtr matmul(const NodePtr& a, const NodePtr& b, bool ta, bool tb) {
+  return make_node("MatMul", {a, b}, {{"transpose_a", int64_t(ta)}, {"transpose_b", int64_t(tb)}});
+}
+
+NodePtr transpose(const NodePtr& x, std::vector<int64_t> perm) {
+  bool ident = true;
+  for (size_t i = 0; i < perm.size(); ++i) ident = ident && perm[i] == int64_t(i);
+  if (ident && int64_t(perm.size()) == x->rank()) return x;
+  return make_node("Transpose", {x}, {{"perm", perm}});
+}
+
+NodePtr reshape(const NodePtr& x, std::vector<int64_t> dims) {
+  return make_node("Reshape", {x}, {{"dims", dims}});
+}
+NodePtr reshape_like(const NodePtr& x, const NodePtr& like) {
+  return make_node("ReshapeLike", {x, like});
+}
+NodePtr expand_dims(const NodePtr& x, int64_t axis) {
+  return make_node("ExpandDims", {x}, {{"axis", axis}});
+}
+NodePtr squeeze(const NodePtr& x, int64_t axis) {
+  return make_node("Squeeze", {x}, {{"axis", axis}});
+}
+NodePtr broadcast_like(const NodePtr& x, const NodePtr& like) {
+  return make_node("BroadcastLike", {x, like});
+}
+NodePtr sum_to_like(const NodePtr& x, const NodePtr& like) {
+  if (x->shape().fully_known() && x->shape() == like->shape()) return x;
+  return make_node("SumToLike", {x, like});
+}
+NodePtr fill_like(const NodePtr& x, double value, DType t) {
+  return make_node("FillLike", {x}, {{"value", value}, {"dtype", int64_t(t)}});
+}
+NodePtr zeros_like(const NodePtr& x) { return fill_like(x, 0.0, x->dtype()); }
+NodePtr size_of(const NodePtr& x, std::vector<int64_t> axes, DType t) {
+  return make_node("SizeOf", {x}, {{"axes", axes}, {"dtype", int64_t(t)}});
+}
+NodePtr identity(const NodePtr& x) { return make_node("Identity", {x}); }
+NodePtr stop_gradient(const NodePtr& x) { return make_node("StopGradient", {x}); }
+
+NodePtr unreduce(const NodePtr& dy, const NodePtr& x, const std::vector<int64_t>& axes,
+                 bool keepdims) {
+  NodePtr g = dy;
+  if (!keepdims) {
+    std::vector<int64_t> all = axes;
+    if (all.empty())
+      for (int64_t i = 0; i < x->rank(); ++i) all.push_back(i);
+    std::sort(all.begin(), all.end());
+    for (int64_t a : all) g = expand_dims(g, a);
+  }
+  return broadcast_like(g, x);
+}
+
+}  // namespace kb

@@ -1,0 +1,36 @@
+// The primitive set: each primitive is one OpDef (shape/dtype inference, gradient rule, flags).
+// Kernels live with the devices (core/backend, core/cpu); compositions live in core/api.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/graph/node.h"
+
+namespace kb {
+
+using InferFn = TensorType (*)(const std::vector<TensorType>& inputs, const Attrs& attrs);
+// Returns one gradient per input (nullptr where none flows). Written with graph builders so that
+// gradients of gradients work.
+using GradFn = std::vector<NodePtr> (*)(const NodePtr& node, const NodePtr& dy);
+
+struct OpDef {
+  std::string name;
+  InferFn infer = nullptr;
+  GradFn grad = nullptr;    // nullptr: not differentiable (no gradient flows through)
+  bool stateful = false;    // random, printing, updates: never merged or folded
+  bool view = false;        // the kernel may alias input 0's storage
+  bool shape_only = false;  // the value depends on input shapes only (folded once shapes are known)
+  bool leaf = false;        // placeholder, variable, constant
+};
+
+void register_op(const OpDef& def);
+const OpDef* find_op(const std::string& name);
+const OpDef& op(const std::string& name);  // fails with an internal error when unknown
+
+// Registers an op at static-initialization time: `static OpRegistrar r({...});`
+struct OpRegistrar {
+  explicit OpRegistrar(const OpDef& def) { register_op(def); }
+};
+
+}  // namespace kb

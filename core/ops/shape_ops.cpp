@@ -1,0 +1,280 @@
+// Movement and shape primitives: reshape family, broadcast/unbroadcast, transpose, concat,
+// slicing, tile, reverse, gather, and the shape-only values (ShapeOf, SizeOf, FillLike).
+#include <algorithm>
+#include <numeric>
+
+#include "core/ops/build.h"
+#include "core/ops/infer_util.h"
+#include "core/ops/op.h"
+#include "core/ops/slice_spec.h"
+#include "core/util/error.h"
+
+namespace kb {
+namespace {
+
+using Ins = std::vector<TensorType>;
+using Grads = std::vector<NodePtr>;
+
+// ---- reshape family -------------------------------------------------------------------------
+TensorType infer_reshape(const Ins& in, const Attrs& a) {
+  const auto& spec = a.ints("dims");
+  int infer_at = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < spec.size(); ++i) {
+    if (spec[i] == -1) {
+      check(infer_at < 0, Status::invalid_argument, "reshape: more than one -1 in the shape ",
+            dims_str(spec));
+      infer_at = int(i);
+    } else {
+      check(spec[i] >= 0, Status::invalid_argument, "reshape: invalid dimension ", spec[i]);
+      known *= spec[i];
+    }
+  }
+  Dims out = spec;
+  int64_t n = in[0].shape.numel();
+  if (n >= 0) {
+    if (infer_at >= 0) {
+      check(known > 0 && n % known == 0, Status::shape, "reshape: cannot reshape ",
+            in[0].shape.str(), " into ", dims_str(spec));
+      out[infer_at] = n / known;
+    } else {
+      check(n == known, Status::shape, "reshape: cannot reshape ", in[0].shape.str(), " (", n,
+            " elements) into ", dims_str(spec), " (", known, " elements)");
+    }
+  }
+  return {in[0].dtype, Shape(out)};
+}
+Grads grad_reshape(const NodePtr& n, const NodePtr& dy) { return {reshape_like(dy, n->inputs[0])}; }
+OpRegistrar r1({"Reshape", infer_reshape, grad_reshape, false, true});
+
+TensorType infer_reshape_like(const Ins& in, const Attrs&) {
+  int64_t a = in[0].shape.numel(), b = in[1].shape.numel();
+  check(a < 0 || b < 0 || a == b, Status::shape, "reshape: cannot reshape ", in[0].shape.str(),
+        " into ", in[1].shape.str());
+  return {in[0].dtype, in[1].shape};
+}
+Grads grad_reshape_like(const NodePtr& n, const NodePtr& dy) {
+  return {reshape_like(dy, n->inputs[0]), nullptr};
+}
+OpRegistrar r2({"ReshapeLike", infer_reshape_like, grad_reshape_like, false, true});
+
+TensorType infer_expand_dims(const Ins& in, const Attrs& a) {
+  check(in[0].shape.rank_known, Status::shape, "expand_dims: the input rank is unknown");
+  int64_t axis = a.i("axis");
+  Dims d = in[0].shape.dims;
+  check(axis >= 0 && axis <= int64_t(d.size()), Status::invalid_argument, "expand_dims: axis ",
+        axis, " is out of range for rank ", d.size());
+  d.insert(d.begin() + axis, 1);
+  return {in[0].dtype, Shape(d)};
+}
+OpRegistrar r3({"ExpandDims", infer_expand_dims, grad_reshape, false, true});
+
+TensorType infer_squeeze(const Ins& in, const Attrs& a) {
+  check(in[0].shape.rank_known, Status::shape, "squeeze: the input rank is unknown");
+  int64_t axis = a.i("axis");
+  Dims d = in[0].shape.dims;
+  check(axis >= 0 && axis < int64_t(d.size()), Status::invalid_argument, "squeeze: axis ", axis,
+        " is out of range for rank ", d.size());
+  check(d[axis] == 1 || d[axis] < 0, Status::shape, "squeeze: axis ", axis, " has size ", d[axis],
+        ", not 1");
+  d.erase(d.begin() + axis);
+  return {in[0].dtype, Shape(d)};
+}
+OpRegistrar r4({"Squeeze", infer_squeeze, grad_reshape, false, true});
+
+// ---- broadcasting -----------------------------------------------------------------------------
+TensorType infer_broadcast_like(const Ins& in, const Attrs&) {
+  Shape s = broadcast_shapes(in[0].shape, in[1].shape, "broadcast");
+  return {in[0].dtype, s};
+}
+Grads grad_broadcast_like(const NodePtr& n, const NodePtr& dy) {
+  return {sum_to_like(dy, n->inputs[0]), nullptr};
+}
+OpRegistrar r5({"BroadcastLike", infer_broadcast_like, grad_broadcast_like});
+
+TensorType infer_sum_to_like(const Ins& in, const Attrs&) { return {in[0].dtype, in[1].shape}; }
+Grads grad_sum_to_like(const NodePtr& n, const NodePtr& dy) {
+  return {broadcast_like(dy, n->inputs[0]), nullptr};
+}
+OpRegistrar r6({"SumToLike", infer_sum_to_like, grad_sum_to_like, false, true});
+
+// ---- shape-only values ----------------------------------------------------------------------
+TensorType infer_fill_like(const Ins& in, const Attrs& a) {
+  return {static_cast<DType>(a.i("dtype")), in[0].shape};
+}
+OpRegistrar r7({"FillLike", infer_fill_like, nullptr, false, false, true});
+
+TensorType infer_size_of(const Ins&, const Attrs& a) {
+  return {static_cast<DType>(a.i("dtype")), Shape(Dims{})};
+}
+OpRegistrar r8({"SizeOf", infer_size_of, nullptr, false, false, true});
+
+TensorType infer_shape_of(const Ins& in, const Attrs&) {
+  return {DType::i32, Shape(Dims{in[0].shape.rank()})};
+}
+OpRegistrar r9({"ShapeOf", infer_shape_of, nullptr, false, false, true});
+
+// ---- transpose ------------------------------------------------------------------------------
+TensorType infer_transpose(const Ins& in, const Attrs& a) {
+  const auto& perm = a.ints("perm");
+  check(in[0].shape.rank_known, Status::shape, "permute_dimensions: the input rank is unknown");
+  int64_t r = in[0].shape.rank();
+  check(int64_t(perm.size()) == r, Status::invalid_argument, "permute_dimensions: pattern ",
+        dims_str(perm), " does not match rank ", r);
+  std::vector<bool> seen(r, false);
+  Dims out(r);
+  for (int64_t i = 0; i < r; ++i) {
+    check(perm[i] >= 0 && perm[i] < r && !seen[perm[i]], Status::invalid_argument,
+          "permute_dimensions: pattern ", dims_str(perm), " is not a permutation");
+    seen[perm[i]] = true;
+    out[i] = in[0].shape.dims[perm[i]];
+  }
+  return {in[0].dtype, Shape(out)};
+}
+Grads grad_transpose(const NodePtr& n, const NodePtr& dy) {
+  const auto& perm = n->attrs.ints("perm");
+  std::vector<int64_t> inv(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = int64_t(i);
+  return {transpose(dy, inv)};
+}
+OpRegistrar r10({"Transpose", infer_transpose, grad_transpose});
+
+// ---- concat / split -----------------------------------------------------------------------
+TensorType concat_type(const Ins& in, size_t first, int64_t axis, const char* who) {
+  check(in.size() > first, Status::invalid_argument, who, ": no tensors given");
+  const TensorType& t0 = in[first];
+  check(t0.shape.rank_known, Status::shape, who, ": input rank is unknown");
+  int64_t r = t0.shape.rank();
+  check(axis >= 0 && axis < r, Status::invalid_argument, who, ": axis ", axis,
+        " is out of range for rank ", r);
+  Dims out = t0.shape.dims;
+  for (size_t k = first + 1; k < in.size(); ++k) {
+    const TensorType& t = in[k];
+    check(t.dtype == t0.dtype, Status::dtype, who, ": dtypes differ (", dtype_name(t0.dtype),
+          " and ", dtype_name(t.dtype), ")");
+    check(t.shape.rank() == r, Status::shape, who, ": ranks differ (", t0.shape.str(), " and ",
+          t.shape.str(), ")");
+    for (int64_t i = 0; i < r; ++i) {
+      int64_t d = t.shape.dims[i];
+      if (i == axis) {
+        out[i] = (out[i] < 0 || d < 0) ? -1 : out[i] + d;
+      } else if (out[i] < 0) {
+        out[i] = d;
+      } else {
+        check(d < 0 || d == out[i], Status::shape, who, ": shapes ", t0.shape.str(), " and ",
+              t.shape.str(), " differ outside axis ", axis);
+      }
+    }
+  }
+  return {t0.dtype, Shape(out)};
+}
+TensorType infer_concat(const Ins& in, const Attrs& a) {
+  return concat_type(in, 0, a.i("axis"), "concatenate");
+}
+Grads grad_concat(const NodePtr& n, const NodePtr& dy) {
+  Grads g;
+  std::vector<NodePtr> ins{dy};
+  for (auto& x : n->inputs) ins.push_back(x);
+  for (size_t i = 0; i < n->inputs.size(); ++i)
+    g.push_back(make_node("SplitLike", ins, {{"axis", n->attrs.i("axis")}, {"index", int64_t(i)}}));
+  return g;
+}
+OpRegistrar r11({"Concat", infer_concat, grad_concat});
+
+TensorType infer_split_like(const Ins& in, const Attrs& a) {
+  int64_t idx = a.i("index");
+  return {in[0].dtype, in[1 + idx].shape};
+}
+Grads grad_split_like(const NodePtr& n, const NodePtr& dy) {
+  int64_t idx = n->attrs.i("index");
+  std::vector<NodePtr> parts;
+  for (size_t i = 1; i < n->inputs.size(); ++i)
+    parts.push_back(int64_t(i - 1) == idx ? dy : zeros_like(n->inputs[i]));
+  Grads g(n->inputs.size(), nullptr);
+  g[0] = make_node("Concat", parts, {{"axis", n->attrs.i("axis")}});
+  return g;
+}
+OpRegistrar r12({"SplitLike", infer_split_like, grad_split_like});
+
+// ---- strided slice --------------------------------------------------------------------------
+TensorType infer_strided_slice(const Ins& in, const Attrs& a) {
+  check(in[0].shape.rank_known, Status::shape, "slice: the input rank is unknown");
+  auto sl = resolve_slices(in[0].shape.dims, a, "slice");
+  Dims out;
+  for (auto& s : sl)
+    if (!s.shrink) out.push_back(s.length);
+  return {in[0].dtype, Shape(out)};
+}
+Grads grad_strided_slice(const NodePtr& n, const NodePtr& dy) {
+  return {make_node("StridedSliceGrad", {dy, n->inputs[0]}, n->attrs)};
+}
+OpRegistrar r13({"StridedSlice", infer_strided_slice, grad_strided_slice});
+
+TensorType infer_strided_slice_grad(const Ins& in, const Attrs&) {
+  return {in[0].dtype, in[1].shape};
+}
+Grads grad_strided_slice_grad(const NodePtr& n, const NodePtr& dy) {
+  return {make_node("StridedSlice", {dy}, n->attrs), nullptr};
+}
+OpRegistrar r14({"StridedSliceGrad", infer_strided_slice_grad, grad_strided_slice_grad});
+
+// ---- tile / reverse -----------------------------------------------------------------------
+TensorType infer_tile(const Ins& in, const Attrs& a) {
+  const auto& m = a.ints("multiples");
+  check(in[0].shape.rank_known, Status::shape, "tile: the input rank is unknown");
+  check(int64_t(m.size()) == in[0].shape.rank(), Status::invalid_argument, "tile: ", m.size(),
+        " multiples for a tensor of rank ", in[0].shape.rank());
+  Dims out = in[0].shape.dims;
+  for (size_t i = 0; i < m.size(); ++i) {
+    check(m[i] >= 0, Status::invalid_argument, "tile: negative multiple ", m[i]);
+    out[i] = out[i] < 0 ? -1 : out[i] * m[i];
+  }
+  return {in[0].dtype, Shape(out)};
+}
+Grads grad_tile(const NodePtr& n, const NodePtr& dy) {
+  return {make_node("TileGrad", {dy, n->inputs[0]}, n->attrs)};
+}
+OpRegistrar r15({"Tile", infer_tile, grad_tile});
+
+TensorType infer_tile_grad(const Ins& in, const Attrs&) { return {in[0].dtype, in[1].shape}; }
+Grads grad_tile_grad(const NodePtr& n, const NodePtr& dy) {
+  return {make_node("Tile", {dy}, n->attrs), nullptr};
+}
+OpRegistrar r16({"TileGrad", infer_tile_grad, grad_tile_grad});
+
+TensorType infer_reverse(const Ins& in, const Attrs& a) {
+  for (int64_t ax : a.ints("axes"))
+    check(ax >= 0 && ax < in[0].shape.rank(), Status::invalid_argument, "reverse: axis ", ax,
+          " is out of range for rank ", in[0].shape.rank());
+  return in[0];
+}
+Grads grad_reverse(const NodePtr& n, const NodePtr& dy) {
+  return {make_node("Reverse", {dy}, n->attrs)};
+}
+OpRegistrar r17({"Reverse", infer_reverse, grad_reverse});
+
+// ---- gather / scatter ---------------------------------------------------------------------
+TensorType infer_gather(const Ins& in, const Attrs&) {
+  check(in[0].shape.rank() >= 1, Status::shape, "gather: the reference must have rank >= 1");
+  check(in[1].dtype == DType::i32 || in[1].dtype == DType::i64, Status::dtype,
+        "gather: indices must be int32 or int64, got ", dtype_name(in[1].dtype));
+  check(in[1].shape.rank_known, Status::shape, "gather: the indices' rank is unknown");
+  Dims out = in[1].shape.dims;
+  out.insert(out.end(), in[0].shape.dims.begin() + 1, in[0].shape.dims.end());
+  return {in[0].dtype, Shape(out)};
+}
+Grads grad_gather(const NodePtr& n, const NodePtr& dy) {
+  return {make_node("ScatterAddLike", {dy, n->inputs[1], n->inputs[0]}), nullptr};
+}
+OpRegistrar r18({"Gather", infer_gather, grad_gather});
+
+TensorType infer_scatter_add_like(const Ins& in, const Attrs&) {
+  return {in[0].dtype, in[2].shape};
+}
+Grads grad_scatter_add_like(const NodePtr& n, const NodePtr& dy) {
+  return {make_node("Gather", {dy, n->inputs[1]}), nullptr, nullptr};
+}
+OpRegistrar r19({"ScatterAddLike", infer_scatter_add_like, grad_scatter_add_like});
+
+}  // namespace
+}  // namespace kb

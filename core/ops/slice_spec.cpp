@@ -1,0 +1,57 @@
+#include "core/ops/slice_spec.h"
+
+#include <algorithm>
+
+#include "core/util/error.h"
+
+namespace kb {
+
+std::vector<AxisSlice> resolve_slices(const Dims& dims, const Attrs& a, const char* who) {
+  const auto& begin = a.ints("begin");
+  const auto& end = a.ints("end");
+  const auto& strides = a.ints("strides");
+  int64_t bm = a.i("begin_mask"), em = a.i("end_mask"), sm = a.i("shrink_mask");
+  check(begin.size() == dims.size() && end.size() == dims.size() && strides.size() == dims.size(),
+        Status::invalid_argument, who, ": the slice spec has ", begin.size(),
+        " entries but the tensor has rank ", dims.size());
+  std::vector<AxisSlice> out(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) {
+    int64_t n = dims[i], b = begin[i], e = end[i], s = strides[i];
+    AxisSlice& r = out[i];
+    r.shrink = (sm >> i) & 1;
+    if (r.shrink) {
+      r.step = 1;
+      r.length = 1;
+      if (n < 0) {
+        r.start = b;
+        continue;
+      }
+      int64_t idx = b < 0 ? b + n : b;
+      check(idx >= 0 && idx < n, Status::invalid_argument, who, ": index ", b,
+            " is out of range for axis ", i, " of size ", n);
+      r.start = idx;
+      continue;
+    }
+    check(s != 0, Status::invalid_argument, who, ": slice step is zero on axis ", i);
+    r.step = s;
+    if (n < 0) {
+      r.length = -1;
+      r.start = b;
+      continue;
+    }
+    int64_t start, stop;
+    if (s > 0) {
+      start = (bm >> i) & 1 ? 0 : (b < 0 ? std::max(b + n, int64_t(0)) : std::min(b, n));
+      stop = (em >> i) & 1 ? n : (e < 0 ? std::max(e + n, int64_t(0)) : std::min(e, n));
+      r.length = stop > start ? (stop - start + s - 1) / s : 0;
+    } else {
+      start = (bm >> i) & 1 ? n - 1 : (b < 0 ? std::max(b + n, int64_t(-1)) : std::min(b, n - 1));
+      stop = (em >> i) & 1 ? -1 : (e < 0 ? std::max(e + n, int64_t(-1)) : std::min(e, n - 1));
+      r.length = start > stop ? (start - stop + (-s) - 1) / (-s) : 0;
+    }
+    r.start = start;
+  }
+  return out;
+}
+
+}  // namespace kb

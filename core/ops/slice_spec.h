@@ -1,0 +1,21 @@
+// Python-style slicing of one axis (begin/end/step with masks), shared by inference and kernels.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/graph/attrs.h"
+#include "core/graph/shape.h"
+
+namespace kb {
+
+struct AxisSlice {
+  int64_t start = 0;
+  int64_t step = 1;
+  int64_t length = 0;  // -1 when the input dim is unknown
+  bool shrink = false;
+};
+
+// attrs: begin, end, strides (one entry per input axis), begin_mask, end_mask, shrink_mask.
+std::vector<AxisSlice> resolve_slices(const Dims& dims, const Attrs& attrs, const char* who);
+
+}  // namespace kb

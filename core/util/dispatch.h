@@ -1,0 +1,44 @@
+// Calls a generic lambda with a value of the C++ storage type matching a DType.
+#pragma once
+#include <cstdint>
+#include <type_traits>
+
+#include "core/graph/dtype.h"
+#include "core/util/error.h"
+#include "core/util/half.h"
+
+namespace kb {
+
+// Compute type for a storage type: float16 computes in float, bool in bool.
+template <class T>
+using compute_t = std::conditional_t<std::is_same_v<T, half>, float, T>;
+
+template <class F>
+decltype(auto) dispatch_dtype(DType t, F&& f) {
+  switch (t) {
+    case DType::f16:
+      return f(half{});
+    case DType::f32:
+      return f(float{});
+    case DType::f64:
+      return f(double{});
+    case DType::i8:
+      return f(int8_t{});
+    case DType::i16:
+      return f(int16_t{});
+    case DType::i32:
+      return f(int32_t{});
+    case DType::i64:
+      return f(int64_t{});
+    case DType::u8:
+      return f(uint8_t{});
+    case DType::b8:
+      return f(bool{});
+  }
+  fail(Status::dtype, "unknown dtype ", int(t));
+}
+
+template <class T>
+constexpr bool is_float_v = std::is_floating_point_v<T> || std::is_same_v<T, half>;
+
+}  // namespace kb

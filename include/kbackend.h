@@ -1,0 +1,309 @@
+/* kbackend: the Keras backend API as a native library. The stable C ABI.
+ *
+ * Conventions
+ * - Every function returns kb_status (KB_OK = 0) unless documented otherwise; on failure
+ *   kb_last_error_message() names the function and the problem, and out-parameters are untouched.
+ * - A kb_tensor* you receive is a new reference: release it with kb_tensor_release. Handles you
+ *   pass are borrowed. Release functions accept NULL and may be called from any thread.
+ * - Shapes cross as (const int64_t* dims, size_t ndim); an unknown dimension is -1.
+ * - "None" for an axis list is a NULL pointer (with count 0); an optional scalar is a pointer
+ *   (NULL = None).
+ * - Thread safety: building graphs and calling functions from several threads at once is safe
+ *   for distinct functions; a kb_compiled_function serializes its own calls. The learning phase,
+ * name scopes and configuration are process-wide.
+ */
+#ifndef KBACKEND_H
+#define KBACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(KB_BUILDING_LIBRARY)
+#define KB_API __attribute__((visibility("default")))
+#else
+#define KB_API
+#endif
+
+#define KB_ABI_VERSION 1
+
+/* ---- types ------------------------------------------------------------------------------- */
+typedef enum kb_status {
+  KB_OK = 0,
+  KB_ERROR_INVALID_ARGUMENT = 1,
+  KB_ERROR_SHAPE = 2,
+  KB_ERROR_DTYPE = 3,
+  KB_ERROR_NOT_IMPLEMENTED = 4,
+  KB_ERROR_OUT_OF_MEMORY = 5,
+  KB_ERROR_DEVICE = 6,
+  KB_ERROR_INTERNAL = 7
+} kb_status;
+
+typedef enum kb_data_type {
+  KB_DTYPE_DEFAULT = -1, /* floatx where the Keras function says "None means floatx" */
+  KB_FLOAT16 = 0,
+  KB_FLOAT32 = 1,
+  KB_FLOAT64 = 2,
+  KB_INT8 = 3,
+  KB_INT16 = 4,
+  KB_INT32 = 5,
+  KB_INT64 = 6,
+  KB_UINT8 = 7,
+  KB_BOOL = 8
+} kb_data_type;
+
+typedef enum kb_data_format { KB_CHANNELS_LAST = 0, KB_CHANNELS_FIRST = 1 } kb_data_format;
+typedef enum kb_dim_ordering { KB_DIM_ORDERING_TF = 0, KB_DIM_ORDERING_TH = 1 } kb_dim_ordering;
+
+typedef struct kb_tensor kb_tensor;           /* a graph value (placeholder, variable, ...) */
+typedef struct kb_tensor_list kb_tensor_list; /* a variable number of results */
+typedef struct kb_compiled_function kb_compiled_function; /* a compiled function */
+
+/* ---- library, errors ------------------------------------------------------------------- */
+KB_API const char* kb_version(void);
+KB_API int32_t kb_abi_version(void);
+KB_API kb_status kb_last_error_code(void);
+KB_API const char* kb_last_error_message(void); /* thread-local, valid until the next call */
+KB_API void kb_clear_error(void);
+KB_API void kb_set_error(kb_status code, const char* message); /* for callbacks */
+KB_API const char* kb_dtype_name(kb_data_type dtype);          /* NULL for an invalid dtype */
+KB_API kb_status kb_parse_dtype(const char* name, kb_data_type* out);
+KB_API kb_status kb_parse_data_format(const char* name, kb_data_format* out);
+
+/* ---- handles, data ------------------------------------------------------------------------ */
+KB_API void kb_tensor_retain(kb_tensor* t);
+KB_API void kb_tensor_release(kb_tensor* t);
+/* A constant holding a copy of data (row-major, dtype, shape). */
+KB_API kb_status kb_tensor_from_data(const void* data, kb_data_type dtype, const int64_t* shape,
+                                     size_t ndim, kb_tensor** out);
+/* Copies the value of a constant or variable (or evaluates t) into dst of nbytes bytes. */
+KB_API kb_status kb_tensor_copy_to(kb_tensor* t, void* dst, size_t nbytes);
+KB_API kb_status kb_tensor_nbytes(kb_tensor* t, size_t* out);    /* of its static shape */
+KB_API kb_status kb_tensor_name(kb_tensor* t, const char** out); /* owned by the tensor */
+KB_API kb_status kb_tensor_id(kb_tensor* t, uint64_t* out);      /* equal ids = same graph value */
+KB_API kb_status kb_tensor_set_keras_tensor(kb_tensor* t, int32_t flag);
+KB_API kb_status kb_tensor_uses_learning_phase(kb_tensor* t, int32_t* out);
+
+KB_API size_t kb_tensor_list_size(const kb_tensor_list* list);
+KB_API kb_status kb_tensor_list_get(const kb_tensor_list* list, size_t index, kb_tensor** out);
+KB_API void kb_tensor_list_release(kb_tensor_list* list);
+
+/* ---- config ------------------------------------------------------------------------------ */
+KB_API const char* kb_backend(void); /* "kbackend" */
+KB_API kb_status kb_epsilon(double* out);
+KB_API kb_status kb_set_epsilon(double value);
+KB_API kb_status kb_floatx(kb_data_type* out);
+KB_API kb_status kb_set_floatx(kb_data_type dtype);
+/* Converts count values of src_dtype into floatx values at dst. */
+KB_API kb_status kb_cast_to_floatx(const void* src, kb_data_type src_dtype, size_t count,
+                                   void* dst);
+KB_API kb_status kb_image_data_format(kb_data_format* out);
+KB_API kb_status kb_set_image_data_format(kb_data_format format);
+KB_API kb_status kb_image_dim_ordering(kb_dim_ordering* out);
+KB_API kb_status kb_set_image_dim_ordering(kb_dim_ordering ordering);
+KB_API kb_status kb_get_uid(const char* prefix, int64_t* out);
+KB_API kb_status kb_reset_uids(void);
+KB_API kb_status kb_clear_session(void);
+KB_API kb_status kb_manual_variable_initialization(int32_t value);
+KB_API kb_status kb_learning_phase(kb_tensor** out);
+KB_API kb_status kb_set_learning_phase(int32_t value);
+KB_API kb_status kb_learning_phase_scope_push(int32_t value);
+KB_API kb_status kb_learning_phase_scope_pop(void);
+KB_API kb_status kb_name_scope_push(const char* name);
+KB_API kb_status kb_name_scope_pop(void);
+
+/* ---- create -------------------------------------------------------------------------------- */
+KB_API kb_status kb_variable(const void* data, kb_data_type data_dtype, const int64_t* shape,
+                             size_t ndim, kb_data_type dtype, const char* name, kb_tensor** out);
+/* A variable initialized with the value of a tensor that needs no placeholder. */
+KB_API kb_status kb_variable_from_tensor(kb_tensor* value, kb_data_type dtype, const char* name,
+                                         kb_tensor** out);
+/* shape NULL: the value's own shape; else a scalar value fills it and a shorter list repeats
+ * its last element. */
+KB_API kb_status kb_constant(const void* data, kb_data_type data_dtype, const int64_t* value_shape,
+                             size_t value_ndim, kb_data_type dtype, const int64_t* shape,
+                             size_t ndim, const char* name, kb_tensor** out);
+/* shape NULL and ndim < 0: unknown rank; shape NULL (or ndim_of_shape 0) and ndim > 0: ndim
+ * unknown dimensions. */
+KB_API kb_status kb_placeholder(const int64_t* shape, size_t shape_len, int64_t ndim,
+                                kb_data_type dtype, int32_t sparse, const char* name,
+                                kb_tensor** out);
+KB_API kb_status kb_zeros(const int64_t* shape, size_t ndim, kb_data_type dtype, const char* name,
+                          kb_tensor** out);
+KB_API kb_status kb_ones(const int64_t* shape, size_t ndim, kb_data_type dtype, const char* name,
+                         kb_tensor** out);
+KB_API kb_status kb_eye(int64_t size, kb_data_type dtype, const char* name, kb_tensor** out);
+/* dtype KB_DTYPE_DEFAULT: x's dtype */
+KB_API kb_status kb_zeros_like(kb_tensor* x, kb_data_type dtype, const char* name, kb_tensor** out);
+KB_API kb_status kb_ones_like(kb_tensor* x, kb_data_type dtype, const char* name, kb_tensor** out);
+KB_API kb_status kb_identity(kb_tensor* x, const char* name, kb_tensor** out);
+KB_API kb_status kb_random_uniform_variable(const int64_t* shape, size_t ndim, double low,
+                                            double high, kb_data_type dtype, const char* name,
+                                            const int64_t* seed, kb_tensor** out);
+KB_API kb_status kb_random_normal_variable(const int64_t* shape, size_t ndim, double mean,
+                                           double scale, kb_data_type dtype, const char* name,
+                                           const int64_t* seed, kb_tensor** out);
+/* stop NULL: [0, start). dtype KB_DTYPE_DEFAULT: int32. */
+KB_API kb_status kb_arange(double start, const double* stop, double step, kb_data_type dtype,
+                           kb_tensor** out);
+
+/* ---- inspect ----------------------------------------------------------------------------- */
+KB_API kb_status kb_is_sparse(kb_tensor* x, int32_t* out);
+KB_API kb_status kb_is_keras_tensor(kb_tensor* x, int32_t* out);
+KB_API kb_status kb_is_tensor(kb_tensor* x, int32_t* out);
+KB_API kb_status kb_is_placeholder(kb_tensor* x, int32_t* out);
+KB_API kb_status kb_shape(kb_tensor* x, kb_tensor** out); /* symbolic int32 vector */
+/* Writes min(ndim, capacity) dims; *ndim = rank, or -1 when the rank is unknown. */
+KB_API kb_status kb_int_shape(kb_tensor* x, int64_t* dims, size_t capacity, int64_t* ndim);
+KB_API kb_status kb_get_variable_shape(kb_tensor* x, int64_t* dims, size_t capacity, int64_t* ndim);
+KB_API kb_status kb_ndim(kb_tensor* x, int64_t* out);
+KB_API kb_status kb_dtype(kb_tensor* x, kb_data_type* out);
+KB_API kb_status kb_count_params(kb_tensor* x, int64_t* out);
+
+/* ---- values ------------------------------------------------------------------------------- */
+KB_API kb_status kb_eval(kb_tensor* x, kb_tensor** out); /* a constant with x's value */
+KB_API kb_status kb_get_value(kb_tensor* x, kb_tensor** out);
+KB_API kb_status kb_set_value(kb_tensor* x, kb_tensor* value);
+KB_API kb_status kb_set_value_data(kb_tensor* x, const void* data, kb_data_type dtype,
+                                   const int64_t* shape, size_t ndim);
+KB_API kb_status kb_batch_get_value(kb_tensor* const* xs, size_t n, kb_tensor_list** out);
+KB_API kb_status kb_batch_set_value(kb_tensor* const* xs, kb_tensor* const* values, size_t n);
+KB_API kb_status kb_print_tensor(kb_tensor* x, const char* message, kb_tensor** out);
+/* Where print_tensor writes (default: stderr). sink NULL restores the default. */
+typedef void (*kb_print_sink)(const char* text, void* user_data);
+KB_API kb_status kb_set_print_sink(kb_print_sink sink, void* user_data);
+
+/* ---- function, updates, gradients ----------------------------------------------------- */
+KB_API kb_status kb_function(kb_tensor* const* inputs, size_t n_inputs, kb_tensor* const* outputs,
+                             size_t n_outputs, kb_tensor* const* updates, size_t n_updates,
+                             kb_compiled_function** out);
+/* inputs: constants (kb_tensor_from_data) in the order of the function's inputs. */
+KB_API kb_status kb_function_call(kb_compiled_function* f, kb_tensor* const* inputs,
+                                  size_t n_inputs, kb_tensor_list** outputs);
+KB_API void kb_function_release(kb_compiled_function* f);
+KB_API kb_status kb_update(kb_tensor* x, kb_tensor* new_x, kb_tensor** out);
+KB_API kb_status kb_update_add(kb_tensor* x, kb_tensor* increment, kb_tensor** out);
+KB_API kb_status kb_update_sub(kb_tensor* x, kb_tensor* decrement, kb_tensor** out);
+KB_API kb_status kb_moving_average_update(kb_tensor* x, kb_tensor* value, double momentum,
+                                          kb_tensor** out);
+KB_API kb_status kb_gradients(kb_tensor* loss, kb_tensor* const* variables, size_t n,
+                              kb_tensor_list** out);
+KB_API kb_status kb_stop_gradient(kb_tensor* x, kb_tensor** out);
+
+/* ---- elementwise --------------------------------------------------------------------------- */
+KB_API kb_status kb_square(kb_tensor* x, kb_tensor** out);
+KB_API kb_status kb_abs(kb_tensor* x, kb_tensor** out);
+KB_API kb_status kb_sqrt(kb_tensor* x, kb_tensor** out);
+KB_API kb_status kb_exp(kb_tensor* x, kb_tensor** out);
+KB_API kb_status kb_log(kb_tensor* x, kb_tensor** out);
+KB_API kb_status kb_round(kb_tensor* x, kb_tensor** out);
+KB_API kb_status kb_sign(kb_tensor* x, kb_tensor** out);
+KB_API kb_status kb_sin(kb_tensor* x, kb_tensor** out);
+KB_API kb_status kb_cos(kb_tensor* x, kb_tensor** out);
+KB_API kb_status kb_negative(kb_tensor* x, kb_tensor** out);
+KB_API kb_status kb_pow(kb_tensor* x, double a, kb_tensor** out);
+/* max_value may be +INFINITY (Keras None). */
+KB_API kb_status kb_clip(kb_tensor* x, double min_value, double max_value, kb_tensor** out);
+KB_API kb_status kb_equal(kb_tensor* x, kb_tensor* y, kb_tensor** out);
+KB_API kb_status kb_not_equal(kb_tensor* x, kb_tensor* y, kb_tensor** out);
+KB_API kb_status kb_greater(kb_tensor* x, kb_tensor* y, kb_tensor** out);
+KB_API kb_status kb_greater_equal(kb_tensor* x, kb_tensor* y, kb_tensor** out);
+KB_API kb_status kb_less(kb_tensor* x, kb_tensor* y, kb_tensor** out);
+KB_API kb_status kb_less_equal(kb_tensor* x, kb_tensor* y, kb_tensor** out);
+KB_API kb_status kb_lesser(kb_tensor* x, kb_tensor* y, kb_tensor** out);       /* legacy */
+KB_API kb_status kb_lesser_equal(kb_tensor* x, kb_tensor* y, kb_tensor** out); /* legacy */
+KB_API kb_status kb_maximum(kb_tensor* x, kb_tensor* y, kb_tensor** out);
+KB_API kb_status kb_minimum(kb_tensor* x, kb_tensor* y, kb_tensor** out);
+KB_API kb_status kb_add(kb_tensor* x, kb_tensor* y, kb_tensor** out);
+KB_API kb_status kb_subtract(kb_tensor* x, kb_tensor* y, kb_tensor** out);
+KB_API kb_status kb_multiply(kb_tensor* x, kb_tensor* y, kb_tensor** out);
+KB_API kb_status kb_divide(kb_tensor* x, kb_tensor* y, kb_tensor** out);
+KB_API kb_status kb_cast(kb_tensor* x, kb_data_type dtype, kb_tensor** out);
+
+/* ---- reduce: axes NULL = all axes ----------------------------------------------------------- */
+KB_API kb_status kb_max(kb_tensor* x, const int64_t* axes, size_t naxes, int32_t keepdims,
+                        kb_tensor** out);
+KB_API kb_status kb_min(kb_tensor* x, const int64_t* axes, size_t naxes, int32_t keepdims,
+                        kb_tensor** out);
+KB_API kb_status kb_sum(kb_tensor* x, const int64_t* axes, size_t naxes, int32_t keepdims,
+                        kb_tensor** out);
+KB_API kb_status kb_prod(kb_tensor* x, const int64_t* axes, size_t naxes, int32_t keepdims,
+                         kb_tensor** out);
+KB_API kb_status kb_mean(kb_tensor* x, const int64_t* axes, size_t naxes, int32_t keepdims,
+                         kb_tensor** out);
+KB_API kb_status kb_var(kb_tensor* x, const int64_t* axes, size_t naxes, int32_t keepdims,
+                        kb_tensor** out);
+KB_API kb_status kb_std(kb_tensor* x, const int64_t* axes, size_t naxes, int32_t keepdims,
+                        kb_tensor** out);
+KB_API kb_status kb_any(kb_tensor* x, const int64_t* axes, size_t naxes, int32_t keepdims,
+                        kb_tensor** out);
+KB_API kb_status kb_all(kb_tensor* x, const int64_t* axes, size_t naxes, int32_t keepdims,
+                        kb_tensor** out);
+KB_API kb_status kb_logsumexp(kb_tensor* x, const int64_t* axes, size_t naxes, int32_t keepdims,
+                              kb_tensor** out);
+KB_API kb_status kb_cumsum(kb_tensor* x, int64_t axis, kb_tensor** out);
+KB_API kb_status kb_cumprod(kb_tensor* x, int64_t axis, kb_tensor** out);
+KB_API kb_status kb_argmax(kb_tensor* x, int64_t axis, kb_tensor** out);
+KB_API kb_status kb_argmin(kb_tensor* x, int64_t axis, kb_tensor** out);
+
+/* ---- shape ---------------------------------------------------------------------------------- */
+KB_API kb_status kb_concatenate(kb_tensor* const* xs, size_t n, int64_t axis, kb_tensor** out);
+KB_API kb_status kb_reshape(kb_tensor* x, const int64_t* shape, size_t ndim, kb_tensor** out);
+KB_API kb_status kb_permute_dimensions(kb_tensor* x, const int64_t* pattern, size_t n,
+                                       kb_tensor** out);
+KB_API kb_status kb_repeat_elements(kb_tensor* x, int64_t rep, int64_t axis, kb_tensor** out);
+KB_API kb_status kb_repeat(kb_tensor* x, int64_t n, kb_tensor** out);
+KB_API kb_status kb_tile(kb_tensor* x, const int64_t* n, size_t count, kb_tensor** out);
+KB_API kb_status kb_flatten(kb_tensor* x, kb_tensor** out);
+KB_API kb_status kb_batch_flatten(kb_tensor* x, kb_tensor** out);
+KB_API kb_status kb_expand_dims(kb_tensor* x, int64_t axis, kb_tensor** out);
+KB_API kb_status kb_squeeze(kb_tensor* x, int64_t axis, kb_tensor** out);
+KB_API kb_status kb_stack(kb_tensor* const* xs, size_t n, int64_t axis, kb_tensor** out);
+KB_API kb_status kb_one_hot(kb_tensor* indices, int64_t num_classes, kb_tensor** out);
+KB_API kb_status kb_reverse(kb_tensor* x, const int64_t* axes, size_t naxes, kb_tensor** out);
+KB_API kb_status kb_slice(kb_tensor* x, const int64_t* start, const int64_t* size, size_t n,
+                          kb_tensor** out);
+KB_API kb_status kb_gather(kb_tensor* reference, kb_tensor* indices, kb_tensor** out);
+/* x[...] as NumPy: one (begin, end, stride) per entry; bit i of a mask applies to entry i. */
+KB_API kb_status kb_strided_slice(kb_tensor* x, const int64_t* begin, const int64_t* end,
+                                  const int64_t* strides, size_t n, int64_t begin_mask,
+                                  int64_t end_mask, int64_t shrink_axis_mask, int64_t new_axis_mask,
+                                  kb_tensor** out);
+
+/* ---- linalg ------------------------------------------------------------------------------- */
+KB_API kb_status kb_dot(kb_tensor* x, kb_tensor* y, kb_tensor** out);
+/* axes NULL: Keras None; else two entries (an int axis a is {a, a}). */
+KB_API kb_status kb_batch_dot(kb_tensor* x, kb_tensor* y, const int64_t* axes, kb_tensor** out);
+KB_API kb_status kb_transpose(kb_tensor* x, kb_tensor** out);
+
+/* ---- nn ------------------------------------------------------------------------------------ */
+KB_API kb_status kb_relu(kb_tensor* x, double alpha, const double* max_value, double threshold,
+                         kb_tensor** out);
+KB_API kb_status kb_elu(kb_tensor* x, double alpha, kb_tensor** out);
+KB_API kb_status kb_sigmoid(kb_tensor* x, kb_tensor** out);
+KB_API kb_status kb_hard_sigmoid(kb_tensor* x, kb_tensor** out);
+KB_API kb_status kb_tanh(kb_tensor* x, kb_tensor** out);
+KB_API kb_status kb_softmax(kb_tensor* x, int64_t axis, kb_tensor** out);
+KB_API kb_status kb_softplus(kb_tensor* x, kb_tensor** out);
+KB_API kb_status kb_softsign(kb_tensor* x, kb_tensor** out);
+KB_API kb_status kb_categorical_crossentropy(kb_tensor* target, kb_tensor* output,
+                                             int32_t from_logits, int64_t axis, kb_tensor** out);
+KB_API kb_status kb_sparse_categorical_crossentropy(kb_tensor* target, kb_tensor* output,
+                                                    int32_t from_logits, int64_t axis,
+                                                    kb_tensor** out);
+KB_API kb_status kb_binary_crossentropy(kb_tensor* target, kb_tensor* output, int32_t from_logits,
+                                        kb_tensor** out);
+KB_API kb_status kb_l2_normalize(kb_tensor* x, const int64_t* axes, size_t naxes, kb_tensor** out);
+KB_API kb_status kb_bias_add(kb_tensor* x, kb_tensor* bias, kb_data_format data_format,
+                             kb_tensor** out);
+KB_API kb_status kb_in_top_k(kb_tensor* predictions, kb_tensor* targets, int64_t k,
+                             kb_tensor** out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KBACKEND_H */

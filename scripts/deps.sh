@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the build and the tests need (skips what is already there).
+set -euo pipefail
+PKGS="cmake g++ pkg-config dpkg-dev file ccache libeigen3-dev libdnnl-dev ocl-icd-opencl-dev \
+libgtest-dev libgmock-dev abigail-tools python3-numpy python3-pytest clang-format"
+missing=""
+for p in $PKGS; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $missing
+fi

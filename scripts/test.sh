@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Every test: warnings-as-errors build, C ABI tests (GoogleTest), NumPy reference tests (pytest
+# over the C ABI), the example, the C ABI tests again under AddressSanitizer, and packaging.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+JOBS=${JOBS:-2}
+
+echo "== format"
+bad=$(git ls-files '*.c' '*.cpp' '*.h' | xargs clang-format --dry-run -Werror 2>&1 | grep -c "error:" || true)
+if [ "$bad" != "0" ]; then
+  git ls-files '*.c' '*.cpp' '*.h' | xargs clang-format --dry-run -Werror 2>&1 | head -20
+  echo "clang-format: $bad problems"; exit 1
+fi
+
+echo "== build (warnings as errors)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKB_WERROR=ON >/dev/null
+cmake --build build -j"$JOBS"
+
+echo "== exported symbols"
+if nm -D --defined-only build/libkbackend.so | awk '{print $3}' | grep -v '^kb_' | grep -q .; then
+  echo "symbols other than kb_* are exported:"; nm -D --defined-only build/libkbackend.so | grep -v ' kb_'; exit 1
+fi
+
+echo "== GoogleTest"
+(cd build && ctest --output-on-failure -j"$JOBS")
+
+echo "== NumPy reference tests"
+KBACKEND_LIB="$PWD/build/libkbackend.so" /usr/bin/python3 -m pytest -q tests/reference
+
+echo "== example"
+./build/train_mlp examples/data/digits.csv
+
+echo "== AddressSanitizer"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DKB_SANITIZE=ON -DKB_WERROR=ON >/dev/null
+cmake --build build-asan -j"$JOBS" --target kb_capi_tests train_mlp
+ASAN_OPTIONS=detect_leaks=1 ./build-asan/tests/kb_capi_tests --gtest_brief=1
+ASAN_OPTIONS=detect_leaks=1 ./build-asan/train_mlp examples/data/digits.csv >/dev/null
+
+if [ -f tests/packaging/run.sh ]; then
+  echo "== packaging"
+  bash tests/packaging/run.sh
+fi
+echo "ALL TESTS PASSED"
