@@ -193,6 +193,17 @@ KB_API kb_status kb_gradients(kb_tensor* loss, kb_tensor* const* variables, size
                               kb_tensor_list** out);
 KB_API kb_status kb_stop_gradient(kb_tensor* x, kb_tensor** out);
 
+/* ---- devices -------------------------------------------------------------------------------
+ * The CPU is always there. An NVIDIA GPU is used when libkbackend_cuda.so (next to
+ * libkbackend.so) loads and finds one, unless KB_DISABLE_CUDA=1. New functions run on the GPU
+ * when there is one; KB_DEVICE=cpu|cuda[:N] or kb_function_set_device override that. */
+typedef enum kb_device_kind { KB_DEVICE_CPU = 0, KB_DEVICE_CUDA = 1 } kb_device_kind;
+KB_API kb_status kb_device_count(kb_device_kind kind, int64_t* out);
+/* Why the GPU is not used ("" when it is); the string is owned by the library. */
+KB_API const char* kb_cuda_unavailable_reason(void);
+KB_API kb_status kb_function_set_device(kb_compiled_function* f, kb_device_kind kind);
+KB_API kb_status kb_function_device(kb_compiled_function* f, kb_device_kind* out);
+
 /* ---- elementwise --------------------------------------------------------------------------- */
 KB_API kb_status kb_square(kb_tensor* x, kb_tensor** out);
 KB_API kb_status kb_abs(kb_tensor* x, kb_tensor** out);

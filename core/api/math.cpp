@@ -32,7 +32,11 @@ NodePtr sqrt(const NodePtr& x) {
 }
 NodePtr exp(const NodePtr& x) { return unary_op("exp", "Exp", x); }
 NodePtr log(const NodePtr& x) { return unary_op("log", "Log", x); }
-NodePtr round(const NodePtr& x) { return unary_op("round", "Round", x); }
+NodePtr round(const NodePtr& x) {
+  require(x, "round", "x");
+  if (is_integer(x->dtype())) return x;  // tf.round returns an integer tensor unchanged
+  return unary_op("round", "Round", x);
+}
 NodePtr sign(const NodePtr& x) { return unary_op("sign", "Sign", x); }
 NodePtr sin(const NodePtr& x) { return unary_op("sin", "Sin", x); }
 NodePtr cos(const NodePtr& x) { return unary_op("cos", "Cos", x); }

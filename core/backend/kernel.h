@@ -19,6 +19,8 @@ struct KernelArgs {
 // `out` arrives with dtype and dims set. For ops marked `view` it arrives without storage (the
 // kernel may alias an input's storage or allocate); otherwise its storage is already allocated.
 using Kernel = std::function<void(const std::vector<const Buffer*>& in, Buffer& out)>;
+// A device factory may return an empty Kernel to decline (unsupported dtype): the step then
+// runs on the CPU.
 using KernelFactory = Kernel (*)(const KernelArgs& args);
 
 void register_kernel(const std::string& device, const std::string& op, KernelFactory f);

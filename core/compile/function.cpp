@@ -2,6 +2,7 @@
 
 #include <unordered_set>
 
+#include "core/backend/device.h"
 #include "core/graph/session.h"
 #include "core/ops/build.h"
 #include "core/ops/op.h"
@@ -11,7 +12,10 @@ namespace kb {
 
 Function::Function(std::vector<NodePtr> inputs, std::vector<NodePtr> outputs,
                    std::vector<NodePtr> updates)
-    : inputs_(std::move(inputs)), outputs_(std::move(outputs)), updates_(std::move(updates)) {
+    : inputs_(std::move(inputs)),
+      outputs_(std::move(outputs)),
+      updates_(std::move(updates)),
+      device_(default_device()) {
   std::unordered_set<const Node*> seen;
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const NodePtr& n = inputs_[i];
@@ -37,6 +41,18 @@ Function::Function(std::vector<NodePtr> inputs, std::vector<NodePtr> outputs,
            "' is needed to compute the outputs but is not among the inputs");
 }
 
+Device Function::device() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return device_;
+}
+
+void Function::set_device(Device d) {
+  check(d == Device::cpu || device_api(d) != nullptr, Status::device, "function: no ",
+        device_name(d), " device (", cuda_unavailable_reason(), ")");
+  std::lock_guard<std::mutex> l(mu_);
+  device_ = d;
+}
+
 size_t Function::cached_plans() const {
   std::lock_guard<std::mutex> l(mu_);
   return cache_.size();
@@ -58,19 +74,22 @@ std::vector<std::shared_ptr<Buffer>> Function::call(std::vector<std::shared_ptr<
   key += "phase=" + std::to_string(phase);
   std::shared_ptr<Plan> plan;
   std::lock_guard<std::mutex> l(mu_);
+  key += device_name(device_);
   auto it = cache_.find(key);
   if (it != cache_.end()) {
     plan = it->second;
   } else {
-    plan = build_plan(inputs_, types, outputs_, updates_, phase);
+    plan = build_plan(inputs_, types, outputs_, updates_, phase, device_);
     cache_[key] = plan;
   }
-  return run_plan(*plan, inputs);
+  auto results = run_plan(*plan, inputs);
+  for (auto& r : results) r = to_host(r);
+  return results;
 }
 
 std::shared_ptr<Buffer> evaluate(const NodePtr& x) {
   check(x != nullptr, Status::invalid_argument, "eval: the tensor is NULL");
-  if (x->is("Constant") || x->is("Variable")) return x->value;
+  if (x->is("Constant") || x->is("Variable")) return to_host(x->value);
   Function f({}, {x}, {});
   return f.call({})[0];
 }

@@ -16,15 +16,18 @@ class Function {
   // Inputs are concrete values (converted to the placeholders' dtypes when they differ).
   std::vector<std::shared_ptr<Buffer>> call(std::vector<std::shared_ptr<Buffer>> inputs);
   size_t num_inputs() const { return inputs_.size(); }
+  Device device() const;
+  void set_device(Device d);
   size_t cached_plans() const;
 
  private:
   std::vector<NodePtr> inputs_, outputs_, updates_;
+  Device device_;
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Plan>> cache_;
 };
 
-// Evaluates a tensor that depends on no placeholder.
+// Evaluates a tensor that depends on no placeholder; the result is in host memory.
 std::shared_ptr<Buffer> evaluate(const NodePtr& x);
 
 // Converts a buffer to another dtype (NumPy-like casting).

@@ -6,6 +6,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "core/backend/device.h"
 #include "core/graph/scalar.h"
 #include "core/ops/op.h"
 #include "core/util/error.h"
@@ -65,8 +66,9 @@ std::shared_ptr<Buffer> evaluate_now(const Node& n, const std::vector<TensorType
 std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
                                  const std::vector<TensorType>& input_types,
                                  const std::vector<NodePtr>& outputs,
-                                 const std::vector<NodePtr>& updates, int phase) {
+                                 const std::vector<NodePtr>& updates, int phase, Device device) {
   auto plan = std::make_shared<Plan>();
+  plan->device = device;
   // Updates may carry further updates as extra inputs (hidden state): collect them all.
   std::vector<NodePtr> assigns;
   for (auto& u : updates) {
@@ -149,10 +151,15 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
       si.type = n.op->infer(in_types, n.attrs);
       check(si.type.shape.fully_known(), Status::shape, n.op->name,
             ": could not determine the shape of '", n.name, "' for these inputs");
-      KernelFactory f = find_kernel("cpu", n.op->name);
-      check(f != nullptr, Status::not_implemented, n.op->name, ": no CPU kernel");
+      KernelFactory cpu_f = find_kernel("cpu", n.op->name);
+      check(cpu_f != nullptr, Status::not_implemented, n.op->name, ": no CPU kernel");
+      // Run on the plan's device when it has a kernel for this op, else on the CPU.
+      KernelFactory f =
+          device == Device::cpu ? nullptr : find_kernel(device_name(device), n.op->name);
+      Device step_device = f ? device : Device::cpu;
+      if (!f) f = cpu_f;
       if (!n.op->stateful && (all_const || n.op->shape_only)) {
-        Kernel k = f(KernelArgs{n, in_types, si.type});
+        Kernel k = cpu_f(KernelArgs{n, in_types, si.type});
         std::vector<std::shared_ptr<Buffer>> ins;
         for (auto& c : n.inputs) ins.push_back(info.at(c.get()).constant);
         if (n.op->shape_only) {
@@ -180,9 +187,15 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
             st.in.push_back(ci.slot);
           }
           st.kernel = f(KernelArgs{n, in_types, si.type});
+          if (!st.kernel && step_device != Device::cpu) {
+            // The device declined these types (an empty kernel): run this step on the CPU.
+            st.kernel = cpu_f(KernelArgs{n, in_types, si.type});
+            step_device = Device::cpu;
+          }
           st.out_type = si.type;
           st.view = n.op->view;
           st.node = &n;
+          st.device = step_device;
           si.slot = new_slot();
           st.out = si.slot;
           plan->steps.push_back(std::move(st));
@@ -205,6 +218,16 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
   for (auto& o : outputs) plan->outputs.push_back(slot_of(o));
   for (auto& a : assigns) plan->updates.push_back({a->inputs[0], slot_of(a->inputs[1])});
 
+  // Constants read by device steps are copied there once, now.
+  if (device != Device::cpu) {
+    std::vector<bool> on_device(plan->num_slots, false);
+    for (auto& st : plan->steps)
+      if (st.device == device)
+        for (int s : st.in) on_device[s] = true;
+    for (auto& [s, b] : plan->constants)
+      if (on_device[s]) b = transfer(b, device);
+  }
+
   // Lifetimes: free a computed buffer after its last reader, unless it is returned or written.
   std::vector<int> last(plan->num_slots, -1);
   for (size_t i = 0; i < plan->steps.size(); ++i)
@@ -220,14 +243,22 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
 std::vector<std::shared_ptr<Buffer>> run_plan(const Plan& plan,
                                               const std::vector<std::shared_ptr<Buffer>>& inputs) {
   std::vector<std::shared_ptr<Buffer>> slots(plan.num_slots);
-  for (auto& [idx, s] : plan.inputs) slots[s] = inputs[idx];
-  for (auto& [var, s] : plan.variables) slots[s] = var->value;
+  for (auto& [idx, s] : plan.inputs) slots[s] = transfer(inputs[idx], plan.device);
+  for (auto& [var, s] : plan.variables) {
+    // Variables live where they are used: move them to the plan's device once.
+    if (var->value->device != plan.device) var->value = transfer(var->value, plan.device);
+    slots[s] = var->value;
+  }
   for (auto& [s, b] : plan.constants) slots[s] = b;
   std::vector<const Buffer*> ins;
   for (const Step& st : plan.steps) {
     ins.clear();
-    for (int s : st.in) ins.push_back(slots[s].get());
+    for (int s : st.in) {
+      if (slots[s]->device != st.device) slots[s] = transfer(slots[s], st.device);
+      ins.push_back(slots[s].get());
+    }
     auto out = std::make_shared<Buffer>(st.out_type.dtype, st.out_type.shape.dims);
+    out->device = st.device;
     if (!st.view) out->allocate();
     st.kernel(ins, *out);
     if (!out->storage) out->allocate();

@@ -16,9 +16,11 @@ struct Step {
   bool view = false;
   std::vector<int> release;  // slots whose last reader is this step
   const Node* node = nullptr;
+  Device device = Device::cpu;  // where the kernel runs (the plan's device, or a CPU fallback)
 };
 
 struct Plan {
+  Device device = Device::cpu;
   int num_slots = 0;
   std::vector<std::pair<size_t, int>> inputs;      // (function input index, slot)
   std::vector<std::pair<NodePtr, int>> variables;  // read when the plan runs
@@ -33,9 +35,10 @@ struct Plan {
 std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
                                  const std::vector<TensorType>& input_types,
                                  const std::vector<NodePtr>& outputs,
-                                 const std::vector<NodePtr>& updates, int phase);
+                                 const std::vector<NodePtr>& updates, int phase,
+                                 Device device = Device::cpu);
 
-// Runs a plan; returns the output buffers and applies the updates.
+// Runs a plan; returns the output buffers (on the plan's device) and applies the updates.
 std::vector<std::shared_ptr<Buffer>> run_plan(const Plan& plan,
                                               const std::vector<std::shared_ptr<Buffer>>& inputs);
 

@@ -11,19 +11,6 @@
 namespace kb::cpu {
 namespace {
 
-template <ScalarDomain D, class T>
-constexpr bool in_domain() {
-  if constexpr (D == ScalarDomain::F) {
-    return is_float_v<T>;
-  } else if constexpr (D == ScalarDomain::N) {
-    return !std::is_same_v<T, bool>;
-  } else if constexpr (D == ScalarDomain::B) {
-    return std::is_same_v<T, bool>;
-  } else {
-    return true;
-  }
-}
-
 template <ScalarDomain D, ScalarResult R, class F>
 Kernel unary_kernel(const KernelArgs& k, F f) {
   return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
@@ -111,20 +98,10 @@ KB_BINARY_OPS(KB_CPU_BINARY)
 
 template <class S, class D>
 D convert(S v) {
-  if constexpr (std::is_same_v<D, bool>) {
-    return compute_t<S>(v) != compute_t<S>(0);
-  } else if constexpr (std::is_same_v<D, half>) {
-    return half(float(compute_t<S>(v)));
-  } else if constexpr (std::is_integral_v<D> && is_float_v<S>) {
-    // Float to int truncates like a C cast; NaN and out-of-range values saturate.
-    compute_t<S> x = v;
-    if (std::isnan(double(x))) return D(0);
-    if (double(x) >= double(std::numeric_limits<D>::max())) return std::numeric_limits<D>::max();
-    if (double(x) <= double(std::numeric_limits<D>::lowest()))
-      return std::numeric_limits<D>::lowest();
-    return D(x);
+  if constexpr (std::is_same_v<D, half>) {
+    return half(convert_value<compute_t<S>, float>(compute_t<S>(v)));
   } else {
-    return D(compute_t<S>(v));
+    return convert_value<compute_t<S>, D>(compute_t<S>(v));
   }
 }
 

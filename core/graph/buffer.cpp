@@ -5,8 +5,14 @@
 
 namespace kb {
 
+void allocate_on_device(Buffer& b, size_t bytes);  // core/backend/device.cpp
+
 void Buffer::allocate() {
   size_t bytes = nbytes();
+  if (device != Device::cpu) {
+    allocate_on_device(*this, bytes);
+    return;
+  }
   size_t rounded = ((bytes + 63) / 64) * 64;
   if (rounded == 0) rounded = 64;
   void* p = std::aligned_alloc(64, rounded);

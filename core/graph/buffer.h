@@ -8,10 +8,13 @@
 
 namespace kb {
 
+enum class Device : int32_t { cpu = 0, cuda = 1 };
+
 struct Buffer {
   DType dtype = DType::f32;
   Dims dims;
   std::shared_ptr<void> storage;  // may alias another buffer's storage (views)
+  Device device = Device::cpu;    // where storage lives
 
   Buffer() = default;
   Buffer(DType t, Dims d) : dtype(t), dims(std::move(d)) {}
@@ -23,7 +26,7 @@ struct Buffer {
   T* as() const {
     return static_cast<T*>(storage.get());
   }
-  // Allocates fresh storage for dims (64-byte aligned).
+  // Allocates fresh storage for dims on `device` (host memory is 64-byte aligned).
   void allocate();
   static std::shared_ptr<Buffer> make(DType t, Dims d);
   static std::shared_ptr<Buffer> from_bytes(DType t, Dims d, const void* src);

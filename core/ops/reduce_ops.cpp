@@ -45,8 +45,19 @@ Grads grad_reduce(const NodePtr& n, const NodePtr& dy) {
   switch (mode) {
     case ReduceMode::sum:
       return {g};
-    case ReduceMode::prod:
-      return {div(mul(g, unreduce(n, x, axes, keep)), x)};
+    case ReduceMode::prod: {
+      // The product of the other elements, also where x has zeros (as TensorFlow's _ProdGrad):
+      // with no zero it is prod / x; at the only zero, the product of the rest; else 0.
+      NodePtr is_zero = binary("Equal", x, scalar_like(x, 0.0));
+      NodePtr safe = select(is_zero, fill_like(x, 1.0, x->dtype()), x);
+      NodePtr rest = unreduce(reduce(safe, ReduceMode::prod, axes, keep), x, axes, keep);
+      NodePtr zeros = unreduce(reduce_sum(cast(is_zero, x->dtype()), axes, keep), x, axes, keep);
+      NodePtr none = fill_like(x, 0.0, x->dtype());
+      NodePtr at_zero = select(binary("Equal", zeros, scalar_like(x, 1.0)), rest, none);
+      NodePtr elsewhere =
+          select(binary("Equal", zeros, scalar_like(x, 0.0)), div(rest, safe), none);
+      return {mul(g, select(is_zero, at_zero, elsewhere))};
+    }
     case ReduceMode::max:
     case ReduceMode::min: {
       NodePtr hit = cast(binary("Equal", x, unreduce(n, x, axes, keep)), x->dtype());

@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "core/graph/dtype.h"
+#include "core/ops/scalar_ops.h"
 #include "core/util/error.h"
 #include "core/util/half.h"
 
@@ -40,5 +41,19 @@ decltype(auto) dispatch_dtype(DType t, F&& f) {
 
 template <class T>
 constexpr bool is_float_v = std::is_floating_point_v<T> || std::is_same_v<T, half>;
+
+// Whether a scalar-op domain (core/ops/scalar_ops.h) admits storage type T.
+template <ScalarDomain D, class T>
+constexpr bool in_domain() {
+  if constexpr (D == ScalarDomain::F) {
+    return is_float_v<T>;
+  } else if constexpr (D == ScalarDomain::N) {
+    return !std::is_same_v<T, bool>;
+  } else if constexpr (D == ScalarDomain::B) {
+    return std::is_same_v<T, bool>;
+  } else {
+    return true;
+  }
+}
 
 }  // namespace kb

@@ -1,0 +1,128 @@
+#include "core/backend/device.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+
+#include "core/util/error.h"
+
+namespace kb {
+
+namespace {
+const DeviceApi* g_cuda = nullptr;
+std::string g_reason = "not probed";
+std::once_flag g_probe;
+
+void host_register_kernel(const char* device, const char* op, KernelFactory f) {
+  register_kernel(device, op, f);
+}
+void host_register_device(Device d, const DeviceApi* api) { register_device(d, api); }
+
+void probe_cuda() {
+  if (const char* off = std::getenv("KB_DISABLE_CUDA"); off && std::string(off) == "1") {
+    g_reason = "disabled by KB_DISABLE_CUDA=1";
+    return;
+  }
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<void*>(&probe_cuda), &info) || !info.dli_fname) {
+    g_reason = "cannot locate the core library";
+    return;
+  }
+  std::string dir = info.dli_fname;
+  auto slash = dir.rfind('/');
+  dir = slash == std::string::npos ? "." : dir.substr(0, slash);
+  std::string path = dir + "/libkbackend_cuda.so";
+  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char* e = dlerror();
+    g_reason = std::string("plugin not loaded: ") + (e ? e : path);
+    return;
+  }
+  auto init = reinterpret_cast<PluginInitFn>(dlsym(h, "kb_cuda_plugin_init"));
+  if (!init) {
+    g_reason = "plugin has no kb_cuda_plugin_init";
+    return;  // never dlclose: static objects of the plugin may be referenced
+  }
+  static const PluginHost host{kPluginHostVersion, host_register_kernel, host_register_device};
+  char reason[512] = {0};
+  if (init(&host, reason, sizeof reason) != 0) {
+    g_reason = std::string("CUDA unavailable: ") + reason;
+    g_cuda = nullptr;
+    return;
+  }
+  if (!g_cuda) {
+    g_reason = "plugin registered no device";
+    return;
+  }
+  g_reason.clear();
+}
+}  // namespace
+
+void register_device(Device d, const DeviceApi* api) {
+  if (d == Device::cuda) g_cuda = api;
+}
+
+const DeviceApi* device_api(Device d) {
+  if (d == Device::cuda) return cuda_available() ? g_cuda : nullptr;
+  return nullptr;
+}
+
+bool cuda_available() {
+  std::call_once(g_probe, probe_cuda);
+  return g_cuda != nullptr;
+}
+
+std::string cuda_unavailable_reason() {
+  cuda_available();
+  return g_reason;
+}
+
+int64_t device_count(Device d) {
+  if (d == Device::cpu) return 1;
+  return cuda_available() ? 1 : 0;
+}
+
+const char* device_name(Device d) { return d == Device::cpu ? "cpu" : "cuda"; }
+
+Device default_device() {
+  const char* env = std::getenv("KB_DEVICE");
+  if (env) {
+    std::string s(env);
+    if (s == "cpu") return Device::cpu;
+    if (s.rfind("cuda", 0) == 0) return cuda_available() ? Device::cuda : Device::cpu;
+  }
+  return cuda_available() ? Device::cuda : Device::cpu;
+}
+
+void allocate_on_device(Buffer& b, size_t bytes) {
+  const DeviceApi* api = device_api(b.device);
+  check(api != nullptr, Status::device, "no ", device_name(b.device), " device");
+  void* p = api->alloc(bytes == 0 ? 64 : bytes);
+  if (!p) throw std::bad_alloc();
+  auto free_fn = api->free;
+  b.storage = std::shared_ptr<void>(p, [free_fn](void* q) { free_fn(q); });
+}
+
+std::shared_ptr<Buffer> transfer(const std::shared_ptr<Buffer>& b, Device to) {
+  if (!b || b->device == to) return b;
+  auto out = std::make_shared<Buffer>(b->dtype, b->dims);
+  out->device = to;
+  out->allocate();
+  size_t n = b->nbytes();
+  if (n) {
+    if (to == Device::cpu)
+      device_api(b->device)->copy_to_host(out->data(), b->data(), n);
+    else
+      device_api(to)->copy_to_device(out->data(), b->data(), n);
+  }
+  return out;
+}
+
+std::shared_ptr<Buffer> to_host(const std::shared_ptr<Buffer>& b) {
+  return transfer(b, Device::cpu);
+}
+
+}  // namespace kb

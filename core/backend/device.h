@@ -1,0 +1,50 @@
+// Devices: the CPU always; an NVIDIA GPU when the CUDA plugin (libkbackend_cuda.so, next to the
+// core library) loads and finds one. Devices are reached through function tables so that the
+// plugin, a separately loaded module, can provide them.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/backend/kernel.h"
+#include "core/graph/buffer.h"
+
+namespace kb {
+
+struct DeviceApi {
+  const char* name;              // "cuda"
+  void* (*alloc)(size_t bytes);  // throws nothing; nullptr on failure
+  void (*free)(void* p);
+  void (*copy_to_device)(void* dst, const void* src, size_t bytes);
+  void (*copy_to_host)(void* dst, const void* src, size_t bytes);
+  void (*synchronize)();
+};
+
+// What the core hands to the plugin's entry point `kb_cuda_plugin_init`.
+struct PluginHost {
+  int32_t version;
+  void (*register_kernel)(const char* device, const char* op, KernelFactory f);
+  void (*register_device)(Device device, const DeviceApi* api);
+};
+constexpr int32_t kPluginHostVersion = 1;
+// Returns 0 on success; otherwise writes a reason (NUL-terminated) into reason[reason_size].
+using PluginInitFn = int32_t (*)(const PluginHost* host, char* reason, size_t reason_size);
+
+void register_device(Device device, const DeviceApi* api);
+const DeviceApi* device_api(Device device);  // nullptr when absent
+
+// Loads the CUDA plugin once (unless KB_DISABLE_CUDA=1); true when a GPU is usable.
+bool cuda_available();
+// Why CUDA is not used ("" when it is).
+std::string cuda_unavailable_reason();
+int64_t device_count(Device device);
+// The device a new function runs on: KB_DEVICE=cpu|cuda[:N], else the GPU when there is one.
+Device default_device();
+const char* device_name(Device d);
+
+// A copy of `b` on `to` (b itself when it is already there).
+std::shared_ptr<Buffer> transfer(const std::shared_ptr<Buffer>& b, Device to);
+std::shared_ptr<Buffer> to_host(const std::shared_ptr<Buffer>& b);
+
+}  // namespace kb

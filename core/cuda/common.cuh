@@ -1,0 +1,65 @@
+// Shared pieces of the CUDA plugin: the stream, errors, launch sizes, registration, and the
+// strided index arithmetic of broadcasting kernels.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "core/backend/kernel.h"
+#include "core/util/dispatch.h"
+
+namespace kb::cuda {
+
+cudaStream_t stream();
+void check_cuda(cudaError_t e, const char* what);
+// Scratch memory from the plugin's caching allocator (stream-ordered reuse).
+void* scratch_alloc(size_t bytes);
+void scratch_free(void* p);
+
+inline unsigned blocks_for(int64_t n, int threads = 256) {
+  int64_t b = (n + threads - 1) / threads;
+  if (b < 1) b = 1;
+  return unsigned(b > 65535 * 16 ? 65535 * 16 : b);
+}
+inline void after_launch(const char* what) { check_cuda(cudaGetLastError(), what); }
+
+// Kernels registered by the translation units of the plugin, handed to the core at init.
+struct Registration {
+  const char* op;
+  KernelFactory factory;
+};
+std::vector<Registration>& registrations();
+struct Registrar {
+  Registrar(const char* op, KernelFactory f) { registrations().push_back({op, f}); }
+};
+
+constexpr int kMaxDims = 8;
+
+// Up to three operands iterated over the same output index space.
+struct StridedMap {
+  int rank = 0;
+  int64_t dims[kMaxDims] = {};
+  int64_t stride[3][kMaxDims] = {};
+
+  __device__ void offsets(int64_t i, int64_t* off, int n) const {
+    for (int k = 0; k < n; ++k) off[k] = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      int64_t idx = i % dims[d];
+      i /= dims[d];
+      for (int k = 0; k < n; ++k) off[k] += idx * stride[k][d];
+    }
+  }
+};
+
+// Builds a map over out dims with broadcast strides for each input dims list.
+StridedMap make_map(const Dims& out, const std::vector<Dims>& ins);
+
+// out = in with axes permuted (out's dims are in's dims permuted by perm).
+void transpose_on_device(const Buffer& in, Buffer& out, const std::vector<int64_t>& perm);
+
+// Storage types the CUDA kernels handle; float16 declines (runs on the CPU).
+template <class T>
+constexpr bool cuda_type_v = !std::is_same_v<T, half>;
+
+}  // namespace kb::cuda

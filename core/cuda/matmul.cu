@@ -1,0 +1,91 @@
+// CUDA MatMul through cuBLAS (strided batched GEMM, row-major by computing C^T = B^T A^T).
+#include <cublas_v2.h>
+
+#include <mutex>
+
+#include "core/cuda/common.cuh"
+
+namespace kb::cuda {
+namespace {
+
+using Ins = std::vector<const Buffer*>;
+
+cublasHandle_t handle() {
+  static cublasHandle_t h = nullptr;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) h = nullptr;
+  });
+  check(h != nullptr, Status::device, "cuda: cublasCreate failed");
+  cublasSetStream(h, stream());
+  return h;
+}
+
+void check_blas(cublasStatus_t s) {
+  check(s == CUBLAS_STATUS_SUCCESS, Status::device, "cuda: cuBLAS error ", int(s));
+}
+
+struct Gemm {
+  int64_t batch = 1, m = 0, n = 0, k = 0, a_rows = 0, a_cols = 0, b_rows = 0, b_cols = 0;
+  bool ta = false, tb = false;
+};
+
+template <class T>
+__global__ void zero_kernel(T* o, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
+    o[i] = T(0);
+}
+
+template <class T>
+void gemm(const Gemm& g, const T* a, const T* b, T* c) {
+  const T one = 1, zero = 0;
+  cublasOperation_t opb = g.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opa = g.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if constexpr (std::is_same_v<T, float>) {
+    check_blas(cublasSgemmStridedBatched(handle(), opb, opa, int(g.n), int(g.m), int(g.k), &one, b,
+                                         int(g.b_cols), g.b_rows * g.b_cols, a, int(g.a_cols),
+                                         g.a_rows * g.a_cols, &zero, c, int(g.n), g.m * g.n,
+                                         int(g.batch)));
+  } else {
+    check_blas(cublasDgemmStridedBatched(handle(), opb, opa, int(g.n), int(g.m), int(g.k), &one, b,
+                                         int(g.b_cols), g.b_rows * g.b_cols, a, int(g.a_cols),
+                                         g.a_rows * g.a_cols, &zero, c, int(g.n), g.m * g.n,
+                                         int(g.batch)));
+  }
+}
+
+Kernel make_matmul(const KernelArgs& k) {
+  const Dims& ad = k.in[0].shape.dims;
+  const Dims& bd = k.in[1].shape.dims;
+  size_t r = ad.size();
+  Gemm g;
+  g.ta = k.node.attrs.i("transpose_a") != 0;
+  g.tb = k.node.attrs.i("transpose_b") != 0;
+  for (size_t i = 0; i + 2 < r; ++i) g.batch *= ad[i];
+  g.a_rows = ad[r - 2], g.a_cols = ad[r - 1], g.b_rows = bd[r - 2], g.b_cols = bd[r - 1];
+  g.m = g.ta ? g.a_cols : g.a_rows;
+  g.k = g.ta ? g.a_rows : g.a_cols;
+  g.n = g.tb ? g.b_rows : g.b_cols;
+  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, double>) {
+      return Kernel{};
+    } else {
+      return [g](const Ins& in, Buffer& out) {
+        int64_t n = out.numel();
+        if (n == 0) return;
+        if (g.k == 0) {
+          zero_kernel<<<blocks_for(n), 256, 0, stream()>>>(out.as<T>(), n);
+          after_launch("matmul");
+          return;
+        }
+        gemm<T>(g, in[0]->as<T>(), in[1]->as<T>(), out.as<T>());
+      };
+    }
+  });
+}
+Registrar reg_matmul("MatMul", make_matmul);
+
+}  // namespace
+}  // namespace kb::cuda

@@ -1,0 +1,146 @@
+// The CUDA plugin's entry point, its device (memory, copies, stream) and a caching allocator.
+#include <cublas_v2.h>
+
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "core/backend/device.h"
+#include "core/cuda/common.cuh"
+
+namespace kb::cuda {
+
+namespace {
+cudaStream_t g_stream = nullptr;
+std::mutex g_pool_mu;
+std::multimap<size_t, void*> g_free;  // cached blocks by size
+std::map<void*, size_t> g_sizes;      // live and cached blocks
+
+size_t round_size(size_t n) { return ((n + 511) / 512) * 512; }
+
+void* pool_alloc(size_t bytes) {
+  size_t n = round_size(bytes);
+  {
+    std::lock_guard<std::mutex> l(g_pool_mu);
+    auto it = g_free.find(n);
+    if (it != g_free.end()) {
+      void* p = it->second;
+      g_free.erase(it);
+      return p;
+    }
+  }
+  void* p = nullptr;
+  if (cudaMalloc(&p, n) != cudaSuccess) {
+    // Give the cache back and try once more.
+    cudaStreamSynchronize(g_stream);
+    std::lock_guard<std::mutex> l(g_pool_mu);
+    for (auto& kv : g_free) {
+      cudaFree(kv.second);
+      g_sizes.erase(kv.second);
+    }
+    g_free.clear();
+    if (cudaMalloc(&p, n) != cudaSuccess) return nullptr;
+  }
+  std::lock_guard<std::mutex> l(g_pool_mu);
+  g_sizes[p] = n;
+  return p;
+}
+
+// One stream: work queued later reuses a block only after earlier work on it, so freed blocks
+// can be handed out again at once.
+void pool_free(void* p) {
+  if (!p) return;
+  std::lock_guard<std::mutex> l(g_pool_mu);
+  auto it = g_sizes.find(p);
+  if (it == g_sizes.end()) return;
+  g_free.emplace(it->second, p);
+}
+
+void copy_to_device(void* dst, const void* src, size_t n) {
+  check_cuda(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, g_stream), "copy to device");
+  check_cuda(cudaStreamSynchronize(g_stream), "copy to device");
+}
+void copy_to_host(void* dst, const void* src, size_t n) {
+  check_cuda(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, g_stream), "copy to host");
+  check_cuda(cudaStreamSynchronize(g_stream), "copy to host");
+}
+void synchronize() { check_cuda(cudaStreamSynchronize(g_stream), "synchronize"); }
+
+const DeviceApi kApi{"cuda", pool_alloc, pool_free, copy_to_device, copy_to_host, synchronize};
+}  // namespace
+
+cudaStream_t stream() { return g_stream; }
+
+void check_cuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) fail(Status::device, "cuda: ", what, ": ", cudaGetErrorString(e));
+}
+
+void* scratch_alloc(size_t bytes) {
+  void* p = pool_alloc(bytes);
+  if (!p) fail(Status::out_of_memory, "cuda: out of device memory (", bytes, " bytes)");
+  return p;
+}
+void scratch_free(void* p) { pool_free(p); }
+
+std::vector<Registration>& registrations() {
+  static std::vector<Registration> r;
+  return r;
+}
+
+StridedMap make_map(const Dims& out, const std::vector<Dims>& ins) {
+  check(out.size() <= size_t(kMaxDims), Status::not_implemented, "cuda: rank ", out.size(),
+        " is above ", kMaxDims);
+  StridedMap m;
+  m.rank = int(out.size());
+  for (size_t d = 0; d < out.size(); ++d) m.dims[d] = out[d];
+  for (size_t k = 0; k < ins.size(); ++k) {
+    const Dims& in = ins[k];
+    size_t off = out.size() - in.size();
+    int64_t acc = 1;
+    for (size_t d = in.size(); d-- > 0;) {
+      m.stride[k][off + d] = in[d] == 1 ? 0 : acc;
+      acc *= in[d];
+    }
+  }
+  return m;
+}
+
+}  // namespace kb::cuda
+
+extern "C" __attribute__((visibility("default"))) int32_t kb_cuda_plugin_init(
+    const kb::PluginHost* host, char* reason, size_t reason_size) {
+  auto say = [&](const std::string& s) {
+    if (reason && reason_size) {
+      std::strncpy(reason, s.c_str(), reason_size - 1);
+      reason[reason_size - 1] = 0;
+    }
+  };
+  try {
+    if (!host || host->version != kb::kPluginHostVersion) {
+      say("core and plugin versions differ");
+      return 1;
+    }
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+      say(std::string("cudaGetDeviceCount: ") + cudaGetErrorString(e));
+      return 1;
+    }
+    if (count == 0) {
+      say("no CUDA device");
+      return 1;
+    }
+    if (cudaSetDevice(0) != cudaSuccess ||
+        cudaStreamCreateWithFlags(&kb::cuda::g_stream, cudaStreamNonBlocking) != cudaSuccess) {
+      say("cannot create a CUDA stream");
+      return 1;
+    }
+    for (auto& r : kb::cuda::registrations()) host->register_kernel("cuda", r.op, r.factory);
+    host->register_device(kb::Device::cuda, &kb::cuda::kApi);
+    return 0;
+  } catch (const std::exception& ex) {
+    say(ex.what());
+    return 1;
+  }
+}

@@ -1,0 +1,235 @@
+// CUDA reductions (Reduce, SumToLike) and softmax / log-softmax.
+#include <cfloat>
+
+#include "core/backend/reduce_plan.h"
+#include "core/cuda/common.cuh"
+#include "core/ops/build.h"
+
+namespace kb::cuda {
+namespace {
+
+using Ins = std::vector<const Buffer*>;
+constexpr int kThreads = 256;
+
+template <class T>
+using acc_t = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
+
+template <class A>
+__device__ A reduce_identity(int mode) {
+  if (mode == 0) return A(0);
+  if (mode == 1) return A(1);
+  if constexpr (std::is_floating_point_v<A>) {
+    return mode == 2 ? A(-INFINITY) : A(INFINITY);
+  } else {
+    return mode == 2 ? std::numeric_limits<A>::lowest() : std::numeric_limits<A>::max();
+  }
+}
+
+template <class A>
+__device__ A combine(int mode, A acc, A v) {
+  switch (mode) {
+    case 0:
+      return acc + v;
+    case 1:
+      return acc * v;
+    case 2:
+      return (v > acc || v != v) ? v : acc;
+    default:
+      return (v < acc || v != v) ? v : acc;
+  }
+}
+
+// One block per row of length r (inner == 1).
+template <class T, class A>
+__global__ void reduce_rows(const T* x, T* out, int64_t outer, int64_t r, int mode) {
+  __shared__ A part[kThreads];
+  for (int64_t row = blockIdx.x; row < outer; row += gridDim.x) {
+    A acc = reduce_identity<A>(mode);
+    for (int64_t j = threadIdx.x; j < r; j += blockDim.x)
+      acc = combine<A>(mode, acc, A(x[row * r + j]));
+    part[threadIdx.x] = acc;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+      if (int(threadIdx.x) < s)
+        part[threadIdx.x] = combine<A>(mode, part[threadIdx.x], part[threadIdx.x + s]);
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) out[row] = T(part[0]);
+    __syncthreads();
+  }
+}
+
+// One thread per output (outer, inner), walking the reduced axis with stride inner.
+template <class T, class A>
+__global__ void reduce_cols(const T* x, T* out, int64_t outer, int64_t r, int64_t inner, int mode) {
+  int64_t n = outer * inner;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t o = i / inner, k = i % inner;
+    const T* p = x + o * r * inner + k;
+    A acc = reduce_identity<A>(mode);
+    for (int64_t j = 0; j < r; ++j) acc = combine<A>(mode, acc, A(p[j * inner]));
+    out[i] = T(acc);
+  }
+}
+
+template <class T>
+void run_reduce(int mode, const ReducePlan& p, const Buffer& in, Buffer& out) {
+  using A = acc_t<T>;
+  const T* x = in.as<T>();
+  std::shared_ptr<void> tmp;
+  if (p.needs_transpose) {
+    Buffer t(in.dtype, Dims{});
+    Dims td(p.perm.size());
+    for (size_t i = 0; i < p.perm.size(); ++i) td[i] = in.dims[p.perm[i]];
+    t.dims = td;
+    t.device = Device::cuda;
+    tmp = std::shared_ptr<void>(scratch_alloc(in.nbytes()), scratch_free);
+    t.storage = tmp;
+    transpose_on_device(in, t, p.perm);
+    x = t.as<T>();
+  }
+  if (p.outer * p.inner == 0) return;
+  if (p.inner == 1) {
+    unsigned grid = unsigned(p.outer < 65535 * 4 ? p.outer : 65535 * 4);
+    reduce_rows<T, A><<<grid, kThreads, 0, stream()>>>(x, out.as<T>(), p.outer, p.r, mode);
+  } else {
+    int64_t n = p.outer * p.inner;
+    reduce_cols<T, A>
+        <<<blocks_for(n), kThreads, 0, stream()>>>(x, out.as<T>(), p.outer, p.r, p.inner, mode);
+  }
+  after_launch("reduce");
+}
+
+template <class F>
+Kernel reduce_kernel(DType t, F&& make) {
+  return dispatch_dtype(t, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    if constexpr (!cuda_type_v<T>) {
+      return Kernel{};
+    } else if constexpr (std::is_same_v<T, bool>) {
+      return make(uint8_t{});
+    } else {
+      return make(T{});
+    }
+  });
+}
+
+Kernel make_reduce(const KernelArgs& k) {
+  int mode = int(k.node.attrs.i("mode"));
+  std::vector<int64_t> axes;
+  int64_t rank = k.in[0].shape.rank();
+  for (int64_t a : k.node.attrs.ints("axes")) axes.push_back(a < 0 ? a + rank : a);
+  ReducePlan p = plan_reduce(k.in[0].shape.dims, axes);
+  return reduce_kernel(k.in[0].dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    return [mode, p](const Ins& in, Buffer& out) { run_reduce<T>(mode, p, *in[0], out); };
+  });
+}
+Registrar reg_reduce("Reduce", make_reduce);
+
+Kernel make_sum_to_like(const KernelArgs& k) {
+  const Dims& gd = k.in[0].shape.dims;
+  const Dims& ld = k.out.shape.dims;
+  if (gd == ld) return [](const Ins& in, Buffer& out) { out.storage = in[0]->storage; };
+  ReducePlan p = plan_reduce(gd, sum_to_axes(gd, ld));
+  return reduce_kernel(k.in[0].dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    if constexpr (std::is_same_v<T, uint8_t>) {
+      return Kernel{};
+    } else {
+      return [p](const Ins& in, Buffer& out) {
+        if (!out.storage)
+          out.storage = std::shared_ptr<void>(scratch_alloc(out.nbytes()), scratch_free);
+        run_reduce<T>(0, p, *in[0], out);
+      };
+    }
+  });
+}
+Registrar reg_sum_to_like("SumToLike", make_sum_to_like);
+
+// Softmax over rows of length n (inner == 1): one block per row.
+template <class T, bool Log>
+__global__ void softmax_rows(const T* x, T* out, int64_t outer, int64_t n) {
+  __shared__ T part[kThreads];
+  for (int64_t row = blockIdx.x; row < outer; row += gridDim.x) {
+    const T* p = x + row * n;
+    T* o = out + row * n;
+    T mx = T(-INFINITY);
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) mx = p[j] > mx ? p[j] : mx;
+    part[threadIdx.x] = mx;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+      if (int(threadIdx.x) < s && part[threadIdx.x + s] > part[threadIdx.x])
+        part[threadIdx.x] = part[threadIdx.x + s];
+      __syncthreads();
+    }
+    mx = part[0];
+    if (!isfinite(mx)) mx = T(0);
+    __syncthreads();
+    T sum = 0;
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) sum += exp(p[j] - mx);
+    part[threadIdx.x] = sum;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+      if (int(threadIdx.x) < s) part[threadIdx.x] += part[threadIdx.x + s];
+      __syncthreads();
+    }
+    sum = part[0];
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x)
+      o[j] = Log ? p[j] - mx - log(sum) : exp(p[j] - mx) / sum;
+    __syncthreads();
+  }
+}
+
+template <class T, bool Log>
+__global__ void softmax_cols(const T* x, T* out, int64_t outer, int64_t n, int64_t inner) {
+  int64_t total = outer * inner;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t base = (i / inner) * n * inner + i % inner;
+    T mx = T(-INFINITY);
+    for (int64_t j = 0; j < n; ++j) mx = x[base + j * inner] > mx ? x[base + j * inner] : mx;
+    if (!isfinite(mx)) mx = T(0);
+    T sum = 0;
+    for (int64_t j = 0; j < n; ++j) sum += exp(x[base + j * inner] - mx);
+    for (int64_t j = 0; j < n; ++j) {
+      T v = x[base + j * inner] - mx;
+      out[base + j * inner] = Log ? v - log(sum) : exp(v) / sum;
+    }
+  }
+}
+
+template <bool Log>
+Kernel make_softmax(const KernelArgs& k) {
+  const Dims& d = k.in[0].shape.dims;
+  int64_t axis = k.node.attrs.i("axis");
+  if (axis < 0) axis += int64_t(d.size());
+  int64_t outer = 1, n = d[axis], inner = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= d[i];
+  for (size_t i = axis + 1; i < d.size(); ++i) inner *= d[i];
+  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, double>) {
+      return Kernel{};
+    } else {
+      return [outer, n, inner](const Ins& in, Buffer& out) {
+        if (outer * n * inner == 0) return;
+        if (inner == 1) {
+          unsigned grid = unsigned(outer < 65535 * 4 ? outer : 65535 * 4);
+          softmax_rows<T, Log>
+              <<<grid, kThreads, 0, stream()>>>(in[0]->as<T>(), out.as<T>(), outer, n);
+        } else {
+          softmax_cols<T, Log><<<blocks_for(outer * inner), kThreads, 0, stream()>>>(
+              in[0]->as<T>(), out.as<T>(), outer, n, inner);
+        }
+        after_launch("softmax");
+      };
+    }
+  });
+}
+Registrar reg_softmax("Softmax", make_softmax<false>);
+Registrar reg_log_softmax("LogSoftmax", make_softmax<true>);
+
+}  // namespace
+}  // namespace kb::cuda

@@ -1,0 +1,391 @@
+// Every CUDA kernel against the CPU: the same graph compiled twice, one function per device, fed
+// the same random inputs. Skips itself when no GPU is usable.
+#include <gtest/gtest.h>
+#include <kbackend.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+bool have_gpu() {
+  int64_t n = 0;
+  return kb_device_count(KB_DEVICE_CUDA, &n) == KB_OK && n > 0;
+}
+
+#define SKIP_WITHOUT_GPU() \
+  if (!have_gpu()) GTEST_SKIP() << "no GPU: " << kb_cuda_unavailable_reason()
+
+void ok(kb_status s) { ASSERT_EQ(s, KB_OK) << kb_last_error_message(); }
+
+struct Input {
+  std::vector<int64_t> shape;
+  kb_data_type dtype;
+  std::vector<double> values;
+};
+
+Input random_input(std::vector<int64_t> shape, kb_data_type t, unsigned seed, double lo = -2,
+                   double hi = 2) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(lo, hi);
+  int64_t n = 1;
+  for (auto d : shape) n *= d;
+  Input in{shape, t, {}};
+  for (int64_t i = 0; i < n; ++i) in.values.push_back(u(rng));
+  return in;
+}
+
+kb_tensor* make_data(const Input& in) {
+  kb_tensor* t = nullptr;
+  if (in.dtype == KB_FLOAT32) {
+    std::vector<float> v(in.values.begin(), in.values.end());
+    kb_tensor_from_data(v.data(), KB_FLOAT32, in.shape.data(), in.shape.size(), &t);
+  } else {
+    kb_tensor_from_data(in.values.data(), KB_FLOAT64, in.shape.data(), in.shape.size(), &t);
+  }
+  return t;
+}
+
+std::vector<double> read(kb_tensor* t) {
+  kb_data_type dt;
+  kb_dtype(t, &dt);
+  size_t nbytes = 0;
+  kb_tensor_nbytes(t, &nbytes);
+  std::vector<double> out;
+  if (dt == KB_FLOAT32) {
+    std::vector<float> v(nbytes / 4);
+    kb_tensor_copy_to(t, v.data(), nbytes);
+    out.assign(v.begin(), v.end());
+  } else if (dt == KB_FLOAT64) {
+    out.resize(nbytes / 8);
+    kb_tensor_copy_to(t, out.data(), nbytes);
+  } else if (dt == KB_BOOL) {
+    std::vector<uint8_t> v(nbytes);
+    kb_tensor_copy_to(t, v.data(), nbytes);
+    out.assign(v.begin(), v.end());
+  } else if (dt == KB_INT64) {
+    std::vector<int64_t> v(nbytes / 8);
+    kb_tensor_copy_to(t, v.data(), nbytes);
+    out.assign(v.begin(), v.end());
+  }
+  return out;
+}
+
+// Builds placeholders for the inputs, the graph with `build`, and runs it on both devices.
+void compare(const std::vector<Input>& inputs,
+             const std::function<kb_tensor*(const std::vector<kb_tensor*>&)>& build, double rtol) {
+  std::vector<kb_tensor*> phs;
+  for (auto& in : inputs) {
+    kb_tensor* p;
+    ok(kb_placeholder(in.shape.data(), in.shape.size(), -1, in.dtype, 0, "in", &p));
+    phs.push_back(p);
+  }
+  kb_tensor* y = build(phs);
+  ASSERT_NE(y, nullptr) << kb_last_error_message();
+  std::vector<double> results[2];
+  for (int dev = 0; dev < 2; ++dev) {
+    kb_compiled_function* f;
+    ok(kb_function(phs.data(), phs.size(), &y, 1, nullptr, 0, &f));
+    ok(kb_function_set_device(f, dev ? KB_DEVICE_CUDA : KB_DEVICE_CPU));
+    std::vector<kb_tensor*> data;
+    for (auto& in : inputs) data.push_back(make_data(in));
+    kb_tensor_list* out;
+    ok(kb_function_call(f, data.data(), data.size(), &out));
+    kb_tensor* r;
+    ok(kb_tensor_list_get(out, 0, &r));
+    results[dev] = read(r);
+    kb_tensor_release(r);
+    kb_tensor_list_release(out);
+    for (auto* d : data) kb_tensor_release(d);
+    kb_function_release(f);
+  }
+  ASSERT_EQ(results[0].size(), results[1].size());
+  ASSERT_FALSE(results[0].empty());
+  for (size_t i = 0; i < results[0].size(); ++i) {
+    double a = results[0][i], b = results[1][i];
+    if (std::isnan(a)) {
+      EXPECT_TRUE(std::isnan(b)) << "at " << i;
+      continue;
+    }
+    EXPECT_NEAR(a, b, rtol * (1 + std::fabs(a))) << "at " << i;
+  }
+  kb_tensor_release(y);
+  for (auto* p : phs) kb_tensor_release(p);
+}
+
+using UnaryFn = kb_status (*)(kb_tensor*, kb_tensor**);
+using BinaryFn = kb_status (*)(kb_tensor*, kb_tensor*, kb_tensor**);
+
+struct DtypeCase {
+  kb_data_type t;
+  double rtol;
+};
+const DtypeCase kDtypes[] = {{KB_FLOAT32, 2e-5}, {KB_FLOAT64, 1e-12}};
+
+TEST(CudaVsCpu, Unary) {
+  SKIP_WITHOUT_GPU();
+  std::vector<std::pair<const char*, UnaryFn>> fns = {{"square", kb_square},
+                                                      {"abs", kb_abs},
+                                                      {"exp", kb_exp},
+                                                      {"sin", kb_sin},
+                                                      {"cos", kb_cos},
+                                                      {"tanh", kb_tanh},
+                                                      {"sigmoid", kb_sigmoid},
+                                                      {"softplus", kb_softplus},
+                                                      {"sign", kb_sign},
+                                                      {"round", kb_round},
+                                                      {"negative", kb_negative},
+                                                      {"softsign", kb_softsign},
+                                                      {"hard_sigmoid", kb_hard_sigmoid}};
+  for (auto& dc : kDtypes)
+    for (auto& [name, fn] : fns) {
+      SCOPED_TRACE(name);
+      compare(
+          {random_input({7, 33}, dc.t, 1)},
+          [fn = fn](const std::vector<kb_tensor*>& x) {
+            kb_tensor* y = nullptr;
+            fn(x[0], &y);
+            return y;
+          },
+          dc.rtol);
+    }
+  for (auto& dc : kDtypes) {
+    compare(
+        {random_input({5, 9}, dc.t, 2, 0.1, 3)},
+        [](const std::vector<kb_tensor*>& x) {
+          kb_tensor *a, *y;
+          kb_log(x[0], &a);
+          kb_sqrt(a, &y);
+          kb_tensor_release(a);
+          return y;
+        },
+        dc.rtol);
+  }
+}
+
+TEST(CudaVsCpu, BinaryBroadcast) {
+  SKIP_WITHOUT_GPU();
+  std::vector<std::pair<const char*, BinaryFn>> fns = {
+      {"add", kb_add},         {"subtract", kb_subtract},     {"multiply", kb_multiply},
+      {"divide", kb_divide},   {"maximum", kb_maximum},       {"minimum", kb_minimum},
+      {"greater", kb_greater}, {"less_equal", kb_less_equal}, {"equal", kb_equal}};
+  std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {
+      {{4, 5, 6}, {4, 5, 6}}, {{4, 5, 6}, {6}}, {{4, 1, 6}, {1, 5, 1}}, {{3, 1}, {}}};
+  for (auto& dc : kDtypes)
+    for (auto& [name, fn] : fns)
+      for (auto& [sa, sb] : shapes) {
+        SCOPED_TRACE(name);
+        compare(
+            {random_input(sa, dc.t, 3), random_input(sb, dc.t, 4)},
+            [fn = fn](const std::vector<kb_tensor*>& x) {
+              kb_tensor* y = nullptr;
+              fn(x[0], x[1], &y);
+              return y;
+            },
+            dc.rtol);
+      }
+}
+
+TEST(CudaVsCpu, PowClipReluEluCast) {
+  SKIP_WITHOUT_GPU();
+  for (auto& dc : kDtypes) {
+    compare(
+        {random_input({6, 7}, dc.t, 5, 0.1, 2)},
+        [](const std::vector<kb_tensor*>& x) {
+          kb_tensor* y;
+          kb_pow(x[0], 1.7, &y);
+          return y;
+        },
+        dc.rtol);
+    compare(
+        {random_input({6, 7}, dc.t, 6)},
+        [](const std::vector<kb_tensor*>& x) {
+          kb_tensor* y;
+          kb_clip(x[0], -0.5, 0.7, &y);
+          return y;
+        },
+        dc.rtol);
+    compare(
+        {random_input({6, 7}, dc.t, 7)},
+        [](const std::vector<kb_tensor*>& x) {
+          kb_tensor* y;
+          double mv = 1.5;
+          kb_relu(x[0], 0.1, &mv, 0.2, &y);
+          return y;
+        },
+        dc.rtol);
+    compare(
+        {random_input({6, 7}, dc.t, 8)},
+        [](const std::vector<kb_tensor*>& x) {
+          kb_tensor* y;
+          kb_elu(x[0], 0.7, &y);
+          return y;
+        },
+        dc.rtol);
+    compare(
+        {random_input({6, 7}, dc.t, 9, -100, 100)},
+        [](const std::vector<kb_tensor*>& x) {
+          kb_tensor *a, *b;
+          kb_cast(x[0], KB_INT32, &a);
+          kb_cast(a, KB_FLOAT64, &b);
+          kb_tensor_release(a);
+          return b;
+        },
+        dc.rtol);
+  }
+}
+
+TEST(CudaVsCpu, Reductions) {
+  SKIP_WITHOUT_GPU();
+  using ReduceFn = kb_status (*)(kb_tensor*, const int64_t*, size_t, int32_t, kb_tensor**);
+  std::vector<std::pair<const char*, ReduceFn>> fns = {{"sum", kb_sum},
+                                                       {"max", kb_max},
+                                                       {"min", kb_min},
+                                                       {"mean", kb_mean},
+                                                       {"prod", kb_prod},
+                                                       {"var", kb_var},
+                                                       {"logsumexp", kb_logsumexp}};
+  std::vector<std::vector<int64_t>> axes_list = {{}, {0}, {2}, {1}, {0, 2}, {-1, 0, 1}};
+  for (auto& dc : kDtypes)
+    for (auto& [name, fn] : fns)
+      for (size_t ai = 0; ai < axes_list.size(); ++ai) {
+        SCOPED_TRACE(std::string(name) + " axes#" + std::to_string(ai));
+        auto axes = axes_list[ai];
+        compare(
+            {random_input({5, 6, 300}, dc.t, 10, 0.5, 1.5)},
+            [fn = fn, axes](const std::vector<kb_tensor*>& x) {
+              kb_tensor* y = nullptr;
+              fn(x[0], axes.empty() ? nullptr : axes.data(), axes.size(), 0, &y);
+              return y;
+            },
+            dc.rtol * 10);
+      }
+}
+
+TEST(CudaVsCpu, SoftmaxAndLosses) {
+  SKIP_WITHOUT_GPU();
+  for (auto& dc : kDtypes) {
+    for (int64_t axis : {-1, 1, 0}) {
+      compare(
+          {random_input({4, 50, 3}, dc.t, 11, -5, 5)},
+          [axis](const std::vector<kb_tensor*>& x) {
+            kb_tensor* y;
+            kb_softmax(x[0], axis, &y);
+            return y;
+          },
+          dc.rtol);
+    }
+    compare(
+        {random_input({8, 10}, dc.t, 12, 0, 1), random_input({8, 10}, dc.t, 13, -3, 3)},
+        [](const std::vector<kb_tensor*>& x) {
+          kb_tensor* y;
+          kb_categorical_crossentropy(x[0], x[1], 1, -1, &y);
+          return y;
+        },
+        dc.rtol);
+  }
+}
+
+TEST(CudaVsCpu, MatmulFamily) {
+  SKIP_WITHOUT_GPU();
+  for (auto& dc : kDtypes) {
+    compare(
+        {random_input({33, 17}, dc.t, 14), random_input({17, 9}, dc.t, 15)},
+        [](const std::vector<kb_tensor*>& x) {
+          kb_tensor* y;
+          kb_dot(x[0], x[1], &y);
+          return y;
+        },
+        dc.rtol * 10);
+    compare(
+        {random_input({2, 3, 17}, dc.t, 16), random_input({4, 17, 5}, dc.t, 17)},
+        [](const std::vector<kb_tensor*>& x) {
+          kb_tensor* y;
+          kb_dot(x[0], x[1], &y);
+          return y;
+        },
+        dc.rtol * 10);
+    for (auto axes : std::vector<std::vector<int64_t>>{{2, 1}, {1, 1}, {2, 2}, {1, 2}}) {
+      std::vector<int64_t> sa = {6, 7, 7}, sb = {6, 7, 7};
+      compare(
+          {random_input(sa, dc.t, 18), random_input(sb, dc.t, 19)},
+          [axes](const std::vector<kb_tensor*>& x) {
+            kb_tensor* y;
+            kb_batch_dot(x[0], x[1], axes.data(), &y);
+            return y;
+          },
+          dc.rtol * 10);
+    }
+    compare(
+        {random_input({3, 4, 5, 6}, dc.t, 20)},
+        [](const std::vector<kb_tensor*>& x) {
+          kb_tensor* y;
+          int64_t perm[4] = {2, 0, 3, 1};
+          kb_permute_dimensions(x[0], perm, 4, &y);
+          return y;
+        },
+        dc.rtol);
+  }
+}
+
+// A whole training step: gradients (SumToLike, BroadcastLike, Select, MatMul with transposes)
+// and updates, run five times on each device from the same initial weights.
+TEST(CudaVsCpu, MlpTrainingSteps) {
+  SKIP_WITHOUT_GPU();
+  std::vector<double> final_w[2];
+  for (int dev = 0; dev < 2; ++dev) {
+    int64_t xs[2] = {-1, 12}, ys[2] = {-1, 4};
+    kb_tensor *x, *y, *w, *b, *h, *hb, *a, *loss_vec, *loss;
+    ok(kb_placeholder(xs, 2, 2, KB_FLOAT64, 0, "x", &x));
+    ok(kb_placeholder(ys, 2, 2, KB_FLOAT64, 0, "y", &y));
+    int64_t ws[2] = {12, 4}, bs[1] = {4}, seed = 3;
+    ok(kb_random_normal_variable(ws, 2, 0, 0.3, KB_FLOAT64, "w", &seed, &w));
+    ok(kb_zeros(bs, 1, KB_FLOAT64, "b", &b));
+    ok(kb_dot(x, w, &h));
+    ok(kb_bias_add(h, b, KB_CHANNELS_LAST, &hb));
+    ok(kb_softmax(hb, -1, &a));
+    ok(kb_categorical_crossentropy(y, a, 0, -1, &loss_vec));
+    ok(kb_mean(loss_vec, nullptr, 0, 0, &loss));
+    kb_tensor* params[2] = {w, b};
+    kb_tensor_list* grads;
+    ok(kb_gradients(loss, params, 2, &grads));
+    kb_tensor* ups[2];
+    double lr = 0.3;
+    kb_tensor* lrt;
+    ok(kb_constant(&lr, KB_FLOAT64, nullptr, 0, KB_FLOAT64, nullptr, 0, "lr", &lrt));
+    for (int i = 0; i < 2; ++i) {
+      kb_tensor *g, *s;
+      ok(kb_tensor_list_get(grads, size_t(i), &g));
+      ok(kb_multiply(lrt, g, &s));
+      ok(kb_update_sub(params[i], s, &ups[i]));
+      kb_tensor_release(g);
+      kb_tensor_release(s);
+    }
+    kb_tensor* ins[2] = {x, y};
+    kb_compiled_function* f;
+    ok(kb_function(ins, 2, &loss, 1, ups, 2, &f));
+    ok(kb_function_set_device(f, dev ? KB_DEVICE_CUDA : KB_DEVICE_CPU));
+    Input xi = random_input({16, 12}, KB_FLOAT64, 21);
+    Input yi = random_input({16, 4}, KB_FLOAT64, 22, 0, 1);
+    for (int step = 0; step < 5; ++step) {
+      kb_tensor* data[2] = {make_data(xi), make_data(yi)};
+      kb_tensor_list* out;
+      ok(kb_function_call(f, data, 2, &out));
+      kb_tensor_list_release(out);
+      kb_tensor_release(data[0]);
+      kb_tensor_release(data[1]);
+    }
+    final_w[dev] = read(w);
+    kb_function_release(f);
+    for (auto* t : {x, y, w, b, h, hb, a, loss_vec, loss, lrt, ups[0], ups[1]})
+      kb_tensor_release(t);
+    kb_tensor_list_release(grads);
+  }
+  ASSERT_EQ(final_w[0].size(), final_w[1].size());
+  for (size_t i = 0; i < final_w[0].size(); ++i) EXPECT_NEAR(final_w[0][i], final_w[1][i], 1e-10);
+}
+
+}  // namespace
