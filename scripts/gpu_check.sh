@@ -3,8 +3,9 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
 which cmake g++ nvcc ninja; cmake --version | head -1
 export PATH=/usr/local/cuda/bin:$PATH
 cmake -S . -B build-gpu -G Ninja -DCMAKE_PREFIX_PATH=$PWD/.carry/usr -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release -DKB_WERROR=OFF > $OUT/configure.log 2>&1 || { tail -30 $OUT/configure.log; exit 1; }
-cmake --build build-gpu -j16 --target kbackend kbackend_cuda kb_cuda_tests device_info train_mlp > $OUT/build.log 2>&1 || { grep -E "error" $OUT/build.log | head -30; tail -20 $OUT/build.log; exit 1; }
+cmake --build build-gpu -j16 --target kbackend kbackend_cuda kb_cuda_tests device_info train_mlp kb_bench > $OUT/build.log 2>&1 || { grep -E "error" $OUT/build.log | head -30; tail -20 $OUT/build.log; exit 1; }
 ./build-gpu/tests/device_info
 ./build-gpu/tests/kb_cuda_tests 2>&1 | tee $OUT/cuda_tests.log | tail -40
 ./build-gpu/train_mlp examples/data/digits.csv | tail -3
 KB_DEVICE=cpu ./build-gpu/train_mlp examples/data/digits.csv | tail -1
+bash scripts/gpu_bench.sh

@@ -146,12 +146,15 @@ NodePtr random_normal_variable(const Dims& shape, double mean, double scale, DTy
 
 NodePtr arange(double start, std::optional<double> stop, double step, DType dtype) {
   check(step != 0, Status::invalid_argument, "arange: step is zero");
+  check(std::isfinite(start) && std::isfinite(step) && (!stop || std::isfinite(*stop)),
+        Status::invalid_argument, "arange: start, stop and step must be finite");
   if (!stop) {
     stop = start < 0 ? 0.0 : start;
     start = 0;
   }
-  int64_t n = int64_t(std::ceil((*stop - start) / step));
-  if (n < 0) n = 0;
+  double count = std::ceil((*stop - start) / step);
+  check(count < 0x1p62, Status::invalid_argument, "arange: ", count, " values are too many");
+  int64_t n = count > 0 ? int64_t(count) : 0;
   auto b = Buffer::make(dtype, {n});
   size_t es = dtype_size(dtype);
   for (int64_t i = 0; i < n; ++i)

@@ -250,6 +250,7 @@ NodePtr l2_normalize(const NodePtr& x, const Axes& axes) {
 NodePtr bias_add(const NodePtr& x, const NodePtr& bias, DataFormat data_format) {
   int64_t r = rank_of(x, "bias_add", "x");
   int64_t br = rank_of(bias, "bias_add", "bias");
+  check(r >= 2, Status::shape, "bias_add: x must have rank >= 2, got ", x->shape().str());
   check(x->dtype() == bias->dtype(), Status::dtype, "bias_add: dtypes differ (",
         dtype_name(x->dtype()), " and ", dtype_name(bias->dtype()), ")");
   check(br == 1 || br == r - 1, Status::shape, "bias_add: unexpected bias dimensions ",

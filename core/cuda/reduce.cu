@@ -59,6 +59,30 @@ __global__ void reduce_rows(const T* x, T* out, int64_t outer, int64_t r, int mo
   }
 }
 
+// Long rows: `parts` blocks per row each reduce a chunk into partial[row * parts + part].
+template <class T, class A>
+__global__ void reduce_row_chunks(const T* x, A* partial, int64_t outer, int64_t r, int parts,
+                                  int mode) {
+  __shared__ A part[kThreads];
+  int64_t chunk = (r + parts - 1) / parts;
+  for (int64_t b = blockIdx.x; b < outer * parts; b += gridDim.x) {
+    int64_t row = b / parts, p = b % parts;
+    int64_t begin = p * chunk, end = begin + chunk < r ? begin + chunk : r;
+    A acc = reduce_identity<A>(mode);
+    for (int64_t j = begin + threadIdx.x; j < end; j += blockDim.x)
+      acc = combine<A>(mode, acc, A(x[row * r + j]));
+    part[threadIdx.x] = acc;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+      if (int(threadIdx.x) < s)
+        part[threadIdx.x] = combine<A>(mode, part[threadIdx.x], part[threadIdx.x + s]);
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) partial[b] = part[0];
+    __syncthreads();
+  }
+}
+
 // One thread per output (outer, inner), walking the reduced axis with stride inner.
 template <class T, class A>
 __global__ void reduce_cols(const T* x, T* out, int64_t outer, int64_t r, int64_t inner, int mode) {
@@ -71,6 +95,14 @@ __global__ void reduce_cols(const T* x, T* out, int64_t outer, int64_t r, int64_
     for (int64_t j = 0; j < r; ++j) acc = combine<A>(mode, acc, A(p[j * inner]));
     out[i] = T(acc);
   }
+}
+
+// out[i] = T(partial[i * stride]).
+template <class A, class T>
+__global__ void copy_cast(const A* partial, int64_t stride, T* out, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = T(partial[i * stride]);
 }
 
 template <class T>
@@ -90,7 +122,20 @@ void run_reduce(int mode, const ReducePlan& p, const Buffer& in, Buffer& out) {
     x = t.as<T>();
   }
   if (p.outer * p.inner == 0) return;
-  if (p.inner == 1) {
+  if (p.inner == 1 && p.outer < 1024 && p.r >= 65536) {
+    // Few long rows: spread each row over many blocks, then reduce the partial results.
+    int parts = int(std::min<int64_t>(1024, p.r / 8192));
+    std::shared_ptr<void> partial(scratch_alloc(sizeof(A) * size_t(p.outer * (parts + 1))),
+                                  scratch_free);
+    A* pa = static_cast<A*>(partial.get());
+    A* rows = pa + p.outer * parts;
+    int64_t blocks = p.outer * parts;
+    reduce_row_chunks<T, A>
+        <<<unsigned(blocks), kThreads, 0, stream()>>>(x, pa, p.outer, p.r, parts, mode);
+    reduce_rows<A, A><<<unsigned(p.outer), kThreads, 0, stream()>>>(pa, rows, p.outer, parts, mode);
+    after_launch("reduce");
+    copy_cast<<<blocks_for(p.outer), kThreads, 0, stream()>>>(rows, 1, out.as<T>(), p.outer);
+  } else if (p.inner == 1) {
     unsigned grid = unsigned(p.outer < 65535 * 4 ? p.outer : 65535 * 4);
     reduce_rows<T, A><<<grid, kThreads, 0, stream()>>>(x, out.as<T>(), p.outer, p.r, mode);
   } else {

@@ -129,19 +129,22 @@ void Session::set_manual_variable_initialization(bool v) {
 
 NodePtr Session::learning_phase() {
   std::optional<int> fixed;
+  NodePtr existing;
   {
     std::lock_guard<std::mutex> l(mu_);
     fixed = phase_;
+    existing = phase_node_;
   }
   if (fixed) return scalar_constant(static_cast<double>(*fixed), DType::b8);
+  if (existing) return existing;
+  // make_leaf takes mu_ (for the name scope), so the node is built without holding it.
+  Attrs a;
+  a.set("default", int64_t{0});
+  NodePtr n =
+      make_leaf("LearningPhase", TensorType{DType::b8, Shape(Dims{})}, "keras_learning_phase", a);
+  n->uses_learning_phase = true;
   std::lock_guard<std::mutex> l(mu_);
-  if (!phase_node_) {
-    Attrs a;
-    a.set("default", int64_t{0});
-    phase_node_ =
-        make_leaf("LearningPhase", TensorType{DType::b8, Shape(Dims{})}, "keras_learning_phase", a);
-    phase_node_->uses_learning_phase = true;
-  }
+  if (!phase_node_) phase_node_ = n;
   return phase_node_;
 }
 

@@ -14,8 +14,12 @@ bool Shape::fully_known() const {
 int64_t Shape::numel() const { return fully_known() ? kb::numel(dims) : -1; }
 
 int64_t numel(const Dims& dims) {
+  // At most INT64_MAX / 8 elements, so that the byte size of any dtype fits in int64 too.
+  constexpr int64_t kMax = INT64_MAX / 8;
   int64_t n = 1;
-  for (int64_t d : dims) n *= d;
+  for (int64_t d : dims)
+    check(!__builtin_mul_overflow(n, d, &n) && n <= kMax && n >= -kMax, Status::invalid_argument,
+          "the shape ", dims_str(dims), " has too many elements");
   return n;
 }
 

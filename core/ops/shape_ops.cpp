@@ -27,7 +27,8 @@ TensorType infer_reshape(const Ins& in, const Attrs& a) {
       infer_at = int(i);
     } else {
       check(spec[i] >= 0, Status::invalid_argument, "reshape: invalid dimension ", spec[i]);
-      known *= spec[i];
+      check(!__builtin_mul_overflow(known, spec[i], &known), Status::invalid_argument,
+            "reshape: the shape ", dims_str(spec), " has too many elements");
     }
   }
   Dims out = spec;

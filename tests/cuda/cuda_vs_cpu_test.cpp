@@ -265,6 +265,32 @@ TEST(CudaVsCpu, Reductions) {
       }
 }
 
+// Few long rows take the two-pass (multi-block) reduction path.
+TEST(CudaVsCpu, LongRowReductions) {
+  SKIP_WITHOUT_GPU();
+  using ReduceFn = kb_status (*)(kb_tensor*, const int64_t*, size_t, int32_t, kb_tensor**);
+  for (auto& dc : kDtypes)
+    for (ReduceFn fn : {kb_sum, kb_max, kb_min, kb_mean}) {
+      compare(
+          {random_input({3, 200000}, dc.t, 30, 0.5, 1.5)},
+          [fn](const std::vector<kb_tensor*>& x) {
+            kb_tensor* y = nullptr;
+            int64_t axis = 1;
+            fn(x[0], &axis, 1, 0, &y);
+            return y;
+          },
+          dc.rtol * 20);
+      compare(
+          {random_input({700, 400}, dc.t, 31, 0.5, 1.5)},
+          [fn](const std::vector<kb_tensor*>& x) {
+            kb_tensor* y = nullptr;
+            fn(x[0], nullptr, 0, 0, &y);
+            return y;
+          },
+          dc.rtol * 20);
+    }
+}
+
 TEST(CudaVsCpu, SoftmaxAndLosses) {
   SKIP_WITHOUT_GPU();
   for (auto& dc : kDtypes) {

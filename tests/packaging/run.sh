@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# Packaging and ABI checks (called by scripts/test.sh; runs alone too: bash tests/packaging/run.sh).
+#   a. build-pkg (prefix /usr, RelWithDebInfo, no tests); `cmake --install --prefix` into a
+#      staging dir: header, libkbackend.so.1 (soname), kbackend.pc, kbackendConfig.cmake.
+#   b. tests/packaging/consumer (y = x*2+1 through the C ABI) built against the staged tree with
+#      pkg-config and with find_package(kbackend), and run.
+#   c. cpack -G DEB: contents and control fields; as root, dpkg -i, the consumer again with plain
+#      pkg-config and find_package against /usr, then dpkg --purge (also on failure; -r would
+#      leave it in state "rc").
+#   d. only kb_* symbols exported; SONAME libkbackend.so.1.
+#   e. ABI: abidiff against the committed baseline tests/packaging/abi/kbackend.abi. Added
+#      functions pass; a removed function or a changed signature/type fails. See
+#      update_abi_baseline.sh.
+# Quiet on success; on failure prints the failing step's output.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+# shellcheck source=tests/packaging/common.sh
+. tests/packaging/common.sh
+START=$SECONDS
+CONSUMER=$PWD/tests/packaging/consumer
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/kbackend-pkg.XXXXXX")
+INSTALLED_BY_US=0
+
+cleanup() {
+  if [ "$INSTALLED_BY_US" = 1 ]; then
+    dpkg --purge kbackend >/dev/null 2>&1 || echo "packaging: could not dpkg --purge kbackend" >&2
+  fi
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+say() { echo "packaging: $*"; }
+fail() {
+  echo "packaging: FAIL: $*" >&2
+  exit 1
+}
+# Runs a command with its output in $TMP/step.log, shown only when it fails.
+step() {
+  "$@" >"$TMP/step.log" 2>&1 || {
+    cat "$TMP/step.log" >&2
+    fail "$*"
+  }
+}
+
+# ---- a. build, staged install ---------------------------------------------------------------
+kb_build_pkg "$TMP/build.log" || {
+  tail -50 "$TMP/build.log" >&2
+  fail "building $PKG_BUILD"
+}
+STAGE=$TMP/stage
+step cmake --install "$PKG_BUILD" --prefix "$STAGE"
+[ -f "$STAGE/include/kbackend.h" ] || fail "staged tree lacks include/kbackend.h"
+SO1=$(find "$STAGE" -path "$STAGE/lib*/libkbackend.so.1" | head -1)
+[ -n "$SO1" ] || fail "staged tree lacks lib*/libkbackend.so.1"
+LIBDIR=$(dirname "$SO1")
+LIBREL=${LIBDIR#"$STAGE"/}
+[ -e "$LIBDIR/libkbackend.so" ] || fail "staged tree lacks $LIBREL/libkbackend.so (dev link)"
+PC=$LIBDIR/pkgconfig/kbackend.pc
+[ -f "$PC" ] || fail "staged tree lacks $LIBREL/pkgconfig/kbackend.pc"
+[ -f "$LIBDIR/cmake/kbackend/kbackendConfig.cmake" ] ||
+  fail "staged tree lacks $LIBREL/cmake/kbackend/kbackendConfig.cmake"
+grep -qx 'prefix=/usr' "$PC" || fail "kbackend.pc: prefix is not /usr: $(grep '^prefix=' "$PC")"
+say "staged install: include/kbackend.h, $LIBREL/{libkbackend.so.1,pkgconfig/kbackend.pc,cmake/kbackend/}"
+
+# ---- d. exported symbols, soname ------------------------------------------------------------
+SONAME=$(readelf -d "$SO1" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[ "$SONAME" = libkbackend.so.1 ] || fail "SONAME is '$SONAME', want libkbackend.so.1"
+SYMS=$(nm -D --defined-only "$SO1" | awk '{print $3}')
+OTHER=$(grep -v '^kb_' <<<"$SYMS" || true)
+[ -z "$OTHER" ] || fail "symbols other than kb_* are exported: $(head -20 <<<"$OTHER" | tr '\n' ' ')"
+NSYMS=$(grep -c '^kb_' <<<"$SYMS")
+say "exports: $NSYMS kb_* symbols and nothing else; SONAME $SONAME"
+
+# ---- e. ABI against the committed baseline --------------------------------------------------
+# abidiff's exit status: bit 1 error, 2 usage error, 4 ABI change, 8 incompatible change (a
+# removed symbol). A changed parameter type or enum value is only 4, and so is an added function:
+# --no-added-syms (common.sh) filters the additions, so any status left but 0 is an error or a
+# change that breaks callers; fail on it (rc & 12 = a break, rc & 3 = could not compare).
+[ -f "$ABI_BASELINE" ] || fail "no ABI baseline $ABI_BASELINE (make one: bash tests/packaging/update_abi_baseline.sh)"
+set +e
+abidiff "${ABIDIFF_FLAGS[@]}" "$ABI_BASELINE" "$SO1" >"$TMP/abidiff.txt" 2>&1
+rc=$?
+set -e
+if [ "$rc" != 0 ]; then
+  cat "$TMP/abidiff.txt" >&2
+  if [ $((rc & 3)) != 0 ]; then fail "abidiff could not compare (status $rc)"; fi
+  fail "ABI break against $ABI_BASELINE (abidiff status $rc; bit 8 = removed symbols). Never change an exported signature: add a new function (DESIGN.md 5)."
+fi
+NBASE=$(grep -c "<elf-symbol name='kb_" "$ABI_BASELINE" || true)
+say "ABI: compatible with $ABI_BASELINE ($NBASE symbols there, $((NSYMS - NBASE)) added since)"
+
+# ---- b. consumer against the staged tree ----------------------------------------------------
+# The .pc says prefix=/usr: override the prefix variable (works with pkgconf and pkg-config;
+# --define-prefix would guess <stage>/lib from the multiarch libdir, and a sysroot would need
+# <stage>/usr).
+CC=${CC:-cc}
+build_pkgconfig_consumer() { # out, pkg-config arguments...
+  local out=$1
+  shift
+  local flags
+  flags=$(pkg-config "$@" --cflags --libs kbackend) || return 1
+  echo "pkg-config: $flags"
+  # shellcheck disable=SC2086
+  "$CC" -std=c99 -Wall -Werror "$CONSUMER/consumer.c" -o "$out" $flags -lm
+}
+build_cmake_consumer() { # build dir, extra cmake arguments...
+  local dir=$1
+  shift
+  cmake -S "$CONSUMER" -B "$dir" "$@" && cmake --build "$dir"
+}
+export PKG_CONFIG_PATH=$LIBDIR/pkgconfig
+step build_pkgconfig_consumer "$TMP/consumer-pc" --define-variable=prefix="$STAGE"
+grep -q -- "-L$LIBDIR" "$TMP/step.log" || { cat "$TMP/step.log"; fail "pkg-config did not point at the staged lib dir"; }
+unset PKG_CONFIG_PATH
+step build_cmake_consumer "$TMP/consumer-cmake" -DCMAKE_PREFIX_PATH="$STAGE"
+grep -qx "kbackend_DIR:PATH=$LIBDIR/cmake/kbackend" "$TMP/consumer-cmake/CMakeCache.txt" ||
+  fail "find_package(kbackend) found $(grep '^kbackend_DIR' "$TMP/consumer-cmake/CMakeCache.txt"), not the staged one"
+for exe in "$TMP/consumer-pc" "$TMP/consumer-cmake/consumer"; do
+  step env LD_LIBRARY_PATH="$LIBDIR" "$exe"
+  grep -q '^OK' "$TMP/step.log" || { cat "$TMP/step.log"; fail "$exe did not print OK"; }
+  ldd_line=$(LD_LIBRARY_PATH="$LIBDIR" ldd "$exe" | grep libkbackend.so.1 || true)
+  case "$ldd_line" in *"$LIBDIR/libkbackend.so.1"*) ;; *) fail "$exe loads '$ldd_line', not the staged library" ;; esac
+done
+say "consumer (staged): pkg-config and find_package(kbackend) builds print OK"
+
+# ---- c. Debian package ----------------------------------------------------------------------
+DEBDIR=$TMP/deb
+step cpack --config "$PKG_BUILD/CPackConfig.cmake" -G DEB -B "$DEBDIR"
+DEB=$(find "$DEBDIR" -maxdepth 1 -name 'kbackend_*.deb' | head -1)
+[ -n "$DEB" ] || { cat "$TMP/step.log"; fail "cpack made no kbackend_*.deb"; }
+dpkg-deb -c "$DEB" | awk '{print $6}' >"$TMP/deb-contents.txt"
+for f in ./usr/include/kbackend.h "./usr/$LIBREL/libkbackend.so.1" "./usr/$LIBREL/libkbackend.so" \
+  "./usr/$LIBREL/pkgconfig/kbackend.pc" "./usr/$LIBREL/cmake/kbackend/kbackendConfig.cmake" \
+  "./usr/$LIBREL/cmake/kbackend/kbackendTargets.cmake"; do
+  grep -qxF "$f" "$TMP/deb-contents.txt" || { cat "$TMP/deb-contents.txt"; fail "$(basename "$DEB") lacks $f"; }
+done
+# Everything `cmake --install` stages (e.g. a CUDA plugin next to the library) is in the package.
+(cd "$STAGE" && find . ! -type d | sed 's|^\./|./usr/|') | sort >"$TMP/staged.txt"
+dpkg-deb -c "$DEB" | grep -v '^d' | awk '{print $6}' | sort >"$TMP/deb-files.txt"
+if ! diff "$TMP/staged.txt" "$TMP/deb-files.txt" >"$TMP/diff.txt"; then
+  cat "$TMP/diff.txt" >&2
+  fail "the files of $(basename "$DEB") (>) differ from the staged install (<)"
+fi
+dpkg-deb -I "$DEB" >"$TMP/deb-info.txt"
+grep -q '^ Package: kbackend$' "$TMP/deb-info.txt" || { cat "$TMP/deb-info.txt"; fail "control: Package is not kbackend"; }
+grep -q '^ Depends:.*libc6' "$TMP/deb-info.txt" || { cat "$TMP/deb-info.txt"; fail "control: no Depends on libc6 (dpkg-shlibdeps did not run?)"; }
+grep -q ' shlibs *$' "$TMP/deb-info.txt" || { cat "$TMP/deb-info.txt"; fail "control: no shlibs file"; }
+say "$(basename "$DEB"): contents and control ok ($(sed -n 's/^ Depends: //p' "$TMP/deb-info.txt"))"
+
+if [ "$(id -u)" != 0 ]; then
+  say "not root: skipped dpkg -i, the consumer against /usr, dpkg --purge"
+elif ! dpkg --version >/dev/null 2>&1 || [ ! -w /var/lib/dpkg ]; then
+  say "dpkg not usable: skipped dpkg -i, the consumer against /usr, dpkg --purge"
+elif dpkg-query -W -f='${Status}' kbackend 2>/dev/null | grep -q 'install ok installed'; then
+  say "kbackend is already installed on this machine: skipped dpkg -i (not touching it)"
+else
+  # Only what is installed counts from here on.
+  unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_LIBDIR CMAKE_PREFIX_PATH LD_LIBRARY_PATH
+  INSTALLED_BY_US=1
+  step dpkg -i "$DEB"
+  step pkg-config --cflags --libs kbackend
+  step build_pkgconfig_consumer "$TMP/sys-consumer-pc"
+  step build_cmake_consumer "$TMP/sys-consumer-cmake"
+  grep -qx "kbackend_DIR:PATH=/usr/$LIBREL/cmake/kbackend" "$TMP/sys-consumer-cmake/CMakeCache.txt" ||
+    fail "find_package(kbackend) found $(grep '^kbackend_DIR' "$TMP/sys-consumer-cmake/CMakeCache.txt"), not /usr/$LIBREL/cmake/kbackend"
+  for exe in "$TMP/sys-consumer-pc" "$TMP/sys-consumer-cmake/consumer"; do
+    step "$exe"
+    grep -q '^OK' "$TMP/step.log" || { cat "$TMP/step.log"; fail "$exe did not print OK"; }
+  done
+  step dpkg --purge kbackend
+  INSTALLED_BY_US=0
+  [ ! -e "/usr/$LIBREL/libkbackend.so.1" ] || fail "dpkg --purge left /usr/$LIBREL/libkbackend.so.1"
+  say "dpkg -i, consumer via pkg-config and find_package against /usr print OK, dpkg --purge: ok"
+fi
+
+say "OK ($((SECONDS - START)) s)"
