@@ -3,6 +3,8 @@
 // compute buffer lifetimes.
 #include "core/compile/plan.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <unordered_map>
 
@@ -217,6 +219,17 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
   };
   for (auto& o : outputs) plan->outputs.push_back(slot_of(o));
   for (auto& a : assigns) plan->updates.push_back({a->inputs[0], slot_of(a->inputs[1])});
+
+  // KB_LOG_PLAN=1 lists the steps and where each runs (to spot CPU fallbacks on a GPU).
+  static const bool log_plan = [] {
+    const char* v = std::getenv("KB_LOG_PLAN");
+    return v && std::string(v) == "1";
+  }();
+  if (log_plan) {
+    std::string text = "kbackend plan (" + std::string(device_name(device)) + "):";
+    for (auto& st : plan->steps) text += " " + st.node->op->name + "@" + device_name(st.device);
+    std::fprintf(stderr, "%s\n", text.c_str());
+  }
 
   // Constants read by device steps are copied there once, now.
   if (device != Device::cpu) {

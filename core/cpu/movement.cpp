@@ -113,24 +113,6 @@ Kernel make_split_like(const KernelArgs& k) {
 }
 KernelRegistrar k10("cpu", "SplitLike", make_split_like);
 
-// The slice as (dims of the result, strides into the source, base offset), shrunk axes dropped.
-struct SliceMap {
-  Dims dims, src_strides;
-  int64_t base = 0;
-};
-SliceMap slice_map(const Dims& src, const Attrs& a) {
-  auto sl = resolve_slices(src, a, "slice");
-  Dims cs = contiguous_strides(src);
-  SliceMap m;
-  for (size_t i = 0; i < src.size(); ++i) {
-    m.base += sl[i].start * cs[i];
-    if (sl[i].shrink) continue;
-    m.dims.push_back(sl[i].length);
-    m.src_strides.push_back(sl[i].step * cs[i]);
-  }
-  return m;
-}
-
 Kernel make_strided_slice(const KernelArgs& k) {
   SliceMap m = slice_map(k.in[0].shape.dims, k.node.attrs);
   size_t es = dtype_size(k.out.dtype);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/backend/kernel.h"
+#include "core/backend/reduce_plan.h"
 #include "core/util/dispatch.h"
 
 namespace kb::cuda {
@@ -54,6 +55,15 @@ struct StridedMap {
 
 // Builds a map over out dims with broadcast strides for each input dims list.
 StridedMap make_map(const Dims& out, const std::vector<Dims>& ins);
+
+// out[out_base + i·out_strides] = in[in_base + i·in_strides] for every index i of `dims`
+// (element offsets; strides may be 0 or negative). m: stride[0] = out, stride[1] = in.
+StridedMap copy_map(const Dims& dims, const Dims& out_strides, const Dims& in_strides);
+void strided_copy_on_device(const Buffer& in, int64_t in_base, Buffer& out, int64_t out_base,
+                            const StridedMap& m, int64_t n);
+void zero_on_device(Buffer& out);
+// mode: 0 sum, 1 prod, 2 max, 3 min (core/ops/build.h ReduceMode).
+void reduce_on_device(int mode, const ReducePlan& p, const Buffer& in, Buffer& out);
 
 // out = in with axes permuted (out's dims are in's dims permuted by perm).
 void transpose_on_device(const Buffer& in, Buffer& out, const std::vector<int64_t>& perm);

@@ -16,38 +16,33 @@ Registrar r4("Squeeze", make_alias);
 Registrar r5("Identity", make_alias);
 Registrar r6("StopGradient", make_alias);
 
-// out[i] = in[offset of i under stride[1]], element size E bytes.
+// out[out_base + offset0(i)] = in[in_base + offset1(i)] over the index space of m.
 template <class E>
-__global__ void gather_copy(const E* in, E* out, int64_t n, StridedMap m) {
+__global__ void strided_copy_kernel(const E* in, E* out, int64_t n, StridedMap m) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
     int64_t off[2];
     m.offsets(i, off, 2);
-    out[i] = in[off[1]];
+    out[off[0]] = in[off[1]];
   }
 }
 
+template <class E>
+void launch_typed(const Buffer& in, int64_t in_base, Buffer& out, int64_t out_base, int64_t n,
+                  const StridedMap& m) {
+  strided_copy_kernel<<<blocks_for(n), 256, 0, stream()>>>(
+      static_cast<const E*>(in.data()) + in_base, static_cast<E*>(out.data()) + out_base, n, m);
+}
+
+// Copies with out strides = contiguous over m's dims (stride[0]) and in strides = stride[1].
 void launch_copy(const Buffer& in, Buffer& out, const StridedMap& m) {
-  int64_t n = out.numel();
+  int64_t n = 1;
+  for (int d = 0; d < m.rank; ++d) n *= m.dims[d];
+  StridedMap c = m;
+  int64_t acc = 1;
+  for (int d = m.rank - 1; d >= 0; --d) c.stride[0][d] = acc, acc *= m.dims[d];
   if (n == 0) return;
-  switch (dtype_size(out.dtype)) {
-    case 1:
-      gather_copy<<<blocks_for(n), 256, 0, stream()>>>(static_cast<const uint8_t*>(in.data()),
-                                                       static_cast<uint8_t*>(out.data()), n, m);
-      break;
-    case 2:
-      gather_copy<<<blocks_for(n), 256, 0, stream()>>>(static_cast<const uint16_t*>(in.data()),
-                                                       static_cast<uint16_t*>(out.data()), n, m);
-      break;
-    case 4:
-      gather_copy<<<blocks_for(n), 256, 0, stream()>>>(static_cast<const uint32_t*>(in.data()),
-                                                       static_cast<uint32_t*>(out.data()), n, m);
-      break;
-    default:
-      gather_copy<<<blocks_for(n), 256, 0, stream()>>>(static_cast<const uint64_t*>(in.data()),
-                                                       static_cast<uint64_t*>(out.data()), n, m);
-  }
-  after_launch("copy");
+  strided_copy_on_device(in, 0, out, 0, c, n);
 }
 
 Kernel make_transpose(const KernelArgs& k) {
@@ -64,6 +59,38 @@ Kernel make_broadcast_like(const KernelArgs& k) {
 Registrar r8("BroadcastLike", make_broadcast_like);
 
 }  // namespace
+
+void strided_copy_on_device(const Buffer& in, int64_t in_base, Buffer& out, int64_t out_base,
+                            const StridedMap& m, int64_t n) {
+  if (n == 0) return;
+  switch (dtype_size(out.dtype)) {
+    case 1:
+      launch_typed<uint8_t>(in, in_base, out, out_base, n, m);
+      break;
+    case 2:
+      launch_typed<uint16_t>(in, in_base, out, out_base, n, m);
+      break;
+    case 4:
+      launch_typed<uint32_t>(in, in_base, out, out_base, n, m);
+      break;
+    default:
+      launch_typed<uint64_t>(in, in_base, out, out_base, n, m);
+  }
+  after_launch("copy");
+}
+
+StridedMap copy_map(const Dims& dims, const Dims& out_strides, const Dims& in_strides) {
+  check(dims.size() <= size_t(kMaxDims), Status::not_implemented, "cuda: rank ", dims.size(),
+        " is above ", kMaxDims);
+  StridedMap m;
+  m.rank = int(dims.size());
+  for (size_t d = 0; d < dims.size(); ++d) {
+    m.dims[d] = dims[d];
+    m.stride[0][d] = out_strides[d];
+    m.stride[1][d] = in_strides[d];
+  }
+  return m;
+}
 
 void transpose_on_device(const Buffer& in, Buffer& out, const std::vector<int64_t>& perm) {
   const Dims& d = in.dims;

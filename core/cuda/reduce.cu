@@ -277,4 +277,22 @@ Registrar reg_softmax("Softmax", make_softmax<false>);
 Registrar reg_log_softmax("LogSoftmax", make_softmax<true>);
 
 }  // namespace
+
+void reduce_on_device(int mode, const ReducePlan& p, const Buffer& in, Buffer& out) {
+  dispatch_dtype(in.dtype, [&](auto z) {
+    using T = decltype(z);
+    if constexpr (!cuda_type_v<T>) {
+      fail(Status::not_implemented, "cuda: reduction of float16");
+    } else if constexpr (std::is_same_v<T, bool>) {
+      run_reduce<uint8_t>(mode, p, in, out);
+    } else {
+      run_reduce<T>(mode, p, in, out);
+    }
+  });
+}
+
+void zero_on_device(Buffer& out) {
+  check_cuda(cudaMemsetAsync(out.data(), 0, out.nbytes(), stream()), "memset");
+}
+
 }  // namespace kb::cuda

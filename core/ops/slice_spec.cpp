@@ -54,4 +54,19 @@ std::vector<AxisSlice> resolve_slices(const Dims& dims, const Attrs& a, const ch
   return out;
 }
 
+SliceMap slice_map(const Dims& src, const Attrs& a) {
+  auto sl = resolve_slices(src, a, "slice");
+  SliceMap m;
+  int64_t stride = 1;
+  Dims cs(src.size());
+  for (size_t i = src.size(); i-- > 0;) cs[i] = stride, stride *= src[i];
+  for (size_t i = 0; i < src.size(); ++i) {
+    m.base += sl[i].start * cs[i];
+    if (sl[i].shrink) continue;
+    m.dims.push_back(sl[i].length);
+    m.src_strides.push_back(sl[i].step * cs[i]);
+  }
+  return m;
+}
+
 }  // namespace kb

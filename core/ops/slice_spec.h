@@ -18,4 +18,12 @@ struct AxisSlice {
 // attrs: begin, end, strides (one entry per input axis), begin_mask, end_mask, shrink_mask.
 std::vector<AxisSlice> resolve_slices(const Dims& dims, const Attrs& attrs, const char* who);
 
+// The slice of a row-major tensor with dims `src` as a strided view: the result's dims, the
+// element strides into the source for each result axis, and the offset of the first element.
+struct SliceMap {
+  Dims dims, src_strides;
+  int64_t base = 0;
+};
+SliceMap slice_map(const Dims& src, const Attrs& attrs);
+
 }  // namespace kb

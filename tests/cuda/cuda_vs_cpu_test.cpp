@@ -357,6 +357,177 @@ TEST(CudaVsCpu, MatmulFamily) {
   }
 }
 
+// y = f(x) and the gradient of sum(y * w) with respect to x, for one builder f.
+kb_tensor* grad_of(kb_tensor* x, kb_tensor* y, unsigned seed) {
+  int64_t nd = 0;
+  int64_t dims[8];
+  kb_int_shape(y, dims, 8, &nd);
+  std::vector<int64_t> shape(dims, dims + nd);
+  kb_data_type t;
+  kb_dtype(y, &t);
+  kb_tensor* w = make_data(random_input(shape, t, seed));
+  kb_tensor *p, *s;
+  kb_multiply(y, w, &p);
+  kb_sum(p, nullptr, 0, 0, &s);
+  kb_tensor_list* g;
+  kb_tensor* gx = nullptr;
+  if (kb_gradients(s, &x, 1, &g) == KB_OK) {
+    kb_tensor_list_get(g, 0, &gx);
+    kb_tensor_list_release(g);
+  }
+  for (auto* r : {w, p, s, y}) kb_tensor_release(r);
+  return gx;
+}
+
+TEST(CudaVsCpu, IndexingAndMovement) {
+  SKIP_WITHOUT_GPU();
+  using Builder = std::function<kb_tensor*(kb_tensor*)>;
+  std::vector<std::pair<const char*, Builder>> fns = {
+      {"strided_slice",
+       [](kb_tensor* x) {
+         int64_t b[3] = {1, -1, 0}, e[3] = {4, 0, 7}, s[3] = {2, -1, 3};
+         kb_tensor* y;
+         kb_strided_slice(x, b, e, s, 3, 0, 0, 0, 0, &y);
+         return y;
+       }},
+      {"slice",
+       [](kb_tensor* x) {
+         int64_t st[3] = {1, 0, 2}, sz[3] = {2, -1, 3};
+         kb_tensor* y;
+         kb_slice(x, st, sz, 3, &y);
+         return y;
+       }},
+      {"concatenate",
+       [](kb_tensor* x) {
+         kb_tensor *a, *y;
+         kb_square(x, &a);
+         kb_tensor* parts[3] = {x, a, x};
+         kb_concatenate(parts, 3, 1, &y);
+         kb_tensor_release(a);
+         return y;
+       }},
+      {"stack",
+       [](kb_tensor* x) {
+         kb_tensor* parts[2] = {x, x};
+         kb_tensor* y;
+         kb_stack(parts, 2, -1, &y);
+         return y;
+       }},
+      {"tile",
+       [](kb_tensor* x) {
+         int64_t n[3] = {2, 1, 3};
+         kb_tensor* y;
+         kb_tile(x, n, 3, &y);
+         return y;
+       }},
+      {"repeat_elements",
+       [](kb_tensor* x) {
+         kb_tensor* y;
+         kb_repeat_elements(x, 3, 1, &y);
+         return y;
+       }},
+      {"reverse",
+       [](kb_tensor* x) {
+         int64_t ax[2] = {0, -1};
+         kb_tensor* y;
+         kb_reverse(x, ax, 2, &y);
+         return y;
+       }},
+      {"cumsum",
+       [](kb_tensor* x) {
+         kb_tensor* y;
+         kb_cumsum(x, 1, &y);
+         return y;
+       }},
+      {"cumprod",
+       [](kb_tensor* x) {
+         kb_tensor* y;
+         kb_cumprod(x, 2, &y);
+         return y;
+       }},
+  };
+  for (auto& dc : kDtypes)
+    for (auto& [name, fn] : fns) {
+      SCOPED_TRACE(name);
+      compare(
+          {random_input({5, 6, 7}, dc.t, 40, 0.5, 1.5)},
+          [fn = fn](const std::vector<kb_tensor*>& x) { return fn(x[0]); }, dc.rtol * 10);
+      compare(
+          {random_input({5, 6, 7}, dc.t, 41, 0.5, 1.5)},
+          [fn = fn](const std::vector<kb_tensor*>& x) { return grad_of(x[0], fn(x[0]), 42); },
+          dc.rtol * 10);
+    }
+}
+
+TEST(CudaVsCpu, GatherArgmaxInTopK) {
+  SKIP_WITHOUT_GPU();
+  std::vector<int64_t> idx = {3, 0, 3, 9, 1, 1, 7};
+  int64_t ishape[1] = {7};
+  for (auto& dc : kDtypes) {
+    auto gather = [&](kb_tensor* ref) {
+      kb_tensor *it, *y;
+      kb_tensor_from_data(idx.data(), KB_INT64, ishape, 1, &it);
+      kb_gather(ref, it, &y);
+      kb_tensor_release(it);
+      return y;
+    };
+    compare(
+        {random_input({10, 4}, dc.t, 50)},
+        [&](const std::vector<kb_tensor*>& x) { return gather(x[0]); }, dc.rtol);
+    compare(
+        {random_input({10, 4}, dc.t, 51)},
+        [&](const std::vector<kb_tensor*>& x) { return grad_of(x[0], gather(x[0]), 52); }, dc.rtol);
+    for (int64_t axis : {0, 1, -1}) {
+      compare(
+          {random_input({6, 9, 4}, dc.t, 53)},
+          [axis](const std::vector<kb_tensor*>& x) {
+            kb_tensor* y;
+            kb_argmax(x[0], axis, &y);
+            return y;
+          },
+          0);
+      compare(
+          {random_input({6, 9, 4}, dc.t, 54)},
+          [axis](const std::vector<kb_tensor*>& x) {
+            kb_tensor* y;
+            kb_argmin(x[0], axis, &y);
+            return y;
+          },
+          0);
+    }
+  }
+  // An out-of-range index on the device is an error, not a crash.
+  {
+    int64_t rshape[2] = {10, 4}, bad_idx[2] = {2, 12}, bshape[1] = {2};
+    kb_tensor *ref, *it, *y;
+    ok(kb_placeholder(rshape, 2, 2, KB_FLOAT32, 0, "ref", &ref));
+    ok(kb_tensor_from_data(bad_idx, KB_INT64, bshape, 1, &it));
+    ok(kb_gather(ref, it, &y));
+    kb_compiled_function* f;
+    ok(kb_function(&ref, 1, &y, 1, nullptr, 0, &f));
+    ok(kb_function_set_device(f, KB_DEVICE_CUDA));
+    kb_tensor* d = make_data(random_input({10, 4}, KB_FLOAT32, 56));
+    kb_tensor_list* out = nullptr;
+    EXPECT_NE(kb_function_call(f, &d, 1, &out), KB_OK);
+    EXPECT_NE(std::string(kb_last_error_message()).find("out of range"), std::string::npos)
+        << kb_last_error_message();
+    kb_function_release(f);
+    for (auto* t : {ref, it, y, d}) kb_tensor_release(t);
+  }
+  std::vector<int32_t> targets = {0, 3, 9, 2, 5, 5};
+  int64_t tshape[1] = {6};
+  compare(
+      {random_input({6, 10}, KB_FLOAT32, 55)},
+      [&](const std::vector<kb_tensor*>& x) {
+        kb_tensor *t, *y;
+        kb_tensor_from_data(targets.data(), KB_INT32, tshape, 1, &t);
+        kb_in_top_k(x[0], t, 3, &y);
+        kb_tensor_release(t);
+        return y;
+      },
+      0);
+}
+
 // A whole training step: gradients (SumToLike, BroadcastLike, Select, MatMul with transposes)
 // and updates, run five times on each device from the same initial weights.
 TEST(CudaVsCpu, MlpTrainingSteps) {

@@ -1,0 +1,394 @@
+// CUDA kernels for slicing, concatenation, tiling, reversal, gather/scatter, arg-reductions,
+// cumulative scans and in_top_k.
+#include "core/cuda/common.cuh"
+#include "core/ops/slice_spec.h"
+
+namespace kb::cuda {
+namespace {
+
+using Ins = std::vector<const Buffer*>;
+
+Dims contiguous(const Dims& d) {
+  Dims s(d.size());
+  int64_t acc = 1;
+  for (size_t i = d.size(); i-- > 0;) s[i] = acc, acc *= d[i];
+  return s;
+}
+
+Kernel make_strided_slice(const KernelArgs& k) {
+  SliceMap sm = slice_map(k.in[0].shape.dims, k.node.attrs);
+  StridedMap m = copy_map(sm.dims, contiguous(sm.dims), sm.src_strides);
+  int64_t n = numel(sm.dims), base = sm.base;
+  return [m, n, base](const Ins& in, Buffer& out) {
+    strided_copy_on_device(*in[0], base, out, 0, m, n);
+  };
+}
+Registrar r1("StridedSlice", make_strided_slice);
+
+Kernel make_strided_slice_grad(const KernelArgs& k) {
+  SliceMap sm = slice_map(k.out.shape.dims, k.node.attrs);
+  StridedMap m = copy_map(sm.dims, sm.src_strides, contiguous(sm.dims));
+  int64_t n = numel(sm.dims), base = sm.base;
+  return [m, n, base](const Ins& in, Buffer& out) {
+    zero_on_device(out);
+    strided_copy_on_device(*in[0], 0, out, base, m, n);
+  };
+}
+Registrar r2("StridedSliceGrad", make_strided_slice_grad);
+
+// Concat and SplitLike see each part as (outer, width) elements inside rows of `total`.
+struct Parts {
+  int64_t outer = 1, total = 0;
+  std::vector<int64_t> widths, offsets;
+};
+Parts parts_of(const std::vector<TensorType>& parts, int64_t axis) {
+  Parts p;
+  const Dims& d0 = parts[0].shape.dims;
+  int64_t inner = 1;
+  for (int64_t i = 0; i < axis; ++i) p.outer *= d0[i];
+  for (size_t i = axis + 1; i < d0.size(); ++i) inner *= d0[i];
+  for (auto& t : parts) {
+    p.offsets.push_back(p.total);
+    p.widths.push_back(t.shape.dims[axis] * inner);
+    p.total += p.widths.back();
+  }
+  return p;
+}
+
+Kernel make_concat(const KernelArgs& k) {
+  Parts p = parts_of(k.in, k.node.attrs.i("axis"));
+  return [p](const Ins& in, Buffer& out) {
+    for (size_t i = 0; i < in.size(); ++i) {
+      Dims d{p.outer, p.widths[i]};
+      StridedMap m = copy_map(d, {p.total, 1}, {p.widths[i], 1});
+      strided_copy_on_device(*in[i], 0, out, p.offsets[i], m, p.outer * p.widths[i]);
+    }
+  };
+}
+Registrar r3("Concat", make_concat);
+
+Kernel make_split_like(const KernelArgs& k) {
+  std::vector<TensorType> parts(k.in.begin() + 1, k.in.end());
+  Parts p = parts_of(parts, k.node.attrs.i("axis"));
+  int64_t i = k.node.attrs.i("index");
+  Dims d{p.outer, p.widths[i]};
+  StridedMap m = copy_map(d, {p.widths[i], 1}, {p.total, 1});
+  int64_t n = p.outer * p.widths[i], base = p.offsets[i];
+  return [m, n, base](const Ins& in, Buffer& out) {
+    strided_copy_on_device(*in[0], base, out, 0, m, n);
+  };
+}
+Registrar r4("SplitLike", make_split_like);
+
+// Tile as a broadcast over interleaved (multiple, dim) axes; TileGrad sums over the multiples.
+Kernel make_tile(const KernelArgs& k) {
+  const Dims& d = k.in[0].shape.dims;
+  const auto& mult = k.node.attrs.ints("multiples");
+  if (2 * d.size() > size_t(kMaxDims)) return Kernel{};
+  Dims cs = contiguous(d), od, src;
+  for (size_t i = 0; i < d.size(); ++i) {
+    od.push_back(mult[i]), src.push_back(0);
+    od.push_back(d[i]), src.push_back(cs[i]);
+  }
+  StridedMap m = copy_map(od, contiguous(od), src);
+  int64_t n = numel(od);
+  return [m, n](const Ins& in, Buffer& out) { strided_copy_on_device(*in[0], 0, out, 0, m, n); };
+}
+Registrar r5("Tile", make_tile);
+
+Kernel make_tile_grad(const KernelArgs& k) {
+  const Dims& d = k.out.shape.dims;
+  const auto& mult = k.node.attrs.ints("multiples");
+  if (2 * d.size() > size_t(kMaxDims)) return Kernel{};
+  Dims split;
+  std::vector<int64_t> axes;
+  for (size_t i = 0; i < d.size(); ++i) {
+    axes.push_back(int64_t(split.size()));
+    split.push_back(mult[i]);
+    split.push_back(d[i]);
+  }
+  ReducePlan p = plan_reduce(split, axes);
+  return [p, split](const Ins& in, Buffer& out) {
+    Buffer view(in[0]->dtype, split);
+    view.storage = in[0]->storage;
+    view.device = Device::cuda;
+    reduce_on_device(0, p, view, out);
+  };
+}
+Registrar r6("TileGrad", make_tile_grad);
+
+Kernel make_reverse(const KernelArgs& k) {
+  const Dims& d = k.in[0].shape.dims;
+  Dims src = contiguous(d);
+  int64_t base = 0;
+  for (int64_t ax : k.node.attrs.ints("axes")) {
+    if (ax < 0) ax += int64_t(d.size());
+    base += (d[ax] - 1) * src[ax];
+    src[ax] = -src[ax];
+  }
+  StridedMap m = copy_map(d, contiguous(d), src);
+  int64_t n = numel(d);
+  return [m, n, base](const Ins& in, Buffer& out) {
+    strided_copy_on_device(*in[0], base, out, 0, m, n);
+  };
+}
+Registrar r7("Reverse", make_reverse);
+
+// Index errors found on the device are reported through a flag read back after the kernel;
+// kNoError marks "no bad index".
+constexpr long long kNoError = (-9223372036854775807LL - 1);
+struct ErrorFlag {
+  std::shared_ptr<void> mem{scratch_alloc(sizeof(long long)), scratch_free};
+  long long* ptr() { return static_cast<long long*>(mem.get()); }
+  void reset() {
+    static const long long none = kNoError;
+    check_cuda(cudaMemcpyAsync(ptr(), &none, sizeof none, cudaMemcpyHostToDevice, stream()),
+               "copy");
+  }
+  long long read() {
+    long long v = -1;
+    check_cuda(cudaMemcpyAsync(&v, ptr(), sizeof v, cudaMemcpyDeviceToHost, stream()), "copy");
+    check_cuda(cudaStreamSynchronize(stream()), "sync");
+    return v;
+  }
+};
+
+template <class I>
+__device__ bool index_ok(I v, int64_t limit, long long* bad) {
+  if (v < 0 || int64_t(v) >= limit) {
+    atomicExch(reinterpret_cast<unsigned long long*>(bad), static_cast<unsigned long long>(v));
+    return false;
+  }
+  return true;
+}
+
+template <class E, class I>
+__global__ void gather_kernel(const E* ref, const I* idx, E* out, int64_t n_idx, int64_t row,
+                              int64_t rows, long long* bad) {
+  int64_t n = n_idx * row;
+  for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < n;
+       t += int64_t(gridDim.x) * blockDim.x) {
+    int64_t i = t / row, j = t % row;
+    I v = idx[i];
+    if (index_ok(v, rows, bad)) out[t] = ref[int64_t(v) * row + j];
+  }
+}
+
+template <class F>
+Kernel with_index_type(DType t, F&& f) {
+  if (t == DType::i32) return f(int32_t{});
+  return f(int64_t{});
+}
+
+Kernel make_gather(const KernelArgs& k) {
+  int64_t rows = k.in[0].shape.dims[0];
+  int64_t row = rows ? numel(k.in[0].shape.dims) / rows : 0;
+  size_t es = dtype_size(k.out.dtype);
+  return with_index_type(k.in[1].dtype, [&](auto zi) -> Kernel {
+    using I = decltype(zi);
+    return [rows, row, es](const Ins& in, Buffer& out) {
+      int64_t n_idx = in[1]->numel();
+      if (n_idx * row == 0) return;
+      ErrorFlag flag;
+      flag.reset();
+      auto launch = [&](auto ze) {
+        using E = decltype(ze);
+        gather_kernel<<<blocks_for(n_idx * row), 256, 0, stream()>>>(
+            static_cast<const E*>(in[0]->data()), in[1]->as<I>(), static_cast<E*>(out.data()),
+            n_idx, row, rows, flag.ptr());
+      };
+      if (es == 1)
+        launch(uint8_t{});
+      else if (es == 2)
+        launch(uint16_t{});
+      else if (es == 4)
+        launch(uint32_t{});
+      else
+        launch(uint64_t{});
+      after_launch("gather");
+      long long bad = flag.read();
+      check(bad == kNoError, Status::invalid_argument, "gather: index ", bad,
+            " is out of range [0, ", rows, ")");
+    };
+  });
+}
+Registrar r8("Gather", make_gather);
+
+template <class T, class I>
+__global__ void scatter_add_kernel(const T* g, const I* idx, T* out, int64_t n_idx, int64_t row,
+                                   int64_t rows, long long* bad) {
+  int64_t n = n_idx * row;
+  for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < n;
+       t += int64_t(gridDim.x) * blockDim.x) {
+    int64_t i = t / row, j = t % row;
+    I v = idx[i];
+    if (index_ok(v, rows, bad)) atomicAdd(out + int64_t(v) * row + j, g[t]);
+  }
+}
+
+Kernel make_scatter_add_like(const KernelArgs& k) {
+  int64_t rows = k.out.shape.dims[0];
+  int64_t row = rows ? numel(k.out.shape.dims) / rows : 0;
+  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, double>) {
+      return Kernel{};
+    } else {
+      return with_index_type(k.in[1].dtype, [&](auto zi) -> Kernel {
+        using I = decltype(zi);
+        return [rows, row](const Ins& in, Buffer& out) {
+          zero_on_device(out);
+          int64_t n_idx = in[1]->numel();
+          if (n_idx * row == 0) return;
+          ErrorFlag flag;
+          flag.reset();
+          scatter_add_kernel<<<blocks_for(n_idx * row), 256, 0, stream()>>>(
+              in[0]->as<T>(), in[1]->as<I>(), out.as<T>(), n_idx, row, rows, flag.ptr());
+          after_launch("scatter_add");
+          long long bad = flag.read();
+          check(bad == kNoError, Status::invalid_argument, "gather: index ", bad,
+                " is out of range [0, ", rows, ")");
+        };
+      });
+    }
+  });
+}
+Registrar r9("ScatterAddLike", make_scatter_add_like);
+
+struct AxisView {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+AxisView axis_view(const Dims& d, int64_t axis) {
+  AxisView v;
+  if (axis < 0) axis += int64_t(d.size());
+  for (int64_t i = 0; i < int64_t(d.size()); ++i) {
+    if (i < axis)
+      v.outer *= d[i];
+    else if (i == axis)
+      v.n = d[i];
+    else
+      v.inner *= d[i];
+  }
+  return v;
+}
+
+template <class T>
+__global__ void arg_kernel(const T* x, int64_t* out, AxisView v, bool is_max) {
+  int64_t total = v.outer * v.inner;
+  for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < total;
+       t += int64_t(gridDim.x) * blockDim.x) {
+    const T* p = x + (t / v.inner) * v.n * v.inner + t % v.inner;
+    int64_t best = 0;
+    T bv = p[0];
+    for (int64_t j = 1; j < v.n; ++j) {
+      T c = p[j * v.inner];
+      if (is_max ? c > bv : c < bv) bv = c, best = j;
+    }
+    out[t] = best;
+  }
+}
+
+Kernel make_arg_reduce(const KernelArgs& k) {
+  AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
+  bool is_max = k.node.attrs.i("mode") == 0;
+  return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    if constexpr (!cuda_type_v<T> || std::is_same_v<T, bool>) {
+      return Kernel{};
+    } else {
+      return [v, is_max](const Ins& in, Buffer& out) {
+        int64_t n = v.outer * v.inner;
+        if (n == 0) return;
+        arg_kernel<<<blocks_for(n), 256, 0, stream()>>>(in[0]->as<T>(), out.as<int64_t>(), v,
+                                                        is_max);
+        after_launch("argmax");
+      };
+    }
+  });
+}
+Registrar r10("ArgReduce", make_arg_reduce);
+
+template <class T>
+__global__ void scan_kernel(const T* x, T* out, AxisView v, bool is_sum) {
+  int64_t total = v.outer * v.inner;
+  for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < total;
+       t += int64_t(gridDim.x) * blockDim.x) {
+    int64_t base = (t / v.inner) * v.n * v.inner + t % v.inner;
+    T acc = is_sum ? T(0) : T(1);
+    for (int64_t j = 0; j < v.n; ++j) {
+      T c = x[base + j * v.inner];
+      acc = is_sum ? T(acc + c) : T(acc * c);
+      out[base + j * v.inner] = acc;
+    }
+  }
+}
+
+Kernel make_cumulative(const KernelArgs& k) {
+  AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
+  bool is_sum = k.node.attrs.i("mode") == 0;
+  return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    if constexpr (!cuda_type_v<T> || std::is_same_v<T, bool>) {
+      return Kernel{};
+    } else {
+      return [v, is_sum](const Ins& in, Buffer& out) {
+        int64_t n = v.outer * v.inner;
+        if (n == 0) return;
+        scan_kernel<<<blocks_for(n), 256, 0, stream()>>>(in[0]->as<T>(), out.as<T>(), v, is_sum);
+        after_launch("cumsum");
+      };
+    }
+  });
+}
+Registrar r11("Cumulative", make_cumulative);
+
+template <class T, class I>
+__global__ void in_top_k_kernel(const T* p, const I* targets, bool* out, int64_t batch,
+                                int64_t classes, int64_t k, long long* bad) {
+  for (int64_t b = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; b < batch;
+       b += int64_t(gridDim.x) * blockDim.x) {
+    I t = targets[b];
+    if (!index_ok(t, classes, bad)) continue;
+    const T* row = p + b * classes;
+    T target = row[t];
+    bool finite = true;
+    int64_t greater = 0;
+    for (int64_t c = 0; c < classes; ++c) {
+      T v = row[c];
+      if (!isfinite(v)) finite = false;
+      if (v > target) ++greater;
+    }
+    out[b] = finite && greater < k;
+  }
+}
+
+Kernel make_in_top_k(const KernelArgs& k) {
+  int64_t top = k.node.attrs.i("k");
+  int64_t classes = k.in[0].shape.dims[1];
+  return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, double>) {
+      return Kernel{};
+    } else {
+      return with_index_type(k.in[1].dtype, [&](auto zi) -> Kernel {
+        using I = decltype(zi);
+        return [top, classes](const Ins& in, Buffer& out) {
+          int64_t batch = out.numel();
+          if (batch == 0) return;
+          ErrorFlag flag;
+          flag.reset();
+          in_top_k_kernel<<<blocks_for(batch), 256, 0, stream()>>>(
+              in[0]->as<T>(), in[1]->as<I>(), out.as<bool>(), batch, classes, top, flag.ptr());
+          after_launch("in_top_k");
+          long long bad = flag.read();
+          check(bad == kNoError, Status::invalid_argument, "in_top_k: target ", bad,
+                " is out of range [0, ", classes, ")");
+        };
+      });
+    }
+  });
+}
+Registrar r12("InTopK", make_in_top_k);
+
+}  // namespace
+}  // namespace kb::cuda
