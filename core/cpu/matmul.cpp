@@ -2,16 +2,13 @@
 #include <Eigen/Core>
 
 #include "core/backend/kernel.h"
+#include "core/backend/layout.h"
 #include "core/util/dispatch.h"
 
 namespace kb::cpu {
 namespace {
 
-struct MatMulDims {
-  int64_t batch = 1, m = 0, k = 0, n = 0;
-  int64_t a_rows = 0, a_cols = 0, b_rows = 0, b_cols = 0;
-  bool ta = false, tb = false;
-};
+using MatMulDims = GemmDims;
 
 template <class T>
 void gemm_eigen(const MatMulDims& d, const T* a, const T* b, T* c) {
@@ -53,20 +50,8 @@ void gemm_plain(const MatMulDims& d, const T* a, const T* b, T* c) {
 }
 
 Kernel make_matmul(const KernelArgs& k) {
-  const Dims& ad = k.in[0].shape.dims;
-  const Dims& bd = k.in[1].shape.dims;
-  size_t r = ad.size();
-  MatMulDims d;
-  d.ta = k.node.attrs.i("transpose_a") != 0;
-  d.tb = k.node.attrs.i("transpose_b") != 0;
-  for (size_t i = 0; i + 2 < r; ++i) d.batch *= ad[i];
-  d.a_rows = ad[r - 2];
-  d.a_cols = ad[r - 1];
-  d.b_rows = bd[r - 2];
-  d.b_cols = bd[r - 1];
-  d.m = d.ta ? d.a_cols : d.a_rows;
-  d.k = d.ta ? d.a_rows : d.a_cols;
-  d.n = d.tb ? d.b_rows : d.b_cols;
+  MatMulDims d = gemm_dims(k.in[0].shape.dims, k.in[1].shape.dims,
+                           k.node.attrs.i("transpose_a") != 0, k.node.attrs.i("transpose_b") != 0);
   return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     return [d](const std::vector<const Buffer*>& in, Buffer& out) {

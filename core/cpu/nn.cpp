@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "core/backend/kernel.h"
+#include "core/backend/layout.h"
 #include "core/cpu/loops.h"
 #include "core/util/dispatch.h"
 
@@ -11,12 +12,8 @@ namespace {
 
 template <bool Log>
 Kernel make_softmax_kernel(const KernelArgs& k) {
-  const Dims& d = k.in[0].shape.dims;
-  int64_t axis = k.node.attrs.i("axis");
-  if (axis < 0) axis += int64_t(d.size());
-  int64_t outer = 1, n = d[axis], inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= d[i];
-  for (size_t i = axis + 1; i < d.size(); ++i) inner *= d[i];
+  AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
+  int64_t outer = v.outer, n = v.n, inner = v.inner;
   return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     if constexpr (!is_float_v<T>) {

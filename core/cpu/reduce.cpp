@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "core/backend/kernel.h"
+#include "core/backend/layout.h"
 #include "core/backend/reduce_plan.h"
 #include "core/cpu/loops.h"
 #include "core/cpu/reduce.h"
@@ -166,26 +167,8 @@ Kernel make_broadcast_like(const KernelArgs& k) {
 KernelRegistrar kr_broadcast_like("cpu", "BroadcastLike", make_broadcast_like);
 
 // (outer, n, inner) view of an axis.
-struct AxisView {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-AxisView axis_view(const Dims& d, int64_t axis) {
-  AxisView v;
-  for (int64_t i = 0; i < int64_t(d.size()); ++i) {
-    if (i < axis)
-      v.outer *= d[i];
-    else if (i == axis)
-      v.n = d[i];
-    else
-      v.inner *= d[i];
-  }
-  return v;
-}
-
 Kernel make_arg_reduce(const KernelArgs& k) {
-  int64_t axis = k.node.attrs.i("axis");
-  if (axis < 0) axis += k.in[0].shape.rank();
-  AxisView v = axis_view(k.in[0].shape.dims, axis);
+  AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
   bool is_max = k.node.attrs.i("mode") == 0;
   return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
@@ -210,9 +193,7 @@ Kernel make_arg_reduce(const KernelArgs& k) {
 KernelRegistrar kr_arg_reduce("cpu", "ArgReduce", make_arg_reduce);
 
 Kernel make_cumulative(const KernelArgs& k) {
-  int64_t axis = k.node.attrs.i("axis");
-  if (axis < 0) axis += k.in[0].shape.rank();
-  AxisView v = axis_view(k.in[0].shape.dims, axis);
+  AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
   bool is_sum = k.node.attrs.i("mode") == 0;
   return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);

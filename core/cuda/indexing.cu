@@ -1,5 +1,6 @@
 // CUDA kernels for slicing, concatenation, tiling, reversal, gather/scatter, arg-reductions,
 // cumulative scans and in_top_k.
+#include "core/backend/layout.h"
 #include "core/cuda/common.cuh"
 #include "core/ops/slice_spec.h"
 
@@ -254,23 +255,6 @@ Kernel make_scatter_add_like(const KernelArgs& k) {
   });
 }
 Registrar r9("ScatterAddLike", make_scatter_add_like);
-
-struct AxisView {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-AxisView axis_view(const Dims& d, int64_t axis) {
-  AxisView v;
-  if (axis < 0) axis += int64_t(d.size());
-  for (int64_t i = 0; i < int64_t(d.size()); ++i) {
-    if (i < axis)
-      v.outer *= d[i];
-    else if (i == axis)
-      v.n = d[i];
-    else
-      v.inner *= d[i];
-  }
-  return v;
-}
 
 template <class T>
 __global__ void arg_kernel(const T* x, int64_t* out, AxisView v, bool is_max) {

@@ -3,6 +3,7 @@
 
 #include <mutex>
 
+#include "core/backend/layout.h"
 #include "core/cuda/common.cuh"
 
 namespace kb::cuda {
@@ -25,10 +26,7 @@ void check_blas(cublasStatus_t s) {
   check(s == CUBLAS_STATUS_SUCCESS, Status::device, "cuda: cuBLAS error ", int(s));
 }
 
-struct Gemm {
-  int64_t batch = 1, m = 0, n = 0, k = 0, a_rows = 0, a_cols = 0, b_rows = 0, b_cols = 0;
-  bool ta = false, tb = false;
-};
+using Gemm = GemmDims;
 
 template <class T>
 __global__ void zero_kernel(T* o, int64_t n) {
@@ -56,17 +54,8 @@ void gemm(const Gemm& g, const T* a, const T* b, T* c) {
 }
 
 Kernel make_matmul(const KernelArgs& k) {
-  const Dims& ad = k.in[0].shape.dims;
-  const Dims& bd = k.in[1].shape.dims;
-  size_t r = ad.size();
-  Gemm g;
-  g.ta = k.node.attrs.i("transpose_a") != 0;
-  g.tb = k.node.attrs.i("transpose_b") != 0;
-  for (size_t i = 0; i + 2 < r; ++i) g.batch *= ad[i];
-  g.a_rows = ad[r - 2], g.a_cols = ad[r - 1], g.b_rows = bd[r - 2], g.b_cols = bd[r - 1];
-  g.m = g.ta ? g.a_cols : g.a_rows;
-  g.k = g.ta ? g.a_rows : g.a_cols;
-  g.n = g.tb ? g.b_rows : g.b_cols;
+  Gemm g = gemm_dims(k.in[0].shape.dims, k.in[1].shape.dims, k.node.attrs.i("transpose_a") != 0,
+                     k.node.attrs.i("transpose_b") != 0);
   return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, double>) {

@@ -1,6 +1,7 @@
 // CUDA reductions (Reduce, SumToLike) and softmax / log-softmax.
 #include <cfloat>
 
+#include "core/backend/layout.h"
 #include "core/backend/reduce_plan.h"
 #include "core/cuda/common.cuh"
 #include "core/ops/build.h"
@@ -247,12 +248,8 @@ __global__ void softmax_cols(const T* x, T* out, int64_t outer, int64_t n, int64
 
 template <bool Log>
 Kernel make_softmax(const KernelArgs& k) {
-  const Dims& d = k.in[0].shape.dims;
-  int64_t axis = k.node.attrs.i("axis");
-  if (axis < 0) axis += int64_t(d.size());
-  int64_t outer = 1, n = d[axis], inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= d[i];
-  for (size_t i = axis + 1; i < d.size(); ++i) inner *= d[i];
+  AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
+  int64_t outer = v.outer, n = v.n, inner = v.inner;
   return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, double>) {
