@@ -1,0 +1,282 @@
+"""A small ctypes binding of include/kbackend.h for the NumPy reference tests."""
+import ctypes
+import os
+from ctypes import POINTER, c_char_p, c_double, c_int32, c_int64, c_size_t, c_uint64, c_void_p
+
+import numpy as np
+
+_here = os.path.dirname(os.path.abspath(__file__))
+lib = ctypes.CDLL(os.environ.get("KBACKEND_LIB",
+                                 os.path.join(_here, "..", "..", "build", "libkbackend.so")))
+
+# dtype codes of kb_data_type
+DEFAULT, F16, F32, F64, I8, I16, I32, I64, U8, BOOL = range(-1, 9)
+NP_OF = {F16: np.float16, F32: np.float32, F64: np.float64, I8: np.int8, I16: np.int16,
+         I32: np.int32, I64: np.int64, U8: np.uint8, BOOL: np.bool_}
+CODE_OF = {np.dtype(v): k for k, v in NP_OF.items()}
+CHANNELS_LAST, CHANNELS_FIRST = 0, 1
+
+T = c_void_p            # kb_tensor* (borrowed)
+OUT = POINTER(c_void_p)  # kb_tensor** / kb_tensor_list** / kb_compiled_function**
+I64P = POINTER(c_int64)
+DP = POINTER(c_double)
+S, E = c_int32, c_int32  # kb_status, enums
+_sig = {
+    "kb_last_error_message": (c_char_p, []),
+    "kb_last_error_code": (S, []),
+    "kb_tensor_release": (None, [T]),
+    "kb_tensor_list_release": (None, [c_void_p]),
+    "kb_function_release": (None, [c_void_p]),
+    "kb_tensor_list_size": (c_size_t, [c_void_p]),
+    "kb_tensor_list_get": (S, [c_void_p, c_size_t, OUT]),
+    "kb_tensor_from_data": (S, [c_void_p, E, I64P, c_size_t, OUT]),
+    "kb_tensor_copy_to": (S, [T, c_void_p, c_size_t]),
+    "kb_tensor_nbytes": (S, [T, POINTER(c_size_t)]),
+    "kb_tensor_id": (S, [T, POINTER(c_uint64)]),
+    "kb_epsilon": (S, [DP]),
+    "kb_set_epsilon": (S, [c_double]),
+    "kb_floatx": (S, [POINTER(c_int32)]),
+    "kb_set_floatx": (S, [E]),
+    "kb_variable": (S, [c_void_p, E, I64P, c_size_t, E, c_char_p, OUT]),
+    "kb_constant": (S, [c_void_p, E, I64P, c_size_t, E, I64P, c_size_t, c_char_p, OUT]),
+    "kb_placeholder": (S, [I64P, c_size_t, c_int64, E, c_int32, c_char_p, OUT]),
+    "kb_zeros": (S, [I64P, c_size_t, E, c_char_p, OUT]),
+    "kb_ones": (S, [I64P, c_size_t, E, c_char_p, OUT]),
+    "kb_eye": (S, [c_int64, E, c_char_p, OUT]),
+    "kb_zeros_like": (S, [T, E, c_char_p, OUT]),
+    "kb_ones_like": (S, [T, E, c_char_p, OUT]),
+    "kb_identity": (S, [T, c_char_p, OUT]),
+    "kb_random_uniform_variable": (S, [I64P, c_size_t, c_double, c_double, E, c_char_p, I64P, OUT]),
+    "kb_random_normal_variable": (S, [I64P, c_size_t, c_double, c_double, E, c_char_p, I64P, OUT]),
+    "kb_arange": (S, [c_double, DP, c_double, E, OUT]),
+    "kb_is_placeholder": (S, [T, POINTER(c_int32)]),
+    "kb_int_shape": (S, [T, I64P, c_size_t, POINTER(c_int64)]),
+    "kb_dtype": (S, [T, POINTER(c_int32)]),
+    "kb_function": (S, [POINTER(c_void_p), c_size_t, POINTER(c_void_p), c_size_t,
+                        POINTER(c_void_p), c_size_t, OUT]),
+    "kb_function_call": (S, [c_void_p, POINTER(c_void_p), c_size_t, OUT]),
+    "kb_gradients": (S, [T, POINTER(c_void_p), c_size_t, OUT]),
+    "kb_pow": (S, [T, c_double, OUT]),
+    "kb_clip": (S, [T, c_double, c_double, OUT]),
+    "kb_cast": (S, [T, E, OUT]),
+    "kb_concatenate": (S, [POINTER(c_void_p), c_size_t, c_int64, OUT]),
+    "kb_stack": (S, [POINTER(c_void_p), c_size_t, c_int64, OUT]),
+    "kb_repeat_elements": (S, [T, c_int64, c_int64, OUT]),
+    "kb_slice": (S, [T, I64P, I64P, c_size_t, OUT]),
+    "kb_strided_slice": (S, [T, I64P, I64P, I64P, c_size_t, c_int64, c_int64, c_int64, c_int64,
+                             OUT]),
+    "kb_batch_dot": (S, [T, T, I64P, OUT]),
+    "kb_relu": (S, [T, c_double, DP, c_double, OUT]),
+    "kb_elu": (S, [T, c_double, OUT]),
+    "kb_binary_crossentropy": (S, [T, T, c_int32, OUT]),
+    "kb_l2_normalize": (S, [T, I64P, c_size_t, OUT]),
+    "kb_bias_add": (S, [T, T, E, OUT]),
+    "kb_in_top_k": (S, [T, T, c_int64, OUT]),
+}
+for _n in ["square", "abs", "sqrt", "exp", "log", "round", "sign", "sin", "cos", "negative",
+           "flatten", "batch_flatten", "transpose", "sigmoid", "hard_sigmoid", "tanh", "softplus",
+           "softsign", "stop_gradient", "eval"]:
+    _sig["kb_" + _n] = (S, [T, OUT])
+for _n in ["equal", "not_equal", "greater", "greater_equal", "less", "less_equal", "lesser",
+           "lesser_equal", "maximum", "minimum", "add", "subtract", "multiply", "divide", "dot",
+           "update", "update_add", "update_sub",
+           "gather"]:
+    _sig["kb_" + _n] = (S, [T, T, OUT])
+for _n in ["max", "min", "sum", "prod", "mean", "var", "std", "any", "all", "logsumexp"]:
+    _sig["kb_" + _n] = (S, [T, I64P, c_size_t, c_int32, OUT])
+for _n in ["cumsum", "cumprod", "argmax", "argmin", "expand_dims", "squeeze", "repeat", "softmax",
+           "one_hot"]:
+    _sig["kb_" + _n] = (S, [T, c_int64, OUT])
+for _n in ["reshape", "permute_dimensions", "tile", "reverse"]:
+    _sig["kb_" + _n] = (S, [T, I64P, c_size_t, OUT])
+for _n in ["categorical_crossentropy", "sparse_categorical_crossentropy"]:
+    _sig["kb_" + _n] = (S, [T, T, c_int32, c_int64, OUT])
+for _n, (_res, _args) in _sig.items():
+    getattr(lib, _n).restype = _res
+    getattr(lib, _n).argtypes = _args
+
+
+class KBError(Exception):
+    def __init__(self, status, message):
+        super().__init__(f"[{status}] {message}")
+        self.status, self.message = status, message
+
+
+def check(status):
+    if status != 0:
+        raise KBError(status, lib.kb_last_error_message().decode())
+
+
+class Tensor:
+    """Owns one kb_tensor* reference."""
+
+    def __init__(self, handle):
+        self.h = c_void_p(handle)
+
+    def __del__(self):
+        if lib is not None and self.h:
+            lib.kb_tensor_release(self.h)
+            self.h = c_void_p()
+
+    @property
+    def _as_parameter_(self):
+        return self.h
+
+    @property
+    def dtype(self):
+        d = c_int32()
+        check(lib.kb_dtype(self, ctypes.byref(d)))
+        return d.value
+
+    @property
+    def shape(self):
+        """int_shape: a tuple with None for unknown dims, or None for an unknown rank."""
+        dims, n = (c_int64 * 16)(), c_int64()
+        check(lib.kb_int_shape(self, dims, 16, ctypes.byref(n)))
+        return None if n.value < 0 else tuple(None if d < 0 else d for d in dims[:n.value])
+
+
+def i64(seq):
+    """An int64 array argument (None stays NULL)."""
+    if seq is None:
+        return None
+    seq = [int(v) for v in np.atleast_1d(seq)]
+    return (c_int64 * max(len(seq), 1))(*seq)
+
+
+def handles(ts):
+    return (c_void_p * max(len(ts), 1))(*[t.h.value if t is not None else None for t in ts])
+
+
+def op(name, *args):
+    """Calls kb_<name>(*args, &out) and returns the new tensor."""
+    out = c_void_p()
+    check(getattr(lib, "kb_" + name)(*args, ctypes.byref(out)))
+    return Tensor(out.value)
+
+
+def status_of(name, *args):
+    """Calls kb_<name>(*args, &out), expecting a failure; returns (status, message)."""
+    out = c_void_p()
+    st = getattr(lib, "kb_" + name)(*args, ctypes.byref(out))
+    if st == 0:
+        lib.kb_tensor_release(out)
+        return 0, ""
+    return st, lib.kb_last_error_message().decode()
+
+
+def const(a, dtype=None):
+    a = np.require(np.asarray(a, dtype), requirements="C")  # keeps rank 0
+    return op("tensor_from_data", a.ctypes.data, CODE_OF[a.dtype], i64(a.shape), a.ndim)
+
+
+def placeholder(shape, dtype=F32, ndim=0):
+    shape_arr = i64(shape) if shape is not None else None
+    n = len(shape) if shape is not None else 0
+    return op("placeholder", shape_arr, n, ndim, dtype, 0, None)
+
+
+def variable(a, dtype=DEFAULT):
+    a = np.require(np.asarray(a), requirements="C")
+    return op("variable", a.ctypes.data, CODE_OF[a.dtype], i64(a.shape), a.ndim, dtype, None)
+
+
+def to_numpy(t):
+    """The value of a tensor with a concrete value (constant, variable, function result)."""
+    nbytes = c_size_t()
+    check(lib.kb_tensor_nbytes(t, ctypes.byref(nbytes)))
+    out = np.empty(t.shape, NP_OF[t.dtype])
+    assert out.nbytes == nbytes.value
+    check(lib.kb_tensor_copy_to(t, out.ctypes.data, out.nbytes))
+    return out
+
+
+def list_items(handle):
+    try:
+        out = []
+        for i in range(lib.kb_tensor_list_size(handle)):
+            t = c_void_p()
+            check(lib.kb_tensor_list_get(handle, i, ctypes.byref(t)))
+            out.append(Tensor(t.value))
+        return out
+    finally:
+        lib.kb_tensor_list_release(handle)
+
+
+class Function:
+    """kb_function(inputs, outputs); calling it with NumPy arrays returns NumPy arrays."""
+
+    def __init__(self, inputs, outputs, updates=()):
+        f = c_void_p()
+        check(lib.kb_function(handles(inputs), len(inputs), handles(outputs), len(outputs),
+                              handles(updates), len(updates), ctypes.byref(f)))
+        self.f, self.inputs = f, list(inputs)
+
+    def __del__(self):
+        if lib is not None and self.f:
+            lib.kb_function_release(self.f)
+
+    def __call__(self, *values):
+        consts = [const(np.asarray(v)) for v in values]
+        out = c_void_p()
+        check(lib.kb_function_call(self.f, handles(consts), len(consts), ctypes.byref(out)))
+        return [to_numpy(t) for t in list_items(out)]
+
+
+def run(outputs, feeds=()):
+    """Evaluates one tensor or a list of tensors; feeds: [(placeholder, array), ...]."""
+    single = isinstance(outputs, Tensor)
+    outs = [outputs] if single else list(outputs)
+    feeds = list(feeds.items()) if isinstance(feeds, dict) else list(feeds)
+    res = Function([p for p, _ in feeds], outs)(*[v for _, v in feeds])
+    return res[0] if single else res
+
+
+def gradients(loss, wrt):
+    out = c_void_p()
+    check(lib.kb_gradients(loss, handles(wrt), len(wrt), ctypes.byref(out)))
+    return list_items(out.value)
+
+
+def epsilon():
+    e = c_double()
+    check(lib.kb_epsilon(ctypes.byref(e)))
+    return e.value
+
+
+# ---- test helpers ----------------------------------------------------------------------------
+def tol(dtype):
+    return dict(rtol=2e-5, atol=2e-6) if dtype in (F32, np.float32) else dict(rtol=1e-12,
+                                                                               atol=1e-12)
+
+
+def assert_close(actual, expected, dtype, **kw):
+    """actual has the dtype code `dtype`, and is close to expected (cast to that dtype)."""
+    assert actual.dtype == np.dtype(NP_OF[dtype]), (actual.dtype, NP_OF[dtype])
+    expected = np.asarray(expected, NP_OF[dtype])
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    np.testing.assert_allclose(actual, expected, **{**tol(dtype), **kw})
+
+
+def feed_tensors(arrays, mode):
+    """'const': constants; 'ph': placeholders, the first dim unknown (rank >= 1)."""
+    if mode == "const":
+        return [const(a) for a in arrays], []
+    phs = [placeholder(([-1] + list(a.shape[1:])) if a.ndim else [], CODE_OF[a.dtype])
+           for a in arrays]
+    return phs, list(zip(phs, arrays))
+
+
+def ev(fn, *arrays, mode="const"):
+    """fn(*tensors) evaluated with arrays as constants or fed to placeholders."""
+    arrays = [np.asarray(a) for a in arrays]
+    ts, feeds = feed_tensors(arrays, mode)
+    return run(fn(*ts), feeds)
+
+
+def error_of(name, *args):
+    """Calls kb_<name>(*args, &out) which must fail; returns its message."""
+    st, msg = status_of(name, *args)
+    assert st != 0, f"kb_{name} unexpectedly succeeded"
+    assert lib.kb_last_error_code() == st
+    return msg

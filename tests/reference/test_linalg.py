@@ -1,0 +1,169 @@
+"""dot, batch_dot, transpose against NumPy (KERAS_SEMANTICS.md section 5)."""
+import numpy as np
+import pytest
+
+import kb
+from kb import assert_close, const, error_of, ev, i64, op
+
+
+def randn(rng, shape, dt):
+    return rng.standard_normal(shape).astype(kb.NP_OF[dt])
+
+
+@pytest.mark.parametrize("xs,ys", [((2, 3), (3, 4)), ((2, 3), (4, 3, 5)), ((3,), (4, 3, 5)),
+                                   ((2, 3, 4), (4, 5)), ((2, 3, 4), (3, 4, 2)),
+                                   ((2, 3, 4), (4, 2)), ((1, 2, 3, 4), (2, 4, 3)),
+                                   ((5, 1), (1, 6))])
+def test_dot(xs, ys, dt, rng):
+    x, y = randn(rng, xs, dt), randn(rng, ys, dt)
+    r = ev(lambda a, b: op("dot", a, b), x, y)
+    assert_close(r, np.dot(x.astype(np.float64), y), dt)
+
+
+def test_dot_unknown_batch(dt, rng):
+    p = kb.placeholder([-1, 3, 4], dt)
+    w = randn(rng, (4, 5), dt)
+    w3 = randn(rng, (2, 4, 5), dt)
+    out, out3 = op("dot", p, const(w)), op("dot", p, const(w3))
+    assert out.shape == (None, 3, 5)
+    assert out3.shape == (None, 3, 2, 5)
+    f = kb.Function([p], [out, out3])
+    for n in (1, 4):
+        x = randn(rng, (n, 3, 4), dt)
+        r = f(x)
+        assert_close(r[0], np.dot(x, w), dt)
+        assert_close(r[1], np.dot(x, w3), dt)
+
+
+def np_batch_dot(x, y, axes):
+    """A NumPy emulation of Keras 2.2.4 TF batch_dot (the algorithm of section 5)."""
+    xn, yn = x.ndim, y.ndim
+    if axes is None:
+        axes = (xn - 1, yn - 2)
+    diff = abs(xn - yn)
+    if xn > yn:
+        y = y.reshape(y.shape + (1,) * diff)
+    elif yn > xn:
+        x = x.reshape(x.shape + (1,) * diff)
+    r = x.ndim
+    if r == 2:
+        if axes[0] == axes[1]:
+            out = np.sum(x * y, axis=axes[0])
+        else:
+            out = np.sum(x.T * y, axis=axes[1])
+    else:
+        xa = np.swapaxes(x, -1, -2) if axes[0] != r - 1 else x
+        ya = np.swapaxes(y, -1, -2) if axes[1] == r - 1 else y
+        out = np.matmul(xa, ya)
+    if diff:
+        idx = xn + yn - 3 if xn > yn else xn - 1
+        out = np.squeeze(out, tuple(range(idx, idx + diff)))
+    if out.ndim == 1:
+        out = out[:, None]
+    return out
+
+
+B, N, M, P, K = 3, 4, 2, 5, 2
+# (x shape, y shape, axes, expected shape, einsum) from the table of section 5
+BATCH_DOT = [
+    ((B, N), (B, N), 1, (B, 1), "bi,bi->b"),
+    ((B, N), (B, N), (1, 1), (B, 1), "bi,bi->b"),
+    ((B, N), (B, N), 0, (N, 1), "bi,bi->i"),
+    ((N, N), (N, N), None, (N, 1), "ji,ij->j"),
+    ((B, N), (B, N, M), 1, (B, M), "bn,bnm->bm"),
+    ((B, N), (B, N, M), None, (B, M), "bn,bnm->bm"),
+    ((B, N), (B, M, N), (1, 2), (B, M), "bn,bmn->bm"),
+    ((B, M, N), (B, N), (2, 1), (B, M), "bmn,bn->bm"),
+    ((B, N, M), (B, N), (1, 1), (B, M), "bnm,bn->bm"),
+    ((B, M, N), (B, N, P), None, (B, M, P), "bmn,bnp->bmp"),
+    ((B, M, N), (B, N, P), (2, 1), (B, M, P), "bmn,bnp->bmp"),
+    ((B, N, M), (B, N, P), (1, 1), (B, M, P), "bnm,bnp->bmp"),
+    ((B, M, N), (B, P, N), (2, 2), (B, M, P), "bmn,bpn->bmp"),
+    ((B, N, M), (B, N, P), -1, (B, M, P), "bnm,bnp->bmp"),
+    ((B, N, M), (B, N, P), 0, (B, M, P), "bnm,bnp->bmp"),
+    ((B, K, M, N), (B, K, N, P), (3, 2), (B, K, M, P), "bkmn,bknp->bkmp"),
+]
+
+
+@pytest.mark.parametrize("case", BATCH_DOT, ids=str)
+def test_batch_dot(case, dt, rng):
+    xs, ys, axes, shape, eq = case
+    x, y = randn(rng, xs, dt), randn(rng, ys, dt)
+    ax = None if axes is None else i64(np.broadcast_to(axes, 2))
+    r = ev(lambda a, b: op("batch_dot", a, b, ax), x, y)
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    expected = np_batch_dot(x64, y64, None if axes is None else tuple(np.broadcast_to(axes, 2)))
+    if shape is not None:
+        assert expected.shape == shape
+    if eq is not None:
+        e = np.einsum(eq, x64, y64)
+        np.testing.assert_allclose(expected, e.reshape(shape), rtol=1e-12)
+    assert_close(r, expected, dt)
+
+
+@pytest.mark.parametrize("case", [c for c in BATCH_DOT if c[0][0] == B and c[1][0] == B
+                                  and c[2] != 0], ids=str)
+def test_batch_dot_unknown_batch(case, dt, rng):
+    xs, ys, axes, _, _ = case
+    ax = None if axes is None else i64(np.broadcast_to(axes, 2))
+    px, py = kb.placeholder([-1] + list(xs[1:]), dt), kb.placeholder([-1] + list(ys[1:]), dt)
+    f = kb.Function([px, py], [op("batch_dot", px, py, ax)])
+    for n in (1, 5):
+        x, y = randn(rng, (n,) + xs[1:], dt), randn(rng, (n,) + ys[1:], dt)
+        expected = np_batch_dot(x.astype(np.float64), y.astype(np.float64),
+                                None if axes is None else tuple(np.broadcast_to(axes, 2)))
+        assert_close(f(x, y)[0], expected, dt)
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 3), (2, 3, 4), (1, 2, 3, 4)])
+def test_transpose(shape, dt, mode, rng):
+    x = randn(rng, shape, dt)
+    assert_close(ev(lambda t: op("transpose", t), x, mode=mode), x.T, dt)
+
+
+# ---- bad input ------------------------------------------------------------------------------
+def test_dot_errors():
+    a, b = const(np.ones((2, 3), np.float32)), const(np.ones((4, 5), np.float32))
+    assert error_of("dot", a, b).startswith("dot:")
+    assert error_of("dot", a, None).startswith("dot:")
+    v = const(np.ones(3, np.float32))
+    assert error_of("dot", v, v).startswith("dot:")  # rank <= 2: both must be matrices
+    assert error_of("dot", const(np.ones((2, 3, 4), np.float32)), v).startswith("dot:")
+    assert error_of("dot", a, const(np.ones((3, 2), np.float64))).startswith("dot:")
+    assert error_of("dot", const(np.ones((2, 2, 3), np.float32)),
+                    const(np.ones((4, 2, 5), np.float32))).startswith("dot:")
+
+
+def test_batch_dot_errors():
+    a = const(np.ones((2, 3), np.float32))
+    assert error_of("batch_dot", a, None, None).startswith("batch_dot:")
+    assert error_of("batch_dot", const(np.ones(3, np.float32)), a, None).startswith("batch_dot:")
+    x, y = const(np.ones((2, 3, 4), np.float32)), const(np.ones((2, 5, 6), np.float32))
+    assert error_of("batch_dot", x, y, None).startswith("batch_dot:")
+    z = const(np.ones((3, 4, 6), np.float32))  # batch dims differ
+    assert error_of("batch_dot", x, z, None).startswith("batch_dot:")
+    assert error_of("transpose", None).startswith("transpose:")
+
+
+@pytest.mark.parametrize("xs,ys", [((130, 257), (257, 67)), ((3, 70, 129), (129, 65)),
+                                   ((65, 33), (4, 33, 70))])
+def test_dot_large(xs, ys, dt, rng):
+    x, y = randn(rng, xs, dt), randn(rng, ys, dt)
+    assert_close(ev(lambda a, b: op("dot", a, b), x, y), np.dot(x.astype(float), y), dt,
+                 rtol=1e-4 if dt == kb.F32 else 1e-10, atol=1e-4 if dt == kb.F32 else 1e-10)
+
+
+@pytest.mark.parametrize("axes", [None, (2, 2), (1, 1)], ids=str)
+def test_batch_dot_large(axes, dt, rng):
+    x, y = randn(rng, (9, 65, 70), dt), randn(rng, (9, 65, 70) if axes else (9, 70, 33), dt)
+    ax = None if axes is None else i64(axes)
+    r = ev(lambda a, b: op("batch_dot", a, b, ax), x, y)
+    assert_close(r, np_batch_dot(x.astype(float), y.astype(float), axes), dt,
+                 rtol=1e-4 if dt == kb.F32 else 1e-10, atol=1e-4 if dt == kb.F32 else 1e-10)
+
+
+def test_transpose_large(dt, rng):
+    x = randn(rng, (33, 130, 67), dt)
+    assert_close(ev(lambda t: op("transpose", t), x), x.T, dt)
+    assert_close(ev(lambda t: op("permute_dimensions", t, i64([1, 0, 2]), 3), x),
+                 x.transpose(1, 0, 2), dt)
