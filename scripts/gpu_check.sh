@@ -1,4 +1,10 @@
 set -x
+# Recreate .carry (Eigen, GoogleTest for the GPU machine, which has no apt):
+#   mkdir -p .carry/usr/include .carry/usr/lib/x86_64-linux-gnu/cmake .carry/usr/share/eigen3
+#   cp -r /usr/include/{eigen3,gtest,gmock} .carry/usr/include/
+#   cp /usr/lib/x86_64-linux-gnu/lib{gtest,gtest_main,gmock,gmock_main}.a .carry/usr/lib/x86_64-linux-gnu/
+#   cp -r /usr/lib/x86_64-linux-gnu/cmake/GTest .carry/usr/lib/x86_64-linux-gnu/cmake/
+#   cp -r /usr/share/eigen3/cmake .carry/usr/share/eigen3/
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
 which cmake g++ nvcc ninja; cmake --version | head -1
 export PATH=/usr/local/cuda/bin:$PATH
