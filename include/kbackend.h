@@ -90,6 +90,8 @@ KB_API kb_status kb_tensor_uses_learning_phase(kb_tensor* t, int32_t* out);
 KB_API size_t kb_tensor_list_size(const kb_tensor_list* list);
 KB_API kb_status kb_tensor_list_get(const kb_tensor_list* list, size_t index, kb_tensor** out);
 KB_API void kb_tensor_list_release(kb_tensor_list* list);
+/* A new list holding (retained) references to n tensors. */
+KB_API kb_status kb_tensor_list_new(kb_tensor* const* items, size_t n, kb_tensor_list** out);
 
 /* ---- config ------------------------------------------------------------------------------ */
 KB_API const char* kb_backend(void); /* "kbackend" */
@@ -203,6 +205,37 @@ KB_API kb_status kb_device_count(kb_device_kind kind, int64_t* out);
 KB_API const char* kb_cuda_unavailable_reason(void);
 KB_API kb_status kb_function_set_device(kb_compiled_function* f, kb_device_kind kind);
 KB_API kb_status kb_function_device(kb_compiled_function* f, kb_device_kind* out);
+
+/* ---- loops ----------------------------------------------------------------------------------
+ * The user's function is called while the graph is built (on the calling thread), on per-step
+ * placeholders, and recorded as the body of a loop; with unroll it is called once per step.
+ * Tensors passed to a callback are borrowed; tensors it returns are new references that the
+ * library takes over. A callback reports failure by calling kb_set_error and returning its
+ * status: the building function then fails with that message and leaks nothing. user_data is
+ * only used during the call. */
+/* states: the current states followed by the constants (n_states + n_constants entries);
+ * new_states: a list of exactly n_states tensors (kb_tensor_list_new). */
+typedef kb_status (*kb_step_function)(void* user_data, kb_tensor* input, kb_tensor* const* states,
+                                      size_t n_states_and_constants, kb_tensor** output,
+                                      kb_tensor_list** new_states);
+typedef kb_status (*kb_map_function)(void* user_data, kb_tensor* x, kb_tensor** out);
+typedef kb_status (*kb_fold_function)(void* user_data, kb_tensor* acc, kb_tensor* x,
+                                      kb_tensor** out);
+/* inputs (batch, time, ...); mask NULL or (batch, time); input_length is accepted and ignored
+ * (as by Keras' TensorFlow backend). Returns (last_output, outputs, new_states). */
+KB_API kb_status kb_rnn(kb_step_function step_function, void* user_data, kb_tensor* inputs,
+                        kb_tensor* const* initial_states, size_t n_states, int32_t go_backwards,
+                        kb_tensor* mask, kb_tensor* const* constants, size_t n_constants,
+                        int32_t unroll, const int64_t* input_length, kb_tensor** last_output,
+                        kb_tensor** outputs, kb_tensor_list** new_states);
+/* dtype KB_DTYPE_DEFAULT: the function's own result dtype. */
+KB_API kb_status kb_map_fn(kb_map_function fn, void* user_data, kb_tensor* elems,
+                           const char* name, kb_data_type dtype, kb_tensor** out);
+/* initializer NULL: the first (foldl) / last (foldr) element starts the accumulation. */
+KB_API kb_status kb_foldl(kb_fold_function fn, void* user_data, kb_tensor* elems,
+                          kb_tensor* initializer, const char* name, kb_tensor** out);
+KB_API kb_status kb_foldr(kb_fold_function fn, void* user_data, kb_tensor* elems,
+                          kb_tensor* initializer, const char* name, kb_tensor** out);
 
 /* ---- elementwise --------------------------------------------------------------------------- */
 KB_API kb_status kb_square(kb_tensor* x, kb_tensor** out);

@@ -29,17 +29,38 @@ std::vector<NodePtr> gradients(const NodePtr& loss, const std::vector<NodePtr>& 
   }
   std::unordered_map<const Node*, NodePtr> grad;
   if (depends.count(loss.get())) grad[loss.get()] = fill_like(loss, 1.0, loss->dtype());
+  // Tuple-typed nodes (Loop) collect one gradient per part from their TupleGet users.
+  std::unordered_map<const Node*, std::vector<NodePtr>> part_grads;
+  auto accumulate = [&](const NodePtr& target, const NodePtr& g) {
+    auto& slot = grad[target.get()];
+    slot = slot ? add(slot, g) : g;
+  };
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const NodePtr& n = *it;
-    auto g = grad.find(n.get());
-    if (g == grad.end() || !n->op->grad) continue;
-    if (n->inputs.empty()) continue;
-    std::vector<NodePtr> ig = n->op->grad(n, g->second);
+    std::vector<NodePtr> ig;
+    if (n->op->grad_parts) {
+      auto pg = part_grads.find(n.get());
+      if (pg == part_grads.end()) continue;
+      ig = n->op->grad_parts(n, pg->second);
+    } else {
+      auto g = grad.find(n.get());
+      if (g == grad.end()) continue;
+      if (n->is("TupleGet")) {
+        const NodePtr& t = n->inputs[0];
+        if (!depends.count(t.get())) continue;
+        auto& parts = part_grads[t.get()];
+        parts.resize(t->type.parts.size());
+        auto& slot = parts[size_t(n->attrs.i("index"))];
+        slot = slot ? add(slot, g->second) : g->second;
+        continue;
+      }
+      if (!n->op->grad || n->inputs.empty()) continue;
+      ig = n->op->grad(n, g->second);
+    }
     for (size_t i = 0; i < n->inputs.size() && i < ig.size(); ++i) {
-      const Node* c = n->inputs[i].get();
-      if (!ig[i] || !depends.count(c) || !is_floating(n->inputs[i]->dtype())) continue;
-      auto& slot = grad[c];
-      slot = slot ? add(slot, ig[i]) : ig[i];
+      const NodePtr& c = n->inputs[i];
+      if (!ig[i] || !depends.count(c.get()) || !is_floating(c->dtype())) continue;
+      accumulate(c, ig[i]);
     }
   }
   std::vector<NodePtr> out;

@@ -125,4 +125,13 @@ std::shared_ptr<Buffer> to_host(const std::shared_ptr<Buffer>& b) {
   return transfer(b, Device::cpu);
 }
 
+void copy_within(Device d, void* dst, const void* src, size_t n) {
+  if (n == 0 || dst == src) return;
+  if (d == Device::cpu) {
+    std::memmove(dst, src, n);
+  } else {
+    device_api(d)->copy_on_device(dst, src, n);
+  }
+}
+
 }  // namespace kb

@@ -18,6 +18,7 @@ struct DeviceApi {
   void (*free)(void* p);
   void (*copy_to_device)(void* dst, const void* src, size_t bytes);
   void (*copy_to_host)(void* dst, const void* src, size_t bytes);
+  void (*copy_on_device)(void* dst, const void* src, size_t bytes);  // stream-ordered
   void (*synchronize)();
 };
 
@@ -27,7 +28,7 @@ struct PluginHost {
   void (*register_kernel)(const char* device, const char* op, KernelFactory f);
   void (*register_device)(Device device, const DeviceApi* api);
 };
-constexpr int32_t kPluginHostVersion = 1;
+constexpr int32_t kPluginHostVersion = 2;
 // Returns 0 on success; otherwise writes a reason (NUL-terminated) into reason[reason_size].
 using PluginInitFn = int32_t (*)(const PluginHost* host, char* reason, size_t reason_size);
 
@@ -46,5 +47,7 @@ const char* device_name(Device d);
 // A copy of `b` on `to` (b itself when it is already there).
 std::shared_ptr<Buffer> transfer(const std::shared_ptr<Buffer>& b, Device to);
 std::shared_ptr<Buffer> to_host(const std::shared_ptr<Buffer>& b);
+// Copies n bytes between two places of the same device.
+void copy_within(Device d, void* dst, const void* src, size_t n);
 
 }  // namespace kb

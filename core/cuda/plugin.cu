@@ -65,9 +65,13 @@ void copy_to_host(void* dst, const void* src, size_t n) {
   check_cuda(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, g_stream), "copy to host");
   check_cuda(cudaStreamSynchronize(g_stream), "copy to host");
 }
+void copy_on_device(void* dst, const void* src, size_t n) {
+  check_cuda(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, g_stream), "device copy");
+}
 void synchronize() { check_cuda(cudaStreamSynchronize(g_stream), "synchronize"); }
 
-const DeviceApi kApi{"cuda", pool_alloc, pool_free, copy_to_device, copy_to_host, synchronize};
+const DeviceApi kApi{"cuda",       pool_alloc,     pool_free,  copy_to_device,
+                     copy_to_host, copy_on_device, synchronize};
 }  // namespace
 
 cudaStream_t stream() { return g_stream; }

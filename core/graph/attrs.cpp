@@ -48,6 +48,9 @@ const std::vector<int64_t>& Attrs::ints(const std::string& key) const {
 const std::vector<double>& Attrs::floats(const std::string& key) const {
   return get_as<std::vector<double>>(find(key), key);
 }
+const GraphRef& Attrs::graph(const std::string& key) const {
+  return get_as<GraphRef>(find(key), key);
+}
 
 size_t Attrs::hash() const {
   size_t h = items_.size();
@@ -60,6 +63,8 @@ size_t Attrs::hash() const {
           if constexpr (std::is_same_v<T, std::vector<int64_t>> ||
                         std::is_same_v<T, std::vector<double>>) {
             for (auto e : x) mix(std::hash<typename T::value_type>()(e));
+          } else if constexpr (std::is_same_v<T, GraphRef>) {
+            mix(std::hash<const void*>()(x.get()));
           } else {
             mix(std::hash<T>()(x));
           }
@@ -81,6 +86,8 @@ std::string Attrs::str() const {
             os << "[";
             for (auto e : x) os << e << ",";
             os << "]";
+          } else if constexpr (std::is_same_v<T, GraphRef>) {
+            os << "<graph " << static_cast<const void*>(x.get()) << ">";
           } else {
             os << x;
           }

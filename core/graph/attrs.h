@@ -2,6 +2,7 @@
 // common subexpressions can be merged.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <variant>
@@ -9,8 +10,11 @@
 
 namespace kb {
 
+struct Subgraph;
+using GraphRef = std::shared_ptr<const Subgraph>;
+
 using AttrValue =
-    std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>>;
+    std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>, GraphRef>;
 
 class Attrs {
  public:
@@ -26,6 +30,7 @@ class Attrs {
   const std::string& s(const std::string& key) const;
   const std::vector<int64_t>& ints(const std::string& key) const;
   const std::vector<double>& floats(const std::string& key) const;
+  const GraphRef& graph(const std::string& key) const;
 
   bool operator==(const Attrs& o) const { return items_ == o.items_; }
   size_t hash() const;

@@ -14,8 +14,15 @@
 namespace kb {
 
 struct TensorType {
+  TensorType() = default;
+  TensorType(DType t, Shape s, std::vector<TensorType> p = {})
+      : dtype(t), shape(std::move(s)), parts(std::move(p)) {}
+
   DType dtype = DType::f32;
   Shape shape;
+  // A node with several results (a Loop) has a tuple type: its parts are the results' types,
+  // taken apart by TupleGet nodes.
+  std::vector<TensorType> parts;
 };
 
 struct OpDef;

@@ -14,6 +14,11 @@ using InferFn = TensorType (*)(const std::vector<TensorType>& inputs, const Attr
 // gradients of gradients work.
 using GradFn = std::vector<NodePtr> (*)(const NodePtr& node, const NodePtr& dy);
 
+// For nodes with a tuple type (Loop): one gradient per part (nullptr where none flows) in,
+// one gradient per input out.
+using GradPartsFn = std::vector<NodePtr> (*)(const NodePtr& node,
+                                             const std::vector<NodePtr>& dparts);
+
 struct OpDef {
   std::string name;
   InferFn infer = nullptr;
@@ -22,6 +27,7 @@ struct OpDef {
   bool view = false;        // the kernel may alias input 0's storage
   bool shape_only = false;  // the value depends on input shapes only (folded once shapes are known)
   bool leaf = false;        // placeholder, variable, constant
+  GradPartsFn grad_parts = nullptr;  // tuple-typed ops: gradient from the parts' gradients
 };
 
 void register_op(const OpDef& def);

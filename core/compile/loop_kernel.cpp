@@ -1,0 +1,88 @@
+// Runs Loop nodes: the body is planned once for the concrete step types and then run once per
+// step, with per-step slices bound as views of the sequences. TupleGet takes a part apart.
+#include <cstring>
+
+#include "core/backend/device.h"
+#include "core/backend/kernel.h"
+#include "core/compile/plan.h"
+#include "core/graph/subgraph.h"
+#include "core/util/error.h"
+
+namespace kb {
+namespace {
+
+using Parts = std::vector<std::shared_ptr<Buffer>>;
+
+Kernel loop_kernel(const KernelArgs& k, Device device) {
+  const Subgraph& body = *k.node.attrs.graph("body");
+  int64_t n_seq = k.node.attrs.i("n_seq"), n_state = k.node.attrs.i("n_state"),
+          n_out = k.node.attrs.i("n_out");
+  int64_t steps = k.in[0].shape.dims[0];
+  std::vector<TensorType> step_types;
+  for (int64_t i = 0; i < n_seq; ++i) {
+    const Dims& d = k.in[i].shape.dims;
+    step_types.push_back({k.in[i].dtype, Shape(Dims(d.begin() + 1, d.end())), {}});
+  }
+  for (size_t i = size_t(n_seq); i < k.in.size(); ++i) step_types.push_back(k.in[i]);
+  std::shared_ptr<Plan> plan;
+  if (steps > 0) plan = build_plan(body.inputs, step_types, body.outputs, {}, 0, device);
+  std::vector<TensorType> part_types = k.out.parts;
+  return [=](const std::vector<const Buffer*>& in, Buffer& out) {
+    auto parts = std::make_shared<Parts>();
+    for (auto& t : part_types) {
+      auto b = std::make_shared<Buffer>(t.dtype, t.shape.dims);
+      b->device = device;
+      b->allocate();
+      parts->push_back(b);
+    }
+    std::vector<std::shared_ptr<Buffer>> args(in.size());
+    // States and captured values: shared, never written.
+    for (size_t i = size_t(n_seq); i < in.size(); ++i)
+      args[i] = std::shared_ptr<Buffer>(std::shared_ptr<Buffer>{}, const_cast<Buffer*>(in[i]));
+    for (int64_t j = 0; j < n_state; ++j)
+      args[n_seq + j] = std::make_shared<Buffer>(*in[n_seq + j]);
+    auto copy_into = [&](Buffer& dst, int64_t step, const Buffer& src) {
+      size_t n = src.nbytes();
+      copy_within(device, static_cast<char*>(dst.data()) + size_t(step) * n, src.data(), n);
+    };
+    for (int64_t t = 0; t < steps; ++t) {
+      for (int64_t i = 0; i < n_seq; ++i) {
+        auto v = std::make_shared<Buffer>(step_types[i].dtype, step_types[i].shape.dims);
+        v->device = device;
+        size_t off = size_t(t) * v->nbytes();
+        v->storage = std::shared_ptr<void>(in[i]->storage, static_cast<char*>(in[i]->data()) + off);
+        args[i] = v;
+      }
+      for (int64_t j = 0; j < n_state; ++j)
+        copy_into(*(*parts)[n_out + n_state + j], t, *args[n_seq + j]);
+      std::vector<std::shared_ptr<Buffer>> res = run_plan(*plan, args);
+      for (auto& r : res) r = transfer(r, device);  // a step may have run on the CPU
+      for (int64_t o = 0; o < n_out; ++o) copy_into(*(*parts)[o], t, *res[o]);
+      for (int64_t j = 0; j < n_state; ++j) args[n_seq + j] = res[n_out + j];
+    }
+    for (int64_t j = 0; j < n_state; ++j) {
+      Buffer& fin = *(*parts)[n_out + j];
+      copy_within(device, fin.data(), args[n_seq + j]->data(), fin.nbytes());
+    }
+    out.storage = std::shared_ptr<void>(parts, parts.get());
+  };
+}
+
+Kernel loop_cpu(const KernelArgs& k) { return loop_kernel(k, Device::cpu); }
+Kernel loop_cuda(const KernelArgs& k) { return loop_kernel(k, Device::cuda); }
+
+Kernel tuple_get(const KernelArgs& k) {
+  size_t index = size_t(k.node.attrs.i("index"));
+  return [index](const std::vector<const Buffer*>& in, Buffer& out) {
+    const Parts& parts = *static_cast<const Parts*>(in[0]->data());
+    out.storage = parts.at(index)->storage;
+  };
+}
+
+KernelRegistrar r1("cpu", "Loop", loop_cpu);
+KernelRegistrar r2("cuda", "Loop", loop_cuda);
+KernelRegistrar r3("cpu", "TupleGet", tuple_get);
+KernelRegistrar r4("cuda", "TupleGet", tuple_get);
+
+}  // namespace
+}  // namespace kb

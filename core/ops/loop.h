@@ -1,0 +1,39 @@
+// Loops: a Loop node runs a body subgraph once per step along axis 0 of its sequence inputs,
+// carrying states. Its tuple result is taken apart with tuple_get:
+//   parts [0, n_out)                   step outputs stacked over time (T, ...)
+//   parts [n_out, n_out + n_state)      the final states
+//   parts [n_out + n_state, + n_state)  the states before each step, stacked (for gradients)
+// Outer values the body uses are captured automatically and become inputs of the node.
+#pragma once
+#include <vector>
+
+#include "core/graph/node.h"
+#include "core/graph/subgraph.h"
+
+namespace kb {
+
+struct LoopSpec {
+  std::vector<NodePtr> sequences;    // time-major (T, ...) values
+  std::vector<NodePtr> step_inputs;  // the body's per-step placeholders, one per sequence
+  std::vector<NodePtr> initial_states;
+  std::vector<NodePtr> state_inputs;  // the body's state placeholders, one per state
+  std::vector<NodePtr> step_outputs;  // body results stacked over time
+  std::vector<NodePtr> new_states;    // body results carried to the next step
+};
+
+NodePtr make_loop(const LoopSpec& spec);
+NodePtr tuple_get(const NodePtr& tuple, int64_t index);
+
+// Nodes reachable from `roots` that do not depend on any of `bound` and are not constants: the
+// outer values a body reads. In topological order.
+std::vector<NodePtr> captured_values(const std::vector<NodePtr>& roots,
+                                     const std::vector<NodePtr>& bound);
+
+// Nodes reachable from roots without descending into `boundary` nodes (which are included).
+std::vector<NodePtr> topo_order_within(const std::vector<NodePtr>& roots,
+                                       const std::vector<NodePtr>& boundary);
+
+// The types of a subgraph's outputs for the given input types (static or concrete).
+std::vector<TensorType> infer_subgraph(const Subgraph& g, const std::vector<TensorType>& in);
+
+}  // namespace kb

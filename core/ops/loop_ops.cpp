@@ -1,0 +1,268 @@
+// The Loop and TupleGet primitives, and the gradient of a Loop (a Loop over reversed time).
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/autodiff/gradients.h"
+#include "core/ops/build.h"
+#include "core/ops/loop.h"
+#include "core/ops/op.h"
+#include "core/util/error.h"
+
+namespace kb {
+
+std::vector<NodePtr> topo_order_within(const std::vector<NodePtr>& roots,
+                                       const std::vector<NodePtr>& boundary) {
+  std::unordered_set<const Node*> stop;
+  for (auto& b : boundary) stop.insert(b.get());
+  std::vector<NodePtr> order;
+  std::unordered_set<const Node*> done;
+  std::vector<std::pair<NodePtr, size_t>> stack;
+  for (auto& r : roots) {
+    if (!r || done.count(r.get())) continue;
+    stack.push_back({r, 0});
+    while (!stack.empty()) {
+      auto& [n, i] = stack.back();
+      if (!stop.count(n.get()) && i < n->inputs.size()) {
+        NodePtr c = n->inputs[i++];
+        if (!done.count(c.get())) stack.push_back({c, 0});
+      } else {
+        if (done.insert(n.get()).second) order.push_back(n);
+        stack.pop_back();
+      }
+    }
+  }
+  return order;
+}
+
+std::vector<NodePtr> captured_values(const std::vector<NodePtr>& roots,
+                                     const std::vector<NodePtr>& bound) {
+  // Walk down from the roots; a node that does not depend on a bound node is outer: capture it
+  // (unless it is a constant) and do not descend further.
+  std::unordered_set<const Node*> bound_set;
+  for (auto& b : bound) bound_set.insert(b.get());
+  std::vector<NodePtr> all = topo_order_within(roots, bound);
+  std::unordered_set<const Node*> inner;
+  for (auto& n : all) {
+    bool d = bound_set.count(n.get()) > 0;
+    for (auto& c : n->inputs) d = d || inner.count(c.get());
+    if (d) inner.insert(n.get());
+  }
+  std::vector<NodePtr> captured;
+  std::unordered_set<const Node*> seen;
+  auto consider = [&](const NodePtr& c) {
+    if (inner.count(c.get()) || c->is("Constant") || !seen.insert(c.get()).second) return;
+    captured.push_back(c);
+  };
+  for (auto& n : all)
+    if (inner.count(n.get()) && !bound_set.count(n.get()))
+      for (auto& c : n->inputs) consider(c);
+  for (auto& r : roots) consider(r);
+  return captured;
+}
+
+std::vector<TensorType> infer_subgraph(const Subgraph& g, const std::vector<TensorType>& in) {
+  std::unordered_map<const Node*, TensorType> types;
+  for (size_t i = 0; i < g.inputs.size(); ++i) types[g.inputs[i].get()] = in[i];
+  for (auto& n : topo_order_within(g.outputs, g.inputs)) {
+    if (types.count(n.get())) continue;
+    if (n->op->leaf) {
+      types[n.get()] = n->type;
+      continue;
+    }
+    std::vector<TensorType> ins;
+    for (auto& c : n->inputs) ins.push_back(types.at(c.get()));
+    types[n.get()] = n->op->infer(ins, n->attrs);
+  }
+  std::vector<TensorType> out;
+  for (auto& o : g.outputs) out.push_back(types.at(o.get()));
+  return out;
+}
+
+namespace {
+
+using Ins = std::vector<TensorType>;
+
+TensorType stacked(int64_t steps, const TensorType& t) {
+  Dims d{steps};
+  if (t.shape.rank_known) d.insert(d.end(), t.shape.dims.begin(), t.shape.dims.end());
+  return {t.dtype, t.shape.rank_known ? Shape(d) : Shape::unknown_rank(), {}};
+}
+
+TensorType infer_loop(const Ins& in, const Attrs& a) {
+  const Subgraph& body = *a.graph("body");
+  int64_t n_seq = a.i("n_seq"), n_state = a.i("n_state"), n_out = a.i("n_out");
+  check(n_seq >= 1, Status::invalid_argument, "loop: no sequence to iterate over");
+  int64_t steps = -2;
+  std::vector<TensorType> body_in;
+  for (int64_t i = 0; i < n_seq; ++i) {
+    const Shape& s = in[i].shape;
+    check(s.rank_known && s.rank() >= 1, Status::shape, "loop: sequence ", i,
+          " needs a known rank >= 1, got ", s.str());
+    int64_t t = s.dims[0];
+    check(steps == -2 || t < 0 || steps < 0 || t == steps, Status::shape,
+          "loop: sequences have different lengths (", steps, " and ", t, ")");
+    if (steps == -2 || steps < 0) steps = t;
+    body_in.push_back({in[i].dtype, Shape(Dims(s.dims.begin() + 1, s.dims.end())), {}});
+  }
+  for (size_t i = n_seq; i < in.size(); ++i) body_in.push_back(in[i]);
+  std::vector<TensorType> outs = infer_subgraph(body, body_in);
+  for (int64_t j = 0; j < n_state; ++j) {
+    const TensorType& before = in[n_seq + j];
+    const TensorType& after = outs[n_out + j];
+    check(before.dtype == after.dtype, Status::dtype, "rnn: state ", j, " changes dtype from ",
+          dtype_name(before.dtype), " to ", dtype_name(after.dtype));
+    check(!before.shape.fully_known() || !after.shape.fully_known() || before.shape == after.shape,
+          Status::shape, "rnn: state ", j, " changes shape from ", before.shape.str(), " to ",
+          after.shape.str());
+  }
+  TensorType t{DType::b8, Shape(Dims{}), {}};
+  for (int64_t i = 0; i < n_out; ++i) t.parts.push_back(stacked(steps, outs[i]));
+  for (int64_t j = 0; j < n_state; ++j) t.parts.push_back(in[n_seq + j]);
+  for (int64_t j = 0; j < n_state; ++j) t.parts.push_back(stacked(steps, in[n_seq + j]));
+  return t;
+}
+
+// The reverse loop. Forward step k: (x_k, s_k, c) -> (o_k, s_{k+1}). Backward, for k = T-1..0:
+// given do_k, the gradient ds_{k+1} carried from the later step, and any direct gradient of the
+// stored s_k, compute dx_k (stacked), ds_k (carried) and accumulate dc (carried).
+std::vector<NodePtr> grad_loop(const NodePtr& loop, const std::vector<NodePtr>& dparts) {
+  const Subgraph& body = *loop->attrs.graph("body");
+  int64_t n_seq = loop->attrs.i("n_seq"), n_state = loop->attrs.i("n_state"),
+          n_out = loop->attrs.i("n_out");
+  size_t n_cap = loop->inputs.size() - size_t(n_seq + n_state);
+  auto part_or_zero = [&](int64_t i) {
+    return dparts[i] ? dparts[i] : zeros_like(tuple_get(loop, i));
+  };
+  auto rev = [](const NodePtr& v) {
+    return make_node("Reverse", {v}, {{"axes", std::vector<int64_t>{0}}});
+  };
+  auto placeholder_like = [](const NodePtr& v, const char* name) {
+    return make_leaf("Placeholder", v->type, name);
+  };
+
+  LoopSpec back;
+  std::vector<NodePtr> x_ph(body.inputs.begin(), body.inputs.begin() + n_seq);
+  std::vector<NodePtr> s_ph(body.inputs.begin() + n_seq, body.inputs.begin() + n_seq + n_state);
+  std::vector<NodePtr> caps(body.inputs.begin() + n_seq + n_state, body.inputs.end());
+  // Sequences, walked backwards: x_k, s_k (stored), do_k, and the direct gradients of s_k.
+  for (int64_t i = 0; i < n_seq; ++i) {
+    back.sequences.push_back(rev(loop->inputs[i]));
+    back.step_inputs.push_back(x_ph[i]);
+  }
+  for (int64_t j = 0; j < n_state; ++j) {
+    back.sequences.push_back(rev(tuple_get(loop, n_out + n_state + j)));
+    back.step_inputs.push_back(s_ph[j]);
+  }
+  std::vector<NodePtr> do_ph, dsb_ph, ds_ph, dc_ph;
+  for (int64_t i = 0; i < n_out; ++i) {
+    do_ph.push_back(placeholder_like(body.outputs[i], "d_output"));
+    back.sequences.push_back(rev(part_or_zero(i)));
+    back.step_inputs.push_back(do_ph.back());
+  }
+  for (int64_t j = 0; j < n_state; ++j) {
+    int64_t part = n_out + n_state + j;
+    if (!dparts[part]) continue;
+    dsb_ph.push_back(placeholder_like(s_ph[j], "d_state_before"));
+    back.sequences.push_back(rev(dparts[part]));
+    back.step_inputs.push_back(dsb_ph.back());
+  }
+  // States: the gradient of the state after the step, and the accumulated captured gradients.
+  for (int64_t j = 0; j < n_state; ++j) {
+    ds_ph.push_back(placeholder_like(s_ph[j], "d_state"));
+    back.initial_states.push_back(part_or_zero(n_out + j));
+    back.state_inputs.push_back(ds_ph.back());
+  }
+  std::vector<size_t> float_caps;
+  for (size_t c = 0; c < n_cap; ++c) {
+    if (!is_floating(caps[c]->dtype())) continue;
+    float_caps.push_back(c);
+    dc_ph.push_back(placeholder_like(caps[c], "d_captured"));
+    back.initial_states.push_back(zeros_like(loop->inputs[n_seq + n_state + c]));
+    back.state_inputs.push_back(dc_ph.back());
+  }
+  // One step's gradient: of sum(o_k * do_k) + sum(s_{k+1} * ds_{k+1}).
+  NodePtr loss;
+  auto add_term = [&](const NodePtr& value, const NodePtr& grad) {
+    if (!is_floating(value->dtype())) return;
+    NodePtr term = reduce_sum(mul(value, grad), {}, false);
+    loss = loss ? add(loss, term) : term;
+  };
+  for (int64_t i = 0; i < n_out; ++i) add_term(body.outputs[i], do_ph[i]);
+  for (int64_t j = 0; j < n_state; ++j) add_term(body.outputs[n_out + j], ds_ph[j]);
+  std::vector<NodePtr> wrt;
+  for (auto& x : x_ph) wrt.push_back(x);
+  for (auto& s : s_ph) wrt.push_back(s);
+  for (size_t c : float_caps) wrt.push_back(caps[c]);
+  std::vector<NodePtr> g = loss ? gradients(loss, wrt) : std::vector<NodePtr>{};
+  if (!loss)
+    for (auto& w : wrt) g.push_back(zeros_like(w));
+  std::vector<int64_t> float_seqs;
+  for (int64_t i = 0; i < n_seq; ++i)
+    if (is_floating(x_ph[i]->dtype())) {
+      float_seqs.push_back(i);
+      back.step_outputs.push_back(g[i]);
+    }
+  size_t dsb_i = 0;
+  for (int64_t j = 0; j < n_state; ++j) {
+    NodePtr ds = g[n_seq + j];
+    if (dparts[n_out + n_state + j]) ds = add(ds, dsb_ph[dsb_i++]);
+    back.new_states.push_back(ds);
+  }
+  for (size_t k = 0; k < float_caps.size(); ++k)
+    back.new_states.push_back(add(dc_ph[k], g[n_seq + n_state + k]));
+
+  NodePtr bl = make_loop(back);
+  std::vector<NodePtr> grads(loop->inputs.size(), nullptr);
+  for (size_t k = 0; k < float_seqs.size(); ++k)
+    grads[float_seqs[k]] = rev(tuple_get(bl, int64_t(k)));
+  int64_t bo = int64_t(float_seqs.size());
+  for (int64_t j = 0; j < n_state; ++j) grads[n_seq + j] = tuple_get(bl, bo + j);
+  for (size_t k = 0; k < float_caps.size(); ++k)
+    grads[n_seq + n_state + float_caps[k]] = tuple_get(bl, bo + n_state + int64_t(k));
+  return grads;
+}
+
+TensorType infer_tuple_get(const Ins& in, const Attrs& a) {
+  int64_t i = a.i("index");
+  check(i >= 0 && i < int64_t(in[0].parts.size()), Status::internal, "tuple_get: index ", i,
+        " out of range");
+  return in[0].parts[size_t(i)];
+}
+
+OpRegistrar r1({"Loop", infer_loop, nullptr, false, true, false, false, grad_loop});
+OpRegistrar r2({"TupleGet", infer_tuple_get, nullptr, false, true});
+
+}  // namespace
+
+NodePtr make_loop(const LoopSpec& s) {
+  check(s.sequences.size() == s.step_inputs.size() &&
+            s.initial_states.size() == s.state_inputs.size() &&
+            s.new_states.size() == s.state_inputs.size(),
+        Status::internal, "loop: inconsistent specification");
+  std::vector<NodePtr> bound = s.step_inputs;
+  bound.insert(bound.end(), s.state_inputs.begin(), s.state_inputs.end());
+  std::vector<NodePtr> roots = s.step_outputs;
+  roots.insert(roots.end(), s.new_states.begin(), s.new_states.end());
+  std::vector<NodePtr> caps = captured_values(roots, bound);
+  auto body = std::make_shared<Subgraph>();
+  body->inputs = bound;
+  body->inputs.insert(body->inputs.end(), caps.begin(), caps.end());
+  body->outputs = roots;
+  std::vector<NodePtr> inputs = s.sequences;
+  inputs.insert(inputs.end(), s.initial_states.begin(), s.initial_states.end());
+  inputs.insert(inputs.end(), caps.begin(), caps.end());
+  Attrs a{{"n_seq", int64_t(s.sequences.size())},
+          {"n_state", int64_t(s.initial_states.size())},
+          {"n_out", int64_t(s.step_outputs.size())}};
+  a.set("body", GraphRef(body));
+  NodePtr n = make_node("Loop", inputs, a);
+  for (auto& r : roots)
+    if (r->uses_learning_phase) n->uses_learning_phase = true;
+  return n;
+}
+
+NodePtr tuple_get(const NodePtr& tuple, int64_t index) {
+  return make_node("TupleGet", {tuple}, {{"index", index}});
+}
+
+}  // namespace kb

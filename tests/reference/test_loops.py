@@ -1,0 +1,275 @@
+"""rnn, map_fn, foldl, foldr over the C ABI, against NumPy reference loops."""
+import ctypes
+from ctypes import CFUNCTYPE, POINTER, c_char_p, c_int32, c_int64, c_size_t, c_void_p
+
+import numpy as np
+import pytest
+
+import kb
+from kb import F32, F64, Tensor, check, const, lib, placeholder, run, variable
+
+STEP = CFUNCTYPE(c_int32, c_void_p, c_void_p, POINTER(c_void_p), c_size_t, POINTER(c_void_p),
+                 POINTER(c_void_p))
+MAP = CFUNCTYPE(c_int32, c_void_p, c_void_p, POINTER(c_void_p))
+FOLD = CFUNCTYPE(c_int32, c_void_p, c_void_p, c_void_p, POINTER(c_void_p))
+lib.kb_rnn.restype = c_int32
+lib.kb_rnn.argtypes = [STEP, c_void_p, c_void_p, POINTER(c_void_p), c_size_t, c_int32, c_void_p,
+                       POINTER(c_void_p), c_size_t, c_int32, POINTER(c_int64), POINTER(c_void_p),
+                       POINTER(c_void_p), POINTER(c_void_p)]
+lib.kb_map_fn.restype = c_int32
+lib.kb_map_fn.argtypes = [MAP, c_void_p, c_void_p, c_char_p, c_int32, POINTER(c_void_p)]
+for _n in ("kb_foldl", "kb_foldr"):
+    getattr(lib, _n).restype = c_int32
+    getattr(lib, _n).argtypes = [FOLD, c_void_p, c_void_p, c_void_p, c_char_p, POINTER(c_void_p)]
+lib.kb_tensor_list_new.restype = c_int32
+lib.kb_tensor_list_new.argtypes = [POINTER(c_void_p), c_size_t, POINTER(c_void_p)]
+lib.kb_tensor_retain.argtypes = [c_void_p]
+lib.kb_set_error.argtypes = [c_int32, c_char_p]
+
+
+def borrowed(h):
+    """A Tensor for a handle the library lends to a callback."""
+    lib.kb_tensor_retain(h)
+    return Tensor(h)
+
+
+def hand_over(t):
+    """A new reference for the library to take over."""
+    lib.kb_tensor_retain(t.h.value)
+    return t.h.value
+
+
+def make_step(fn):
+    """fn(x, states) -> (output, new_states), with Tensors."""
+
+    def step(_, x, states, n, out, new_states):
+        try:
+            o, ns = fn(borrowed(x), [borrowed(states[i]) for i in range(n)])
+            lst = c_void_p()
+            check(lib.kb_tensor_list_new(kb.handles(ns), len(ns), ctypes.byref(lst)))
+            out[0] = hand_over(o)
+            new_states[0] = lst.value
+            return 0
+        except Exception as e:  # noqa: BLE001 - reported to the library as a failure
+            lib.kb_set_error(1, str(e).encode())
+            return 1
+
+    return STEP(step)
+
+
+def rnn(fn, inputs, states, go_backwards=False, mask=None, constants=(), unroll=False):
+    cb = make_step(fn)
+    last, outs, new_states = c_void_p(), c_void_p(), c_void_p()
+    check(lib.kb_rnn(cb, None, inputs.h, kb.handles(states), len(states), int(go_backwards),
+                     mask.h if mask is not None else None, kb.handles(list(constants)),
+                     len(constants), int(unroll), None, ctypes.byref(last), ctypes.byref(outs),
+                     ctypes.byref(new_states)))
+    return Tensor(last.value), Tensor(outs.value), kb.list_items(new_states.value)
+
+
+def simple_cell(W, U, b=None):
+    def fn(x, states):
+        h = kb.op("add", kb.op("dot", x, W), kb.op("dot", states[0], U))
+        if len(states) > 1:  # a constant
+            h = kb.op("add", h, states[1])
+        h = kb.op("tanh", h)
+        return h, [h]
+    return fn
+
+
+def ref_rnn(x, h0, W, U, c=None, go_backwards=False, mask=None, symbolic=True):
+    """NumPy: outputs (B, T, units), last output, final state."""
+    B, T, _ = x.shape
+    h = h0.copy()
+    prev = np.zeros_like(h0)
+    outs = []
+    order = range(T - 1, -1, -1) if go_backwards else range(T)
+    for t in order:
+        new = np.tanh(x[:, t] @ W + h @ U + (0 if c is None else c))
+        out = new
+        if mask is not None:
+            m = mask[:, t][:, None].astype(bool)
+            out = np.where(m, new, h if symbolic else prev)
+            new = np.where(m, new, h)
+        h, prev = new, out
+        outs.append(out)
+    return np.stack(outs, 1), outs[-1], h
+
+
+@pytest.fixture
+def setup():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(3, 5, 4))
+    h0 = rng.normal(size=(3, 6)) * 0.5
+    W = rng.normal(size=(4, 6)) * 0.4
+    U = rng.normal(size=(6, 6)) * 0.4
+    return x, h0, W, U
+
+
+@pytest.mark.parametrize("unroll", [False, True])
+@pytest.mark.parametrize("go_backwards", [False, True])
+def test_rnn_values(setup, unroll, go_backwards):
+    x, h0, W, U = setup
+    xt = const(x)
+    last, outs, states = rnn(simple_cell(variable(W, F64), variable(U, F64)), xt, [const(h0)],
+                             go_backwards=go_backwards, unroll=unroll)
+    r_outs, r_last, r_h = ref_rnn(x, h0, W, U, go_backwards=go_backwards)
+    got = run([outs, last, states[0]])
+    np.testing.assert_allclose(got[0], r_outs, rtol=1e-12)
+    np.testing.assert_allclose(got[1], r_last, rtol=1e-12)
+    np.testing.assert_allclose(got[2], r_h, rtol=1e-12)
+
+
+@pytest.mark.parametrize("unroll", [False, True])
+def test_rnn_mask(setup, unroll):
+    x, h0, W, U = setup
+    mask = np.array([[1, 1, 0, 1, 0], [1, 0, 0, 0, 0], [1, 1, 1, 1, 1]], dtype=np.float64)
+    last, outs, states = rnn(simple_cell(variable(W, F64), variable(U, F64)), const(x),
+                             [const(h0)], mask=const(mask), unroll=unroll)
+    r_outs, r_last, r_h = ref_rnn(x, h0, W, U, mask=mask, symbolic=not unroll)
+    got = run([outs, last, states[0]])
+    np.testing.assert_allclose(got[0], r_outs, rtol=1e-12)
+    np.testing.assert_allclose(got[1], r_last, rtol=1e-12)
+    np.testing.assert_allclose(got[2], r_h, rtol=1e-12)
+
+
+def test_rnn_constants_and_unknown_length(setup):
+    x, h0, W, U = setup
+    c = np.linspace(-0.5, 0.5, 6)
+    xp = placeholder([-1, -1, 4], F64)
+    hp = placeholder([-1, 6], F64)
+    last, outs, states = rnn(simple_cell(variable(W, F64), variable(U, F64)), xp, [hp],
+                             constants=[const(c)])
+    f = kb.Function([xp, hp], [outs, states[0]])
+    for T in (5, 2):
+        got = f(x[:, :T], h0)
+        r_outs, _, r_h = ref_rnn(x[:, :T], h0, W, U, c=c)
+        np.testing.assert_allclose(got[0], r_outs, rtol=1e-12)
+        np.testing.assert_allclose(got[1], r_h, rtol=1e-12)
+
+
+def lstm_like(W, U):
+    def fn(x, states):
+        h, c = states
+        z = kb.op("add", kb.op("dot", x, W), kb.op("dot", h, U))
+        c2 = kb.op("add", kb.op("multiply", c, kb.op("sigmoid", z)), kb.op("tanh", z))
+        h2 = kb.op("multiply", kb.op("tanh", c2), kb.op("sigmoid", z))
+        return h2, [h2, c2]
+    return fn
+
+
+def finite_difference(f, value, eps=1e-6):
+    g = np.zeros_like(value)
+    it = np.nditer(value, flags=["multi_index"])
+    for _ in it:
+        i = it.multi_index
+        v = value.copy()
+        v[i] += eps
+        up = f(v)
+        v[i] -= 2 * eps
+        g[i] = (up - f(v)) / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize("cell", ["simple", "lstm"])
+@pytest.mark.parametrize("masked", [False, True])
+def test_rnn_gradients(setup, cell, masked):
+    x, h0, W, U = setup
+    rng = np.random.default_rng(1)
+    wo = rng.normal(size=(3, 5, 6))
+    mask = np.array([[1, 1, 0, 1, 1], [1, 0, 1, 0, 1], [1, 1, 1, 1, 1]], dtype=np.float64)
+
+    def build(unroll, xv, Wv, Uv, h0v):
+        xp, hp = placeholder([3, 5, 4], F64), placeholder([3, 6], F64)
+        Wp, Up = placeholder([4, 6], F64), placeholder([6, 6], F64)
+        fn = simple_cell(Wp, Up) if cell == "simple" else lstm_like(Wp, Up)
+        st = [hp] if cell == "simple" else [hp, kb.op("multiply", hp, const(np.float64(0.5)))]
+        last, outs, states = rnn(fn, xp, st, mask=const(mask) if masked else None, unroll=unroll)
+        loss = kb.op("add", kb.op("sum", kb.op("multiply", outs, const(wo)), None, 0, 0),
+                     kb.op("sum", kb.op("multiply", states[-1], states[0]), None, 0, 0))
+        grads = kb.gradients(loss, [xp, Wp, Up, hp])
+        return kb.Function([xp, Wp, Up, hp], [loss] + grads)
+
+    args = [x, W, U, h0]
+    sym = build(False, *args)(*args)
+    unr = build(True, *args)(*args)
+    for a, b in zip(sym, unr):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    f = build(False, *args)
+    for k in range(4):
+        def loss_at(v, k=k):
+            vals = list(args)
+            vals[k] = v
+            return f(*vals)[0]
+        np.testing.assert_allclose(sym[1 + k], finite_difference(loss_at, args[k]), rtol=1e-5,
+                                   atol=1e-7)
+
+
+def test_map_fn_and_gradient():
+    rng = np.random.default_rng(2)
+    e = rng.normal(size=(4, 3))
+    cb = MAP(lambda _, x, out: _set(out, kb.op("square", borrowed(x))))
+    out = c_void_p()
+    ep = placeholder([-1, 3], F64)
+    check(lib.kb_map_fn(cb, None, ep.h, None, -1, ctypes.byref(out)))
+    y = Tensor(out.value)
+    g = kb.gradients(kb.op("sum", y, None, 0, 0), [ep])[0]
+    got = kb.Function([ep], [y, g])(e)
+    np.testing.assert_allclose(got[0], e ** 2)
+    np.testing.assert_allclose(got[1], 2 * e)
+
+
+def _set(out, t):
+    out[0] = hand_over(t)
+    return 0
+
+
+def fold(name, elems, init=None, fn="add"):
+    cb = FOLD(lambda _, acc, x, out: _set(out, kb.op(fn, borrowed(acc), borrowed(x))))
+    out = c_void_p()
+    check(getattr(lib, "kb_" + name)(cb, None, elems.h, init.h if init else None, None,
+                                    ctypes.byref(out)))
+    return Tensor(out.value)
+
+
+def test_foldl_foldr_order_matters_in_float32():
+    e = np.array([1.0, 1e8, -1e8], dtype=np.float32)
+    left = np.float32(0)
+    for v in e:
+        left = np.float32(left + v)
+    right = np.float32(0)
+    for v in e[::-1]:
+        right = np.float32(right + v)
+    assert left != right  # the summation order matters here
+    got_l = run(fold("foldl", const(e), const(np.float32(0))))
+    got_r = run(fold("foldr", const(e), const(np.float32(0))))
+    assert got_l == left and got_r == right
+
+
+def test_fold_without_initializer_and_gradient():
+    rng = np.random.default_rng(3)
+    e = rng.normal(size=(5, 2))
+    ep = placeholder([5, 2], F64)
+    prod_l = fold("foldl", ep, fn="multiply")
+    g = kb.gradients(kb.op("sum", prod_l, None, 0, 0), [ep])[0]
+    got = kb.Function([ep], [prod_l, g])(e)
+    np.testing.assert_allclose(got[0], np.prod(e, 0), rtol=1e-12)
+    np.testing.assert_allclose(got[1], np.prod(e, 0) / e, rtol=1e-10)
+    np.testing.assert_allclose(run(fold("foldr", const(e), fn="subtract")),
+                               ((e[4] - e[3]) - e[2] - e[1]) - e[0], rtol=1e-12)
+
+
+def test_errors(setup):
+    x, h0, W, U = setup
+    cell = simple_cell(variable(W, F64), variable(U, F64))
+    with pytest.raises(kb.KBError, match=r"^\[\d\] rnn: input should be at least 3D"):
+        rnn(cell, const(x[:, 0]), [const(h0)])
+    with pytest.raises(kb.KBError, match=r"^\[\d\] rnn: unrolling requires a fixed number"):
+        rnn(cell, placeholder([3, -1, 4], F64), [const(h0)], unroll=True)
+    with pytest.raises(kb.KBError, match=r"^\[\d\] rnn: no initial states"):
+        rnn(cell, const(x), [], mask=const(np.ones((3, 5))))
+
+    def failing(x, states):
+        raise RuntimeError("the cell refused")
+    with pytest.raises(kb.KBError, match=r"^\[\d\] rnn: the callback failed: the cell refused"):
+        rnn(failing, const(x), [const(h0)])
