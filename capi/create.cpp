@@ -53,6 +53,7 @@ KB_API kb_status kb_placeholder(const int64_t* shape, size_t shape_len, int64_t 
           "placeholder: sparse placeholders are not supported yet");
     DType t = api::resolve_dtype(capi::optional_dtype_arg(dtype, "placeholder"));
     Shape s;
+    check(ndim <= 64, Status::invalid_argument, "placeholder: ndim ", ndim, " is too large");
     if ((!shape || shape_len == 0) && ndim > 0) {
       s = Shape(Dims(size_t(ndim), -1));
     } else if (!shape && ndim < 0) {
@@ -169,18 +170,22 @@ KB_API kb_status kb_shape(kb_tensor* x, kb_tensor** out) {
     *out = wrap(api::shape(tensor_arg(x, "shape")));
   });
 }
-KB_API kb_status kb_int_shape(kb_tensor* x, int64_t* dims, size_t capacity, int64_t* ndim) {
-  return guard("int_shape", [&] {
-    out_arg(ndim, "int_shape");
-    const Shape& s = tensor_arg(x, "int_shape")->shape();
-    check(capacity == 0 || dims != nullptr, Status::invalid_argument, "int_shape: dims is NULL");
+static kb_status int_shape_as(const char* who, kb_tensor* x, int64_t* dims, size_t capacity,
+                              int64_t* ndim) {
+  return guard(who, [&] {
+    out_arg(ndim, who);
+    const Shape& s = tensor_arg(x, who)->shape();
+    check(capacity == 0 || dims != nullptr, Status::invalid_argument, who, ": dims is NULL");
     for (size_t i = 0; s.rank_known && i < s.dims.size() && i < capacity; ++i) dims[i] = s.dims[i];
     *ndim = s.rank();
   });
 }
+KB_API kb_status kb_int_shape(kb_tensor* x, int64_t* dims, size_t capacity, int64_t* ndim) {
+  return int_shape_as("int_shape", x, dims, capacity, ndim);
+}
 KB_API kb_status kb_get_variable_shape(kb_tensor* x, int64_t* dims, size_t capacity,
                                        int64_t* ndim) {
-  return kb_int_shape(x, dims, capacity, ndim);
+  return int_shape_as("get_variable_shape", x, dims, capacity, ndim);
 }
 KB_API kb_status kb_ndim(kb_tensor* x, int64_t* out) {
   return guard("ndim", [&] { *out_arg(out, "ndim") = tensor_arg(x, "ndim")->rank(); });

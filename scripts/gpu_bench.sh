@@ -2,6 +2,7 @@
 # On the GPU machine: build, then W3/W7/W9 in kbackend (CUDA) and PyTorch (CUDA), alternating.
 set -euo pipefail
 export PATH=/usr/local/cuda/bin:$PATH
+export LD_LIBRARY_PATH=$PWD/.carry/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 OUT=${OUT:-/tmp}
 cmake -S . -B build-gpu -G Ninja -DCMAKE_PREFIX_PATH=$PWD/.carry/usr -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DCMAKE_BUILD_TYPE=Release > "$OUT/configure.log" 2>&1

@@ -57,7 +57,8 @@ NodePtr repeat_elements(const NodePtr& x, int64_t rep, int64_t axis) {
   mult[ax + 1] = rep;
   NodePtr t = make_node("Tile", {e}, {{"multiples", mult}});
   Dims d = x->shape().dims;
-  if (d[ax] >= 0) d[ax] *= rep;
+  check(d[ax] < 0 || !__builtin_mul_overflow(d[ax], rep, &d[ax]), Status::invalid_argument,
+        "repeat_elements: repetition count ", rep, " is too large");
   return kb::reshape(t, target_dims(d, "repeat_elements"));
 }
 

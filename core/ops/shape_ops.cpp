@@ -228,7 +228,9 @@ TensorType infer_tile(const Ins& in, const Attrs& a) {
   Dims out = in[0].shape.dims;
   for (size_t i = 0; i < m.size(); ++i) {
     check(m[i] >= 0, Status::invalid_argument, "tile: negative multiple ", m[i]);
-    out[i] = out[i] < 0 ? -1 : out[i] * m[i];
+    check(out[i] < 0 || !__builtin_mul_overflow(out[i], m[i], &out[i]), Status::invalid_argument,
+          "tile: multiple ", m[i], " is too large");
+    if (out[i] < 0) out[i] = -1;
   }
   return {in[0].dtype, Shape(out)};
 }

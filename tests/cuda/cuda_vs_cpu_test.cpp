@@ -528,6 +528,44 @@ TEST(CudaVsCpu, GatherArgmaxInTopK) {
       0);
 }
 
+// A tanh cell h' = tanh(x W + h U) for kb_rnn; user_data holds W and U.
+kb_status tanh_cell(void* user_data, kb_tensor* x, kb_tensor* const* states, size_t,
+                    kb_tensor** output, kb_tensor_list** new_states) {
+  auto** wu = static_cast<kb_tensor**>(user_data);
+  kb_tensor *a, *b, *c, *h;
+  kb_dot(x, wu[0], &a);
+  kb_dot(states[0], wu[1], &b);
+  kb_add(a, b, &c);
+  kb_tanh(c, &h);
+  kb_tensor_list_new(&h, 1, new_states);
+  *output = h;
+  for (auto* t : {a, b, c}) kb_tensor_release(t);
+  return KB_OK;
+}
+
+TEST(CudaVsCpu, RnnAndItsGradient) {
+  SKIP_WITHOUT_GPU();
+  for (auto& dc : kDtypes)
+    for (int unroll = 0; unroll < 2; ++unroll)
+      for (int grad = 0; grad < 2; ++grad) {
+        SCOPED_TRACE(unroll ? "unrolled" : "symbolic");
+        compare(
+            {random_input({4, 7, 5}, dc.t, 60), random_input({4, 6}, dc.t, 61),
+             random_input({5, 6}, dc.t, 62, -0.5, 0.5), random_input({6, 6}, dc.t, 63, -0.5, 0.5)},
+            [unroll, grad](const std::vector<kb_tensor*>& x) {
+              kb_tensor* wu[2] = {x[2], x[3]};
+              kb_tensor *last, *outs;
+              kb_tensor_list* states;
+              kb_rnn(tanh_cell, wu, x[0], &x[1], 1, 0, nullptr, nullptr, 0, unroll, nullptr, &last,
+                     &outs, &states);
+              kb_tensor_list_release(states);
+              kb_tensor_release(last);
+              return grad ? grad_of(x[2], outs, 64) : outs;
+            },
+            dc.rtol * 50);
+      }
+}
+
 // A whole training step: gradients (SumToLike, BroadcastLike, Select, MatMul with transposes)
 // and updates, run five times on each device from the same initial weights.
 TEST(CudaVsCpu, MlpTrainingSteps) {
