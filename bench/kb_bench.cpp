@@ -1,7 +1,8 @@
 // kbackend side of the benchmark workloads that exist so far (BENCHMARKS.md): W3 (dot of square
-// float32 matrices), W7 (one MLP 784-512-512-10 training step, batch 128) and W9 (call overhead
-// of a compiled function adding two 1-element tensors). Prints one JSON line per measurement.
-// Usage: kb_bench cpu|cuda [repeats]
+// float32 matrices), W4 (conv2d 3x3, 64 channels, 56x56, batch 32), W5 (max pooling 2x2 of
+// 32x64x56x56), W7 (one MLP 784-512-512-10 training step, batch 128) and W9 (call overhead of a
+// compiled function adding two 1-element tensors). Prints one JSON line per measurement.
+// Usage: kb_bench cpu|cuda [repeats] [workloads, e.g. W4,W5]
 #include <kbackend.h>
 
 #include <algorithm>
@@ -86,6 +87,41 @@ void w3(kb_device_kind dev, const char* name, int repeats) {
   }
 }
 
+// A compiled SGD training step: softmax crossentropy of `logits` against `y`, gradients of the
+// mean loss, param -= 0.01 * grad. `keep` receives 4 tensors for the caller to release.
+kb_compiled_function* sgd_step(kb_tensor* x, kb_tensor* y, kb_tensor* logits,
+                               const std::vector<kb_tensor*>& params, kb_device_kind dev,
+                               kb_tensor* keep[4]) {
+  kb_tensor* h = logits;
+  kb_tensor *p, *lv, *loss;
+  ok(kb_softmax(h, -1, &p), "softmax");
+  ok(kb_categorical_crossentropy(y, p, 0, -1, &lv), "xent");
+  ok(kb_mean(lv, nullptr, 0, 0, &loss), "mean");
+  kb_tensor_list* grads;
+  ok(kb_gradients(loss, params.data(), params.size(), &grads), "gradients");
+  float lr = 0.01f;
+  kb_tensor* lrt;
+  ok(kb_constant(&lr, KB_FLOAT32, nullptr, 0, KB_FLOAT32, nullptr, 0, "lr", &lrt), "lr");
+  std::vector<kb_tensor*> ups;
+  for (size_t i = 0; i < params.size(); ++i) {
+    kb_tensor *g, *s, *u;
+    ok(kb_tensor_list_get(grads, i, &g), "grad");
+    ok(kb_multiply(lrt, g, &s), "mul");
+    ok(kb_update_sub(params[i], s, &u), "update");
+    ups.push_back(u);
+    kb_tensor_release(g);
+    kb_tensor_release(s);
+  }
+  kb_tensor* ins[2] = {x, y};
+  kb_compiled_function* f;
+  ok(kb_function(ins, 2, &loss, 1, ups.data(), ups.size(), &f), "function");
+  ok(kb_function_set_device(f, dev), "device");
+  for (auto* t : ups) kb_tensor_release(t);
+  kb_tensor_list_release(grads);
+  keep[0] = p, keep[1] = lv, keep[2] = loss, keep[3] = lrt;
+  return f;
+}
+
 void w7(kb_device_kind dev, const char* name, int repeats) {
   int64_t xs[2] = {-1, 784}, ys[2] = {-1, 10};
   kb_tensor *x, *y;
@@ -114,29 +150,8 @@ void w7(kb_device_kind dev, const char* name, int repeats) {
       h = zb;
     }
   }
-  kb_tensor *p, *lv, *loss;
-  ok(kb_softmax(h, -1, &p), "softmax");
-  ok(kb_categorical_crossentropy(y, p, 0, -1, &lv), "xent");
-  ok(kb_mean(lv, nullptr, 0, 0, &loss), "mean");
-  kb_tensor_list* grads;
-  ok(kb_gradients(loss, params.data(), params.size(), &grads), "gradients");
-  float lr = 0.01f;
-  kb_tensor* lrt;
-  ok(kb_constant(&lr, KB_FLOAT32, nullptr, 0, KB_FLOAT32, nullptr, 0, "lr", &lrt), "lr");
-  std::vector<kb_tensor*> ups;
-  for (size_t i = 0; i < params.size(); ++i) {
-    kb_tensor *g, *s, *u;
-    ok(kb_tensor_list_get(grads, i, &g), "grad");
-    ok(kb_multiply(lrt, g, &s), "mul");
-    ok(kb_update_sub(params[i], s, &u), "update");
-    ups.push_back(u);
-    kb_tensor_release(g);
-    kb_tensor_release(s);
-  }
-  kb_tensor* ins[2] = {x, y};
-  kb_compiled_function* f;
-  ok(kb_function(ins, 2, &loss, 1, ups.data(), ups.size(), &f), "function");
-  ok(kb_function_set_device(f, dev), "device");
+  kb_tensor* f_keep[4];
+  kb_compiled_function* f = sgd_step(x, y, h, params, dev, f_keep);
   kb_tensor* dx = data({128, 784}, 3);
   std::vector<float> onehot(128 * 10, 0.f);
   for (int i = 0; i < 128; ++i) onehot[size_t(i * 10 + i % 10)] = 1.f;
@@ -145,11 +160,81 @@ void w7(kb_device_kind dev, const char* name, int repeats) {
   ok(kb_tensor_from_data(onehot.data(), KB_FLOAT32, yshape, 2, &dy), "y data");
   measure("W7 mlp step", name, 5, repeats, [&] { call_once(f, {dx, dy}); });
   kb_function_release(f);
-  for (auto* t : ups) kb_tensor_release(t);
   for (auto* t : params) kb_tensor_release(t);
   for (auto* t : temps) kb_tensor_release(t);
-  for (auto* t : {x, y, p, lv, loss, lrt, dx, dy}) kb_tensor_release(t);
-  kb_tensor_list_release(grads);
+  for (auto* t : f_keep) kb_tensor_release(t);
+  for (auto* t : {x, y, dx, dy}) kb_tensor_release(t);
+}
+
+// One-hot labels (128, 10) as a constant.
+kb_tensor* onehot_labels() {
+  std::vector<float> onehot(128 * 10, 0.f);
+  for (int i = 0; i < 128; ++i) onehot[size_t(i * 10 + i % 10)] = 1.f;
+  int64_t yshape[2] = {128, 10};
+  kb_tensor* dy;
+  ok(kb_tensor_from_data(onehot.data(), KB_FLOAT32, yshape, 2, &dy), "y data");
+  return dy;
+}
+
+// W8: conv 32 3x3, relu, maxpool 2, conv 64 3x3, relu, maxpool 2, dense 128 relu, dense 10.
+void w8(kb_device_kind dev, const char* name, int repeats) {
+  int64_t xs[4] = {-1, 28, 28, 1}, ys[2] = {-1, 10};
+  kb_tensor *x, *y;
+  ok(kb_placeholder(xs, 4, 4, KB_FLOAT32, 0, "x", &x), "x");
+  ok(kb_placeholder(ys, 2, 2, KB_FLOAT32, 0, "y", &y), "y");
+  std::vector<kb_tensor*> params, temps;
+  auto param = [&](std::vector<int64_t> shape, double scale, int64_t seed) {
+    kb_tensor* v;
+    ok(kb_random_normal_variable(shape.data(), shape.size(), 0, scale, KB_FLOAT32, "w", &seed, &v),
+       "w");
+    params.push_back(v);
+    return v;
+  };
+  auto keep = [&](kb_tensor* t) {
+    temps.push_back(t);
+    return t;
+  };
+  kb_tensor* h = x;
+  int64_t one[2] = {1, 1}, two[2] = {2, 2};
+  int64_t seed = 10;
+  for (int64_t filters : {32, 64}) {
+    int64_t cin = filters == 32 ? 1 : 32;
+    kb_tensor* k = param({3, 3, cin, filters}, 0.1, seed++);
+    kb_tensor* b = param({filters}, 0.0, seed++);
+    kb_tensor *c, *cb, *a, *p;
+    ok(kb_conv2d(h, k, one, 2, KB_PADDING_VALID, KB_CHANNELS_LAST, one, 2, &c), "conv2d");
+    ok(kb_bias_add(keep(c), b, KB_CHANNELS_LAST, &cb), "bias_add");
+    ok(kb_relu(keep(cb), 0, nullptr, 0, &a), "relu");
+    ok(kb_pool2d(keep(a), two, 2, two, 2, KB_PADDING_VALID, KB_CHANNELS_LAST, KB_POOL_MAX, &p),
+       "pool2d");
+    h = keep(p);
+  }
+  kb_tensor* flat;
+  ok(kb_batch_flatten(h, &flat), "batch_flatten");
+  h = keep(flat);
+  for (auto [in, out] : {std::pair<int64_t, int64_t>{1600, 128}, {128, 10}}) {
+    kb_tensor* w = param({in, out}, 0.05, seed++);
+    kb_tensor* b = param({out}, 0.0, seed++);
+    kb_tensor *z, *zb;
+    ok(kb_dot(h, w, &z), "dot");
+    ok(kb_bias_add(keep(z), b, KB_CHANNELS_LAST, &zb), "bias_add");
+    h = keep(zb);
+    if (out == 128) {
+      kb_tensor* a;
+      ok(kb_relu(h, 0, nullptr, 0, &a), "relu");
+      h = keep(a);
+    }
+  }
+  kb_tensor* f_keep[4];
+  kb_compiled_function* f = sgd_step(x, y, h, params, dev, f_keep);
+  kb_tensor* dx = data({128, 28, 28, 1}, 4);
+  kb_tensor* dy = onehot_labels();
+  measure("W8 cnn step", name, 3, repeats, [&] { call_once(f, {dx, dy}); });
+  kb_function_release(f);
+  for (auto* t : params) kb_tensor_release(t);
+  for (auto* t : temps) kb_tensor_release(t);
+  for (auto* t : f_keep) kb_tensor_release(t);
+  for (auto* t : {x, y, dx, dy}) kb_tensor_release(t);
 }
 
 void w9(kb_device_kind dev, const char* name, int repeats) {
@@ -172,6 +257,84 @@ void w9(kb_device_kind dev, const char* name, int repeats) {
   for (auto* t : {a, b, c, da, db}) kb_tensor_release(t);
 }
 
+// W4: conv2d 3x3 'same', batch 32, 64 -> 64 channels, 56x56, in both data formats; the forward
+// pass alone, and forward + backward (the gradients of sum(y) with respect to x and the kernel).
+// x is fed per call (as a training batch is); the kernel is a variable.
+void w4(kb_device_kind dev, const char* name, int repeats) {
+  const int64_t n = 32, c = 64, hw = 56;
+  for (kb_data_format df : {KB_CHANNELS_LAST, KB_CHANNELS_FIRST}) {
+    const char* fmt = df == KB_CHANNELS_LAST ? "channels_last" : "channels_first";
+    std::vector<int64_t> xs = df == KB_CHANNELS_LAST ? std::vector<int64_t>{n, hw, hw, c}
+                                                     : std::vector<int64_t>{n, c, hw, hw};
+    kb_tensor *x, *k, *y, *s;
+    ok(kb_placeholder(xs.data(), 4, 4, KB_FLOAT32, 0, "x", &x), "x");
+    int64_t kshape[4] = {3, 3, c, c};
+    int64_t seed = 11;
+    ok(kb_random_normal_variable(kshape, 4, 0, 0.05, KB_FLOAT32, "k", &seed, &k), "k");
+    ok(kb_conv2d(x, k, nullptr, 0, KB_PADDING_SAME, df, nullptr, 0, &y), "conv2d");
+    ok(kb_sum(y, nullptr, 0, 0, &s), "sum");
+    kb_tensor* wrt[2] = {x, k};
+    kb_tensor_list* grads;
+    ok(kb_gradients(s, wrt, 2, &grads), "gradients");
+    kb_tensor *dx, *dk;
+    ok(kb_tensor_list_get(grads, 0, &dx), "dx");
+    ok(kb_tensor_list_get(grads, 1, &dk), "dk");
+    kb_compiled_function *f, *fb;
+    ok(kb_function(&x, 1, &y, 1, nullptr, 0, &f), "function");
+    kb_tensor* outs[3] = {y, dx, dk};
+    ok(kb_function(&x, 1, outs, 3, nullptr, 0, &fb), "function");
+    ok(kb_function_set_device(f, dev), "device");
+    ok(kb_function_set_device(fb, dev), "device");
+    kb_tensor* xd = data(xs, 12);
+    double flops = 2.0 * n * hw * hw * c * c * 9;
+    std::string w = std::string("W4 conv2d fwd ") + fmt;
+    measure(
+        w.c_str(), name, 3, repeats, [&] { call_once(f, {xd}); }, flops);
+    w = std::string("W4 conv2d fwd+bwd ") + fmt;
+    measure(
+        w.c_str(), name, 3, repeats, [&] { call_once(fb, {xd}); }, 3 * flops);
+    kb_function_release(f);
+    kb_function_release(fb);
+    kb_tensor_list_release(grads);
+    for (auto* t : {x, k, y, s, dx, dk, xd}) kb_tensor_release(t);
+  }
+}
+
+// W5: max pooling 2x2 (strides 2) of 32x64x56x56 values in both data formats; forward, and
+// forward + backward (the gradient of sum(y) with respect to x).
+void w5(kb_device_kind dev, const char* name, int repeats) {
+  const int64_t n = 32, c = 64, hw = 56;
+  for (kb_data_format df : {KB_CHANNELS_LAST, KB_CHANNELS_FIRST}) {
+    const char* fmt = df == KB_CHANNELS_LAST ? "channels_last" : "channels_first";
+    std::vector<int64_t> xs = df == KB_CHANNELS_LAST ? std::vector<int64_t>{n, hw, hw, c}
+                                                     : std::vector<int64_t>{n, c, hw, hw};
+    kb_tensor *x, *y, *s;
+    ok(kb_placeholder(xs.data(), 4, 4, KB_FLOAT32, 0, "x", &x), "x");
+    int64_t pool[2] = {2, 2};
+    ok(kb_pool2d(x, pool, 2, pool, 2, KB_PADDING_VALID, df, KB_POOL_MAX, &y), "pool2d");
+    ok(kb_sum(y, nullptr, 0, 0, &s), "sum");
+    kb_tensor_list* grads;
+    ok(kb_gradients(s, &x, 1, &grads), "gradients");
+    kb_tensor* dx;
+    ok(kb_tensor_list_get(grads, 0, &dx), "dx");
+    kb_compiled_function *f, *fb;
+    ok(kb_function(&x, 1, &y, 1, nullptr, 0, &f), "function");
+    kb_tensor* outs[2] = {y, dx};
+    ok(kb_function(&x, 1, outs, 2, nullptr, 0, &fb), "function");
+    ok(kb_function_set_device(f, dev), "device");
+    ok(kb_function_set_device(fb, dev), "device");
+    kb_tensor* xd = data(xs, 13);
+    std::string w = std::string("W5 pool2d max fwd ") + fmt;
+    measure(w.c_str(), name, 3, repeats, [&] { call_once(f, {xd}); });
+    w = std::string("W5 pool2d max fwd+bwd ") + fmt;
+    measure(w.c_str(), name, 3, repeats, [&] { call_once(fb, {xd}); });
+    kb_function_release(f);
+    kb_function_release(fb);
+    kb_tensor_list_release(grads);
+    for (auto* t : {x, y, s, dx, xd}) kb_tensor_release(t);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -186,8 +349,14 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  w3(kind, dev.c_str(), repeats);
-  w7(kind, dev.c_str(), repeats);
-  w9(kind, dev.c_str(), repeats);
+  // An optional third argument selects workloads: "W4,W5" (default: all).
+  std::string only = argc > 3 ? argv[3] : "";
+  auto want = [&](const char* w) { return only.empty() || only.find(w) != std::string::npos; };
+  if (want("W3")) w3(kind, dev.c_str(), repeats);
+  if (want("W4")) w4(kind, dev.c_str(), repeats);
+  if (want("W5")) w5(kind, dev.c_str(), repeats);
+  if (want("W7")) w7(kind, dev.c_str(), repeats);
+  if (want("W8")) w8(kind, dev.c_str(), repeats);
+  if (want("W9")) w9(kind, dev.c_str(), repeats);
   return 0;
 }

@@ -30,6 +30,9 @@ extern "C" {
 
 #define KB_ABI_VERSION 1
 
+/* Every enum is int32-wide (the FORCE_INT32 members make any int32 value a value of the type):
+ * values are only ever appended, and an unknown value is reported as an invalid argument. */
+
 /* ---- types ------------------------------------------------------------------------------- */
 typedef enum kb_status {
   KB_OK = 0,
@@ -39,7 +42,9 @@ typedef enum kb_status {
   KB_ERROR_NOT_IMPLEMENTED = 4,
   KB_ERROR_OUT_OF_MEMORY = 5,
   KB_ERROR_DEVICE = 6,
-  KB_ERROR_INTERNAL = 7
+  KB_ERROR_INTERNAL = 7,
+  KB_STATUS_FORCE_INT32_MIN = -2147483647 - 1, /* keeps the type int32-wide */
+  KB_STATUS_FORCE_INT32_MAX = 2147483647
 } kb_status;
 
 typedef enum kb_data_type {
@@ -52,11 +57,24 @@ typedef enum kb_data_type {
   KB_INT32 = 5,
   KB_INT64 = 6,
   KB_UINT8 = 7,
-  KB_BOOL = 8
+  KB_BOOL = 8,
+  KB_DTYPE_FORCE_INT32_MIN = -2147483647 - 1, /* keeps the type int32-wide */
+  KB_DTYPE_FORCE_INT32_MAX = 2147483647
 } kb_data_type;
 
-typedef enum kb_data_format { KB_CHANNELS_LAST = 0, KB_CHANNELS_FIRST = 1 } kb_data_format;
-typedef enum kb_dim_ordering { KB_DIM_ORDERING_TF = 0, KB_DIM_ORDERING_TH = 1 } kb_dim_ordering;
+typedef enum kb_data_format {
+  KB_DATA_FORMAT_DEFAULT = -1, /* the global image_data_format (Keras' data_format=None) */
+  KB_CHANNELS_LAST = 0,
+  KB_CHANNELS_FIRST = 1,
+  KB_DATA_FORMAT_FORCE_INT32_MIN = -2147483647 - 1, /* keeps the type int32-wide */
+  KB_DATA_FORMAT_FORCE_INT32_MAX = 2147483647
+} kb_data_format;
+typedef enum kb_dim_ordering {
+  KB_DIM_ORDERING_TF = 0,
+  KB_DIM_ORDERING_TH = 1,
+  KB_DIM_ORDERING_FORCE_INT32_MIN = -2147483647 - 1,
+  KB_DIM_ORDERING_FORCE_INT32_MAX = 2147483647
+} kb_dim_ordering;
 
 typedef struct kb_tensor kb_tensor;           /* a graph value (placeholder, variable, ...) */
 typedef struct kb_tensor_list kb_tensor_list; /* a variable number of results */
@@ -199,7 +217,12 @@ KB_API kb_status kb_stop_gradient(kb_tensor* x, kb_tensor** out);
  * The CPU is always there. An NVIDIA GPU is used when libkbackend_cuda.so (next to
  * libkbackend.so) loads and finds one, unless KB_DISABLE_CUDA=1. New functions run on the GPU
  * when there is one; KB_DEVICE=cpu|cuda[:N] or kb_function_set_device override that. */
-typedef enum kb_device_kind { KB_DEVICE_CPU = 0, KB_DEVICE_CUDA = 1 } kb_device_kind;
+typedef enum kb_device_kind {
+  KB_DEVICE_CPU = 0,
+  KB_DEVICE_CUDA = 1,
+  KB_DEVICE_FORCE_INT32_MIN = -2147483647 - 1,
+  KB_DEVICE_FORCE_INT32_MAX = 2147483647
+} kb_device_kind;
 KB_API kb_status kb_device_count(kb_device_kind kind, int64_t* out);
 /* Why the GPU is not used ("" when it is); the string is owned by the library. */
 KB_API const char* kb_cuda_unavailable_reason(void);
@@ -229,8 +252,8 @@ KB_API kb_status kb_rnn(kb_step_function step_function, void* user_data, kb_tens
                         int32_t unroll, const int64_t* input_length, kb_tensor** last_output,
                         kb_tensor** outputs, kb_tensor_list** new_states);
 /* dtype KB_DTYPE_DEFAULT: the function's own result dtype. */
-KB_API kb_status kb_map_fn(kb_map_function fn, void* user_data, kb_tensor* elems,
-                           const char* name, kb_data_type dtype, kb_tensor** out);
+KB_API kb_status kb_map_fn(kb_map_function fn, void* user_data, kb_tensor* elems, const char* name,
+                           kb_data_type dtype, kb_tensor** out);
 /* initializer NULL: the first (foldl) / last (foldr) element starts the accumulation. */
 KB_API kb_status kb_foldl(kb_fold_function fn, void* user_data, kb_tensor* elems,
                           kb_tensor* initializer, const char* name, kb_tensor** out);
@@ -345,6 +368,76 @@ KB_API kb_status kb_bias_add(kb_tensor* x, kb_tensor* bias, kb_data_format data_
                              kb_tensor** out);
 KB_API kb_status kb_in_top_k(kb_tensor* predictions, kb_tensor* targets, int64_t k,
                              kb_tensor** out);
+
+/* ---- convolution, pooling -----------------------------------------------------------------
+ * Keras' layouts: x is (batch, spatial..., channels) for KB_CHANNELS_LAST and (batch, channels,
+ * spatial...) for KB_CHANNELS_FIRST; kernels do not depend on data_format: conv (spatial..., in,
+ * out), transposed conv (spatial..., out, in), depthwise (spatial..., in, multiplier), pointwise
+ * (1..., in * multiplier, out). All are cross-correlations. Tuples (strides, dilation_rate) are
+ * (pointer, count) with one entry per spatial dimension; NULL with count 0 means Keras' default
+ * (all ones). data_format KB_DATA_FORMAT_DEFAULT means image_data_format(). dilation_rate > 1
+ * needs strides of 1. */
+typedef enum kb_padding {
+  KB_PADDING_VALID = 0,
+  KB_PADDING_SAME = 1,
+  KB_PADDING_CAUSAL = 2 /* conv1d only, channels_last only */,
+  KB_PADDING_FORCE_INT32_MIN = -2147483647 - 1, /* keeps the type int32-wide */
+  KB_PADDING_FORCE_INT32_MAX = 2147483647
+} kb_padding;
+typedef enum kb_pool_mode {
+  KB_POOL_MAX = 0,
+  KB_POOL_AVG = 1,
+  KB_POOL_FORCE_INT32_MIN = -2147483647 - 1,
+  KB_POOL_FORCE_INT32_MAX = 2147483647
+} kb_pool_mode;
+KB_API kb_status kb_parse_padding(const char* name, kb_padding* out);
+KB_API kb_status kb_parse_pool_mode(const char* name, kb_pool_mode* out);
+
+KB_API kb_status kb_conv1d(kb_tensor* x, kb_tensor* kernel, int64_t strides, kb_padding padding,
+                           kb_data_format data_format, int64_t dilation_rate, kb_tensor** out);
+KB_API kb_status kb_conv2d(kb_tensor* x, kb_tensor* kernel, const int64_t* strides,
+                           size_t n_strides, kb_padding padding, kb_data_format data_format,
+                           const int64_t* dilation_rate, size_t n_dilation, kb_tensor** out);
+KB_API kb_status kb_conv3d(kb_tensor* x, kb_tensor* kernel, const int64_t* strides,
+                           size_t n_strides, kb_padding padding, kb_data_format data_format,
+                           const int64_t* dilation_rate, size_t n_dilation, kb_tensor** out);
+/* output_shape: the full output shape (batch, ...) in data_format's order; its batch entry may
+ * be -1 (x's batch). As in Keras' TF backend, a dilation_rate other than 1 (both entries equal)
+ * makes strides ignored. */
+KB_API kb_status kb_conv2d_transpose(kb_tensor* x, kb_tensor* kernel, const int64_t* output_shape,
+                                     size_t output_ndim, const int64_t* strides, size_t n_strides,
+                                     kb_padding padding, kb_data_format data_format,
+                                     const int64_t* dilation_rate, size_t n_dilation,
+                                     kb_tensor** out);
+KB_API kb_status kb_deconv2d(kb_tensor* x, kb_tensor* kernel, const int64_t* output_shape,
+                             size_t output_ndim, const int64_t* strides, size_t n_strides,
+                             kb_padding padding, kb_data_format data_format,
+                             const int64_t* dilation_rate, size_t n_dilation,
+                             kb_tensor** out); /* legacy alias of kb_conv2d_transpose */
+KB_API kb_status kb_conv3d_transpose(kb_tensor* x, kb_tensor* kernel, const int64_t* output_shape,
+                                     size_t output_ndim, const int64_t* strides, size_t n_strides,
+                                     kb_padding padding, kb_data_format data_format,
+                                     kb_tensor** out);
+KB_API kb_status kb_depthwise_conv2d(kb_tensor* x, kb_tensor* depthwise_kernel,
+                                     const int64_t* strides, size_t n_strides, kb_padding padding,
+                                     kb_data_format data_format, const int64_t* dilation_rate,
+                                     size_t n_dilation, kb_tensor** out);
+KB_API kb_status kb_separable_conv1d(kb_tensor* x, kb_tensor* depthwise_kernel,
+                                     kb_tensor* pointwise_kernel, int64_t strides,
+                                     kb_padding padding, kb_data_format data_format,
+                                     int64_t dilation_rate, kb_tensor** out);
+KB_API kb_status kb_separable_conv2d(kb_tensor* x, kb_tensor* depthwise_kernel,
+                                     kb_tensor* pointwise_kernel, const int64_t* strides,
+                                     size_t n_strides, kb_padding padding,
+                                     kb_data_format data_format, const int64_t* dilation_rate,
+                                     size_t n_dilation, kb_tensor** out);
+/* pool_size is required; avg pooling divides by the number of real (unpadded) cells. */
+KB_API kb_status kb_pool2d(kb_tensor* x, const int64_t* pool_size, size_t n_pool,
+                           const int64_t* strides, size_t n_strides, kb_padding padding,
+                           kb_data_format data_format, kb_pool_mode pool_mode, kb_tensor** out);
+KB_API kb_status kb_pool3d(kb_tensor* x, const int64_t* pool_size, size_t n_pool,
+                           const int64_t* strides, size_t n_strides, kb_padding padding,
+                           kb_data_format data_format, kb_pool_mode pool_mode, kb_tensor** out);
 
 #ifdef __cplusplus
 }

@@ -17,7 +17,7 @@ cmake --build build-gpu -j16 --target kbackend kbackend_cuda kb_cuda_tests devic
 ./build-gpu/tests/kb_cuda_tests 2>&1 | tee $OUT/cuda_tests.log | tail -40
 ./build-gpu/train_mlp examples/data/digits.csv | tail -3
 KB_DEVICE=cpu ./build-gpu/train_mlp examples/data/digits.csv | tail -1
-bash scripts/gpu_bench.sh
+bash scripts/gpu_bench.sh 2>&1 | grep -E "^\{" | tee $OUT/bench_all.jsonl
 # The NumPy reference suite through the GPU (the default device when there is one).
 if python3 -c "import numpy, pytest" 2>/dev/null; then
   KBACKEND_LIB=$PWD/build-gpu/libkbackend.so python3 -m pytest -q -p no:cacheprovider tests/reference 2>&1 | tail -3

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test: warnings-as-errors build, C ABI tests (GoogleTest), NumPy reference tests (pytest
-# over the C ABI), the example, the C ABI tests again under AddressSanitizer, and packaging.
+# over the C ABI), the example, the C ABI tests again under AddressSanitizer, the language
+# bindings (Python, Rust, Java, C#, Go), and packaging.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -38,6 +39,10 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DKB_SANITIZE=ON -DKB_WERROR=O
 cmake --build build-asan -j"$JOBS" --target kb_capi_tests train_mlp
 ASAN_OPTIONS=detect_leaks=1 ./build-asan/tests/kb_capi_tests --gtest_brief=1
 ASAN_OPTIONS=detect_leaks=1 ./build-asan/train_mlp examples/data/digits.csv >/dev/null
+
+echo "== language bindings"
+bash bindings/run_tests.sh
+bash bindings/run_jvm_dotnet_go.sh
 
 if [ -f tests/packaging/run.sh ]; then
   echo "== packaging"

@@ -46,8 +46,8 @@ ReducePlan plan_reduce(const Dims& dims, std::vector<int64_t> axes) {
 }
 
 std::vector<int64_t> sum_to_axes(const Dims& gd, const Dims& ld) {
-  check(gd.size() >= ld.size(), Status::shape, "sum_to_like: cannot reduce ", dims_str(gd),
-        " to ", dims_str(ld));
+  check(gd.size() >= ld.size(), Status::shape, "sum_to_like: cannot reduce ", dims_str(gd), " to ",
+        dims_str(ld));
   std::vector<int64_t> axes;
   size_t off = gd.size() - ld.size();
   for (size_t i = 0; i < gd.size(); ++i) {

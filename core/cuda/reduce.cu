@@ -123,6 +123,26 @@ void run_reduce(int mode, const ReducePlan& p, const Buffer& in, Buffer& out) {
     x = t.as<T>();
   }
   if (p.outer * p.inner == 0) return;
+  if (!p.needs_transpose && p.inner > 1 && p.outer * p.inner < 4096 && p.r >= 2048) {
+    // Few outputs over long strided columns (a bias gradient: sum over N*H*W): one thread per
+    // column would be serial; make the columns rows first.
+    Buffer src(in.dtype, Dims{p.outer, p.r, p.inner});
+    src.storage = std::shared_ptr<void>(std::shared_ptr<void>{}, const_cast<T*>(x));
+    src.device = Device::cuda;
+    Buffer t(in.dtype, Dims{p.outer, p.inner, p.r});
+    t.device = Device::cuda;
+    tmp = std::shared_ptr<void>(scratch_alloc(in.nbytes()), scratch_free);
+    t.storage = tmp;
+    transpose_on_device(src, t, {0, 2, 1});
+    ReducePlan rows;
+    rows.outer = p.outer * p.inner;
+    rows.r = p.r;
+    rows.inner = 1;
+    rows.dims = t.dims;
+    Buffer rows_in = t;
+    run_reduce<T>(mode, rows, rows_in, out);
+    return;
+  }
   if (p.inner == 1 && p.outer < 1024 && p.r >= 65536) {
     // Few long rows: spread each row over many blocks, then reduce the partial results.
     int parts = int(std::min<int64_t>(1024, p.r / 8192));

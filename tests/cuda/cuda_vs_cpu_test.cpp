@@ -21,6 +21,16 @@ bool have_gpu() {
 
 void ok(kb_status s) { ASSERT_EQ(s, KB_OK) << kb_last_error_message(); }
 
+// Stops the enclosing function when a call fails (after recording the failure).
+#define OK_OR_RETURN(call)                                       \
+  do {                                                           \
+    kb_status s_ = (call);                                       \
+    if (s_ != KB_OK) {                                           \
+      ADD_FAILURE() << #call << ": " << kb_last_error_message(); \
+      return;                                                    \
+    }                                                            \
+  } while (0)
+
 struct Input {
   std::vector<int64_t> shape;
   kb_data_type dtype;
@@ -88,14 +98,14 @@ void compare(const std::vector<Input>& inputs,
   std::vector<double> results[2];
   for (int dev = 0; dev < 2; ++dev) {
     kb_compiled_function* f;
-    ok(kb_function(phs.data(), phs.size(), &y, 1, nullptr, 0, &f));
-    ok(kb_function_set_device(f, dev ? KB_DEVICE_CUDA : KB_DEVICE_CPU));
+    OK_OR_RETURN(kb_function(phs.data(), phs.size(), &y, 1, nullptr, 0, &f));
+    OK_OR_RETURN(kb_function_set_device(f, dev ? KB_DEVICE_CUDA : KB_DEVICE_CPU));
     std::vector<kb_tensor*> data;
     for (auto& in : inputs) data.push_back(make_data(in));
     kb_tensor_list* out;
-    ok(kb_function_call(f, data.data(), data.size(), &out));
+    OK_OR_RETURN(kb_function_call(f, data.data(), data.size(), &out));
     kb_tensor* r;
-    ok(kb_tensor_list_get(out, 0, &r));
+    OK_OR_RETURN(kb_tensor_list_get(out, 0, &r));
     results[dev] = read(r);
     kb_tensor_release(r);
     kb_tensor_list_release(out);
@@ -564,6 +574,94 @@ TEST(CudaVsCpu, RnnAndItsGradient) {
             },
             dc.rtol * 50);
       }
+}
+
+// Convolutions and pooling: cuDNN against oneDNN / the reference loops, values and gradients
+// with respect to the input and the kernel (backward data and backward filter).
+TEST(CudaVsCpu, ConvolutionsAndPooling) {
+  SKIP_WITHOUT_GPU();
+  struct Case {
+    const char* name;
+    std::vector<int64_t> x, k;
+    kb_data_format f;
+    kb_padding pad;
+    int64_t stride, dilation;
+  };
+  std::vector<Case> cases = {
+      {"3x3 same nhwc", {2, 9, 9, 4}, {3, 3, 4, 5}, KB_CHANNELS_LAST, KB_PADDING_SAME, 1, 1},
+      {"3x3 same nchw", {2, 4, 9, 9}, {3, 3, 4, 5}, KB_CHANNELS_FIRST, KB_PADDING_SAME, 1, 1},
+      {"5x5 valid stride 2",
+       {2, 11, 11, 3},
+       {5, 5, 3, 6},
+       KB_CHANNELS_LAST,
+       KB_PADDING_VALID,
+       2,
+       1},
+      {"3x3 dilation 2", {1, 12, 10, 2}, {3, 3, 2, 3}, KB_CHANNELS_LAST, KB_PADDING_SAME, 1, 2},
+      {"odd same stride 2 (CPU fallback)",
+       {2, 8, 8, 3},
+       {3, 3, 3, 4},
+       KB_CHANNELS_LAST,
+       KB_PADDING_SAME,
+       2,
+       1},
+  };
+  for (auto& dc : kDtypes)
+    for (auto& c : cases)
+      for (int wrt = 0; wrt < 3; ++wrt) {
+        SCOPED_TRACE(std::string(c.name) + " wrt " + std::to_string(wrt));
+        compare(
+            {random_input(c.x, dc.t, 70), random_input(c.k, dc.t, 71, -0.5, 0.5)},
+            [&c, wrt](const std::vector<kb_tensor*>& x) {
+              int64_t st[2] = {c.stride, c.stride}, dil[2] = {c.dilation, c.dilation};
+              kb_tensor* y = nullptr;
+              kb_conv2d(x[0], x[1], st, 2, c.pad, c.f, dil, 2, &y);
+              if (wrt == 0) return y;
+              return grad_of(x[wrt - 1], y, 72);
+            },
+            dc.rtol * 50);
+      }
+  for (auto& dc : kDtypes) {
+    // conv1d (cuDNN sees it as 2-D with a height of 1), depthwise, 3-D.
+    compare(
+        {random_input({3, 17, 4}, dc.t, 73), random_input({3, 4, 6}, dc.t, 74)},
+        [](const std::vector<kb_tensor*>& x) {
+          kb_tensor* y = nullptr;
+          kb_conv1d(x[0], x[1], 1, KB_PADDING_CAUSAL, KB_CHANNELS_LAST, 2, &y);
+          return grad_of(x[1], y, 75);
+        },
+        dc.rtol * 50);
+    compare(
+        {random_input({2, 8, 8, 3}, dc.t, 76), random_input({3, 3, 3, 2}, dc.t, 77)},
+        [](const std::vector<kb_tensor*>& x) {
+          int64_t st[2] = {1, 1}, dil[2] = {1, 1};
+          kb_tensor* y = nullptr;
+          kb_depthwise_conv2d(x[0], x[1], st, 2, KB_PADDING_SAME, KB_CHANNELS_LAST, dil, 2, &y);
+          return grad_of(x[0], y, 78);
+        },
+        dc.rtol * 50);
+    compare(
+        {random_input({2, 5, 6, 7, 2}, dc.t, 79), random_input({3, 3, 3, 2, 3}, dc.t, 80)},
+        [](const std::vector<kb_tensor*>& x) {
+          int64_t st[3] = {1, 1, 1}, dil[3] = {1, 1, 1};
+          kb_tensor* y = nullptr;
+          kb_conv3d(x[0], x[1], st, 3, KB_PADDING_SAME, KB_CHANNELS_LAST, dil, 3, &y);
+          return grad_of(x[1], y, 81);
+        },
+        dc.rtol * 50);
+    for (kb_pool_mode mode : {KB_POOL_MAX, KB_POOL_AVG})
+      for (kb_padding pad : {KB_PADDING_VALID, KB_PADDING_SAME})
+        for (int grad = 0; grad < 2; ++grad)
+          compare(
+              {random_input({2, 9, 9, 3}, dc.t, 82)},
+              [mode, pad, grad](const std::vector<kb_tensor*>& x) {
+                int64_t ps[2] = {3, 3}, st[2] = {2, 2};
+                kb_tensor* y = nullptr;
+                kb_pool2d(x[0], ps, 2, st, 2, pad, KB_CHANNELS_LAST, mode, &y);
+                return grad ? grad_of(x[0], y, 83) : y;
+              },
+              dc.rtol * 10);
+  }
 }
 
 // A whole training step: gradients (SumToLike, BroadcastLike, Select, MatMul with transposes)

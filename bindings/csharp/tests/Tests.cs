@@ -1,0 +1,158 @@
+using System;
+using System.Collections.Generic;
+using System.Linq;
+using System.Threading;
+using KBackend;
+
+// A small console runner: every public static void method of Tests is a test; prints
+// "N passed, N failed" and exits non-zero on a failure.
+static class Runner {
+  static int Main() {
+    int passed = 0, failed = 0;
+    foreach (var m in typeof(Tests).GetMethods().Where(m => m.IsStatic && m.ReturnType == typeof(void))) {
+      try {
+        m.Invoke(null, null);
+        ++passed;
+        Console.WriteLine("PASS " + m.Name);
+      } catch (System.Reflection.TargetInvocationException e) {
+        ++failed;
+        Console.WriteLine("FAIL " + m.Name + ": " + e.InnerException);
+      }
+    }
+    Console.WriteLine(passed + " passed, " + failed + " failed");
+    return failed == 0 ? 0 : 1;
+  }
+}
+
+static class Tests {
+  static void Eq(float[] want, float[] got) {
+    if (want.Length != got.Length || want.Where((w, i) => Math.Abs(w - got[i]) > 1e-5).Any())
+      throw new Exception("want [" + string.Join(",", want) + "], got [" + string.Join(",", got) + "]");
+  }
+  static void True(bool c, string what) { if (!c) throw new Exception(what); }
+  static T Throws<T>(Action a) where T : Exception {
+    try { a(); } catch (T e) { return e; }
+    throw new Exception("expected " + typeof(T).Name);
+  }
+
+  public static void ArithmeticAndOperators() {
+    var x = Tensor.Of(new float[] { 1, 2, 3, 4 }, 2, 2);
+    Eq(new float[] { 3, 5, 7, 9 }, (x * 2.0 + 1.0).ToFloatArray());
+    Eq(new float[] { 0, -1, -2, -3 }, (1.0 - x).ToFloatArray());
+    Eq(new float[] { -1, -2, -3, -4 }, (-x).ToFloatArray());
+    Eq(new float[] { 1, 1, 1, 1 }, (x / x).ToFloatArray());
+    Eq(new float[] { 0, 0, 1, 1 }, (x > Tensor.Of(new float[] { 2, 2, 2, 2 }, 2, 2)).Cast(DType.FLOAT32).ToFloatArray());
+    True(x.Shape.SequenceEqual(new long[] { 2, 2 }) && x.DType == DType.FLOAT32, "shape/dtype");
+    True(K.sum(x).ToFloat() == 10, "sum");
+    Eq(new float[] { 2, 3 }, K.mean(x, 0).ToFloatArray());
+    Eq(new float[] { 7, 10, 15, 22 }, x.Dot(x).ToFloatArray());
+    Eq(new float[] { 2, 4 }, x.Reshape(4).Slice(new long[] { 1 }, new long[] { 4 }, new long[] { 2 }).ToFloatArray());
+    True(K.argmax(x).ToLongArray().SequenceEqual(new long[] { 1, 1 }), "argmax");
+  }
+
+  public static void SpansInAndOut() {
+    var data = new float[] { 9, 1, 2, 3, 4 };
+    var t = Tensor.Of(new ReadOnlySpan<float>(data, 1, 4), 4);
+    Eq(new float[] { 1, 2, 3, 4 }, t.ToFloatArray());
+    var dst = new float[4];
+    var doubled = t * 2.0;
+    doubled.CopyTo<float>(dst);
+    Eq(new float[] { 2, 4, 6, 8 }, dst);
+  }
+
+  public static void ErrorsAreExceptions() {
+    var x = Tensor.Of(new float[] { 1, 2, 3, 4 }, 2, 2);
+    var e = Throws<KBackendException>(() => x.Reshape(3, 3));
+    True(e.Status == Status.ERROR_SHAPE && e.Message.StartsWith("reshape:"), e.Message);
+    True(Throws<KBackendException>(() => Tensor.Of(new float[] { 1, 2, 3 }, 2, 2)).Message.Contains("bytes"), "short data");
+    Throws<KBackendException>(() => K.slice(x, new long[] { 0 }, new long[] { 1, 1 }));
+    x.Dispose();
+    True(x.IsDisposed, "disposed");
+    Throws<KBackendException>(() => x.Square());
+  }
+
+  public static void GradientsUpdatesFunctions() {
+    var w = K.variable(new float[] { 3 }, 1);
+    var g = K.gradients(K.sum(w.Square()), new[] { w }).Drain();
+    Eq(new float[] { 6 }, g[0].ToFloatArray());
+    var step = K.update_sub(w, g[0] * 0.25);
+    var x = K.placeholder(-1);
+    using (var f = K.function(new[] { x }, new[] { x + w }, new[] { step })) {
+      Eq(new float[] { 4, 5 }, f.Call(Tensor.Of(new float[] { 1, 2 }, 2))[0].ToFloatArray());
+    }
+    Eq(new float[] { 1.5f }, w.ToFloatArray());
+  }
+
+  public static void CallbacksAndTheirExceptions() {
+    var x = Tensor.Of(new float[] { 1, 2, 3, 4 }, 2, 2);
+    Eq(new float[] { 1, 4, 9, 16 }, K.map_fn(t => t.Square(), x).ToFloatArray());
+    Eq(new float[] { 4, 6 }, K.foldl((a, b) => a + b, x).ToFloatArray());
+    Eq(new float[] { 2, 2 }, K.foldr((a, b) => a - b, x).ToFloatArray());
+    var input = Tensor.Of(new float[] { 1, 2, 3, 4, 5, 6 }, 1, 3, 2);
+    var r = K.rnn((i, s) => { var o = i + s[0]; return Tuple.Create(o, new[] { o }); }, input, new[] { K.zeros(1, 2) });
+    Eq(new float[] { 9, 12 }, r.Item1.ToFloatArray());
+    Eq(new float[] { 1, 2, 4, 6, 9, 12 }, r.Item2.ToFloatArray());
+    Eq(new float[] { 9, 12 }, r.Item3[0].ToFloatArray());
+    var mine = new InvalidOperationException("mine");
+    var thrown = Throws<InvalidOperationException>(() => K.rnn((i, s) => { throw mine; }, input, new[] { K.zeros(1, 2) }));
+    True(ReferenceEquals(mine, thrown), "the callback's own exception");
+    Throws<ArgumentNullException>(() => K.map_fn(t => null, x));
+    True(K.sum(x).ToFloat() == 10, "no stale error");
+  }
+
+  public static void Threads() {
+    Exception failure = null;
+    var threads = Enumerable.Range(0, 8).Select(id => new Thread(() => {
+      try {
+        for (int i = 0; i < 200; ++i) {
+          var x = Tensor.Of(new float[] { id, i }, 2);
+          if (i % 10 == 0) Throws<KBackendException>(() => x.Reshape(3));
+          True(K.sum(x).ToFloat() == id + i, "sum");
+        }
+      } catch (Exception e) { failure = e; }
+    })).ToList();
+    threads.ForEach(t => t.Start());
+    threads.ForEach(t => t.Join());
+    if (failure != null) throw failure;
+  }
+
+  static double RssMiB() {
+    return long.Parse(System.IO.File.ReadAllText("/proc/self/statm").Split(' ')[1]) * 4096.0 / (1 << 20);
+  }
+  static long Settle(long want) {
+    for (int i = 0; i < 100 && Tensor.LiveCount > want; ++i) {
+      GC.Collect();
+      GC.WaitForPendingFinalizers();
+    }
+    return Tensor.LiveCount;
+  }
+  static void Churn(Tensor a, int rounds) {
+    for (int i = 0; i < rounds; ++i) GC.KeepAlive(a * 2.0 + i); // four tensors, none disposed
+  }
+
+  public static void DroppedTensorsAreReleasedWithoutGrowth() {
+    var a = Tensor.Of(new float[16], 16);
+    long live0 = Settle(0);
+    double rss0 = RssMiB();
+    for (int round = 0; round < 10; ++round) { // warm-up until a round no longer grows
+      Churn(a, 25000);
+      Settle(live0);
+      double rss = RssMiB();
+      if (rss - rss0 < 4) break;
+      rss0 = rss;
+    }
+    rss0 = RssMiB();
+    Churn(a, 25000); // 100k tensors dropped without Dispose()
+    True(Settle(live0) == live0, "native references left after GC: " + Tensor.LiveCount + " vs " + live0);
+    True(RssMiB() - rss0 < 8, "RSS grew by " + (RssMiB() - rss0) + " MiB");
+    GC.KeepAlive(a);
+  }
+
+  public static void KeptTensorsAreCounted() {
+    long before = Settle(0);
+    var kept = Enumerable.Range(0, 100).Select(i => Tensor.Of(new float[1 << 16], 1 << 16)).ToList();
+    True(Tensor.LiveCount == before + 100, "kept count");
+    kept.ForEach(t => t.Dispose());
+    True(Tensor.LiveCount == before, "after Dispose");
+  }
+}

@@ -1,0 +1,3 @@
+module kbackend.dev/kbackend
+
+go 1.19

@@ -1,0 +1,956 @@
+// Package kbackend is the Go binding of kbackend, the Keras backend API as a native library.
+//
+// Every function returns an error (*Error, with the library's message and status) instead of
+// panicking. A *Tensor owns one native reference: Close releases it at once, and a finalizer
+// releases it when the Tensor is collected. Callbacks (MapFn, Foldl, Foldr, RNN) are Go funcs; an
+// error they return, or a panic, comes back out of the building call.
+//
+// The package sits on the SWIG-generated package raw. Each call locks the goroutine to its OS
+// thread while it runs and reads the library's thread-local status before unlocking.
+package kbackend
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/cgo"
+	"sync/atomic"
+	"unsafe"
+
+	"kbackend.dev/kbackend/raw"
+)
+
+// ABIVersion is the C ABI major version this package was written for.
+const ABIVersion = 1
+
+// Status is a kb_status code.
+type Status int
+
+// The kb_status codes.
+const (
+	OK                   Status = 0
+	ErrInvalidArgument   Status = 1
+	ErrShape             Status = 2
+	ErrDType             Status = 3
+	ErrNotImplemented    Status = 4
+	ErrOutOfMemory       Status = 5
+	ErrDevice            Status = 6
+	ErrInternal          Status = 7
+	statusCallbackFailed        = ErrInvalidArgument
+)
+
+// Error is a failed kbackend call: the status and the library's message, which names the
+// function and the problem.
+type Error struct {
+	Status  Status
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// DType is a kb_data_type.
+type DType int
+
+// The dtypes; DefaultDType means floatx where Keras says "None means floatx".
+const (
+	DefaultDType DType = -1
+	Float16      DType = 0
+	Float32      DType = 1
+	Float64      DType = 2
+	Int8         DType = 3
+	Int16        DType = 4
+	Int32        DType = 5
+	Int64        DType = 6
+	Uint8        DType = 7
+	Bool         DType = 8
+)
+
+func (d DType) String() string {
+	if s := raw.Dtype_name(raw.Kb_data_type(d)); s != "" {
+		return s
+	}
+	return fmt.Sprintf("DType(%d)", int(d))
+}
+
+// DataFormat is a kb_data_format; DefaultDataFormat is the global image_data_format.
+type DataFormat int
+
+const (
+	DefaultDataFormat DataFormat = -1
+	ChannelsLast      DataFormat = 0
+	ChannelsFirst     DataFormat = 1
+)
+
+// Padding is a kb_padding.
+type Padding int
+
+const (
+	Valid  Padding = 0
+	Same   Padding = 1
+	Causal Padding = 2
+)
+
+// PoolMode is a kb_pool_mode.
+type PoolMode int
+
+const (
+	MaxPool PoolMode = 0
+	AvgPool PoolMode = 1
+)
+
+// Device is a kb_device_kind.
+type Device int
+
+const (
+	CPU  Device = 0
+	CUDA Device = 1
+)
+
+// ---- the call policy ----------------------------------------------------------------------
+
+// do runs f with the goroutine locked to its OS thread and returns the library's status for it.
+// keep stays reachable until f has returned (a finalizer must not release an argument mid-call).
+func do(f func(), keep ...interface{}) error {
+	runtime.LockOSThread()
+	f()
+	code := raw.Last_error_code()
+	var err error
+	if code != 0 {
+		err = &Error{Status: Status(code), Message: raw.Last_error_message()}
+	}
+	runtime.UnlockOSThread()
+	runtime.KeepAlive(keep)
+	return err
+}
+
+func tensorCall(f func() raw.Tensor, keep ...interface{}) (*Tensor, error) {
+	var r raw.Tensor
+	if err := do(func() { r = f() }, keep...); err != nil {
+		return nil, err
+	}
+	return wrap(r), nil
+}
+
+func listCall(f func() raw.TensorList, keep ...interface{}) ([]*Tensor, error) {
+	var l raw.TensorList
+	if err := do(func() { l = f() }, keep...); err != nil {
+		return nil, err
+	}
+	return drain(l)
+}
+
+// drain turns a native list into Tensors and releases the list.
+func drain(l raw.TensorList) ([]*Tensor, error) {
+	defer raw.DeleteTensorList(l)
+	n := raw.Tensor_list_size(l)
+	out := make([]*Tensor, 0, n)
+	for i := int64(0); i < n; i++ {
+		t, err := tensorCall(func() raw.Tensor { return raw.Tensor_list_get(l, i) })
+		if err != nil {
+			for _, u := range out {
+				u.Close()
+			}
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// ---- Tensor -----------------------------------------------------------------------------------
+
+var liveTensors int64
+
+// Tensor is a graph value: a placeholder, variable, constant or the result of an operation. It
+// owns one native reference, released by Close or, as a safety net, when it is collected. A
+// Tensor may be used from several goroutines.
+type Tensor struct {
+	h uintptr
+}
+
+func wrap(r raw.Tensor) *Tensor {
+	if r == nil || r.Swigcptr() == 0 {
+		return nil
+	}
+	t := &Tensor{h: r.Swigcptr()}
+	atomic.AddInt64(&liveTensors, 1)
+	runtime.SetFinalizer(t, (*Tensor).Close)
+	return t
+}
+
+// LiveTensors is the number of native references that Tensors hold now (for leak checks).
+func LiveTensors() int64 { return atomic.LoadInt64(&liveTensors) }
+
+func (t *Tensor) ptr() raw.SwigcptrTensor {
+	if t == nil {
+		return 0
+	}
+	return raw.SwigcptrTensor(atomic.LoadUintptr(&t.h))
+}
+
+// Close releases the native reference now; the Tensor is unusable afterwards. Idempotent.
+func (t *Tensor) Close() error {
+	if t == nil {
+		return nil
+	}
+	if h := atomic.SwapUintptr(&t.h, 0); h != 0 {
+		raw.DeleteTensor(raw.SwigcptrTensor(h))
+		atomic.AddInt64(&liveTensors, -1)
+		runtime.SetFinalizer(t, nil)
+	}
+	return nil
+}
+
+func handles(ts []*Tensor) []uintptr {
+	if ts == nil {
+		return nil
+	}
+	out := make([]uintptr, len(ts))
+	for i, t := range ts {
+		out[i] = uintptr(t.ptr())
+	}
+	return out
+}
+
+// ---- data in and out ----------------------------------------------------------------------
+
+func bytesOf[T any](data []T) []byte {
+	var zero T
+	if len(data) == 0 {
+		return []byte{}
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&data[0])), len(data)*int(unsafe.Sizeof(zero)))
+}
+
+func shapeArg(shape []int64) []int64 {
+	if shape == nil {
+		return []int64{} // a scalar, not None
+	}
+	return shape
+}
+
+// FromBytes is a constant of dtype and shape holding a copy of data (row-major, native order).
+func FromBytes(data []byte, dtype DType, shape ...int64) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor {
+		return raw.Tensor_from_data(data, raw.Kb_data_type(dtype), shapeArg(shape))
+	})
+}
+
+// FromFloat32 is a float32 constant holding a copy of data.
+func FromFloat32(data []float32, shape ...int64) (*Tensor, error) {
+	return FromBytes(bytesOf(data), Float32, shape...)
+}
+
+// FromFloat64 is a float64 constant holding a copy of data.
+func FromFloat64(data []float64, shape ...int64) (*Tensor, error) {
+	return FromBytes(bytesOf(data), Float64, shape...)
+}
+
+// FromInt32 is an int32 constant holding a copy of data.
+func FromInt32(data []int32, shape ...int64) (*Tensor, error) {
+	return FromBytes(bytesOf(data), Int32, shape...)
+}
+
+// FromInt64 is an int64 constant holding a copy of data.
+func FromInt64(data []int64, shape ...int64) (*Tensor, error) {
+	return FromBytes(bytesOf(data), Int64, shape...)
+}
+
+// Shape is the static shape (int_shape): -1 for unknown dimensions, nil for an unknown rank.
+func (t *Tensor) Shape() ([]int64, error) {
+	var rank int64
+	if err := do(func() { rank = raw.Int_shape_rank(t.ptr()) }, t); err != nil {
+		return nil, err
+	}
+	if rank < 0 {
+		return nil, nil
+	}
+	dims := make([]int64, rank)
+	for i := range dims {
+		if err := do(func() { dims[i] = raw.Int_shape_dim(t.ptr(), int64(i)) }, t); err != nil {
+			return nil, err
+		}
+	}
+	return dims, nil
+}
+
+// DType is the tensor's element type.
+func (t *Tensor) DType() (DType, error) {
+	var d raw.Kb_data_type
+	err := do(func() { d = raw.Dtype(t.ptr()) }, t)
+	return DType(d), err
+}
+
+// Name is the tensor's name.
+func (t *Tensor) Name() (string, error) {
+	var s string
+	err := do(func() { s = raw.Tensor_name(t.ptr()) }, t)
+	return s, err
+}
+
+// ID is equal for the same graph value.
+func (t *Tensor) ID() (int64, error) {
+	var id int64
+	err := do(func() { id = raw.Tensor_id(t.ptr()) }, t)
+	return id, err
+}
+
+// Eval is a constant holding the tensor's value.
+func (t *Tensor) Eval() (*Tensor, error) { return Eval(t) }
+
+// CopyTo copies the value (in its own dtype) into dst, which must be exactly its size in bytes.
+func (t *Tensor) CopyTo(dst []byte) error {
+	return do(func() { raw.Tensor_copy_to(t.ptr(), dst) }, t)
+}
+
+// values converts to dtype, evaluates when the static shape is not fully known, and copies out.
+func values[T any](t *Tensor, dtype DType) ([]T, error) {
+	v := t
+	var owned []*Tensor
+	defer func() {
+		for _, o := range owned {
+			o.Close()
+		}
+	}()
+	d, err := v.DType()
+	if err != nil {
+		return nil, err
+	}
+	if d != dtype {
+		if v, err = Cast(v, dtype); err != nil {
+			return nil, err
+		}
+		owned = append(owned, v)
+	}
+	shape, err := v.Shape()
+	if err != nil {
+		return nil, err
+	}
+	known := shape != nil
+	for _, s := range shape {
+		known = known && s >= 0
+	}
+	if !known {
+		if v, err = Eval(v); err != nil {
+			return nil, err
+		}
+		owned = append(owned, v)
+		if shape, err = v.Shape(); err != nil {
+			return nil, err
+		}
+	}
+	n := int64(1)
+	for _, s := range shape {
+		n *= s
+	}
+	out := make([]T, n)
+	return out, v.CopyTo(bytesOf(out))
+}
+
+// Float32s is the value as float32s (converted if needed).
+func (t *Tensor) Float32s() ([]float32, error) { return values[float32](t, Float32) }
+
+// Float64s is the value as float64s (converted if needed).
+func (t *Tensor) Float64s() ([]float64, error) { return values[float64](t, Float64) }
+
+// Int32s is the value as int32s (converted if needed).
+func (t *Tensor) Int32s() ([]int32, error) { return values[int32](t, Int32) }
+
+// Int64s is the value as int64s (converted if needed).
+func (t *Tensor) Int64s() ([]int64, error) { return values[int64](t, Int64) }
+
+// ScalarLike is a scalar constant of t's dtype.
+func (t *Tensor) ScalarLike(value float64) (*Tensor, error) {
+	d, err := t.DType()
+	if err != nil {
+		return nil, err
+	}
+	switch d {
+	case Float32:
+		return FromFloat32([]float32{float32(value)})
+	case Float64:
+		return FromFloat64([]float64{value})
+	case Int32:
+		return FromInt32([]int32{int32(value)})
+	case Int64:
+		return FromInt64([]int64{int64(value)})
+	}
+	v, err := FromFloat64([]float64{value})
+	if err != nil {
+		return nil, err
+	}
+	defer v.Close()
+	return Cast(v, d)
+}
+
+func (t *Tensor) withScalar(value float64, op func(x, y *Tensor) (*Tensor, error), first bool) (*Tensor, error) {
+	s, err := t.ScalarLike(value)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	if first {
+		return op(s, t)
+	}
+	return op(t, s)
+}
+
+// Methods for the operators Go does not have.
+func (t *Tensor) Add(y *Tensor) (*Tensor, error)          { return Add(t, y) }
+func (t *Tensor) Sub(y *Tensor) (*Tensor, error)          { return Subtract(t, y) }
+func (t *Tensor) Mul(y *Tensor) (*Tensor, error)          { return Multiply(t, y) }
+func (t *Tensor) Div(y *Tensor) (*Tensor, error)          { return Divide(t, y) }
+func (t *Tensor) Dot(y *Tensor) (*Tensor, error)          { return Dot(t, y) }
+func (t *Tensor) AddScalar(v float64) (*Tensor, error)    { return t.withScalar(v, Add, false) }
+func (t *Tensor) MulScalar(v float64) (*Tensor, error)    { return t.withScalar(v, Multiply, false) }
+func (t *Tensor) SubScalar(v float64) (*Tensor, error)    { return t.withScalar(v, Subtract, false) }
+func (t *Tensor) DivScalar(v float64) (*Tensor, error)    { return t.withScalar(v, Divide, false) }
+func (t *Tensor) RSubScalar(v float64) (*Tensor, error)   { return t.withScalar(v, Subtract, true) }
+func (t *Tensor) Neg() (*Tensor, error)                   { return Negative(t) }
+func (t *Tensor) Reshape(shape ...int64) (*Tensor, error) { return Reshape(t, shape...) }
+
+func (t *Tensor) String() string {
+	name, err := t.Name()
+	if err != nil {
+		return "Tensor(closed)"
+	}
+	shape, _ := t.Shape()
+	d, _ := t.DType()
+	return fmt.Sprintf("Tensor(%s, shape=%v, %v)", name, shape, d)
+}
+
+// ---- library, config ------------------------------------------------------------------------
+
+// Version is the library's version string.
+func Version() string { return raw.Version() }
+
+// LibraryABIVersion is the ABI version of the loaded library.
+func LibraryABIVersion() int { return int(raw.Abi_version()) }
+
+// FloatX is the default float type.
+func FloatX() (DType, error) {
+	var d raw.Kb_data_type
+	err := do(func() { d = raw.Floatx() })
+	return DType(d), err
+}
+
+// SetFloatX sets the default float type.
+func SetFloatX(d DType) error { return do(func() { raw.Set_floatx(raw.Kb_data_type(d)) }) }
+
+// Epsilon is the fuzz factor.
+func Epsilon() (float64, error) {
+	var e float64
+	err := do(func() { e = raw.Epsilon() })
+	return e, err
+}
+
+// SetEpsilon sets the fuzz factor.
+func SetEpsilon(e float64) error { return do(func() { raw.Set_epsilon(e) }) }
+
+// SetLearningPhase sets the learning phase (0 test, 1 train).
+func SetLearningPhase(v int) error { return do(func() { raw.Set_learning_phase(v) }) }
+
+// ClearSession resets the global state.
+func ClearSession() error { return do(func() { raw.Clear_session() }) }
+
+// DeviceCount is the number of devices of a kind.
+func DeviceCount(d Device) (int64, error) {
+	var n int64
+	err := do(func() { n = raw.Device_count(raw.Kb_device_kind(d)) })
+	return n, err
+}
+
+// ---- creation ---------------------------------------------------------------------------------
+
+// Placeholder is a placeholder of shape (-1 for unknown dimensions).
+func Placeholder(shape []int64, dtype DType, name string) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor {
+		return raw.Placeholder(shapeArg(shape), int64(len(shape)), raw.Kb_data_type(dtype), false, name)
+	})
+}
+
+// Variable is a floatx variable initialized with data.
+func Variable(data []float32, shape []int64, name string) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor {
+		return raw.Variable_from_data(bytesOf(data), raw.KB_FLOAT32, shapeArg(shape),
+			raw.KB_DTYPE_DEFAULT, name)
+	})
+}
+
+// VariableFromTensor is a variable initialized with the value of a tensor.
+func VariableFromTensor(value *Tensor, dtype DType, name string) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor {
+		return raw.Variable_from_tensor(value.ptr(), raw.Kb_data_type(dtype), name)
+	}, value)
+}
+
+// Constant is a floatx constant filled with value in shape (a scalar for no shape).
+func Constant(value float64, shape ...int64) (*Tensor, error) {
+	var s []int64
+	if len(shape) > 0 {
+		s = shape
+	}
+	return tensorCall(func() raw.Tensor {
+		return raw.Constant_from_data(bytesOf([]float64{value}), raw.KB_FLOAT64, []int64{},
+			raw.KB_DTYPE_DEFAULT, s, "")
+	})
+}
+
+// Zeros is a variable of zeros.
+func Zeros(shape []int64, dtype DType) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor { return raw.Zeros(shapeArg(shape), raw.Kb_data_type(dtype), "") })
+}
+
+// Ones is a variable of ones.
+func Ones(shape []int64, dtype DType) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor { return raw.Ones(shapeArg(shape), raw.Kb_data_type(dtype), "") })
+}
+
+// Eye is an identity matrix variable.
+func Eye(size int64, dtype DType) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor { return raw.Eye(size, raw.Kb_data_type(dtype), "") })
+}
+
+// ZerosLike is a variable of zeros shaped like x.
+func ZerosLike(x *Tensor) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor { return raw.Zeros_like(x.ptr(), raw.KB_DTYPE_DEFAULT, "") }, x)
+}
+
+// OnesLike is a variable of ones shaped like x.
+func OnesLike(x *Tensor) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor { return raw.Ones_like(x.ptr(), raw.KB_DTYPE_DEFAULT, "") }, x)
+}
+
+func seedArg(seed []int64) []int64 {
+	if len(seed) == 0 {
+		return nil
+	}
+	return seed[:1]
+}
+
+// RandomNormalVariable is a floatx variable drawn from N(mean, scale); seed is optional.
+func RandomNormalVariable(shape []int64, mean, scale float64, seed ...int64) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor {
+		return raw.Random_normal_variable(shapeArg(shape), mean, scale, raw.KB_DTYPE_DEFAULT, "", seedArg(seed))
+	})
+}
+
+// RandomUniformVariable is a floatx variable drawn from U(low, high); seed is optional.
+func RandomUniformVariable(shape []int64, low, high float64, seed ...int64) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor {
+		return raw.Random_uniform_variable(shapeArg(shape), low, high, raw.KB_DTYPE_DEFAULT, "", seedArg(seed))
+	})
+}
+
+// Arange is [start, stop) by step as int32 (Keras' default dtype).
+func Arange(start, stop, step float64) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor {
+		return raw.Arange(start, []float64{stop}, step, raw.KB_DTYPE_DEFAULT)
+	})
+}
+
+// ---- operations -----------------------------------------------------------------------------
+
+func unary(f func(raw.Tensor) raw.Tensor) func(*Tensor) (*Tensor, error) {
+	return func(x *Tensor) (*Tensor, error) {
+		return tensorCall(func() raw.Tensor { return f(x.ptr()) }, x)
+	}
+}
+
+func binary(f func(raw.Tensor, raw.Tensor) raw.Tensor) func(x, y *Tensor) (*Tensor, error) {
+	return func(x, y *Tensor) (*Tensor, error) {
+		return tensorCall(func() raw.Tensor { return f(x.ptr(), y.ptr()) }, x, y)
+	}
+}
+
+func reduce(f func(raw.Tensor, []int64, bool) raw.Tensor) func(*Tensor, []int64, bool) (*Tensor, error) {
+	return func(x *Tensor, axes []int64, keepdims bool) (*Tensor, error) {
+		return tensorCall(func() raw.Tensor { return f(x.ptr(), axes, keepdims) }, x)
+	}
+}
+
+func withAxis(f func(raw.Tensor, int64) raw.Tensor) func(*Tensor, int64) (*Tensor, error) {
+	return func(x *Tensor, axis int64) (*Tensor, error) {
+		return tensorCall(func() raw.Tensor { return f(x.ptr(), axis) }, x)
+	}
+}
+
+// Elementwise and structural functions of one tensor, with Keras' names.
+var (
+	Square       = unary(raw.Square)
+	Abs          = unary(raw.Abs)
+	Sqrt         = unary(raw.Sqrt)
+	Exp          = unary(raw.Exp)
+	Log          = unary(raw.Log)
+	Round        = unary(raw.Round)
+	Sign         = unary(raw.Sign)
+	Sin          = unary(raw.Sin)
+	Cos          = unary(raw.Cos)
+	Negative     = unary(raw.Negative)
+	Sigmoid      = unary(raw.Sigmoid)
+	HardSigmoid  = unary(raw.Hard_sigmoid)
+	Tanh         = unary(raw.Tanh)
+	Softplus     = unary(raw.Softplus)
+	Softsign     = unary(raw.Softsign)
+	Flatten      = unary(raw.Flatten)
+	BatchFlatten = unary(raw.Batch_flatten)
+	Transpose    = unary(raw.Transpose)
+	StopGradient = unary(raw.Stop_gradient)
+	Eval         = unary(raw.Eval)
+	GetValue     = unary(raw.Get_value)
+)
+
+// Elementwise functions of two tensors (with broadcasting), and dot.
+var (
+	Add          = binary(raw.Add)
+	Subtract     = binary(raw.Subtract)
+	Multiply     = binary(raw.Multiply)
+	Divide       = binary(raw.Divide)
+	Maximum      = binary(raw.Maximum)
+	Minimum      = binary(raw.Minimum)
+	Equal        = binary(raw.Equal)
+	NotEqual     = binary(raw.Not_equal)
+	Greater      = binary(raw.Greater)
+	GreaterEqual = binary(raw.Greater_equal)
+	Less         = binary(raw.Less)
+	LessEqual    = binary(raw.Less_equal)
+	Dot          = binary(raw.Dot)
+	Gather       = binary(raw.Gather)
+	Update       = binary(raw.Update)
+	UpdateAdd    = binary(raw.Update_add)
+	UpdateSub    = binary(raw.Update_sub)
+)
+
+// Reductions over axes (nil: all axes, as Keras' axis=None).
+var (
+	Sum       = reduce(raw.Sum)
+	Mean      = reduce(raw.Mean)
+	Max       = reduce(raw.Max)
+	Min       = reduce(raw.Min)
+	Prod      = reduce(raw.Prod)
+	Var       = reduce(raw.Xkbx_var)
+	Std       = reduce(raw.Std_)
+	Any       = reduce(raw.Any)
+	All       = reduce(raw.All)
+	Logsumexp = reduce(raw.Logsumexp)
+)
+
+// Functions of a tensor and an axis.
+var (
+	Softmax    = withAxis(raw.Softmax)
+	Argmax     = withAxis(raw.Argmax)
+	Argmin     = withAxis(raw.Argmin)
+	Cumsum     = withAxis(raw.Cumsum)
+	Cumprod    = withAxis(raw.Cumprod)
+	ExpandDims = withAxis(raw.Expand_dims)
+	Squeeze    = withAxis(raw.Squeeze)
+	Repeat     = withAxis(raw.Repeat)
+	OneHot     = withAxis(raw.One_hot)
+)
+
+// Pow is x ** a.
+func Pow(x *Tensor, a float64) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor { return raw.Pow(x.ptr(), a) }, x)
+}
+
+// Clip limits x to [min, max] (max may be math.Inf(1)).
+func Clip(x *Tensor, min, max float64) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor { return raw.Clip(x.ptr(), min, max) }, x)
+}
+
+// Cast converts x to dtype.
+func Cast(x *Tensor, dtype DType) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor { return raw.Cast(x.ptr(), raw.Kb_data_type(dtype)) }, x)
+}
+
+// Relu is max(x, 0) (Keras' relu with its defaults).
+func Relu(x *Tensor) (*Tensor, error) { return ReluWith(x, 0, nil, 0) }
+
+// ReluWith is Keras' relu(x, alpha, max_value, threshold); maxValue nil is None.
+func ReluWith(x *Tensor, alpha float64, maxValue *float64, threshold float64) (*Tensor, error) {
+	var m []float64
+	if maxValue != nil {
+		m = []float64{*maxValue}
+	}
+	return tensorCall(func() raw.Tensor { return raw.Relu(x.ptr(), alpha, m, threshold) }, x)
+}
+
+// Elu is Keras' elu(x, alpha).
+func Elu(x *Tensor, alpha float64) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor { return raw.Elu(x.ptr(), alpha) }, x)
+}
+
+// CategoricalCrossentropy is Keras' categorical_crossentropy(target, output, from_logits, axis=-1).
+func CategoricalCrossentropy(target, output *Tensor, fromLogits bool) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor {
+		return raw.Categorical_crossentropy(target.ptr(), output.ptr(), fromLogits, -1)
+	}, target, output)
+}
+
+// SparseCategoricalCrossentropy is Keras' sparse_categorical_crossentropy (axis=-1).
+func SparseCategoricalCrossentropy(target, output *Tensor, fromLogits bool) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor {
+		return raw.Sparse_categorical_crossentropy(target.ptr(), output.ptr(), fromLogits, -1)
+	}, target, output)
+}
+
+// BinaryCrossentropy is Keras' binary_crossentropy(target, output, from_logits).
+func BinaryCrossentropy(target, output *Tensor, fromLogits bool) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor {
+		return raw.Binary_crossentropy(target.ptr(), output.ptr(), fromLogits)
+	}, target, output)
+}
+
+// BiasAdd adds a bias vector (DefaultDataFormat: the global image_data_format).
+func BiasAdd(x, bias *Tensor, format DataFormat) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor {
+		return raw.Bias_add(x.ptr(), bias.ptr(), raw.Kb_data_format(format))
+	}, x, bias)
+}
+
+// Reshape reshapes x (-1 for one inferred dimension).
+func Reshape(x *Tensor, shape ...int64) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor { return raw.Reshape(x.ptr(), shapeArg(shape)) }, x)
+}
+
+// PermuteDimensions permutes the axes of x.
+func PermuteDimensions(x *Tensor, pattern ...int64) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor { return raw.Permute_dimensions(x.ptr(), shapeArg(pattern)) }, x)
+}
+
+// Tile repeats x n[i] times along axis i.
+func Tile(x *Tensor, n ...int64) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor { return raw.Tile(x.ptr(), shapeArg(n)) }, x)
+}
+
+// Reverse reverses x along axes.
+func Reverse(x *Tensor, axes ...int64) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor { return raw.Reverse(x.ptr(), shapeArg(axes)) }, x)
+}
+
+// RepeatElements repeats the elements of x rep times along axis.
+func RepeatElements(x *Tensor, rep, axis int64) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor { return raw.Repeat_elements(x.ptr(), rep, axis) }, x)
+}
+
+// Slice is x[start:start+size] per axis.
+func Slice(x *Tensor, start, size []int64) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor { return raw.Slice(x.ptr(), start, size) }, x)
+}
+
+// StridedSlice is x[begin:end:strides] per axis, as NumPy (masks as in kb_strided_slice).
+func StridedSlice(x *Tensor, begin, end, strides []int64, beginMask, endMask, shrinkMask, newAxisMask int64) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor {
+		return raw.Strided_slice(x.ptr(), begin, end, strides, beginMask, endMask, shrinkMask, newAxisMask)
+	}, x)
+}
+
+// Concatenate joins xs along axis.
+func Concatenate(xs []*Tensor, axis int64) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor { return raw.Concatenate(handles(xs), axis) }, xs)
+}
+
+// Stack stacks xs along a new axis.
+func Stack(xs []*Tensor, axis int64) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor { return raw.Stack(handles(xs), axis) }, xs)
+}
+
+// BatchDot is Keras' batch_dot; axes nil is None, else one or two entries.
+func BatchDot(x, y *Tensor, axes []int64) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor { return raw.Batch_dot(x.ptr(), y.ptr(), axes) }, x, y)
+}
+
+// Conv2D is Keras' conv2d; strides and dilation nil mean ones.
+func Conv2D(x, kernel *Tensor, strides []int64, padding Padding, format DataFormat, dilation []int64) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor {
+		return raw.Conv2d(x.ptr(), kernel.ptr(), strides, raw.Kb_padding(padding), raw.Kb_data_format(format), dilation)
+	}, x, kernel)
+}
+
+// Pool2D is Keras' pool2d; strides nil means ones.
+func Pool2D(x *Tensor, poolSize, strides []int64, padding Padding, format DataFormat, mode PoolMode) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor {
+		return raw.Pool2d(x.ptr(), poolSize, strides, raw.Kb_padding(padding), raw.Kb_data_format(format), raw.Kb_pool_mode(mode))
+	}, x)
+}
+
+// ---- gradients and functions ------------------------------------------------------------------
+
+// Gradients is d loss / d variables.
+func Gradients(loss *Tensor, variables []*Tensor) ([]*Tensor, error) {
+	return listCall(func() raw.TensorList { return raw.Gradients(loss.ptr(), handles(variables)) }, loss, variables)
+}
+
+// Function is a compiled function (Keras' K.function).
+type Function struct {
+	h uintptr
+}
+
+// NewFunction compiles inputs -> outputs with update ops (Update, UpdateAdd, UpdateSub).
+func NewFunction(inputs, outputs, updates []*Tensor) (*Function, error) {
+	var r raw.CompiledFunction
+	err := do(func() { r = raw.Function(handles(inputs), handles(outputs), handles(updates)) }, inputs, outputs, updates)
+	if err != nil {
+		return nil, err
+	}
+	f := &Function{h: r.Swigcptr()}
+	runtime.SetFinalizer(f, (*Function).Close)
+	return f, nil
+}
+
+func (f *Function) ptr() raw.SwigcptrCompiledFunction {
+	return raw.SwigcptrCompiledFunction(atomic.LoadUintptr(&f.h))
+}
+
+// Call runs the function on constants in the order of its inputs.
+func (f *Function) Call(inputs ...*Tensor) ([]*Tensor, error) {
+	return listCall(func() raw.TensorList { return raw.Function_call(f.ptr(), handles(inputs)) }, f, inputs)
+}
+
+// SetDevice moves the function to a device.
+func (f *Function) SetDevice(d Device) error {
+	return do(func() { raw.Function_set_device(f.ptr(), raw.Kb_device_kind(d)) }, f)
+}
+
+// Close releases the function now. Idempotent.
+func (f *Function) Close() error {
+	if h := atomic.SwapUintptr(&f.h, 0); h != 0 {
+		raw.DeleteCompiledFunction(raw.SwigcptrCompiledFunction(h))
+		runtime.SetFinalizer(f, nil)
+	}
+	return nil
+}
+
+// ---- callbacks --------------------------------------------------------------------------------
+
+// callback adapts a Go func to raw.Callback: borrowed pointers become Tensors; fn returns new
+// references for the library. The first error or panic is kept in *failed and reported.
+func callback(who string, failed *error, fn func(args []*Tensor) ([]uintptr, error)) raw.Callback {
+	return func(ptrs []uintptr) (results []uintptr, status int32) {
+		defer func() {
+			if p := recover(); p != nil {
+				*failed = fmt.Errorf("%s: the callback panicked: %v", who, p)
+				results, status = nil, int32(raw.Set_callback_error((*failed).Error()))
+			}
+		}()
+		args := make([]*Tensor, len(ptrs))
+		for i, p := range ptrs {
+			args[i] = wrap(raw.Borrow(int64(p)))
+		}
+		out, err := fn(args)
+		if err != nil {
+			*failed = err
+			return nil, int32(raw.Set_callback_error(fmt.Sprintf("%s: the callback failed: %v", who, err)))
+		}
+		return out, 0
+	}
+}
+
+// retained is a new reference to t for the library.
+func retained(who string, t *Tensor) ([]uintptr, error) {
+	if t == nil || t.ptr() == 0 {
+		return nil, fmt.Errorf("%s: the callback returned a nil or closed tensor", who)
+	}
+	p := uintptr(raw.Retained(t.ptr()))
+	runtime.KeepAlive(t)
+	return []uintptr{p}, nil
+}
+
+// withCallback runs build with a cgo.Handle of cb; a callback's own error wins over the library's.
+func withCallback(cb raw.Callback, failed *error, build func(h uintptr) raw.Tensor, keep ...interface{}) (*Tensor, error) {
+	h := cgo.NewHandle(cb)
+	defer h.Delete()
+	t, err := tensorCall(func() raw.Tensor { return build(uintptr(h)) }, keep...)
+	if err != nil && *failed != nil {
+		return nil, *failed
+	}
+	return t, err
+}
+
+// MapFn is Keras' map_fn: fn(x) for each x along elems' first axis (dtype DefaultDType: fn's).
+func MapFn(fn func(x *Tensor) (*Tensor, error), elems *Tensor, dtype DType) (*Tensor, error) {
+	var failed error
+	cb := callback("map_fn", &failed, func(a []*Tensor) ([]uintptr, error) {
+		r, err := fn(a[0])
+		if err != nil {
+			return nil, err
+		}
+		return retained("map_fn", r)
+	})
+	return withCallback(cb, &failed, func(h uintptr) raw.Tensor {
+		return raw.Map_fn_raw(h, elems.ptr(), "", raw.Kb_data_type(dtype))
+	}, elems)
+}
+
+func fold(who string, fn func(acc, x *Tensor) (*Tensor, error), elems, initializer *Tensor,
+	f func(uintptr, raw.Tensor, raw.Tensor, string) raw.Tensor) (*Tensor, error) {
+	var failed error
+	cb := callback(who, &failed, func(a []*Tensor) ([]uintptr, error) {
+		r, err := fn(a[0], a[1])
+		if err != nil {
+			return nil, err
+		}
+		return retained(who, r)
+	})
+	return withCallback(cb, &failed, func(h uintptr) raw.Tensor {
+		return f(h, elems.ptr(), initializer.ptr(), "")
+	}, elems, initializer)
+}
+
+// Foldl is Keras' foldl: fn(acc, x) from the left; initializer nil: the first element.
+func Foldl(fn func(acc, x *Tensor) (*Tensor, error), elems, initializer *Tensor) (*Tensor, error) {
+	return fold("foldl", fn, elems, initializer, raw.Foldl_raw)
+}
+
+// Foldr is Keras' foldr: fn(acc, x) from the right; initializer nil: the last element.
+func Foldr(fn func(acc, x *Tensor) (*Tensor, error), elems, initializer *Tensor) (*Tensor, error) {
+	return fold("foldr", fn, elems, initializer, raw.Foldr_raw)
+}
+
+// RNNOptions are Keras' optional rnn arguments.
+type RNNOptions struct {
+	GoBackwards bool
+	Mask        *Tensor
+	Constants   []*Tensor
+	Unroll      bool
+}
+
+// StepFunc is Keras' step_function: (input, states) -> (output, new states).
+type StepFunc func(input *Tensor, states []*Tensor) (*Tensor, []*Tensor, error)
+
+// RNN is Keras' rnn: it returns (last_output, outputs, new_states).
+func RNN(step StepFunc, inputs *Tensor, initialStates []*Tensor, opts RNNOptions) (*Tensor, *Tensor, []*Tensor, error) {
+	var failed error
+	cb := callback("rnn", &failed, func(a []*Tensor) ([]uintptr, error) {
+		out, states, err := step(a[0], a[1:])
+		if err != nil {
+			return nil, err
+		}
+		for _, st := range states {
+			if st == nil || st.ptr() == 0 {
+				return nil, fmt.Errorf("rnn: the step function returned a nil or closed state")
+			}
+		}
+		if out == nil || out.ptr() == 0 {
+			return nil, fmt.Errorf("rnn: the step function returned a nil or closed output")
+		}
+		var list int64
+		if err := do(func() { list = raw.List_new_raw(handles(states)) }, states); err != nil {
+			return nil, err
+		}
+		r, _ := retained("rnn", out)
+		return []uintptr{r[0], uintptr(list)}, nil // output, then the list of new states
+	})
+	h := cgo.NewHandle(cb)
+	defer h.Delete()
+	all, err := listCall(func() raw.TensorList {
+		return raw.Rnn_raw(uintptr(h), inputs.ptr(), handles(initialStates), opts.GoBackwards,
+			opts.Mask.ptr(), handles(opts.Constants), opts.Unroll)
+	}, inputs, initialStates, opts.Mask, opts.Constants)
+	if err != nil {
+		if failed != nil {
+			return nil, nil, nil, failed
+		}
+		return nil, nil, nil, err
+	}
+	return all[0], all[1], all[2:], nil
+}

@@ -1,0 +1,172 @@
+package kbackend
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func must[T any](t *testing.T) func(T, error) T {
+	return func(v T, err error) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
+func near(t *testing.T, got []float32, want ...float32) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range got {
+		if math.Abs(float64(got[i]-want[i])) > 1e-5 {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+}
+
+func TestArithmeticAndShapes(t *testing.T) {
+	T := must[*Tensor](t)
+	x := T(FromFloat32([]float32{1, 2, 3, 4}, 2, 2))
+	y := T(T(x.MulScalar(2)).AddScalar(1))
+	near(t, must[[]float32](t)(y.Float32s()), 3, 5, 7, 9)
+	shape := must[[]int64](t)(y.Shape())
+	if len(shape) != 2 || shape[0] != 2 || shape[1] != 2 {
+		t.Fatalf("shape %v", shape)
+	}
+	near(t, must[[]float32](t)(T(Sum(x, nil, false)).Float32s()), 10)
+	near(t, must[[]float32](t)(T(Mean(x, []int64{0}, false)).Float32s()), 2, 3)
+	near(t, must[[]float32](t)(T(x.Dot(x)).Float32s()), 7, 10, 15, 22)
+	near(t, must[[]float32](t)(T(Softmax(T(FromFloat32([]float32{0, 0}, 2)), -1)).Float32s()), 0.5, 0.5)
+	r := T(Reshape(x, 4))
+	near(t, must[[]float32](t)(T(StridedSlice(r, []int64{1}, []int64{4}, []int64{2}, 0, 0, 0, 0)).Float32s()), 2, 4)
+	ints := must[[]int64](t)(T(Argmax(x, -1)).Int64s())
+	if ints[0] != 1 || ints[1] != 1 {
+		t.Fatalf("argmax %v", ints)
+	}
+	d := must[DType](t)(T(FromInt32([]int32{1, 2}, 2)).DType())
+	if d != Int32 || d.String() != "int32" {
+		t.Fatalf("dtype %v", d)
+	}
+}
+
+func TestErrorsAreErrors(t *testing.T) {
+	x, _ := FromFloat32([]float32{1, 2, 3, 4}, 2, 2)
+	_, err := Reshape(x, 3, 3)
+	var e *Error
+	if !errors.As(err, &e) || e.Status != ErrShape || !strings.Contains(e.Message, "reshape") {
+		t.Fatalf("want a shape error naming reshape, got %v", err)
+	}
+	if _, err := FromFloat32([]float32{1, 2, 3}, 2, 2); err == nil || !strings.Contains(err.Error(), "bytes") {
+		t.Fatalf("a short buffer must fail, got %v", err)
+	}
+	if _, err := Slice(x, []int64{0}, []int64{1, 1}); err == nil || !strings.Contains(err.Error(), "differ in length") {
+		t.Fatalf("mismatched slice arguments must fail, got %v", err)
+	}
+	x.Close()
+	if _, err := Square(x); err == nil {
+		t.Fatal("a closed tensor must fail")
+	}
+	// the next call on the thread succeeds: no stale error
+	if _, err := FromFloat32([]float32{1}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestGradientsAndFunction(t *testing.T) {
+	T := must[*Tensor](t)
+	w := T(Variable([]float32{3}, []int64{1}, "w"))
+	loss := T(Sum(T(Square(w)), nil, false))
+	g := must[[]*Tensor](t)(Gradients(loss, []*Tensor{w}))
+	near(t, must[[]float32](t)(g[0].Float32s()), 6)
+	step := T(UpdateSub(w, T(g[0].MulScalar(0.25))))
+	x := T(Placeholder([]int64{-1}, Float32, "x"))
+	f, err := NewFunction([]*Tensor{x}, []*Tensor{T(x.Add(w))}, []*Tensor{step})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := must[[]*Tensor](t)(f.Call(T(FromFloat32([]float32{1, 2}, 2))))
+	near(t, must[[]float32](t)(out[0].Float32s()), 4, 5)
+	near(t, must[[]float32](t)(w.Float32s()), 1.5) // 3 - 0.25 * 6
+}
+
+func TestCallbacks(t *testing.T) {
+	T := must[*Tensor](t)
+	x := T(FromFloat32([]float32{1, 2, 3, 4}, 2, 2))
+	sq := T(MapFn(func(r *Tensor) (*Tensor, error) { return Square(r) }, x, DefaultDType))
+	near(t, must[[]float32](t)(sq.Float32s()), 1, 4, 9, 16)
+	s := T(Foldl(func(acc, r *Tensor) (*Tensor, error) { return Add(acc, r) }, x, nil))
+	near(t, must[[]float32](t)(s.Float32s()), 4, 6)
+	s = T(Foldr(func(acc, r *Tensor) (*Tensor, error) { return Subtract(acc, r) }, x, nil))
+	near(t, must[[]float32](t)(s.Float32s()), 2, 2) // [3,4] - [1,2]
+
+	// rnn: a running sum over time, against a loop
+	in := T(FromFloat32([]float32{1, 2, 3, 4, 5, 6}, 1, 3, 2))
+	last, outs, states, err := RNN(func(i *Tensor, st []*Tensor) (*Tensor, []*Tensor, error) {
+		o, err := Add(i, st[0])
+		return o, []*Tensor{o}, err
+	}, in, []*Tensor{T(Zeros([]int64{1, 2}, Float32))}, RNNOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, must[[]float32](t)(last.Float32s()), 9, 12)
+	near(t, must[[]float32](t)(outs.Float32s()), 1, 2, 4, 6, 9, 12)
+	near(t, must[[]float32](t)(states[0].Float32s()), 9, 12)
+
+	// an error and a panic inside the callback come back out of the call
+	mine := errors.New("mine")
+	_, _, _, err = RNN(func(*Tensor, []*Tensor) (*Tensor, []*Tensor, error) { return nil, nil, mine },
+		in, []*Tensor{T(Zeros([]int64{1, 2}, Float32))}, RNNOptions{})
+	if err != mine {
+		t.Fatalf("want the callback's error, got %v", err)
+	}
+	_, err = MapFn(func(*Tensor) (*Tensor, error) { panic("boom") }, x, DefaultDType)
+	if err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("want the panic as an error, got %v", err)
+	}
+}
+
+func TestGoroutines(t *testing.T) {
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				x, err := FromFloat32([]float32{float32(g), float32(i)}, 2)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if i%10 == 0 { // errors on some goroutines must stay theirs
+					if _, err := Reshape(x, 3); err == nil {
+						errs <- errors.New("reshape to 3 must fail")
+						return
+					}
+				}
+				s, err := Sum(x, nil, false)
+				if err != nil {
+					errs <- err
+					return
+				}
+				v, err := s.Float32s()
+				if err != nil || v[0] != float32(g+i) {
+					errs <- errors.New("wrong sum")
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}

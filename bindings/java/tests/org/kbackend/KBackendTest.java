@@ -1,0 +1,165 @@
+package org.kbackend;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.FloatBuffer;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+class KBackendTest {
+  @Test
+  void arithmeticAgainstKnownValues() {
+    Tensor x = Tensor.of(new float[] {1, 2, 3, 4}, 2, 2);
+    assertArrayEquals(new float[] {3, 5, 7, 9}, x.mul(2.0).add(1.0).toFloatArray());
+    assertArrayEquals(new long[] {2, 2}, x.shape());
+    assertEquals(DType.FLOAT32, x.dtype());
+    assertEquals(10f, K.sum(x).floatValue());
+    assertArrayEquals(new float[] {2, 3}, K.mean(x, 0).toFloatArray());
+    assertArrayEquals(new float[] {7, 10, 15, 22}, x.matmul(x).toFloatArray());
+    assertArrayEquals(new float[] {0.5f, 0.5f}, K.softmax(Tensor.of(new float[] {0, 0}, 2)).toFloatArray(), 1e-6f);
+    assertArrayEquals(new float[] {2, 4}, x.reshape(4).slice(new long[] {1}, new long[] {4}, new long[] {2}).toFloatArray());
+    assertArrayEquals(new long[] {1, 1}, K.argmax(x).toLongArray());
+    assertArrayEquals(new double[] {1, 4}, Tensor.of(new double[] {1, 2}, 2).square().toDoubleArray());
+    assertArrayEquals(new int[] {3}, Tensor.of(new int[] {1, 2}, 2).sum().toIntArray());
+  }
+
+  @Test
+  void nioBuffersInAndOut() {
+    FloatBuffer direct = ByteBuffer.allocateDirect(16).order(ByteOrder.nativeOrder()).asFloatBuffer();
+    direct.put(new float[] {1, 2, 3, 4}).flip();
+    Tensor t = Tensor.of(direct, 4);
+    assertArrayEquals(new float[] {1, 2, 3, 4}, t.toFloatArray());
+    assertArrayEquals(new float[] {5, 6}, Tensor.of(FloatBuffer.wrap(new float[] {5, 6}), 2).toFloatArray());
+    FloatBuffer out = ByteBuffer.allocateDirect(16).order(ByteOrder.nativeOrder()).asFloatBuffer();
+    t.mul(2.0).copyTo(out);
+    assertEquals(8f, out.get(3));
+  }
+
+  @Test
+  void errorsAreKBackendExceptions() {
+    Tensor x = Tensor.of(new float[] {1, 2, 3, 4}, 2, 2);
+    KBackendException e = assertThrows(KBackendException.class, () -> x.reshape(3, 3));
+    assertEquals(Status.ERROR_SHAPE, e.status());
+    assertTrue(e.getMessage().startsWith("reshape:"), e.getMessage());
+    KBackendException shortData = assertThrows(KBackendException.class, () -> Tensor.of(new float[] {1, 2, 3}, 2, 2));
+    assertTrue(shortData.getMessage().contains("bytes"), shortData.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> K.slice(x, new long[] {0}, new long[] {1, 1}));
+    x.close();
+    assertTrue(x.isClosed());
+    assertThrows(KBackendException.class, () -> x.square());
+  }
+
+  @Test
+  void gradientsUpdatesAndFunctions() {
+    Tensor w = K.variable(new float[] {3}, 1);
+    Tensor loss = K.sum(w.square());
+    List<Tensor> g = K.gradients(loss, List.of(w));
+    assertArrayEquals(new float[] {6}, g.get(0).toFloatArray());
+    Tensor step = K.update_sub(w, g.get(0).mul(0.25));
+    Tensor x = K.placeholder(-1);
+    try (CompiledFunction f = K.function(List.of(x), List.of(x.add(w)), List.of(step))) {
+      List<Tensor> out = f.call(Tensor.of(new float[] {1, 2}, 2));
+      assertArrayEquals(new float[] {4, 5}, out.get(0).toFloatArray());
+    }
+    assertArrayEquals(new float[] {1.5f}, w.toFloatArray());
+  }
+
+  @Test
+  void callbacksAndTheirExceptions() {
+    Tensor x = Tensor.of(new float[] {1, 2, 3, 4}, 2, 2);
+    assertArrayEquals(new float[] {1, 4, 9, 16}, K.map_fn(Tensor::square, x).toFloatArray());
+    assertArrayEquals(new float[] {4, 6}, K.foldl(Tensor::add, x, null).toFloatArray());
+    assertArrayEquals(new float[] {2, 2}, K.foldr(Tensor::sub, x, null).toFloatArray());
+    Tensor in = Tensor.of(new float[] {1, 2, 3, 4, 5, 6}, 1, 3, 2);
+    K.RnnResult r = K.rnn((input, states) -> {
+      Tensor o = input.add(states.get(0));
+      return new K.Step(o, List.of(o));
+    }, in, List.of(K.zeros(1, 2)));
+    assertArrayEquals(new float[] {9, 12}, r.lastOutput.toFloatArray());
+    assertArrayEquals(new float[] {1, 2, 4, 6, 9, 12}, r.outputs.toFloatArray());
+    assertArrayEquals(new float[] {9, 12}, r.newStates.get(0).toFloatArray());
+    IllegalStateException mine = new IllegalStateException("mine");
+    IllegalStateException thrown = assertThrows(IllegalStateException.class,
+        () -> K.rnn((input, states) -> { throw mine; }, in, List.of(K.zeros(1, 2))));
+    assertSame(mine, thrown);
+    assertThrows(NullPointerException.class, () -> K.map_fn(t -> null, x));
+    assertArrayEquals(new float[] {2}, K.sum(Tensor.of(new float[] {2}, 1)).toFloatArray()); // no stale error
+  }
+
+  @Test
+  void threads() throws Exception {
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    List<Thread> threads = new ArrayList<>();
+    for (int g = 0; g < 8; ++g) {
+      final int id = g;
+      Thread t = new Thread(() -> {
+        try {
+          for (int i = 0; i < 200; ++i) {
+            Tensor x = Tensor.of(new float[] {id, i}, 2);
+            if (i % 10 == 0) assertThrows(KBackendException.class, () -> x.reshape(3));
+            assertEquals(id + i, K.sum(x).floatValue());
+          }
+        } catch (Throwable e) {
+          failure.set(e);
+        }
+      });
+      threads.add(t);
+      t.start();
+    }
+    for (Thread t : threads) t.join();
+    assertNull(failure.get());
+  }
+
+  static double rssMiB() throws Exception {
+    String[] f = new String(Files.readAllBytes(Paths.get("/proc/self/statm"))).trim().split(" ");
+    return Long.parseLong(f[1]) * 4096.0 / (1 << 20);
+  }
+
+  static long settle(long want) throws InterruptedException {
+    for (int i = 0; i < 100 && Tensor.liveCount() > want; ++i) {
+      System.gc();
+      Thread.sleep(20);
+    }
+    return Tensor.liveCount();
+  }
+
+  static void churn(Tensor a, int rounds) {
+    for (int i = 0; i < rounds; ++i) a.mul(2.0).add(i); // four tensors, none closed
+  }
+
+  @Test
+  void droppedTensorsAreReleasedWithoutGrowth() throws Exception {
+    Tensor a = Tensor.of(new float[16], 16);
+    settle(0);
+    long live0 = Tensor.liveCount();
+    double rss0 = rssMiB();
+    for (int round = 0; round < 10; ++round) { // warm-up until a round no longer grows
+      churn(a, 25000);
+      settle(live0);
+      double rss = rssMiB();
+      if (rss - rss0 < 4) break;
+      rss0 = rss;
+    }
+    rss0 = rssMiB();
+    churn(a, 25000); // 100k tensors dropped without close()
+    assertEquals(live0, settle(live0), "native references left after GC");
+    assertTrue(rssMiB() - rss0 < 8, "RSS grew by " + (rssMiB() - rss0) + " MiB");
+    assertFalse(a.isClosed());
+  }
+
+  @Test
+  void keptTensorsAreCounted() throws Exception {
+    long before = settle(0);
+    List<Tensor> kept = new ArrayList<>();
+    for (int i = 0; i < 100; ++i) kept.add(Tensor.of(new float[1 << 16], 1 << 16));
+    assertEquals(before + 100, Tensor.liveCount());
+    for (Tensor t : kept) t.close();
+    assertEquals(before, Tensor.liveCount());
+  }
+}

@@ -1,0 +1,368 @@
+"""The module-level functions of kbackend, with Keras' names and defaults.
+
+Every function of the C header becomes a Python function without its ``kb_`` prefix, generated
+here from the SWIG layer: the parameter names and C types come from the SWIG wrapper itself
+(its signature and autodoc docstring, so a new C function needs no hand work), and _SIGNATURES
+below gives Keras' parameter names and defaults where they differ from the C ones. Tensor
+parameters accept Tensors, NumPy arrays and Python numbers; dtype and option parameters accept
+Keras' strings. A few functions whose Keras contract is more than one C call are written out at
+the end (variable, placeholder, function, eval, ...).
+"""
+import ast
+import contextlib
+import inspect
+import re
+
+import numpy as np
+
+from . import kbackend as _c
+from ._core import DTYPE_NAMES, Function, Tensor, as_tensor, dtype_arg, to_numpy, wrap
+
+# Keras signatures where they differ from the C ones: `keras_name: "c_name"` renames a parameter,
+# `= default` is Keras' default. Functions not listed keep the C parameter names, all required.
+_SIGNATURES = r'''
+set_epsilon(e: "value")
+set_floatx(floatx: "dtype")
+cast_to_floatx(x: "src")
+set_image_data_format(data_format: "format")
+set_image_dim_ordering(dim_ordering: "ordering")
+get_uid(prefix="")
+constant(value: "data", dtype=None, shape=None, name=None)
+zeros(shape, dtype=None, name=None)
+ones(shape, dtype=None, name=None)
+eye(size, dtype=None, name=None)
+zeros_like(x, dtype=None, name=None)
+ones_like(x, dtype=None, name=None)
+identity(x, name=None)
+random_uniform_variable(shape, low, high, dtype=None, name=None, seed=None)
+random_normal_variable(shape, mean, scale, dtype=None, name=None, seed=None)
+arange(start, stop=None, step=1, dtype="int32")
+is_sparse(tensor: "x")
+print_tensor(x, message="")
+max(x, axis: "axes" = None, keepdims=False)
+min(x, axis: "axes" = None, keepdims=False)
+sum(x, axis: "axes" = None, keepdims=False)
+prod(x, axis: "axes" = None, keepdims=False)
+mean(x, axis: "axes" = None, keepdims=False)
+var(x, axis: "axes" = None, keepdims=False)
+std(x, axis: "axes" = None, keepdims=False)
+any(x, axis: "axes" = None, keepdims=False)
+all(x, axis: "axes" = None, keepdims=False)
+logsumexp(x, axis: "axes" = None, keepdims=False)
+cumsum(x, axis=0)
+cumprod(x, axis=0)
+argmax(x, axis=-1)
+argmin(x, axis=-1)
+concatenate(tensors: "xs", axis=-1)
+stack(x: "xs", axis=0)
+expand_dims(x, axis=-1)
+reverse(x, axes)
+batch_dot(x, y, axes=None)
+relu(x, alpha=0.0, max_value=None, threshold=0.0)
+elu(x, alpha=1.0)
+softmax(x, axis=-1)
+categorical_crossentropy(target, output, from_logits=False, axis=-1)
+sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1)
+binary_crossentropy(target, output, from_logits=False)
+l2_normalize(x, axis: "axes" = None)
+bias_add(x, bias, data_format=None)
+conv1d(x, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1)
+conv2d(x, kernel, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1))
+conv3d(x, kernel, strides=(1, 1, 1), padding="valid", data_format=None, dilation_rate=(1, 1, 1))
+conv2d_transpose(x, kernel, output_shape, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1))
+deconv2d(x, kernel, output_shape, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1))
+conv3d_transpose(x, kernel, output_shape, strides=(1, 1, 1), padding="valid", data_format=None)
+depthwise_conv2d(x, depthwise_kernel, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1))
+separable_conv1d(x, depthwise_kernel, pointwise_kernel, strides=1, padding="valid", data_format=None, dilation_rate=1)
+separable_conv2d(x, depthwise_kernel, pointwise_kernel, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1))
+pool2d(x, pool_size, strides=(1, 1), padding="valid", data_format=None, pool_mode="max")
+pool3d(x, pool_size, strides=(1, 1, 1), padding="valid", data_format=None, pool_mode="max")
+map_fn(fn, elems, name=None, dtype=None)
+foldl(fn, elems, initializer=None, name=None)
+foldr(fn, elems, initializer=None, name=None)
+rnn(step_function, inputs, initial_states, go_backwards=False, mask=None, constants=None, unroll=False, input_length=None)
+'''
+
+# Results that are codes in C and names in Keras.
+_FORMATS = {_c.KB_CHANNELS_LAST: "channels_last", _c.KB_CHANNELS_FIRST: "channels_first"}
+_ORDERINGS = {_c.KB_DIM_ORDERING_TF: "tf", _c.KB_DIM_ORDERING_TH: "th"}
+_RESULTS = {
+    "floatx": DTYPE_NAMES.get,
+    "dtype": DTYPE_NAMES.get,
+    "image_data_format": _FORMATS.get,
+    "image_dim_ordering": _ORDERINGS.get,
+    "is_sparse": bool,
+    "is_keras_tensor": bool,
+    "is_tensor": bool,
+    "is_placeholder": bool,
+    "tensor_uses_learning_phase": bool,
+}
+
+# C functions with no Python function of their own: the error state is the exceptions' business,
+# data crosses through Tensor.numpy() / NumPy arguments, lists are Python lists, and devices and
+# the learning phase / name scopes have the Python forms below.
+_NOT_EXPOSED = {
+    "last_error_code", "last_error_message", "clear_error", "set_error", "tensor_copy_to",
+    "tensor_nbytes", "tensor_list_size", "tensor_list_get", "tensor_list_new", "function_call",
+    "function_set_device", "function_device",
+}
+
+_TENSOR_TYPES = ("kb_tensor *",)
+_TENSOR_LIST_TYPES = ("kb_tensor *const *",)
+_SHAPE_NAMES = ("shape", "output_shape")
+
+
+def _c_parameters(cfunc):
+    """[(name, C type)] of a SWIG wrapper, from its signature and its autodoc docstring."""
+    names = list(inspect.signature(cfunc).parameters)
+    doc = cfunc.__doc__ or ""
+    types = dict(re.findall(r"^\s*(\w+): (.+?)\s*$", doc.split("----------", 1)[-1], re.M))
+    return [(n, re.sub(r"^enum ", "", types.get(n, ""))) for n in names]
+
+
+def _parse_signatures(text):
+    """{name: [(keras_name, c_name, default or inspect.Parameter.empty)]}"""
+    specs = {}
+    for line in text.strip().splitlines():
+        fn = ast.parse("def " + line + ": pass").body[0]
+        args = fn.args.args
+        defaults = [ast.literal_eval(d) for d in fn.args.defaults]
+        defaults = [inspect.Parameter.empty] * (len(args) - len(defaults)) + defaults
+        specs[fn.name] = [(a.arg, a.annotation.value if a.annotation else a.arg, d)
+                          for a, d in zip(args, defaults)]
+    return specs
+
+
+def _shape_arg(shape):
+    """A shape argument: None stays None (unknown); None dimensions become -1."""
+    if shape is None or isinstance(shape, (int, np.integer)):
+        return shape
+    return [-1 if d is None else d for d in shape]
+
+
+def _converter(c_name, c_type):
+    if c_type in _TENSOR_TYPES:
+        return lambda v, like: as_tensor(v, like)
+    if c_type in _TENSOR_LIST_TYPES:
+        return lambda v, like: None if v is None else [as_tensor(t, like) for t in v]
+    if c_type == "kb_data_type":
+        return lambda v, like: dtype_arg(v)
+    if c_type == "kb_data_format":  # Keras' None: the current image_data_format()
+        return lambda v, like: _c.kb_image_data_format() if v is None else v
+    if c_name in _SHAPE_NAMES:
+        return lambda v, like: _shape_arg(v)
+    return None
+
+
+def _make_function(name, cfunc, spec):
+    c_params = _c_parameters(cfunc)
+    c_types = dict(c_params)
+    if spec is None:
+        spec = [(n, n, inspect.Parameter.empty) for n, _ in c_params]
+    missing = set(c_types) - {c for _, c, _ in spec}
+    unknown = {c for _, c, _ in spec} - set(c_types)
+    if missing or unknown:
+        raise ImportError("kbackend: the Keras signature of %s does not match the C function "
+                          "(missing %s, unknown %s)" % (name, sorted(missing), sorted(unknown)))
+    signature = inspect.Signature([
+        inspect.Parameter(k, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=d)
+        for k, _, d in spec])
+    plan = [(k, c, _converter(c, c_types[c])) for k, c, _ in spec]
+    post = _RESULTS.get(name)
+
+    def function(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        values = bound.arguments
+        like = next((v for v in values.values() if isinstance(v, Tensor)), None)
+        c_args = {}
+        for k, c, convert in plan:
+            v = values[k]
+            c_args[c] = convert(v, like) if convert else v
+        result = wrap(cfunc(**c_args))
+        return post(result) if post else result
+
+    function.__name__ = function.__qualname__ = name
+    function.__signature__ = signature
+    function.__doc__ = "kbackend.%s%s: the Keras backend function over kb_%s (C: %s)." % (
+        name, signature, name, ", ".join("%s %s" % (t, n) for n, t in c_params))
+    function.__module__ = "kbackend"
+    return function
+
+
+def _generated_functions():
+    specs = _parse_signatures(_SIGNATURES)
+    api = {}
+    for attr in dir(_c):
+        cfunc = getattr(_c, attr)
+        if not attr.startswith("kb_") or not callable(cfunc) or isinstance(cfunc, type):
+            continue
+        name = attr[3:]
+        if name in _NOT_EXPOSED:
+            continue
+        api[name] = _make_function(name, cfunc, specs.get(name))
+    return api
+
+
+API = _generated_functions()
+
+
+# ---- functions whose Keras contract is more than one C call --------------------------------
+def _register(fn):
+    API[fn.__name__.lstrip("_")] = fn
+    fn.__module__ = "kbackend"
+    fn.__name__ = fn.__qualname__ = fn.__name__.lstrip("_")
+    return fn
+
+
+@_register
+def _variable(value, dtype=None, name=None, constraint=None):
+    """A variable holding value (an array-like, a number, or a tensor that needs no
+    placeholder); dtype None means floatx. The variable's .constraint is set."""
+    if isinstance(value, (Tensor, _c.Tensor)):
+        v = Tensor(_c.kb_variable_from_tensor(value, dtype_arg(dtype), name))
+    else:
+        v = Tensor(_c.kb_variable(np.asarray(value), dtype_arg(dtype), name))
+    v.constraint = constraint
+    return v
+
+
+@_register
+def _placeholder(shape=None, ndim=None, dtype=None, sparse=False, name=None):
+    """A placeholder; shape None with ndim None has unknown rank; None dims are unknown."""
+    return Tensor(_c.kb_placeholder(_shape_arg(shape), -1 if ndim is None else ndim,
+                                    dtype_arg(dtype), sparse, name))
+
+
+@_register
+def _function(inputs, outputs, updates=None, **kwargs):
+    """A callable taking a list of NumPy arrays (one per input) and returning a list of NumPy
+    arrays. updates: update ops or (variable, new_value) pairs. Other keyword arguments (name,
+    ...) are accepted as Keras passes them."""
+    return Function(inputs, outputs, updates, **kwargs)
+
+
+@_register
+def _eval(x):
+    """The value of x as a NumPy array."""
+    return to_numpy(x)
+
+
+@_register
+def _get_value(x):
+    return to_numpy(x)
+
+
+@_register
+def _batch_get_value(ops):
+    return [to_numpy(t) for t in _c.kb_batch_get_value(list(ops))] if ops else []
+
+
+@_register
+def _set_value(x, value):
+    if isinstance(value, (Tensor, _c.Tensor)):
+        _c.kb_set_value(x, value)
+    else:
+        _c.kb_set_value_data(x, np.asarray(value, dtype=DTYPE_NAMES[_c.kb_dtype(x)]))
+
+
+@_register
+def _batch_set_value(tuples):
+    tuples = list(tuples)
+    if not tuples:
+        return
+    xs = [x for x, _ in tuples]
+    values = [v if isinstance(v, (Tensor, _c.Tensor))
+              else as_tensor(np.asarray(v, dtype=DTYPE_NAMES[_c.kb_dtype(x)]))
+              for x, v in tuples]
+    _c.kb_batch_set_value(xs, values)
+
+
+@_register
+def _clip(x, min_value, max_value):
+    """As Keras: max_value None is +inf, and a max_value below min_value becomes min_value."""
+    if min_value is None:
+        min_value = -np.inf
+    if max_value is None:
+        max_value = np.inf
+    if max_value < min_value:
+        max_value = min_value
+    return Tensor(_c.kb_clip(as_tensor(x), float(min_value), float(max_value)))
+
+
+@_register
+def _stop_gradient(variables):
+    """A tensor (or a list of tensors) whose gradient is zero."""
+    if isinstance(variables, (list, tuple)):
+        return [Tensor(_c.kb_stop_gradient(v)) for v in variables]
+    return Tensor(_c.kb_stop_gradient(variables))
+
+
+@_register
+def _map_fn(fn, elems, name=None, dtype=None):
+    """fn applied to every element of elems along its first axis (fn gets and returns Tensors)."""
+    return Tensor(_c.kb_map_fn(lambda x: fn(Tensor(x)), as_tensor(elems), name,
+                               dtype_arg(dtype)))
+
+
+def _fold(cfunc):
+    def fold(fn, elems, initializer=None, name=None):
+        return Tensor(cfunc(lambda acc, x: fn(Tensor(acc), Tensor(x)), as_tensor(elems),
+                            as_tensor(initializer), name))
+    return fold
+
+
+for _name in ("foldl", "foldr"):
+    if hasattr(_c, "kb_" + _name):
+        _f = _fold(getattr(_c, "kb_" + _name))
+        _f.__name__ = _f.__qualname__ = _name
+        _f.__module__ = "kbackend"
+        _f.__doc__ = "Keras' %s: fn(acc, x) -> acc over elems' first axis." % _name
+        API[_name] = _f
+
+
+@_register
+def _rnn(step_function, inputs, initial_states, go_backwards=False, mask=None, constants=None,
+         unroll=False, input_length=None):
+    """Keras' rnn: step_function(input, states) -> (output, new_states) is called with Tensors
+    (states followed by the constants). Returns (last_output, outputs, new_states)."""
+    def step(x, states):
+        output, new_states = step_function(Tensor(x), [Tensor(s) for s in states])
+        return output, list(new_states)
+
+    last, outputs, states = _c.kb_rnn(step, as_tensor(inputs), list(initial_states),
+                                      go_backwards, as_tensor(mask), list(constants or []),
+                                      unroll, input_length)
+    return Tensor(last), Tensor(outputs), [Tensor(s) for s in states]
+
+
+@_register
+def _learning_phase_scope(value):
+    """with learning_phase_scope(0 or 1): the learning phase is fixed inside the block."""
+    return _scope(_c.kb_learning_phase_scope_push, _c.kb_learning_phase_scope_pop, value)
+
+
+@_register
+def _name_scope(name):
+    """with name_scope('block'): new tensors are named 'block/...'."""
+    return _scope(_c.kb_name_scope_push, _c.kb_name_scope_pop, name)
+
+
+@contextlib.contextmanager
+def _scope(push, pop, value):
+    push(value)
+    try:
+        yield
+    finally:
+        pop()
+
+
+@_register
+def _devices():
+    """{'cpu': n, 'cuda': n}: the devices the library can use."""
+    return {"cpu": _c.kb_device_count("cpu"), "cuda": _c.kb_device_count("cuda")}
+
+
+for _name in ("map_fn", "rnn"):
+    if not hasattr(_c, "kb_" + _name):
+        API.pop(_name, None)

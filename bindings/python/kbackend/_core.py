@@ -1,0 +1,365 @@
+"""The Tensor and Function classes and the conversions between Python values and the C ABI.
+
+The SWIG layer (kbackend.kbackend, generated from include/kbackend.h) does the C calls: its
+functions take and return SWIG proxies that own one kb_tensor reference each, raise the Python
+error of a failed kb_status, and accept any object whose ``.this`` is a proxy. This module wraps
+those proxies in ``Tensor`` objects, the type users see.
+
+Names in this module must not shadow builtins (``max``, ``sum``, ...): the Keras-named functions
+are assembled in kbackend/_api.py.
+"""
+import gc
+import operator
+
+import numpy as np
+
+from . import kbackend as _c
+
+# kb_data_type codes and names, from the library itself.
+DTYPE_NAMES = {}
+_code = 0
+while _c.kb_dtype_name(_code) is not None:
+    DTYPE_NAMES[_code] = _c.kb_dtype_name(_code)
+    _code += 1
+DTYPE_CODES = {name: code for code, name in DTYPE_NAMES.items()}
+del _code
+
+
+def dtype_arg(dtype):
+    """A dtype argument for the C layer: None (the C default), a name, or a kb_data_type code.
+
+    Accepts NumPy dtypes and scalar types (np.float32, np.dtype('int64'), float, bool)."""
+    if dtype is None or isinstance(dtype, (str, int)) and not isinstance(dtype, bool):
+        return dtype
+    return np.dtype(dtype).name
+
+
+def numpy_dtype(code_or_name):
+    name = DTYPE_NAMES.get(code_or_name, code_or_name)
+    return np.dtype(name)
+
+
+def floatx_name():
+    return DTYPE_NAMES[_c.kb_floatx()]
+
+
+def live_tensors():
+    """How many native tensor references Python objects hold right now (the SWIG proxies that
+    own one; every Tensor holds one until it is closed or collected). For leak checks: it walks
+    the garbage collector's objects."""
+    return sum(1 for o in gc.get_objects() if type(o) is _c.Tensor and o.thisown)
+
+
+class Tensor:
+    """A kbackend graph value (placeholder, variable, constant or the result of an operation).
+
+    A Tensor owns one reference to the native value; it is released when the Tensor is garbage
+    collected, or at once by ``close()`` / the end of a ``with`` block. Tensors compare and hash
+    by identity (``==`` is not elementwise: use ``kbackend.equal``), accept new attributes (Keras
+    sets ``_keras_shape`` and ``_keras_history``), and support ``+ - * / ** @``, unary ``-``,
+    ``abs()``, ``< <= > >=`` (elementwise) and NumPy-style ``x[...]`` slicing.
+    """
+
+    # NumPy defers to our reflected operators (np.float32(2) * t) instead of evaluating t.
+    __array_ufunc__ = None
+    __array_priority__ = 100
+
+    def __init__(self, handle):
+        if not isinstance(handle, _c.Tensor):
+            raise TypeError("Tensor() wraps a handle returned by the library; use "
+                            "kbackend.constant, variable or placeholder to make one")
+        self._handle = handle
+
+    # The SWIG layer accepts any object whose .this is a proxy, so a Tensor can be passed
+    # straight to the generated functions.
+    @property
+    def this(self):
+        if self._handle is None:
+            raise ValueError("the tensor is closed")
+        return self._handle.this
+
+    @property
+    def closed(self):
+        return self._handle is None
+
+    def close(self):
+        """Releases the native reference now (the Tensor is unusable afterwards)."""
+        handle, self._handle = self._handle, None
+        del handle  # the proxy's destructor calls kb_tensor_release
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    # ---- properties --------------------------------------------------------------------------
+    @property
+    def shape(self):
+        """The static shape: a tuple with None for unknown dimensions (None for unknown rank)."""
+        return _c.kb_int_shape(self)
+
+    @property
+    def ndim(self):
+        return _c.kb_ndim(self)
+
+    @property
+    def dtype(self):
+        return DTYPE_NAMES[_c.kb_dtype(self)]
+
+    @property
+    def name(self):
+        return _c.kb_tensor_name(self)
+
+    @property
+    def id(self):
+        """Equal ids mean the same graph value (two Tensor objects may share one)."""
+        return _c.kb_tensor_id(self)
+
+    def numpy(self):
+        """The value as a new NumPy array (constants, variables, and tensors that depend on no
+        placeholder)."""
+        return to_numpy(self._handle if self._handle is not None else self.this)
+
+    def __array__(self, dtype=None):
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __repr__(self):
+        if self._handle is None:
+            return "<kbackend.Tensor (closed)>"
+        try:
+            return "<kbackend.Tensor %r shape=%s dtype=%s>" % (self.name, self.shape, self.dtype)
+        except Exception:  # noqa: BLE001 - a repr must not raise
+            return "<kbackend.Tensor>"
+
+    def __iter__(self):
+        raise TypeError("kbackend.Tensor objects are not iterable")
+
+    __hash__ = object.__hash__  # identity, as Keras expects
+
+    # ---- operators -----------------------------------------------------------------------------
+    def __add__(self, other):
+        return _binary(_c.kb_add, self, other)
+
+    def __radd__(self, other):
+        return _binary(_c.kb_add, other, self)
+
+    def __sub__(self, other):
+        return _binary(_c.kb_subtract, self, other)
+
+    def __rsub__(self, other):
+        return _binary(_c.kb_subtract, other, self)
+
+    def __mul__(self, other):
+        return _binary(_c.kb_multiply, self, other)
+
+    def __rmul__(self, other):
+        return _binary(_c.kb_multiply, other, self)
+
+    def __truediv__(self, other):
+        return _binary(_c.kb_divide, self, other)
+
+    def __rtruediv__(self, other):
+        return _binary(_c.kb_divide, other, self)
+
+    def __matmul__(self, other):
+        return _binary(_c.kb_dot, self, other)
+
+    def __rmatmul__(self, other):
+        return _binary(_c.kb_dot, other, self)
+
+    def __lt__(self, other):
+        return _binary(_c.kb_less, self, other)
+
+    def __le__(self, other):
+        return _binary(_c.kb_less_equal, self, other)
+
+    def __gt__(self, other):
+        return _binary(_c.kb_greater, self, other)
+
+    def __ge__(self, other):
+        return _binary(_c.kb_greater_equal, self, other)
+
+    def __pow__(self, a):
+        if isinstance(a, Tensor):
+            raise TypeError("kbackend: the exponent of ** must be a number (pow(x, a))")
+        return Tensor(_c.kb_pow(self, float(a)))
+
+    def __neg__(self):
+        return Tensor(_c.kb_negative(self))
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return Tensor(_c.kb_abs(self))
+
+    def __getitem__(self, key):
+        return Tensor(_strided_slice(self, key))
+
+
+def _is_operand(v):
+    return isinstance(v, (Tensor, _c.Tensor, int, float, bool, np.ndarray, np.generic, list,
+                          tuple))
+
+
+def _binary(cfunc, x, y):
+    if not (_is_operand(x) and _is_operand(y)):
+        return NotImplemented
+    like = x if isinstance(x, Tensor) else y
+    return Tensor(cfunc(as_tensor(x, like), as_tensor(y, like)))
+
+
+def as_tensor(value, like=None):
+    """A Tensor (or SWIG proxy) for value: tensors pass through; Python numbers take the dtype of
+    `like` (a Tensor) as TensorFlow converts them; other array-likes keep their NumPy dtype, except
+    that Python float lists become floatx and Python int lists int32."""
+    if value is None or isinstance(value, (Tensor, _c.Tensor)):
+        return value
+    dtype = None
+    if isinstance(value, (bool, int, float, np.generic)) and like is not None:
+        ref = numpy_dtype(_c.kb_dtype(like))
+        is_float = isinstance(value, (float, np.floating))
+        if not is_float or ref.kind == "f":
+            dtype = ref
+    if dtype is None and not isinstance(value, (np.ndarray, np.generic)):
+        natural = np.asarray(value)
+        if natural.dtype == np.float64:
+            dtype = floatx_name()
+        elif natural.dtype == np.int64:
+            dtype = np.int32
+    arr = np.ascontiguousarray(value, dtype=dtype)
+    return Tensor(_c.kb_tensor_from_data(arr))
+
+
+def to_numpy(handle):
+    """The value of a tensor (SWIG proxy or Tensor) as a new NumPy array."""
+    shape = _c.kb_int_shape(handle)
+    if shape is None or None in shape:  # evaluate first: the value has a concrete shape
+        handle = _c.kb_eval(handle)
+        shape = _c.kb_int_shape(handle)
+    out = np.empty(shape, dtype=numpy_dtype(_c.kb_dtype(handle)))
+    _c.kb_tensor_copy_to(handle, out)
+    return out
+
+
+def wrap(result):
+    """Turns SWIG proxies in a C result (one, a list or a tuple) into Tensors."""
+    if isinstance(result, _c.Tensor):
+        return Tensor(result)
+    if isinstance(result, list):
+        return [wrap(r) for r in result]
+    if isinstance(result, tuple):
+        return tuple(wrap(r) for r in result)
+    return result
+
+
+def _strided_slice(x, key):
+    """x[key] through kb_strided_slice: ints, slices (any step), None (new axis), Ellipsis."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    n_ellipsis = sum(1 for k in key if k is Ellipsis)
+    if n_ellipsis > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if n_ellipsis:
+        rank = _c.kb_ndim(x)
+        if rank < 0:
+            raise ValueError("x[...]: the rank of x is unknown")
+        consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
+        at = key.index(Ellipsis)
+        key = key[:at] + (slice(None),) * max(rank - consumed, 0) + key[at + 1:]
+    begin, end, strides = [], [], []
+    begin_mask = end_mask = shrink = new_axis = 0
+    for i, k in enumerate(key):
+        bit = 1 << i
+        if k is None:
+            new_axis |= bit
+            begin.append(0), end.append(0), strides.append(1)
+        elif isinstance(k, slice):
+            step = 1 if k.step is None else _index(k.step)
+            if step == 0:
+                raise ValueError("x[...]: slice step cannot be zero")
+            if k.start is None:
+                begin_mask |= bit
+            if k.stop is None:
+                end_mask |= bit
+            begin.append(0 if k.start is None else _index(k.start))
+            end.append(0 if k.stop is None else _index(k.stop))
+            strides.append(step)
+        else:
+            j = _index(k)
+            shrink |= bit
+            begin.append(j), end.append(j + 1), strides.append(1)
+    return _c.kb_strided_slice(x, begin, end, strides, begin_mask, end_mask, shrink, new_axis)
+
+
+def _index(k):
+    if isinstance(k, (bool, np.bool_)):
+        raise TypeError("x[...]: boolean indices are not supported")
+    if isinstance(k, (Tensor, _c.Tensor)):
+        raise TypeError("x[...]: tensor indices are not supported; use kbackend.gather")
+    try:
+        return operator.index(k)
+    except TypeError:
+        raise TypeError("x[...]: indices must be ints, slices, None or Ellipsis, not %s"
+                        % type(k).__name__) from None
+
+
+class Function:
+    """A compiled function: ``f(list of arrays) -> list of arrays`` (kbackend.function)."""
+
+    def __init__(self, inputs, outputs, updates=None, name=None, **kwargs):
+        if not isinstance(inputs, (list, tuple)):
+            raise TypeError("function: inputs must be a list of placeholders")
+        self._single = not isinstance(outputs, (list, tuple))
+        outputs = [outputs] if self._single else list(outputs)
+        update_ops = []
+        for u in updates or []:
+            if isinstance(u, (list, tuple)):  # (variable, new_value)
+                if len(u) != 2:
+                    raise ValueError("function: an update must be an op or a (variable, value) "
+                                     "pair")
+                u = Tensor(_c.kb_update(u[0], as_tensor(u[1], u[0])))
+            update_ops.append(u)
+        self.inputs = list(inputs)
+        self.outputs = outputs
+        self.updates = update_ops
+        self.name = name
+        self._input_dtypes = [numpy_dtype(_c.kb_dtype(x)) for x in self.inputs]
+        self._f = _c.kb_function(self.inputs, outputs, update_ops)
+
+    def __call__(self, inputs):
+        if not isinstance(inputs, (list, tuple)):
+            raise TypeError("a kbackend function takes a list of arrays")
+        if len(inputs) != len(self.inputs):
+            raise ValueError("the function takes %d inputs, got %d" % (len(self.inputs),
+                                                                      len(inputs)))
+        feed = []
+        for value, dtype in zip(inputs, self._input_dtypes):
+            if isinstance(value, (Tensor, _c.Tensor)):
+                feed.append(value)
+            else:
+                feed.append(_c.kb_tensor_from_data(np.ascontiguousarray(value, dtype=dtype)))
+        results = [to_numpy(r) for r in _c.kb_function_call(self._f, feed)]
+        return results[0] if self._single else results
+
+    @property
+    def device(self):
+        """'cpu' or 'cuda'; assign to move the function."""
+        return {_c.KB_DEVICE_CPU: "cpu", _c.KB_DEVICE_CUDA: "cuda"}[_c.kb_function_device(self._f)]
+
+    @device.setter
+    def device(self, kind):
+        _c.kb_function_set_device(self._f, kind)
+
+    def close(self):
+        self._f = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Builds the language bindings in build-bind/ and runs their tests and examples:
+#   Python: the SWIG extension (CMake target kbackend_python), pytest on the build tree, the
+#           digits example, then `pip install` into a venv and pytest again on the installed
+#           package;
+#   Rust:   cargo test and the digits example, offline, against build-bind/libkbackend.so.
+# Usage: bash bindings/run_tests.sh            (JOBS=2 by default)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUILD=$ROOT/build-bind
+JOBS=${JOBS:-2}
+PY=/usr/bin/python3  # Debian's, with NumPy (the pyenv python3 first on PATH has none)
+bash scripts/deps.sh
+
+echo "== bindings: build (build-bind)"
+cmake -S . -B "$BUILD" -DKB_BUILD_TESTS=OFF -DKB_CUDA=OFF -DKB_PYTHON=ON \
+  -DPython3_EXECUTABLE=$PY >/dev/null
+cmake --build "$BUILD" -j"$JOBS" --target kbackend_python
+
+echo "== Python: pytest on the build tree"
+PYTHONPATH="$BUILD/bindings/python" $PY -m pytest -q -p no:cacheprovider bindings/python/tests
+
+echo "== Python: example"
+PYTHONPATH="$BUILD/bindings/python" $PY bindings/python/examples/train_mlp.py examples/data/digits.csv
+
+echo "== Python: pip install into a venv, pytest on the installed package"
+[ -x "$BUILD/venv/bin/python" ] || $PY -m venv --system-site-packages "$BUILD/venv"
+KBACKEND_BUILD_DIR="$BUILD" "$BUILD/venv/bin/pip" install -q --no-build-isolation --no-index \
+  --force-reinstall --no-deps bindings/python
+(cd "$BUILD" && env -u PYTHONPATH venv/bin/python -c \
+  'import kbackend, sys; assert "site-packages" in kbackend.__file__, kbackend.__file__; print("installed:", kbackend.__file__)')
+(cd "$BUILD" && env -u PYTHONPATH venv/bin/python -m pytest -q -p no:cacheprovider \
+  "$ROOT/bindings/python/tests")
+
+echo "== Rust: cargo test (offline)"
+export KBACKEND_LIB_DIR="$BUILD" CARGO_TARGET_DIR="$BUILD/rust" CARGO_BUILD_JOBS="$JOBS"
+(cd bindings/rust && cargo test --offline)
+
+echo "== Rust: example"
+(cd bindings/rust && cargo run --offline --release -q --example train_mlp -- "$ROOT/examples/data/digits.csv")
+
+echo "BINDINGS TESTS PASSED"

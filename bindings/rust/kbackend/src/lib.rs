@@ -1,0 +1,1280 @@
+//! kbackend for Rust: the Keras 2.2 backend API over the native kbackend library.
+//!
+//! ```no_run
+//! use kbackend::{self as kb, DType, Function, Tensor};
+//! # fn main() -> kb::Result<()> {
+//! let x = kb::placeholder(&[-1, 3], DType::F32, Some("x"))?;
+//! let w = kb::variable(&[0.5f32, -1.0, 2.0], &[3, 1], Some("w"))?;
+//! let y = (&x.dot(&w)? * 2.0 + 1.0).sigmoid()?;
+//! let f = Function::new(&[&x], &[&y], &[])?;
+//! let out = f.call(&[&Tensor::from_slice(&[1.0f32, 2.0, 3.0], &[1, 3])?])?;
+//! println!("{:?}", out[0].to_vec::<f32>()?);
+//! # Ok(()) }
+//! ```
+//!
+//! A [`Tensor`] owns one reference to a native graph value: `Drop` releases it and `Clone`
+//! retains it; tensors and functions are `Send + Sync` (the library's reference counts are atomic
+//! and its graph building is thread-safe). Every fallible call returns [`Result`] with the
+//! library's status and message; the `std::ops` operators panic with that message instead (use
+//! the named methods to handle the error). Closures for [`map_fn`], [`foldl`], [`foldr`] and
+//! [`rnn`] go through a C trampoline that catches panics: a failing closure comes back as the
+//! building function's `Err`.
+use std::ffi::{c_void, CStr, CString};
+use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr::{self, NonNull};
+
+pub use kbackend_sys as sys;
+
+// ---- errors -------------------------------------------------------------------------------
+
+/// The kind of a failure (`kb_status`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Status {
+    InvalidArgument,
+    Shape,
+    DType,
+    NotImplemented,
+    OutOfMemory,
+    Device,
+    Internal,
+    /// A code this crate does not know (a newer library).
+    Other(i32),
+}
+
+impl Status {
+    fn from_code(code: sys::kb_status) -> Status {
+        match code {
+            sys::KB_ERROR_INVALID_ARGUMENT => Status::InvalidArgument,
+            sys::KB_ERROR_SHAPE => Status::Shape,
+            sys::KB_ERROR_DTYPE => Status::DType,
+            sys::KB_ERROR_NOT_IMPLEMENTED => Status::NotImplemented,
+            sys::KB_ERROR_OUT_OF_MEMORY => Status::OutOfMemory,
+            sys::KB_ERROR_DEVICE => Status::Device,
+            sys::KB_ERROR_INTERNAL => Status::Internal,
+            other => Status::Other(other),
+        }
+    }
+
+    /// The C status code.
+    pub fn code(self) -> sys::kb_status {
+        match self {
+            Status::InvalidArgument => sys::KB_ERROR_INVALID_ARGUMENT,
+            Status::Shape => sys::KB_ERROR_SHAPE,
+            Status::DType => sys::KB_ERROR_DTYPE,
+            Status::NotImplemented => sys::KB_ERROR_NOT_IMPLEMENTED,
+            Status::OutOfMemory => sys::KB_ERROR_OUT_OF_MEMORY,
+            Status::Device => sys::KB_ERROR_DEVICE,
+            Status::Internal => sys::KB_ERROR_INTERNAL,
+            Status::Other(c) => c,
+        }
+    }
+}
+
+/// A failed call: the status and the library's message (which names the function).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    pub status: Status,
+    pub message: String,
+}
+
+impl Error {
+    pub fn new(status: Status, message: impl Into<String>) -> Error {
+        Error { status, message: message.into() }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+fn check(code: sys::kb_status) -> Result<()> {
+    if code == sys::KB_OK {
+        return Ok(());
+    }
+    // SAFETY: the message is library-owned, thread-local and valid until the next call.
+    let message = unsafe { CStr::from_ptr(sys::kb_last_error_message()) };
+    Err(Error::new(Status::from_code(code), message.to_string_lossy()))
+}
+
+fn cstring(s: &str) -> Result<CString> {
+    CString::new(s).map_err(|_| Error::new(Status::InvalidArgument, "a string contains NUL"))
+}
+
+fn opt_cstring(s: Option<&str>) -> Result<Option<CString>> {
+    s.map(cstring).transpose()
+}
+
+fn opt_ptr(s: &Option<CString>) -> *const std::ffi::c_char {
+    s.as_ref().map_or(ptr::null(), |c| c.as_ptr())
+}
+
+// ---- dtypes and options ---------------------------------------------------------------------
+
+/// An element type (`kb_data_type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DType {
+    F16,
+    F32,
+    F64,
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    Bool,
+}
+
+impl DType {
+    pub fn code(self) -> sys::kb_data_type {
+        match self {
+            DType::F16 => sys::KB_FLOAT16,
+            DType::F32 => sys::KB_FLOAT32,
+            DType::F64 => sys::KB_FLOAT64,
+            DType::I8 => sys::KB_INT8,
+            DType::I16 => sys::KB_INT16,
+            DType::I32 => sys::KB_INT32,
+            DType::I64 => sys::KB_INT64,
+            DType::U8 => sys::KB_UINT8,
+            DType::Bool => sys::KB_BOOL,
+        }
+    }
+
+    pub fn from_code(code: sys::kb_data_type) -> Option<DType> {
+        [
+            DType::F16,
+            DType::F32,
+            DType::F64,
+            DType::I8,
+            DType::I16,
+            DType::I32,
+            DType::I64,
+            DType::U8,
+            DType::Bool,
+        ]
+        .into_iter()
+        .find(|d| d.code() == code)
+    }
+
+    /// Keras' name ("float32", ...).
+    pub fn name(self) -> &'static str {
+        // SAFETY: kb_dtype_name returns a static string for every valid dtype.
+        unsafe { CStr::from_ptr(sys::kb_dtype_name(self.code())) }.to_str().unwrap_or("?")
+    }
+}
+
+impl std::str::FromStr for DType {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<DType> {
+        let c = cstring(s)?;
+        let mut code = 0;
+        check(unsafe { sys::kb_parse_dtype(c.as_ptr(), &mut code) })?;
+        DType::from_code(code).ok_or_else(|| Error::new(Status::DType, "unknown dtype"))
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A Rust element type with a kbackend dtype.
+pub trait Element: Copy + Default + 'static {
+    const DTYPE: DType;
+}
+macro_rules! element {
+    ($($t:ty => $d:ident),*) => { $(impl Element for $t { const DTYPE: DType = DType::$d; })* };
+}
+element!(f32 => F32, f64 => F64, i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8,
+         bool => Bool);
+
+/// Keras' data_format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataFormat {
+    /// The global image_data_format().
+    Default,
+    ChannelsLast,
+    ChannelsFirst,
+}
+
+impl DataFormat {
+    fn code(self) -> sys::kb_data_format {
+        match self {
+            DataFormat::Default => image_data_format().map_or(sys::KB_CHANNELS_LAST, |f| f.code()),
+            DataFormat::ChannelsLast => sys::KB_CHANNELS_LAST,
+            DataFormat::ChannelsFirst => sys::KB_CHANNELS_FIRST,
+        }
+    }
+}
+
+/// Keras' padding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Padding {
+    Valid,
+    Same,
+    Causal,
+}
+
+/// Keras' pool_mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PoolMode {
+    Max,
+    Avg,
+}
+
+/// Where a compiled function runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Device {
+    Cpu,
+    Cuda,
+}
+
+// ---- tensors --------------------------------------------------------------------------------
+
+/// One reference to a kbackend graph value (placeholder, variable, constant or op result).
+pub struct Tensor {
+    ptr: NonNull<sys::kb_tensor>,
+}
+
+// SAFETY: the library's reference counts are atomic, release may run on any thread, and graph
+// building is thread-safe (kbackend.h); a Tensor is never mutated through &self.
+unsafe impl Send for Tensor {}
+unsafe impl Sync for Tensor {}
+
+impl Drop for Tensor {
+    fn drop(&mut self) {
+        unsafe { sys::kb_tensor_release(self.ptr.as_ptr()) }
+    }
+}
+
+impl Clone for Tensor {
+    fn clone(&self) -> Tensor {
+        unsafe { sys::kb_tensor_retain(self.ptr.as_ptr()) };
+        Tensor { ptr: self.ptr }
+    }
+}
+
+impl fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Tensor({:?}, shape {:?}, {:?})",
+            self.name().unwrap_or_default(),
+            self.int_shape().ok().flatten(),
+            self.dtype().ok()
+        )
+    }
+}
+
+/// Calls `f(&mut out)` and wraps the new reference it returns.
+fn new_tensor(f: impl FnOnce(*mut *mut sys::kb_tensor) -> sys::kb_status) -> Result<Tensor> {
+    let mut out = ptr::null_mut();
+    check(f(&mut out))?;
+    // SAFETY: on success the library wrote a new reference.
+    unsafe { Tensor::from_raw(out) }
+        .ok_or_else(|| Error::new(Status::Internal, "the library returned no tensor"))
+}
+
+fn handles(ts: &[&Tensor]) -> Vec<*mut sys::kb_tensor> {
+    ts.iter().map(|t| t.as_ptr()).collect()
+}
+
+fn array_ptr<T>(v: &[T]) -> *const T {
+    if v.is_empty() {
+        ptr::NonNull::dangling().as_ptr()
+    } else {
+        v.as_ptr()
+    }
+}
+
+/// Takes the items of a kb_tensor_list (and releases the list).
+unsafe fn take_list(list: *mut sys::kb_tensor_list) -> Result<Vec<Tensor>> {
+    let n = sys::kb_tensor_list_size(list);
+    let mut out = Vec::with_capacity(n);
+    let mut status = Ok(());
+    for i in 0..n {
+        match new_tensor(|o| sys::kb_tensor_list_get(list, i, o)) {
+            Ok(t) => out.push(t),
+            Err(e) => {
+                status = Err(e);
+                break;
+            }
+        }
+    }
+    sys::kb_tensor_list_release(list);
+    status.map(|_| out)
+}
+
+fn shape_i64(shape: &[usize]) -> Vec<i64> {
+    shape.iter().map(|&d| d as i64).collect()
+}
+
+impl Tensor {
+    /// Takes over a reference (None for NULL).
+    ///
+    /// # Safety
+    /// `p` must be NULL or a kb_tensor reference that the caller owns.
+    pub unsafe fn from_raw(p: *mut sys::kb_tensor) -> Option<Tensor> {
+        NonNull::new(p).map(|ptr| Tensor { ptr })
+    }
+
+    /// Gives up ownership of the reference (the caller must release it).
+    pub fn into_raw(self) -> *mut sys::kb_tensor {
+        let p = self.ptr.as_ptr();
+        std::mem::forget(self);
+        p
+    }
+
+    /// The handle, borrowed.
+    pub fn as_ptr(&self) -> *mut sys::kb_tensor {
+        self.ptr.as_ptr()
+    }
+
+    /// A constant holding a copy of `data` (row-major) with `shape`.
+    pub fn from_slice<T: Element>(data: &[T], shape: &[usize]) -> Result<Tensor> {
+        let n: usize = shape.iter().product();
+        if n != data.len() {
+            return Err(Error::new(
+                Status::Shape,
+                format!("from_slice: {} values for shape {:?}", data.len(), shape),
+            ));
+        }
+        let dims = shape_i64(shape);
+        new_tensor(|o| unsafe {
+            sys::kb_tensor_from_data(
+                array_ptr(data).cast(),
+                T::DTYPE.code(),
+                array_ptr(&dims),
+                dims.len(),
+                o,
+            )
+        })
+    }
+
+    /// A scalar constant.
+    pub fn scalar<T: Element>(value: T) -> Result<Tensor> {
+        Tensor::from_slice(&[value], &[])
+    }
+
+    /// A scalar constant of this tensor's dtype (how the operators take numbers).
+    pub fn scalar_like(&self, value: f64) -> Result<Tensor> {
+        let dtype = self.dtype()?;
+        new_tensor(|o| unsafe {
+            sys::kb_constant(
+                (&value as *const f64).cast(),
+                sys::KB_FLOAT64,
+                ptr::null(),
+                0,
+                dtype.code(),
+                ptr::null(),
+                0,
+                ptr::null(),
+                o,
+            )
+        })
+    }
+
+    /// The value (of a constant, a variable, or a tensor that needs no placeholder).
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        let dtype = self.dtype()?;
+        if dtype != T::DTYPE {
+            return Err(Error::new(
+                Status::DType,
+                format!("to_vec: the tensor is {dtype}, not {}", T::DTYPE),
+            ));
+        }
+        let value = if self.int_shape()?.is_some_and(|s| s.iter().all(Option::is_some)) {
+            self.clone()
+        } else {
+            self.eval()?
+        };
+        let mut nbytes = 0usize;
+        check(unsafe { sys::kb_tensor_nbytes(value.as_ptr(), &mut nbytes) })?;
+        let mut out = vec![T::default(); nbytes / std::mem::size_of::<T>()];
+        check(unsafe { sys::kb_tensor_copy_to(value.as_ptr(), out.as_mut_ptr().cast(), nbytes) })?;
+        Ok(out)
+    }
+
+    /// Keras' int_shape: None for an unknown rank, None entries for unknown dimensions.
+    pub fn int_shape(&self) -> Result<Option<Vec<Option<usize>>>> {
+        let mut dims = [0i64; 64];
+        let mut rank = 0i64;
+        check(unsafe { sys::kb_int_shape(self.as_ptr(), dims.as_mut_ptr(), 64, &mut rank) })?;
+        if rank < 0 {
+            return Ok(None);
+        }
+        let mut dims = dims.to_vec();
+        if rank > 64 {
+            dims = vec![0; rank as usize];
+            check(unsafe {
+                sys::kb_int_shape(self.as_ptr(), dims.as_mut_ptr(), dims.len(), &mut rank)
+            })?;
+        }
+        Ok(Some(dims[..rank as usize].iter().map(|&d| (d >= 0).then_some(d as usize)).collect()))
+    }
+
+    /// The rank (-1 when unknown).
+    pub fn ndim(&self) -> Result<i64> {
+        let mut out = 0;
+        check(unsafe { sys::kb_ndim(self.as_ptr(), &mut out) })?;
+        Ok(out)
+    }
+
+    pub fn dtype(&self) -> Result<DType> {
+        let mut out = 0;
+        check(unsafe { sys::kb_dtype(self.as_ptr(), &mut out) })?;
+        DType::from_code(out).ok_or_else(|| Error::new(Status::DType, "unknown dtype code"))
+    }
+
+    pub fn name(&self) -> Result<String> {
+        let mut out = ptr::null();
+        check(unsafe { sys::kb_tensor_name(self.as_ptr(), &mut out) })?;
+        Ok(unsafe { CStr::from_ptr(out) }.to_string_lossy().into_owned())
+    }
+
+    /// Equal ids mean the same graph value.
+    pub fn id(&self) -> Result<u64> {
+        let mut out = 0;
+        check(unsafe { sys::kb_tensor_id(self.as_ptr(), &mut out) })?;
+        Ok(out)
+    }
+
+    /// A constant with this tensor's value.
+    pub fn eval(&self) -> Result<Tensor> {
+        new_tensor(|o| unsafe { sys::kb_eval(self.as_ptr(), o) })
+    }
+
+    /// Sets a variable's value.
+    pub fn set_value<T: Element>(&self, data: &[T], shape: &[usize]) -> Result<()> {
+        let dims = shape_i64(shape);
+        check(unsafe {
+            sys::kb_set_value_data(
+                self.as_ptr(),
+                array_ptr(data).cast(),
+                T::DTYPE.code(),
+                array_ptr(&dims),
+                dims.len(),
+            )
+        })
+    }
+
+    pub fn pow(&self, a: f64) -> Result<Tensor> {
+        new_tensor(|o| unsafe { sys::kb_pow(self.as_ptr(), a, o) })
+    }
+
+    /// max_value may be f64::INFINITY (Keras' None).
+    pub fn clip(&self, min_value: f64, max_value: f64) -> Result<Tensor> {
+        new_tensor(|o| unsafe { sys::kb_clip(self.as_ptr(), min_value, max_value, o) })
+    }
+
+    pub fn cast(&self, dtype: DType) -> Result<Tensor> {
+        new_tensor(|o| unsafe { sys::kb_cast(self.as_ptr(), dtype.code(), o) })
+    }
+
+    pub fn relu(&self) -> Result<Tensor> {
+        self.relu_with(0.0, None, 0.0)
+    }
+
+    pub fn relu_with(&self, alpha: f64, max_value: Option<f64>, threshold: f64) -> Result<Tensor> {
+        let mv = max_value.as_ref().map_or(ptr::null(), |v| v as *const f64);
+        new_tensor(|o| unsafe { sys::kb_relu(self.as_ptr(), alpha, mv, threshold, o) })
+    }
+
+    pub fn elu(&self, alpha: f64) -> Result<Tensor> {
+        new_tensor(|o| unsafe { sys::kb_elu(self.as_ptr(), alpha, o) })
+    }
+
+    pub fn bias_add(&self, bias: &Tensor, data_format: DataFormat) -> Result<Tensor> {
+        new_tensor(|o| unsafe {
+            sys::kb_bias_add(self.as_ptr(), bias.as_ptr(), data_format.code(), o)
+        })
+    }
+
+    pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
+        new_tensor(|o| unsafe { sys::kb_reshape(self.as_ptr(), array_ptr(shape), shape.len(), o) })
+    }
+
+    pub fn permute_dimensions(&self, pattern: &[i64]) -> Result<Tensor> {
+        new_tensor(|o| unsafe {
+            sys::kb_permute_dimensions(self.as_ptr(), array_ptr(pattern), pattern.len(), o)
+        })
+    }
+
+    pub fn tile(&self, n: &[i64]) -> Result<Tensor> {
+        new_tensor(|o| unsafe { sys::kb_tile(self.as_ptr(), array_ptr(n), n.len(), o) })
+    }
+
+    pub fn reverse(&self, axes: &[i64]) -> Result<Tensor> {
+        new_tensor(|o| unsafe { sys::kb_reverse(self.as_ptr(), array_ptr(axes), axes.len(), o) })
+    }
+
+    /// NumPy's x[begin:end:stride, ...] with one entry per axis (no masks).
+    pub fn strided_slice(&self, begin: &[i64], end: &[i64], strides: &[i64]) -> Result<Tensor> {
+        if begin.len() != end.len() || begin.len() != strides.len() {
+            return Err(Error::new(
+                Status::InvalidArgument,
+                "strided_slice: begin, end and strides differ in length",
+            ));
+        }
+        new_tensor(|o| unsafe {
+            sys::kb_strided_slice(
+                self.as_ptr(),
+                array_ptr(begin),
+                array_ptr(end),
+                array_ptr(strides),
+                begin.len(),
+                0,
+                0,
+                0,
+                0,
+                o,
+            )
+        })
+    }
+
+    pub fn slice(&self, start: &[i64], size: &[i64]) -> Result<Tensor> {
+        if start.len() != size.len() {
+            return Err(Error::new(Status::InvalidArgument, "slice: start and size differ"));
+        }
+        new_tensor(|o| unsafe {
+            sys::kb_slice(self.as_ptr(), array_ptr(start), array_ptr(size), start.len(), o)
+        })
+    }
+
+    pub fn repeat_elements(&self, rep: i64, axis: i64) -> Result<Tensor> {
+        new_tensor(|o| unsafe { sys::kb_repeat_elements(self.as_ptr(), rep, axis, o) })
+    }
+
+    pub fn one_hot(&self, num_classes: i64) -> Result<Tensor> {
+        new_tensor(|o| unsafe { sys::kb_one_hot(self.as_ptr(), num_classes, o) })
+    }
+
+    pub fn identity(&self, name: Option<&str>) -> Result<Tensor> {
+        let name = opt_cstring(name)?;
+        new_tensor(|o| unsafe { sys::kb_identity(self.as_ptr(), opt_ptr(&name), o) })
+    }
+
+    /// An update op: `self` (a variable) becomes `new_value` when a function runs it.
+    pub fn update(&self, new_value: &Tensor) -> Result<Tensor> {
+        new_tensor(|o| unsafe { sys::kb_update(self.as_ptr(), new_value.as_ptr(), o) })
+    }
+
+    pub fn update_add(&self, increment: &Tensor) -> Result<Tensor> {
+        new_tensor(|o| unsafe { sys::kb_update_add(self.as_ptr(), increment.as_ptr(), o) })
+    }
+
+    pub fn update_sub(&self, decrement: &Tensor) -> Result<Tensor> {
+        new_tensor(|o| unsafe { sys::kb_update_sub(self.as_ptr(), decrement.as_ptr(), o) })
+    }
+}
+
+macro_rules! unary_methods {
+    ($($name:ident => $c:ident),* $(,)?) => {
+        impl Tensor { $(
+            #[doc = concat!("Keras' `", stringify!($name), "` (`", stringify!($c), "`).")]
+            pub fn $name(&self) -> Result<Tensor> {
+                new_tensor(|o| unsafe { sys::$c(self.as_ptr(), o) })
+            }
+        )* }
+    };
+}
+unary_methods!(square => kb_square, abs => kb_abs, sqrt => kb_sqrt, exp => kb_exp, log => kb_log,
+               round => kb_round, sign => kb_sign, sin => kb_sin, cos => kb_cos,
+               negative => kb_negative, sigmoid => kb_sigmoid, hard_sigmoid => kb_hard_sigmoid,
+               tanh => kb_tanh, softplus => kb_softplus, softsign => kb_softsign,
+               flatten => kb_flatten, batch_flatten => kb_batch_flatten,
+               transpose => kb_transpose, stop_gradient => kb_stop_gradient, shape => kb_shape);
+
+macro_rules! binary_methods {
+    ($($name:ident => $c:ident),* $(,)?) => {
+        impl Tensor { $(
+            #[doc = concat!("Keras' `", stringify!($name), "` (`", stringify!($c), "`).")]
+            pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
+                new_tensor(|o| unsafe { sys::$c(self.as_ptr(), other.as_ptr(), o) })
+            }
+        )* }
+    };
+}
+binary_methods!(add => kb_add, subtract => kb_subtract, multiply => kb_multiply,
+                divide => kb_divide, maximum => kb_maximum, minimum => kb_minimum,
+                equal => kb_equal, not_equal => kb_not_equal, greater => kb_greater,
+                greater_equal => kb_greater_equal, less => kb_less, less_equal => kb_less_equal,
+                dot => kb_dot, gather => kb_gather);
+
+macro_rules! reduce_methods {
+    ($($name:ident => $c:ident),* $(,)?) => {
+        impl Tensor { $(
+            #[doc = concat!("Keras' `", stringify!($name), "(x, axis, keepdims)`: `axes` None \
+                             reduces every axis.")]
+            pub fn $name(&self, axes: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
+                let (p, n) = axes.map_or((ptr::null(), 0), |a| (array_ptr(a), a.len()));
+                new_tensor(|o| unsafe { sys::$c(self.as_ptr(), p, n, keepdims as i32, o) })
+            }
+        )* }
+    };
+}
+reduce_methods!(sum => kb_sum, mean => kb_mean, max => kb_max, min => kb_min, prod => kb_prod,
+                var => kb_var, std => kb_std, any => kb_any, all => kb_all,
+                logsumexp => kb_logsumexp);
+
+macro_rules! axis_methods {
+    ($($name:ident => $c:ident),* $(,)?) => {
+        impl Tensor { $(
+            #[doc = concat!("Keras' `", stringify!($name), "(x, axis)`.")]
+            pub fn $name(&self, axis: i64) -> Result<Tensor> {
+                new_tensor(|o| unsafe { sys::$c(self.as_ptr(), axis, o) })
+            }
+        )* }
+    };
+}
+axis_methods!(softmax => kb_softmax, argmax => kb_argmax, argmin => kb_argmin,
+              cumsum => kb_cumsum, cumprod => kb_cumprod, expand_dims => kb_expand_dims,
+              squeeze => kb_squeeze, repeat => kb_repeat);
+
+// ---- operators: `a + b`, `a * 2.0`, `1.0 - a`, `-a` (panic with the library's message) --------
+
+fn or_panic(r: Result<Tensor>) -> Tensor {
+    r.unwrap_or_else(|e| panic!("kbackend: {e}"))
+}
+
+macro_rules! operator {
+    ($trait:ident, $method:ident, $named:ident) => {
+        impl std::ops::$trait<&Tensor> for &Tensor {
+            type Output = Tensor;
+            fn $method(self, rhs: &Tensor) -> Tensor {
+                or_panic(Tensor::$named(self, rhs))
+            }
+        }
+        impl std::ops::$trait<Tensor> for Tensor {
+            type Output = Tensor;
+            fn $method(self, rhs: Tensor) -> Tensor {
+                or_panic(Tensor::$named(&self, &rhs))
+            }
+        }
+        impl std::ops::$trait<&Tensor> for Tensor {
+            type Output = Tensor;
+            fn $method(self, rhs: &Tensor) -> Tensor {
+                or_panic(Tensor::$named(&self, rhs))
+            }
+        }
+        impl std::ops::$trait<Tensor> for &Tensor {
+            type Output = Tensor;
+            fn $method(self, rhs: Tensor) -> Tensor {
+                or_panic(Tensor::$named(self, &rhs))
+            }
+        }
+        impl std::ops::$trait<f64> for &Tensor {
+            type Output = Tensor;
+            fn $method(self, rhs: f64) -> Tensor {
+                or_panic(self.scalar_like(rhs).and_then(|r| Tensor::$named(self, &r)))
+            }
+        }
+        impl std::ops::$trait<f64> for Tensor {
+            type Output = Tensor;
+            fn $method(self, rhs: f64) -> Tensor {
+                std::ops::$trait::$method(&self, rhs)
+            }
+        }
+        impl std::ops::$trait<&Tensor> for f64 {
+            type Output = Tensor;
+            fn $method(self, rhs: &Tensor) -> Tensor {
+                or_panic(rhs.scalar_like(self).and_then(|l| Tensor::$named(&l, rhs)))
+            }
+        }
+        impl std::ops::$trait<Tensor> for f64 {
+            type Output = Tensor;
+            fn $method(self, rhs: Tensor) -> Tensor {
+                std::ops::$trait::$method(self, &rhs)
+            }
+        }
+    };
+}
+operator!(Add, add, add);
+operator!(Sub, sub, subtract);
+operator!(Mul, mul, multiply);
+operator!(Div, div, divide);
+
+impl std::ops::Neg for &Tensor {
+    type Output = Tensor;
+    fn neg(self) -> Tensor {
+        or_panic(self.negative())
+    }
+}
+
+impl std::ops::Neg for Tensor {
+    type Output = Tensor;
+    fn neg(self) -> Tensor {
+        -&self
+    }
+}
+
+// ---- creating tensors ---------------------------------------------------------------------
+
+/// A placeholder; -1 marks an unknown dimension.
+pub fn placeholder(shape: &[i64], dtype: DType, name: Option<&str>) -> Result<Tensor> {
+    let name = opt_cstring(name)?;
+    new_tensor(|o| unsafe {
+        sys::kb_placeholder(
+            array_ptr(shape),
+            shape.len(),
+            shape.len() as i64,
+            dtype.code(),
+            0,
+            opt_ptr(&name),
+            o,
+        )
+    })
+}
+
+/// A variable initialized with a copy of `data` (its own dtype).
+pub fn variable<T: Element>(data: &[T], shape: &[usize], name: Option<&str>) -> Result<Tensor> {
+    let n: usize = shape.iter().product();
+    if n != data.len() {
+        return Err(Error::new(
+            Status::Shape,
+            format!("variable: {} values for shape {:?}", data.len(), shape),
+        ));
+    }
+    let name = opt_cstring(name)?;
+    let dims = shape_i64(shape);
+    new_tensor(|o| unsafe {
+        sys::kb_variable(
+            array_ptr(data).cast(),
+            T::DTYPE.code(),
+            array_ptr(&dims),
+            dims.len(),
+            T::DTYPE.code(),
+            opt_ptr(&name),
+            o,
+        )
+    })
+}
+
+/// A variable initialized with the value of `value` (a tensor that needs no placeholder).
+pub fn variable_from(value: &Tensor, name: Option<&str>) -> Result<Tensor> {
+    let name = opt_cstring(name)?;
+    new_tensor(|o| unsafe {
+        sys::kb_variable_from_tensor(value.as_ptr(), sys::KB_DTYPE_DEFAULT, opt_ptr(&name), o)
+    })
+}
+
+/// Keras' zeros (a variable).
+pub fn zeros(shape: &[usize], dtype: DType, name: Option<&str>) -> Result<Tensor> {
+    let name = opt_cstring(name)?;
+    let dims = shape_i64(shape);
+    new_tensor(|o| unsafe {
+        sys::kb_zeros(array_ptr(&dims), dims.len(), dtype.code(), opt_ptr(&name), o)
+    })
+}
+
+/// Keras' ones (a variable).
+pub fn ones(shape: &[usize], dtype: DType, name: Option<&str>) -> Result<Tensor> {
+    let name = opt_cstring(name)?;
+    let dims = shape_i64(shape);
+    new_tensor(|o| unsafe {
+        sys::kb_ones(array_ptr(&dims), dims.len(), dtype.code(), opt_ptr(&name), o)
+    })
+}
+
+pub fn eye(size: i64, dtype: DType) -> Result<Tensor> {
+    new_tensor(|o| unsafe { sys::kb_eye(size, dtype.code(), ptr::null(), o) })
+}
+
+pub fn random_uniform_variable(
+    shape: &[usize],
+    low: f64,
+    high: f64,
+    dtype: DType,
+    seed: Option<i64>,
+) -> Result<Tensor> {
+    let dims = shape_i64(shape);
+    let seed_ptr = seed.as_ref().map_or(ptr::null(), |s| s as *const i64);
+    new_tensor(|o| unsafe {
+        sys::kb_random_uniform_variable(
+            array_ptr(&dims),
+            dims.len(),
+            low,
+            high,
+            dtype.code(),
+            ptr::null(),
+            seed_ptr,
+            o,
+        )
+    })
+}
+
+pub fn random_normal_variable(
+    shape: &[usize],
+    mean: f64,
+    scale: f64,
+    dtype: DType,
+    seed: Option<i64>,
+    name: Option<&str>,
+) -> Result<Tensor> {
+    let name = opt_cstring(name)?;
+    let dims = shape_i64(shape);
+    let seed_ptr = seed.as_ref().map_or(ptr::null(), |s| s as *const i64);
+    new_tensor(|o| unsafe {
+        sys::kb_random_normal_variable(
+            array_ptr(&dims),
+            dims.len(),
+            mean,
+            scale,
+            dtype.code(),
+            opt_ptr(&name),
+            seed_ptr,
+            o,
+        )
+    })
+}
+
+// ---- functions of several tensors -----------------------------------------------------------
+
+pub fn concatenate(xs: &[&Tensor], axis: i64) -> Result<Tensor> {
+    let h = handles(xs);
+    new_tensor(|o| unsafe { sys::kb_concatenate(array_ptr(&h), h.len(), axis, o) })
+}
+
+pub fn stack(xs: &[&Tensor], axis: i64) -> Result<Tensor> {
+    let h = handles(xs);
+    new_tensor(|o| unsafe { sys::kb_stack(array_ptr(&h), h.len(), axis, o) })
+}
+
+/// axes None: Keras' default.
+pub fn batch_dot(x: &Tensor, y: &Tensor, axes: Option<(i64, i64)>) -> Result<Tensor> {
+    let a = axes.map(|(p, q)| [p, q]);
+    let ap = a.as_ref().map_or(ptr::null(), |a| a.as_ptr());
+    new_tensor(|o| unsafe { sys::kb_batch_dot(x.as_ptr(), y.as_ptr(), ap, o) })
+}
+
+pub fn categorical_crossentropy(
+    target: &Tensor,
+    output: &Tensor,
+    from_logits: bool,
+    axis: i64,
+) -> Result<Tensor> {
+    new_tensor(|o| unsafe {
+        sys::kb_categorical_crossentropy(
+            target.as_ptr(),
+            output.as_ptr(),
+            from_logits as i32,
+            axis,
+            o,
+        )
+    })
+}
+
+pub fn sparse_categorical_crossentropy(
+    target: &Tensor,
+    output: &Tensor,
+    from_logits: bool,
+    axis: i64,
+) -> Result<Tensor> {
+    new_tensor(|o| unsafe {
+        sys::kb_sparse_categorical_crossentropy(
+            target.as_ptr(),
+            output.as_ptr(),
+            from_logits as i32,
+            axis,
+            o,
+        )
+    })
+}
+
+pub fn binary_crossentropy(target: &Tensor, output: &Tensor, from_logits: bool) -> Result<Tensor> {
+    new_tensor(|o| unsafe {
+        sys::kb_binary_crossentropy(target.as_ptr(), output.as_ptr(), from_logits as i32, o)
+    })
+}
+
+pub fn in_top_k(predictions: &Tensor, targets: &Tensor, k: i64) -> Result<Tensor> {
+    new_tensor(|o| unsafe { sys::kb_in_top_k(predictions.as_ptr(), targets.as_ptr(), k, o) })
+}
+
+/// The gradients of `loss` with respect to `variables` (zeros where not connected).
+pub fn gradients(loss: &Tensor, variables: &[&Tensor]) -> Result<Vec<Tensor>> {
+    let h = handles(variables);
+    let mut list = ptr::null_mut();
+    check(unsafe { sys::kb_gradients(loss.as_ptr(), array_ptr(&h), h.len(), &mut list) })?;
+    unsafe { take_list(list) }
+}
+
+/// 2-D pooling; strides None: Keras' (1, 1).
+pub fn pool2d(
+    x: &Tensor,
+    pool_size: (i64, i64),
+    strides: Option<(i64, i64)>,
+    padding: Padding,
+    data_format: DataFormat,
+    pool_mode: PoolMode,
+) -> Result<Tensor> {
+    let pool = [pool_size.0, pool_size.1];
+    let s = strides.map(|(a, b)| [a, b]);
+    let (sp, sn) = s.as_ref().map_or((ptr::null(), 0), |s| (s.as_ptr(), 2));
+    let padding = match padding {
+        Padding::Valid => sys::KB_PADDING_VALID,
+        Padding::Same => sys::KB_PADDING_SAME,
+        Padding::Causal => sys::KB_PADDING_CAUSAL,
+    };
+    let mode = match pool_mode {
+        PoolMode::Max => sys::KB_POOL_MAX,
+        PoolMode::Avg => sys::KB_POOL_AVG,
+    };
+    new_tensor(|o| unsafe {
+        sys::kb_pool2d(x.as_ptr(), pool.as_ptr(), 2, sp, sn, padding, data_format.code(), mode, o)
+    })
+}
+
+// ---- configuration ------------------------------------------------------------------------
+
+/// The library's version string.
+pub fn version() -> String {
+    unsafe { CStr::from_ptr(sys::kb_version()) }.to_string_lossy().into_owned()
+}
+
+pub fn abi_version() -> i32 {
+    unsafe { sys::kb_abi_version() }
+}
+
+pub fn floatx() -> Result<DType> {
+    let mut out = 0;
+    check(unsafe { sys::kb_floatx(&mut out) })?;
+    DType::from_code(out).ok_or_else(|| Error::new(Status::DType, "unknown floatx"))
+}
+
+pub fn set_floatx(dtype: DType) -> Result<()> {
+    check(unsafe { sys::kb_set_floatx(dtype.code()) })
+}
+
+pub fn epsilon() -> Result<f64> {
+    let mut out = 0.0;
+    check(unsafe { sys::kb_epsilon(&mut out) })?;
+    Ok(out)
+}
+
+pub fn set_epsilon(value: f64) -> Result<()> {
+    check(unsafe { sys::kb_set_epsilon(value) })
+}
+
+pub fn image_data_format() -> Result<DataFormat> {
+    let mut out = 0;
+    check(unsafe { sys::kb_image_data_format(&mut out) })?;
+    Ok(if out == sys::KB_CHANNELS_FIRST {
+        DataFormat::ChannelsFirst
+    } else {
+        DataFormat::ChannelsLast
+    })
+}
+
+pub fn set_learning_phase(value: i32) -> Result<()> {
+    check(unsafe { sys::kb_set_learning_phase(value) })
+}
+
+pub fn learning_phase() -> Result<Tensor> {
+    new_tensor(|o| unsafe { sys::kb_learning_phase(o) })
+}
+
+pub fn device_count(device: Device) -> Result<i64> {
+    let mut out = 0;
+    let kind = match device {
+        Device::Cpu => sys::KB_DEVICE_CPU,
+        Device::Cuda => sys::KB_DEVICE_CUDA,
+    };
+    check(unsafe { sys::kb_device_count(kind, &mut out) })?;
+    Ok(out)
+}
+
+// ---- compiled functions -----------------------------------------------------------------------
+
+/// A compiled function: inputs are fed by position, outputs come back as constants, updates run
+/// on every call.
+pub struct Function {
+    ptr: NonNull<sys::kb_compiled_function>,
+}
+
+// SAFETY: a kb_compiled_function serializes its own calls; release may run on any thread.
+unsafe impl Send for Function {}
+unsafe impl Sync for Function {}
+
+impl Drop for Function {
+    fn drop(&mut self) {
+        unsafe { sys::kb_function_release(self.ptr.as_ptr()) }
+    }
+}
+
+impl Function {
+    pub fn new(inputs: &[&Tensor], outputs: &[&Tensor], updates: &[&Tensor]) -> Result<Function> {
+        let (i, o, u) = (handles(inputs), handles(outputs), handles(updates));
+        let mut f = ptr::null_mut();
+        check(unsafe {
+            sys::kb_function(
+                array_ptr(&i),
+                i.len(),
+                array_ptr(&o),
+                o.len(),
+                array_ptr(&u),
+                u.len(),
+                &mut f,
+            )
+        })?;
+        NonNull::new(f)
+            .map(|ptr| Function { ptr })
+            .ok_or_else(|| Error::new(Status::Internal, "the library returned no function"))
+    }
+
+    /// Runs the function on constants (Tensor::from_slice), one per input.
+    pub fn call(&self, inputs: &[&Tensor]) -> Result<Vec<Tensor>> {
+        let h = handles(inputs);
+        let mut list = ptr::null_mut();
+        check(unsafe {
+            sys::kb_function_call(self.ptr.as_ptr(), array_ptr(&h), h.len(), &mut list)
+        })?;
+        unsafe { take_list(list) }
+    }
+
+    pub fn device(&self) -> Result<Device> {
+        let mut out = 0;
+        check(unsafe { sys::kb_function_device(self.ptr.as_ptr(), &mut out) })?;
+        Ok(if out == sys::KB_DEVICE_CUDA { Device::Cuda } else { Device::Cpu })
+    }
+
+    pub fn set_device(&self, device: Device) -> Result<()> {
+        let kind = match device {
+            Device::Cpu => sys::KB_DEVICE_CPU,
+            Device::Cuda => sys::KB_DEVICE_CUDA,
+        };
+        check(unsafe { sys::kb_function_set_device(self.ptr.as_ptr(), kind) })
+    }
+}
+
+// ---- closures: map_fn, foldl, foldr, rnn --------------------------------------------------
+
+/// The closure and what it left behind, shared with a trampoline through user_data.
+struct Callback<F> {
+    f: F,
+    error: Option<Error>,
+}
+
+/// A tensor the library lends to a callback, as an owned Tensor (retained).
+unsafe fn lent(p: *mut sys::kb_tensor) -> Tensor {
+    sys::kb_tensor_retain(p);
+    Tensor::from_raw(p).expect("the library lent a NULL tensor")
+}
+
+/// Runs the closure, catching panics; on failure records the error, reports it to the library
+/// and returns its status.
+fn run_callback<F, R>(
+    cb: &mut Callback<F>,
+    who: &str,
+    body: impl FnOnce(&mut F) -> Result<R>,
+    done: impl FnOnce(R),
+) -> sys::kb_status {
+    let result = catch_unwind(AssertUnwindSafe(|| body(&mut cb.f)));
+    let error = match result {
+        Ok(Ok(r)) => {
+            done(r);
+            return sys::KB_OK;
+        }
+        Ok(Err(e)) => e,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".to_string());
+            Error::new(Status::Internal, format!("{who}: the closure panicked: {what}"))
+        }
+    };
+    let message = CString::new(error.message.replace('\0', " ")).unwrap_or_default();
+    unsafe { sys::kb_set_error(error.status.code(), message.as_ptr()) };
+    let code = error.status.code();
+    cb.error = Some(error);
+    code
+}
+
+/// The building function's result: the closure's own error when it failed.
+fn finish<F>(cb: Callback<F>, status: sys::kb_status) -> Result<()> {
+    match (status, cb.error) {
+        (sys::KB_OK, _) => Ok(()),
+        (_, Some(e)) => Err(e),
+        (code, None) => check(code),
+    }
+}
+
+unsafe extern "C" fn map_trampoline<F: FnMut(&Tensor) -> Result<Tensor>>(
+    user_data: *mut c_void,
+    x: *mut sys::kb_tensor,
+    out: *mut *mut sys::kb_tensor,
+) -> sys::kb_status {
+    let cb = &mut *(user_data as *mut Callback<F>);
+    let x = lent(x);
+    run_callback(cb, "map_fn", |f| f(&x), |t| *out = t.into_raw())
+}
+
+/// Keras' map_fn: `f` applied to every element of `elems` along its first axis.
+pub fn map_fn<F: FnMut(&Tensor) -> Result<Tensor>>(
+    f: F,
+    elems: &Tensor,
+    dtype: Option<DType>,
+) -> Result<Tensor> {
+    let mut cb = Callback { f, error: None };
+    let mut out = ptr::null_mut();
+    let status = unsafe {
+        sys::kb_map_fn(
+            Some(map_trampoline::<F>),
+            (&mut cb as *mut Callback<F>).cast(),
+            elems.as_ptr(),
+            ptr::null(),
+            dtype.map_or(sys::KB_DTYPE_DEFAULT, DType::code),
+            &mut out,
+        )
+    };
+    finish(cb, status)?;
+    unsafe { Tensor::from_raw(out) }.ok_or_else(|| Error::new(Status::Internal, "no result"))
+}
+
+unsafe extern "C" fn fold_trampoline<F: FnMut(&Tensor, &Tensor) -> Result<Tensor>>(
+    user_data: *mut c_void,
+    acc: *mut sys::kb_tensor,
+    x: *mut sys::kb_tensor,
+    out: *mut *mut sys::kb_tensor,
+) -> sys::kb_status {
+    let cb = &mut *(user_data as *mut Callback<F>);
+    let (acc, x) = (lent(acc), lent(x));
+    run_callback(cb, "fold", |f| f(&acc, &x), |t| *out = t.into_raw())
+}
+
+type FoldFn = unsafe extern "C" fn(
+    sys::kb_fold_function,
+    *mut c_void,
+    *mut sys::kb_tensor,
+    *mut sys::kb_tensor,
+    *const std::ffi::c_char,
+    *mut *mut sys::kb_tensor,
+) -> sys::kb_status;
+
+fn fold<F: FnMut(&Tensor, &Tensor) -> Result<Tensor>>(
+    c: FoldFn,
+    f: F,
+    elems: &Tensor,
+    initializer: Option<&Tensor>,
+) -> Result<Tensor> {
+    let mut cb = Callback { f, error: None };
+    let mut out = ptr::null_mut();
+    let status = unsafe {
+        c(
+            Some(fold_trampoline::<F>),
+            (&mut cb as *mut Callback<F>).cast(),
+            elems.as_ptr(),
+            initializer.map_or(ptr::null_mut(), Tensor::as_ptr),
+            ptr::null(),
+            &mut out,
+        )
+    };
+    finish(cb, status)?;
+    unsafe { Tensor::from_raw(out) }.ok_or_else(|| Error::new(Status::Internal, "no result"))
+}
+
+/// Keras' foldl: `f(acc, x)` over the first axis of `elems` (initializer None: the first
+/// element starts).
+pub fn foldl<F: FnMut(&Tensor, &Tensor) -> Result<Tensor>>(
+    f: F,
+    elems: &Tensor,
+    initializer: Option<&Tensor>,
+) -> Result<Tensor> {
+    fold(sys::kb_foldl, f, elems, initializer)
+}
+
+/// Keras' foldr (from the last element).
+pub fn foldr<F: FnMut(&Tensor, &Tensor) -> Result<Tensor>>(
+    f: F,
+    elems: &Tensor,
+    initializer: Option<&Tensor>,
+) -> Result<Tensor> {
+    fold(sys::kb_foldr, f, elems, initializer)
+}
+
+type StepResult = Result<(Tensor, Vec<Tensor>)>;
+
+unsafe extern "C" fn step_trampoline<F: FnMut(&Tensor, &[Tensor]) -> StepResult>(
+    user_data: *mut c_void,
+    input: *mut sys::kb_tensor,
+    states: *const *mut sys::kb_tensor,
+    n: usize,
+    output: *mut *mut sys::kb_tensor,
+    new_states: *mut *mut sys::kb_tensor_list,
+) -> sys::kb_status {
+    let cb = &mut *(user_data as *mut Callback<F>);
+    let input = lent(input);
+    let states: Vec<Tensor> = (0..n).map(|i| lent(*states.add(i))).collect();
+    let mut list_status = sys::KB_OK;
+    let status = run_callback(
+        cb,
+        "rnn",
+        |f| f(&input, &states),
+        |(out, next)| {
+            let h: Vec<*mut sys::kb_tensor> = next.iter().map(Tensor::as_ptr).collect();
+            let mut list = ptr::null_mut();
+            list_status = sys::kb_tensor_list_new(array_ptr(&h), h.len(), &mut list);
+            if list_status == sys::KB_OK {
+                *output = out.into_raw();
+                *new_states = list;
+            }
+        },
+    );
+    if status == sys::KB_OK {
+        list_status
+    } else {
+        status
+    }
+}
+
+/// Keras' rnn: `step(input, states)` returns `(output, new_states)`; `states` holds the states
+/// followed by the constants. Returns (last_output, outputs, new_states).
+pub fn rnn<F: FnMut(&Tensor, &[Tensor]) -> StepResult>(
+    step: F,
+    inputs: &Tensor,
+    initial_states: &[&Tensor],
+    go_backwards: bool,
+    mask: Option<&Tensor>,
+    constants: &[&Tensor],
+    unroll: bool,
+) -> Result<(Tensor, Tensor, Vec<Tensor>)> {
+    let mut cb = Callback { f: step, error: None };
+    let (s, c) = (handles(initial_states), handles(constants));
+    let (mut last, mut outputs, mut states) = (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+    let status = unsafe {
+        sys::kb_rnn(
+            Some(step_trampoline::<F>),
+            (&mut cb as *mut Callback<F>).cast(),
+            inputs.as_ptr(),
+            array_ptr(&s),
+            s.len(),
+            go_backwards as i32,
+            mask.map_or(ptr::null_mut(), Tensor::as_ptr),
+            array_ptr(&c),
+            c.len(),
+            unroll as i32,
+            ptr::null(),
+            &mut last,
+            &mut outputs,
+            &mut states,
+        )
+    };
+    finish(cb, status)?;
+    unsafe {
+        let no = || Error::new(Status::Internal, "rnn: no result");
+        Ok((
+            Tensor::from_raw(last).ok_or_else(no)?,
+            Tensor::from_raw(outputs).ok_or_else(no)?,
+            take_list(states)?,
+        ))
+    }
+}

@@ -1,0 +1,400 @@
+/* The C# code of the proxy classes (included by kbackend.i under SWIGCSHARP): Tensor, TensorList
+ * and CompiledFunction are IDisposable and release their native reference in Dispose() or, as a
+ * safety net, in their finalizer; Tensor has operators; K gets Keras' defaults as overloads and
+ * the lambda forms of map_fn / foldl / foldr / rnn. */
+
+/* ---- handles: IDisposable + finalizer, with a live count for leak checks ---------------------- */
+%define KB_CSHARP_HANDLE(CTYPE, CSTYPE)
+%typemap(csbody) CTYPE %{
+  private global::System.Runtime.InteropServices.HandleRef swigCPtr;
+  protected bool swigCMemOwn;
+  private static long live;
+
+  internal CSTYPE(global::System.IntPtr cPtr, bool cMemoryOwn) {
+    swigCMemOwn = cMemoryOwn;
+    swigCPtr = new global::System.Runtime.InteropServices.HandleRef(this, cPtr);
+    if (cMemoryOwn && cPtr != global::System.IntPtr.Zero)
+      global::System.Threading.Interlocked.Increment(ref live);
+  }
+
+  internal static global::System.Runtime.InteropServices.HandleRef getCPtr(CSTYPE obj) {
+    return (obj == null) ? new global::System.Runtime.InteropServices.HandleRef(null, global::System.IntPtr.Zero) : obj.swigCPtr;
+  }
+
+  /// <summary>How many native references of this type C# objects hold now.</summary>
+  public static long LiveCount { get { return global::System.Threading.Interlocked.Read(ref live); } }
+
+  /// <summary>True once disposed.</summary>
+  public bool IsDisposed { get { lock (this) { return swigCPtr.Handle == global::System.IntPtr.Zero; } } }
+%}
+%typemap(csdisposing, methodname="Dispose", methodmodifiers="protected", parameters="bool disposing") CTYPE {
+    lock(this) {
+      if (swigCPtr.Handle != global::System.IntPtr.Zero) {
+        if (swigCMemOwn) {
+          swigCMemOwn = false;
+          $imcall;
+          global::System.Threading.Interlocked.Decrement(ref live);
+        }
+        swigCPtr = new global::System.Runtime.InteropServices.HandleRef(null, global::System.IntPtr.Zero);
+      }
+    }
+  }
+%enddef
+KB_CSHARP_HANDLE(kb_tensor, Tensor)
+KB_CSHARP_HANDLE(kb_tensor_list, TensorList)
+KB_CSHARP_HANDLE(kb_compiled_function, CompiledFunction)
+
+%typemap(csinterfaces) kb_tensor_list
+  "global::System.IDisposable, global::System.Collections.Generic.IReadOnlyList<Tensor>"
+
+/* ---- Tensor ------------------------------------------------------------------------------------ */
+%typemap(cscode) kb_tensor %{
+  // ---- construction from C# data (a copy; row-major) ----
+  public static Tensor Of(float[] data, params long[] shape) { return Of(new global::System.ReadOnlySpan<float>(data), shape); }
+  public static Tensor Of(double[] data, params long[] shape) { return Of(new global::System.ReadOnlySpan<double>(data), shape); }
+  public static Tensor Of(int[] data, params long[] shape) { return Of(new global::System.ReadOnlySpan<int>(data), shape); }
+  public static Tensor Of(long[] data, params long[] shape) { return Of(new global::System.ReadOnlySpan<long>(data), shape); }
+  public static Tensor Of(bool[] data, params long[] shape) { return Of<bool>(data, DType.BOOL, shape); }
+  public static Tensor Of(byte[] data, params long[] shape) { return Of<byte>(data, DType.UINT8, shape); }
+
+  public static Tensor Of(global::System.ReadOnlySpan<float> data, params long[] shape) { return Of(data, DType.FLOAT32, shape); }
+  public static Tensor Of(global::System.ReadOnlySpan<double> data, params long[] shape) { return Of(data, DType.FLOAT64, shape); }
+  public static Tensor Of(global::System.ReadOnlySpan<int> data, params long[] shape) { return Of(data, DType.INT32, shape); }
+  public static Tensor Of(global::System.ReadOnlySpan<long> data, params long[] shape) { return Of(data, DType.INT64, shape); }
+
+  /// <summary>Raw data of any dtype (its size in bytes must match dtype and shape).</summary>
+  public static unsafe Tensor Of<T>(global::System.ReadOnlySpan<T> data, DType dtype, params long[] shape) where T : struct {
+    var bytes = global::System.Runtime.InteropServices.MemoryMarshal.AsBytes(data);
+    fixed (byte* p = &global::System.Runtime.InteropServices.MemoryMarshal.GetReference(bytes)) {
+      return K.tensor_from_data(new NativeBuffer((global::System.IntPtr)p, (ulong)bytes.Length), dtype, shape);
+    }
+  }
+
+  public static Tensor Scalar(float value) { return Of(new[] { value }); }
+  public static Tensor Scalar(double value) { return Of(new[] { value }); }
+  public static Tensor Scalar(int value) { return Of(new[] { value }); }
+  public static Tensor Scalar(long value) { return Of(new[] { value }); }
+
+  // ---- properties ----
+  /// <summary>The static shape (int_shape): -1 for unknown dimensions, null for an unknown rank.</summary>
+  public long[] Shape {
+    get {
+      long rank = K.int_shape_rank(this);
+      if (rank < 0) return null;
+      var dims = new long[rank];
+      for (int i = 0; i < rank; ++i) dims[i] = K.int_shape_dim(this, i);
+      return dims;
+    }
+  }
+  public long NDim { get { return K.ndim(this); } }
+  public DType DType { get { return K.dtype(this); } }
+  public string Name { get { return K.tensor_name(this); } }
+  /// <summary>Equal ids: the same graph value.</summary>
+  public long Id { get { return K.tensor_id(this); } }
+
+  public override string ToString() {
+    if (IsDisposed) return "Tensor(disposed)";
+    var s = Shape;
+    return "Tensor(" + Name + ", shape=(" + (s == null ? "?" : string.Join(", ", s)) + "), " + DType + ")";
+  }
+
+  // ---- values out ----
+  public Tensor Eval() { return K.eval(this); }
+  public float[] ToFloatArray() { return CopyOut<float>(DType.FLOAT32); }
+  public double[] ToDoubleArray() { return CopyOut<double>(DType.FLOAT64); }
+  public int[] ToIntArray() { return CopyOut<int>(DType.INT32); }
+  public long[] ToLongArray() { return CopyOut<long>(DType.INT64); }
+
+  /// <summary>The value as a float (a tensor of one element).</summary>
+  public float ToFloat() {
+    var v = ToFloatArray();
+    if (v.Length != 1) throw new global::System.InvalidOperationException("ToFloat: " + v.Length + " elements");
+    return v[0];
+  }
+
+  /// <summary>Copies the value (in its own dtype) into dst, which must be exactly its size in bytes.</summary>
+  public unsafe void CopyTo<T>(global::System.Span<T> dst) where T : struct {
+    var bytes = global::System.Runtime.InteropServices.MemoryMarshal.AsBytes(dst);
+    fixed (byte* p = &global::System.Runtime.InteropServices.MemoryMarshal.GetReference(bytes)) {
+      K.tensor_copy_to(this, new NativeBuffer((global::System.IntPtr)p, (ulong)bytes.Length));
+    }
+  }
+
+  private T[] CopyOut<T>(DType dtype) where T : struct {
+    Tensor t = this;
+    bool own = false;
+    try {
+      if (DType != dtype) {
+        t = K.cast(t, dtype);
+        own = true;
+      }
+      long[] s = t.Shape;
+      if (s == null || global::System.Array.Exists(s, d => d < 0)) {
+        Tensor e = K.eval(t);
+        if (own) t.Dispose();
+        t = e;
+        own = true;
+        s = t.Shape;
+      }
+      long n = 1;
+      foreach (long d in s) n *= d;
+      var result = new T[n];
+      t.CopyTo<T>(result);
+      return result;
+    } finally {
+      if (own) t.Dispose();
+    }
+  }
+
+  /// <summary>A scalar of this tensor's dtype (as TensorFlow converts Python numbers).</summary>
+  public Tensor ScalarLike(double value) {
+    switch (DType) {
+      case DType.FLOAT32: return Of(new[] { (float)value });
+      case DType.FLOAT64: return Of(new[] { value });
+      case DType.INT32: return Of(new[] { (int)value });
+      case DType.INT64: return Of(new[] { (long)value });
+      default:
+        using (var v = Of(new[] { value })) return K.cast(v, DType);
+    }
+  }
+
+  private static Tensor WithScalar(Tensor x, double value, global::System.Func<Tensor, Tensor, Tensor> op, bool scalarFirst) {
+    using (var s = x.ScalarLike(value)) return scalarFirst ? op(s, x) : op(x, s);
+  }
+
+  // ---- operators ----
+  public static Tensor operator +(Tensor x, Tensor y) { return K.add(x, y); }
+  public static Tensor operator +(Tensor x, double y) { return WithScalar(x, y, K.add, false); }
+  public static Tensor operator +(double x, Tensor y) { return WithScalar(y, x, K.add, true); }
+  public static Tensor operator -(Tensor x, Tensor y) { return K.subtract(x, y); }
+  public static Tensor operator -(Tensor x, double y) { return WithScalar(x, y, K.subtract, false); }
+  public static Tensor operator -(double x, Tensor y) { return WithScalar(y, x, K.subtract, true); }
+  public static Tensor operator *(Tensor x, Tensor y) { return K.multiply(x, y); }
+  public static Tensor operator *(Tensor x, double y) { return WithScalar(x, y, K.multiply, false); }
+  public static Tensor operator *(double x, Tensor y) { return WithScalar(y, x, K.multiply, true); }
+  public static Tensor operator /(Tensor x, Tensor y) { return K.divide(x, y); }
+  public static Tensor operator /(Tensor x, double y) { return WithScalar(x, y, K.divide, false); }
+  public static Tensor operator /(double x, Tensor y) { return WithScalar(y, x, K.divide, true); }
+  public static Tensor operator -(Tensor x) { return K.negative(x); }
+  public static Tensor operator <(Tensor x, Tensor y) { return K.less(x, y); }
+  public static Tensor operator >(Tensor x, Tensor y) { return K.greater(x, y); }
+  public static Tensor operator <=(Tensor x, Tensor y) { return K.less_equal(x, y); }
+  public static Tensor operator >=(Tensor x, Tensor y) { return K.greater_equal(x, y); }
+
+  public Tensor Dot(Tensor y) { return K.dot(this, y); }
+  public Tensor Pow(double a) { return K.pow(this, a); }
+  public Tensor Square() { return K.square(this); }
+  public Tensor Reshape(params long[] shape) { return K.reshape(this, shape); }
+  public Tensor Cast(DType dtype) { return K.cast(this, dtype); }
+
+  /// <summary>x[begin:end:strides] over the leading axes (strided_slice).</summary>
+  public Tensor Slice(long[] begin, long[] end, long[] strides) {
+    return K.strided_slice(this, begin, end, strides, 0, 0, 0, 0);
+  }
+%}
+
+/* ---- TensorList: a read-only list of new Tensor references ------------------------------------- */
+%typemap(cscode) kb_tensor_list %{
+  /// <summary>A new reference to entry i (dispose it, or let it be collected).</summary>
+  public Tensor this[int index] {
+    get {
+      if (index < 0 || index >= Count) throw new global::System.ArgumentOutOfRangeException("index");
+      return K.tensor_list_get(this, (ulong)index);
+    }
+  }
+
+  public int Count { get { return checked((int)K.tensor_list_size(this)); } }
+
+  public global::System.Collections.Generic.IEnumerator<Tensor> GetEnumerator() {
+    for (int i = 0; i < Count; ++i) yield return this[i];
+  }
+
+  global::System.Collections.IEnumerator global::System.Collections.IEnumerable.GetEnumerator() {
+    return GetEnumerator();
+  }
+
+  /// <summary>The entries as an array that outlives this list; disposes this list.</summary>
+  public Tensor[] Drain() {
+    try {
+      var r = new Tensor[Count];
+      for (int i = 0; i < r.Length; ++i) r[i] = this[i];
+      return r;
+    } finally {
+      Dispose();
+    }
+  }
+%}
+
+/* ---- CompiledFunction ---------------------------------------------------------------------- */
+%typemap(cscode) kb_compiled_function %{
+  /// <summary>Runs the function on constants (Tensor.Of(...)) in the order of its inputs.</summary>
+  public Tensor[] Call(params Tensor[] inputs) { return K.function_call(this, inputs).Drain(); }
+
+  public DeviceKind Device {
+    get { return K.function_device(this); }
+    set { K.function_set_device(this, value); }
+  }
+%}
+
+/* ---- K: Keras' defaults as overloads, and the lambda forms of the loops ------------------------ */
+%pragma(csharp) modulecode=%{
+  private static long[] Axis(long axis) { return new[] { axis }; }
+
+  // ---- creation ----
+  /// <summary>A placeholder; -1 for unknown dimensions; floatx.</summary>
+  public static Tensor placeholder(params long[] shape) { return placeholder(shape, shape.Length, DType.DTYPE_DEFAULT, false, null); }
+  public static Tensor placeholder(long[] shape, DType dtype, string name = null) { return placeholder(shape, shape.Length, dtype, false, name); }
+
+  public static unsafe Tensor variable<T>(global::System.ReadOnlySpan<T> data, DType dataDType, long[] shape, DType dtype = DType.DTYPE_DEFAULT, string name = null) where T : struct {
+    var bytes = global::System.Runtime.InteropServices.MemoryMarshal.AsBytes(data);
+    fixed (byte* p = &global::System.Runtime.InteropServices.MemoryMarshal.GetReference(bytes)) {
+      return variable_from_data(new NativeBuffer((global::System.IntPtr)p, (ulong)bytes.Length), dataDType, shape, dtype, name);
+    }
+  }
+  public static Tensor variable(float[] data, params long[] shape) { return variable<float>(data, DType.FLOAT32, shape); }
+  public static Tensor variable(double[] data, params long[] shape) { return variable<double>(data, DType.FLOAT64, shape); }
+
+  public static unsafe Tensor constant(double value, long[] shape = null, DType dtype = DType.DTYPE_DEFAULT, string name = null) {
+    double v = value;
+    return constant_from_data(new NativeBuffer((global::System.IntPtr)(&v), sizeof(double)), DType.FLOAT64, new long[0], dtype, shape, name);
+  }
+  public static unsafe Tensor constant(float[] data, params long[] shape) {
+    fixed (float* p = data) {
+      return constant_from_data(new NativeBuffer((global::System.IntPtr)p, (ulong)data.Length * 4), DType.FLOAT32, shape, DType.DTYPE_DEFAULT, null, null);
+    }
+  }
+
+  public static unsafe void set_value<T>(Tensor x, global::System.ReadOnlySpan<T> data, DType dtype, params long[] shape) where T : struct {
+    var bytes = global::System.Runtime.InteropServices.MemoryMarshal.AsBytes(data);
+    fixed (byte* p = &global::System.Runtime.InteropServices.MemoryMarshal.GetReference(bytes)) {
+      set_value_data(x, new NativeBuffer((global::System.IntPtr)p, (ulong)bytes.Length), dtype, shape);
+    }
+  }
+  public static void set_value(Tensor x, float[] data, params long[] shape) { set_value<float>(x, data, DType.FLOAT32, shape); }
+
+  public static Tensor zeros(params long[] shape) { return zeros(shape, DType.DTYPE_DEFAULT, null); }
+  public static Tensor ones(params long[] shape) { return ones(shape, DType.DTYPE_DEFAULT, null); }
+  public static Tensor eye(long size) { return eye(size, DType.DTYPE_DEFAULT, null); }
+  public static Tensor zeros_like(Tensor x) { return zeros_like(x, DType.DTYPE_DEFAULT, null); }
+  public static Tensor ones_like(Tensor x) { return ones_like(x, DType.DTYPE_DEFAULT, null); }
+  public static Tensor random_normal_variable(long[] shape, double mean, double scale, long? seed = null) {
+    return random_normal_variable(shape, mean, scale, DType.DTYPE_DEFAULT, null, seed);
+  }
+  public static Tensor random_uniform_variable(long[] shape, double low, double high, long? seed = null) {
+    return random_uniform_variable(shape, low, high, DType.DTYPE_DEFAULT, null, seed);
+  }
+  public static Tensor arange(double start, double? stop = null, double step = 1.0) { return arange(start, stop, step, DType.DTYPE_DEFAULT); }
+
+  // ---- reductions: axis=None, keepdims=False ----
+  public static Tensor sum(Tensor x) { return sum(x, null, false); }
+  public static Tensor sum(Tensor x, long axis, bool keepdims = false) { return sum(x, Axis(axis), keepdims); }
+  public static Tensor mean(Tensor x) { return mean(x, null, false); }
+  public static Tensor mean(Tensor x, long axis, bool keepdims = false) { return mean(x, Axis(axis), keepdims); }
+  public static Tensor max(Tensor x) { return max(x, null, false); }
+  public static Tensor max(Tensor x, long axis, bool keepdims = false) { return max(x, Axis(axis), keepdims); }
+  public static Tensor min(Tensor x) { return min(x, null, false); }
+  public static Tensor min(Tensor x, long axis, bool keepdims = false) { return min(x, Axis(axis), keepdims); }
+  public static Tensor prod(Tensor x) { return prod(x, null, false); }
+  public static Tensor var(Tensor x) { return var(x, null, false); }
+  public static Tensor std(Tensor x, long[] axes, bool keepdims) { return std_(x, axes, keepdims); }
+  public static Tensor std(Tensor x) { return std_(x, null, false); }
+  public static Tensor std(Tensor x, long axis, bool keepdims = false) { return std_(x, Axis(axis), keepdims); }
+  public static Tensor any(Tensor x) { return any(x, null, false); }
+  public static Tensor all(Tensor x) { return all(x, null, false); }
+  public static Tensor logsumexp(Tensor x) { return logsumexp(x, null, false); }
+  public static Tensor argmax(Tensor x) { return argmax(x, -1); }
+  public static Tensor argmin(Tensor x) { return argmin(x, -1); }
+
+  // ---- nn ----
+  public static Tensor relu(Tensor x, double alpha = 0.0, double? maxValue = null) { return relu(x, alpha, maxValue, 0.0); }
+  public static Tensor elu(Tensor x) { return elu(x, 1.0); }
+  public static Tensor softmax(Tensor x) { return softmax(x, -1); }
+  public static Tensor categorical_crossentropy(Tensor target, Tensor output, bool fromLogits = false) {
+    return categorical_crossentropy(target, output, fromLogits, -1);
+  }
+  public static Tensor sparse_categorical_crossentropy(Tensor target, Tensor output, bool fromLogits = false) {
+    return sparse_categorical_crossentropy(target, output, fromLogits, -1);
+  }
+  public static Tensor binary_crossentropy(Tensor target, Tensor output) { return binary_crossentropy(target, output, false); }
+  public static Tensor bias_add(Tensor x, Tensor bias) { return bias_add(x, bias, DataFormat.DATA_FORMAT_DEFAULT); }
+  public static Tensor batch_dot(Tensor x, Tensor y) { return batch_dot(x, y, null); }
+  public static Tensor concatenate(Tensor[] xs) { return concatenate(xs, -1); }
+  public static Tensor stack(Tensor[] xs) { return stack(xs, 0); }
+  public static Tensor identity(Tensor x) { return identity(x, null); }
+  public static Tensor conv2d(Tensor x, Tensor kernel, long[] strides = null, string padding = "valid", string dataFormat = null, long[] dilationRate = null) {
+    return conv2d(x, kernel, strides, parse_padding(padding), dataFormat == null ? DataFormat.DATA_FORMAT_DEFAULT : parse_data_format(dataFormat), dilationRate);
+  }
+  public static Tensor pool2d(Tensor x, long[] poolSize, long[] strides = null, string padding = "valid", string dataFormat = null, string poolMode = "max") {
+    return pool2d(x, poolSize, strides, parse_padding(padding), dataFormat == null ? DataFormat.DATA_FORMAT_DEFAULT : parse_data_format(dataFormat), parse_pool_mode(poolMode));
+  }
+
+  // ---- functions, gradients, updates ----
+  public static CompiledFunction function(Tensor[] inputs, Tensor[] outputs) { return function(inputs, outputs, null); }
+
+  // ---- loops: the callback runs while the graph is built; an exception it throws comes back
+  // out of the call unchanged ----
+  public static Tensor map_fn(global::System.Func<Tensor, Tensor> fn, Tensor elems, string name = null, DType dtype = DType.DTYPE_DEFAULT) {
+    Native.MapCallback cb = (global::System.IntPtr ud, global::System.IntPtr x, out global::System.IntPtr result) => {
+      result = global::System.IntPtr.Zero;
+      try {
+        result = Native.Result(fn(borrow((long)x)), "map_fn");
+        return 0;
+      } catch (global::System.Exception e) {
+        return Native.Keep(e, "map_fn");
+      }
+    };
+    return map_fn_raw(cb, elems, name, dtype);
+  }
+
+  private static Native.FoldCallback Fold(global::System.Func<Tensor, Tensor, Tensor> fn, string who) {
+    return (global::System.IntPtr ud, global::System.IntPtr acc, global::System.IntPtr x, out global::System.IntPtr result) => {
+      result = global::System.IntPtr.Zero;
+      try {
+        result = Native.Result(fn(borrow((long)acc), borrow((long)x)), who);
+        return 0;
+      } catch (global::System.Exception e) {
+        return Native.Keep(e, who);
+      }
+    };
+  }
+
+  /// <summary>fn(acc, x); initializer null: the first element starts.</summary>
+  public static Tensor foldl(global::System.Func<Tensor, Tensor, Tensor> fn, Tensor elems, Tensor initializer = null) {
+    return foldl_raw(Fold(fn, "foldl"), elems, initializer, null);
+  }
+
+  public static Tensor foldr(global::System.Func<Tensor, Tensor, Tensor> fn, Tensor elems, Tensor initializer = null) {
+    return foldr_raw(Fold(fn, "foldr"), elems, initializer, null);
+  }
+
+  /// <summary>step(input, states) -> (output, newStates), as Keras' step_function. Returns
+  /// (lastOutput, outputs, newStates).</summary>
+  public static global::System.Tuple<Tensor, Tensor, Tensor[]> rnn(
+      global::System.Func<Tensor, Tensor[], global::System.Tuple<Tensor, Tensor[]>> step, Tensor inputs,
+      Tensor[] initialStates, bool goBackwards = false, Tensor mask = null, Tensor[] constants = null,
+      bool unroll = false) {
+    Native.StepCallback cb = (global::System.IntPtr ud, global::System.IntPtr input, global::System.IntPtr states, global::System.UIntPtr n,
+                              out global::System.IntPtr output, out global::System.IntPtr newStates) => {
+      output = global::System.IntPtr.Zero;
+      newStates = global::System.IntPtr.Zero;
+      try {
+        var args = new Tensor[(int)n];
+        for (int i = 0; i < args.Length; ++i)
+          args[i] = borrow((long)global::System.Runtime.InteropServices.Marshal.ReadIntPtr(states, i * global::System.IntPtr.Size));
+        var r = step(borrow((long)input), args);
+        if (r == null || r.Item1 == null || r.Item2 == null || global::System.Array.IndexOf(r.Item2, null) >= 0)
+          throw new global::System.ArgumentNullException("step", "rnn: the step function returned null");
+        long list = list_new_raw(r.Item2);
+        output = Native.Result(r.Item1, "rnn");
+        newStates = (global::System.IntPtr)list;
+        return 0;
+      } catch (global::System.Exception e) {
+        return Native.Keep(e, "rnn");
+      }
+    };
+    var all = rnn_raw(cb, inputs, initialStates, goBackwards, mask, constants, unroll).Drain();
+    var finalStates = new Tensor[all.Length - 2];
+    global::System.Array.Copy(all, 2, finalStates, 0, finalStates.Length);
+    return global::System.Tuple.Create(all[0], all[1], finalStates);
+  }
+%}

@@ -1,0 +1,680 @@
+/* The Java code of the proxy classes (included by kbackend.i under SWIGJAVA): Tensor, TensorList
+ * and CompiledFunction release their native reference on close() and, as a safety net, through a
+ * java.lang.ref.Cleaner when they become unreachable; K gets Keras' defaults as overloads and the
+ * lambda forms of map_fn / foldl / foldr / rnn. */
+
+/* ---- handles: AutoCloseable + Cleaner ------------------------------------------------------- */
+%define KB_JAVA_HANDLE(CTYPE, JTYPE)
+%typemap(javafinalize) CTYPE ""
+%typemap(javainterfaces) CTYPE "AutoCloseable"
+%typemap(javabody) CTYPE %{
+  private transient long swigCPtr;
+  protected transient boolean swigCMemOwn;
+  private transient java.lang.ref.Cleaner.Cleanable cleanable;
+  private static final java.util.concurrent.atomic.AtomicLong LIVE =
+      new java.util.concurrent.atomic.AtomicLong();
+
+  /** Releases the native reference; it must not refer to the proxy (the Cleaner runs it). */
+  private static final class Release implements Runnable {
+    private final long ptr;
+
+    Release(long ptr) {
+      this.ptr = ptr;
+    }
+
+    @Override
+    public void run() {
+      KJNI.delete_##JTYPE(ptr);
+      LIVE.decrementAndGet();
+    }
+  }
+
+  protected JTYPE(long cPtr, boolean cMemoryOwn) {
+    swigCMemOwn = cMemoryOwn;
+    swigCPtr = cPtr;
+    if (cMemoryOwn && cPtr != 0) {
+      LIVE.incrementAndGet();
+      cleanable = KBackendLoader.CLEANER.register(this, new Release(cPtr));
+    }
+  }
+
+  protected static long getCPtr(JTYPE obj) {
+    return (obj == null) ? 0 : obj.swigCPtr;
+  }
+
+  /** How many native references of this type Java objects hold now (for leak checks). */
+  public static long liveCount() {
+    return LIVE.get();
+  }
+
+  /** Releases the native reference now; the object is unusable afterwards. Idempotent. */
+  @Override
+  public void close() {
+    delete();
+  }
+
+  public synchronized boolean isClosed() {
+    return swigCPtr == 0;
+  }
+%}
+%typemap(javadestruct, methodname="delete", methodmodifiers="public synchronized") CTYPE {
+    if (cleanable != null) {
+      cleanable.clean();
+      cleanable = null;
+    }
+    swigCPtr = 0;
+    swigCMemOwn = false;
+  }
+%enddef
+KB_JAVA_HANDLE(kb_tensor, Tensor)
+KB_JAVA_HANDLE(kb_tensor_list, TensorList)
+KB_JAVA_HANDLE(kb_compiled_function, CompiledFunction)
+
+%typemap(javabase) kb_tensor_list "java.util.AbstractList<Tensor>"
+
+/* ---- Tensor ------------------------------------------------------------------------------------ */
+%typemap(javacode) kb_tensor %{
+  // ---- construction from Java data (a copy; row-major) ----
+  public static Tensor of(float[] data, long... shape) {
+    return K.tensor_from_data(data, DType.FLOAT32, shape);
+  }
+
+  public static Tensor of(double[] data, long... shape) {
+    return K.tensor_from_data(data, DType.FLOAT64, shape);
+  }
+
+  public static Tensor of(int[] data, long... shape) {
+    return K.tensor_from_data(data, DType.INT32, shape);
+  }
+
+  public static Tensor of(long[] data, long... shape) {
+    return K.tensor_from_data(data, DType.INT64, shape);
+  }
+
+  public static Tensor of(boolean[] data, long... shape) {
+    return K.tensor_from_data(data, DType.BOOL, shape);
+  }
+
+  /** Raw data of any dtype: a primitive array or an NIO buffer holding its bytes (UINT8 from a
+   * byte[], FLOAT16 from a short[] ...). */
+  public static Tensor of(Object data, DType dtype, long... shape) {
+    return K.tensor_from_data(directOrArray(data), dtype, shape);
+  }
+
+  /** A tensor from an NIO buffer (from its position to its limit); a direct buffer is read in
+   * place. The dtype follows the buffer type (FloatBuffer: FLOAT32, ...). */
+  public static Tensor of(java.nio.Buffer data, long... shape) {
+    return K.tensor_from_data(directOrArray(data), bufferDType(data), shape);
+  }
+
+  public static Tensor scalar(float value) {
+    return of(new float[] {value});
+  }
+
+  public static Tensor scalar(double value) {
+    return of(new double[] {value});
+  }
+
+  public static Tensor scalar(int value) {
+    return of(new int[] {value});
+  }
+
+  public static Tensor scalar(long value) {
+    return of(new long[] {value});
+  }
+
+  static DType bufferDType(java.nio.Buffer b) {
+    if (b instanceof java.nio.FloatBuffer) return DType.FLOAT32;
+    if (b instanceof java.nio.DoubleBuffer) return DType.FLOAT64;
+    if (b instanceof java.nio.IntBuffer) return DType.INT32;
+    if (b instanceof java.nio.LongBuffer) return DType.INT64;
+    if (b instanceof java.nio.ShortBuffer) return DType.INT16;
+    if (b instanceof java.nio.ByteBuffer) return DType.INT8;
+    throw new IllegalArgumentException("kbackend: no dtype for " + b.getClass().getName());
+  }
+
+  /** Direct buffers go to C as they are (native order required); other buffers as arrays. */
+  static Object directOrArray(Object data) {
+    if (!(data instanceof java.nio.Buffer)) return data;
+    java.nio.Buffer b = (java.nio.Buffer) data;
+    if (b.isDirect()) {
+      java.nio.ByteOrder order = null;
+      if (b instanceof java.nio.FloatBuffer) order = ((java.nio.FloatBuffer) b).order();
+      else if (b instanceof java.nio.DoubleBuffer) order = ((java.nio.DoubleBuffer) b).order();
+      else if (b instanceof java.nio.IntBuffer) order = ((java.nio.IntBuffer) b).order();
+      else if (b instanceof java.nio.LongBuffer) order = ((java.nio.LongBuffer) b).order();
+      else if (b instanceof java.nio.ShortBuffer) order = ((java.nio.ShortBuffer) b).order();
+      if (order != null && order != java.nio.ByteOrder.nativeOrder())
+        throw new IllegalArgumentException("kbackend: the buffer must be in native byte order");
+      return b;
+    }
+    b = b.duplicate();
+    if (b instanceof java.nio.FloatBuffer) {
+      float[] a = new float[b.remaining()];
+      ((java.nio.FloatBuffer) b).get(a);
+      return a;
+    } else if (b instanceof java.nio.DoubleBuffer) {
+      double[] a = new double[b.remaining()];
+      ((java.nio.DoubleBuffer) b).get(a);
+      return a;
+    } else if (b instanceof java.nio.IntBuffer) {
+      int[] a = new int[b.remaining()];
+      ((java.nio.IntBuffer) b).get(a);
+      return a;
+    } else if (b instanceof java.nio.LongBuffer) {
+      long[] a = new long[b.remaining()];
+      ((java.nio.LongBuffer) b).get(a);
+      return a;
+    } else if (b instanceof java.nio.ShortBuffer) {
+      short[] a = new short[b.remaining()];
+      ((java.nio.ShortBuffer) b).get(a);
+      return a;
+    } else if (b instanceof java.nio.ByteBuffer) {
+      byte[] a = new byte[b.remaining()];
+      ((java.nio.ByteBuffer) b).get(a);
+      return a;
+    }
+    throw new IllegalArgumentException("kbackend: unsupported buffer " + b.getClass().getName());
+  }
+
+  // ---- properties ----
+  /** The static shape (int_shape): -1 for unknown dimensions, null for an unknown rank. */
+  public long[] shape() {
+    long rank = K.int_shape_rank(this);
+    if (rank < 0) return null;
+    long[] dims = new long[(int) rank];
+    for (int i = 0; i < rank; ++i) dims[i] = K.int_shape_dim(this, i);
+    return dims;
+  }
+
+  public long ndim() {
+    return K.ndim(this);
+  }
+
+  public DType dtype() {
+    return K.dtype(this);
+  }
+
+  public String name() {
+    return K.tensor_name(this);
+  }
+
+  /** Equal ids: the same graph value. */
+  public long id() {
+    return K.tensor_id(this);
+  }
+
+  @Override
+  public String toString() {
+    if (isClosed()) return "Tensor(closed)";
+    return "Tensor(" + name() + ", shape=" + java.util.Arrays.toString(shape()) + ", "
+        + dtype() + ")";
+  }
+
+  // ---- values out ----
+  public Tensor eval() {
+    return K.eval(this);
+  }
+
+  public float[] toFloatArray() {
+    return copyOut(DType.FLOAT32, float[]::new);
+  }
+
+  public double[] toDoubleArray() {
+    return copyOut(DType.FLOAT64, double[]::new);
+  }
+
+  public int[] toIntArray() {
+    return copyOut(DType.INT32, int[]::new);
+  }
+
+  public long[] toLongArray() {
+    return copyOut(DType.INT64, long[]::new);
+  }
+
+  /** The value as a float (a tensor of one element). */
+  public float floatValue() {
+    float[] v = toFloatArray();
+    if (v.length != 1) throw new IllegalStateException("floatValue: " + v.length + " elements");
+    return v[0];
+  }
+
+  /** Copies the value (in its own dtype) into a primitive array or a direct buffer of exactly
+   * its size in bytes. */
+  public void copyTo(Object dst) {
+    K.tensor_copy_to(this, directOrArray(dst));
+  }
+
+  private <T> T copyOut(DType dtype, java.util.function.IntFunction<T> make) {
+    Tensor t = this;
+    boolean own = false;
+    try {
+      if (dtype() != dtype) {
+        t = K.cast(t, dtype);
+        own = true;
+      }
+      long[] s = t.shape();
+      if (s == null || java.util.Arrays.stream(s).anyMatch(d -> d < 0)) {
+        Tensor e = K.eval(t);
+        if (own) t.close();
+        t = e;
+        own = true;
+        s = t.shape();
+      }
+      long n = 1;
+      for (long d : s) n *= d;
+      T out = make.apply(Math.toIntExact(n));
+      K.tensor_copy_to(t, out);
+      return out;
+    } finally {
+      if (own) t.close();
+    }
+  }
+
+  /** A scalar of this tensor's dtype (as TensorFlow converts Python numbers). */
+  public Tensor scalarLike(double value) {
+    DType d = dtype();
+    switch (d) {
+      case FLOAT32: return of(new float[] {(float) value});
+      case FLOAT64: return of(new double[] {value});
+      case INT32: return of(new int[] {(int) value});
+      case INT64: return of(new long[] {(long) value});
+      default:
+        try (Tensor v = of(new double[] {value})) {
+          return K.cast(v, d);
+        }
+    }
+  }
+
+  private Tensor withScalar(double value, java.util.function.BinaryOperator<Tensor> op,
+                            boolean scalarFirst) {
+    try (Tensor s = scalarLike(value)) {
+      return scalarFirst ? op.apply(s, this) : op.apply(this, s);
+    }
+  }
+
+  // ---- operators as methods ----
+  public Tensor add(Tensor y) { return K.add(this, y); }
+  public Tensor add(double y) { return withScalar(y, K::add, false); }
+  public Tensor sub(Tensor y) { return K.subtract(this, y); }
+  public Tensor sub(double y) { return withScalar(y, K::subtract, false); }
+  /** value - this */
+  public Tensor rsub(double value) { return withScalar(value, K::subtract, true); }
+  public Tensor mul(Tensor y) { return K.multiply(this, y); }
+  public Tensor mul(double y) { return withScalar(y, K::multiply, false); }
+  public Tensor div(Tensor y) { return K.divide(this, y); }
+  public Tensor div(double y) { return withScalar(y, K::divide, false); }
+  /** value / this */
+  public Tensor rdiv(double value) { return withScalar(value, K::divide, true); }
+  public Tensor matmul(Tensor y) { return K.dot(this, y); }
+  public Tensor dot(Tensor y) { return K.dot(this, y); }
+  public Tensor neg() { return K.negative(this); }
+  public Tensor pow(double a) { return K.pow(this, a); }
+  public Tensor abs() { return K.abs(this); }
+  public Tensor square() { return K.square(this); }
+  public Tensor sqrt() { return K.sqrt(this); }
+  public Tensor exp() { return K.exp(this); }
+  public Tensor log() { return K.log(this); }
+  public Tensor lt(Tensor y) { return K.less(this, y); }
+  public Tensor le(Tensor y) { return K.less_equal(this, y); }
+  public Tensor gt(Tensor y) { return K.greater(this, y); }
+  public Tensor ge(Tensor y) { return K.greater_equal(this, y); }
+  public Tensor relu() { return K.relu(this); }
+  public Tensor sigmoid() { return K.sigmoid(this); }
+  public Tensor tanh() { return K.tanh(this); }
+  public Tensor softmax() { return K.softmax(this); }
+  public Tensor sum() { return K.sum(this); }
+  public Tensor sum(long axis) { return K.sum(this, axis); }
+  public Tensor mean() { return K.mean(this); }
+  public Tensor mean(long axis) { return K.mean(this, axis); }
+  public Tensor max() { return K.max(this); }
+  public Tensor min() { return K.min(this); }
+  public Tensor argmax(long axis) { return K.argmax(this, axis); }
+  public Tensor reshape(long... shape) { return K.reshape(this, shape); }
+  public Tensor transpose() { return K.transpose(this); }
+  public Tensor cast(DType dtype) { return K.cast(this, dtype); }
+
+  /** x[begin:end:step] over the leading axes, as NumPy slices (strided_slice). */
+  public Tensor slice(long[] begin, long[] end, long[] strides) {
+    return K.strided_slice(this, begin, end, strides, 0, 0, 0, 0);
+  }
+%}
+
+/* ---- TensorList: a read-only java.util.List of new Tensor references ------------------------ */
+%typemap(javacode) kb_tensor_list %{
+  /** A new reference to entry i (close it, or let it be collected). */
+  @Override
+  public Tensor get(int index) {
+    if (index < 0 || index >= size()) throw new IndexOutOfBoundsException(index);
+    return K.tensor_list_get(this, index);
+  }
+
+  @Override
+  public int size() {
+    return Math.toIntExact(K.tensor_list_size(this));
+  }
+
+  /** The entries as a java.util.List that outlives this list; closes this list. */
+  public java.util.List<Tensor> drain() {
+    try {
+      return new java.util.ArrayList<>(this);
+    } finally {
+      close();
+    }
+  }
+%}
+
+/* ---- CompiledFunction ------------------------------------------------------------------------ */
+%typemap(javacode) kb_compiled_function %{
+  /** Runs the function on constants (Tensor.of(...)) in the order of its inputs. */
+  public java.util.List<Tensor> call(Tensor... inputs) {
+    return K.function_call(this, inputs).drain();
+  }
+
+  public void setDevice(DeviceKind kind) {
+    K.function_set_device(this, kind);
+  }
+
+  public DeviceKind device() {
+    return K.function_device(this);
+  }
+%}
+
+/* ---- K: Keras' defaults as overloads, and the lambda forms of the loops ------------------------ */
+%pragma(java) moduleimports=%{
+import java.util.List;
+import java.util.function.BinaryOperator;
+import java.util.function.UnaryOperator;
+%}
+%pragma(java) modulecode=%{
+  private static final long[] ALL = null;
+
+  private static long[] axis(long axis) {
+    return new long[] {axis};
+  }
+
+  static Tensor[] array(List<Tensor> list) {
+    return list == null ? null : list.toArray(new Tensor[0]);
+  }
+
+  /** The library's version string. */
+  public static String versionString() {
+    return version();
+  }
+
+  // ---- creation ----
+  /** A placeholder; -1 for unknown dimensions; floatx. */
+  public static Tensor placeholder(long... shape) {
+    return placeholder(shape, shape.length, DType.DTYPE_DEFAULT, false, null);
+  }
+
+  public static Tensor placeholder(long[] shape, DType dtype, String name) {
+    return placeholder(shape, shape.length, dtype, false, name);
+  }
+
+  public static Tensor variable(float[] data, long... shape) {
+    return variable_from_data(data, DType.FLOAT32, shape, DType.DTYPE_DEFAULT, null);
+  }
+
+  public static Tensor variable(double[] data, long... shape) {
+    return variable_from_data(data, DType.FLOAT64, shape, DType.DTYPE_DEFAULT, null);
+  }
+
+  /** A variable of dtype (DEFAULT: floatx) and name from a primitive array or a direct buffer. */
+  public static Tensor variable(Object data, DType dataDType, long[] shape, DType dtype,
+                                String name) {
+    return variable_from_data(Tensor.directOrArray(data), dataDType, shape, dtype, name);
+  }
+
+  public static Tensor constant(double value) {
+    return constant_from_data(new double[] {value}, DType.FLOAT64, new long[0], DType.DTYPE_DEFAULT,
+                              null, null);
+  }
+
+  /** A constant of floatx filled with value in shape. */
+  public static Tensor constant(double value, long... shape) {
+    return constant_from_data(new double[] {value}, DType.FLOAT64, new long[0], DType.DTYPE_DEFAULT,
+                              shape, null);
+  }
+
+  public static Tensor constant(float[] data, long... shape) {
+    return constant_from_data(data, DType.FLOAT32, shape, DType.DTYPE_DEFAULT, null, null);
+  }
+
+  public static void set_value(Tensor x, Object data, long... shape) {
+    Object d = Tensor.directOrArray(data);
+    DType t = d instanceof float[] ? DType.FLOAT32 : d instanceof double[] ? DType.FLOAT64
+        : d instanceof int[] ? DType.INT32 : d instanceof long[] ? DType.INT64
+        : d instanceof java.nio.Buffer ? Tensor.bufferDType((java.nio.Buffer) d) : null;
+    if (t == null) throw new IllegalArgumentException("set_value: unsupported data " + d);
+    set_value_data(x, d, t, shape);
+  }
+
+  public static Tensor zeros(long... shape) {
+    return zeros(shape, DType.DTYPE_DEFAULT, null);
+  }
+
+  public static Tensor ones(long... shape) {
+    return ones(shape, DType.DTYPE_DEFAULT, null);
+  }
+
+  public static Tensor eye(long size) {
+    return eye(size, DType.DTYPE_DEFAULT, null);
+  }
+
+  public static Tensor zeros_like(Tensor x) {
+    return zeros_like(x, DType.DTYPE_DEFAULT, null);
+  }
+
+  public static Tensor ones_like(Tensor x) {
+    return ones_like(x, DType.DTYPE_DEFAULT, null);
+  }
+
+  public static Tensor random_normal_variable(long[] shape, double mean, double scale) {
+    return random_normal_variable(shape, mean, scale, DType.DTYPE_DEFAULT, null, null);
+  }
+
+  public static Tensor random_normal_variable(long[] shape, double mean, double scale,
+                                              long seed) {
+    return random_normal_variable(shape, mean, scale, DType.DTYPE_DEFAULT, null, seed);
+  }
+
+  public static Tensor random_uniform_variable(long[] shape, double low, double high) {
+    return random_uniform_variable(shape, low, high, DType.DTYPE_DEFAULT, null, null);
+  }
+
+  public static Tensor arange(double start) {
+    return arange(start, null, 1.0, DType.DTYPE_DEFAULT);
+  }
+
+  public static Tensor arange(double start, double stop) {
+    return arange(start, stop, 1.0, DType.DTYPE_DEFAULT);
+  }
+
+  // ---- reductions: axis=None, keepdims=False ----
+  public static Tensor sum(Tensor x) { return sum(x, ALL, false); }
+  public static Tensor sum(Tensor x, long axis) { return sum(x, axis(axis), false); }
+  public static Tensor sum(Tensor x, long axis, boolean keepdims) { return sum(x, axis(axis), keepdims); }
+  public static Tensor mean(Tensor x) { return mean(x, ALL, false); }
+  public static Tensor mean(Tensor x, long axis) { return mean(x, axis(axis), false); }
+  public static Tensor mean(Tensor x, long axis, boolean keepdims) { return mean(x, axis(axis), keepdims); }
+  public static Tensor max(Tensor x) { return max(x, ALL, false); }
+  public static Tensor max(Tensor x, long axis) { return max(x, axis(axis), false); }
+  public static Tensor min(Tensor x) { return min(x, ALL, false); }
+  public static Tensor min(Tensor x, long axis) { return min(x, axis(axis), false); }
+  public static Tensor prod(Tensor x) { return prod(x, ALL, false); }
+  public static Tensor prod(Tensor x, long axis) { return prod(x, axis(axis), false); }
+  public static Tensor var(Tensor x) { return var(x, ALL, false); }
+  public static Tensor var(Tensor x, long axis) { return var(x, axis(axis), false); }
+  public static Tensor std(Tensor x, long[] axes, boolean keepdims) { return std_(x, axes, keepdims); }
+  public static Tensor std(Tensor x) { return std_(x, ALL, false); }
+  public static Tensor std(Tensor x, long axis) { return std_(x, axis(axis), false); }
+  public static Tensor any(Tensor x) { return any(x, ALL, false); }
+  public static Tensor all(Tensor x) { return all(x, ALL, false); }
+  public static Tensor logsumexp(Tensor x) { return logsumexp(x, ALL, false); }
+  public static Tensor logsumexp(Tensor x, long axis) { return logsumexp(x, axis(axis), false); }
+  public static Tensor argmax(Tensor x) { return argmax(x, -1); }
+  public static Tensor argmin(Tensor x) { return argmin(x, -1); }
+  public static Tensor cumsum(Tensor x) { return cumsum(x, 0); }
+  public static Tensor cumprod(Tensor x) { return cumprod(x, 0); }
+
+  // ---- nn ----
+  public static Tensor relu(Tensor x) { return relu(x, 0.0, null, 0.0); }
+  public static Tensor relu(Tensor x, double alpha) { return relu(x, alpha, null, 0.0); }
+  public static Tensor elu(Tensor x) { return elu(x, 1.0); }
+  public static Tensor softmax(Tensor x) { return softmax(x, -1); }
+  public static Tensor clip(Tensor x, double minValue) {
+    return clip(x, minValue, Double.POSITIVE_INFINITY);
+  }
+  public static Tensor categorical_crossentropy(Tensor target, Tensor output) {
+    return categorical_crossentropy(target, output, false, -1);
+  }
+  public static Tensor sparse_categorical_crossentropy(Tensor target, Tensor output) {
+    return sparse_categorical_crossentropy(target, output, false, -1);
+  }
+  public static Tensor binary_crossentropy(Tensor target, Tensor output) {
+    return binary_crossentropy(target, output, false);
+  }
+  public static Tensor bias_add(Tensor x, Tensor bias) {
+    return bias_add(x, bias, DataFormat.DATA_FORMAT_DEFAULT);
+  }
+  public static Tensor l2_normalize(Tensor x) { return l2_normalize(x, ALL); }
+  public static Tensor l2_normalize(Tensor x, long axis) { return l2_normalize(x, axis(axis)); }
+  public static Tensor batch_dot(Tensor x, Tensor y) { return batch_dot(x, y, null); }
+  public static Tensor concatenate(List<Tensor> xs) { return concatenate(array(xs), -1); }
+  public static Tensor concatenate(List<Tensor> xs, long axis) { return concatenate(array(xs), axis); }
+  public static Tensor stack(List<Tensor> xs) { return stack(array(xs), 0); }
+  public static Tensor stack(List<Tensor> xs, long axis) { return stack(array(xs), axis); }
+  public static Tensor squeeze(Tensor x) { return squeeze(x, -1); }
+  public static Tensor identity(Tensor x) { return identity(x, null); }
+
+  // ---- conv / pool: strides=1, padding='valid', data_format=None, dilation_rate=1 ----
+  public static Tensor conv1d(Tensor x, Tensor kernel) {
+    return conv1d(x, kernel, 1, Padding.VALID, DataFormat.DATA_FORMAT_DEFAULT, 1);
+  }
+  public static Tensor conv2d(Tensor x, Tensor kernel) {
+    return conv2d(x, kernel, null, Padding.VALID, DataFormat.DATA_FORMAT_DEFAULT, null);
+  }
+  public static Tensor conv2d(Tensor x, Tensor kernel, long[] strides, String padding) {
+    return conv2d(x, kernel, strides, parse_padding(padding), DataFormat.DATA_FORMAT_DEFAULT, null);
+  }
+  public static Tensor conv3d(Tensor x, Tensor kernel) {
+    return conv3d(x, kernel, null, Padding.VALID, DataFormat.DATA_FORMAT_DEFAULT, null);
+  }
+  public static Tensor pool2d(Tensor x, long[] poolSize) {
+    return pool2d(x, poolSize, null, Padding.VALID, DataFormat.DATA_FORMAT_DEFAULT, PoolMode.MAX);
+  }
+  public static Tensor pool2d(Tensor x, long[] poolSize, long[] strides, String padding,
+                              String poolMode) {
+    return pool2d(x, poolSize, strides, parse_padding(padding), DataFormat.DATA_FORMAT_DEFAULT,
+                  parse_pool_mode(poolMode));
+  }
+
+  // ---- functions, gradients, updates ----
+  public static List<Tensor> gradients(Tensor loss, List<Tensor> variables) {
+    return gradients(loss, array(variables)).drain();
+  }
+
+  public static CompiledFunction function(List<Tensor> inputs, List<Tensor> outputs) {
+    return function(array(inputs), array(outputs), null);
+  }
+
+  /** updates: update ops (K.update, K.update_add, K.update_sub). */
+  public static CompiledFunction function(List<Tensor> inputs, List<Tensor> outputs,
+                                          List<Tensor> updates) {
+    return function(array(inputs), array(outputs), array(updates));
+  }
+
+  public static List<Tensor> batch_get_value(List<Tensor> xs) {
+    return batch_get_value(array(xs)).drain();
+  }
+
+  // ---- loops: the callback runs while the graph is built; an exception it throws comes back
+  // out of the call unchanged ----
+  /** The result of an rnn step: the output and the new states. */
+  public static final class Step {
+    public final Tensor output;
+    public final List<Tensor> states;
+
+    public Step(Tensor output, List<Tensor> states) {
+      this.output = output;
+      this.states = states;
+    }
+  }
+
+  /** step(input, states) -> new Step(output, newStates), as Keras' step_function. */
+  @FunctionalInterface
+  public interface StepFunction {
+    Step step(Tensor input, List<Tensor> states);
+  }
+
+  /** rnn's results: (last_output, outputs, new_states). */
+  public static final class RnnResult {
+    public final Tensor lastOutput;
+    public final Tensor outputs;
+    public final List<Tensor> newStates;
+
+    RnnResult(List<Tensor> all) {
+      lastOutput = all.get(0);
+      outputs = all.get(1);
+      newStates = java.util.Collections.unmodifiableList(all.subList(2, all.size()));
+    }
+  }
+
+  /** Tensors for the borrowed pointers of a callback; each owns its own reference. */
+  private static Tensor[] borrowAll(long[] ptrs, int from) {
+    Tensor[] out = new Tensor[ptrs.length - from];
+    for (int i = from; i < ptrs.length; ++i) out[i - from] = borrow(ptrs[i]);
+    return out;
+  }
+
+  private static long result(Tensor t, String who) {
+    if (t == null) throw new NullPointerException(who + ": the callback returned null");
+    return retained(t);
+  }
+
+  public static Tensor map_fn(UnaryOperator<Tensor> fn, Tensor elems) {
+    return map_fn(fn, elems, null, DType.DTYPE_DEFAULT);
+  }
+
+  public static Tensor map_fn(UnaryOperator<Tensor> fn, Tensor elems, String name, DType dtype) {
+    NativeCallback cb = ptrs -> new long[] {result(fn.apply(borrow(ptrs[0])), "map_fn")};
+    return map_fn_raw(cb, elems, name, dtype);
+  }
+
+  private static NativeCallback fold(BinaryOperator<Tensor> fn, String who) {
+    return ptrs -> new long[] {result(fn.apply(borrow(ptrs[0]), borrow(ptrs[1])), who)};
+  }
+
+  /** fn(acc, x); initializer null: the first element starts. */
+  public static Tensor foldl(BinaryOperator<Tensor> fn, Tensor elems, Tensor initializer) {
+    return foldl_raw(fold(fn, "foldl"), elems, initializer, null);
+  }
+
+  public static Tensor foldr(BinaryOperator<Tensor> fn, Tensor elems, Tensor initializer) {
+    return foldr_raw(fold(fn, "foldr"), elems, initializer, null);
+  }
+
+  public static RnnResult rnn(StepFunction step, Tensor inputs, List<Tensor> initialStates) {
+    return rnn(step, inputs, initialStates, false, null, null, false);
+  }
+
+  public static RnnResult rnn(StepFunction step, Tensor inputs, List<Tensor> initialStates,
+                              boolean goBackwards, Tensor mask, List<Tensor> constants,
+                              boolean unroll) {
+    NativeCallback cb = ptrs -> {
+      Tensor[] args = borrowAll(ptrs, 0);
+      Step s = step.step(args[0], java.util.Arrays.asList(args).subList(1, args.length));
+      if (s == null || s.states == null) throw new NullPointerException("rnn: null step result");
+      if (s.output == null) throw new NullPointerException("rnn: the step function returned null");
+      for (Tensor t : s.states)
+        if (t == null) throw new NullPointerException("rnn: the step function returned a null state");
+      long[] out = new long[1 + s.states.size()];
+      out[0] = result(s.output, "rnn");
+      for (int i = 0; i < s.states.size(); ++i) out[i + 1] = result(s.states.get(i), "rnn");
+      return out;
+    };
+    return new RnnResult(rnn_raw(cb, inputs, array(initialStates), goBackwards, mask,
+                                 array(constants), unroll).drain());
+  }
+%}

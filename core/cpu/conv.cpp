@@ -1,0 +1,421 @@
+// CPU kernels of Conv, ConvBackwardData and ConvBackwardFilter. float32 runs through oneDNN
+// (convolution_forward / _backward_data / _backward_weights, created at plan time and cached by
+// geometry); float64 and float16 (oneDNN has no f64) run through plain reference loops, which are
+// also the fallback when oneDNN declines a problem.
+#include <array>
+#include <cstring>
+#include <string>
+
+#include "core/backend/kernel.h"
+#include "core/cpu/dnnl_cache.h"
+#include "core/cpu/loops.h"
+#include "core/ops/conv_ops.h"
+#include "core/util/dispatch.h"
+
+namespace kb::cpu {
+namespace {
+
+using dnnl::memory;
+namespace du = dnnl_util;
+using A3 = std::array<int64_t, 3>;
+
+// The concrete geometry; 1-D and 2-D problems are 3-D problems with leading spatial extents of 1.
+struct Geo {
+  ConvGeom cg;
+  size_t nsp = 0;
+  int64_t N = 0, C = 0, OC = 0, G = 1, ICg = 0, OCg = 0, kvol = 1;
+  A3 in{1, 1, 1}, out{1, 1, 1}, k{1, 1, 1}, s{1, 1, 1}, d{1, 1, 1}, pb{0, 0, 0}, pa{0, 0, 0};
+  int64_t xn = 0, xc = 0, yn = 0, yc = 0;  // element strides of batch and channel
+  A3 xs{}, ys{};                           // element strides of the spatial dims
+  int64_t kz(int64_t z0, int64_t z1, int64_t z2) const { return ((z0 * k[1] + z1) * k[2] + z2); }
+};
+
+void data_strides(bool first, int64_t C, const A3& sp, int64_t& sn, int64_t& sc, A3& ss) {
+  int64_t plane = sp[0] * sp[1] * sp[2];
+  if (first) {
+    ss = {sp[1] * sp[2], sp[2], 1};
+    sc = plane;
+  } else {
+    ss = {sp[1] * sp[2] * C, sp[2] * C, C};
+    sc = 1;
+  }
+  sn = C * plane;
+}
+
+Geo make_geo(const ConvGeom& cg, const Dims& x, const Dims& k, const Dims& y) {
+  Geo g;
+  g.cg = cg;
+  g.nsp = cg.nsp();
+  size_t ca = channel_axis(cg.channels_first, g.nsp), off = 3 - g.nsp;
+  g.N = x[0];
+  g.C = x[ca];
+  g.OC = y[ca];
+  g.G = cg.groups;
+  g.ICg = g.C / g.G;
+  g.OCg = k[g.nsp + 1];
+  for (size_t i = 0; i < g.nsp; ++i) {
+    size_t ax = spatial_axis(cg.channels_first, i);
+    g.in[off + i] = x[ax];
+    g.out[off + i] = y[ax];
+    g.k[off + i] = k[i];
+    g.s[off + i] = cg.strides[i];
+    g.d[off + i] = cg.dilation[i];
+    g.pb[off + i] = cg.pad_before[i];
+    g.pa[off + i] = cg.pad_after[i];
+  }
+  g.kvol = g.k[0] * g.k[1] * g.k[2];
+  data_strides(cg.channels_first, g.C, g.in, g.xn, g.xc, g.xs);
+  data_strides(cg.channels_first, g.OC, g.out, g.yn, g.yc, g.ys);
+  return g;
+}
+
+template <class T>
+using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+// ---- reference kernels (any floating type) ----------------------------------------------------
+// y[n, o, oc] = sum_{z, ic} x[n, o*s - pb + z*d, g*ICg + ic] * K[z, g*ICg + ic, m], oc = g*OCg + m
+template <class T>
+void ref_forward(const Geo& g, const T* x, const T* k, T* y) {
+  using Acc = acc_t<T>;
+  int64_t positions = g.N * g.out[0] * g.out[1] * g.out[2];
+  int64_t work = std::max<int64_t>(1, g.OC * g.kvol * g.ICg);
+  parallel_for(
+      positions,
+      [&](int64_t b, int64_t e) {
+        for (int64_t p = b; p < e; ++p) {
+          int64_t t = p;
+          int64_t o2 = t % g.out[2];
+          t /= g.out[2];
+          int64_t o1 = t % g.out[1];
+          t /= g.out[1];
+          int64_t o0 = t % g.out[0], n = t / g.out[0];
+          T* yp = y + n * g.yn + o0 * g.ys[0] + o1 * g.ys[1] + o2 * g.ys[2];
+          for (int64_t oc = 0; oc < g.OC; ++oc) {
+            int64_t gi = oc / g.OCg, m = oc % g.OCg;
+            Acc acc = 0;
+            for (int64_t z0 = 0; z0 < g.k[0]; ++z0) {
+              int64_t i0 = o0 * g.s[0] - g.pb[0] + z0 * g.d[0];
+              if (i0 < 0 || i0 >= g.in[0]) continue;
+              for (int64_t z1 = 0; z1 < g.k[1]; ++z1) {
+                int64_t i1 = o1 * g.s[1] - g.pb[1] + z1 * g.d[1];
+                if (i1 < 0 || i1 >= g.in[1]) continue;
+                for (int64_t z2 = 0; z2 < g.k[2]; ++z2) {
+                  int64_t i2 = o2 * g.s[2] - g.pb[2] + z2 * g.d[2];
+                  if (i2 < 0 || i2 >= g.in[2]) continue;
+                  const T* xp =
+                      x + n * g.xn + i0 * g.xs[0] + i1 * g.xs[1] + i2 * g.xs[2] + gi * g.ICg * g.xc;
+                  const T* kp = k + g.kz(z0, z1, z2) * g.C * g.OCg + gi * g.ICg * g.OCg + m;
+                  for (int64_t ic = 0; ic < g.ICg; ++ic)
+                    acc += Acc(compute_t<T>(xp[ic * g.xc])) * Acc(compute_t<T>(kp[ic * g.OCg]));
+                }
+              }
+            }
+            yp[oc * g.yc] = T(compute_t<T>(acc));
+          }
+        }
+      },
+      std::max<int64_t>(1, kParallelGrain / work));
+}
+
+// dx[n, i, c] = sum over (o, z) with o*s - pb + z*d = i of dy[n, o, g*OCg + m] * K[z, c, m]
+template <class T>
+void ref_backward_data(const Geo& g, const T* dy, const T* k, T* dx) {
+  using Acc = acc_t<T>;
+  int64_t positions = g.N * g.in[0] * g.in[1] * g.in[2];
+  int64_t work = std::max<int64_t>(1, g.C * g.kvol * g.OCg);
+  parallel_for(
+      positions,
+      [&](int64_t b, int64_t e) {
+        for (int64_t p = b; p < e; ++p) {
+          int64_t t = p;
+          int64_t i2 = t % g.in[2];
+          t /= g.in[2];
+          int64_t i1 = t % g.in[1];
+          t /= g.in[1];
+          int64_t i0 = t % g.in[0], n = t / g.in[0];
+          T* dxp = dx + n * g.xn + i0 * g.xs[0] + i1 * g.xs[1] + i2 * g.xs[2];
+          for (int64_t c = 0; c < g.C; ++c) {
+            int64_t gi = c / g.ICg;
+            Acc acc = 0;
+            for (int64_t z0 = 0; z0 < g.k[0]; ++z0) {
+              int64_t t0 = i0 + g.pb[0] - z0 * g.d[0];
+              if (t0 < 0 || t0 % g.s[0] != 0 || t0 / g.s[0] >= g.out[0]) continue;
+              for (int64_t z1 = 0; z1 < g.k[1]; ++z1) {
+                int64_t t1 = i1 + g.pb[1] - z1 * g.d[1];
+                if (t1 < 0 || t1 % g.s[1] != 0 || t1 / g.s[1] >= g.out[1]) continue;
+                for (int64_t z2 = 0; z2 < g.k[2]; ++z2) {
+                  int64_t t2 = i2 + g.pb[2] - z2 * g.d[2];
+                  if (t2 < 0 || t2 % g.s[2] != 0 || t2 / g.s[2] >= g.out[2]) continue;
+                  const T* dyp = dy + n * g.yn + (t0 / g.s[0]) * g.ys[0] + (t1 / g.s[1]) * g.ys[1] +
+                                 (t2 / g.s[2]) * g.ys[2] + gi * g.OCg * g.yc;
+                  const T* kp = k + g.kz(z0, z1, z2) * g.C * g.OCg + c * g.OCg;
+                  for (int64_t m = 0; m < g.OCg; ++m)
+                    acc += Acc(compute_t<T>(dyp[m * g.yc])) * Acc(compute_t<T>(kp[m]));
+                }
+              }
+            }
+            dxp[c * g.xc] = T(compute_t<T>(acc));
+          }
+        }
+      },
+      std::max<int64_t>(1, kParallelGrain / work));
+}
+
+// dK[z, c, m] = sum over (n, o) of x[n, o*s - pb + z*d, c] * dy[n, o, g*OCg + m]
+template <class T>
+void ref_backward_filter(const Geo& g, const T* x, const T* dy, T* dk) {
+  using Acc = acc_t<T>;
+  int64_t entries = g.kvol * g.C;
+  int64_t work = std::max<int64_t>(1, g.OCg * g.N * g.out[0] * g.out[1] * g.out[2]);
+  parallel_for(
+      entries,
+      [&](int64_t b, int64_t e) {
+        for (int64_t q = b; q < e; ++q) {
+          int64_t zl = q / g.C, c = q % g.C, gi = c / g.ICg;
+          int64_t z2 = zl % g.k[2], z1 = (zl / g.k[2]) % g.k[1], z0 = zl / (g.k[1] * g.k[2]);
+          for (int64_t m = 0; m < g.OCg; ++m) {
+            Acc acc = 0;
+            int64_t oc = gi * g.OCg + m;
+            for (int64_t n = 0; n < g.N; ++n)
+              for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
+                int64_t i0 = o0 * g.s[0] - g.pb[0] + z0 * g.d[0];
+                if (i0 < 0 || i0 >= g.in[0]) continue;
+                for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
+                  int64_t i1 = o1 * g.s[1] - g.pb[1] + z1 * g.d[1];
+                  if (i1 < 0 || i1 >= g.in[1]) continue;
+                  for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
+                    int64_t i2 = o2 * g.s[2] - g.pb[2] + z2 * g.d[2];
+                    if (i2 < 0 || i2 >= g.in[2]) continue;
+                    acc +=
+                        Acc(compute_t<T>(
+                            x[n * g.xn + i0 * g.xs[0] + i1 * g.xs[1] + i2 * g.xs[2] + c * g.xc])) *
+                        Acc(compute_t<T>(
+                            dy[n * g.yn + o0 * g.ys[0] + o1 * g.ys[1] + o2 * g.ys[2] + oc * g.yc]));
+                  }
+                }
+              }
+            dk[zl * g.C * g.OCg + c * g.OCg + m] = T(compute_t<T>(acc));
+          }
+        }
+      },
+      std::max<int64_t>(1, kParallelGrain / work));
+}
+
+// ---- oneDNN (float32) -------------------------------------------------------------------------
+enum class Which { fwd, bwd_data, bwd_filter };
+
+// How the primitive sees the activations: in the caller's plain layout, or in the layout oneDNN
+// prefers (reordered in and out). Weights always go through oneDNN's preferred layout (they are
+// small).
+enum class Policy { plain, blocked };
+
+memory::desc data_md(const Geo& g, int64_t C, const A3& sp) {
+  memory::dims dims{g.N, C}, strides;
+  int64_t sn, sc;
+  A3 ss;
+  data_strides(g.cg.channels_first, C, sp, sn, sc, ss);
+  strides = {sn, sc};
+  for (size_t i = 3 - g.nsp; i < 3; ++i) {
+    dims.push_back(sp[i]);
+    strides.push_back(ss[i]);
+  }
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+
+// Weights cross to and from oneDNN in its plain (O, I, spatial...) order, or (G, OCg, ICg,
+// spatial...) with several groups: oneDNN's reorders from our (spatial..., C, OCg) layout straight
+// into its blocked weight formats were measured at 1-2 ms for a 3x3x64x64 kernel with several
+// threads (a few microseconds from this plain order), so the kernels transpose the small weight
+// tensor themselves (transpose_weights).
+memory::desc weights_md(const Geo& g) {
+  memory::dims dims = g.G == 1 ? memory::dims{g.OC, g.C} : memory::dims{g.G, g.OCg, g.ICg};
+  for (size_t i = 3 - g.nsp; i < 3; ++i) dims.push_back(g.k[i]);
+  memory::dims strides(dims.size());
+  int64_t st = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    strides[i] = st;
+    st *= dims[i];
+  }
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+
+// plain[((gi*OCg + m)*ICg + i)*kvol + z] <-> ours[z*C*OCg + c*OCg + m], c = gi*ICg + i.
+template <bool ToPlain>
+void transpose_weights(const Geo& g, const float* src, float* dst) {
+  parallel_for(
+      g.C,
+      [&](int64_t b, int64_t e) {
+        for (int64_t c = b; c < e; ++c) {
+          int64_t gi = c / g.ICg, i = c % g.ICg;
+          for (int64_t m = 0; m < g.OCg; ++m) {
+            int64_t p = ((gi * g.OCg + m) * g.ICg + i) * g.kvol;
+            for (int64_t z = 0; z < g.kvol; ++z) {
+              int64_t o = z * g.C * g.OCg + c * g.OCg + m;
+              if constexpr (ToPlain)
+                dst[p + z] = src[o];
+              else
+                dst[o] = src[p + z];
+            }
+          }
+        }
+      },
+      std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, g.OCg * g.kvol)));
+}
+
+memory::desc any_like(const memory::desc& md) {
+  return memory::desc(md.dims(), memory::data_type::f32, memory::format_tag::any);
+}
+
+memory::dims spatial(const A3& a, size_t nsp, int64_t minus = 0) {
+  memory::dims r;
+  for (size_t i = 3 - nsp; i < 3; ++i) r.push_back(a[i] - minus);
+  return r;
+}
+
+std::vector<int64_t> vec(const A3& a) { return {a[0], a[1], a[2]}; }
+
+std::string spec_key(Which w, const Geo& g, Policy p) {
+  static const char* names[] = {"conv_fwd", "conv_bwd_data", "conv_bwd_filter"};
+  du::Key k(names[int(w)]);
+  k.add(int64_t(g.nsp)).add(int64_t(g.cg.channels_first)).add(int64_t(p));
+  k.add(g.N).add(g.C).add(g.OC).add(g.G).add(vec(g.in)).add(vec(g.out)).add(vec(g.k));
+  k.add(vec(g.s)).add(vec(g.d)).add(vec(g.pb)).add(vec(g.pa));
+  return k.str();
+}
+
+std::shared_ptr<const du::PrimSpec> make_spec(Which w, const Geo& g, Policy p) {
+  using namespace dnnl;
+  using du::ArgSpec;
+  memory::desc xu = data_md(g, g.C, g.in), yu = data_md(g, g.OC, g.out), wu = weights_md(g);
+  memory::desc xa = p == Policy::plain ? xu : any_like(xu);
+  memory::desc ya = p == Policy::plain ? yu : any_like(yu);
+  memory::desc wa = any_like(wu);
+  memory::dims st = spatial(g.s, g.nsp), dil = spatial(g.d, g.nsp, 1);
+  memory::dims pl = spatial(g.pb, g.nsp), pr = spatial(g.pa, g.nsp);
+  primitive_attr attr;
+  attr.set_scratchpad_mode(scratchpad_mode::user);
+  engine& eng = du::engine();
+  auto spec = std::make_shared<du::PrimSpec>();
+  if (w == Which::fwd) {
+    convolution_forward::desc d(prop_kind::forward_inference, algorithm::convolution_direct, xa, wa,
+                                ya, st, dil, pl, pr);
+    convolution_forward::primitive_desc pd(d, attr, eng);
+    spec->prim = convolution_forward(pd);
+    spec->args = {ArgSpec(DNNL_ARG_SRC, false, xu, pd.src_desc()),
+                  ArgSpec(DNNL_ARG_WEIGHTS, false, wu, pd.weights_desc()),
+                  ArgSpec(DNNL_ARG_DST, true, yu, pd.dst_desc())};
+    spec->scratchpad = pd.scratchpad_desc();
+    spec->impl = pd.impl_info_str();
+    return spec;
+  }
+  convolution_forward::desc fd(prop_kind::forward_training, algorithm::convolution_direct, xa, wa,
+                               ya, st, dil, pl, pr);
+  convolution_forward::primitive_desc hint(fd, eng);
+  if (w == Which::bwd_data) {
+    convolution_backward_data::desc d(algorithm::convolution_direct, xa, wa, ya, st, dil, pl, pr);
+    convolution_backward_data::primitive_desc pd(d, attr, eng, hint);
+    spec->prim = convolution_backward_data(pd);
+    spec->args = {ArgSpec(DNNL_ARG_DIFF_DST, false, yu, pd.diff_dst_desc()),
+                  ArgSpec(DNNL_ARG_WEIGHTS, false, wu, pd.weights_desc()),
+                  ArgSpec(DNNL_ARG_DIFF_SRC, true, xu, pd.diff_src_desc())};
+    spec->scratchpad = pd.scratchpad_desc();
+    spec->impl = pd.impl_info_str();
+    return spec;
+  }
+  convolution_backward_weights::desc d(algorithm::convolution_direct, xa, wa, ya, st, dil, pl, pr);
+  convolution_backward_weights::primitive_desc pd(d, attr, eng, hint);
+  spec->prim = convolution_backward_weights(pd);
+  spec->args = {ArgSpec(DNNL_ARG_SRC, false, xu, pd.src_desc()),
+                ArgSpec(DNNL_ARG_DIFF_DST, false, yu, pd.diff_dst_desc()),
+                ArgSpec(DNNL_ARG_DIFF_WEIGHTS, true, wu, pd.diff_weights_desc())};
+  spec->scratchpad = pd.scratchpad_desc();
+  spec->impl = pd.impl_info_str();
+  return spec;
+}
+
+bool slow_impl(const std::string& impl) {
+  return impl.rfind("ref", 0) == 0 || impl.find("gemm") != std::string::npos;
+}
+
+// channels_last: oneDNN's fast kernels read and write plain nhwc directly, so no reorders (unless
+// only a slow implementation takes that layout); channels_first: oneDNN chooses the layout and
+// the activations are reordered in and out (its nchw kernels are im2col + GEMM, 2-3 times slower
+// than the reorders plus a fast kernel on W4).
+std::shared_ptr<const du::PrimSpec> choose_spec(Which w, const Geo& g) {
+  auto get = [&](Policy p) {
+    return du::cached<du::PrimSpec>(spec_key(w, g, p), [&] { return make_spec(w, g, p); });
+  };
+  if (g.cg.channels_first) return get(Policy::blocked);
+  auto plain = get(Policy::plain);
+  if (!slow_impl(plain->impl)) return plain;
+  try {
+    auto blocked = get(Policy::blocked);
+    return slow_impl(blocked->impl) ? plain : blocked;
+  } catch (const dnnl::error&) {
+    return plain;
+  }
+}
+
+// An empty Kernel when oneDNN declines the problem.
+Kernel dnnl_kernel(Which w, const Geo& g) {
+  std::shared_ptr<const du::PrimSpec> spec;
+  try {
+    spec = choose_spec(w, g);
+  } catch (const dnnl::error&) {
+    return {};
+  }
+  auto runner = std::make_shared<du::Runner>(spec);
+  auto plain = du::aligned_buffer(size_t(g.kvol * g.C * g.OCg) * sizeof(float));
+  return [runner, plain, w, g](const std::vector<const Buffer*>& in, Buffer& out) {
+    float* pw = static_cast<float*>(plain.get());
+    if (w == Which::bwd_filter) {
+      runner->run({in[0]->data(), in[1]->data(), pw});
+      transpose_weights<false>(g, pw, out.as<float>());
+    } else {
+      transpose_weights<true>(g, in[1]->as<float>(), pw);
+      runner->run({in[0]->data(), pw, out.data()});
+    }
+  };
+}
+
+template <Which W>
+Kernel make_conv_kernel(const KernelArgs& ka) {
+  const Dims& a = ka.in[0].shape.dims;
+  const Dims& b = ka.in[1].shape.dims;
+  const Dims& o = ka.out.shape.dims;
+  const Dims& x = W == Which::bwd_data ? o : a;
+  const Dims& k = W == Which::bwd_filter ? o : b;
+  const Dims& y = W == Which::fwd ? o : W == Which::bwd_data ? a : b;
+  ConvGeom cg = ConvGeom::from(ka.node.attrs).resolved(x, k);
+  if (numel(x) == 0 || numel(k) == 0 || numel(y) == 0)
+    return [](const std::vector<const Buffer*>&, Buffer& out) {
+      if (out.nbytes()) std::memset(out.data(), 0, out.nbytes());
+    };
+  Geo g = make_geo(cg, x, k, y);
+  if (ka.out.dtype == DType::f32)
+    if (Kernel dk = dnnl_kernel(W, g)) return dk;
+  return dispatch_dtype(ka.out.dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    if constexpr (!is_float_v<T>) {
+      fail(Status::dtype, cg.who, ": floating input required");
+    } else {
+      return [g](const std::vector<const Buffer*>& in, Buffer& out) {
+        const T* p0 = in[0]->as<T>();
+        const T* p1 = in[1]->as<T>();
+        if constexpr (W == Which::fwd)
+          ref_forward<T>(g, p0, p1, out.as<T>());
+        else if constexpr (W == Which::bwd_data)
+          ref_backward_data<T>(g, p0, p1, out.as<T>());
+        else
+          ref_backward_filter<T>(g, p0, p1, out.as<T>());
+      };
+    }
+  });
+}
+
+KernelRegistrar k1("cpu", "Conv", make_conv_kernel<Which::fwd>);
+KernelRegistrar k2("cpu", "ConvBackwardData", make_conv_kernel<Which::bwd_data>);
+KernelRegistrar k3("cpu", "ConvBackwardFilter", make_conv_kernel<Which::bwd_filter>);
+
+}  // namespace
+}  // namespace kb::cpu

@@ -1,0 +1,137 @@
+#include "core/cpu/dnnl_cache.h"
+
+#include <cstdlib>
+#include <list>
+#include <mutex>
+#include <unordered_map>
+
+namespace kb::cpu::dnnl_util {
+
+dnnl::engine& engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+dnnl::stream& stream() {
+  thread_local dnnl::stream s(engine());
+  return s;
+}
+
+namespace {
+struct Lru {
+  std::mutex mu;
+  std::list<std::pair<std::string, std::shared_ptr<const void>>> items;  // most recent first
+  std::unordered_map<std::string, decltype(items)::iterator> index;
+};
+Lru& lru() {
+  static Lru* l = new Lru;  // never destroyed: kernels may outlive static destruction order
+  return *l;
+}
+}  // namespace
+
+std::shared_ptr<const void> cached_any(const std::string& key,
+                                       const std::function<std::shared_ptr<const void>()>& make) {
+  Lru& l = lru();
+  {
+    std::lock_guard<std::mutex> g(l.mu);
+    auto it = l.index.find(key);
+    if (it != l.index.end()) {
+      l.items.splice(l.items.begin(), l.items, it->second);
+      return it->second->second;
+    }
+  }
+  // Created outside the lock (primitive creation may take milliseconds); a concurrent creation
+  // of the same key keeps the first one cached.
+  std::shared_ptr<const void> v = make();
+  std::lock_guard<std::mutex> g(l.mu);
+  auto it = l.index.find(key);
+  if (it != l.index.end()) return it->second->second;
+  l.items.emplace_front(key, v);
+  l.index[key] = l.items.begin();
+  while (l.items.size() > kCacheCapacity) {
+    l.index.erase(l.items.back().first);
+    l.items.pop_back();
+  }
+  return v;
+}
+
+size_t cache_size() {
+  std::lock_guard<std::mutex> g(lru().mu);
+  return lru().items.size();
+}
+
+Key& Key::add(int64_t v) {
+  s_ += '|';
+  s_ += std::to_string(v);
+  return *this;
+}
+
+Key& Key::add(const std::vector<int64_t>& v) {
+  s_ += "|(";
+  for (int64_t x : v) {
+    s_ += std::to_string(x);
+    s_ += ',';
+  }
+  s_ += ')';
+  return *this;
+}
+
+dnnl::memory::dims to_dims(const std::vector<int64_t>& d) {
+  return dnnl::memory::dims(d.begin(), d.end());
+}
+
+std::shared_ptr<void> aligned_buffer(size_t bytes) {
+  size_t n = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, n);
+  if (!p) throw std::bad_alloc();
+  return std::shared_ptr<void>(p, std::free);
+}
+
+ArgSpec::ArgSpec(int id_, bool output_, const dnnl::memory::desc& user_,
+                 const dnnl::memory::desc& inner_)
+    : id(id_), output(output_), user(user_), inner(inner_), needs_reorder(!(user_ == inner_)) {
+  if (needs_reorder) {
+    reorder = output
+                  ? dnnl::reorder(dnnl::reorder::primitive_desc(engine(), inner, engine(), user))
+                  : dnnl::reorder(dnnl::reorder::primitive_desc(engine(), user, engine(), inner));
+  }
+}
+
+Runner::Runner(std::shared_ptr<const PrimSpec> spec) : spec_(std::move(spec)) {
+  for (const ArgSpec& a : spec_->args) {
+    user_.emplace_back(a.user, engine(), static_cast<void*>(DNNL_MEMORY_NONE));
+    if (a.needs_reorder) {
+      owned_.push_back(aligned_buffer(a.inner.get_size()));
+      inner_.emplace_back(a.inner, engine(), owned_.back().get());
+    } else {
+      inner_.emplace_back();
+    }
+  }
+  if (spec_->scratchpad.get_size() > 0) {
+    owned_.push_back(aligned_buffer(spec_->scratchpad.get_size()));
+    scratch_ = dnnl::memory(spec_->scratchpad, engine(), owned_.back().get());
+  }
+}
+
+void Runner::run(const std::vector<void*>& ptrs) {
+  dnnl::stream& s = stream();
+  std::unordered_map<int, dnnl::memory> args;
+  const auto& specs = spec_->args;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    user_[i].set_data_handle(ptrs[i]);
+    const ArgSpec& a = specs[i];
+    if (a.needs_reorder && !a.output)
+      a.reorder.execute(s, {{DNNL_ARG_FROM, user_[i]}, {DNNL_ARG_TO, inner_[i]}});
+    args[a.id] = a.needs_reorder ? inner_[i] : user_[i];
+  }
+  if (scratch_) args[DNNL_ARG_SCRATCHPAD] = scratch_;
+  spec_->prim.execute(s, args);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const ArgSpec& a = specs[i];
+    if (a.needs_reorder && a.output)
+      a.reorder.execute(s, {{DNNL_ARG_FROM, inner_[i]}, {DNNL_ARG_TO, user_[i]}});
+  }
+  s.wait();
+}
+
+}  // namespace kb::cpu::dnnl_util

@@ -1,0 +1,89 @@
+// oneDNN on the CPU: the engine, a stream per thread, an LRU cache of primitives created at plan
+// time (keyed by everything that defines them: kind, dtype, dims, strides, dilations, pads,
+// layouts), and the plumbing to run a primitive on plain row-major buffers with reorders into and
+// out of the layouts that the primitive prefers.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "core/graph/shape.h"
+
+namespace kb::cpu::dnnl_util {
+
+dnnl::engine& engine();
+dnnl::stream& stream();  // one per thread
+
+// The cached object for `key`, made by `make` on a miss. Objects are immutable once cached and
+// may be used by several plans at once. Keys must name the kind of object (the cast relies on it).
+std::shared_ptr<const void> cached_any(const std::string& key,
+                                       const std::function<std::shared_ptr<const void>()>& make);
+template <class T, class F>
+std::shared_ptr<const T> cached(const std::string& key, F&& make) {
+  return std::static_pointer_cast<const T>(
+      cached_any(key, [&]() -> std::shared_ptr<const void> { return make(); }));
+}
+size_t cache_size();
+constexpr size_t kCacheCapacity = 256;
+
+// Builds cache keys: `Key("conv_fwd").add(dims)...str()`.
+class Key {
+ public:
+  explicit Key(const char* kind) : s_(kind) {}
+  Key& add(int64_t v);
+  Key& add(const std::vector<int64_t>& v);
+  const std::string& str() const { return s_; }
+
+ private:
+  std::string s_;
+};
+
+dnnl::memory::dims to_dims(const std::vector<int64_t>& d);
+
+// One tensor argument of a primitive: the plain layout the caller has and the layout the
+// primitive wants; a reorder between them when they differ.
+struct ArgSpec {
+  int id = 0;                // DNNL_ARG_*
+  bool output = false;       // written by the primitive
+  dnnl::memory::desc user;   // the caller's buffer (plain row-major)
+  dnnl::memory::desc inner;  // what the primitive was created with
+  bool needs_reorder = false;
+  dnnl::reorder reorder;  // input: user -> inner; output: inner -> user
+
+  ArgSpec() = default;
+  ArgSpec(int id, bool output, const dnnl::memory::desc& user, const dnnl::memory::desc& inner);
+};
+
+// A primitive with its tensor arguments and scratchpad size (the scratchpad is user-managed, so
+// one primitive may run in several plans at once).
+struct PrimSpec {
+  dnnl::primitive prim;
+  std::vector<ArgSpec> args;
+  dnnl::memory::desc scratchpad;
+  std::string impl;  // oneDNN's implementation name
+};
+
+// Per-kernel execution state (each plan step has its own, so the buffers it owns are never shared
+// between concurrent calls): memory objects and the buffers of reordered tensors and scratchpad.
+class Runner {
+ public:
+  explicit Runner(std::shared_ptr<const PrimSpec> spec);
+  // ptrs: one buffer per entry of spec->args, in the caller's (user) layout.
+  void run(const std::vector<void*>& ptrs);
+  const PrimSpec& spec() const { return *spec_; }
+
+ private:
+  std::shared_ptr<const PrimSpec> spec_;
+  std::vector<dnnl::memory> user_, inner_;
+  dnnl::memory scratch_;
+  std::vector<std::shared_ptr<void>> owned_;
+};
+
+// A 64-byte aligned host buffer of at least `bytes` bytes (never null).
+std::shared_ptr<void> aligned_buffer(size_t bytes);
+
+}  // namespace kb::cpu::dnnl_util

@@ -1,0 +1,330 @@
+// CPU kernels of Pool, PoolBackward and MaxPoolGradGrad. float32 pooling and its backward pass run
+// through oneDNN (pooling_forward / pooling_backward, with max pooling's workspace recomputed by a
+// forward_training pass inside the backward kernel); other floating types, MaxPoolGradGrad and any
+// problem oneDNN declines run through plain reference loops. Max takes the first maximum of a
+// window and ignores padded cells; avg divides by the number of real cells.
+#include <array>
+#include <cstring>
+#include <limits>
+
+#include "core/backend/kernel.h"
+#include "core/cpu/dnnl_cache.h"
+#include "core/cpu/loops.h"
+#include "core/ops/conv_ops.h"
+#include "core/util/dispatch.h"
+
+namespace kb::cpu {
+namespace {
+
+using dnnl::memory;
+namespace du = dnnl_util;
+using A3 = std::array<int64_t, 3>;
+
+struct Geo {
+  PoolGeom pg;
+  size_t nsp = 0;
+  int64_t N = 0, C = 0;
+  A3 in{1, 1, 1}, out{1, 1, 1}, w{1, 1, 1}, s{1, 1, 1}, pb{0, 0, 0}, pa{0, 0, 0};
+  int64_t xn = 0, xc = 0, yn = 0, yc = 0;
+  A3 xs{}, ys{};
+};
+
+void data_strides(bool first, int64_t C, const A3& sp, int64_t& sn, int64_t& sc, A3& ss) {
+  int64_t plane = sp[0] * sp[1] * sp[2];
+  if (first) {
+    ss = {sp[1] * sp[2], sp[2], 1};
+    sc = plane;
+  } else {
+    ss = {sp[1] * sp[2] * C, sp[2] * C, C};
+    sc = 1;
+  }
+  sn = C * plane;
+}
+
+Geo make_geo(const PoolGeom& pg, const Dims& x, const Dims& y) {
+  Geo g;
+  g.pg = pg;
+  g.nsp = pg.nsp();
+  size_t off = 3 - g.nsp;
+  g.N = x[0];
+  g.C = x[channel_axis(pg.channels_first, g.nsp)];
+  for (size_t i = 0; i < g.nsp; ++i) {
+    size_t ax = spatial_axis(pg.channels_first, i);
+    g.in[off + i] = x[ax];
+    g.out[off + i] = y[ax];
+    g.w[off + i] = pg.window[i];
+    g.s[off + i] = pg.strides[i];
+    g.pb[off + i] = pg.pad_before[i];
+    g.pa[off + i] = pg.pad_after[i];
+  }
+  data_strides(pg.channels_first, g.C, g.in, g.xn, g.xc, g.xs);
+  data_strides(pg.channels_first, g.C, g.out, g.yn, g.yc, g.ys);
+  return g;
+}
+
+// Calls f(out_offset, cells, count) for every output cell of one (n, c) plane, where cells holds
+// the input offsets (relative to the plane) of the real cells of its window, in row-major order.
+template <class F>
+void for_windows(const Geo& g, F&& f) {
+  std::vector<int64_t> cells;
+  cells.reserve(size_t(g.w[0] * g.w[1] * g.w[2]));
+  for (int64_t o0 = 0; o0 < g.out[0]; ++o0)
+    for (int64_t o1 = 0; o1 < g.out[1]; ++o1)
+      for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
+        cells.clear();
+        for (int64_t z0 = 0; z0 < g.w[0]; ++z0) {
+          int64_t i0 = o0 * g.s[0] - g.pb[0] + z0;
+          if (i0 < 0 || i0 >= g.in[0]) continue;
+          for (int64_t z1 = 0; z1 < g.w[1]; ++z1) {
+            int64_t i1 = o1 * g.s[1] - g.pb[1] + z1;
+            if (i1 < 0 || i1 >= g.in[1]) continue;
+            for (int64_t z2 = 0; z2 < g.w[2]; ++z2) {
+              int64_t i2 = o2 * g.s[2] - g.pb[2] + z2;
+              if (i2 < 0 || i2 >= g.in[2]) continue;
+              cells.push_back(i0 * g.xs[0] + i1 * g.xs[1] + i2 * g.xs[2]);
+            }
+          }
+        }
+        f(o0 * g.ys[0] + o1 * g.ys[1] + o2 * g.ys[2], cells);
+      }
+}
+
+// Runs body(n, c) over all planes in parallel.
+template <class F>
+void for_planes(const Geo& g, F&& body) {
+  int64_t work = std::max<int64_t>(1, g.in[0] * g.in[1] * g.in[2] + g.out[0] * g.out[1] * g.out[2]);
+  parallel_for(
+      g.N * g.C,
+      [&](int64_t b, int64_t e) {
+        for (int64_t p = b; p < e; ++p) body(p / g.C, p % g.C);
+      },
+      std::max<int64_t>(1, kParallelGrain / work));
+}
+
+template <class T>
+int64_t argmax(const T* x, const std::vector<int64_t>& cells) {
+  int64_t best = cells[0];
+  for (int64_t c : cells)
+    if (compute_t<T>(x[c]) > compute_t<T>(x[best])) best = c;
+  return best;
+}
+
+template <class T>
+void ref_pool(const Geo& g, const T* x, T* y) {
+  using C = compute_t<T>;
+  using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  bool avg = g.pg.mode == PoolMode::avg;
+  for_planes(g, [&](int64_t n, int64_t c) {
+    const T* xp = x + n * g.xn + c * g.xc;
+    T* yp = y + n * g.yn + c * g.yc;
+    for_windows(g, [&](int64_t o, const std::vector<int64_t>& cells) {
+      if (avg) {
+        Acc sum = 0;
+        for (int64_t i : cells) sum += Acc(C(xp[i]));
+        yp[o] = T(C(sum / Acc(cells.size())));
+      } else {
+        yp[o] = xp[argmax(xp, cells)];
+      }
+    });
+  });
+}
+
+template <class T>
+void ref_pool_backward(const Geo& g, const T* dy, const T* x, T* dx) {
+  using C = compute_t<T>;
+  bool avg = g.pg.mode == PoolMode::avg;
+  for_planes(g, [&](int64_t n, int64_t c) {
+    const T* dyp = dy + n * g.yn + c * g.yc;
+    const T* xp = x + n * g.xn + c * g.xc;
+    T* dxp = dx + n * g.xn + c * g.xc;
+    for (int64_t i0 = 0; i0 < g.in[0]; ++i0)
+      for (int64_t i1 = 0; i1 < g.in[1]; ++i1)
+        for (int64_t i2 = 0; i2 < g.in[2]; ++i2)
+          dxp[i0 * g.xs[0] + i1 * g.xs[1] + i2 * g.xs[2]] = T(C(0));
+    for_windows(g, [&](int64_t o, const std::vector<int64_t>& cells) {
+      if (avg) {
+        C share = C(dyp[o]) / C(cells.size());
+        for (int64_t i : cells) dxp[i] = T(C(dxp[i]) + share);
+      } else {
+        int64_t i = argmax(xp, cells);
+        dxp[i] = T(C(dxp[i]) + C(dyp[o]));
+      }
+    });
+  });
+}
+
+// out[o] = gx at the cell that max pooling of x selects in window o.
+template <class T>
+void ref_max_pool_grad_grad(const Geo& g, const T* gx, const T* x, T* out) {
+  for_planes(g, [&](int64_t n, int64_t c) {
+    const T* gp = gx + n * g.xn + c * g.xc;
+    const T* xp = x + n * g.xn + c * g.xc;
+    T* op = out + n * g.yn + c * g.yc;
+    for_windows(
+        g, [&](int64_t o, const std::vector<int64_t>& cells) { op[o] = gp[argmax(xp, cells)]; });
+  });
+}
+
+// ---- oneDNN (float32) -------------------------------------------------------------------------
+memory::desc data_md(const Geo& g, const A3& sp) {
+  int64_t sn, sc;
+  A3 ss;
+  data_strides(g.pg.channels_first, g.C, sp, sn, sc, ss);
+  memory::dims dims{g.N, g.C}, strides{sn, sc};
+  for (size_t i = 3 - g.nsp; i < 3; ++i) {
+    dims.push_back(sp[i]);
+    strides.push_back(ss[i]);
+  }
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+
+memory::dims spatial(const A3& a, size_t nsp) {
+  return memory::dims(a.begin() + (3 - nsp), a.end());
+}
+std::vector<int64_t> vec(const A3& a) { return {a[0], a[1], a[2]}; }
+
+std::string spec_key(const char* kind, const Geo& g) {
+  du::Key k(kind);
+  k.add(int64_t(g.nsp)).add(int64_t(g.pg.channels_first)).add(int64_t(g.pg.mode));
+  k.add(g.N).add(g.C).add(vec(g.in)).add(vec(g.out)).add(vec(g.w)).add(vec(g.s));
+  k.add(vec(g.pb)).add(vec(g.pa));
+  return k.str();
+}
+
+dnnl::algorithm algo(const Geo& g) {
+  return g.pg.mode == PoolMode::max ? dnnl::algorithm::pooling_max
+                                    : dnnl::algorithm::pooling_avg_exclude_padding;
+}
+
+dnnl::pooling_forward::desc fwd_desc(const Geo& g, dnnl::prop_kind pk) {
+  return dnnl::pooling_forward::desc(pk, algo(g), data_md(g, g.in), data_md(g, g.out),
+                                     spatial(g.s, g.nsp), spatial(g.w, g.nsp), spatial(g.pb, g.nsp),
+                                     spatial(g.pa, g.nsp));
+}
+
+dnnl::primitive_attr user_scratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+// kind "fwd": [src -> dst]; "fwd_train" (max): [src -> dst, workspace];
+// "bwd": [diff_dst (, workspace) -> diff_src].
+std::shared_ptr<const du::PrimSpec> make_spec(const std::string& kind, const Geo& g) {
+  using namespace dnnl;
+  using du::ArgSpec;
+  engine& eng = du::engine();
+  auto spec = std::make_shared<du::PrimSpec>();
+  memory::desc xu = data_md(g, g.in), yu = data_md(g, g.out);
+  if (kind == "fwd") {
+    pooling_forward::primitive_desc pd(fwd_desc(g, prop_kind::forward_inference), user_scratchpad(),
+                                       eng);
+    spec->prim = pooling_forward(pd);
+    spec->args = {ArgSpec(DNNL_ARG_SRC, false, xu, pd.src_desc()),
+                  ArgSpec(DNNL_ARG_DST, true, yu, pd.dst_desc())};
+    spec->scratchpad = pd.scratchpad_desc();
+    spec->impl = pd.impl_info_str();
+    return spec;
+  }
+  pooling_forward::primitive_desc hint(fwd_desc(g, prop_kind::forward_training), user_scratchpad(),
+                                       eng);
+  if (kind == "fwd_train") {
+    spec->prim = pooling_forward(hint);
+    spec->args = {ArgSpec(DNNL_ARG_SRC, false, xu, hint.src_desc()),
+                  ArgSpec(DNNL_ARG_DST, true, yu, hint.dst_desc()),
+                  ArgSpec(DNNL_ARG_WORKSPACE, true, hint.workspace_desc(), hint.workspace_desc())};
+    spec->scratchpad = hint.scratchpad_desc();
+    spec->impl = hint.impl_info_str();
+    return spec;
+  }
+  pooling_backward::desc d(algo(g), xu, yu, spatial(g.s, g.nsp), spatial(g.w, g.nsp),
+                           spatial(g.pb, g.nsp), spatial(g.pa, g.nsp));
+  pooling_backward::primitive_desc pd(d, user_scratchpad(), eng, hint);
+  spec->prim = pooling_backward(pd);
+  spec->args = {ArgSpec(DNNL_ARG_DIFF_DST, false, yu, pd.diff_dst_desc())};
+  if (g.pg.mode == PoolMode::max)
+    spec->args.push_back(
+        ArgSpec(DNNL_ARG_WORKSPACE, false, hint.workspace_desc(), hint.workspace_desc()));
+  spec->args.push_back(ArgSpec(DNNL_ARG_DIFF_SRC, true, xu, pd.diff_src_desc()));
+  spec->scratchpad = pd.scratchpad_desc();
+  spec->impl = pd.impl_info_str();
+  return spec;
+}
+
+std::shared_ptr<const du::PrimSpec> spec_for(const std::string& kind, const Geo& g) {
+  return du::cached<du::PrimSpec>(spec_key(("pool_" + kind).c_str(), g),
+                                  [&] { return make_spec(kind, g); });
+}
+
+Kernel dnnl_pool(const Geo& g) {
+  try {
+    auto runner = std::make_shared<du::Runner>(spec_for("fwd", g));
+    return [runner](const std::vector<const Buffer*>& in, Buffer& out) {
+      runner->run({in[0]->data(), out.data()});
+    };
+  } catch (const dnnl::error&) {
+    return {};
+  }
+}
+
+Kernel dnnl_pool_backward(const Geo& g) {
+  try {
+    auto bwd = std::make_shared<du::Runner>(spec_for("bwd", g));
+    if (g.pg.mode == PoolMode::avg)
+      return [bwd](const std::vector<const Buffer*>& in, Buffer& out) {
+        bwd->run({in[0]->data(), out.data()});
+      };
+    // Max: recompute the forward pass to get the workspace (where each maximum is).
+    auto fwd = std::make_shared<du::Runner>(spec_for("fwd_train", g));
+    auto y = du::aligned_buffer(fwd->spec().args[1].user.get_size());
+    auto ws = du::aligned_buffer(fwd->spec().args[2].user.get_size());
+    return [bwd, fwd, y, ws](const std::vector<const Buffer*>& in, Buffer& out) {
+      fwd->run({in[1]->data(), y.get(), ws.get()});
+      bwd->run({in[0]->data(), ws.get(), out.data()});
+    };
+  } catch (const dnnl::error&) {
+    return {};
+  }
+}
+
+enum class Which { fwd, bwd, max_grad_grad };
+
+template <Which W>
+Kernel make_pool_kernel(const KernelArgs& ka) {
+  const Dims& x = W == Which::fwd ? ka.in[0].shape.dims : ka.in[1].shape.dims;
+  const Dims& y = W == Which::bwd ? ka.in[0].shape.dims : ka.out.shape.dims;
+  PoolGeom pg = PoolGeom::from(ka.node.attrs).resolved(x);
+  if (numel(x) == 0 || numel(y) == 0)
+    return [](const std::vector<const Buffer*>&, Buffer& out) {
+      if (out.nbytes()) std::memset(out.data(), 0, out.nbytes());
+    };
+  Geo g = make_geo(pg, x, y);
+  if (ka.out.dtype == DType::f32) {
+    Kernel k;
+    if constexpr (W == Which::fwd) k = dnnl_pool(g);
+    if constexpr (W == Which::bwd) k = dnnl_pool_backward(g);
+    if (k) return k;
+  }
+  return dispatch_dtype(ka.out.dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    if constexpr (!is_float_v<T>) {
+      fail(Status::dtype, pg.who, ": floating input required");
+    } else {
+      return [g](const std::vector<const Buffer*>& in, Buffer& out) {
+        if constexpr (W == Which::fwd)
+          ref_pool<T>(g, in[0]->as<T>(), out.as<T>());
+        else if constexpr (W == Which::bwd)
+          ref_pool_backward<T>(g, in[0]->as<T>(), in[1]->as<T>(), out.as<T>());
+        else
+          ref_max_pool_grad_grad<T>(g, in[0]->as<T>(), in[1]->as<T>(), out.as<T>());
+      };
+    }
+  });
+}
+
+KernelRegistrar k1("cpu", "Pool", make_pool_kernel<Which::fwd>);
+KernelRegistrar k2("cpu", "PoolBackward", make_pool_kernel<Which::bwd>);
+KernelRegistrar k3("cpu", "MaxPoolGradGrad", make_pool_kernel<Which::max_grad_grad>);
+
+}  // namespace
+}  // namespace kb::cpu

@@ -1,0 +1,358 @@
+// CUDA convolutions and pooling through cuDNN: forward, backward-data and backward-filter as
+// separate kernels, algorithms chosen once per shape at plan time. Keras keeps kernels as
+// (spatial..., in/groups, out); cuDNN wants (out, spatial..., in) (KRSC), so kernels are permuted
+// on the way in and filter gradients on the way out. Asymmetric padding ('same' with an odd
+// remainder) is declined: those steps run on the CPU.
+#include <cudnn.h>
+
+#include <mutex>
+
+#include "core/cuda/common.cuh"
+#include "core/ops/conv_ops.h"
+
+namespace kb::cuda {
+namespace {
+
+using Ins = std::vector<const Buffer*>;
+
+void check_dnn(cudnnStatus_t s, const char* what) {
+  if (s != CUDNN_STATUS_SUCCESS)
+    fail(Status::device, "cudnn: ", what, ": ", cudnnGetErrorString(s));
+}
+
+cudnnHandle_t handle() {
+  static cudnnHandle_t h = nullptr;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (cudnnCreate(&h) != CUDNN_STATUS_SUCCESS) h = nullptr;
+  });
+  check(h != nullptr, Status::device, "cudnn: cudnnCreate failed");
+  check_dnn(cudnnSetStream(h, stream()), "set stream");
+  return h;
+}
+
+template <class T>
+cudnnDataType_t dnn_type() {
+  return std::is_same_v<T, double> ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+}
+
+// Logical NC(spatial) dims and strides of a tensor stored channels-last or channels-first;
+// 1-D problems get a leading spatial dimension of 1 (cuDNN wants at least 4 dims).
+struct NdDesc {
+  std::vector<int> dims, strides;
+};
+NdDesc nd_desc(const Dims& d, bool channels_first) {
+  size_t nsp = d.size() - 2;
+  Dims logical{d[0], d[channel_axis(channels_first, nsp)]};
+  for (size_t i = 0; i < nsp; ++i) logical.push_back(d[spatial_axis(channels_first, i)]);
+  // Memory strides of the stored layout, mapped to the logical order.
+  Dims mem(d.size());
+  int64_t acc = 1;
+  for (size_t i = d.size(); i-- > 0;) mem[i] = acc, acc *= d[i];
+  Dims st{mem[0], mem[channel_axis(channels_first, nsp)]};
+  for (size_t i = 0; i < nsp; ++i) st.push_back(mem[spatial_axis(channels_first, i)]);
+  if (nsp == 1) {  // (N, C, W) -> (N, C, 1, W)
+    logical.insert(logical.begin() + 2, 1);
+    st.insert(st.begin() + 2, st[2] * logical[3]);
+  }
+  NdDesc r;
+  for (auto v : logical) r.dims.push_back(int(v));
+  for (auto v : st) r.strides.push_back(int(v));
+  return r;
+}
+
+struct TensorDesc {
+  cudnnTensorDescriptor_t d = nullptr;
+  TensorDesc(const NdDesc& nd, cudnnDataType_t t) {
+    check_dnn(cudnnCreateTensorDescriptor(&d), "tensor descriptor");
+    check_dnn(
+        cudnnSetTensorNdDescriptor(d, t, int(nd.dims.size()), nd.dims.data(), nd.strides.data()),
+        "tensor descriptor");
+  }
+  ~TensorDesc() { cudnnDestroyTensorDescriptor(d); }
+};
+
+// Everything a convolution kernel needs, built at plan time.
+struct ConvPlan {
+  NdDesc x, y;
+  std::vector<int> filter;                                // K, C/G, spatial... (logical order)
+  cudnnTensorFormat_t filter_format = CUDNN_TENSOR_NHWC;  // KRSC memory; NCHW: KCRS
+  std::vector<int> pad, stride, dilation;
+  int groups = 1;
+  Dims keras_kernel;  // (spatial..., C/G, K)
+  std::vector<int64_t> to_krsc, from_krsc;
+};
+
+bool make_conv_plan(const ConvGeom& g0, const Dims& x, const Dims& k, const Dims& y, ConvPlan& p) {
+  ConvGeom g = g0.resolved(x, k);
+  size_t nsp = g.nsp();
+  for (size_t i = 0; i < nsp; ++i)
+    if (g.pad_before[i] != g.pad_after[i]) return false;
+  p.x = nd_desc(x, g.channels_first);
+  p.y = nd_desc(y, g.channels_first);
+  p.keras_kernel = k;
+  p.filter = {int(k[nsp + 1]), int(k[nsp])};
+  if (nsp == 1) p.filter.push_back(1);
+  for (size_t i = 0; i < nsp; ++i) p.filter.push_back(int(k[i]));
+  if (nsp == 1) {
+    p.pad.push_back(0), p.stride.push_back(1), p.dilation.push_back(1);
+  }
+  for (size_t i = 0; i < nsp; ++i) {
+    p.pad.push_back(int(g.pad_before[i]));
+    p.stride.push_back(int(g.strides[i]));
+    p.dilation.push_back(int(g.dilation[i]));
+  }
+  p.groups = int(g.groups);
+  // The filter in the data's layout: channels_last (spatial..., c, k) <-> (k, spatial..., c);
+  // channels_first (spatial..., c, k) <-> (k, c, spatial...).
+  if (g.channels_first) {
+    p.filter_format = CUDNN_TENSOR_NCHW;
+    p.to_krsc = {int64_t(nsp + 1), int64_t(nsp)};
+    for (size_t i = 0; i < nsp; ++i) p.to_krsc.push_back(int64_t(i));
+    for (size_t i = 0; i < nsp; ++i) p.from_krsc.push_back(int64_t(i + 2));
+    p.from_krsc.push_back(1);
+    p.from_krsc.push_back(0);
+  } else {
+    p.to_krsc.push_back(int64_t(nsp + 1));
+    for (size_t i = 0; i < nsp; ++i) p.to_krsc.push_back(int64_t(i));
+    p.to_krsc.push_back(int64_t(nsp));
+    for (size_t i = 0; i < nsp; ++i) p.from_krsc.push_back(int64_t(i + 1));
+    p.from_krsc.push_back(int64_t(nsp + 1));
+    p.from_krsc.push_back(0);
+  }
+  return true;
+}
+
+struct FilterDesc {
+  cudnnFilterDescriptor_t d = nullptr;
+  FilterDesc(const std::vector<int>& dims, cudnnDataType_t t, cudnnTensorFormat_t f) {
+    check_dnn(cudnnCreateFilterDescriptor(&d), "filter descriptor");
+    check_dnn(cudnnSetFilterNdDescriptor(d, t, f, int(dims.size()), dims.data()),
+              "filter descriptor");
+  }
+  ~FilterDesc() { cudnnDestroyFilterDescriptor(d); }
+};
+
+struct ConvDesc {
+  cudnnConvolutionDescriptor_t d = nullptr;
+  ConvDesc(const ConvPlan& p, cudnnDataType_t t) {
+    check_dnn(cudnnCreateConvolutionDescriptor(&d), "convolution descriptor");
+    check_dnn(cudnnSetConvolutionNdDescriptor(d, int(p.pad.size()), p.pad.data(), p.stride.data(),
+                                              p.dilation.data(), CUDNN_CROSS_CORRELATION, t),
+              "convolution descriptor");
+    check_dnn(cudnnSetConvolutionGroupCount(d, p.groups), "group count");
+    // Exact float32 arithmetic (no TF32), so results match the CPU.
+    check_dnn(cudnnSetConvolutionMathType(d, CUDNN_FMA_MATH), "math type");
+  }
+  ~ConvDesc() { cudnnDestroyConvolutionDescriptor(d); }
+};
+
+// The descriptors of one convolution, kept by the kernel for every call.
+struct ConvState {
+  ConvPlan p;
+  std::unique_ptr<TensorDesc> x, y;
+  std::unique_ptr<FilterDesc> w;
+  std::unique_ptr<ConvDesc> conv;
+  cudnnConvolutionFwdAlgo_t fwd{};
+  cudnnConvolutionBwdDataAlgo_t bwd_data{};
+  cudnnConvolutionBwdFilterAlgo_t bwd_filter{};
+  size_t workspace = 0;
+};
+
+std::shared_ptr<ConvState> make_state(const ConvPlan& p, cudnnDataType_t t) {
+  auto s = std::make_shared<ConvState>();
+  s->p = p;
+  s->x = std::make_unique<TensorDesc>(p.x, t);
+  s->y = std::make_unique<TensorDesc>(p.y, t);
+  s->w = std::make_unique<FilterDesc>(p.filter, t, p.filter_format);
+  s->conv = std::make_unique<ConvDesc>(p, t);
+  return s;
+}
+
+std::shared_ptr<void> scratch(size_t bytes) {
+  return std::shared_ptr<void>(scratch_alloc(bytes ? bytes : 1), scratch_free);
+}
+
+// A device buffer holding `b` permuted by perm.
+Buffer permuted(const Buffer& b, const std::vector<int64_t>& perm, std::shared_ptr<void>& keep) {
+  Dims d(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) d[i] = b.dims[perm[i]];
+  Buffer t(b.dtype, d);
+  t.device = Device::cuda;
+  keep = scratch(b.nbytes());
+  t.storage = keep;
+  transpose_on_device(b, t, perm);
+  return t;
+}
+
+template <class T>
+Kernel conv_kernel(const KernelArgs& k, int which) {
+  // which: 0 forward (x, k) -> y; 1 backward data (dy, k, x) -> dx; 2 backward filter (x, dy, k).
+  ConvGeom g = ConvGeom::from(k.node.attrs);
+  const Dims& xd = which == 1 ? k.out.shape.dims : k.in[0].shape.dims;
+  const Dims& kd = which == 2 ? k.out.shape.dims : k.in[1].shape.dims;
+  const Dims& yd =
+      which == 0 ? k.out.shape.dims : (which == 1 ? k.in[0].shape.dims : k.in[1].shape.dims);
+  ConvPlan p;
+  if (!make_conv_plan(g, xd, kd, yd, p)) return Kernel{};
+  auto s = make_state(p, dnn_type<T>());
+  // The heuristics' first algorithm that supports this problem (and whose workspace can be
+  // queried); none: decline, and the CPU runs the step.
+  int found = 0;
+  bool chosen = false;
+  if (which == 0) {
+    cudnnConvolutionFwdAlgoPerf_t perf[16];
+    if (cudnnGetConvolutionForwardAlgorithm_v7(handle(), s->x->d, s->w->d, s->conv->d, s->y->d, 16,
+                                               &found, perf) != CUDNN_STATUS_SUCCESS)
+      return Kernel{};
+    for (int i = 0; i < found && !chosen; ++i) {
+      if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+      s->fwd = perf[i].algo;
+      chosen =
+          cudnnGetConvolutionForwardWorkspaceSize(handle(), s->x->d, s->w->d, s->conv->d, s->y->d,
+                                                  s->fwd, &s->workspace) == CUDNN_STATUS_SUCCESS;
+    }
+  } else if (which == 1) {
+    cudnnConvolutionBwdDataAlgoPerf_t perf[16];
+    if (cudnnGetConvolutionBackwardDataAlgorithm_v7(handle(), s->w->d, s->y->d, s->conv->d, s->x->d,
+                                                    16, &found, perf) != CUDNN_STATUS_SUCCESS)
+      return Kernel{};
+    for (int i = 0; i < found && !chosen; ++i) {
+      if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+      s->bwd_data = perf[i].algo;
+      chosen = cudnnGetConvolutionBackwardDataWorkspaceSize(handle(), s->w->d, s->y->d, s->conv->d,
+                                                            s->x->d, s->bwd_data,
+                                                            &s->workspace) == CUDNN_STATUS_SUCCESS;
+    }
+  } else {
+    cudnnConvolutionBwdFilterAlgoPerf_t perf[16];
+    if (cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle(), s->x->d, s->y->d, s->conv->d,
+                                                      s->w->d, 16, &found,
+                                                      perf) != CUDNN_STATUS_SUCCESS)
+      return Kernel{};
+    for (int i = 0; i < found && !chosen; ++i) {
+      if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+      s->bwd_filter = perf[i].algo;
+      chosen = cudnnGetConvolutionBackwardFilterWorkspaceSize(
+                   handle(), s->x->d, s->y->d, s->conv->d, s->w->d, s->bwd_filter, &s->workspace) ==
+               CUDNN_STATUS_SUCCESS;
+    }
+  }
+  if (!chosen) return Kernel{};
+  return [s, which](const Ins& in, Buffer& out) {
+    if (out.numel() == 0) return;
+    const T one = 1, zero = 0;
+    auto ws = scratch(s->workspace);
+    std::shared_ptr<void> keep;
+    if (which == 0) {
+      Buffer w = permuted(*in[1], s->p.to_krsc, keep);
+      check_dnn(cudnnConvolutionForward(handle(), &one, s->x->d, in[0]->data(), s->w->d, w.data(),
+                                        s->conv->d, s->fwd, ws.get(), s->workspace, &zero, s->y->d,
+                                        out.data()),
+                "forward");
+    } else if (which == 1) {
+      Buffer w = permuted(*in[1], s->p.to_krsc, keep);
+      check_dnn(cudnnConvolutionBackwardData(handle(), &one, s->w->d, w.data(), s->y->d,
+                                             in[0]->data(), s->conv->d, s->bwd_data, ws.get(),
+                                             s->workspace, &zero, s->x->d, out.data()),
+                "backward data");
+    } else {
+      Dims krsc(s->p.to_krsc.size());
+      for (size_t i = 0; i < krsc.size(); ++i) krsc[i] = s->p.keras_kernel[s->p.to_krsc[i]];
+      Buffer dw(out.dtype, krsc);
+      dw.device = Device::cuda;
+      keep = scratch(out.nbytes());
+      dw.storage = keep;
+      check_dnn(cudnnConvolutionBackwardFilter(handle(), &one, s->x->d, in[0]->data(), s->y->d,
+                                               in[1]->data(), s->conv->d, s->bwd_filter, ws.get(),
+                                               s->workspace, &zero, s->w->d, dw.data()),
+                "backward filter");
+      transpose_on_device(dw, out, s->p.from_krsc);
+    }
+  };
+}
+
+// A problem cuDNN cannot describe or has no algorithm for is declined (the CPU runs it).
+template <int Which>
+Kernel make_conv(const KernelArgs& k) {
+  try {
+    if (k.out.dtype == DType::f32) return conv_kernel<float>(k, Which);
+    if (k.out.dtype == DType::f64) return conv_kernel<double>(k, Which);
+  } catch (const Error&) {
+  }
+  return Kernel{};
+}
+Registrar r1("Conv", make_conv<0>);
+Registrar r2("ConvBackwardData", make_conv<1>);
+Registrar r3("ConvBackwardFilter", make_conv<2>);
+
+struct PoolState {
+  std::unique_ptr<TensorDesc> x, y;
+  cudnnPoolingDescriptor_t pool = nullptr;
+  Dims y_dims;
+  ~PoolState() {
+    if (pool) cudnnDestroyPoolingDescriptor(pool);
+  }
+};
+
+template <class T>
+Kernel pool_kernel(const KernelArgs& k, bool backward) {
+  PoolGeom g = PoolGeom::from(k.node.attrs);
+  const Dims& xd = backward ? k.in[1].shape.dims : k.in[0].shape.dims;
+  g = g.resolved(xd);
+  size_t nsp = g.nsp();
+  for (size_t i = 0; i < nsp; ++i)
+    if (g.pad_before[i] != g.pad_after[i]) return Kernel{};
+  auto s = std::make_shared<PoolState>();
+  s->y_dims = backward ? k.in[0].shape.dims : k.out.shape.dims;
+  s->x = std::make_unique<TensorDesc>(nd_desc(xd, g.channels_first), dnn_type<T>());
+  s->y = std::make_unique<TensorDesc>(nd_desc(s->y_dims, g.channels_first), dnn_type<T>());
+  std::vector<int> window, pad, stride;
+  if (nsp == 1) window.push_back(1), pad.push_back(0), stride.push_back(1);
+  for (size_t i = 0; i < nsp; ++i) {
+    window.push_back(int(g.window[i]));
+    pad.push_back(int(g.pad_before[i]));
+    stride.push_back(int(g.strides[i]));
+  }
+  check_dnn(cudnnCreatePoolingDescriptor(&s->pool), "pooling descriptor");
+  cudnnPoolingMode_t mode = g.mode == PoolMode::max ? CUDNN_POOLING_MAX_DETERMINISTIC
+                                                    : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+  check_dnn(cudnnSetPoolingNdDescriptor(s->pool, mode, CUDNN_NOT_PROPAGATE_NAN, int(window.size()),
+                                        window.data(), pad.data(), stride.data()),
+            "pooling descriptor");
+  return [s, backward](const Ins& in, Buffer& out) {
+    if (out.numel() == 0) return;
+    const T one = 1, zero = 0;
+    if (!backward) {
+      check_dnn(cudnnPoolingForward(handle(), s->pool, &one, s->x->d, in[0]->data(), &zero, s->y->d,
+                                    out.data()),
+                "pooling forward");
+      return;
+    }
+    // cuDNN's backward pass wants the forward result: recompute it.
+    Buffer y(out.dtype, s->y_dims);
+    auto keep = scratch(y.nbytes());
+    check_dnn(cudnnPoolingForward(handle(), s->pool, &one, s->x->d, in[1]->data(), &zero, s->y->d,
+                                  keep.get()),
+              "pooling forward");
+    check_dnn(
+        cudnnPoolingBackward(handle(), s->pool, &one, s->y->d, keep.get(), s->y->d, in[0]->data(),
+                             s->x->d, in[1]->data(), &zero, s->x->d, out.data()),
+        "pooling backward");
+  };
+}
+
+template <bool Backward>
+Kernel make_pool(const KernelArgs& k) {
+  try {
+    if (k.out.dtype == DType::f32) return pool_kernel<float>(k, Backward);
+    if (k.out.dtype == DType::f64) return pool_kernel<double>(k, Backward);
+  } catch (const Error&) {
+  }
+  return Kernel{};
+}
+Registrar r4("Pool", make_pool<false>);
+Registrar r5("PoolBackward", make_pool<true>);
+
+}  // namespace
+}  // namespace kb::cuda

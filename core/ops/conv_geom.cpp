@@ -1,0 +1,107 @@
+// The geometry of convolutions and pooling (core/ops/conv_ops.h): attributes in and out, 'same'
+// and causal padding, window arithmetic. Free of graph and op registrations, so the CUDA plugin
+// compiles it too.
+#include <algorithm>
+
+#include "core/ops/conv_ops.h"
+#include "core/util/error.h"
+
+namespace kb {
+
+Attrs ConvGeom::attrs() const {
+  return Attrs{{"layout", int64_t(channels_first)},
+               {"strides", strides},
+               {"dilation", dilation},
+               {"pad_before", pad_before},
+               {"pad_after", pad_after},
+               {"groups", groups},
+               {"same", int64_t(same)},
+               {"causal", int64_t(causal)},
+               {"who", who}};
+}
+
+ConvGeom ConvGeom::from(const Attrs& a) {
+  ConvGeom g;
+  g.channels_first = a.i("layout") != 0;
+  g.strides = a.ints("strides");
+  g.dilation = a.ints("dilation");
+  g.pad_before = a.ints("pad_before");
+  g.pad_after = a.ints("pad_after");
+  g.groups = a.i("groups");
+  g.same = a.i("same", 0) != 0;
+  g.causal = a.i("causal", 0) != 0;
+  g.who = a.has("who") ? a.s("who") : "conv";
+  return g;
+}
+
+ConvGeom ConvGeom::resolved(const Dims& x, const Dims& k) const {
+  ConvGeom g = *this;
+  if (!(same || causal) || x.size() != nsp() + 2 || k.size() != nsp() + 2) return g;
+  for (size_t i = 0; i < nsp(); ++i) {
+    if (causal && k[i] >= 1 && dilation.size() == nsp() && pad_before.size() == nsp()) {
+      g.pad_before[i] = dilation[i] * (k[i] - 1);
+      g.pad_after[i] = 0;
+      continue;
+    }
+    int64_t in = x[spatial_axis(channels_first, i)];
+    if (!same || in < 0 || k[i] < 1 || strides[i] < 1 || dilation.size() != nsp()) continue;
+    auto [pb, pa] = same_padding(in, (k[i] - 1) * dilation[i] + 1, strides[i]);
+    g.pad_before[i] = pb;
+    g.pad_after[i] = pa;
+  }
+  return g;
+}
+
+Attrs PoolGeom::attrs() const {
+  return Attrs{{"layout", int64_t(channels_first)},
+               {"mode", int64_t(mode)},
+               {"window", window},
+               {"strides", strides},
+               {"pad_before", pad_before},
+               {"pad_after", pad_after},
+               {"same", int64_t(same)},
+               {"who", who}};
+}
+
+PoolGeom PoolGeom::from(const Attrs& a) {
+  PoolGeom g;
+  g.channels_first = a.i("layout") != 0;
+  g.mode = PoolMode(a.i("mode"));
+  g.window = a.ints("window");
+  g.strides = a.ints("strides");
+  g.pad_before = a.ints("pad_before");
+  g.pad_after = a.ints("pad_after");
+  g.same = a.i("same", 0) != 0;
+  g.who = a.has("who") ? a.s("who") : "pool";
+  return g;
+}
+
+PoolGeom PoolGeom::resolved(const Dims& x) const {
+  PoolGeom g = *this;
+  if (!same || x.size() != nsp() + 2 || strides.size() != nsp()) return g;
+  for (size_t i = 0; i < nsp(); ++i) {
+    int64_t in = x[spatial_axis(channels_first, i)];
+    if (in < 0 || window[i] < 1 || strides[i] < 1) continue;
+    auto [pb, pa] = same_padding(in, window[i], strides[i]);
+    g.pad_before[i] = pb;
+    g.pad_after[i] = pa;
+  }
+  return g;
+}
+
+int64_t windowed_size(int64_t in, int64_t k_eff, int64_t s, int64_t pb, int64_t pa,
+                      const std::string& who, const char* what) {
+  if (in < 0 || k_eff < 0) return -1;
+  int64_t padded = in + pb + pa;
+  check(k_eff <= padded, Status::shape, who, ": the ", what, " (", k_eff,
+        ") is larger than the padded input (", padded, ")");
+  return (padded - k_eff) / s + 1;
+}
+
+std::pair<int64_t, int64_t> same_padding(int64_t in, int64_t k_eff, int64_t s) {
+  int64_t out = (in + s - 1) / s;
+  int64_t total = std::max<int64_t>((out - 1) * s + k_eff - in, 0);
+  return {total / 2, total - total / 2};
+}
+
+}  // namespace kb

@@ -1,0 +1,142 @@
+"""ctypes declarations of the convolution and pooling part of include/kbackend.h, and thin Python
+wrappers with Keras' argument conventions (strings for padding, data_format and pool_mode)."""
+import ctypes
+from ctypes import POINTER, c_char_p, c_int32, c_int64, c_size_t
+
+import kb
+from kb import OUT, I64P, S, E, T, i64, op
+
+lib = kb.lib
+_sig = {
+    "kb_parse_padding": (S, [c_char_p, POINTER(c_int32)]),
+    "kb_parse_pool_mode": (S, [c_char_p, POINTER(c_int32)]),
+    "kb_parse_data_format": (S, [c_char_p, POINTER(c_int32)]),
+    "kb_image_data_format": (S, [POINTER(c_int32)]),
+    "kb_set_image_data_format": (S, [E]),
+    "kb_conv1d": (S, [T, T, c_int64, E, E, c_int64, OUT]),
+    "kb_conv2d": (S, [T, T, I64P, c_size_t, E, E, I64P, c_size_t, OUT]),
+    "kb_conv3d": (S, [T, T, I64P, c_size_t, E, E, I64P, c_size_t, OUT]),
+    "kb_conv2d_transpose": (S, [T, T, I64P, c_size_t, I64P, c_size_t, E, E, I64P, c_size_t, OUT]),
+    "kb_deconv2d": (S, [T, T, I64P, c_size_t, I64P, c_size_t, E, E, I64P, c_size_t, OUT]),
+    "kb_conv3d_transpose": (S, [T, T, I64P, c_size_t, I64P, c_size_t, E, E, OUT]),
+    "kb_depthwise_conv2d": (S, [T, T, I64P, c_size_t, E, E, I64P, c_size_t, OUT]),
+    "kb_separable_conv1d": (S, [T, T, T, c_int64, E, E, c_int64, OUT]),
+    "kb_separable_conv2d": (S, [T, T, T, I64P, c_size_t, E, E, I64P, c_size_t, OUT]),
+    "kb_pool2d": (S, [T, I64P, c_size_t, I64P, c_size_t, E, E, E, OUT]),
+    "kb_pool3d": (S, [T, I64P, c_size_t, I64P, c_size_t, E, E, E, OUT]),
+}
+for _n, (_res, _args) in _sig.items():
+    getattr(lib, _n).restype = _res
+    getattr(lib, _n).argtypes = _args
+
+VALID, SAME, CAUSAL = 0, 1, 2
+MAX, AVG = 0, 1
+DEFAULT_FORMAT = -1
+PADDING = {"valid": VALID, "same": SAME, "causal": CAUSAL}
+FORMAT = {None: DEFAULT_FORMAT, "channels_last": kb.CHANNELS_LAST,
+          "channels_first": kb.CHANNELS_FIRST}
+POOL = {"max": MAX, "avg": AVG}
+
+
+def enum(table, v):
+    """A string option through its table; an int passes through (to test bad values)."""
+    return v if isinstance(v, int) else table[v]
+
+
+def tup(v):
+    """(array, count) for a tuple argument; None -> (NULL, 0)."""
+    if v is None:
+        return None, 0
+    v = list(v)
+    return i64(v), len(v)
+
+
+def image_data_format():
+    f = c_int32()
+    kb.check(lib.kb_image_data_format(ctypes.byref(f)))
+    return f.value
+
+
+def set_image_data_format(f):
+    kb.check(lib.kb_set_image_data_format(f))
+
+
+# Argument tuples for kb_<name> (without the output pointer), so tests can call op() or
+# error_of() with the same arguments.
+def conv1d_args(x, k, strides=1, padding="valid", data_format=None, dilation_rate=1):
+    return (x, k, strides, enum(PADDING, padding), enum(FORMAT, data_format), dilation_rate)
+
+
+def convnd_args(x, k, strides=None, padding="valid", data_format=None, dilation_rate=None):
+    return (x, k, *tup(strides), enum(PADDING, padding), enum(FORMAT, data_format),
+            *tup(dilation_rate))
+
+
+def transpose2d_args(x, k, output_shape, strides=None, padding="valid", data_format=None,
+                     dilation_rate=None):
+    return (x, k, *tup(output_shape), *tup(strides), enum(PADDING, padding),
+            enum(FORMAT, data_format), *tup(dilation_rate))
+
+
+def transpose3d_args(x, k, output_shape, strides=None, padding="valid", data_format=None):
+    return (x, k, *tup(output_shape), *tup(strides), enum(PADDING, padding),
+            enum(FORMAT, data_format))
+
+
+def separable1d_args(x, dk, pk, strides=1, padding="valid", data_format=None, dilation_rate=1):
+    return (x, dk, pk, strides, enum(PADDING, padding), enum(FORMAT, data_format), dilation_rate)
+
+
+def separable2d_args(x, dk, pk, strides=None, padding="valid", data_format=None,
+                     dilation_rate=None):
+    return (x, dk, pk, *tup(strides), enum(PADDING, padding), enum(FORMAT, data_format),
+            *tup(dilation_rate))
+
+
+def pool_args(x, pool_size, strides=None, padding="valid", data_format=None, pool_mode="max"):
+    return (x, *tup(pool_size), *tup(strides), enum(PADDING, padding), enum(FORMAT, data_format),
+            enum(POOL, pool_mode))
+
+
+def conv1d(*a, **kw):
+    return op("conv1d", *conv1d_args(*a, **kw))
+
+
+def conv2d(*a, **kw):
+    return op("conv2d", *convnd_args(*a, **kw))
+
+
+def conv3d(*a, **kw):
+    return op("conv3d", *convnd_args(*a, **kw))
+
+
+def depthwise_conv2d(*a, **kw):
+    return op("depthwise_conv2d", *convnd_args(*a, **kw))
+
+
+def conv2d_transpose(*a, **kw):
+    return op("conv2d_transpose", *transpose2d_args(*a, **kw))
+
+
+def deconv2d(*a, **kw):
+    return op("deconv2d", *transpose2d_args(*a, **kw))
+
+
+def conv3d_transpose(*a, **kw):
+    return op("conv3d_transpose", *transpose3d_args(*a, **kw))
+
+
+def separable_conv1d(*a, **kw):
+    return op("separable_conv1d", *separable1d_args(*a, **kw))
+
+
+def separable_conv2d(*a, **kw):
+    return op("separable_conv2d", *separable2d_args(*a, **kw))
+
+
+def pool2d(*a, **kw):
+    return op("pool2d", *pool_args(*a, **kw))
+
+
+def pool3d(*a, **kw):
+    return op("pool3d", *pool_args(*a, **kw))
