@@ -79,12 +79,11 @@ def w3(device, repeats):
                 2.0 * n ** 3)
 
 
-def w7(device, repeats):
-    # W7: the data crosses from host memory every step, as it does for a compiled kbackend call.
-    model = torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512),
-                                torch.nn.ReLU(), torch.nn.Linear(512, 10)).to(device)
+def sgd_step(model, device, x_host):
+    """One SGD training step (lr 0.01, softmax crossentropy, batch 128) as a function; the data
+    crosses from host memory every step, as it does for a compiled kbackend call."""
+    model = model.to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    x_host = torch.randn(128, 784)
     y_host = torch.arange(128) % 10
 
     def step():
@@ -96,29 +95,23 @@ def w7(device, repeats):
         opt.step()
         return loss.item()
 
-    measure("W7 mlp step", device, 5, repeats, step)
+    return step
+
+
+def w7(device, repeats):
+    nn = torch.nn
+    model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                          nn.Linear(512, 10))
+    measure("W7 mlp step", device, 5, repeats, sgd_step(model, device, torch.randn(128, 784)))
 
 
 def w8(device, repeats):
-    # W8: the same CNN as kb_bench (channels_last there; PyTorch's native NCHW here).
+    # The same CNN as kb_bench (channels_last there; PyTorch's native NCHW here).
     nn = torch.nn
     model = nn.Sequential(nn.Conv2d(1, 32, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(32, 64, 3),
                           nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(1600, 128), nn.ReLU(),
-                          nn.Linear(128, 10)).to(device)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    x_host = torch.randn(128, 1, 28, 28)
-    y_host = torch.arange(128) % 10
-
-    def step():
-        x = x_host.to(device)
-        y = y_host.to(device)
-        opt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss.item()
-
-    measure("W8 cnn step", device, 3, repeats, step)
+                          nn.Linear(128, 10))
+    measure("W8 cnn step", device, 3, repeats, sgd_step(model, device, torch.randn(128, 1, 28, 28)))
 
 
 def w9(device, repeats):

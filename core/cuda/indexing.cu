@@ -152,6 +152,12 @@ struct ErrorFlag {
     check_cuda(cudaStreamSynchronize(stream()), "sync");
     return v;
   }
+  // Fails with "<who>: <what> <bad> is out of range [0, limit)" when a kernel flagged an index.
+  void check_ok(const char* who, const char* what, int64_t limit) {
+    long long bad = read();
+    check(bad == kNoError, Status::invalid_argument, who, ": ", what, " ", bad,
+          " is out of range [0, ", limit, ")");
+  }
 };
 
 template <class I>
@@ -246,9 +252,7 @@ Kernel make_scatter_add_like(const KernelArgs& k) {
           scatter_add_kernel<<<blocks_for(n_idx * row), 256, 0, stream()>>>(
               in[0]->as<T>(), in[1]->as<I>(), out.as<T>(), n_idx, row, rows, flag.ptr());
           after_launch("scatter_add");
-          long long bad = flag.read();
-          check(bad == kNoError, Status::invalid_argument, "gather: index ", bad,
-                " is out of range [0, ", rows, ")");
+          flag.check_ok("gather", "index", rows);
         };
       });
     }
@@ -364,9 +368,7 @@ Kernel make_in_top_k(const KernelArgs& k) {
           in_top_k_kernel<<<blocks_for(batch), 256, 0, stream()>>>(
               in[0]->as<T>(), in[1]->as<I>(), out.as<bool>(), batch, classes, top, flag.ptr());
           after_launch("in_top_k");
-          long long bad = flag.read();
-          check(bad == kNoError, Status::invalid_argument, "in_top_k: target ", bad,
-                " is out of range [0, ", classes, ")");
+          flag.check_ok("in_top_k", "target", classes);
         };
       });
     }

@@ -40,30 +40,10 @@ __device__ A combine(int mode, A acc, A v) {
   }
 }
 
-// One block per row of length r (inner == 1).
-template <class T, class A>
-__global__ void reduce_rows(const T* x, T* out, int64_t outer, int64_t r, int mode) {
-  __shared__ A part[kThreads];
-  for (int64_t row = blockIdx.x; row < outer; row += gridDim.x) {
-    A acc = reduce_identity<A>(mode);
-    for (int64_t j = threadIdx.x; j < r; j += blockDim.x)
-      acc = combine<A>(mode, acc, A(x[row * r + j]));
-    part[threadIdx.x] = acc;
-    __syncthreads();
-    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-      if (int(threadIdx.x) < s)
-        part[threadIdx.x] = combine<A>(mode, part[threadIdx.x], part[threadIdx.x + s]);
-      __syncthreads();
-    }
-    if (threadIdx.x == 0) out[row] = T(part[0]);
-    __syncthreads();
-  }
-}
-
-// Long rows: `parts` blocks per row each reduce a chunk into partial[row * parts + part].
-template <class T, class A>
-__global__ void reduce_row_chunks(const T* x, A* partial, int64_t outer, int64_t r, int parts,
-                                  int mode) {
+// Rows of length r (inner == 1), `parts` blocks per row: block b reduces chunk b % parts of row
+// b / parts into out[b]. parts == 1 reduces whole rows.
+template <class T, class A, class O>
+__global__ void reduce_chunks(const T* x, O* out, int64_t outer, int64_t r, int parts, int mode) {
   __shared__ A part[kThreads];
   int64_t chunk = (r + parts - 1) / parts;
   for (int64_t b = blockIdx.x; b < outer * parts; b += gridDim.x) {
@@ -79,7 +59,7 @@ __global__ void reduce_row_chunks(const T* x, A* partial, int64_t outer, int64_t
         part[threadIdx.x] = combine<A>(mode, part[threadIdx.x], part[threadIdx.x + s]);
       __syncthreads();
     }
-    if (threadIdx.x == 0) partial[b] = part[0];
+    if (threadIdx.x == 0) out[b] = O(part[0]);
     __syncthreads();
   }
 }
@@ -151,14 +131,15 @@ void run_reduce(int mode, const ReducePlan& p, const Buffer& in, Buffer& out) {
     A* pa = static_cast<A*>(partial.get());
     A* rows = pa + p.outer * parts;
     int64_t blocks = p.outer * parts;
-    reduce_row_chunks<T, A>
+    reduce_chunks<T, A, A>
         <<<unsigned(blocks), kThreads, 0, stream()>>>(x, pa, p.outer, p.r, parts, mode);
-    reduce_rows<A, A><<<unsigned(p.outer), kThreads, 0, stream()>>>(pa, rows, p.outer, parts, mode);
+    reduce_chunks<A, A, A>
+        <<<unsigned(p.outer), kThreads, 0, stream()>>>(pa, rows, p.outer, parts, 1, mode);
     after_launch("reduce");
     copy_cast<<<blocks_for(p.outer), kThreads, 0, stream()>>>(rows, 1, out.as<T>(), p.outer);
   } else if (p.inner == 1) {
     unsigned grid = unsigned(p.outer < 65535 * 4 ? p.outer : 65535 * 4);
-    reduce_rows<T, A><<<grid, kThreads, 0, stream()>>>(x, out.as<T>(), p.outer, p.r, mode);
+    reduce_chunks<T, A, T><<<grid, kThreads, 0, stream()>>>(x, out.as<T>(), p.outer, p.r, 1, mode);
   } else {
     int64_t n = p.outer * p.inner;
     reduce_cols<T, A>
