@@ -15,7 +15,7 @@ DATA=$ROOT/examples/data/digits.csv
 bash scripts/deps.sh
 
 echo "== bindings: build Java, C#, Go (build-bind)"
-cmake -S . -B "$BUILD" -DKB_BUILD_TESTS=OFF -DKB_CUDA=OFF -DKB_JAVA=ON -DKB_CSHARP=ON -DKB_GO=ON \
+cmake -S . -B "$BUILD" -DKB_WERROR=ON -DKB_BUILD_TESTS=OFF -DKB_CUDA=OFF -DKB_JAVA=ON -DKB_CSHARP=ON -DKB_GO=ON \
   >/dev/null
 cmake --build "$BUILD" -j"$JOBS" --target kbackend_jar kbackend_csharp_assembly kbackend_go
 

@@ -14,7 +14,8 @@ PY=/usr/bin/python3  # Debian's, with NumPy (the pyenv python3 first on PATH has
 bash scripts/deps.sh
 
 echo "== bindings: build (build-bind)"
-cmake -S . -B "$BUILD" -DKB_BUILD_TESTS=OFF -DKB_CUDA=OFF -DKB_PYTHON=ON \
+# -DKB_WERROR=ON: the same compile flags as build/, so ccache serves the core objects.
+cmake -S . -B "$BUILD" -DKB_WERROR=ON -DKB_BUILD_TESTS=OFF -DKB_CUDA=OFF -DKB_PYTHON=ON \
   -DPython3_EXECUTABLE=$PY >/dev/null
 cmake --build "$BUILD" -j"$JOBS" --target kbackend_python
 
