@@ -141,10 +141,16 @@ static class Tests {
       if (rss - rss0 < 4) break;
       rss0 = rss;
     }
-    rss0 = RssMiB();
-    Churn(a, 25000); // 100k tensors dropped without Dispose()
-    True(Settle(live0) == live0, "native references left after GC: " + Tensor.LiveCount + " vs " + live0);
-    True(RssMiB() - rss0 < 8, "RSS grew by " + (RssMiB() - rss0) + " MiB");
+    // Three measured rounds: a leak grows every round, allocator noise only some, so the
+    // smallest growth is the one that counts.
+    double least = double.MaxValue;
+    for (int round = 0; round < 3; ++round) {
+      rss0 = RssMiB();
+      Churn(a, 25000); // 100k tensors dropped without Dispose()
+      True(Settle(live0) == live0, "native references left after GC: " + Tensor.LiveCount + " vs " + live0);
+      least = Math.Min(least, RssMiB() - rss0);
+    }
+    True(least < 8, "RSS grew by at least " + least + " MiB in each of 3 rounds");
     GC.KeepAlive(a);
   }
 

@@ -67,14 +67,22 @@ func TestDroppedTensorsDoNotGrowMemory(t *testing.T) {
 		}
 		rss0 = rss
 	}
-	rss0 = rssMiB(t)
-	churn(t, 25000, a) // 100k tensors made and dropped
-	if live := settle(live0); live != live0 {
-		t.Fatalf("%d native references still held after GC (want %d)", live, live0)
+	// Three measured rounds of 100k tensors each: a leak grows every round, while allocator
+	// noise shows up in single rounds, so the smallest growth is the one that counts.
+	least := 1e9
+	for round := 0; round < 3; round++ {
+		rss0 = rssMiB(t)
+		churn(t, 25000, a) // 100k tensors made and dropped
+		if live := settle(live0); live != live0 {
+			t.Fatalf("%d native references still held after GC (want %d)", live, live0)
+		}
+		debug.FreeOSMemory()
+		if grew := rssMiB(t) - rss0; grew < least {
+			least = grew
+		}
 	}
-	debug.FreeOSMemory()
-	if grew := rssMiB(t) - rss0; grew > 8 {
-		t.Fatalf("RSS grew by %.1f MiB over 100k dropped tensors", grew)
+	if least > 8 {
+		t.Fatalf("RSS grew by at least %.1f MiB in each of 3 rounds of 100k dropped tensors", least)
 	}
 	runtime.KeepAlive(a)
 }

@@ -146,10 +146,16 @@ class KBackendTest {
       if (rss - rss0 < 4) break;
       rss0 = rss;
     }
-    rss0 = rssMiB();
-    churn(a, 25000); // 100k tensors dropped without close()
-    assertEquals(live0, settle(live0), "native references left after GC");
-    assertTrue(rssMiB() - rss0 < 8, "RSS grew by " + (rssMiB() - rss0) + " MiB");
+    // Three measured rounds: a leak grows every round, allocator noise only some, so the
+    // smallest growth is the one that counts.
+    double least = Double.MAX_VALUE;
+    for (int round = 0; round < 3; ++round) {
+      rss0 = rssMiB();
+      churn(a, 25000); // 100k tensors dropped without close()
+      assertEquals(live0, settle(live0), "native references left after GC");
+      least = Math.min(least, rssMiB() - rss0);
+    }
+    assertTrue(least < 8, "RSS grew by at least " + least + " MiB in each of 3 rounds");
     assertFalse(a.isClosed());
   }
 
