@@ -439,6 +439,92 @@ KB_API kb_status kb_pool3d(kb_tensor* x, const int64_t* pool_size, size_t n_pool
                            const int64_t* strides, size_t n_strides, kb_padding padding,
                            kb_data_format data_format, kb_pool_mode pool_mode, kb_tensor** out);
 
+/* ---- paddings, resizing ------------------------------------------------------------------
+ * Zero paddings. padding is a flat list of (before, after) pairs, one pair per spatial axis:
+ * temporal_padding (left, right) of the steps axis of (batch, steps, features); spatial_2d_padding
+ * ((top, bottom), (left, right)) as 4 values; spatial_3d_padding 6 values. NULL with count 0
+ * means Keras' default (1 everywhere); another count is an error (Keras' nesting asserts).
+ * resize_images: integer factors; nearest repeats each pixel (repeat_elements), bilinear is
+ * TensorFlow's legacy resize_bilinear (align_corners=False, no half-pixel centres) and returns
+ * float32 for any input dtype. data_format is required (KB_DATA_FORMAT_DEFAULT is an error, as
+ * Keras has no default here). resize_volumes repeats voxels (nearest). */
+typedef enum kb_interpolation {
+  KB_INTERPOLATION_NEAREST = 0,
+  KB_INTERPOLATION_BILINEAR = 1,
+  KB_INTERPOLATION_FORCE_INT32_MIN = -2147483647 - 1, /* keeps the type int32-wide */
+  KB_INTERPOLATION_FORCE_INT32_MAX = 2147483647
+} kb_interpolation;
+KB_API kb_status kb_parse_interpolation(const char* name, kb_interpolation* out);
+
+KB_API kb_status kb_temporal_padding(kb_tensor* x, const int64_t* padding, size_t n_padding,
+                                     kb_tensor** out);
+KB_API kb_status kb_spatial_2d_padding(kb_tensor* x, const int64_t* padding, size_t n_padding,
+                                       kb_data_format data_format, kb_tensor** out);
+KB_API kb_status kb_spatial_3d_padding(kb_tensor* x, const int64_t* padding, size_t n_padding,
+                                       kb_data_format data_format, kb_tensor** out);
+KB_API kb_status kb_resize_images(kb_tensor* x, int64_t height_factor, int64_t width_factor,
+                                  kb_data_format data_format, kb_interpolation interpolation,
+                                  kb_tensor** out);
+KB_API kb_status kb_resize_volumes(kb_tensor* x, int64_t depth_factor, int64_t height_factor,
+                                   int64_t width_factor, kb_data_format data_format,
+                                   kb_tensor** out);
+
+/* ---- normalization ----------------------------------------------------------------------
+ * batch_normalization: (x - mean) / sqrt(var + epsilon) * gamma + beta (note: beta before gamma;
+ * either may be NULL = None). As on Keras' TensorFlow CPU path, 4-D x with axis -1 or 3 uses the
+ * fused form (parameters flattened to (C,), epsilon raised to at least 1.001e-5); otherwise the
+ * parameters broadcast against x and axis is ignored.
+ * normalize_batch_in_training writes (normed, mean, var): 4-D x with reduction_axes exactly
+ * {0, 1, 2} takes the fused path (mean and var of shape (C,), epsilon floored, and the RETURNED
+ * variance Bessel-corrected, var * N / (N - 1)); reduction_axes = all axes but the last takes the
+ * regular path; anything else (including 4-D {0, 2, 3}) the broadcast path, whose mean and var
+ * have x's shape without the reduced axes. Population statistics normalize on every path. */
+KB_API kb_status kb_batch_normalization(kb_tensor* x, kb_tensor* mean, kb_tensor* var,
+                                        kb_tensor* beta, kb_tensor* gamma, int64_t axis,
+                                        double epsilon, kb_tensor** out);
+KB_API kb_status kb_normalize_batch_in_training(kb_tensor* x, kb_tensor* gamma, kb_tensor* beta,
+                                                const int64_t* reduction_axes, size_t n_axes,
+                                                double epsilon, kb_tensor** normed,
+                                                kb_tensor** mean, kb_tensor** var);
+
+/* ---- random tensors, dropout ------------------------------------------------------------
+ * Graph operations (not variables): each call of a compiled function draws new numbers, and the
+ * same seed gives the same sequence of numbers (counter-based Philox 4x32-10). seed NULL (None)
+ * picks a random seed now, when the graph is built. dtype KB_DTYPE_DEFAULT: floatx; floating
+ * dtypes only. shape: fully known dims.
+ * random_uniform draws in [minval, maxval); truncated_normal re-draws values more than 2 stddev
+ * from the mean; random_binomial is 1 where U[0, 1) <= p, else 0 (in dtype).
+ * dropout: x / (1 - level) * floor(1 - level + U[0, 1)); level outside [0, 1) is an error and
+ * level 0 returns x. noise_shape NULL (None): x's shape; otherwise the shape of the keep mask,
+ * broadcast against x (right-aligned; each entry 1, x's dimension, or -1 for x's dimension). */
+KB_API kb_status kb_random_uniform(const int64_t* shape, size_t ndim, double minval, double maxval,
+                                   kb_data_type dtype, const int64_t* seed, kb_tensor** out);
+KB_API kb_status kb_random_normal(const int64_t* shape, size_t ndim, double mean, double stddev,
+                                  kb_data_type dtype, const int64_t* seed, kb_tensor** out);
+KB_API kb_status kb_truncated_normal(const int64_t* shape, size_t ndim, double mean, double stddev,
+                                     kb_data_type dtype, const int64_t* seed, kb_tensor** out);
+KB_API kb_status kb_random_binomial(const int64_t* shape, size_t ndim, double p, kb_data_type dtype,
+                                    const int64_t* seed, kb_tensor** out);
+KB_API kb_status kb_dropout(kb_tensor* x, double level, const int64_t* noise_shape,
+                            size_t n_noise_shape, const int64_t* seed, kb_tensor** out);
+
+/* ---- locally connected (unshared weights) -------------------------------------------------
+ * local_conv1d: inputs (batch, steps, channels) whatever data_format says (it is only checked);
+ * kernel (output_length, kernel_size * channels, filters) with patch feature t * channels + c;
+ * result (batch, output_length, filters). kernel_size and strides have 1 entry.
+ * local_conv2d: kernel (rows * cols, kh * kw * channels, filters), output position i * cols + j
+ * for output_shape (rows, cols); patch feature (p * kw + q) * channels + c for channels_last and
+ * c * kh * kw + p * kw + q for channels_first; result (batch, rows, cols, filters) or (batch,
+ * filters, rows, cols). kernel_size, strides and output_shape have 2 entries. Valid windows only.
+ */
+KB_API kb_status kb_local_conv1d(kb_tensor* inputs, kb_tensor* kernel, const int64_t* kernel_size,
+                                 size_t n_kernel_size, const int64_t* strides, size_t n_strides,
+                                 kb_data_format data_format, kb_tensor** out);
+KB_API kb_status kb_local_conv2d(kb_tensor* inputs, kb_tensor* kernel, const int64_t* kernel_size,
+                                 size_t n_kernel_size, const int64_t* strides, size_t n_strides,
+                                 const int64_t* output_shape, size_t n_output_shape,
+                                 kb_data_format data_format, kb_tensor** out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Every test: warnings-as-errors build, C ABI tests (GoogleTest), NumPy reference tests (pytest
-# over the C ABI), the example, the C ABI tests again under AddressSanitizer, the language
-# bindings (Python, Rust, Java, C#, Go), and packaging.
+# Every test: warnings-as-errors build, C ABI and C++ layer tests (GoogleTest), NumPy reference
+# tests (pytest over the C ABI), the C and C++ examples, the C ABI and C++ layer tests again under
+# AddressSanitizer, the language bindings (Python, Rust, Java, C#, Go), and packaging.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 JOBS=${JOBS:-2}
 
 echo "== format"
-bad=$(git ls-files '*.c' '*.cpp' '*.h' | xargs clang-format --dry-run -Werror 2>&1 | grep -c "error:" || true)
+bad=$(git ls-files '*.c' '*.cpp' '*.h' '*.hpp' | xargs clang-format --dry-run -Werror 2>&1 | grep -c "error:" || true)
 if [ "$bad" != "0" ]; then
-  git ls-files '*.c' '*.cpp' '*.h' | xargs clang-format --dry-run -Werror 2>&1 | head -20
+  git ls-files '*.c' '*.cpp' '*.h' '*.hpp' | xargs clang-format --dry-run -Werror 2>&1 | head -20
   echo "clang-format: $bad problems"; exit 1
 fi
 
@@ -33,11 +33,13 @@ fi
 
 echo "== example"
 ./build/train_mlp examples/data/digits.csv
+./build/train_mlp_cpp examples/data/digits.csv
 
 echo "== AddressSanitizer"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DKB_SANITIZE=ON -DKB_WERROR=ON >/dev/null
-cmake --build build-asan -j"$JOBS" --target kb_capi_tests train_mlp
+cmake --build build-asan -j"$JOBS" --target kb_capi_tests kb_hpp_tests train_mlp
 ASAN_OPTIONS=detect_leaks=1 ./build-asan/tests/kb_capi_tests --gtest_brief=1
+ASAN_OPTIONS=detect_leaks=1 ./build-asan/tests/kb_hpp_tests --gtest_brief=1
 ASAN_OPTIONS=detect_leaks=1 ./build-asan/train_mlp examples/data/digits.csv >/dev/null
 
 echo "== language bindings"

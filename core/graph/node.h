@@ -45,6 +45,11 @@ struct Node {
   bool keras_tensor = false;
   bool uses_learning_phase = false;
 
+  // Stateful kernels (the random ops): how many times this node has run in any compiled
+  // function. The random kernels draw with (seed, this counter), so every call draws new numbers
+  // and the same seed gives the same sequence.
+  mutable std::atomic<uint64_t> runs{0};
+
   DType dtype() const { return type.dtype; }
   const Shape& shape() const { return type.shape; }
   int64_t rank() const { return type.shape.rank(); }

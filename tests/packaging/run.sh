@@ -3,7 +3,8 @@
 #   a. build-pkg (prefix /usr, RelWithDebInfo, no tests); `cmake --install --prefix` into a
 #      staging dir: header, libkbackend.so.1 (soname), kbackend.pc, kbackendConfig.cmake.
 #   b. tests/packaging/consumer (y = x*2+1 through the C ABI) built against the staged tree with
-#      pkg-config and with find_package(kbackend), and run.
+#      pkg-config and with find_package(kbackend), and run; consumer.cpp (the same through the
+#      installed C++ layer kbackend.hpp) with pkg-config.
 #   c. cpack -G DEB: contents and control fields; as root, dpkg -i, the consumer again with plain
 #      pkg-config and find_package against /usr, then dpkg --purge (also on failure; -r would
 #      leave it in state "rc").
@@ -50,6 +51,7 @@ kb_build_pkg "$TMP/build.log" || {
 STAGE=$TMP/stage
 step cmake --install "$PKG_BUILD" --prefix "$STAGE"
 [ -f "$STAGE/include/kbackend.h" ] || fail "staged tree lacks include/kbackend.h"
+[ -f "$STAGE/include/kbackend.hpp" ] || fail "staged tree lacks include/kbackend.hpp"
 SO1=$(find "$STAGE" -path "$STAGE/lib*/libkbackend.so.1" | head -1)
 [ -n "$SO1" ] || fail "staged tree lacks lib*/libkbackend.so.1"
 LIBDIR=$(dirname "$SO1")
@@ -60,7 +62,7 @@ PC=$LIBDIR/pkgconfig/kbackend.pc
 [ -f "$LIBDIR/cmake/kbackend/kbackendConfig.cmake" ] ||
   fail "staged tree lacks $LIBREL/cmake/kbackend/kbackendConfig.cmake"
 grep -qx 'prefix=/usr' "$PC" || fail "kbackend.pc: prefix is not /usr: $(grep '^prefix=' "$PC")"
-say "staged install: include/kbackend.h, $LIBREL/{libkbackend.so.1,pkgconfig/kbackend.pc,cmake/kbackend/}"
+say "staged install: include/kbackend.h{,pp}, $LIBREL/{libkbackend.so.1,pkgconfig/kbackend.pc,cmake/kbackend/}"
 
 # ---- d. exported symbols, soname ------------------------------------------------------------
 SONAME=$(readelf -d "$SO1" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
@@ -103,6 +105,15 @@ build_pkgconfig_consumer() { # out, pkg-config arguments...
   # shellcheck disable=SC2086
   "$CC" -std=c99 -Wall -Werror "$CONSUMER/consumer.c" -o "$out" $flags -lm
 }
+CXX=${CXX:-c++}
+build_pkgconfig_consumer_hpp() { # out, pkg-config arguments... (the C++ layer, kbackend.hpp)
+  local out=$1
+  shift
+  local flags
+  flags=$(pkg-config "$@" --cflags --libs kbackend) || return 1
+  # shellcheck disable=SC2086
+  "$CXX" -std=c++17 -Wall -Wextra -Werror "$CONSUMER/consumer.cpp" -o "$out" $flags
+}
 build_cmake_consumer() { # build dir, extra cmake arguments...
   local dir=$1
   shift
@@ -111,17 +122,18 @@ build_cmake_consumer() { # build dir, extra cmake arguments...
 export PKG_CONFIG_PATH=$LIBDIR/pkgconfig
 step build_pkgconfig_consumer "$TMP/consumer-pc" --define-variable=prefix="$STAGE"
 grep -q -- "-L$LIBDIR" "$TMP/step.log" || { cat "$TMP/step.log"; fail "pkg-config did not point at the staged lib dir"; }
+step build_pkgconfig_consumer_hpp "$TMP/consumer-hpp" --define-variable=prefix="$STAGE"
 unset PKG_CONFIG_PATH
 step build_cmake_consumer "$TMP/consumer-cmake" -DCMAKE_PREFIX_PATH="$STAGE"
 grep -qx "kbackend_DIR:PATH=$LIBDIR/cmake/kbackend" "$TMP/consumer-cmake/CMakeCache.txt" ||
   fail "find_package(kbackend) found $(grep '^kbackend_DIR' "$TMP/consumer-cmake/CMakeCache.txt"), not the staged one"
-for exe in "$TMP/consumer-pc" "$TMP/consumer-cmake/consumer"; do
+for exe in "$TMP/consumer-pc" "$TMP/consumer-hpp" "$TMP/consumer-cmake/consumer"; do
   step env LD_LIBRARY_PATH="$LIBDIR" "$exe"
   grep -q '^OK' "$TMP/step.log" || { cat "$TMP/step.log"; fail "$exe did not print OK"; }
   ldd_line=$(LD_LIBRARY_PATH="$LIBDIR" ldd "$exe" | grep libkbackend.so.1 || true)
   case "$ldd_line" in *"$LIBDIR/libkbackend.so.1"*) ;; *) fail "$exe loads '$ldd_line', not the staged library" ;; esac
 done
-say "consumer (staged): pkg-config and find_package(kbackend) builds print OK"
+say "consumer (staged): pkg-config (C, C++) and find_package(kbackend) builds print OK"
 
 # ---- c. Debian package ----------------------------------------------------------------------
 DEBDIR=$TMP/deb
@@ -129,7 +141,7 @@ step cpack --config "$PKG_BUILD/CPackConfig.cmake" -G DEB -B "$DEBDIR"
 DEB=$(find "$DEBDIR" -maxdepth 1 -name 'kbackend_*.deb' | head -1)
 [ -n "$DEB" ] || { cat "$TMP/step.log"; fail "cpack made no kbackend_*.deb"; }
 dpkg-deb -c "$DEB" | awk '{print $6}' >"$TMP/deb-contents.txt"
-for f in ./usr/include/kbackend.h "./usr/$LIBREL/libkbackend.so.1" "./usr/$LIBREL/libkbackend.so" \
+for f in ./usr/include/kbackend.h ./usr/include/kbackend.hpp "./usr/$LIBREL/libkbackend.so.1" "./usr/$LIBREL/libkbackend.so" \
   "./usr/$LIBREL/pkgconfig/kbackend.pc" "./usr/$LIBREL/cmake/kbackend/kbackendConfig.cmake" \
   "./usr/$LIBREL/cmake/kbackend/kbackendTargets.cmake"; do
   grep -qxF "$f" "$TMP/deb-contents.txt" || { cat "$TMP/deb-contents.txt"; fail "$(basename "$DEB") lacks $f"; }
@@ -160,10 +172,11 @@ else
   step dpkg -i "$DEB"
   step pkg-config --cflags --libs kbackend
   step build_pkgconfig_consumer "$TMP/sys-consumer-pc"
+  step build_pkgconfig_consumer_hpp "$TMP/sys-consumer-hpp"
   step build_cmake_consumer "$TMP/sys-consumer-cmake"
   grep -qx "kbackend_DIR:PATH=/usr/$LIBREL/cmake/kbackend" "$TMP/sys-consumer-cmake/CMakeCache.txt" ||
     fail "find_package(kbackend) found $(grep '^kbackend_DIR' "$TMP/sys-consumer-cmake/CMakeCache.txt"), not /usr/$LIBREL/cmake/kbackend"
-  for exe in "$TMP/sys-consumer-pc" "$TMP/sys-consumer-cmake/consumer"; do
+  for exe in "$TMP/sys-consumer-pc" "$TMP/sys-consumer-hpp" "$TMP/sys-consumer-cmake/consumer"; do
     step "$exe"
     grep -q '^OK' "$TMP/step.log" || { cat "$TMP/step.log"; fail "$exe did not print OK"; }
   done

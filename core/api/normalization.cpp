@@ -1,0 +1,157 @@
+// batch_normalization and normalize_batch_in_training (KERAS_SEMANTICS.md section 11) as
+// compositions: the three paths of Keras' TensorFlow backend on the CPU (fused for 4-D
+// channels_last, regular for "all axes but the last", broadcast otherwise), with the fused path's
+// epsilon floor and its Bessel-corrected returned variance.
+#include <algorithm>
+
+#include "core/api/api.h"
+#include "core/api/nn_more.h"
+#include "core/ops/build.h"
+#include "core/ops/infer_util.h"
+#include "core/util/error.h"
+
+namespace kb::api {
+
+namespace {
+
+// TensorFlow's fused batch norm raises epsilon to at least this.
+constexpr double kFusedEpsilonFloor = 1.001e-5;
+
+void check_param(const NodePtr& p, const NodePtr& x, const char* who, const char* what) {
+  require(p, who, what);
+  check(p->dtype() == x->dtype(), Status::dtype, who, ": ", what, " is ", dtype_name(p->dtype()),
+        " but x is ", dtype_name(x->dtype()));
+  check(p->shape().rank_known, Status::shape, who, ": the rank of ", what, " is unknown");
+}
+
+void check_x(const NodePtr& x, const char* who) {
+  require(x, who, "x");
+  check(is_floating(x->dtype()), Status::dtype, who, ": x must be floating, got ",
+        dtype_name(x->dtype()));
+  check(x->shape().rank_known, Status::shape, who, ": the rank of x is unknown");
+}
+
+// A parameter broadcast against x (tf.nn.batch_normalization's rule).
+void check_broadcast(const NodePtr& p, const NodePtr& x, const char* who, const char* what) {
+  std::string w = std::string(who) + ": " + what;
+  broadcast_shapes(x->shape(), p->shape(), w);
+}
+
+// tf.nn.batch_normalization: x * inv + (beta - mean * inv), inv = gamma / sqrt(var + eps).
+NodePtr normalize(const NodePtr& x, const NodePtr& mean, const NodePtr& var, const NodePtr& beta,
+                  const NodePtr& gamma, double epsilon) {
+  NodePtr inv = unary("Reciprocal", unary("Sqrt", add(var, scalar_like(var, epsilon))));
+  if (gamma) inv = mul(inv, gamma);
+  NodePtr shift = beta ? sub(beta, mul(mean, inv)) : neg(mul(mean, inv));
+  return add(mul(x, inv), shift);
+}
+
+// A parameter of the fused path: flattened, with C elements.
+NodePtr channel_vector(const NodePtr& p, int64_t c, const char* who, const char* what) {
+  int64_t n = p->shape().numel();
+  check(n < 0 || c < 0 || n == c, Status::shape, who, ": ", what, " has shape ", p->shape().str(),
+        " (", n, " elements) but x has ", c, " channels");
+  if (p->rank() == 1) return p;
+  return kb::reshape(p, {-1});
+}
+
+}  // namespace
+
+NodePtr batch_normalization(const NodePtr& x, const NodePtr& mean, const NodePtr& var,
+                            const NodePtr& beta, const NodePtr& gamma, int64_t axis,
+                            double epsilon) {
+  const char* who = "batch_normalization";
+  check_x(x, who);
+  check_param(mean, x, who, "mean");
+  check_param(var, x, who, "var");
+  if (beta) check_param(beta, x, who, "beta");
+  if (gamma) check_param(gamma, x, who, "gamma");
+  check(epsilon >= 0, Status::invalid_argument, who, ": epsilon must be non-negative, got ",
+        epsilon);
+  // Keras' CPU path: 4-D x with axis -1 or 3 goes through the fused kernel (parameters flattened
+  // to (C,), epsilon floored); every other case broadcasts the parameters against x and ignores
+  // axis (channels_first needs a GPU for the fused kernel).
+  if (x->rank() == 4 && (axis == -1 || axis == 3)) {
+    int64_t c = x->shape().dims[3];
+    NodePtr m = channel_vector(mean, c, who, "mean");
+    NodePtr v = channel_vector(var, c, who, "var");
+    NodePtr b = beta ? channel_vector(beta, c, who, "beta") : nullptr;
+    NodePtr g = gamma ? channel_vector(gamma, c, who, "gamma") : nullptr;
+    return normalize(x, m, v, b, g, std::max(epsilon, kFusedEpsilonFloor));
+  }
+  check_broadcast(mean, x, who, "mean");
+  check_broadcast(var, x, who, "var");
+  if (beta) check_broadcast(beta, x, who, "beta");
+  if (gamma) check_broadcast(gamma, x, who, "gamma");
+  return normalize(x, mean, var, beta, gamma, epsilon);
+}
+
+NormalizedBatch normalize_batch_in_training(const NodePtr& x, const NodePtr& gamma,
+                                            const NodePtr& beta,
+                                            const std::vector<int64_t>& reduction_axes,
+                                            double epsilon) {
+  const char* who = "normalize_batch_in_training";
+  check_x(x, who);
+  if (gamma) check_param(gamma, x, who, "gamma");
+  if (beta) check_param(beta, x, who, "beta");
+  check(epsilon >= 0, Status::invalid_argument, who, ": epsilon must be non-negative, got ",
+        epsilon);
+  int64_t r = x->rank();
+  std::vector<int64_t> axes = normalize_axes(reduction_axes, r, who);
+  const Dims& xd = x->shape().dims;
+
+  if (r == 4 && reduction_axes == std::vector<int64_t>{0, 1, 2}) {
+    // Fused (NHWC): population statistics normalize; the returned variance is the unbiased one,
+    // var * N / (N - 1) with N the count over the reduced axes (1 when N is 1).
+    int64_t c = xd[3];
+    NodePtr g = gamma ? channel_vector(gamma, c, who, "gamma") : nullptr;
+    NodePtr b = beta ? channel_vector(beta, c, who, "beta") : nullptr;
+    NodePtr mean = api::mean(x, axes, false);
+    NodePtr d = sub(x, mean);
+    NodePtr var = api::mean(mul(d, d), axes, false);
+    NodePtr normed = normalize(x, mean, var, b, g, std::max(epsilon, kFusedEpsilonFloor));
+    NodePtr n = size_of(x, axes, x->dtype());
+    NodePtr n1 = binary("Maximum", sub(n, scalar_like(x, 1.0)), scalar_like(x, 1.0));
+    return {normed, mean, mul(var, div(n, n1))};
+  }
+
+  std::vector<int64_t> all_but_last;
+  for (int64_t i = 0; i + 1 < r; ++i) all_but_last.push_back(i);
+  if (axes == all_but_last) {
+    // Regular: tf.nn.moments over the axes, parameters broadcast as given.
+    if (gamma) check_broadcast(gamma, x, who, "gamma");
+    if (beta) check_broadcast(beta, x, who, "beta");
+    NodePtr mean = api::mean(x, axes, false);
+    NodePtr d = sub(x, mean);
+    NodePtr var = api::mean(mul(d, d), axes, false);
+    return {normalize(x, mean, var, beta, gamma, epsilon), mean, var};
+  }
+
+  // Broadcast: moments kept with size-1 reduced axes; gamma and beta reshaped to that shape; the
+  // returned moments are squeezed.
+  NodePtr mean_k = api::mean(x, axes, true);
+  NodePtr d = sub(x, mean_k);
+  NodePtr var_k = api::mean(mul(d, d), axes, true);
+  int64_t kept = 1;
+  for (int64_t i = 0; i < r; ++i)
+    if (!std::binary_search(axes.begin(), axes.end(), i))
+      kept = xd[i] < 0 || kept < 0 ? -1 : kept * xd[i];
+  auto reshaped = [&](const NodePtr& p, const char* what) -> NodePtr {
+    if (!p) return nullptr;
+    int64_t n = p->shape().numel();
+    check(n < 0 || kept < 0 || n == kept, Status::shape, who, ": ", what, " has shape ",
+          p->shape().str(), " (", n, " elements) but x ", x->shape().str(), " has ", kept,
+          " positions outside the reduction axes");
+    return reshape_like(p, mean_k);
+  };
+  NodePtr normed =
+      normalize(x, mean_k, var_k, reshaped(beta, "beta"), reshaped(gamma, "gamma"), epsilon);
+  NodePtr mean = mean_k, var = var_k;
+  for (auto it = axes.rbegin(); it != axes.rend(); ++it) {
+    mean = kb::squeeze(mean, *it);
+    var = kb::squeeze(var, *it);
+  }
+  return {normed, mean, var};
+}
+
+}  // namespace kb::api

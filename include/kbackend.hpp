@@ -1,0 +1,1543 @@
+// kbackend for C++: a header-only RAII layer over the C ABI of kbackend.h (C++17).
+//
+//   #include <kbackend.hpp>
+//   namespace K = kbackend;
+//   K::Tensor x = K::placeholder({-1, 3}, K::DType::float32, "x");      // (None, 3)
+//   K::Tensor w = K::variable({0.5f, -1.0f, 2.0f}, {3, 1}, K::DType::float32, "w");
+//   K::Tensor y = K::sigmoid(K::dot(x, w) * 2.0 + 1.0);
+//   K::Function f({x}, {y});
+//   std::vector<float> out = f({K::Tensor::from({1.f, 2.f, 3.f}, {1, 3})})[0].to_vector<float>();
+//
+// Design (the Rust binding's, in C++):
+// - Errors: every failing kb_status becomes a kbackend::Error (a std::runtime_error) carrying the
+//   status and kb_last_error_message(), which names the Keras function ("reshape: ...").
+// - Tensor owns one reference to a graph value. Copying a Tensor retains the reference (both
+//   copies name the same graph value, like std::shared_ptr; a graph value is immutable, so
+//   sharing is safe), moving it transfers the reference and leaves the source empty, and the
+//   destructor releases it. A default-constructed Tensor is empty; passing an empty Tensor to a
+//   function throws Error(KB_ERROR_INVALID_ARGUMENT). Tensors may be copied and released on any
+//   thread (the library's reference counts are atomic).
+// - Function (a compiled function) is move-only (the C ABI has no retain for it); NameScope and
+//   LearningPhaseScope are neither copyable nor movable (they pop in their destructor).
+// - Functions have Keras' names and Keras' defaults as C++ default arguments. Keras' None is
+//   std::nullopt (optional numbers, IntList), an empty std::string (names), DType::none /
+//   DataFormat::none (enums); Keras' axis lists are IntList, which takes std::nullopt, one int, a
+//   braced list ({0, 1}) or a std::optional<std::vector<int64_t>>. Shapes are
+//   std::vector<int64_t> with -1 for an unknown dimension.
+// - Operators + - * / and unary - take Tensors and numbers (a number becomes a constant of the
+//   other operand's dtype). Comparisons are named like Keras (greater, less_equal, ...): == on
+//   Tensors is not defined (use same_as to compare graph identity).
+// - rnn, map_fn, foldl and foldr take std::functions: a C trampoline calls them, catches any
+//   exception they throw, reports it to the library with kb_set_error and, once the building call
+//   has failed cleanly, rethrows the original exception (same type, same object) from it.
+// - Only the C ABI is used; get(), release() and Tensor::adopt/borrow convert to and from raw
+//   handles for code that mixes both layers.
+#ifndef KBACKEND_HPP
+#define KBACKEND_HPP
+
+#include "kbackend.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <initializer_list>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace kbackend {
+
+// ---- errors --------------------------------------------------------------------------------
+
+// A failed call: the kb_status and the library's message (which names the function).
+class Error : public std::runtime_error {
+ public:
+  Error(kb_status status, const std::string& message)
+      : std::runtime_error(message), status_(status) {}
+  kb_status status() const noexcept { return status_; }
+
+ private:
+  kb_status status_;
+};
+
+// Throws Error(status, kb_last_error_message()) unless status is KB_OK.
+inline void check(kb_status status) {
+  if (status == KB_OK) return;
+  const char* message = kb_last_error_message();
+  if (message && *message) throw Error(status, message);
+  throw Error(status, "kbackend: failed with status " + std::to_string(int(status)));
+}
+
+// ---- enums (the values of the C enums) ------------------------------------------------------
+
+enum class DType : int32_t {
+  none = KB_DTYPE_DEFAULT,  // Keras' None: floatx, or the input's dtype where Keras says so
+  float16 = KB_FLOAT16,
+  float32 = KB_FLOAT32,
+  float64 = KB_FLOAT64,
+  int8 = KB_INT8,
+  int16 = KB_INT16,
+  int32 = KB_INT32,
+  int64 = KB_INT64,
+  uint8 = KB_UINT8,
+  bool_ = KB_BOOL,
+};
+enum class DataFormat : int32_t {
+  none = KB_DATA_FORMAT_DEFAULT,  // image_data_format()
+  channels_last = KB_CHANNELS_LAST,
+  channels_first = KB_CHANNELS_FIRST,
+};
+enum class DimOrdering : int32_t { tf = KB_DIM_ORDERING_TF, th = KB_DIM_ORDERING_TH };
+enum class Padding : int32_t {
+  valid = KB_PADDING_VALID,
+  same = KB_PADDING_SAME,
+  causal = KB_PADDING_CAUSAL,
+};
+enum class PoolMode : int32_t { max = KB_POOL_MAX, avg = KB_POOL_AVG };
+enum class Interpolation : int32_t {
+  nearest = KB_INTERPOLATION_NEAREST,
+  bilinear = KB_INTERPOLATION_BILINEAR,
+};
+enum class Device : int32_t { cpu = KB_DEVICE_CPU, cuda = KB_DEVICE_CUDA };
+
+inline kb_data_type to_c(DType d) noexcept { return static_cast<kb_data_type>(d); }
+inline kb_data_format to_c(DataFormat f) noexcept { return static_cast<kb_data_format>(f); }
+inline kb_dim_ordering to_c(DimOrdering o) noexcept { return static_cast<kb_dim_ordering>(o); }
+inline kb_padding to_c(Padding p) noexcept { return static_cast<kb_padding>(p); }
+inline kb_pool_mode to_c(PoolMode m) noexcept { return static_cast<kb_pool_mode>(m); }
+inline kb_interpolation to_c(Interpolation i) noexcept { return static_cast<kb_interpolation>(i); }
+inline kb_device_kind to_c(Device d) noexcept { return static_cast<kb_device_kind>(d); }
+
+// Keras' name of a dtype ("float32"); throws for DType::none.
+inline std::string to_string(DType d) {
+  const char* n = kb_dtype_name(to_c(d));
+  if (!n) throw Error(KB_ERROR_DTYPE, "dtype_name: invalid dtype " + std::to_string(int(d)));
+  return n;
+}
+inline DType parse_dtype(const std::string& name) {
+  kb_data_type out{};
+  check(kb_parse_dtype(name.c_str(), &out));
+  return static_cast<DType>(out);
+}
+inline DataFormat parse_data_format(const std::string& name) {
+  kb_data_format out{};
+  check(kb_parse_data_format(name.c_str(), &out));
+  return static_cast<DataFormat>(out);
+}
+inline Padding parse_padding(const std::string& name) {
+  kb_padding out{};
+  check(kb_parse_padding(name.c_str(), &out));
+  return static_cast<Padding>(out);
+}
+inline PoolMode parse_pool_mode(const std::string& name) {
+  kb_pool_mode out{};
+  check(kb_parse_pool_mode(name.c_str(), &out));
+  return static_cast<PoolMode>(out);
+}
+inline Interpolation parse_interpolation(const std::string& name) {
+  kb_interpolation out{};
+  check(kb_parse_interpolation(name.c_str(), &out));
+  return static_cast<Interpolation>(out);
+}
+
+// The C++ element type of each dtype (float16 has none: cast such tensors to float32).
+template <class T>
+struct Element {
+  static constexpr bool supported = false;
+};
+#define KBACKEND_HPP_ELEMENT(T, D)           \
+  template <>                                \
+  struct Element<T> {                        \
+    static constexpr bool supported = true;  \
+    static constexpr DType dtype = DType::D; \
+  }
+KBACKEND_HPP_ELEMENT(float, float32);
+KBACKEND_HPP_ELEMENT(double, float64);
+KBACKEND_HPP_ELEMENT(int8_t, int8);
+KBACKEND_HPP_ELEMENT(int16_t, int16);
+KBACKEND_HPP_ELEMENT(int32_t, int32);
+KBACKEND_HPP_ELEMENT(int64_t, int64);
+KBACKEND_HPP_ELEMENT(uint8_t, uint8);
+KBACKEND_HPP_ELEMENT(bool, bool_);
+#undef KBACKEND_HPP_ELEMENT
+
+// An optional list of integers: Keras' None or a tuple of ints (axis=None / 1 / (0, 1)).
+// IntList() and std::nullopt are None; 1 is (1,); {0, 1} is (0, 1); {} is None (write
+// std::vector<int64_t>{} for an empty tuple).
+class IntList {
+ public:
+  IntList() noexcept = default;
+  IntList(std::nullopt_t) noexcept {}
+  IntList(int64_t value) : values_(std::vector<int64_t>{value}) {}
+  IntList(std::initializer_list<int64_t> values) : values_(std::vector<int64_t>(values)) {}
+  IntList(std::vector<int64_t> values) : values_(std::move(values)) {}
+  IntList(std::optional<std::vector<int64_t>> values) : values_(std::move(values)) {}
+
+  bool is_none() const noexcept { return !values_.has_value(); }
+  const std::optional<std::vector<int64_t>>& value() const noexcept { return values_; }
+  // For the C ABI: NULL for None, a valid pointer (even for an empty list) otherwise.
+  const int64_t* data() const noexcept {
+    static const int64_t empty = 0;
+    if (!values_) return nullptr;
+    return values_->empty() ? &empty : values_->data();
+  }
+  size_t size() const noexcept { return values_ ? values_->size() : 0; }
+
+ private:
+  std::optional<std::vector<int64_t>> values_;
+};
+using Axes = IntList;
+
+// ---- Tensor ---------------------------------------------------------------------------------
+
+class Tensor;
+namespace detail {
+template <class F>
+Tensor out_tensor(F&& f);
+}  // namespace detail
+
+// One reference to a kbackend graph value (placeholder, variable, constant or op result).
+class Tensor {
+ public:
+  Tensor() noexcept = default;  // empty
+  Tensor(const Tensor& other) noexcept : t_(other.t_) {
+    if (t_) kb_tensor_retain(t_);
+  }
+  Tensor(Tensor&& other) noexcept : t_(std::exchange(other.t_, nullptr)) {}
+  Tensor& operator=(const Tensor& other) noexcept {
+    if (other.t_) kb_tensor_retain(other.t_);
+    kb_tensor_release(std::exchange(t_, other.t_));
+    return *this;
+  }
+  Tensor& operator=(Tensor&& other) noexcept {
+    if (this != &other) kb_tensor_release(std::exchange(t_, std::exchange(other.t_, nullptr)));
+    return *this;
+  }
+  ~Tensor() { kb_tensor_release(t_); }
+
+  // Takes over a reference the caller owns (a new reference from the C ABI).
+  static Tensor adopt(kb_tensor* t) noexcept {
+    Tensor r;
+    r.t_ = t;
+    return r;
+  }
+  // Retains a borrowed handle.
+  static Tensor borrow(kb_tensor* t) noexcept {
+    if (t) kb_tensor_retain(t);
+    return adopt(t);
+  }
+  kb_tensor* get() const noexcept { return t_; }
+  // Gives up the reference (the caller must release it).
+  kb_tensor* release() noexcept { return std::exchange(t_, nullptr); }
+  explicit operator bool() const noexcept { return t_ != nullptr; }
+
+  // A constant holding a copy of data (row-major) with the given shape (1-D when omitted).
+  template <class T>
+  static Tensor from(const std::vector<T>& data, const std::vector<int64_t>& shape);
+  template <class T>
+  static Tensor from(const std::vector<T>& data) {
+    return from(data, {int64_t(data.size())});
+  }
+  template <class T>
+  static Tensor from(std::initializer_list<T> data, const std::vector<int64_t>& shape) {
+    return from(std::vector<T>(data), shape);
+  }
+  template <class T>
+  static Tensor from(std::initializer_list<T> data) {
+    return from(std::vector<T>(data));
+  }
+  // A scalar constant.
+  template <class T>
+  static Tensor scalar(T value) {
+    return from(std::vector<T>{value}, {});
+  }
+  // A scalar constant of this tensor's dtype (how the operators take numbers).
+  Tensor scalar_like(double value) const {
+    kb_data_type d = to_c(dtype());
+    return detail::out_tensor([&](kb_tensor** o) {
+      return kb_constant(&value, KB_FLOAT64, nullptr, 0, d, nullptr, 0, nullptr, o);
+    });
+  }
+
+  // The value as a flat row-major vector; T must match dtype() (else Error KB_ERROR_DTYPE).
+  // Works for constants, variables and tensors that need no placeholder.
+  template <class T>
+  std::vector<T> to_vector() const;
+  // The single value of a one-element tensor.
+  template <class T>
+  T item() const {
+    std::vector<T> v = to_vector<T>();
+    if (v.size() != 1)
+      throw Error(KB_ERROR_SHAPE, "item: the tensor has " + std::to_string(v.size()) + " values");
+    return v[0];
+  }
+  // A constant with this tensor's value (Keras' eval).
+  Tensor eval() const {
+    return detail::out_tensor([&](kb_tensor** o) { return kb_eval(t_, o); });
+  }
+
+  // Keras' int_shape: std::nullopt for an unknown rank, -1 for an unknown dimension.
+  std::optional<std::vector<int64_t>> int_shape() const {
+    std::vector<int64_t> dims(8);
+    int64_t rank = 0;
+    check(kb_int_shape(t_, dims.data(), dims.size(), &rank));
+    if (rank < 0) return std::nullopt;
+    if (size_t(rank) > dims.size()) {
+      dims.resize(size_t(rank));
+      check(kb_int_shape(t_, dims.data(), dims.size(), &rank));
+    }
+    dims.resize(size_t(rank));
+    return dims;
+  }
+  // The static shape (-1 for an unknown dimension); throws Error(KB_ERROR_SHAPE) when even the
+  // rank is unknown. (kbackend::shape(x) is Keras' symbolic shape tensor.)
+  std::vector<int64_t> shape() const {
+    std::optional<std::vector<int64_t>> s = int_shape();
+    if (!s) throw Error(KB_ERROR_SHAPE, "shape: the rank of '" + name() + "' is unknown");
+    return *s;
+  }
+  int64_t ndim() const {  // -1 when the rank is unknown
+    int64_t out = 0;
+    check(kb_ndim(t_, &out));
+    return out;
+  }
+  DType dtype() const {
+    kb_data_type out{};
+    check(kb_dtype(t_, &out));
+    return static_cast<DType>(out);
+  }
+  std::string name() const {
+    const char* out = nullptr;
+    check(kb_tensor_name(t_, &out));
+    return out ? out : "";
+  }
+  // Equal ids mean the same graph value.
+  uint64_t id() const {
+    uint64_t out = 0;
+    check(kb_tensor_id(t_, &out));
+    return out;
+  }
+  bool same_as(const Tensor& other) const { return id() == other.id(); }
+  void set_keras_tensor(bool flag) const { check(kb_tensor_set_keras_tensor(t_, flag ? 1 : 0)); }
+  bool uses_learning_phase() const {
+    int32_t out = 0;
+    check(kb_tensor_uses_learning_phase(t_, &out));
+    return out != 0;
+  }
+
+ private:
+  kb_tensor* t_ = nullptr;
+};
+
+namespace detail {
+
+// Calls f(&out) and wraps the new reference it returns.
+template <class F>
+Tensor out_tensor(F&& f) {
+  kb_tensor* out = nullptr;
+  check(f(&out));
+  if (!out) throw Error(KB_ERROR_INTERNAL, "kbackend: the library returned no tensor");
+  return Tensor::adopt(out);
+}
+
+inline std::vector<kb_tensor*> handles(const std::vector<Tensor>& ts) {
+  std::vector<kb_tensor*> h;
+  h.reserve(ts.size());
+  for (const Tensor& t : ts) h.push_back(t.get());
+  return h;
+}
+
+inline const char* name_or_null(const std::string& s) noexcept {
+  return s.empty() ? nullptr : s.c_str();
+}
+
+struct ListDeleter {
+  void operator()(kb_tensor_list* l) const noexcept { kb_tensor_list_release(l); }
+};
+using ListPtr = std::unique_ptr<kb_tensor_list, ListDeleter>;
+
+// The items of a list (which is released).
+inline std::vector<Tensor> take_list(kb_tensor_list* raw) {
+  ListPtr list(raw);
+  size_t n = kb_tensor_list_size(list.get());
+  std::vector<Tensor> out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i)
+    out.push_back(out_tensor([&](kb_tensor** o) { return kb_tensor_list_get(list.get(), i, o); }));
+  return out;
+}
+
+template <class F>
+std::vector<Tensor> out_list(F&& f) {
+  kb_tensor_list* out = nullptr;
+  check(f(&out));
+  return take_list(out);
+}
+
+inline size_t element_count(const std::vector<int64_t>& shape, const char* who) {
+  size_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) throw Error(KB_ERROR_INVALID_ARGUMENT, std::string(who) + ": negative dimension");
+    n *= size_t(d);
+  }
+  return n;
+}
+
+// data as bytes the C ABI can read (std::vector<bool> is packed: copy it to one byte each).
+template <class T>
+struct RawData {
+  explicit RawData(const std::vector<T>& v) : data(v.data()) {}
+  const void* data;
+};
+template <>
+struct RawData<bool> {
+  explicit RawData(const std::vector<bool>& v) : bytes(v.begin(), v.end()), data(bytes.data()) {}
+  std::vector<uint8_t> bytes;
+  const void* data;
+};
+
+template <class T>
+void check_data(const std::vector<T>& data, const std::vector<int64_t>& shape, const char* who) {
+  static_assert(Element<T>::supported,
+                "kbackend: the element type must be float, double, int8_t, int16_t, int32_t, "
+                "int64_t, uint8_t or bool");
+  size_t n = element_count(shape, who);
+  if (n != data.size())
+    throw Error(KB_ERROR_SHAPE, std::string(who) + ": " + std::to_string(data.size()) +
+                                    " values for a shape of " + std::to_string(n) + " elements");
+}
+
+}  // namespace detail
+
+template <class T>
+Tensor Tensor::from(const std::vector<T>& data, const std::vector<int64_t>& shape) {
+  detail::check_data(data, shape, "tensor_from_data");
+  detail::RawData<T> raw(data);
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_tensor_from_data(raw.data, to_c(Element<T>::dtype), shape.data(), shape.size(), o);
+  });
+}
+
+template <class T>
+std::vector<T> Tensor::to_vector() const {
+  static_assert(Element<T>::supported,
+                "kbackend: to_vector needs float, double, int8_t, int16_t, int32_t, int64_t, "
+                "uint8_t or bool");
+  DType d = dtype();
+  if (d != Element<T>::dtype)
+    throw Error(KB_ERROR_DTYPE, "to_vector: the tensor is " + to_string(d) + ", not " +
+                                    to_string(Element<T>::dtype));
+  std::optional<std::vector<int64_t>> s = int_shape();
+  bool known = s.has_value();
+  if (s)
+    for (int64_t v : *s) known = known && v >= 0;
+  Tensor value = known ? *this : eval();
+  size_t nbytes = 0;
+  check(kb_tensor_nbytes(value.get(), &nbytes));
+  if constexpr (std::is_same_v<T, bool>) {
+    std::vector<uint8_t> bytes(nbytes);
+    check(kb_tensor_copy_to(value.get(), bytes.data(), nbytes));
+    return std::vector<bool>(bytes.begin(), bytes.end());
+  } else {
+    std::vector<T> out(nbytes / sizeof(T));
+    check(kb_tensor_copy_to(value.get(), out.data(), nbytes));
+    return out;
+  }
+}
+
+// ---- library, config ------------------------------------------------------------------------
+
+inline std::string version() { return kb_version(); }
+inline int32_t abi_version() { return kb_abi_version(); }
+inline std::string backend() { return kb_backend(); }
+
+inline double epsilon() {
+  double out = 0;
+  check(kb_epsilon(&out));
+  return out;
+}
+inline void set_epsilon(double value) { check(kb_set_epsilon(value)); }
+inline DType floatx() {
+  kb_data_type out{};
+  check(kb_floatx(&out));
+  return static_cast<DType>(out);
+}
+inline void set_floatx(DType dtype) { check(kb_set_floatx(to_c(dtype))); }
+inline DataFormat image_data_format() {
+  kb_data_format out{};
+  check(kb_image_data_format(&out));
+  return static_cast<DataFormat>(out);
+}
+inline void set_image_data_format(DataFormat format) {
+  check(kb_set_image_data_format(to_c(format)));
+}
+inline DimOrdering image_dim_ordering() {
+  kb_dim_ordering out{};
+  check(kb_image_dim_ordering(&out));
+  return static_cast<DimOrdering>(out);
+}
+inline void set_image_dim_ordering(DimOrdering ordering) {
+  check(kb_set_image_dim_ordering(to_c(ordering)));
+}
+inline int64_t get_uid(const std::string& prefix = "") {
+  int64_t out = 0;
+  check(kb_get_uid(prefix.c_str(), &out));
+  return out;
+}
+inline void reset_uids() { check(kb_reset_uids()); }
+inline void clear_session() { check(kb_clear_session()); }
+inline void manual_variable_initialization(bool value) {
+  check(kb_manual_variable_initialization(value ? 1 : 0));
+}
+inline Tensor learning_phase() {
+  return detail::out_tensor([&](kb_tensor** o) { return kb_learning_phase(o); });
+}
+inline void set_learning_phase(int value) { check(kb_set_learning_phase(value)); }
+
+// Keras' `with K.learning_phase_scope(value):` as an object: the phase is `value` until the
+// scope is destroyed. Scopes nest (destroy them in reverse order, as blocks do).
+class LearningPhaseScope {
+ public:
+  explicit LearningPhaseScope(int value) { check(kb_learning_phase_scope_push(value)); }
+  ~LearningPhaseScope() { kb_learning_phase_scope_pop(); }
+  LearningPhaseScope(const LearningPhaseScope&) = delete;
+  LearningPhaseScope& operator=(const LearningPhaseScope&) = delete;
+};
+
+// Keras' `with K.name_scope(name):`: tensors made while it lives are named "name/...".
+class NameScope {
+ public:
+  explicit NameScope(const std::string& name) { check(kb_name_scope_push(name.c_str())); }
+  ~NameScope() { kb_name_scope_pop(); }
+  NameScope(const NameScope&) = delete;
+  NameScope& operator=(const NameScope&) = delete;
+};
+
+// auto scope = kbackend::name_scope("block1");  (guaranteed copy elision)
+[[nodiscard]] inline NameScope name_scope(const std::string& name) { return NameScope(name); }
+[[nodiscard]] inline LearningPhaseScope learning_phase_scope(int value) {
+  return LearningPhaseScope(value);
+}
+
+// Keras' cast_to_floatx: the values converted to floatx, as a constant (1-D when no shape).
+template <class T>
+Tensor cast_to_floatx(const std::vector<T>& values, const std::vector<int64_t>& shape) {
+  detail::check_data(values, shape, "cast_to_floatx");
+  DType fx = floatx();
+  size_t size = fx == DType::float64 ? 8 : fx == DType::float32 ? 4 : 2;
+  std::vector<unsigned char> buffer(values.size() * size);
+  detail::RawData<T> raw(values);
+  check(kb_cast_to_floatx(raw.data, to_c(Element<T>::dtype), values.size(), buffer.data()));
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_tensor_from_data(buffer.data(), to_c(fx), shape.data(), shape.size(), o);
+  });
+}
+template <class T>
+Tensor cast_to_floatx(const std::vector<T>& values) {
+  return cast_to_floatx(values, {int64_t(values.size())});
+}
+
+// ---- create ---------------------------------------------------------------------------------
+
+// Keras' variable(value, dtype=None, name=None): dtype none is floatx, as in Keras.
+template <class T>
+Tensor variable(const std::vector<T>& value, const std::vector<int64_t>& shape,
+                DType dtype = DType::none, const std::string& name = {}) {
+  detail::check_data(value, shape, "variable");
+  detail::RawData<T> raw(value);
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_variable(raw.data, to_c(Element<T>::dtype), shape.data(), shape.size(), to_c(dtype),
+                       detail::name_or_null(name), o);
+  });
+}
+template <class T>
+Tensor variable(std::initializer_list<T> value, const std::vector<int64_t>& shape,
+                DType dtype = DType::none, const std::string& name = {}) {
+  return variable(std::vector<T>(value), shape, dtype, name);
+}
+// A variable initialized with the value of a tensor that needs no placeholder.
+inline Tensor variable(const Tensor& value, DType dtype = DType::none,
+                       const std::string& name = {}) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_variable_from_tensor(value.get(), to_c(dtype), detail::name_or_null(name), o);
+  });
+}
+
+// Keras' constant(value, dtype=None, shape=None, name=None); value_shape is the shape of value.
+// With a shape, a scalar value fills it.
+template <class T>
+Tensor constant(const std::vector<T>& value, const std::vector<int64_t>& value_shape,
+                DType dtype = DType::none, const IntList& shape = IntList(),
+                const std::string& name = {}) {
+  detail::check_data(value, value_shape, "constant");
+  detail::RawData<T> raw(value);
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_constant(raw.data, to_c(Element<T>::dtype), value_shape.data(), value_shape.size(),
+                       to_c(dtype), shape.data(), shape.size(), detail::name_or_null(name), o);
+  });
+}
+template <class T>
+Tensor constant(std::initializer_list<T> value, const std::vector<int64_t>& value_shape,
+                DType dtype = DType::none, const IntList& shape = IntList(),
+                const std::string& name = {}) {
+  return constant(std::vector<T>(value), value_shape, dtype, shape, name);
+}
+inline Tensor constant(double value, DType dtype = DType::none, const IntList& shape = IntList(),
+                       const std::string& name = {}) {
+  return constant(std::vector<double>{value}, {}, dtype, shape, name);
+}
+
+// Keras' placeholder(shape, dtype=None, name=None) (sparse placeholders are not implemented).
+inline Tensor placeholder(const std::vector<int64_t>& shape, DType dtype = DType::none,
+                          const std::string& name = {}, bool sparse = false) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_placeholder(shape.data(), shape.size(), int64_t(shape.size()), to_c(dtype),
+                          sparse ? 1 : 0, detail::name_or_null(name), o);
+  });
+}
+// Keras' placeholder(shape=None, ndim=ndim): ndim unknown dimensions; ndim < 0: unknown rank.
+inline Tensor placeholder_ndim(int64_t ndim, DType dtype = DType::none,
+                               const std::string& name = {}, bool sparse = false) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_placeholder(nullptr, 0, ndim, to_c(dtype), sparse ? 1 : 0, detail::name_or_null(name),
+                          o);
+  });
+}
+
+inline Tensor zeros(const std::vector<int64_t>& shape, DType dtype = DType::none,
+                    const std::string& name = {}) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_zeros(shape.data(), shape.size(), to_c(dtype), detail::name_or_null(name), o);
+  });
+}
+inline Tensor ones(const std::vector<int64_t>& shape, DType dtype = DType::none,
+                   const std::string& name = {}) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_ones(shape.data(), shape.size(), to_c(dtype), detail::name_or_null(name), o);
+  });
+}
+inline Tensor eye(int64_t size, DType dtype = DType::none, const std::string& name = {}) {
+  return detail::out_tensor(
+      [&](kb_tensor** o) { return kb_eye(size, to_c(dtype), detail::name_or_null(name), o); });
+}
+// dtype none: x's dtype.
+inline Tensor zeros_like(const Tensor& x, DType dtype = DType::none, const std::string& name = {}) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_zeros_like(x.get(), to_c(dtype), detail::name_or_null(name), o);
+  });
+}
+inline Tensor ones_like(const Tensor& x, DType dtype = DType::none, const std::string& name = {}) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_ones_like(x.get(), to_c(dtype), detail::name_or_null(name), o);
+  });
+}
+inline Tensor identity(const Tensor& x, const std::string& name = {}) {
+  return detail::out_tensor(
+      [&](kb_tensor** o) { return kb_identity(x.get(), detail::name_or_null(name), o); });
+}
+inline Tensor random_uniform_variable(const std::vector<int64_t>& shape, double low, double high,
+                                      DType dtype = DType::none, const std::string& name = {},
+                                      std::optional<int64_t> seed = std::nullopt) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_random_uniform_variable(shape.data(), shape.size(), low, high, to_c(dtype),
+                                      detail::name_or_null(name), seed ? &*seed : nullptr, o);
+  });
+}
+inline Tensor random_normal_variable(const std::vector<int64_t>& shape, double mean, double scale,
+                                     DType dtype = DType::none, const std::string& name = {},
+                                     std::optional<int64_t> seed = std::nullopt) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_random_normal_variable(shape.data(), shape.size(), mean, scale, to_c(dtype),
+                                     detail::name_or_null(name), seed ? &*seed : nullptr, o);
+  });
+}
+// Keras' arange(start, stop=None, step=1, dtype='int32'): stop none is [0, start).
+inline Tensor arange(double start, std::optional<double> stop = std::nullopt, double step = 1,
+                     DType dtype = DType::int32) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_arange(start, stop ? &*stop : nullptr, step, to_c(dtype), o);
+  });
+}
+
+// ---- inspect --------------------------------------------------------------------------------
+
+#define KBACKEND_HPP_PREDICATE(fn)  \
+  inline bool fn(const Tensor& x) { \
+    int32_t out = 0;                \
+    check(kb_##fn(x.get(), &out));  \
+    return out != 0;                \
+  }
+KBACKEND_HPP_PREDICATE(is_sparse)
+KBACKEND_HPP_PREDICATE(is_keras_tensor)
+KBACKEND_HPP_PREDICATE(is_tensor)
+KBACKEND_HPP_PREDICATE(is_placeholder)
+#undef KBACKEND_HPP_PREDICATE
+
+// Keras' shape(x): the dynamic shape as a symbolic int32 vector (Tensor::shape() is static).
+inline Tensor shape(const Tensor& x) {
+  return detail::out_tensor([&](kb_tensor** o) { return kb_shape(x.get(), o); });
+}
+inline std::optional<std::vector<int64_t>> int_shape(const Tensor& x) { return x.int_shape(); }
+inline std::vector<int64_t> get_variable_shape(const Tensor& x) {
+  std::vector<int64_t> dims(64);
+  int64_t rank = 0;
+  check(kb_get_variable_shape(x.get(), dims.data(), dims.size(), &rank));
+  dims.resize(rank < 0 ? 0 : size_t(rank));
+  return dims;
+}
+inline int64_t ndim(const Tensor& x) { return x.ndim(); }
+inline DType dtype(const Tensor& x) { return x.dtype(); }
+inline int64_t count_params(const Tensor& x) {
+  int64_t out = 0;
+  check(kb_count_params(x.get(), &out));
+  return out;
+}
+
+// ---- values ---------------------------------------------------------------------------------
+
+inline Tensor eval(const Tensor& x) { return x.eval(); }
+inline Tensor get_value(const Tensor& x) {
+  return detail::out_tensor([&](kb_tensor** o) { return kb_get_value(x.get(), o); });
+}
+inline void set_value(const Tensor& x, const Tensor& value) {
+  check(kb_set_value(x.get(), value.get()));
+}
+template <class T>
+void set_value(const Tensor& x, const std::vector<T>& value, const std::vector<int64_t>& shape) {
+  detail::check_data(value, shape, "set_value");
+  detail::RawData<T> raw(value);
+  check(kb_set_value_data(x.get(), raw.data, to_c(Element<T>::dtype), shape.data(), shape.size()));
+}
+template <class T>
+void set_value(const Tensor& x, std::initializer_list<T> value, const std::vector<int64_t>& shape) {
+  set_value(x, std::vector<T>(value), shape);
+}
+inline std::vector<Tensor> batch_get_value(const std::vector<Tensor>& xs) {
+  std::vector<kb_tensor*> h = detail::handles(xs);
+  return detail::out_list(
+      [&](kb_tensor_list** o) { return kb_batch_get_value(h.data(), h.size(), o); });
+}
+// Keras' batch_set_value(tuples): (variable, value) pairs.
+inline void batch_set_value(const std::vector<std::pair<Tensor, Tensor>>& tuples) {
+  std::vector<kb_tensor*> xs, values;
+  for (const auto& [x, v] : tuples) {
+    xs.push_back(x.get());
+    values.push_back(v.get());
+  }
+  check(kb_batch_set_value(xs.data(), values.data(), xs.size()));
+}
+inline Tensor print_tensor(const Tensor& x, const std::string& message = "") {
+  return detail::out_tensor(
+      [&](kb_tensor** o) { return kb_print_tensor(x.get(), message.c_str(), o); });
+}
+
+namespace detail {
+struct PrintSink {
+  std::mutex mutex;
+  std::function<void(const std::string&)> fn;
+};
+inline PrintSink& print_sink() {
+  static PrintSink sink;
+  return sink;
+}
+inline void print_trampoline(const char* text, void* user_data) noexcept {
+  auto* sink = static_cast<PrintSink*>(user_data);
+  try {
+    std::lock_guard<std::mutex> lock(sink->mutex);
+    if (sink->fn) sink->fn(text ? text : "");
+  } catch (...) {  // nowhere to report it: print_tensor has no status
+  }
+}
+}  // namespace detail
+
+// Where print_tensor writes (default: stderr); an empty function restores the default. The
+// sink may be called from the threads that run functions; it must not call set_print_sink.
+inline void set_print_sink(std::function<void(const std::string&)> sink) {
+  detail::PrintSink& s = detail::print_sink();
+  if (!sink) {
+    check(kb_set_print_sink(nullptr, nullptr));
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.fn = nullptr;
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.fn = std::move(sink);
+  }
+  check(kb_set_print_sink(&detail::print_trampoline, &s));
+}
+
+// ---- function, updates, gradients ---------------------------------------------------------
+
+// A compiled function (Keras' K.function): inputs are fed by position with constants
+// (Tensor::from), outputs come back as constants, updates run on every call. Move-only.
+class Function {
+ public:
+  Function() noexcept = default;  // empty
+  Function(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+           const std::vector<Tensor>& updates = {}) {
+    std::vector<kb_tensor*> i = detail::handles(inputs), o = detail::handles(outputs),
+                            u = detail::handles(updates);
+    check(kb_function(i.data(), i.size(), o.data(), o.size(), u.data(), u.size(), &f_));
+  }
+  Function(Function&& other) noexcept : f_(std::exchange(other.f_, nullptr)) {}
+  Function& operator=(Function&& other) noexcept {
+    if (this != &other) kb_function_release(std::exchange(f_, std::exchange(other.f_, nullptr)));
+    return *this;
+  }
+  Function(const Function&) = delete;
+  Function& operator=(const Function&) = delete;
+  ~Function() { kb_function_release(f_); }
+
+  static Function adopt(kb_compiled_function* f) noexcept {
+    Function r;
+    r.f_ = f;
+    return r;
+  }
+  kb_compiled_function* get() const noexcept { return f_; }
+  kb_compiled_function* release() noexcept { return std::exchange(f_, nullptr); }
+  explicit operator bool() const noexcept { return f_ != nullptr; }
+
+  // Runs the function (calls are serialized per function; any thread may call).
+  std::vector<Tensor> call(const std::vector<Tensor>& inputs) const {
+    std::vector<kb_tensor*> h = detail::handles(inputs);
+    return detail::out_list(
+        [&](kb_tensor_list** o) { return kb_function_call(f_, h.data(), h.size(), o); });
+  }
+  std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) const { return call(inputs); }
+
+  void set_device(Device device) { check(kb_function_set_device(f_, to_c(device))); }
+  Device device() const {
+    kb_device_kind out{};
+    check(kb_function_device(f_, &out));
+    return static_cast<Device>(out);
+  }
+
+ private:
+  kb_compiled_function* f_ = nullptr;
+};
+
+// Keras' function(inputs, outputs, updates=None).
+inline Function function(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+                         const std::vector<Tensor>& updates = {}) {
+  return Function(inputs, outputs, updates);
+}
+
+inline Tensor update(const Tensor& x, const Tensor& new_x) {
+  return detail::out_tensor([&](kb_tensor** o) { return kb_update(x.get(), new_x.get(), o); });
+}
+inline Tensor update_add(const Tensor& x, const Tensor& increment) {
+  return detail::out_tensor(
+      [&](kb_tensor** o) { return kb_update_add(x.get(), increment.get(), o); });
+}
+inline Tensor update_sub(const Tensor& x, const Tensor& decrement) {
+  return detail::out_tensor(
+      [&](kb_tensor** o) { return kb_update_sub(x.get(), decrement.get(), o); });
+}
+inline Tensor moving_average_update(const Tensor& x, const Tensor& value, double momentum) {
+  return detail::out_tensor(
+      [&](kb_tensor** o) { return kb_moving_average_update(x.get(), value.get(), momentum, o); });
+}
+// The gradients of loss with respect to each variable (zeros where not connected).
+inline std::vector<Tensor> gradients(const Tensor& loss, const std::vector<Tensor>& variables) {
+  std::vector<kb_tensor*> h = detail::handles(variables);
+  return detail::out_list(
+      [&](kb_tensor_list** o) { return kb_gradients(loss.get(), h.data(), h.size(), o); });
+}
+inline Tensor stop_gradient(const Tensor& x) {
+  return detail::out_tensor([&](kb_tensor** o) { return kb_stop_gradient(x.get(), o); });
+}
+inline std::vector<Tensor> stop_gradient(const std::vector<Tensor>& xs) {
+  std::vector<Tensor> out;
+  out.reserve(xs.size());
+  for (const Tensor& x : xs) out.push_back(stop_gradient(x));
+  return out;
+}
+
+// ---- devices --------------------------------------------------------------------------------
+
+inline int64_t device_count(Device kind) {
+  int64_t out = 0;
+  check(kb_device_count(to_c(kind), &out));
+  return out;
+}
+// Why the GPU is not used ("" when it is).
+inline std::string cuda_unavailable_reason() {
+  const char* r = kb_cuda_unavailable_reason();
+  return r ? r : "";
+}
+
+// ---- elementwise ----------------------------------------------------------------------------
+
+#define KBACKEND_HPP_UNARY(fn)                                                     \
+  inline Tensor fn(const Tensor& x) {                                              \
+    return detail::out_tensor([&](kb_tensor** o) { return kb_##fn(x.get(), o); }); \
+  }
+KBACKEND_HPP_UNARY(square)
+KBACKEND_HPP_UNARY(abs)
+KBACKEND_HPP_UNARY(sqrt)
+KBACKEND_HPP_UNARY(exp)
+KBACKEND_HPP_UNARY(log)
+KBACKEND_HPP_UNARY(round)
+KBACKEND_HPP_UNARY(sign)
+KBACKEND_HPP_UNARY(sin)
+KBACKEND_HPP_UNARY(cos)
+KBACKEND_HPP_UNARY(negative)
+KBACKEND_HPP_UNARY(sigmoid)
+KBACKEND_HPP_UNARY(hard_sigmoid)
+KBACKEND_HPP_UNARY(tanh)
+KBACKEND_HPP_UNARY(softplus)
+KBACKEND_HPP_UNARY(softsign)
+KBACKEND_HPP_UNARY(flatten)
+KBACKEND_HPP_UNARY(batch_flatten)
+KBACKEND_HPP_UNARY(transpose)
+#undef KBACKEND_HPP_UNARY
+
+inline Tensor pow(const Tensor& x, double a) {
+  return detail::out_tensor([&](kb_tensor** o) { return kb_pow(x.get(), a, o); });
+}
+// max_value may be +infinity (Keras' None).
+inline Tensor clip(const Tensor& x, double min_value,
+                   double max_value = std::numeric_limits<double>::infinity()) {
+  return detail::out_tensor(
+      [&](kb_tensor** o) { return kb_clip(x.get(), min_value, max_value, o); });
+}
+inline Tensor cast(const Tensor& x, DType dtype) {
+  return detail::out_tensor([&](kb_tensor** o) { return kb_cast(x.get(), to_c(dtype), o); });
+}
+
+// Binary elementwise functions of two Tensors, or of a Tensor and a number (a constant of the
+// Tensor's dtype).
+#define KBACKEND_HPP_BINARY(fn)                                                             \
+  inline Tensor fn(const Tensor& x, const Tensor& y) {                                      \
+    return detail::out_tensor([&](kb_tensor** o) { return kb_##fn(x.get(), y.get(), o); }); \
+  }                                                                                         \
+  inline Tensor fn(const Tensor& x, double y) { return fn(x, x.scalar_like(y)); }           \
+  inline Tensor fn(double x, const Tensor& y) { return fn(y.scalar_like(x), y); }
+KBACKEND_HPP_BINARY(add)
+KBACKEND_HPP_BINARY(subtract)
+KBACKEND_HPP_BINARY(multiply)
+KBACKEND_HPP_BINARY(divide)
+KBACKEND_HPP_BINARY(maximum)
+KBACKEND_HPP_BINARY(minimum)
+KBACKEND_HPP_BINARY(equal)
+KBACKEND_HPP_BINARY(not_equal)
+KBACKEND_HPP_BINARY(greater)
+KBACKEND_HPP_BINARY(greater_equal)
+KBACKEND_HPP_BINARY(less)
+KBACKEND_HPP_BINARY(less_equal)
+KBACKEND_HPP_BINARY(lesser)        // legacy name of less
+KBACKEND_HPP_BINARY(lesser_equal)  // legacy name of less_equal
+#undef KBACKEND_HPP_BINARY
+
+inline Tensor operator+(const Tensor& x, const Tensor& y) { return add(x, y); }
+inline Tensor operator+(const Tensor& x, double y) { return add(x, y); }
+inline Tensor operator+(double x, const Tensor& y) { return add(x, y); }
+inline Tensor operator-(const Tensor& x, const Tensor& y) { return subtract(x, y); }
+inline Tensor operator-(const Tensor& x, double y) { return subtract(x, y); }
+inline Tensor operator-(double x, const Tensor& y) { return subtract(x, y); }
+inline Tensor operator*(const Tensor& x, const Tensor& y) { return multiply(x, y); }
+inline Tensor operator*(const Tensor& x, double y) { return multiply(x, y); }
+inline Tensor operator*(double x, const Tensor& y) { return multiply(x, y); }
+inline Tensor operator/(const Tensor& x, const Tensor& y) { return divide(x, y); }
+inline Tensor operator/(const Tensor& x, double y) { return divide(x, y); }
+inline Tensor operator/(double x, const Tensor& y) { return divide(x, y); }
+inline Tensor operator-(const Tensor& x) { return negative(x); }
+inline Tensor operator+(const Tensor& x) { return x; }
+// x += y makes x name the new graph value x + y (graph values themselves never change).
+inline Tensor& operator+=(Tensor& x, const Tensor& y) { return x = add(x, y); }
+inline Tensor& operator+=(Tensor& x, double y) { return x = add(x, y); }
+inline Tensor& operator-=(Tensor& x, const Tensor& y) { return x = subtract(x, y); }
+inline Tensor& operator-=(Tensor& x, double y) { return x = subtract(x, y); }
+inline Tensor& operator*=(Tensor& x, const Tensor& y) { return x = multiply(x, y); }
+inline Tensor& operator*=(Tensor& x, double y) { return x = multiply(x, y); }
+inline Tensor& operator/=(Tensor& x, const Tensor& y) { return x = divide(x, y); }
+inline Tensor& operator/=(Tensor& x, double y) { return x = divide(x, y); }
+
+// ---- reduce ---------------------------------------------------------------------------------
+
+// Keras' fn(x, axis=None, keepdims=False): axis is None, an int or a list ({0, 1}).
+#define KBACKEND_HPP_REDUCE(fn)                                                         \
+  inline Tensor fn(const Tensor& x, const Axes& axis = Axes(), bool keepdims = false) { \
+    return detail::out_tensor([&](kb_tensor** o) {                                      \
+      return kb_##fn(x.get(), axis.data(), axis.size(), keepdims ? 1 : 0, o);           \
+    });                                                                                 \
+  }
+KBACKEND_HPP_REDUCE(max)
+KBACKEND_HPP_REDUCE(min)
+KBACKEND_HPP_REDUCE(sum)
+KBACKEND_HPP_REDUCE(prod)
+KBACKEND_HPP_REDUCE(mean)
+KBACKEND_HPP_REDUCE(var)
+KBACKEND_HPP_REDUCE(std)  // kbackend::std (call it qualified: the name is Keras')
+KBACKEND_HPP_REDUCE(any)
+KBACKEND_HPP_REDUCE(all)
+KBACKEND_HPP_REDUCE(logsumexp)
+#undef KBACKEND_HPP_REDUCE
+
+#define KBACKEND_HPP_AXIS(fn, default_axis)                                              \
+  inline Tensor fn(const Tensor& x, int64_t axis = default_axis) {                       \
+    return detail::out_tensor([&](kb_tensor** o) { return kb_##fn(x.get(), axis, o); }); \
+  }
+KBACKEND_HPP_AXIS(cumsum, 0)
+KBACKEND_HPP_AXIS(cumprod, 0)
+KBACKEND_HPP_AXIS(argmax, -1)
+KBACKEND_HPP_AXIS(argmin, -1)
+KBACKEND_HPP_AXIS(softmax, -1)
+KBACKEND_HPP_AXIS(expand_dims, -1)
+#undef KBACKEND_HPP_AXIS
+
+// ---- shape ----------------------------------------------------------------------------------
+
+inline Tensor concatenate(const std::vector<Tensor>& tensors, int64_t axis = -1) {
+  std::vector<kb_tensor*> h = detail::handles(tensors);
+  return detail::out_tensor(
+      [&](kb_tensor** o) { return kb_concatenate(h.data(), h.size(), axis, o); });
+}
+inline Tensor stack(const std::vector<Tensor>& tensors, int64_t axis = 0) {
+  std::vector<kb_tensor*> h = detail::handles(tensors);
+  return detail::out_tensor([&](kb_tensor** o) { return kb_stack(h.data(), h.size(), axis, o); });
+}
+inline Tensor reshape(const Tensor& x, const std::vector<int64_t>& shape) {
+  return detail::out_tensor(
+      [&](kb_tensor** o) { return kb_reshape(x.get(), shape.data(), shape.size(), o); });
+}
+inline Tensor permute_dimensions(const Tensor& x, const std::vector<int64_t>& pattern) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_permute_dimensions(x.get(), pattern.data(), pattern.size(), o);
+  });
+}
+inline Tensor repeat_elements(const Tensor& x, int64_t rep, int64_t axis) {
+  return detail::out_tensor(
+      [&](kb_tensor** o) { return kb_repeat_elements(x.get(), rep, axis, o); });
+}
+inline Tensor repeat(const Tensor& x, int64_t n) {
+  return detail::out_tensor([&](kb_tensor** o) { return kb_repeat(x.get(), n, o); });
+}
+// n: an int (for 1-D x) or a list with one entry per axis.
+inline Tensor tile(const Tensor& x, const IntList& n) {
+  return detail::out_tensor([&](kb_tensor** o) { return kb_tile(x.get(), n.data(), n.size(), o); });
+}
+inline Tensor squeeze(const Tensor& x, int64_t axis) {
+  return detail::out_tensor([&](kb_tensor** o) { return kb_squeeze(x.get(), axis, o); });
+}
+inline Tensor one_hot(const Tensor& indices, int64_t num_classes) {
+  return detail::out_tensor(
+      [&](kb_tensor** o) { return kb_one_hot(indices.get(), num_classes, o); });
+}
+inline Tensor reverse(const Tensor& x, const Axes& axes) {
+  return detail::out_tensor(
+      [&](kb_tensor** o) { return kb_reverse(x.get(), axes.data(), axes.size(), o); });
+}
+inline Tensor slice(const Tensor& x, const std::vector<int64_t>& start,
+                    const std::vector<int64_t>& size) {
+  if (start.size() != size.size())
+    throw Error(KB_ERROR_INVALID_ARGUMENT, "slice: start and size differ in length");
+  return detail::out_tensor(
+      [&](kb_tensor** o) { return kb_slice(x.get(), start.data(), size.data(), start.size(), o); });
+}
+inline Tensor gather(const Tensor& reference, const Tensor& indices) {
+  return detail::out_tensor(
+      [&](kb_tensor** o) { return kb_gather(reference.get(), indices.get(), o); });
+}
+// x[begin:end:strides, ...] as NumPy: one entry per axis; bit i of a mask applies to entry i.
+inline Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& begin,
+                            const std::vector<int64_t>& end, const std::vector<int64_t>& strides,
+                            int64_t begin_mask = 0, int64_t end_mask = 0,
+                            int64_t shrink_axis_mask = 0, int64_t new_axis_mask = 0) {
+  if (begin.size() != end.size() || begin.size() != strides.size())
+    throw Error(KB_ERROR_INVALID_ARGUMENT,
+                "strided_slice: begin, end and strides differ in length");
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_strided_slice(x.get(), begin.data(), end.data(), strides.data(), begin.size(),
+                            begin_mask, end_mask, shrink_axis_mask, new_axis_mask, o);
+  });
+}
+
+// ---- linalg ---------------------------------------------------------------------------------
+
+inline Tensor dot(const Tensor& x, const Tensor& y) {
+  return detail::out_tensor([&](kb_tensor** o) { return kb_dot(x.get(), y.get(), o); });
+}
+// Keras' batch_dot(x, y, axes=None); axes: an int a (both tensors) or a pair {a, b}.
+inline Tensor batch_dot(const Tensor& x, const Tensor& y, const IntList& axes = IntList()) {
+  std::optional<std::vector<int64_t>> a = axes.value();
+  if (a && a->size() == 1) a->push_back(a->front());
+  if (a && a->size() != 2)
+    throw Error(KB_ERROR_INVALID_ARGUMENT, "batch_dot: axes must be an int or a pair");
+  return detail::out_tensor(
+      [&](kb_tensor** o) { return kb_batch_dot(x.get(), y.get(), a ? a->data() : nullptr, o); });
+}
+
+// ---- nn -------------------------------------------------------------------------------------
+
+inline Tensor relu(const Tensor& x, double alpha = 0.0,
+                   std::optional<double> max_value = std::nullopt, double threshold = 0.0) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_relu(x.get(), alpha, max_value ? &*max_value : nullptr, threshold, o);
+  });
+}
+inline Tensor elu(const Tensor& x, double alpha = 1.0) {
+  return detail::out_tensor([&](kb_tensor** o) { return kb_elu(x.get(), alpha, o); });
+}
+inline Tensor categorical_crossentropy(const Tensor& target, const Tensor& output,
+                                       bool from_logits = false, int64_t axis = -1) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_categorical_crossentropy(target.get(), output.get(), from_logits ? 1 : 0, axis, o);
+  });
+}
+inline Tensor sparse_categorical_crossentropy(const Tensor& target, const Tensor& output,
+                                              bool from_logits = false, int64_t axis = -1) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_sparse_categorical_crossentropy(target.get(), output.get(), from_logits ? 1 : 0, axis,
+                                              o);
+  });
+}
+inline Tensor binary_crossentropy(const Tensor& target, const Tensor& output,
+                                  bool from_logits = false) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_binary_crossentropy(target.get(), output.get(), from_logits ? 1 : 0, o);
+  });
+}
+inline Tensor l2_normalize(const Tensor& x, const Axes& axis = Axes()) {
+  return detail::out_tensor(
+      [&](kb_tensor** o) { return kb_l2_normalize(x.get(), axis.data(), axis.size(), o); });
+}
+inline Tensor bias_add(const Tensor& x, const Tensor& bias,
+                       DataFormat data_format = DataFormat::none) {
+  return detail::out_tensor(
+      [&](kb_tensor** o) { return kb_bias_add(x.get(), bias.get(), to_c(data_format), o); });
+}
+inline Tensor in_top_k(const Tensor& predictions, const Tensor& targets, int64_t k) {
+  return detail::out_tensor(
+      [&](kb_tensor** o) { return kb_in_top_k(predictions.get(), targets.get(), k, o); });
+}
+
+// ---- convolution, pooling (layouts: see kbackend.h) ---------------------------------------
+
+inline Tensor conv1d(const Tensor& x, const Tensor& kernel, int64_t strides = 1,
+                     Padding padding = Padding::valid, DataFormat data_format = DataFormat::none,
+                     int64_t dilation_rate = 1) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_conv1d(x.get(), kernel.get(), strides, to_c(padding), to_c(data_format),
+                     dilation_rate, o);
+  });
+}
+inline Tensor conv2d(const Tensor& x, const Tensor& kernel,
+                     const std::vector<int64_t>& strides = {1, 1}, Padding padding = Padding::valid,
+                     DataFormat data_format = DataFormat::none,
+                     const std::vector<int64_t>& dilation_rate = {1, 1}) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_conv2d(x.get(), kernel.get(), strides.data(), strides.size(), to_c(padding),
+                     to_c(data_format), dilation_rate.data(), dilation_rate.size(), o);
+  });
+}
+inline Tensor conv3d(const Tensor& x, const Tensor& kernel,
+                     const std::vector<int64_t>& strides = {1, 1, 1},
+                     Padding padding = Padding::valid, DataFormat data_format = DataFormat::none,
+                     const std::vector<int64_t>& dilation_rate = {1, 1, 1}) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_conv3d(x.get(), kernel.get(), strides.data(), strides.size(), to_c(padding),
+                     to_c(data_format), dilation_rate.data(), dilation_rate.size(), o);
+  });
+}
+// output_shape: the full output shape in data_format's order (batch may be -1).
+inline Tensor conv2d_transpose(const Tensor& x, const Tensor& kernel,
+                               const std::vector<int64_t>& output_shape,
+                               const std::vector<int64_t>& strides = {1, 1},
+                               Padding padding = Padding::valid,
+                               DataFormat data_format = DataFormat::none,
+                               const std::vector<int64_t>& dilation_rate = {1, 1}) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_conv2d_transpose(x.get(), kernel.get(), output_shape.data(), output_shape.size(),
+                               strides.data(), strides.size(), to_c(padding), to_c(data_format),
+                               dilation_rate.data(), dilation_rate.size(), o);
+  });
+}
+// Legacy alias of conv2d_transpose.
+inline Tensor deconv2d(const Tensor& x, const Tensor& kernel,
+                       const std::vector<int64_t>& output_shape,
+                       const std::vector<int64_t>& strides = {1, 1},
+                       Padding padding = Padding::valid, DataFormat data_format = DataFormat::none,
+                       const std::vector<int64_t>& dilation_rate = {1, 1}) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_deconv2d(x.get(), kernel.get(), output_shape.data(), output_shape.size(),
+                       strides.data(), strides.size(), to_c(padding), to_c(data_format),
+                       dilation_rate.data(), dilation_rate.size(), o);
+  });
+}
+inline Tensor conv3d_transpose(const Tensor& x, const Tensor& kernel,
+                               const std::vector<int64_t>& output_shape,
+                               const std::vector<int64_t>& strides = {1, 1, 1},
+                               Padding padding = Padding::valid,
+                               DataFormat data_format = DataFormat::none) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_conv3d_transpose(x.get(), kernel.get(), output_shape.data(), output_shape.size(),
+                               strides.data(), strides.size(), to_c(padding), to_c(data_format), o);
+  });
+}
+inline Tensor depthwise_conv2d(const Tensor& x, const Tensor& depthwise_kernel,
+                               const std::vector<int64_t>& strides = {1, 1},
+                               Padding padding = Padding::valid,
+                               DataFormat data_format = DataFormat::none,
+                               const std::vector<int64_t>& dilation_rate = {1, 1}) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_depthwise_conv2d(x.get(), depthwise_kernel.get(), strides.data(), strides.size(),
+                               to_c(padding), to_c(data_format), dilation_rate.data(),
+                               dilation_rate.size(), o);
+  });
+}
+inline Tensor separable_conv1d(const Tensor& x, const Tensor& depthwise_kernel,
+                               const Tensor& pointwise_kernel, int64_t strides = 1,
+                               Padding padding = Padding::valid,
+                               DataFormat data_format = DataFormat::none,
+                               int64_t dilation_rate = 1) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_separable_conv1d(x.get(), depthwise_kernel.get(), pointwise_kernel.get(), strides,
+                               to_c(padding), to_c(data_format), dilation_rate, o);
+  });
+}
+inline Tensor separable_conv2d(const Tensor& x, const Tensor& depthwise_kernel,
+                               const Tensor& pointwise_kernel,
+                               const std::vector<int64_t>& strides = {1, 1},
+                               Padding padding = Padding::valid,
+                               DataFormat data_format = DataFormat::none,
+                               const std::vector<int64_t>& dilation_rate = {1, 1}) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_separable_conv2d(x.get(), depthwise_kernel.get(), pointwise_kernel.get(),
+                               strides.data(), strides.size(), to_c(padding), to_c(data_format),
+                               dilation_rate.data(), dilation_rate.size(), o);
+  });
+}
+inline Tensor pool2d(const Tensor& x, const std::vector<int64_t>& pool_size,
+                     const std::vector<int64_t>& strides = {1, 1}, Padding padding = Padding::valid,
+                     DataFormat data_format = DataFormat::none,
+                     PoolMode pool_mode = PoolMode::max) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_pool2d(x.get(), pool_size.data(), pool_size.size(), strides.data(), strides.size(),
+                     to_c(padding), to_c(data_format), to_c(pool_mode), o);
+  });
+}
+inline Tensor pool3d(const Tensor& x, const std::vector<int64_t>& pool_size,
+                     const std::vector<int64_t>& strides = {1, 1, 1},
+                     Padding padding = Padding::valid, DataFormat data_format = DataFormat::none,
+                     PoolMode pool_mode = PoolMode::max) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_pool3d(x.get(), pool_size.data(), pool_size.size(), strides.data(), strides.size(),
+                     to_c(padding), to_c(data_format), to_c(pool_mode), o);
+  });
+}
+
+// ---- paddings, resizing ---------------------------------------------------------------------
+
+namespace detail {
+inline std::vector<int64_t> flat_pairs(const std::vector<std::pair<int64_t, int64_t>>& pairs) {
+  std::vector<int64_t> flat;
+  for (const auto& [before, after] : pairs) {
+    flat.push_back(before);
+    flat.push_back(after);
+  }
+  return flat;
+}
+}  // namespace detail
+
+// Zero paddings: (left, right) of the steps axis of (batch, steps, features).
+inline Tensor temporal_padding(const Tensor& x, std::pair<int64_t, int64_t> padding = {1, 1}) {
+  int64_t p[2] = {padding.first, padding.second};
+  return detail::out_tensor([&](kb_tensor** o) { return kb_temporal_padding(x.get(), p, 2, o); });
+}
+// ((top, bottom), (left, right)).
+inline Tensor spatial_2d_padding(const Tensor& x,
+                                 const std::vector<std::pair<int64_t, int64_t>>& padding = {{1, 1},
+                                                                                            {1, 1}},
+                                 DataFormat data_format = DataFormat::none) {
+  std::vector<int64_t> p = detail::flat_pairs(padding);
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_spatial_2d_padding(x.get(), p.data(), p.size(), to_c(data_format), o);
+  });
+}
+inline Tensor spatial_3d_padding(const Tensor& x,
+                                 const std::vector<std::pair<int64_t, int64_t>>& padding = {{1, 1},
+                                                                                            {1, 1},
+                                                                                            {1, 1}},
+                                 DataFormat data_format = DataFormat::none) {
+  std::vector<int64_t> p = detail::flat_pairs(padding);
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_spatial_3d_padding(x.get(), p.data(), p.size(), to_c(data_format), o);
+  });
+}
+// data_format is required here (as in Keras).
+inline Tensor resize_images(const Tensor& x, int64_t height_factor, int64_t width_factor,
+                            DataFormat data_format,
+                            Interpolation interpolation = Interpolation::nearest) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_resize_images(x.get(), height_factor, width_factor, to_c(data_format),
+                            to_c(interpolation), o);
+  });
+}
+inline Tensor resize_volumes(const Tensor& x, int64_t depth_factor, int64_t height_factor,
+                             int64_t width_factor, DataFormat data_format) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_resize_volumes(x.get(), depth_factor, height_factor, width_factor, to_c(data_format),
+                             o);
+  });
+}
+
+// ---- normalization --------------------------------------------------------------------------
+
+// Keras' batch_normalization(x, mean, var, beta, gamma, axis=-1, epsilon=1e-3) (beta before
+// gamma; either may be None).
+inline Tensor batch_normalization(const Tensor& x, const Tensor& mean, const Tensor& var,
+                                  const std::optional<Tensor>& beta,
+                                  const std::optional<Tensor>& gamma, int64_t axis = -1,
+                                  double epsilon = 1e-3) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_batch_normalization(x.get(), mean.get(), var.get(), beta ? beta->get() : nullptr,
+                                  gamma ? gamma->get() : nullptr, axis, epsilon, o);
+  });
+}
+
+struct NormalizeResult {
+  Tensor normed;
+  Tensor mean;
+  Tensor var;
+};
+// Keras' normalize_batch_in_training(x, gamma, beta, reduction_axes, epsilon=1e-3):
+// auto [normed, mean, var] = normalize_batch_in_training(...).
+inline NormalizeResult normalize_batch_in_training(const Tensor& x,
+                                                   const std::optional<Tensor>& gamma,
+                                                   const std::optional<Tensor>& beta,
+                                                   const std::vector<int64_t>& reduction_axes,
+                                                   double epsilon = 1e-3) {
+  kb_tensor *normed = nullptr, *mean = nullptr, *var = nullptr;
+  check(kb_normalize_batch_in_training(x.get(), gamma ? gamma->get() : nullptr,
+                                       beta ? beta->get() : nullptr, reduction_axes.data(),
+                                       reduction_axes.size(), epsilon, &normed, &mean, &var));
+  return {Tensor::adopt(normed), Tensor::adopt(mean), Tensor::adopt(var)};
+}
+
+// ---- random tensors, dropout ----------------------------------------------------------------
+// Graph operations: every call of a compiled function draws new numbers; the same seed gives the
+// same sequence. seed std::nullopt (None) picks one when the graph is built.
+
+inline Tensor random_uniform(const std::vector<int64_t>& shape, double minval = 0.0,
+                             double maxval = 1.0, DType dtype = DType::none,
+                             std::optional<int64_t> seed = std::nullopt) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_random_uniform(shape.data(), shape.size(), minval, maxval, to_c(dtype),
+                             seed ? &*seed : nullptr, o);
+  });
+}
+inline Tensor random_normal(const std::vector<int64_t>& shape, double mean = 0.0,
+                            double stddev = 1.0, DType dtype = DType::none,
+                            std::optional<int64_t> seed = std::nullopt) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_random_normal(shape.data(), shape.size(), mean, stddev, to_c(dtype),
+                            seed ? &*seed : nullptr, o);
+  });
+}
+inline Tensor truncated_normal(const std::vector<int64_t>& shape, double mean = 0.0,
+                               double stddev = 1.0, DType dtype = DType::none,
+                               std::optional<int64_t> seed = std::nullopt) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_truncated_normal(shape.data(), shape.size(), mean, stddev, to_c(dtype),
+                               seed ? &*seed : nullptr, o);
+  });
+}
+inline Tensor random_binomial(const std::vector<int64_t>& shape, double p = 0.0,
+                              DType dtype = DType::none,
+                              std::optional<int64_t> seed = std::nullopt) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_random_binomial(shape.data(), shape.size(), p, to_c(dtype), seed ? &*seed : nullptr,
+                              o);
+  });
+}
+// Keras' dropout(x, level, noise_shape=None, seed=None).
+inline Tensor dropout(const Tensor& x, double level, const IntList& noise_shape = IntList(),
+                      std::optional<int64_t> seed = std::nullopt) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_dropout(x.get(), level, noise_shape.data(), noise_shape.size(),
+                      seed ? &*seed : nullptr, o);
+  });
+}
+
+// ---- loops: rnn, map_fn, foldl, foldr ---------------------------------------------------------
+// The function is called while the graph is built (on this thread), on per-step placeholders;
+// with unroll, once per step. An exception it throws stops the building call, which then
+// rethrows that exception.
+
+using StepFunction = std::function<std::pair<Tensor, std::vector<Tensor>>(
+    const Tensor& input, const std::vector<Tensor>& states)>;
+using MapFunction = std::function<Tensor(const Tensor& x)>;
+using FoldFunction = std::function<Tensor(const Tensor& acc, const Tensor& x)>;
+
+namespace detail {
+
+// Runs body; an exception is kept in `error` and reported to the library with kb_set_error.
+template <class Body>
+kb_status run_callback(const char* who, std::exception_ptr& error, Body&& body) noexcept {
+  kb_status status = KB_ERROR_INTERNAL;
+  std::string message;
+  try {
+    body();
+    return KB_OK;
+  } catch (const Error& e) {
+    error = std::current_exception();
+    if (e.status() != KB_OK) status = e.status();
+    try {
+      message = e.what();
+    } catch (...) {
+    }
+  } catch (const std::exception& e) {
+    error = std::current_exception();
+    try {
+      message = std::string(who) + ": the callback threw: " + e.what();
+    } catch (...) {
+    }
+  } catch (...) {
+    error = std::current_exception();
+  }
+  kb_set_error(status, message.empty() ? "the callback threw an exception" : message.c_str());
+  return status;
+}
+
+struct StepState {
+  const StepFunction* fn;
+  std::exception_ptr error;
+};
+struct MapState {
+  const MapFunction* fn;
+  std::exception_ptr error;
+};
+struct FoldState {
+  const FoldFunction* fn;
+  std::exception_ptr error;
+};
+
+inline kb_status step_trampoline(void* user_data, kb_tensor* input, kb_tensor* const* states,
+                                 size_t n, kb_tensor** output,
+                                 kb_tensor_list** new_states) noexcept {
+  auto* state = static_cast<StepState*>(user_data);
+  return run_callback("rnn", state->error, [&] {
+    Tensor x = Tensor::borrow(input);
+    std::vector<Tensor> s;
+    s.reserve(n);
+    for (size_t i = 0; i < n; ++i) s.push_back(Tensor::borrow(states[i]));
+    std::pair<Tensor, std::vector<Tensor>> r = (*state->fn)(x, s);
+    if (!r.first)
+      throw Error(KB_ERROR_INVALID_ARGUMENT, "rnn: the step function returned an empty Tensor");
+    std::vector<kb_tensor*> h = handles(r.second);
+    kb_tensor_list* list = nullptr;
+    check(kb_tensor_list_new(h.data(), h.size(), &list));
+    *output = r.first.release();
+    *new_states = list;
+  });
+}
+
+inline kb_status map_trampoline(void* user_data, kb_tensor* x, kb_tensor** out) noexcept {
+  auto* state = static_cast<MapState*>(user_data);
+  return run_callback("map_fn", state->error, [&] {
+    Tensor r = (*state->fn)(Tensor::borrow(x));
+    if (!r) throw Error(KB_ERROR_INVALID_ARGUMENT, "map_fn: the function returned an empty Tensor");
+    *out = r.release();
+  });
+}
+
+inline kb_status fold_trampoline(void* user_data, kb_tensor* acc, kb_tensor* x,
+                                 kb_tensor** out) noexcept {
+  auto* state = static_cast<FoldState*>(user_data);
+  return run_callback("fold", state->error, [&] {
+    Tensor r = (*state->fn)(Tensor::borrow(acc), Tensor::borrow(x));
+    if (!r) throw Error(KB_ERROR_INVALID_ARGUMENT, "fold: the function returned an empty Tensor");
+    *out = r.release();
+  });
+}
+
+// After a building call: the callback's own exception, else the library's error.
+inline void finish(kb_status status, const std::exception_ptr& error) {
+  if (status == KB_OK) return;
+  if (error) std::rethrow_exception(error);
+  check(status);
+}
+
+}  // namespace detail
+
+struct RnnResult {
+  Tensor last_output;              // (batch, ...)
+  Tensor outputs;                  // (batch, time, ...)
+  std::vector<Tensor> new_states;  // the states after the last step
+};
+
+// Keras' rnn(step_function, inputs, initial_states, go_backwards=False, mask=None,
+// constants=None, unroll=False, input_length=None). step(input, states) gets the states followed
+// by the constants and returns (output, new_states). auto [last, outputs, states] = rnn(...).
+inline RnnResult rnn(const StepFunction& step_function, const Tensor& inputs,
+                     const std::vector<Tensor>& initial_states, bool go_backwards = false,
+                     const std::optional<Tensor>& mask = std::nullopt,
+                     const std::vector<Tensor>& constants = {}, bool unroll = false,
+                     std::optional<int64_t> input_length = std::nullopt) {
+  if (!step_function) throw Error(KB_ERROR_INVALID_ARGUMENT, "rnn: step_function is empty");
+  detail::StepState state{&step_function, nullptr};
+  std::vector<kb_tensor*> s = detail::handles(initial_states), c = detail::handles(constants);
+  kb_tensor *last = nullptr, *outputs = nullptr;
+  kb_tensor_list* states = nullptr;
+  kb_status status =
+      kb_rnn(&detail::step_trampoline, &state, inputs.get(), s.data(), s.size(),
+             go_backwards ? 1 : 0, mask ? mask->get() : nullptr, c.data(), c.size(), unroll ? 1 : 0,
+             input_length ? &*input_length : nullptr, &last, &outputs, &states);
+  detail::finish(status, state.error);
+  RnnResult r{Tensor::adopt(last), Tensor::adopt(outputs), {}};
+  r.new_states = detail::take_list(states);
+  return r;
+}
+
+// Keras' map_fn(fn, elems, name=None, dtype=None): fn over the first axis of elems.
+inline Tensor map_fn(const MapFunction& fn, const Tensor& elems, const std::string& name = {},
+                     DType dtype = DType::none) {
+  if (!fn) throw Error(KB_ERROR_INVALID_ARGUMENT, "map_fn: fn is empty");
+  detail::MapState state{&fn, nullptr};
+  kb_tensor* out = nullptr;
+  kb_status status = kb_map_fn(&detail::map_trampoline, &state, elems.get(),
+                               detail::name_or_null(name), to_c(dtype), &out);
+  detail::finish(status, state.error);
+  return Tensor::adopt(out);
+}
+
+// Keras' foldl(fn, elems, initializer=None, name=None): fn(acc, x) from the first element.
+inline Tensor foldl(const FoldFunction& fn, const Tensor& elems,
+                    const std::optional<Tensor>& initializer = std::nullopt,
+                    const std::string& name = {}) {
+  if (!fn) throw Error(KB_ERROR_INVALID_ARGUMENT, "foldl: fn is empty");
+  detail::FoldState state{&fn, nullptr};
+  kb_tensor* out = nullptr;
+  kb_status status =
+      kb_foldl(&detail::fold_trampoline, &state, elems.get(),
+               initializer ? initializer->get() : nullptr, detail::name_or_null(name), &out);
+  detail::finish(status, state.error);
+  return Tensor::adopt(out);
+}
+
+// Keras' foldr: from the last element.
+inline Tensor foldr(const FoldFunction& fn, const Tensor& elems,
+                    const std::optional<Tensor>& initializer = std::nullopt,
+                    const std::string& name = {}) {
+  if (!fn) throw Error(KB_ERROR_INVALID_ARGUMENT, "foldr: fn is empty");
+  detail::FoldState state{&fn, nullptr};
+  kb_tensor* out = nullptr;
+  kb_status status =
+      kb_foldr(&detail::fold_trampoline, &state, elems.get(),
+               initializer ? initializer->get() : nullptr, detail::name_or_null(name), &out);
+  detail::finish(status, state.error);
+  return Tensor::adopt(out);
+}
+
+}  // namespace kbackend
+
+#endif  // KBACKEND_HPP
