@@ -525,6 +525,46 @@ KB_API kb_status kb_local_conv2d(kb_tensor* inputs, kb_tensor* kernel, const int
                                  const int64_t* output_shape, size_t n_output_shape,
                                  kb_data_format data_format, kb_tensor** out);
 
+/* ---- control flow: switch, in_train_phase, in_test_phase --------------------------------
+ * switch: a scalar condition (rank 0 or unknown; cast to bool) is a lazy choice: the branches
+ * may differ in shape (then a compiled function needs the condition known when it is built, as
+ * the learning phase is), and a compiled function whose condition is known then (the learning
+ * phase, a constant) never computes the other branch. A condition of rank >= 1 lines up with the
+ * LEADING axes of the expressions (trailing 1s appended, size-1 dims tiled); then_expression and
+ * else_expression must have the same shape and dtype; ndim(condition) > ndim(then_expression) is
+ * an error.
+ * in_train_phase(x, alt, training): training is given by `mode`: KB_TRAINING_TENSOR uses the
+ * tensor `training`, or the learning phase when it is NULL (the result then reports
+ * kb_tensor_uses_learning_phase = 1; a learning phase fixed by kb_set_learning_phase or a scope
+ * picks x / alt at once); KB_TRAINING_FALSE / KB_TRAINING_TRUE pick alt / x at once (training
+ * must be NULL). in_test_phase(x, alt, training) is in_train_phase(alt, x, training).
+ * The _fn variants take branch callbacks instead of tensors (the callables of Keras): each is
+ * called at most once, while the graph is built, and returns a new reference in *out that the
+ * library takes over (failure: kb_set_error and a non-OK status, as for kb_map_function). With a
+ * fixed choice only the chosen callback is called. */
+typedef enum kb_training {
+  KB_TRAINING_TENSOR = -1,
+  KB_TRAINING_FALSE = 0,
+  KB_TRAINING_TRUE = 1,
+  KB_TRAINING_FORCE_INT32_MIN = -2147483647 - 1, /* keeps the type int32-wide */
+  KB_TRAINING_FORCE_INT32_MAX = 2147483647
+} kb_training;
+typedef kb_status (*kb_branch_function)(void* user_data, kb_tensor** out);
+KB_API kb_status kb_switch(kb_tensor* condition, kb_tensor* then_expression,
+                           kb_tensor* else_expression, kb_tensor** out);
+KB_API kb_status kb_switch_fn(kb_tensor* condition, kb_branch_function then_fn, void* then_data,
+                              kb_branch_function else_fn, void* else_data, kb_tensor** out);
+KB_API kb_status kb_in_train_phase(kb_tensor* x, kb_tensor* alt, kb_tensor* training,
+                                   kb_training mode, kb_tensor** out);
+KB_API kb_status kb_in_train_phase_fn(kb_branch_function x_fn, void* x_data,
+                                      kb_branch_function alt_fn, void* alt_data,
+                                      kb_tensor* training, kb_training mode, kb_tensor** out);
+KB_API kb_status kb_in_test_phase(kb_tensor* x, kb_tensor* alt, kb_tensor* training,
+                                  kb_training mode, kb_tensor** out);
+KB_API kb_status kb_in_test_phase_fn(kb_branch_function x_fn, void* x_data,
+                                     kb_branch_function alt_fn, void* alt_data, kb_tensor* training,
+                                     kb_training mode, kb_tensor** out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -46,6 +46,9 @@ echo "== language bindings"
 bash bindings/run_tests.sh
 bash bindings/run_jvm_dotnet_go.sh
 
+echo "== Keras 2.2.4 on kbackend"
+bash bindings/python/keras_tests/run.sh
+
 if [ -f tests/packaging/run.sh ]; then
   echo "== packaging"
   bash tests/packaging/run.sh

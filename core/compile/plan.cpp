@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/backend/device.h"
 #include "core/graph/scalar.h"
@@ -82,7 +83,6 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
 
   std::vector<NodePtr> roots = outputs;
   roots.insert(roots.end(), assigns.begin(), assigns.end());
-  std::vector<NodePtr> order = topo_order(roots);
 
   std::unordered_map<const Node*, size_t> input_index;
   for (size_t i = 0; i < inputs.size(); ++i) input_index[inputs[i].get()] = i;
@@ -96,7 +96,7 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
     return plan->num_slots++;
   };
 
-  for (auto& np : order) {
+  auto plan_node = [&](const NodePtr& np) {
     const Node& n = *np;
     SlotInfo si;
     auto in_it = input_index.find(&n);
@@ -150,6 +150,10 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
           in_slots.push_back(ci.slot);
         }
       }
+      if (n.is("Switch") && !(in_types[1].shape == in_types[2].shape))
+        fail(Status::shape, "switch: the branches have shapes ", in_types[1].shape.str(), " and ",
+             in_types[2].shape.str(),
+             "; branches of different shapes need a condition known when the function is built");
       si.type = n.op->infer(in_types, n.attrs);
       check(si.type.shape.fully_known(), Status::shape, n.op->name,
             ": could not determine the shape of '", n.name, "' for these inputs");
@@ -206,6 +210,71 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
       }
     }
     info[&n] = si;
+  };
+
+  // A Switch (or a Select with the branches' type) whose condition is a scalar known now (the
+  // learning phase, a constant) is an alias of the chosen branch: 1 or 2, else -1.
+  auto static_choice = [&](const Node& n) -> int {
+    const SlotInfo& c = info.at(n.inputs[0].get());
+    if (!c.constant || !c.type.shape.dims.empty()) return -1;
+    int pick = read_scalar(c.constant->dtype, c.constant->data()) != 0 ? 1 : 2;
+    if (n.is("Select")) {
+      const NodePtr& b = n.inputs[size_t(pick)];
+      if (b->type.dtype != n.type.dtype || !(b->type.shape == n.type.shape) ||
+          !n.type.shape.fully_known())
+        return -1;
+    }
+    return pick;
+  };
+  // Walks the graph children first, deciding such choices before the branches are planned, so
+  // that the branch ruled out is never visited (pruned).
+  struct Frame {
+    NodePtr n;
+    size_t i = 0;
+    bool chooser = false;
+    bool decided = false;
+    int pick = -1;
+    bool pick_pushed = false;
+  };
+  std::unordered_set<const Node*> done;
+  for (auto& r : roots) {
+    if (!r || done.count(r.get())) continue;
+    std::vector<Frame> stack;
+    auto push = [&](const NodePtr& c) {
+      Frame f;
+      f.n = c;
+      f.chooser = (c->is("Switch") || c->is("Select")) && !input_index.count(c.get());
+      stack.push_back(std::move(f));
+    };
+    push(r);
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      if (f.chooser && !f.decided && f.i == 1) {
+        f.decided = true;
+        f.pick = static_choice(*f.n);
+      }
+      NodePtr child;
+      if (f.pick >= 0) {
+        if (!f.pick_pushed) {
+          f.pick_pushed = true;
+          child = f.n->inputs[size_t(f.pick)];
+        }
+      } else if (f.i < f.n->inputs.size()) {
+        child = f.n->inputs[f.i++];
+      }
+      if (child) {
+        if (!done.count(child.get())) push(child);
+        continue;
+      }
+      NodePtr n = f.n;
+      int pick = f.pick;
+      stack.pop_back();
+      if (pick >= 0)
+        info[n.get()] = info.at(n->inputs[size_t(pick)].get());
+      else
+        plan_node(n);
+      done.insert(n.get());
+    }
   }
 
   auto slot_of = [&](const NodePtr& n) {

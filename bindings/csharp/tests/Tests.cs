@@ -150,7 +150,8 @@ static class Tests {
       True(Settle(live0) == live0, "native references left after GC: " + Tensor.LiveCount + " vs " + live0);
       least = Math.Min(least, RssMiB() - rss0);
     }
-    True(least < 8, "RSS grew by at least " + least + " MiB in each of 3 rounds");
+    // A leaked tensor costs at least ~300 bytes: >= 28 MiB a round; finalizers can add a few MiB.
+    True(least < 24, "RSS grew by at least " + least + " MiB in each of 3 rounds");
     GC.KeepAlive(a);
   }
 

@@ -81,7 +81,9 @@ func TestDroppedTensorsDoNotGrowMemory(t *testing.T) {
 			least = grew
 		}
 	}
-	if least > 8 {
+	// A leaked tensor costs at least ~300 bytes (handle, node, shape): >= 28 MiB a round. Below
+	// that, finalizer threads spreading glibc arenas can still add a few MiB a round.
+	if least > 24 {
 		t.Fatalf("RSS grew by at least %.1f MiB in each of 3 rounds of 100k dropped tensors", least)
 	}
 	runtime.KeepAlive(a)

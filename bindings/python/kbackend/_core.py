@@ -230,8 +230,14 @@ def as_tensor(value, like=None):
             dtype = floatx_name()
         elif natural.dtype == np.int64:
             dtype = np.int32
-    arr = np.ascontiguousarray(value, dtype=dtype)
+    arr = _contiguous(value, dtype)
     return Tensor(_c.kb_tensor_from_data(arr))
+
+
+def _contiguous(value, dtype=None):
+    """A C-contiguous array of value; unlike np.ascontiguousarray, 0-d stays 0-d (a Python number
+    is a scalar, not a (1,) vector)."""
+    return np.array(value, dtype=dtype, order="C", copy=False)
 
 
 def to_numpy(handle):
@@ -341,7 +347,7 @@ class Function:
             if isinstance(value, (Tensor, _c.Tensor)):
                 feed.append(value)
             else:
-                feed.append(_c.kb_tensor_from_data(np.ascontiguousarray(value, dtype=dtype)))
+                feed.append(_c.kb_tensor_from_data(_contiguous(value, dtype)))
         results = [to_numpy(r) for r in _c.kb_function_call(self._f, feed)]
         return results[0] if self._single else results
 

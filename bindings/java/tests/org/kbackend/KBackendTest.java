@@ -155,7 +155,9 @@ class KBackendTest {
       assertEquals(live0, settle(live0), "native references left after GC");
       least = Math.min(least, rssMiB() - rss0);
     }
-    assertTrue(least < 8, "RSS grew by at least " + least + " MiB in each of 3 rounds");
+    // A leaked tensor costs at least ~300 bytes: >= 28 MiB a round; finalizer threads can add a
+    // few MiB through glibc arenas.
+    assertTrue(least < 24, "RSS grew by at least " + least + " MiB in each of 3 rounds");
     assertFalse(a.isClosed());
   }
 

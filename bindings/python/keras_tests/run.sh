@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs the Keras 2.2.4 tests (unmodified Keras on kbackend.keras_backend) against build-bind/.
+# Keras 2.2.4 is installed --no-deps into build-bind/venv (Debian's python3-numpy/scipy/yaml/h5py/six,
+# python3-keras-applications/-preprocessing satisfy its imports; scripts/deps.sh installs them);
+# offline-safe once installed. Usage: bash bindings/python/keras_tests/run.sh [pytest args]
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+ROOT=$PWD
+BUILD=$ROOT/build-bind
+PY=/usr/bin/python3
+bash scripts/deps.sh
+if [ ! -f "$BUILD/bindings/python/kbackend/_kbackend.so" ] || [ "${KB_REBUILD:-1}" = 1 ]; then
+  cmake -S . -B "$BUILD" -DKB_WERROR=ON -DKB_BUILD_TESTS=OFF -DKB_CUDA=OFF -DKB_PYTHON=ON \
+    -DPython3_EXECUTABLE=$PY >/dev/null
+  cmake --build "$BUILD" -j"${JOBS:-2}" --target kbackend_python
+fi
+[ -x "$BUILD/venv/bin/python" ] || $PY -m venv --system-site-packages "$BUILD/venv"
+if ! "$BUILD/venv/bin/python" -c 'import importlib.metadata as m; assert m.version("keras") == "2.2.4"' 2>/dev/null; then
+  "$BUILD/venv/bin/pip" install -q --no-deps keras==2.2.4
+fi
+KERAS_HOME=$(mktemp -d)
+trap 'rm -rf "$KERAS_HOME"' EXIT
+export KERAS_HOME KERAS_BACKEND=kbackend.keras_backend
+export PYTHONPATH="$BUILD/bindings/python:$ROOT/bindings/python/keras_tests"
+(cd "$BUILD" && venv/bin/python -m pytest -q -p no:cacheprovider -s "$ROOT/bindings/python/keras_tests" "$@")
+echo "KERAS TESTS PASSED"

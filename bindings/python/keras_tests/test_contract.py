@@ -1,0 +1,60 @@
+"""Points of KERAS_CONTRACT.md that the training tests do not reach directly."""
+import numpy as np
+import pytest
+
+keras = pytest.importorskip("keras")
+K = keras.backend
+from kbackend import keras_backend as KB  # noqa: E402
+
+
+def test_tensor_attributes_and_errors():
+    x = K.placeholder(shape=(None, 3))
+    assert x._keras_shape == (None, 3) and x._uses_learning_phase is False
+    assert K.int_shape(K.placeholder(ndim=2)) == (None, None)
+    with pytest.raises(ValueError):
+        K.is_keras_tensor(np.zeros(3))
+    assert not K.is_keras_tensor(x)
+    v = K.variable(K.constant(2.0, shape=(2, 2)), constraint=None)
+    assert v.constraint is None and K.int_shape(v) == (2, 2)
+    np.testing.assert_array_equal(K.get_value(v), np.full((2, 2), 2, np.float32))
+    assert K.dtype(K.variable(3)) == "float32"
+    scipy_sparse = pytest.importorskip("scipy.sparse")
+    with pytest.raises(NotImplementedError):
+        K.variable(scipy_sparse.eye(3, format="csr"))
+    with pytest.raises(ValueError):
+        K.pool2d(K.placeholder(shape=(1, 4, 4, 1)), (2, 2), pool_mode="median")
+    with pytest.raises(ValueError):
+        K.conv2d(K.placeholder(shape=(1, 4, 4, 1)), K.zeros((2, 2, 1, 1)), data_format="nhwc")
+    with pytest.raises(ValueError):
+        K.dropout(x, 1.0)
+
+
+def test_learning_phase_and_in_train_phase():
+    lp = K.learning_phase()
+    assert K.is_tensor(lp) and lp is K.learning_phase()
+    x = K.placeholder(shape=(2,))
+    out = K.in_train_phase(lambda: x * 2, x, training=None)
+    assert out._uses_learning_phase
+    f = K.function([x, lp], [out], name="f", unknown_kwarg=1)
+    np.testing.assert_allclose(f([np.ones(2), 1])[0], [2, 2])
+    np.testing.assert_allclose(f([np.ones(2), 0])[0], [1, 1])
+    assert K.in_train_phase(1, 2, training=1) == 1 and K.in_test_phase(1, 2, training=1) == 2
+    with pytest.raises(ValueError):
+        K.set_learning_phase(2)
+    try:
+        K.set_learning_phase(0)
+        assert K.learning_phase() == 0
+        assert K.in_train_phase(x * 2, x) is x
+    finally:
+        KB._learning_phase_value = None  # back to the placeholder for the other tests
+
+
+def test_function_updates_pairs_and_ops():
+    v, w = K.variable(np.zeros(2)), K.variable(np.zeros(2))
+    x = K.placeholder(shape=(2,))
+    f = K.function([x], [v], updates=[(v, v + x), K.update_add(w, 2 * x)])
+    f([np.ones(2, np.float32)])
+    np.testing.assert_allclose(K.get_value(v), [1, 1])
+    np.testing.assert_allclose(K.get_value(w), [2, 2])
+    assert K.pow(K.variable(2.0), K.variable(3.0)).numpy() == pytest.approx(8.0)
+    assert K.prod([K.shape(v)[0], K.constant(3, dtype="int32")]).numpy() == 6
