@@ -14,12 +14,6 @@ using kb::capi::wrap;
 
 namespace {
 
-std::string lower(const char* s) {
-  std::string r(s);
-  for (auto& c : r) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return r;
-}
-
 // A tuple argument: NULL (count 0) means Keras' default of ones.
 api::Ints tuple_arg(const int64_t* v, size_t n, size_t nsp, const char* who, const char* what) {
   if (!v) {
@@ -34,28 +28,10 @@ api::Ints required_tuple_arg(const int64_t* v, size_t n, const char* who, const 
   return capi::dims_arg(v, n, who, what);
 }
 
-// The value a caller passed for a C enum, read from its bytes: loading an out-of-range value as
-// the enum type itself would be undefined behaviour (UBSan flags it).
-template <class E>
-int32_t raw_enum(const E& e) {
-  static_assert(sizeof(E) == sizeof(int32_t), "C enums are int32-backed");
-  int32_t v;
-  std::memcpy(&v, &e, sizeof v);
-  return v;
-}
-
-api::Format format_arg(const kb_data_format& f, const char* who) {
-  int32_t v = raw_enum(f);
-  if (v == KB_DATA_FORMAT_DEFAULT) return std::nullopt;
-  check(v == KB_CHANNELS_LAST || v == KB_CHANNELS_FIRST, Status::invalid_argument, who,
-        ": unknown data_format ", v);
-  return DataFormat(v);
-}
-
 // Range checks happen in core/api (padding before pool_mode, as Keras does); api::Padding and
 // api::PoolKind have a fixed underlying type, so any int32 value is representable.
-api::Padding padding_arg(const kb_padding& p) { return api::Padding(raw_enum(p)); }
-api::PoolKind pool_mode_arg(const kb_pool_mode& m) { return api::PoolKind(raw_enum(m)); }
+api::Padding padding_arg(const kb_padding& p) { return api::Padding(capi::raw_enum(p)); }
+api::PoolKind pool_mode_arg(const kb_pool_mode& m) { return api::PoolKind(capi::raw_enum(m)); }
 
 }  // namespace
 
@@ -65,7 +41,7 @@ KB_API kb_status kb_parse_padding(const char* name, kb_padding* out) {
   return guard("parse_padding", [&] {
     out_arg(out, "parse_padding");
     check(name != nullptr, Status::invalid_argument, "parse_padding: name is NULL");
-    std::string s = lower(name);
+    std::string s = capi::lower(name);
     if (s == "valid")
       *out = KB_PADDING_VALID;
     else if (s == "same")
@@ -81,7 +57,7 @@ KB_API kb_status kb_parse_pool_mode(const char* name, kb_pool_mode* out) {
   return guard("parse_pool_mode", [&] {
     out_arg(out, "parse_pool_mode");
     check(name != nullptr, Status::invalid_argument, "parse_pool_mode: name is NULL");
-    std::string s = lower(name);
+    std::string s = capi::lower(name);
     if (s == "max")
       *out = KB_POOL_MAX;
     else if (s == "avg")
@@ -96,8 +72,9 @@ KB_API kb_status kb_conv1d(kb_tensor* x, kb_tensor* kernel, int64_t strides, kb_
   const char* who = "conv1d";
   return guard(who, [&] {
     out_arg(out, who);
-    *out = wrap(api::conv1d(tensor_arg(x, who), tensor_arg(kernel, who, "kernel"), strides,
-                            padding_arg(padding), format_arg(data_format, who), dilation_rate));
+    *out =
+        wrap(api::conv1d(tensor_arg(x, who), tensor_arg(kernel, who, "kernel"), strides,
+                         padding_arg(padding), capi::format_arg(data_format, who), dilation_rate));
   });
 }
 
@@ -110,7 +87,7 @@ KB_API kb_status kb_conv1d(kb_tensor* x, kb_tensor* kernel, int64_t strides, kb_
       out_arg(out, who);                                                                       \
       *out = wrap(fn(tensor_arg(x, who), tensor_arg(kernel, who, "kernel"),                    \
                      tuple_arg(strides, n_strides, nsp, who, "strides"), padding_arg(padding), \
-                     format_arg(data_format, who),                                             \
+                     capi::format_arg(data_format, who),                                       \
                      tuple_arg(dilation_rate, n_dilation, nsp, who, "dilation_rate")));        \
     });                                                                                        \
   }
@@ -127,7 +104,7 @@ KB_API kb_status kb_depthwise_conv2d(kb_tensor* x, kb_tensor* depthwise_kernel,
     *out = wrap(api::depthwise_conv2d(
         tensor_arg(x, who), tensor_arg(depthwise_kernel, who, "depthwise_kernel"),
         tuple_arg(strides, n_strides, 2, who, "strides"), padding_arg(padding),
-        format_arg(data_format, who),
+        capi::format_arg(data_format, who),
         tuple_arg(dilation_rate, n_dilation, 2, who, "dilation_rate")));
   });
 }
@@ -143,7 +120,7 @@ static kb_status conv2d_transpose_impl(const char* who, kb_tensor* x, kb_tensor*
         api::conv2d_transpose(tensor_arg(x, who), tensor_arg(kernel, who, "kernel"),
                               required_tuple_arg(output_shape, output_ndim, who, "output_shape"),
                               tuple_arg(strides, n_strides, 2, who, "strides"),
-                              padding_arg(padding), format_arg(data_format, who),
+                              padding_arg(padding), capi::format_arg(data_format, who),
                               tuple_arg(dilation_rate, n_dilation, 2, who, "dilation_rate"), who));
   });
 }
@@ -176,7 +153,7 @@ KB_API kb_status kb_conv3d_transpose(kb_tensor* x, kb_tensor* kernel, const int6
         api::conv3d_transpose(tensor_arg(x, who), tensor_arg(kernel, who, "kernel"),
                               required_tuple_arg(output_shape, output_ndim, who, "output_shape"),
                               tuple_arg(strides, n_strides, 3, who, "strides"),
-                              padding_arg(padding), format_arg(data_format, who)));
+                              padding_arg(padding), capi::format_arg(data_format, who)));
   });
 }
 
@@ -190,7 +167,7 @@ KB_API kb_status kb_separable_conv1d(kb_tensor* x, kb_tensor* depthwise_kernel,
     *out = wrap(api::separable_conv1d(
         tensor_arg(x, who), tensor_arg(depthwise_kernel, who, "depthwise_kernel"),
         tensor_arg(pointwise_kernel, who, "pointwise_kernel"), strides, padding_arg(padding),
-        format_arg(data_format, who), dilation_rate));
+        capi::format_arg(data_format, who), dilation_rate));
   });
 }
 
@@ -206,7 +183,7 @@ KB_API kb_status kb_separable_conv2d(kb_tensor* x, kb_tensor* depthwise_kernel,
         tensor_arg(x, who), tensor_arg(depthwise_kernel, who, "depthwise_kernel"),
         tensor_arg(pointwise_kernel, who, "pointwise_kernel"),
         tuple_arg(strides, n_strides, 2, who, "strides"), padding_arg(padding),
-        format_arg(data_format, who),
+        capi::format_arg(data_format, who),
         tuple_arg(dilation_rate, n_dilation, 2, who, "dilation_rate")));
   });
 }
@@ -220,7 +197,7 @@ KB_API kb_status kb_separable_conv2d(kb_tensor* x, kb_tensor* depthwise_kernel,
       out_arg(out, who);                                                                          \
       *out = wrap(fn(tensor_arg(x, who), required_tuple_arg(pool_size, n_pool, who, "pool_size"), \
                      tuple_arg(strides, n_strides, nsp, who, "strides"), padding_arg(padding),    \
-                     format_arg(data_format, who), pool_mode_arg(pool_mode)));                    \
+                     capi::format_arg(data_format, who), pool_mode_arg(pool_mode)));              \
     });                                                                                           \
   }
 KB_CAPI_POOL(kb_pool2d, "pool2d", api::pool2d, 2)

@@ -49,8 +49,7 @@ KB_API kb_status kb_parse_data_format(const char* name, kb_data_format* out) {
   return guard("parse_data_format", [&] {
     out_arg(out, "parse_data_format");
     check(name != nullptr, Status::invalid_argument, "parse_data_format: name is NULL");
-    std::string s(name);
-    for (auto& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    std::string s = capi::lower(name);
     if (s == "channels_last")
       *out = KB_CHANNELS_LAST;
     else if (s == "channels_first")

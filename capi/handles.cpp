@@ -1,5 +1,6 @@
 #include "capi/handles.h"
 
+#include <cctype>
 #include <cstring>
 
 namespace kb::capi {
@@ -70,6 +71,20 @@ std::optional<std::vector<int64_t>> axes_arg(const int64_t* axes, size_t n, cons
 }
 
 std::string name_arg(const char* name) { return name ? std::string(name) : std::string(); }
+
+std::string lower(const char* s) {
+  std::string r(s);
+  for (auto& ch : r) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  return r;
+}
+
+std::optional<DataFormat> format_arg(const kb_data_format& f, const char* who) {
+  int32_t v = raw_enum(f);
+  if (v == KB_DATA_FORMAT_DEFAULT) return std::nullopt;
+  check(v == KB_CHANNELS_LAST || v == KB_CHANNELS_FIRST, Status::invalid_argument, who,
+        ": unknown data_format ", v);
+  return DataFormat(v);
+}
 
 std::shared_ptr<Buffer> buffer_from(const void* data, kb_data_type dtype, const int64_t* shape,
                                     size_t ndim, const char* who) {

@@ -1,6 +1,7 @@
 // The C handles and the one error policy of every entry point.
 #pragma once
 #include <atomic>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <optional>
@@ -9,6 +10,7 @@
 
 #include "core/compile/function.h"
 #include "core/graph/node.h"
+#include "core/graph/session.h"
 #include "core/util/error.h"
 #include "kbackend.h"
 
@@ -74,6 +76,20 @@ std::optional<DType> optional_dtype_arg(kb_data_type d, const char* who);
 Dims dims_arg(const int64_t* dims, size_t ndim, const char* who, const char* what);
 std::optional<std::vector<int64_t>> axes_arg(const int64_t* axes, size_t n, const char* who);
 std::string name_arg(const char* name);
+std::string lower(const char* s);  // for the kb_parse_* helpers (Keras lower-cases options)
+
+// The value a caller passed for a C enum, read from its bytes (for enums declared before they
+// were int32-wide, loading an out-of-range value as the enum type was undefined behaviour).
+template <class E>
+int32_t raw_enum(const E& e) {
+  static_assert(sizeof(E) == sizeof(int32_t), "C enums are int32-backed");
+  int32_t v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
+
+// KB_DATA_FORMAT_DEFAULT -> nullopt (the global image_data_format); unknown values fail.
+std::optional<DataFormat> format_arg(const kb_data_format& f, const char* who);
 std::shared_ptr<Buffer> buffer_from(const void* data, kb_data_type dtype, const int64_t* shape,
                                     size_t ndim, const char* who);
 

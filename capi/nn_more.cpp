@@ -16,30 +16,6 @@ using kb::capi::wrap;
 
 namespace {
 
-std::string lower(const char* s) {
-  std::string r(s);
-  for (auto& c : r) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return r;
-}
-
-// The value a caller passed for a C enum, read from its bytes (an out-of-range value loaded as
-// the enum type would be undefined behaviour).
-template <class E>
-int32_t raw_enum(const E& e) {
-  static_assert(sizeof(E) == sizeof(int32_t), "C enums are int32-backed");
-  int32_t v;
-  std::memcpy(&v, &e, sizeof v);
-  return v;
-}
-
-api::Format format_arg(const kb_data_format& f, const char* who) {
-  int32_t v = raw_enum(f);
-  if (v == KB_DATA_FORMAT_DEFAULT) return std::nullopt;
-  check(v == KB_CHANNELS_LAST || v == KB_CHANNELS_FIRST, Status::invalid_argument, who,
-        ": unknown data_format ", v);
-  return DataFormat(v);
-}
-
 // A flat list argument: NULL (count 0) means `fallback`.
 api::Ints list_arg(const int64_t* v, size_t n, const api::Ints& fallback, const char* who,
                    const char* what) {
@@ -68,7 +44,7 @@ KB_API kb_status kb_parse_interpolation(const char* name, kb_interpolation* out)
   return guard("parse_interpolation", [&] {
     out_arg(out, "parse_interpolation");
     check(name != nullptr, Status::invalid_argument, "parse_interpolation: name is NULL");
-    std::string s = lower(name);
+    std::string s = capi::lower(name);
     if (s == "nearest")
       *out = KB_INTERPOLATION_NEAREST;
     else if (s == "bilinear")
@@ -96,7 +72,7 @@ KB_API kb_status kb_spatial_2d_padding(kb_tensor* x, const int64_t* padding, siz
     out_arg(out, who);
     *out = wrap(api::spatial_2d_padding(tensor_arg(x, who),
                                         list_arg(padding, n_padding, {1, 1, 1, 1}, who, "padding"),
-                                        format_arg(data_format, who)));
+                                        capi::format_arg(data_format, who)));
   });
 }
 
@@ -107,7 +83,7 @@ KB_API kb_status kb_spatial_3d_padding(kb_tensor* x, const int64_t* padding, siz
     out_arg(out, who);
     *out = wrap(api::spatial_3d_padding(
         tensor_arg(x, who), list_arg(padding, n_padding, {1, 1, 1, 1, 1, 1}, who, "padding"),
-        format_arg(data_format, who)));
+        capi::format_arg(data_format, who)));
   });
 }
 
@@ -119,9 +95,9 @@ KB_API kb_status kb_resize_images(kb_tensor* x, int64_t height_factor, int64_t w
   return guard(who, [&] {
     out_arg(out, who);
     const NodePtr& xn = tensor_arg(x, who);
-    api::Format f = format_arg(data_format, who);
+    api::Format f = capi::format_arg(data_format, who);
     *out = wrap(api::resize_images(xn, height_factor, width_factor, f,
-                                   api::Interpolation(raw_enum(interpolation))));
+                                   api::Interpolation(capi::raw_enum(interpolation))));
   });
 }
 
@@ -132,7 +108,7 @@ KB_API kb_status kb_resize_volumes(kb_tensor* x, int64_t depth_factor, int64_t h
   return guard(who, [&] {
     out_arg(out, who);
     *out = wrap(api::resize_volumes(tensor_arg(x, who), depth_factor, height_factor, width_factor,
-                                    format_arg(data_format, who)));
+                                    capi::format_arg(data_format, who)));
   });
 }
 
@@ -230,7 +206,7 @@ KB_API kb_status kb_local_conv1d(kb_tensor* inputs, kb_tensor* kernel, const int
     *out = wrap(api::local_conv1d(
         tensor_arg(inputs, who, "inputs"), tensor_arg(kernel, who, "kernel"),
         required_list_arg(kernel_size, n_kernel_size, who, "kernel_size"),
-        required_list_arg(strides, n_strides, who, "strides"), format_arg(data_format, who)));
+        required_list_arg(strides, n_strides, who, "strides"), capi::format_arg(data_format, who)));
   });
 }
 
@@ -246,7 +222,7 @@ KB_API kb_status kb_local_conv2d(kb_tensor* inputs, kb_tensor* kernel, const int
                                required_list_arg(kernel_size, n_kernel_size, who, "kernel_size"),
                                required_list_arg(strides, n_strides, who, "strides"),
                                required_list_arg(output_shape, n_output_shape, who, "output_shape"),
-                               format_arg(data_format, who)));
+                               capi::format_arg(data_format, who)));
   });
 }
 

@@ -232,11 +232,8 @@ KB_API kb_status kb_bias_add(kb_tensor* x, kb_tensor* bias, kb_data_format data_
                              kb_tensor** out) {
   return guard("bias_add", [&] {
     out_arg(out, "bias_add");
-    check(data_format == KB_CHANNELS_LAST || data_format == KB_CHANNELS_FIRST ||
-              data_format == KB_DATA_FORMAT_DEFAULT,
-          Status::invalid_argument, "bias_add: unknown data_format ", int(data_format));
-    DataFormat f = data_format == KB_DATA_FORMAT_DEFAULT ? Session::get().image_data_format()
-                                                         : DataFormat(data_format);
+    DataFormat f =
+        capi::format_arg(data_format, "bias_add").value_or(Session::get().image_data_format());
     *out = wrap(api::bias_add(tensor_arg(x, "bias_add"), tensor_arg(bias, "bias_add", "bias"), f));
   });
 }
