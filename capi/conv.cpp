@@ -38,33 +38,14 @@ api::PoolKind pool_mode_arg(const kb_pool_mode& m) { return api::PoolKind(capi::
 extern "C" {
 
 KB_API kb_status kb_parse_padding(const char* name, kb_padding* out) {
-  return guard("parse_padding", [&] {
-    out_arg(out, "parse_padding");
-    check(name != nullptr, Status::invalid_argument, "parse_padding: name is NULL");
-    std::string s = capi::lower(name);
-    if (s == "valid")
-      *out = KB_PADDING_VALID;
-    else if (s == "same")
-      *out = KB_PADDING_SAME;
-    else if (s == "causal")
-      *out = KB_PADDING_CAUSAL;
-    else
-      fail(Status::invalid_argument, "parse_padding: unknown padding '", name, "'");
-  });
+  return capi::parse_option(
+      "parse_padding", "padding", name, out,
+      {{"valid", KB_PADDING_VALID}, {"same", KB_PADDING_SAME}, {"causal", KB_PADDING_CAUSAL}});
 }
 
 KB_API kb_status kb_parse_pool_mode(const char* name, kb_pool_mode* out) {
-  return guard("parse_pool_mode", [&] {
-    out_arg(out, "parse_pool_mode");
-    check(name != nullptr, Status::invalid_argument, "parse_pool_mode: name is NULL");
-    std::string s = capi::lower(name);
-    if (s == "max")
-      *out = KB_POOL_MAX;
-    else if (s == "avg")
-      *out = KB_POOL_AVG;
-    else
-      fail(Status::invalid_argument, "parse_pool_mode: unknown pool_mode '", name, "'");
-  });
+  return capi::parse_option("parse_pool_mode", "pool_mode", name, out,
+                            {{"max", KB_POOL_MAX}, {"avg", KB_POOL_AVG}});
 }
 
 KB_API kb_status kb_conv1d(kb_tensor* x, kb_tensor* kernel, int64_t strides, kb_padding padding,

@@ -46,17 +46,9 @@ KB_API kb_status kb_parse_dtype(const char* name, kb_data_type* out) {
 }
 
 KB_API kb_status kb_parse_data_format(const char* name, kb_data_format* out) {
-  return guard("parse_data_format", [&] {
-    out_arg(out, "parse_data_format");
-    check(name != nullptr, Status::invalid_argument, "parse_data_format: name is NULL");
-    std::string s = capi::lower(name);
-    if (s == "channels_last")
-      *out = KB_CHANNELS_LAST;
-    else if (s == "channels_first")
-      *out = KB_CHANNELS_FIRST;
-    else
-      fail(Status::invalid_argument, "parse_data_format: unknown data_format '", name, "'");
-  });
+  return capi::parse_option(
+      "parse_data_format", "data_format", name, out,
+      {{"channels_last", KB_CHANNELS_LAST}, {"channels_first", KB_CHANNELS_FIRST}});
 }
 
 KB_API void kb_tensor_retain(kb_tensor* t) {

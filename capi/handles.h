@@ -1,6 +1,7 @@
 // The C handles and the one error policy of every entry point.
 #pragma once
 #include <atomic>
+#include <initializer_list>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -86,6 +87,23 @@ int32_t raw_enum(const E& e) {
   int32_t v;
   std::memcpy(&v, &e, sizeof v);
   return v;
+}
+
+// A kb_parse_* entry point: the Keras string option (case-insensitive) -> its enum value.
+template <class E>
+kb_status parse_option(const char* who, const char* what, const char* name, E* out,
+                       std::initializer_list<std::pair<const char*, E>> options) noexcept {
+  return guard(who, [&] {
+    out_arg(out, who);
+    check(name != nullptr, Status::invalid_argument, who, ": name is NULL");
+    std::string s = lower(name);
+    for (const auto& [text, value] : options)
+      if (s == text) {
+        *out = value;
+        return;
+      }
+    fail(Status::invalid_argument, who, ": unknown ", what, " '", name, "'");
+  });
 }
 
 // KB_DATA_FORMAT_DEFAULT -> nullopt (the global image_data_format); unknown values fail.

@@ -41,17 +41,9 @@ std::optional<int64_t> seed_arg(const int64_t* seed) {
 extern "C" {
 
 KB_API kb_status kb_parse_interpolation(const char* name, kb_interpolation* out) {
-  return guard("parse_interpolation", [&] {
-    out_arg(out, "parse_interpolation");
-    check(name != nullptr, Status::invalid_argument, "parse_interpolation: name is NULL");
-    std::string s = capi::lower(name);
-    if (s == "nearest")
-      *out = KB_INTERPOLATION_NEAREST;
-    else if (s == "bilinear")
-      *out = KB_INTERPOLATION_BILINEAR;
-    else
-      fail(Status::invalid_argument, "parse_interpolation: unknown interpolation '", name, "'");
-  });
+  return capi::parse_option(
+      "parse_interpolation", "interpolation", name, out,
+      {{"nearest", KB_INTERPOLATION_NEAREST}, {"bilinear", KB_INTERPOLATION_BILINEAR}});
 }
 
 // ---- paddings ---------------------------------------------------------------------------------
