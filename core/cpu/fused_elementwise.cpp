@@ -9,6 +9,7 @@
 
 #include "core/backend/kernel.h"
 #include "core/cpu/loops.h"
+#include "core/cpu/simd_targets.h"
 #include "core/ops/op.h"
 #include "core/ops/scalar_funcs.h"
 #include "core/ops/scalar_ops.h"
@@ -19,35 +20,26 @@ namespace {
 
 constexpr int64_t kBlock = 512;
 
-// The instruction loops are also compiled for AVX-512 and AVX2, chosen at load time by the CPU;
-// without contracting to FMA (-ffp-contract=off), so that every element gets the same operations
-// as in the other kernels.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
-#define KB_FUSED_TARGETS __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define KB_FUSED_TARGETS
-#endif
-
 template <class T>
 using UnaryFn = void (*)(const T* __restrict a, T* __restrict o, int64_t n);
 template <class T>
 using BinaryFn = void (*)(const T* __restrict a, const T* __restrict b, T* __restrict o, int64_t n);
 
-#define KB_FUSED_UNARY(Name, Dom, Res, expr, grad)                                         \
-  template <class T>                                                                       \
-  KB_FUSED_TARGETS void unary_##Name(const T* __restrict pa, T* __restrict o, int64_t n) { \
-    auto f = [](auto a) { return expr; };                                                  \
-    if (n == kBlock) {                                                                     \
-      _Pragma("omp simd") for (int64_t i = 0; i < kBlock; ++i) o[i] = T(f(pa[i]));         \
-    } else {                                                                               \
-      for (int64_t i = 0; i < n; ++i) o[i] = T(f(pa[i]));                                  \
-    }                                                                                      \
+#define KB_FUSED_UNARY(Name, Dom, Res, expr, grad)                                       \
+  template <class T>                                                                     \
+  KB_SIMD_CLONES void unary_##Name(const T* __restrict pa, T* __restrict o, int64_t n) { \
+    auto f = [](auto a) { return expr; };                                                \
+    if (n == kBlock) {                                                                   \
+      _Pragma("omp simd") for (int64_t i = 0; i < kBlock; ++i) o[i] = T(f(pa[i]));       \
+    } else {                                                                             \
+      for (int64_t i = 0; i < n; ++i) o[i] = T(f(pa[i]));                                \
+    }                                                                                    \
   }
 KB_UNARY_OPS(KB_FUSED_UNARY)
 #define KB_FUSED_BINARY(Name, Dom, Res, expr, ga, gb)                                     \
   template <class T>                                                                      \
-  KB_FUSED_TARGETS void binary_##Name(const T* __restrict pa, const T* __restrict pb,     \
-                                      T* __restrict o, int64_t n) {                       \
+  KB_SIMD_CLONES void binary_##Name(const T* __restrict pa, const T* __restrict pb,       \
+                                    T* __restrict o, int64_t n) {                         \
     auto f = [](auto a, decltype(a) b) { return expr; };                                  \
     if (n == kBlock) {                                                                    \
       _Pragma("omp simd") for (int64_t i = 0; i < kBlock; ++i) o[i] = T(f(pa[i], pb[i])); \

@@ -5,6 +5,7 @@
 #include "core/backend/kernel.h"
 #include "core/backend/layout.h"
 #include "core/cpu/loops.h"
+#include "core/cpu/row_kernels.h"
 #include "core/util/dispatch.h"
 
 namespace kb::cpu {
@@ -20,6 +21,19 @@ Kernel make_softmax_kernel(const KernelArgs& k) {
       fail(Status::dtype, "softmax: floating input required");
     } else {
       using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+      if constexpr (std::is_same_v<T, float>) {
+        if (inner == 1)
+          return [outer, n](const std::vector<const Buffer*>& in, Buffer& out) {
+            const float* x = in[0]->as<float>();
+            float* o = out.as<float>();
+            parallel_for(
+                outer,
+                [&](int64_t b, int64_t e) {
+                  for (int64_t r = b; r < e; ++r) softmax_row_f32(x + r * n, o + r * n, n, Log);
+                },
+                std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)));
+          };
+      }
       return [outer, n, inner](const std::vector<const Buffer*>& in, Buffer& out) {
         const T* x = in[0]->as<T>();
         T* o = out.as<T>();

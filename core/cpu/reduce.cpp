@@ -8,6 +8,7 @@
 #include "core/backend/reduce_plan.h"
 #include "core/cpu/loops.h"
 #include "core/cpu/reduce.h"
+#include "core/cpu/row_kernels.h"
 #include "core/cpu/transpose.h"
 #include "core/ops/build.h"
 #include "core/util/dispatch.h"
@@ -70,6 +71,12 @@ void run_reduce(ReduceMode mode, const ReducePlan& p, const T* x, T* out) {
           for (int64_t o = b; o < e; ++o) {
             const T* row = x + o * r;
             A acc = start();
+            if constexpr (std::is_same_v<T, float>) {
+              if (mode == ReduceMode::sum) {
+                out[o] = float(row_sum_f32(row, r));
+                continue;
+              }
+            }
             if (mode == ReduceMode::sum) {
               // Independent partial sums: one add chain was latency-bound (W2's row sums ran at
               // a fifth of the memory bandwidth); the fixed lane order keeps results exact

@@ -1,0 +1,18 @@
+// Single-pass float32 kernels over one contiguous row (the last axis), vectorized for the CPU at
+// hand (core/cpu/simd_targets.h): the row sum of Reduce and the rows of Softmax / LogSoftmax.
+// Each result depends only on the row (a fixed order of partial sums), not on the thread count.
+#pragma once
+#include <cstdint>
+
+namespace kb::cpu {
+
+// Sum of x[0..n) with float partial sums over short blocks, gathered in double.
+double row_sum_f32(const float* x, int64_t n);
+
+// Largest element, NaNs skipped (-inf for an empty or all-NaN row).
+float row_max_f32(const float* x, int64_t n);
+
+// out = softmax(x) (Log: log_softmax(x)) over one row, the row's maximum subtracted first.
+void softmax_row_f32(const float* x, float* out, int64_t n, bool log);
+
+}  // namespace kb::cpu
