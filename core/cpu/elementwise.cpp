@@ -3,6 +3,7 @@
 
 #include "core/backend/kernel.h"
 #include "core/cpu/loops.h"
+#include "core/cpu/simd_targets.h"
 #include "core/ops/op.h"
 #include "core/ops/scalar_funcs.h"
 #include "core/ops/scalar_ops.h"
@@ -10,6 +11,34 @@
 
 namespace kb::cpu {
 namespace {
+
+// The contiguous loops, also compiled for AVX-512 and AVX2 (core/cpu/simd_targets.h); the
+// fused kernel evaluates the same expressions the same way, so fused and unfused values agree.
+template <class C, class T, class O, class F>
+KB_SIMD_CLONES void unary_loop(const T* __restrict a, O* __restrict o, int64_t n, F f) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) o[i] = O(f(C(a[i])));
+}
+
+// b_step / a_step 0: that operand is one value for the whole loop.
+template <class C, class T, class O, class F>
+KB_SIMD_CLONES void binary_loop(const T* __restrict a, int64_t a_step, const T* __restrict b,
+                                int64_t b_step, O* __restrict o, int64_t n, F f) {
+  if (a_step == 1 && b_step == 1) {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) o[i] = O(f(C(a[i]), C(b[i])));
+  } else if (a_step == 1) {
+    C bv = C(b[0]);
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) o[i] = O(f(C(a[i]), bv));
+  } else if (b_step == 1) {
+    C av = C(a[0]);
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) o[i] = O(f(av, C(b[i])));
+  } else {
+    for (int64_t i = 0; i < n; ++i) o[i] = O(f(C(a[i * a_step]), C(b[i * b_step])));
+  }
+}
 
 template <ScalarDomain D, ScalarResult R, class F>
 Kernel unary_kernel(const KernelArgs& k, F f) {
@@ -23,9 +52,8 @@ Kernel unary_kernel(const KernelArgs& k, F f) {
       return [f](const std::vector<const Buffer*>& in, Buffer& out) {
         const T* a = in[0]->as<T>();
         O* o = out.as<O>();
-        parallel_for(out.numel(), [&](int64_t b, int64_t e) {
-          for (int64_t i = b; i < e; ++i) o[i] = O(f(C(a[i])));
-        });
+        parallel_for(out.numel(),
+                     [&](int64_t b, int64_t e) { unary_loop<C>(a + b, o + b, e - b, f); });
       };
     }
   });
@@ -53,18 +81,14 @@ Kernel binary_kernel(const KernelArgs& k, F f) {
         int64_t n = out.numel();
         if (same) {
           parallel_for(n, [&](int64_t s, int64_t e) {
-            for (int64_t i = s; i < e; ++i) o[i] = O(f(C(a[i]), C(b[i])));
+            binary_loop<C>(a + s, 1, b + s, 1, o + s, e - s, f);
           });
         } else if (b_scalar && numel(ad) == n) {
-          C bv = C(b[0]);
-          parallel_for(n, [&](int64_t s, int64_t e) {
-            for (int64_t i = s; i < e; ++i) o[i] = O(f(C(a[i]), bv));
-          });
+          parallel_for(
+              n, [&](int64_t s, int64_t e) { binary_loop<C>(a + s, 1, b, 0, o + s, e - s, f); });
         } else if (a_scalar && numel(bd) == n) {
-          C av = C(a[0]);
-          parallel_for(n, [&](int64_t s, int64_t e) {
-            for (int64_t i = s; i < e; ++i) o[i] = O(f(av, C(b[i])));
-          });
+          parallel_for(
+              n, [&](int64_t s, int64_t e) { binary_loop<C>(a, 0, b + s, 1, o + s, e - s, f); });
         } else {
           strided_rows<3>(od, strides,
                           [&](const std::array<int64_t, 3>& off, const std::array<int64_t, 3>& st,
@@ -72,6 +96,10 @@ Kernel binary_kernel(const KernelArgs& k, F f) {
                             O* po = o + off[0];
                             const T* pa = a + off[1];
                             const T* pb = b + off[2];
+                            if (st[0] == 1 && st[1] <= 1 && st[2] <= 1 && (st[1] | st[2])) {
+                              binary_loop<C>(pa, st[1], pb, st[2], po, len, f);
+                              return;
+                            }
                             for (int64_t i = 0; i < len; ++i)
                               po[i * st[0]] = O(f(C(pa[i * st[1]]), C(pb[i * st[2]])));
                           });
