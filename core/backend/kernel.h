@@ -14,6 +14,8 @@ struct KernelArgs {
   const Node& node;
   const std::vector<TensorType>& in;  // concrete types
   const TensorType& out;              // concrete type
+  // Tuple-typed ops: which parts the plan reads (nullptr: all may be read).
+  const std::vector<bool>* used_parts = nullptr;
 };
 
 // `out` arrives with dtype and dims set. For ops marked `view` it arrives without storage (the

@@ -13,6 +13,7 @@
 #include "core/backend/device.h"
 #include "core/compile/fuse_conv.h"
 #include "core/compile/fuse_elementwise.h"
+#include "core/compile/step_profile.h"
 #include "core/graph/scalar.h"
 #include "core/ops/op.h"
 #include "core/util/error.h"
@@ -83,12 +84,13 @@ KernelFactory cpu_factory(const Node& n) {
 // The kernel of a step and where it runs: on `device` when that has a kernel accepting these
 // types (a device factory declines with an empty Kernel), else on the CPU.
 std::pair<Kernel, Device> step_kernel(const Node& n, const std::vector<TensorType>& in,
-                                      const TensorType& out, Device device) {
+                                      const TensorType& out, Device device,
+                                      const std::vector<bool>* used_parts = nullptr) {
   KernelFactory cpu_f = cpu_factory(n);
   if (device != Device::cpu)
     if (KernelFactory f = find_kernel(device_name(device), n.op->name))
-      if (Kernel k = f(KernelArgs{n, in, out})) return {std::move(k), device};
-  return {cpu_f(KernelArgs{n, in, out}), Device::cpu};
+      if (Kernel k = f(KernelArgs{n, in, out, used_parts})) return {std::move(k), device};
+  return {cpu_f(KernelArgs{n, in, out, used_parts}), Device::cpu};
 }
 
 // The kernel of a run-time step for the shapes its inputs have now (made once per signature).
@@ -140,6 +142,17 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
 
   std::unordered_map<const Node*, size_t> input_index;
   for (size_t i = 0; i < inputs.size(); ++i) input_index[inputs[i].get()] = i;
+
+  // The parts of each tuple (a Loop's results) that anything in the graph reads.
+  std::unordered_map<const Node*, std::vector<bool>> tuple_reads;
+  for (auto& n : topo_order(roots))
+    if (n->is("TupleGet")) {
+      const Node* tuple = n->inputs[0].get();
+      auto& used = tuple_reads[tuple];
+      used.resize(tuple->type.parts.size(), false);
+      size_t index = size_t(n->attrs.i("index"));
+      if (index < used.size()) used[index] = true;
+    }
 
   std::unordered_map<const Node*, SlotInfo> info;
   std::unordered_map<CseKey, int, CseHash> cse;
@@ -260,9 +273,12 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
             }
             st.in.push_back(ci.slot);
           }
-          if (known)
-            std::tie(st.kernel, step_device) = step_kernel(n, in_types, si.type, step_device);
-          else
+          if (known) {
+            auto reads = tuple_reads.find(&n);
+            std::tie(st.kernel, step_device) =
+                step_kernel(n, in_types, si.type, step_device,
+                            reads == tuple_reads.end() ? nullptr : &reads->second);
+          } else
             st.run_time = std::make_shared<RunTimeKernels>();
           st.out_type = si.type;
           st.view = n.op->view;
@@ -419,7 +435,10 @@ std::vector<std::shared_ptr<Buffer>> run_plan(const Plan& plan,
     auto out = std::make_shared<Buffer>(out_type->dtype, out_type->shape.dims);
     out->device = device;
     if (!st.view && !st.dynamic) out->allocate();
-    (*kernel)(ins, *out);
+    {
+      StepTimer timer(st.node->op->name, out->dims);
+      (*kernel)(ins, *out);
+    }
     check(!st.dynamic || Shape(out->dims).fully_known(), Status::internal, st.node->op->name,
           ": the kernel did not set the output's shape");
     if (!out->storage) out->allocate();

@@ -1,0 +1,29 @@
+// KB_PROFILE=1: the time of every plan step, summed per primitive and printed to stderr when the
+// process exits (exclusive of nested plans: a Loop's own time excludes its body's steps);
+// KB_PROFILE=2: per primitive and output shape.
+#pragma once
+#include <chrono>
+#include <string>
+
+#include "core/graph/shape.h"
+
+namespace kb {
+
+bool step_profile_enabled();
+
+// Times one step while alive; cheap no-op when profiling is off.
+class StepTimer {
+ public:
+  StepTimer(const std::string& op_name, const Dims& out_dims);
+  ~StepTimer();
+  StepTimer(const StepTimer&) = delete;
+  StepTimer& operator=(const StepTimer&) = delete;
+
+ private:
+  bool on_ = false;
+  std::string key_;
+  std::chrono::steady_clock::time_point start_;
+  double child_ns_saved_ = 0;
+};
+
+}  // namespace kb
