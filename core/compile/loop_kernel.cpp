@@ -17,6 +17,7 @@ Kernel loop_kernel(const KernelArgs& k, Device device) {
   const Subgraph& body = *k.node.attrs.graph("body");
   int64_t n_seq = k.node.attrs.i("n_seq"), n_state = k.node.attrs.i("n_state"),
           n_out = k.node.attrs.i("n_out");
+  bool reverse = k.node.attrs.i("reverse", 0) != 0;
   int64_t steps = k.in[0].shape.dims[0];
   std::vector<TensorType> step_types;
   for (int64_t i = 0; i < n_seq; ++i) {
@@ -27,12 +28,18 @@ Kernel loop_kernel(const KernelArgs& k, Device device) {
   std::shared_ptr<Plan> plan;
   if (steps > 0) plan = build_plan(body.inputs, step_types, body.outputs, {}, 0, device);
   std::vector<TensorType> part_types = k.out.parts;
+  // Parts nobody reads are neither allocated nor written: a loop outside any gradient need not
+  // store its states, and a gradient loop's own stored states are read only by a second
+  // derivative.
+  std::vector<bool> used(part_types.size(), true);
+  if (k.used_parts && k.used_parts->size() == used.size()) used = *k.used_parts;
   return [=](const std::vector<const Buffer*>& in, Buffer& out) {
     auto parts = std::make_shared<Parts>();
-    for (auto& t : part_types) {
+    for (size_t p = 0; p < part_types.size(); ++p) {
+      const TensorType& t = part_types[p];
       auto b = std::make_shared<Buffer>(t.dtype, t.shape.dims);
       b->device = device;
-      b->allocate();
+      if (used[p]) b->allocate();
       parts->push_back(b);
     }
     std::vector<std::shared_ptr<Buffer>> args(in.size());
@@ -45,7 +52,8 @@ Kernel loop_kernel(const KernelArgs& k, Device device) {
       size_t n = src.nbytes();
       copy_within(device, static_cast<char*>(dst.data()) + size_t(step) * n, src.data(), n);
     };
-    for (int64_t t = 0; t < steps; ++t) {
+    for (int64_t it = 0; it < steps; ++it) {
+      int64_t t = reverse ? steps - 1 - it : it;
       for (int64_t i = 0; i < n_seq; ++i) {
         auto v = std::make_shared<Buffer>(step_types[i].dtype, step_types[i].shape.dims);
         v->device = device;
@@ -54,13 +62,16 @@ Kernel loop_kernel(const KernelArgs& k, Device device) {
         args[i] = v;
       }
       for (int64_t j = 0; j < n_state; ++j)
-        copy_into(*(*parts)[n_out + n_state + j], t, *args[n_seq + j]);
+        if (used[size_t(n_out + n_state + j)])
+          copy_into(*(*parts)[n_out + n_state + j], t, *args[n_seq + j]);
       std::vector<std::shared_ptr<Buffer>> res = run_plan(*plan, args);
       for (auto& r : res) r = transfer(r, device);  // a step may have run on the CPU
-      for (int64_t o = 0; o < n_out; ++o) copy_into(*(*parts)[o], t, *res[o]);
+      for (int64_t o = 0; o < n_out; ++o)
+        if (used[size_t(o)]) copy_into(*(*parts)[o], t, *res[o]);
       for (int64_t j = 0; j < n_state; ++j) args[n_seq + j] = res[n_out + j];
     }
     for (int64_t j = 0; j < n_state; ++j) {
+      if (!used[size_t(n_out + j)]) continue;
       Buffer& fin = *(*parts)[n_out + j];
       copy_within(device, fin.data(), args[n_seq + j]->data(), fin.nbytes());
     }

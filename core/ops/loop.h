@@ -1,8 +1,10 @@
-// Loops: a Loop node runs a body subgraph once per step along axis 0 of its sequence inputs,
-// carrying states. Its tuple result is taken apart with tuple_get:
+// Loops: a Loop node runs a body subgraph once per step along axis 0 of its sequence inputs
+// (from the last index to the first when reverse), carrying states. Its tuple result is taken apart
+// with tuple_get:
 //   parts [0, n_out)                   step outputs stacked over time (T, ...)
 //   parts [n_out, n_out + n_state)      the final states
 //   parts [n_out + n_state, + n_state)  the states before each step, stacked (for gradients)
+// Stacked parts are indexed like the sequences: the step that reads index t writes index t.
 // Outer values the body uses are captured automatically and become inputs of the node.
 #pragma once
 #include <vector>
@@ -19,6 +21,7 @@ struct LoopSpec {
   std::vector<NodePtr> state_inputs;  // the body's state placeholders, one per state
   std::vector<NodePtr> step_outputs;  // body results stacked over time
   std::vector<NodePtr> new_states;    // body results carried to the next step
+  bool reverse = false;               // walk the sequences from the last index to the first
 };
 
 NodePtr make_loop(const LoopSpec& spec);

@@ -5,6 +5,7 @@
 #include "core/autodiff/gradients.h"
 #include "core/ops/build.h"
 #include "core/ops/loop.h"
+#include "core/ops/loop_hoist.h"
 #include "core/ops/op.h"
 #include "core/util/error.h"
 
@@ -122,9 +123,11 @@ TensorType infer_loop(const Ins& in, const Attrs& a) {
   return t;
 }
 
-// The reverse loop. Forward step k: (x_k, s_k, c) -> (o_k, s_{k+1}). Backward, for k = T-1..0:
-// given do_k, the gradient ds_{k+1} carried from the later step, and any direct gradient of the
-// stored s_k, compute dx_k (stacked), ds_k (carried) and accumulate dc (carried).
+// The reverse loop. Forward step k: (x_k, s_k, c) -> (o_k, s_{k+1}). Backward, for k = T-1..0
+// (0..T-1 for a reverse loop): given do_k, the gradient ds_{k+1} carried from the later step,
+// and any direct gradient of the stored s_k, compute dx_k (stacked at k), ds_k (carried) and
+// accumulate dc (carried). It walks the same sequences in the other direction, so nothing is
+// reversed in memory.
 std::vector<NodePtr> grad_loop(const NodePtr& loop, const std::vector<NodePtr>& dparts) {
   const Subgraph& body = *loop->attrs.graph("body");
   int64_t n_seq = loop->attrs.i("n_seq"), n_state = loop->attrs.i("n_state"),
@@ -133,37 +136,35 @@ std::vector<NodePtr> grad_loop(const NodePtr& loop, const std::vector<NodePtr>& 
   auto part_or_zero = [&](int64_t i) {
     return dparts[i] ? dparts[i] : zeros_like(tuple_get(loop, i));
   };
-  auto rev = [](const NodePtr& v) {
-    return make_node("Reverse", {v}, {{"axes", std::vector<int64_t>{0}}});
-  };
   auto placeholder_like = [](const NodePtr& v, const char* name) {
     return make_leaf("Placeholder", v->type, name);
   };
 
   LoopSpec back;
+  back.reverse = loop->attrs.i("reverse", 0) == 0;
   std::vector<NodePtr> x_ph(body.inputs.begin(), body.inputs.begin() + n_seq);
   std::vector<NodePtr> s_ph(body.inputs.begin() + n_seq, body.inputs.begin() + n_seq + n_state);
   std::vector<NodePtr> caps(body.inputs.begin() + n_seq + n_state, body.inputs.end());
-  // Sequences, walked backwards: x_k, s_k (stored), do_k, and the direct gradients of s_k.
+  // Sequences: x_k, s_k (stored), do_k, and the direct gradients of s_k.
   for (int64_t i = 0; i < n_seq; ++i) {
-    back.sequences.push_back(rev(loop->inputs[i]));
+    back.sequences.push_back(loop->inputs[i]);
     back.step_inputs.push_back(x_ph[i]);
   }
   for (int64_t j = 0; j < n_state; ++j) {
-    back.sequences.push_back(rev(tuple_get(loop, n_out + n_state + j)));
+    back.sequences.push_back(tuple_get(loop, n_out + n_state + j));
     back.step_inputs.push_back(s_ph[j]);
   }
   std::vector<NodePtr> do_ph, dsb_ph, ds_ph, dc_ph;
   for (int64_t i = 0; i < n_out; ++i) {
     do_ph.push_back(placeholder_like(body.outputs[i], "d_output"));
-    back.sequences.push_back(rev(part_or_zero(i)));
+    back.sequences.push_back(part_or_zero(i));
     back.step_inputs.push_back(do_ph.back());
   }
   for (int64_t j = 0; j < n_state; ++j) {
     int64_t part = n_out + n_state + j;
     if (!dparts[part]) continue;
     dsb_ph.push_back(placeholder_like(s_ph[j], "d_state_before"));
-    back.sequences.push_back(rev(dparts[part]));
+    back.sequences.push_back(dparts[part]);
     back.step_inputs.push_back(dsb_ph.back());
   }
   // States: the gradient of the state after the step, and the accumulated captured gradients.
@@ -213,8 +214,7 @@ std::vector<NodePtr> grad_loop(const NodePtr& loop, const std::vector<NodePtr>& 
 
   NodePtr bl = make_loop(back);
   std::vector<NodePtr> grads(loop->inputs.size(), nullptr);
-  for (size_t k = 0; k < float_seqs.size(); ++k)
-    grads[float_seqs[k]] = rev(tuple_get(bl, int64_t(k)));
+  for (size_t k = 0; k < float_seqs.size(); ++k) grads[float_seqs[k]] = tuple_get(bl, int64_t(k));
   int64_t bo = int64_t(float_seqs.size());
   for (int64_t j = 0; j < n_state; ++j) grads[n_seq + j] = tuple_get(bl, bo + j);
   for (size_t k = 0; k < float_caps.size(); ++k)
@@ -234,11 +234,12 @@ OpRegistrar r2({"TupleGet", infer_tuple_get, nullptr, false, true});
 
 }  // namespace
 
-NodePtr make_loop(const LoopSpec& s) {
-  check(s.sequences.size() == s.step_inputs.size() &&
-            s.initial_states.size() == s.state_inputs.size() &&
-            s.new_states.size() == s.state_inputs.size(),
+NodePtr make_loop(const LoopSpec& spec) {
+  check(spec.sequences.size() == spec.step_inputs.size() &&
+            spec.initial_states.size() == spec.state_inputs.size() &&
+            spec.new_states.size() == spec.state_inputs.size(),
         Status::internal, "loop: inconsistent specification");
+  LoopSpec s = hoist_sequence_matmuls(spec);
   std::vector<NodePtr> bound = s.step_inputs;
   bound.insert(bound.end(), s.state_inputs.begin(), s.state_inputs.end());
   std::vector<NodePtr> roots = s.step_outputs;
@@ -253,7 +254,8 @@ NodePtr make_loop(const LoopSpec& s) {
   inputs.insert(inputs.end(), caps.begin(), caps.end());
   Attrs a{{"n_seq", int64_t(s.sequences.size())},
           {"n_state", int64_t(s.initial_states.size())},
-          {"n_out", int64_t(s.step_outputs.size())}};
+          {"n_out", int64_t(s.step_outputs.size())},
+          {"reverse", int64_t(s.reverse)}};
   a.set("body", GraphRef(body));
   NodePtr n = make_node("Loop", inputs, a);
   for (auto& r : roots)

@@ -48,7 +48,23 @@ TensorType infer_reshape(const Ins& in, const Attrs& a) {
 Grads grad_reshape(const NodePtr& n, const NodePtr& dy) { return {reshape_like(dy, n->inputs[0])}; }
 OpRegistrar r1({"Reshape", infer_reshape, grad_reshape, false, true});
 
-TensorType infer_reshape_like(const Ins& in, const Attrs&) {
+// ReshapeLike(x, like): x with like's shape; with keep = k > 0, x's axis 0 is split into like's
+// first k axes (x of (T*B, n) like (T, B, m) -> (T, B, n)).
+TensorType infer_reshape_like(const Ins& in, const Attrs& attrs) {
+  int64_t keep = attrs.i("keep", 0);
+  if (keep > 0) {
+    const Shape& x = in[0].shape;
+    const Shape& like = in[1].shape;
+    check(x.rank_known && like.rank_known && x.rank() >= 1 && like.rank() >= keep, Status::shape,
+          "reshape: cannot split ", x.str(), " by the leading axes of ", like.str());
+    Dims d(like.dims.begin(), like.dims.begin() + keep);
+    int64_t lead = 1;
+    for (int64_t v : d) lead = v < 0 || lead < 0 ? -1 : lead * v;
+    check(lead < 0 || x.dims[0] < 0 || lead == x.dims[0], Status::shape, "reshape: cannot split ",
+          x.str(), " by the leading axes of ", like.str());
+    d.insert(d.end(), x.dims.begin() + 1, x.dims.end());
+    return {in[0].dtype, Shape(d)};
+  }
   int64_t a = in[0].shape.numel(), b = in[1].shape.numel();
   check(a < 0 || b < 0 || a == b, Status::shape, "reshape: cannot reshape ", in[0].shape.str(),
         " into ", in[1].shape.str());

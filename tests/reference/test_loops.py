@@ -273,3 +273,87 @@ def test_errors(setup):
         raise RuntimeError("the cell refused")
     with pytest.raises(kb.KBError, match=r"^\[\d\] rnn: the callback failed: the cell refused"):
         rnn(failing, const(x), [const(h0)])
+
+
+# ---- time-parallel work hoisted out of loop bodies (core/ops/loop_hoist.cpp) ----------------
+def masked_cell(W, U, m):
+    """x_t * m (a fixed mask) then dot with W: the chain before the product is hoisted too."""
+    def fn(x, states):
+        xm = kb.op("multiply", kb.op("add", x, const(np.float64(0.25))), m)
+        h = kb.op("tanh", kb.op("add", kb.op("dot", xm, W), kb.op("dot", states[0], U)))
+        return h, [h]
+    return fn
+
+
+@pytest.mark.parametrize("go_backwards", [False, True])
+def test_hoisted_chain_values_and_gradients(setup, go_backwards):
+    x, h0, W, U = setup
+    m = np.random.default_rng(3).uniform(0.5, 1.5, size=(3, 4))
+
+    def build(unroll):
+        xp, Wp, Up = placeholder([3, 5, 4], F64), placeholder([4, 6], F64), placeholder([6, 6], F64)
+        _, outs, states = rnn(masked_cell(Wp, Up, const(m)), xp, [const(h0)],
+                              go_backwards=go_backwards, unroll=unroll)
+        loss = kb.op("sum", kb.op("multiply", outs, outs), None, 0, 0)
+        return kb.Function([xp, Wp, Up], [outs, states[0]] + kb.gradients(loss, [xp, Wp, Up]))
+
+    sym, unr = build(False)(x, W, U), build(True)(x, W, U)
+    r_outs, _, r_h = ref_rnn((x + 0.25) * m[:, None, :], h0, W, U, go_backwards=go_backwards)
+    np.testing.assert_allclose(sym[0], r_outs, rtol=1e-12)
+    np.testing.assert_allclose(sym[1], r_h, rtol=1e-12)
+    for a, b in zip(sym, unr):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+HOIST_SCRIPT = """
+import sys, numpy as np, kb, test_loops as tl
+W = kb.variable(np.ones((4, 6)), kb.F64)
+U = kb.variable(np.ones((6, 6)) * 0.1, kb.F64)
+xp = kb.placeholder([3, 5, 4], kb.F64)
+_, outs, _ = tl.rnn(tl.simple_cell(W, U), xp, [kb.const(np.zeros((3, 6)))])
+kb.Function([xp], [outs])(np.zeros((3, 5, 4)))
+"""
+
+
+def test_input_projection_runs_outside_the_loop():
+    # The plan of the function: one MatMul (x W over all steps) before the Loop; with the
+    # rewrite off, none outside the loop (the body does both products per step).
+    hoisted = kb.plan_steps(HOIST_SCRIPT, "", outermost=True)
+    assert "MatMul" in hoisted[:hoisted.index("Loop")]
+    plain = kb.plan_steps(HOIST_SCRIPT, "", outermost=True, KB_HOIST="0")
+    assert "MatMul" not in plain[:plain.index("Loop")]
+
+
+def test_second_derivative_through_the_reversed_gradient_loop(setup):
+    # The gradient of a Loop is a Loop over the same sequences in the other direction; its own
+    # gradient (a second derivative) walks forward again. Symbolic against unrolled.
+    x, h0, W, U = setup
+
+    def build(unroll):
+        xp, Wp, Up = placeholder([3, 5, 4], F64), placeholder([4, 6], F64), placeholder([6, 6], F64)
+        _, outs, _ = rnn(lstm_like(Wp, Up), xp, [const(h0), const(h0 * 0.5)], unroll=unroll)
+        loss = kb.op("sum", kb.op("multiply", outs, outs), None, 0, 0)
+        gU = kb.gradients(loss, [Up])[0]
+        loss2 = kb.op("sum", kb.op("multiply", gU, gU), None, 0, 0)
+        return kb.Function([xp, Wp, Up], kb.gradients(loss2, [xp, Wp, Up]))
+
+    sym, unr = build(False)(x, W, U), build(True)(x, W, U)
+    for a, b in zip(sym, unr):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-11)
+
+
+def test_map_fn_of_a_product_is_one_product():
+    # The whole body is the product: the loop then only slices the hoisted result.
+    rng = np.random.default_rng(4)
+    e, W = rng.normal(size=(5, 2, 3)), rng.normal(size=(3, 4))
+    Wp = placeholder([3, 4], F64)
+    cb = MAP(lambda _, x, out: _set(out, kb.op("dot", borrowed(x), Wp)))
+    out = c_void_p()
+    ep = placeholder([-1, 2, 3], F64)
+    check(lib.kb_map_fn(cb, None, ep.h, None, -1, ctypes.byref(out)))
+    y = Tensor(out.value)
+    g = kb.gradients(kb.op("sum", kb.op("multiply", y, y), None, 0, 0), [ep, Wp])
+    got = kb.Function([ep, Wp], [y] + g)(e, W)
+    np.testing.assert_allclose(got[0], e @ W, rtol=1e-12)
+    np.testing.assert_allclose(got[1], 2 * (e @ W) @ W.T, rtol=1e-12)
+    np.testing.assert_allclose(got[2], 2 * np.einsum("tbi,tbj->ij", e, e @ W), rtol=1e-12)

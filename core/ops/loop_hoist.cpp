@@ -1,0 +1,140 @@
+// hoist_sequence_matmuls (core/ops/loop_hoist.h). A body value that depends on the per-step
+// inputs x_t only has a whole-sequence counterpart over X = stack(x_t): elementwise operations
+// apply to X as they do to x_t when every per-step operand has the result's rank and every other
+// operand at most that rank (broadcasting then aligns the same axes), and x_t W for a fixed W is
+// a row block of reshape(X) W.
+#include "core/ops/loop_hoist.h"
+
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/ops/build.h"
+#include "core/ops/op.h"
+#include "core/ops/scalar_ops.h"
+#include "core/util/error.h"
+
+namespace kb {
+namespace {
+
+bool is_elementwise(const Node& n) {
+#define KB_HOIST_NAME(Name, ...) #Name,
+  static const std::unordered_set<std::string> names = {KB_UNARY_OPS(KB_HOIST_NAME)
+                                                            KB_BINARY_OPS(KB_HOIST_NAME) "Cast"};
+#undef KB_HOIST_NAME
+  return !n.op->stateful && names.count(n.op->name) > 0;
+}
+
+bool rank_known(const NodePtr& n) { return n->shape().rank_known; }
+
+}  // namespace
+
+LoopSpec hoist_sequence_matmuls(const LoopSpec& spec) {
+  if (const char* e = std::getenv("KB_HOIST"); e && std::string(e) == "0") return spec;
+  std::vector<NodePtr> bound = spec.step_inputs;
+  bound.insert(bound.end(), spec.state_inputs.begin(), spec.state_inputs.end());
+  std::vector<NodePtr> roots = spec.step_outputs;
+  roots.insert(roots.end(), spec.new_states.begin(), spec.new_states.end());
+  std::vector<NodePtr> order = topo_order_within(roots, bound);
+
+  std::unordered_set<const Node*> per_step, per_state;
+  for (auto& x : spec.step_inputs) per_step.insert(x.get());
+  for (auto& s : spec.state_inputs) per_state.insert(s.get());
+  for (auto& n : order)
+    for (auto& c : n->inputs) {
+      if (per_step.count(c.get())) per_step.insert(n.get());
+      if (per_state.count(c.get())) per_state.insert(n.get());
+    }
+
+  // Whole-sequence counterparts of per-step values (built lazily: unused ones are never run).
+  std::unordered_map<const Node*, NodePtr> lifted;
+  for (size_t i = 0; i < spec.step_inputs.size(); ++i)
+    lifted[spec.step_inputs[i].get()] = spec.sequences[i];
+  auto liftable = [&](const NodePtr& n) {
+    if (!per_step.count(n.get()) || per_state.count(n.get())) return false;
+    if (lifted.count(n.get())) return true;
+    if (!is_elementwise(*n) || !rank_known(n)) return false;
+    for (auto& c : n->inputs) {
+      if (!rank_known(c)) return false;
+      bool step = per_step.count(c.get()) > 0;
+      if (step ? c->rank() != n->rank() || !lifted.count(c.get()) : c->rank() > n->rank())
+        return false;
+    }
+    return true;
+  };
+
+  LoopSpec out = spec;
+  std::unordered_map<const Node*, NodePtr> replaced;
+  for (auto& n : order) {
+    if (per_state.count(n.get()) || !per_step.count(n.get()) || lifted.count(n.get())) continue;
+    if (is_elementwise(*n)) {
+      if (!liftable(n)) continue;
+      std::vector<NodePtr> ins;
+      for (auto& c : n->inputs) ins.push_back(per_step.count(c.get()) ? lifted.at(c.get()) : c);
+      try {
+        lifted[n.get()] = make_node(n->op->name, ins, n->attrs);
+      } catch (const std::exception&) {
+        // a combination the rules above let through but inference rejects: stays per step
+      }
+      continue;
+    }
+    if (!n->is("MatMul") || n->attrs.i("transpose_a") != 0) continue;
+    const NodePtr& a = n->inputs[0];
+    const NodePtr& w = n->inputs[1];
+    if (!liftable(a) || per_step.count(w.get()) || per_state.count(w.get()) || a->rank() != 2 ||
+        a->shape().dims[1] < 0)
+      continue;
+    NodePtr seq = lifted.at(a.get());  // (T, B, k)
+    NodePtr rows =
+        matmul(reshape(seq, {-1, a->shape().dims[1]}), w, false, n->attrs.i("transpose_b") != 0);
+    out.sequences.push_back(make_node("ReshapeLike", {rows, seq}, {{"keep", int64_t(2)}}));
+    out.step_inputs.push_back(make_leaf("Placeholder", n->type, "hoisted_matmul"));
+    replaced[n.get()] = out.step_inputs.back();
+  }
+  if (replaced.empty()) return spec;
+
+  // The body again, reading the hoisted products.
+  std::unordered_map<const Node*, NodePtr> now = replaced;
+  auto current = [&](const NodePtr& n) {
+    auto it = now.find(n.get());
+    return it == now.end() ? n : it->second;
+  };
+  for (auto& n : order) {
+    if (now.count(n.get()) || n->op->leaf) continue;
+    std::vector<NodePtr> ins;
+    bool changed = false;
+    for (auto& c : n->inputs) {
+      ins.push_back(current(c));
+      changed = changed || ins.back() != c;
+    }
+    if (!changed) continue;
+    NodePtr copy = make_node(n->op->name, ins, n->attrs, n->name);
+    copy->keras_tensor = n->keras_tensor;
+    now[n.get()] = copy;
+  }
+  for (auto& o : out.step_outputs) o = current(o);
+  for (auto& s : out.new_states) s = current(s);
+
+  // Drop per-step inputs nothing reads any more (the hoisted sequences keep the loop's length).
+  std::vector<NodePtr> new_roots = out.step_outputs;
+  new_roots.insert(new_roots.end(), out.new_states.begin(), out.new_states.end());
+  std::unordered_set<const Node*> read;
+  for (auto& n : topo_order_within(new_roots, out.step_inputs)) read.insert(n.get());
+  LoopSpec kept = out;
+  kept.sequences.clear();
+  kept.step_inputs.clear();
+  for (size_t i = 0; i < out.step_inputs.size(); ++i)
+    if (read.count(out.step_inputs[i].get())) {
+      kept.sequences.push_back(out.sequences[i]);
+      kept.step_inputs.push_back(out.step_inputs[i]);
+    }
+  if (kept.sequences.empty()) {
+    kept.sequences.push_back(out.sequences.back());
+    kept.step_inputs.push_back(out.step_inputs.back());
+  }
+  return kept;
+}
+
+}  // namespace kb

@@ -1,0 +1,15 @@
+// Work that a loop body repeats at every step without reading the states moves out of the loop.
+#pragma once
+#include "core/ops/loop.h"
+
+namespace kb {
+
+// A MatMul of the body whose left operand depends on the per-step inputs but not on the states,
+// through elementwise operations only, and whose right operand is the same at every step (x_t W
+// in a recurrent cell) becomes one MatMul over the whole sequence before the loop; the body
+// reads its rows as a new per-step input. The gradient of the hoisted product is then one GEMM
+// after the backward loop too, instead of T small ones accumulated step by step. Per-step
+// inputs the body no longer reads are dropped. Returns `spec` unchanged when nothing qualifies.
+LoopSpec hoist_sequence_matmuls(const LoopSpec& spec);
+
+}  // namespace kb
