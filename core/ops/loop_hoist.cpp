@@ -31,8 +31,13 @@ bool rank_known(const NodePtr& n) { return n->shape().rank_known; }
 
 }  // namespace
 
+bool hoisting_enabled() {
+  const char* e = std::getenv("KB_HOIST");
+  return !(e && std::string(e) == "0");
+}
+
 LoopSpec hoist_sequence_matmuls(const LoopSpec& spec) {
-  if (const char* e = std::getenv("KB_HOIST"); e && std::string(e) == "0") return spec;
+  if (!hoisting_enabled()) return spec;
   std::vector<NodePtr> bound = spec.step_inputs;
   bound.insert(bound.end(), spec.state_inputs.begin(), spec.state_inputs.end());
   std::vector<NodePtr> roots = spec.step_outputs;

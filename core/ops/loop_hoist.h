@@ -12,4 +12,7 @@ namespace kb {
 // inputs the body no longer reads are dropped. Returns `spec` unchanged when nothing qualifies.
 LoopSpec hoist_sequence_matmuls(const LoopSpec& spec);
 
+// KB_HOIST=0 turns hoisting off (here and for the gradient loops' weight gradients), to compare.
+bool hoisting_enabled();
+
 }  // namespace kb

@@ -123,6 +123,21 @@ TensorType infer_loop(const Ins& in, const Attrs& a) {
   return t;
 }
 
+// The sequence of `spec` that a per-step gradient A_t^T B_t (MatMul, transpose_a, both operands
+// matrices of known width) reads A_t from, else nullptr.
+NodePtr stacked_gemm_operand(const LoopSpec& spec, const NodePtr& grad) {
+  if (!hoisting_enabled() || !grad || !grad->is("MatMul") || grad->attrs.i("transpose_a") != 1 ||
+      grad->attrs.i("transpose_b") != 0)
+    return nullptr;
+  const NodePtr& a = grad->inputs[0];
+  const NodePtr& b = grad->inputs[1];
+  if (a->rank() != 2 || b->rank() != 2 || a->shape().dims[1] < 0 || b->shape().dims[1] < 0)
+    return nullptr;
+  for (size_t i = 0; i < spec.step_inputs.size(); ++i)
+    if (spec.step_inputs[i] == a) return spec.sequences[i];
+  return nullptr;
+}
+
 // The reverse loop. Forward step k: (x_k, s_k, c) -> (o_k, s_{k+1}). Backward, for k = T-1..0
 // (0..T-1 for a reverse loop): given do_k, the gradient ds_{k+1} carried from the later step,
 // and any direct gradient of the stored s_k, compute dx_k (stacked at k), ds_k (carried) and
@@ -174,13 +189,8 @@ std::vector<NodePtr> grad_loop(const NodePtr& loop, const std::vector<NodePtr>& 
     back.state_inputs.push_back(ds_ph.back());
   }
   std::vector<size_t> float_caps;
-  for (size_t c = 0; c < n_cap; ++c) {
-    if (!is_floating(caps[c]->dtype())) continue;
-    float_caps.push_back(c);
-    dc_ph.push_back(placeholder_like(caps[c], "d_captured"));
-    back.initial_states.push_back(zeros_like(loop->inputs[n_seq + n_state + c]));
-    back.state_inputs.push_back(dc_ph.back());
-  }
+  for (size_t c = 0; c < n_cap; ++c)
+    if (is_floating(caps[c]->dtype())) float_caps.push_back(c);
   // One step's gradient: of sum(o_k * do_k) + sum(s_{k+1} * ds_{k+1}).
   NodePtr loss;
   auto add_term = [&](const NodePtr& value, const NodePtr& grad) {
@@ -209,16 +219,42 @@ std::vector<NodePtr> grad_loop(const NodePtr& loop, const std::vector<NodePtr>& 
     if (dparts[n_out + n_state + j]) ds = add(ds, dsb_ph[dsb_i++]);
     back.new_states.push_back(ds);
   }
-  for (size_t k = 0; k < float_caps.size(); ++k)
-    back.new_states.push_back(add(dc_ph[k], g[n_seq + n_state + k]));
+  // A captured value's gradient per step, A_t^T B_t with A_t read from a sequence of this loop
+  // (h_t U: A_t the stored state h_t), is one GEMM after the loop over B stacked by the loop,
+  // instead of T small GEMMs summed in a carried state. Other captured gradients are carried.
+  std::vector<std::pair<size_t, NodePtr>> summed_after;  // (float_caps index, A's sequence)
+  std::vector<size_t> carried;
+  for (size_t k = 0; k < float_caps.size(); ++k) {
+    NodePtr a_seq = stacked_gemm_operand(back, g[n_seq + n_state + k]);
+    if (a_seq) {
+      summed_after.push_back({k, a_seq});
+      back.step_outputs.push_back(g[n_seq + n_state + k]->inputs[1]);
+      continue;
+    }
+    carried.push_back(k);
+    size_t c = float_caps[k];
+    dc_ph.push_back(placeholder_like(caps[c], "d_captured"));
+    back.initial_states.push_back(zeros_like(loop->inputs[n_seq + n_state + c]));
+    back.state_inputs.push_back(dc_ph.back());
+    back.new_states.push_back(add(dc_ph.back(), g[n_seq + n_state + k]));
+  }
 
   NodePtr bl = make_loop(back);
   std::vector<NodePtr> grads(loop->inputs.size(), nullptr);
   for (size_t k = 0; k < float_seqs.size(); ++k) grads[float_seqs[k]] = tuple_get(bl, int64_t(k));
   int64_t bo = int64_t(float_seqs.size());
+  for (size_t i = 0; i < summed_after.size(); ++i) {
+    auto [k, a_seq] = summed_after[i];
+    const NodePtr& gemm = g[n_seq + n_state + k];
+    int64_t ka = gemm->inputs[0]->shape().dims[1], nb = gemm->inputs[1]->shape().dims[1];
+    NodePtr b_seq = tuple_get(bl, bo + int64_t(i));
+    grads[n_seq + n_state + float_caps[k]] =
+        matmul(reshape(a_seq, {-1, ka}), reshape(b_seq, {-1, nb}), true, false);
+  }
+  bo += int64_t(summed_after.size());
   for (int64_t j = 0; j < n_state; ++j) grads[n_seq + j] = tuple_get(bl, bo + j);
-  for (size_t k = 0; k < float_caps.size(); ++k)
-    grads[n_seq + n_state + float_caps[k]] = tuple_get(bl, bo + n_state + int64_t(k));
+  for (size_t i = 0; i < carried.size(); ++i)
+    grads[n_seq + n_state + float_caps[carried[i]]] = tuple_get(bl, bo + n_state + int64_t(i));
   return grads;
 }
 

@@ -97,7 +97,9 @@ KB_HD inline T scalar_tanh(T a) {
 template <class T>
 KB_HD inline T scalar_sigmoid(T a) {
   T e = scalar_exp(a < T(0) ? a : -a);  // exp(-|a|)
-  return a >= T(0) ? T(1) / (T(1) + e) : e / (T(1) + e);
+  // One division: selecting between two quotients made vectorized loops compute both.
+  T num = a >= T(0) ? T(1) : e;
+  return num / (T(1) + e);
 }
 
 template <class T>
