@@ -3,6 +3,7 @@
 
 #include "capi/handles.h"
 #include "core/api/api.h"
+#include "core/backend/threads.h"
 #include "core/graph/session.h"
 #include "core/ops/build.h"
 
@@ -146,6 +147,12 @@ KB_API kb_status kb_epsilon(double* out) {
 }
 KB_API kb_status kb_set_epsilon(double value) {
   return guard("set_epsilon", [&] { Session::get().set_epsilon(value); });
+}
+KB_API kb_status kb_num_threads(int32_t* out) {
+  return guard("num_threads", [&] { *out_arg(out, "num_threads") = int32_t(num_threads()); });
+}
+KB_API kb_status kb_set_num_threads(int32_t n) {
+  return guard("set_num_threads", [&] { set_num_threads(int(n)); });
 }
 KB_API kb_status kb_floatx(kb_data_type* out) {
   return guard("floatx", [&] { *out_arg(out, "floatx") = kb_data_type(Session::get().floatx()); });

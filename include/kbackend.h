@@ -115,6 +115,11 @@ KB_API kb_status kb_tensor_list_new(kb_tensor* const* items, size_t n, kb_tensor
 KB_API const char* kb_backend(void); /* "kbackend" */
 KB_API kb_status kb_epsilon(double* out);
 KB_API kb_status kb_set_epsilon(double value);
+/* Threads of the CPU kernels (one pool for every function and thread of the process): n >= 1,
+   or 0 for the default (the environment's KB_NUM_THREADS, else OMP_NUM_THREADS, else the
+   cores). Takes effect from the next call into the library. */
+KB_API kb_status kb_num_threads(int32_t* out);
+KB_API kb_status kb_set_num_threads(int32_t n);
 KB_API kb_status kb_floatx(kb_data_type* out);
 KB_API kb_status kb_set_floatx(kb_data_type dtype);
 /* Converts count values of src_dtype into floatx values at dst. */

@@ -3,6 +3,7 @@
 #include <unordered_set>
 
 #include "core/backend/device.h"
+#include "core/backend/threads.h"
 #include "core/graph/scalar.h"
 #include "core/graph/session.h"
 #include "core/ops/build.h"
@@ -106,6 +107,7 @@ std::vector<std::shared_ptr<Buffer>> Function::bind(const std::vector<NodePtr>& 
 }
 
 std::vector<std::shared_ptr<Buffer>> Function::call(std::vector<std::shared_ptr<Buffer>> inputs) {
+  use_num_threads();
   check(inputs.size() == inputs_.size(), Status::invalid_argument, "function: expected ",
         inputs_.size(), " inputs, got ", inputs.size());
   std::string key;

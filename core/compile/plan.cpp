@@ -449,9 +449,9 @@ std::vector<std::shared_ptr<Buffer>> run_plan(const Plan& plan,
   for (int s : plan.outputs) result.push_back(slots[s]);
   // Shapes known only now are checked before any variable changes.
   for (auto& [var, s] : plan.updates)
-    check(slots[s]->dims == var->value->dims, Status::shape, "update: the new value of '",
-          var->name, "' has shape ", dims_str(slots[s]->dims), ", the variable has ",
-          dims_str(var->value->dims));
+    if (slots[s]->dims != var->value->dims)
+      fail(Status::shape, "update: the new value of '", var->name, "' has shape ",
+           dims_str(slots[s]->dims), ", the variable has ", dims_str(var->value->dims));
   for (auto& [var, s] : plan.updates) var->value = slots[s];
   return result;
 }

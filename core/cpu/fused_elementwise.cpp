@@ -5,6 +5,8 @@
 // threads.
 #include <cmath>
 #include <cstring>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "core/backend/kernel.h"
@@ -138,6 +140,20 @@ const T* load(const Source& src, const S* base, int64_t i0, int64_t n, T* buf,
   return buf;
 }
 
+// Work of one element of an instruction, in units of a simple add: the transcendental table
+// functions are polynomials of 15-30 operations.
+int64_t instruction_cost(int64_t kind, int64_t op) {
+#define KB_COST_NAME(Name, ...) #Name,
+  static const char* const unary[] = {KB_UNARY_OPS(KB_COST_NAME)};
+  static const char* const binary[] = {KB_BINARY_OPS(KB_COST_NAME)};
+#undef KB_COST_NAME
+  static const std::set<std::string> costly = {"Exp", "Log",  "Log1p",   "Sin",
+                                               "Cos", "Tanh", "Sigmoid", "Softplus",
+                                               "Pow", "Sqrt", "Div",     "Reciprocal"};
+  const char* name = kind == 1 ? unary[op] : kind == 2 ? binary[op] : "";
+  return costly.count(name) ? 8 : 1;
+}
+
 template <class T>
 Kernel fused_kernel(const KernelArgs& k) {
   const Attrs& a = k.node.attrs;
@@ -151,6 +167,11 @@ Kernel fused_kernel(const KernelArgs& k) {
   check(ni > 0 && code.size() == ni * 5, Status::internal, "FusedElementwise: bad program");
   // The last instruction writes the output directly when it computes the result.
   bool last_writes_out = code[(ni - 1) * 5] != 0 && code[(ni - 1) * 5 + 2] == result;
+  // Blocks per thread at least: a long program splits smaller tensors across the threads than
+  // one add would (an LSTM's gates, 16K elements through three sigmoids and a tanh, ran on one).
+  int64_t cost = 0;
+  for (size_t j = 0; j < ni; ++j) cost += instruction_cost(code[j * 5], code[j * 5 + 1]);
+  int64_t grain = std::max<int64_t>(1, kParallelGrain / (kBlock * std::max<int64_t>(cost, 1)));
   return [=](const std::vector<const Buffer*>& in, Buffer& out) {
     T* o = out.as<T>();
     int64_t total = out.numel();
@@ -190,7 +211,7 @@ Kernel fused_kernel(const KernelArgs& k) {
             if (!last_writes_out) std::memcpy(o + i0, ptr[size_t(result)], size_t(n) * sizeof(T));
           }
         },
-        std::max<int64_t>(1, kParallelGrain / kBlock));
+        grain);
   };
 }
 

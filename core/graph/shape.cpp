@@ -17,9 +17,10 @@ int64_t numel(const Dims& dims) {
   // At most INT64_MAX / 8 elements, so that the byte size of any dtype fits in int64 too.
   constexpr int64_t kMax = INT64_MAX / 8;
   int64_t n = 1;
+  // An if rather than check(): check() formats its message on every call, and this is hot.
   for (int64_t d : dims)
-    check(!__builtin_mul_overflow(n, d, &n) && n <= kMax && n >= -kMax, Status::invalid_argument,
-          "the shape ", dims_str(dims), " has too many elements");
+    if (__builtin_mul_overflow(n, d, &n) || n > kMax || n < -kMax)
+      fail(Status::invalid_argument, "the shape ", dims_str(dims), " has too many elements");
   return n;
 }
 

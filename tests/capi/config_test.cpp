@@ -1,6 +1,7 @@
-// Configuration and process-wide session state: epsilon, floatx, image data format, uids, name
-// scopes and the learning phase. Every test puts back what it changes.
+// Configuration and process-wide session state: epsilon, floatx, image data format, threads,
+// uids, name scopes and the learning phase. Every test puts back what it changes.
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "capi/helpers.h"
@@ -42,6 +43,45 @@ TEST(Config, Epsilon) {
   KB_ASSERT_OK(kb_set_epsilon(0.5));
   KB_ASSERT_OK(kb_epsilon(&e));
   EXPECT_EQ(e, 0.5);
+}
+
+TEST(Config, NumThreads) {
+  int32_t n = 0;
+  KB_ASSERT_OK(kb_num_threads(&n));
+  EXPECT_GE(n, 1);
+  // The same values with one thread and with three (from this thread and from another one):
+  // reductions combine partial results in a fixed order.
+  std::vector<float> data(size_t(600 * 700));
+  for (size_t i = 0; i < data.size(); ++i) data[i] = float((i * 7919) % 1000) / 997.0f - 0.5f;
+  Tensor x = constant_f32(data, {600, 700});
+  int64_t last = -1;
+  Tensor s = make([&](kb_tensor** o) { return kb_sum(x.get(), &last, 1, 0, o); });
+  Tensor p = make([&](kb_tensor** o) { return kb_softmax(x.get(), -1, o); });
+  Tensor all = make([&](kb_tensor** o) { return kb_sum(x.get(), nullptr, 0, 0, o); });
+  Function f = function({}, {s.get(), p.get(), all.get()});
+  auto run = [&] {
+    List l = call(f);
+    return std::vector<std::vector<float>>{out_f32(l, 0), out_f32(l, 1), out_f32(l, 2)};
+  };
+  KB_ASSERT_OK(kb_set_num_threads(1));
+  KB_ASSERT_OK(kb_num_threads(&n));
+  EXPECT_EQ(n, 1);
+  auto one = run();
+  KB_ASSERT_OK(kb_set_num_threads(3));
+  KB_ASSERT_OK(kb_num_threads(&n));
+  EXPECT_EQ(n, 3);
+  EXPECT_EQ(run(), one);
+  std::vector<std::vector<float>> other;
+  std::thread([&] { other = run(); }).join();
+  EXPECT_EQ(other, one);
+  expect_error(kb_set_num_threads(-2), KB_ERROR_INVALID_ARGUMENT, "set_num_threads");
+  KB_ASSERT_OK(kb_num_threads(&n));
+  EXPECT_EQ(n, 3);  // unchanged by the rejected call
+  expect_error(kb_num_threads(nullptr), KB_ERROR_INVALID_ARGUMENT, "num_threads");
+  KB_ASSERT_OK(kb_set_num_threads(0));
+  int32_t back = 0;
+  KB_ASSERT_OK(kb_num_threads(&back));
+  EXPECT_GE(back, 1);
 }
 
 TEST(Config, EpsilonIsUsedByLosses) {

@@ -230,6 +230,23 @@ def test_config():
     assert K.version() == K.__version__ and K.abi_version() == 1
 
 
+def test_num_threads():
+    default = K.num_threads()
+    assert default >= 1
+    x = np.random.default_rng(0).standard_normal((300, 500)).astype(np.float32)
+    f = K.function([], [K.softmax(K.constant(x)), K.sum(K.constant(x), axis=-1)])
+    K.set_num_threads(1)
+    assert K.num_threads() == 1
+    one = f([])
+    K.set_num_threads(2)
+    for a, b in zip(one, f([])):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(Exception, match="set_num_threads"):
+        K.set_num_threads(-1)
+    K.set_num_threads(0)
+    assert K.num_threads() == default
+
+
 def test_ctc():
     # uniform probabilities: C(4 + 2, 4) = 15 alignments of "0 1" in 4 steps, each 3^-4
     p = np.full((1, 4, 3), 1 / 3, np.float32)

@@ -963,6 +963,18 @@ pub fn set_epsilon(value: f64) -> Result<()> {
     check(unsafe { sys::kb_set_epsilon(value) })
 }
 
+/// Threads of the CPU kernels (for every function and thread of the process).
+pub fn num_threads() -> Result<i32> {
+    let mut out = 0;
+    check(unsafe { sys::kb_num_threads(&mut out) })?;
+    Ok(out)
+}
+
+/// `n >= 1`, or 0 for the default (`KB_NUM_THREADS`, else `OMP_NUM_THREADS`, else the cores).
+pub fn set_num_threads(n: i32) -> Result<()> {
+    check(unsafe { sys::kb_set_num_threads(n) })
+}
+
 pub fn image_data_format() -> Result<DataFormat> {
     let mut out = 0;
     check(unsafe { sys::kb_image_data_format(&mut out) })?;

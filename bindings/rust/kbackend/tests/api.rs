@@ -107,6 +107,19 @@ fn errors_carry_the_status_and_the_c_message() {
 }
 
 #[test]
+fn thread_count_is_settable() {
+    let before = kb::num_threads().unwrap();
+    assert!(before >= 1);
+    kb::set_num_threads(1).unwrap();
+    assert_eq!(kb::num_threads().unwrap(), 1);
+    let e = kb::set_num_threads(-1).unwrap_err();
+    assert_eq!(e.status, Status::InvalidArgument);
+    assert!(e.message.starts_with("set_num_threads:"), "{}", e.message);
+    kb::set_num_threads(0).unwrap();
+    assert_eq!(kb::num_threads().unwrap(), before);
+}
+
+#[test]
 fn clone_retains_and_drop_releases() {
     let a = t(&[1.0, 2.0], &[2]);
     let b = a.clone();

@@ -1,0 +1,14 @@
+// The number of threads the CPU kernels use: one OpenMP pool, shared with oneDNN and Eigen.
+#pragma once
+
+namespace kb {
+
+// n >= 1, or 0 for the default: KB_NUM_THREADS when set, else OpenMP's (OMP_NUM_THREADS, else
+// the cores). Applies to calls from every thread from their next entry into the library.
+void set_num_threads(int n);
+int num_threads();
+
+// OpenMP's thread count is a per-thread setting: a thread entering the library applies ours.
+void use_num_threads();
+
+}  // namespace kb
