@@ -446,6 +446,17 @@ func Epsilon() (float64, error) {
 // SetEpsilon sets the fuzz factor.
 func SetEpsilon(e float64) error { return do(func() { raw.Set_epsilon(e) }) }
 
+// NumThreads is the number of threads of the CPU kernels.
+func NumThreads() (int, error) {
+	var n int
+	err := do(func() { n = raw.Num_threads() })
+	return n, err
+}
+
+// SetNumThreads sets the number of threads of the CPU kernels for the whole process (0: the
+// default, KB_NUM_THREADS, else OMP_NUM_THREADS, else the cores).
+func SetNumThreads(n int) error { return do(func() { raw.Set_num_threads(n) }) }
+
 // SetLearningPhase sets the learning phase (0 test, 1 train).
 func SetLearningPhase(v int) error { return do(func() { raw.Set_learning_phase(v) }) }
 

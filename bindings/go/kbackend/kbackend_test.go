@@ -80,6 +80,30 @@ func TestErrorsAreErrors(t *testing.T) {
 	}
 }
 
+func TestNumThreads(t *testing.T) {
+	def, err := NumThreads()
+	if err != nil || def < 1 {
+		t.Fatalf("NumThreads: %d, %v", def, err)
+	}
+	if err := SetNumThreads(1); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := NumThreads(); n != 1 {
+		t.Fatalf("want 1 thread, got %d", n)
+	}
+	var e *Error
+	if err := SetNumThreads(-1); !errors.As(err, &e) || e.Status != ErrInvalidArgument ||
+		!strings.HasPrefix(e.Message, "set_num_threads") {
+		t.Fatalf("want an invalid-argument error naming set_num_threads, got %v", err)
+	}
+	if err := SetNumThreads(0); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := NumThreads(); n != def {
+		t.Fatalf("want the default %d back, got %d", def, n)
+	}
+}
+
 func TestGradientsAndFunction(t *testing.T) {
 	T := must[*Tensor](t)
 	w := T(Variable([]float32{3}, []int64{1}, "w"))
