@@ -1,5 +1,7 @@
 #include "core/graph/host_pool.h"
 
+#include <sys/mman.h>
+
 #include <cstdlib>
 #include <mutex>
 #include <new>
@@ -31,7 +33,24 @@ class HostPool {
         return p;
       }
     }
-    void* p = std::aligned_alloc(64, bytes);
+    return fresh(bytes);
+  }
+
+  // Blocks of 2 MiB and more are 2 MiB-aligned and asked to be backed by huge pages: one TLB
+  // entry and one page fault per 2 MiB instead of 512 (the bandwidth-bound kernels over tens of
+  // MiB, W1 and W2, lost a third of their speed to TLB misses with 4 KiB pages).
+  static void* fresh(size_t bytes) {
+    constexpr size_t kHuge = size_t(2) << 20;
+    void* p = nullptr;
+    if (bytes >= kHuge) {
+      size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
+      p = std::aligned_alloc(kHuge, rounded);
+#ifdef MADV_HUGEPAGE
+      if (p) madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure changes nothing
+#endif
+    } else {
+      p = std::aligned_alloc(64, bytes);
+    }
     if (!p) throw std::bad_alloc();
     return p;
   }
