@@ -1,6 +1,7 @@
 // CPU kernels for Softmax, LogSoftmax (stable: max subtracted) and InTopK.
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "core/backend/kernel.h"
 #include "core/backend/layout.h"
@@ -26,10 +27,14 @@ Kernel make_softmax_kernel(const KernelArgs& k) {
           return [outer, n](const std::vector<const Buffer*>& in, Buffer& out) {
             const float* x = in[0]->as<float>();
             float* o = out.as<float>();
+            // A result larger than the caches goes straight to memory.
+            bool stream = outer * n * int64_t(sizeof(float)) >= (int64_t(8) << 20);
             parallel_for(
                 outer,
                 [&](int64_t b, int64_t e) {
-                  for (int64_t r = b; r < e; ++r) softmax_row_f32(x + r * n, o + r * n, n, Log);
+                  std::vector<float> scratch(static_cast<size_t>(n));
+                  for (int64_t r = b; r < e; ++r)
+                    softmax_row_f32(x + r * n, o + r * n, scratch.data(), n, Log, stream);
                 },
                 std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)));
           };

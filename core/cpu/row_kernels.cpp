@@ -1,9 +1,13 @@
 // Row kernels (core/cpu/row_kernels.h). The loops keep several independent float partial results
 // per lane (an add chain through one register is latency-bound) and are written so that the
-// compiler vectorizes them; exp is the scalar table's branch-free exp_float.
+// compiler vectorizes them; softmax uses exp_nonpositive, a leaner exp_float for x - max <= 0.
 #include "core/cpu/row_kernels.h"
 
+#include <immintrin.h>
+
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "core/cpu/simd_targets.h"
@@ -62,24 +66,110 @@ KB_SIMD_CLONES float row_max_f32(const float* __restrict x, int64_t n) {
   return m;
 }
 
-KB_SIMD_CLONES void softmax_row_f32(const float* __restrict x, float* __restrict out, int64_t n,
-                                    bool log) {
-  float mx = row_max_f32(x, n);
-  // An infinite maximum would turn every difference into NaN or -inf; subtracting nothing keeps
-  // exp's overflow where it belongs (inf / inf = NaN only for the infinite entries' row).
-  if (!std::isfinite(mx)) mx = 0.0f;
-  if (log) {
-    double sum = lane_sum(x, n, [mx](float v) { return exp_float(v - mx); });
-    float shift = float(std::log(sum)) + mx;
+namespace {
+
+// o[j] = a[j] * scale + shift with non-temporal stores (no read of the lines written, no
+// eviction of what the caches hold), for results too large to be read again from a cache.
+// Written with intrinsics (compilers ignore OpenMP's nontemporal), chosen by the CPU.
+__attribute__((target("avx512f"))) void stream_affine_avx512(const float* a, float* o, int64_t n,
+                                                             float scale, float shift) {
+  int64_t j = 0;
+  for (; j < n && (reinterpret_cast<uintptr_t>(o + j) & 63) != 0; ++j) o[j] = a[j] * scale + shift;
+  __m512 s = _mm512_set1_ps(scale), t = _mm512_set1_ps(shift);
+  for (; j + 16 <= n; j += 16)
+    _mm512_stream_ps(o + j, _mm512_add_ps(_mm512_mul_ps(_mm512_loadu_ps(a + j), s), t));
+  for (; j < n; ++j) o[j] = a[j] * scale + shift;
+  _mm_sfence();
+}
+
+__attribute__((target("avx2"))) void stream_affine_avx2(const float* a, float* o, int64_t n,
+                                                        float scale, float shift) {
+  int64_t j = 0;
+  for (; j < n && (reinterpret_cast<uintptr_t>(o + j) & 31) != 0; ++j) o[j] = a[j] * scale + shift;
+  __m256 s = _mm256_set1_ps(scale), t = _mm256_set1_ps(shift);
+  for (; j + 8 <= n; j += 8)
+    _mm256_stream_ps(o + j, _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(a + j), s), t));
+  for (; j < n; ++j) o[j] = a[j] * scale + shift;
+  _mm_sfence();
+}
+
+KB_SIMD_CLONES void affine(const float* __restrict a, float* __restrict o, int64_t n, float scale,
+                           float shift) {
 #pragma omp simd
-    for (int64_t j = 0; j < n; ++j) out[j] = x[j] - shift;
+  for (int64_t j = 0; j < n; ++j) o[j] = a[j] * scale + shift;
+}
+
+void store_affine(const float* a, float* o, int64_t n, float scale, float shift, bool stream) {
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (stream && avx512) return stream_affine_avx512(a, o, n, scale, shift);
+  if (stream && avx2) return stream_affine_avx2(a, o, n, scale, shift);
+  affine(a, o, n, scale, shift);
+}
+
+// exp(x) for x <= 0 or NaN (a softmax's x - max): exp_float without the work that range does
+// not need (no overflow, round-to-nearest in one instruction for the floor-of-x+0.5 sequence,
+// NaN kept by the clamp's operand order). Within 2 ulp of std::exp; below -104 the result is 0
+// through the subnormals as exp_float's.
+inline float exp_nonpositive(float x) {
+  float xc = x < -104.0f ? -104.0f : x;
+  float fn = std::nearbyint(xc * 1.44269504088896341f);
+  float t = xc - fn * 0.693359375f;
+  t = t - fn * -2.12194440e-4f;
+  float y = 1.9875691500e-4f;
+  y = y * t + 1.3981999507e-3f;
+  y = y * t + 8.3334519073e-3f;
+  y = y * t + 4.1665795894e-2f;
+  y = y * t + 1.6666665459e-1f;
+  y = y * t + 5.0000001201e-1f;
+  y = y * (t * t) + t + 1.0f;
+  int n = int(fn);
+  int h = n >> 1;
+  uint32_t b1 = uint32_t(h + 127) << 23, b2 = uint32_t(n - h + 127) << 23;
+  float p1, p2;
+  std::memcpy(&p1, &b1, sizeof p1);
+  std::memcpy(&p2, &b2, sizeof p2);
+  return y * p1 * p2;
+}
+
+KB_SIMD_CLONES_FMA float exp_shifted_row(const float* __restrict x, float* __restrict e, int64_t n,
+                                         float mx) {
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j) e[j] = exp_nonpositive(x[j] - mx);
+  return float(1.0 / lane_sum(e, n, [](float v) { return v; }));
+}
+
+KB_SIMD_CLONES_FMA float log_sum_exp_shifted(const float* __restrict x, int64_t n, float mx) {
+  double sum = lane_sum(x, n, [mx](float v) { return exp_nonpositive(v - mx); });
+  return float(std::log(sum)) + mx;
+}
+
+}  // namespace
+
+void softmax_row_f32(const float* x, float* out, float* scratch, int64_t n, bool log, bool stream) {
+  float mx = row_max_f32(x, n);
+  if (mx == std::numeric_limits<float>::infinity()) {
+    // As the plain loop: exp(inf) / inf = NaN at the infinite entries, 0 elsewhere (log: NaN and
+    // -inf), NaN everywhere when the row holds a NaN.
+    bool nan = false;
+    for (int64_t j = 0; j < n; ++j) nan = nan || x[j] != x[j];
+    constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+    const float rest = log ? -std::numeric_limits<float>::infinity() : 0.0f;
+    for (int64_t j = 0; j < n; ++j) out[j] = nan || x[j] == mx ? kNaN : rest;
     return;
   }
-#pragma omp simd
-  for (int64_t j = 0; j < n; ++j) out[j] = exp_float(x[j] - mx);
-  float inv = float(1.0 / lane_sum(out, n, [](float v) { return v; }));
-#pragma omp simd
-  for (int64_t j = 0; j < n; ++j) out[j] *= inv;
+  // A maximum of -inf (every entry -inf) would make every difference NaN; subtracting nothing
+  // gives exp(-inf) = 0 and 0 / 0 = NaN, as the plain loop.
+  if (!std::isfinite(mx)) mx = 0.0f;
+  if (log) {
+    // x * 1 - shift is x - shift exactly
+    store_affine(x, out, n, 1.0f, -log_sum_exp_shifted(x, n, mx), stream);
+    return;
+  }
+  // The exponentials go to a scratch row that stays in the cache; only the result goes out
+  // (e * inv + 0 is e * inv exactly: e >= 0).
+  float inv = exp_shifted_row(x, scratch, n, mx);
+  store_affine(scratch, out, n, inv, 0.0f, stream);
 }
 
 }  // namespace kb::cpu

@@ -12,7 +12,9 @@ double row_sum_f32(const float* x, int64_t n);
 // Largest element, NaNs skipped (-inf for an empty or all-NaN row).
 float row_max_f32(const float* x, int64_t n);
 
-// out = softmax(x) (Log: log_softmax(x)) over one row, the row's maximum subtracted first.
-void softmax_row_f32(const float* x, float* out, int64_t n, bool log);
+// out = softmax(x) (log: log_softmax(x)) over one row, the row's maximum subtracted first;
+// scratch holds n floats. stream: out is written with non-temporal stores (for results larger
+// than the caches, which would otherwise read every line before writing it).
+void softmax_row_f32(const float* x, float* out, float* scratch, int64_t n, bool log, bool stream);
 
 }  // namespace kb::cpu

@@ -87,3 +87,27 @@ def test_float64_rows_unchanged(rng):
     x = rng.standard_normal((3, 1030))
     assert_close(ev(lambda t: op("softmax", t, -1), x), np_softmax(x), F64)
     assert_close(ev(row_sum, x), np.sum(x, -1), F64)
+
+
+def test_large_results_stream_the_same_values(rng):
+    # A result of 8 MiB and more is written with non-temporal stores: the same bits as a small one.
+    x = (rng.standard_normal((1030, 2048)) * 3).astype(np.float32)
+    big = ev(lambda t: op("softmax", t, -1), x)
+    for i in (0, 517, 1029):
+        assert np.array_equal(big[i:i + 1], ev(lambda t: op("softmax", t, -1), x[i:i + 1]))
+    w = rng.random((1030, 2048)).astype(np.float32)
+    cce = lambda t, o: op("categorical_crossentropy", t, o, 1, -1)  # noqa: E731 - log softmax
+    big = ev(cce, w, x)
+    for i in (3, 1028):
+        assert np.array_equal(big[i:i + 1], ev(cce, w[i:i + 1], x[i:i + 1]))
+
+
+def test_log_softmax_special_values():
+    # With an infinite logit: NaN there and -inf elsewhere, as the float64 loop; NaN for a NaN row.
+    x = np.array([[np.inf, 1.0, 2.0], [np.nan, np.inf, 0.0], [1.0, 2.0, 3.0]])
+    w = np.array([[1.0, 0, 0], [0, 0, 1.0], [0, 0, 1.0]])
+    cce = lambda t, o: op("categorical_crossentropy", t, o, 1, -1)  # noqa: E731
+    with np.errstate(all="ignore"):
+        r32, r64 = ev(cce, w.astype(np.float32), x.astype(np.float32)), ev(cce, w, x)
+    assert np.array_equal(np.isnan(r32), np.isnan(r64)) and np.isnan(r32[:2]).all()
+    np.testing.assert_allclose(r32[2], r64[2], rtol=1e-6)
