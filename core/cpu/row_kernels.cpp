@@ -51,6 +51,15 @@ KB_SIMD_CLONES double row_sum_f32(const float* __restrict x, int64_t n) {
   return lane_sum(x, n, [](float v) { return v; });
 }
 
+KB_SIMD_CLONES void add_rows_f32(const float* __restrict x, int64_t rows, int64_t inner,
+                                 double* __restrict acc) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = x + r * inner;
+#pragma omp simd
+    for (int64_t i = 0; i < inner; ++i) acc[i] += double(row[i]);
+  }
+}
+
 KB_SIMD_CLONES float row_max_f32(const float* __restrict x, int64_t n) {
   constexpr float lowest = -std::numeric_limits<float>::infinity();
   float lane[kLanes];

@@ -9,6 +9,9 @@ namespace kb::cpu {
 // Sum of x[0..n) with float partial sums over short blocks, gathered in double.
 double row_sum_f32(const float* x, int64_t n);
 
+// acc[i] += sum over r < rows of x[r * inner + i], i < inner (a column sum, as of a bias gradient).
+void add_rows_f32(const float* x, int64_t rows, int64_t inner, double* acc);
+
 // Largest element, NaNs skipped (-inf for an empty or all-NaN row).
 float row_max_f32(const float* x, int64_t n);
 

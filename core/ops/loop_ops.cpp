@@ -219,16 +219,32 @@ std::vector<NodePtr> grad_loop(const NodePtr& loop, const std::vector<NodePtr>& 
     if (dparts[n_out + n_state + j]) ds = add(ds, dsb_ph[dsb_i++]);
     back.new_states.push_back(ds);
   }
-  // A captured value's gradient per step, A_t^T B_t with A_t read from a sequence of this loop
-  // (h_t U: A_t the stored state h_t), is one GEMM after the loop over B stacked by the loop,
-  // instead of T small GEMMs summed in a carried state. Other captured gradients are carried.
-  std::vector<std::pair<size_t, NodePtr>> summed_after;  // (float_caps index, A's sequence)
+  // Captured gradients summed over the steps after the loop, from per-step values the loop
+  // stacks, instead of in a carried state (T small operations and T additions):
+  //   A_t^T B_t with A_t read from a sequence of this loop (U of h_t U: A_t the stored h_t) is
+  //   one GEMM of the stacked A and B;
+  //   sum_to_like(v_t, c) (a bias) is one reduction of the stacked v.
+  struct AfterLoop {
+    size_t k;       // float_caps index
+    NodePtr a_seq;  // the GEMM's A over the sequence; null for a reduction
+    int64_t part;   // the stacked B or v
+  };
+  std::vector<AfterLoop> after;
+  auto stacked_part = [&](const NodePtr& v) {
+    for (size_t i = float_seqs.size(); i < back.step_outputs.size(); ++i)
+      if (back.step_outputs[i] == v) return int64_t(i);
+    back.step_outputs.push_back(v);
+    return int64_t(back.step_outputs.size()) - 1;
+  };
   std::vector<size_t> carried;
   for (size_t k = 0; k < float_caps.size(); ++k) {
-    NodePtr a_seq = stacked_gemm_operand(back, g[n_seq + n_state + k]);
-    if (a_seq) {
-      summed_after.push_back({k, a_seq});
-      back.step_outputs.push_back(g[n_seq + n_state + k]->inputs[1]);
+    const NodePtr& gk = g[n_seq + n_state + k];
+    if (NodePtr a_seq = stacked_gemm_operand(back, gk)) {
+      after.push_back({k, a_seq, stacked_part(gk->inputs[1])});
+      continue;
+    }
+    if (hoisting_enabled() && gk && gk->is("SumToLike") && gk->inputs[1] == caps[float_caps[k]]) {
+      after.push_back({k, nullptr, stacked_part(gk->inputs[0])});
       continue;
     }
     carried.push_back(k);
@@ -236,22 +252,24 @@ std::vector<NodePtr> grad_loop(const NodePtr& loop, const std::vector<NodePtr>& 
     dc_ph.push_back(placeholder_like(caps[c], "d_captured"));
     back.initial_states.push_back(zeros_like(loop->inputs[n_seq + n_state + c]));
     back.state_inputs.push_back(dc_ph.back());
-    back.new_states.push_back(add(dc_ph.back(), g[n_seq + n_state + k]));
+    back.new_states.push_back(add(dc_ph.back(), gk));
   }
 
   NodePtr bl = make_loop(back);
   std::vector<NodePtr> grads(loop->inputs.size(), nullptr);
   for (size_t k = 0; k < float_seqs.size(); ++k) grads[float_seqs[k]] = tuple_get(bl, int64_t(k));
-  int64_t bo = int64_t(float_seqs.size());
-  for (size_t i = 0; i < summed_after.size(); ++i) {
-    auto [k, a_seq] = summed_after[i];
-    const NodePtr& gemm = g[n_seq + n_state + k];
-    int64_t ka = gemm->inputs[0]->shape().dims[1], nb = gemm->inputs[1]->shape().dims[1];
-    NodePtr b_seq = tuple_get(bl, bo + int64_t(i));
-    grads[n_seq + n_state + float_caps[k]] =
-        matmul(reshape(a_seq, {-1, ka}), reshape(b_seq, {-1, nb}), true, false);
+  for (auto& a : after) {
+    NodePtr stacked = tuple_get(bl, a.part);
+    size_t cap = n_seq + n_state + float_caps[a.k];
+    if (a.a_seq) {
+      const NodePtr& gemm = g[n_seq + n_state + a.k];
+      int64_t ka = gemm->inputs[0]->shape().dims[1], nb = gemm->inputs[1]->shape().dims[1];
+      grads[cap] = matmul(reshape(a.a_seq, {-1, ka}), reshape(stacked, {-1, nb}), true, false);
+    } else {
+      grads[cap] = sum_to_like(stacked, loop->inputs[cap]);
+    }
   }
-  bo += int64_t(summed_after.size());
+  int64_t bo = int64_t(back.step_outputs.size());
   for (int64_t j = 0; j < n_state; ++j) grads[n_seq + j] = tuple_get(bl, bo + j);
   for (size_t i = 0; i < carried.size(); ++i)
     grads[n_seq + n_state + float_caps[carried[i]]] = tuple_get(bl, bo + n_state + int64_t(i));

@@ -357,3 +357,31 @@ def test_map_fn_of_a_product_is_one_product():
     np.testing.assert_allclose(got[0], e @ W, rtol=1e-12)
     np.testing.assert_allclose(got[1], 2 * (e @ W) @ W.T, rtol=1e-12)
     np.testing.assert_allclose(got[2], 2 * np.einsum("tbi,tbj->ij", e, e @ W), rtol=1e-12)
+
+
+def test_bias_and_weight_gradients_summed_after_the_loop(setup):
+    # h U and + b inside the step: their gradients are one GEMM and one reduction over the
+    # stacked per-step values; symbolic against unrolled, and b against finite differences.
+    x, h0, W, U = setup
+    b = np.linspace(-0.3, 0.3, 6)
+
+    def cell(Wp, Up, bp):
+        def fn(xt, states):
+            z = kb.op("add", kb.op("dot", xt, Wp), kb.op("dot", states[0], Up))
+            h = kb.op("tanh", kb.op("bias_add", z, bp, 0))
+            return h, [h]
+        return fn
+
+    def build(unroll):
+        xp, Wp, Up = placeholder([3, 5, 4], F64), placeholder([4, 6], F64), placeholder([6, 6], F64)
+        bp = placeholder([6], F64)
+        _, outs, _ = rnn(cell(Wp, Up, bp), xp, [const(h0)], unroll=unroll)
+        loss = kb.op("sum", kb.op("multiply", outs, outs), None, 0, 0)
+        return kb.Function([xp, Wp, Up, bp], [loss] + kb.gradients(loss, [xp, Wp, Up, bp]))
+
+    sym, unr = build(False)(x, W, U, b), build(True)(x, W, U, b)
+    for a, c in zip(sym, unr):
+        np.testing.assert_allclose(a, c, rtol=1e-10, atol=1e-12)
+    f = build(False)
+    np.testing.assert_allclose(sym[4], finite_difference(lambda v: f(x, W, U, v)[0], b),
+                               rtol=1e-6, atol=1e-8)
