@@ -60,6 +60,38 @@ KB_SIMD_CLONES void add_rows_f32(const float* __restrict x, int64_t rows, int64_
   }
 }
 
+KB_SIMD_CLONES void max_windows_backward_f32(const float* x, float* dx, const int64_t* cell,
+                                             int64_t k, int64_t windows, int64_t step,
+                                             const float* __restrict dy, int64_t n) {
+  constexpr int64_t kChunk = 64;
+  for (int64_t w = 0; w < windows; ++w, x += step, dx += step, dy += n)
+    for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
+      int64_t m = n - c0 < kChunk ? n - c0 : kChunk;
+      float best[kChunk];
+      int32_t at[kChunk];
+      const float* x0 = x + cell[0] + c0;
+#pragma omp simd
+      for (int64_t c = 0; c < m; ++c) {
+        best[c] = x0[c];
+        at[c] = 0;
+      }
+      for (int64_t j = 1; j < k; ++j) {
+        const float* xj = x + cell[j] + c0;
+#pragma omp simd
+        for (int64_t c = 0; c < m; ++c) {
+          bool more = xj[c] > best[c];  // strictly: the first maximum stays
+          best[c] = more ? xj[c] : best[c];
+          at[c] = more ? int32_t(j) : at[c];
+        }
+      }
+      for (int64_t j = 0; j < k; ++j) {
+        float* dxj = dx + cell[j] + c0;
+#pragma omp simd
+        for (int64_t c = 0; c < m; ++c) dxj[c] = at[c] == j ? dy[c0 + c] : 0.0f;
+      }
+    }
+}
+
 KB_SIMD_CLONES float row_max_f32(const float* __restrict x, int64_t n) {
   constexpr float lowest = -std::numeric_limits<float>::infinity();
   float lane[kLanes];

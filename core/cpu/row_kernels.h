@@ -12,6 +12,13 @@ double row_sum_f32(const float* x, int64_t n);
 // acc[i] += sum over r < rows of x[r * inner + i], i < inner (a column sum, as of a bias gradient).
 void add_rows_f32(const float* x, int64_t rows, int64_t inner, double* acc);
 
+// Max pooling's backward pass over `windows` windows of k cells each, channels last: window w
+// has its cells at x + w * step + cell[j] (j < k), each a row of n channels, and its gradient at
+// dy + w * n. Per channel, the first maximum of x over the cells takes dy, the other cells of dx
+// get 0.
+void max_windows_backward_f32(const float* x, float* dx, const int64_t* cell, int64_t k,
+                              int64_t windows, int64_t step, const float* dy, int64_t n);
+
 // Largest element, NaNs skipped (-inf for an empty or all-NaN row).
 float row_max_f32(const float* x, int64_t n);
 

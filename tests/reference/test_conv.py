@@ -646,6 +646,28 @@ def test_pool2d_gradient(pool, strides, padding, pool_mode, df, rng):
     f32_matches_f64(build, fmt_in(x, df))
 
 
+@pytest.mark.parametrize("df", [LAST, FIRST])
+@pytest.mark.parametrize("pool,strides,padding", [((2, 2), (2, 2), "valid"),
+                                                  ((2, 2), (2, 2), "same"),
+                                                  ((2, 3), (3, 3), "same")])
+def test_max_pool_gradient_with_ties(pool, strides, padding, df, rng):
+    # Windows without overlap (the direct float32 loop): with ties (a relu's zeros, equal
+    # values) the first maximum of each window in row-major order takes the gradient, as the
+    # float64 reference loop; remainder rows and columns get 0.
+    x = np.maximum(rng.integers(-2, 3, size=(2, 5, 7, 33)), 0).astype(np.float64)
+    w = rng.standard_normal(kb.ev(lambda a: kc.pool2d(a, pool, strides, padding, df, "max"),
+                                  fmt_in(x, df)).shape)
+    grads = {}
+    for dt in (F32, F64):
+        xp = kb.placeholder(list(fmt_in(x, df).shape), dt)
+        y = kc.pool2d(xp, pool, strides, padding, df, "max")
+        loss = kb.op("sum", kb.op("multiply", y, kb.const(w.astype(kb.NP_OF[dt]))), None, 0, 0)
+        grads[dt] = kb.Function([xp], kb.gradients(loss, [xp]))(
+            fmt_in(x, df).astype(kb.NP_OF[dt]))[0]
+    np.testing.assert_array_equal(grads[F32], grads[F64].astype(np.float32))
+    assert np.count_nonzero(grads[F64]) <= w.size
+
+
 @pytest.mark.parametrize("pool_mode", ["max", "avg"])
 def test_pool3d_gradient(pool_mode, rng):
     x = distinct((1, 4, 5, 3, 2), rng)
