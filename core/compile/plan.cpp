@@ -436,7 +436,10 @@ std::vector<std::shared_ptr<Buffer>> run_plan(const Plan& plan,
     out->device = device;
     if (!st.view && !st.dynamic) out->allocate();
     {
-      StepTimer timer(st.node->op->name, out->dims);
+      std::vector<Dims> in_dims;
+      if (step_profile_enabled())
+        for (auto* b : ins) in_dims.push_back(b->dims);
+      StepTimer timer(st.node->op->name, out->dims, in_dims);
       (*kernel)(ins, *out);
     }
     check(!st.dynamic || Shape(out->dims).fully_known(), Status::internal, st.node->op->name,

@@ -52,9 +52,15 @@ int profile_level() {
 
 bool step_profile_enabled() { return profile_level() > 0; }
 
-StepTimer::StepTimer(const std::string& op_name, const Dims& out_dims) : on_(profile_level() > 0) {
+StepTimer::StepTimer(const std::string& op_name, const Dims& out_dims,
+                     const std::vector<Dims>& in_dims)
+    : on_(profile_level() > 0) {
   if (!on_) return;
   key_ = profile_level() > 1 ? op_name + " " + dims_str(out_dims) : op_name;
+  if (profile_level() > 2) {
+    key_ += " <-";
+    for (auto& d : in_dims) key_ += " " + dims_str(d);
+  }
   child_ns_saved_ = child_ns;
   child_ns = 0;
   start_ = std::chrono::steady_clock::now();

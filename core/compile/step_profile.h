@@ -1,9 +1,10 @@
 // KB_PROFILE=1: the time of every plan step, summed per primitive and printed to stderr when the
 // process exits (exclusive of nested plans: a Loop's own time excludes its body's steps);
-// KB_PROFILE=2: per primitive and output shape.
+// KB_PROFILE=2: per primitive and output shape; KB_PROFILE=3: and input shapes.
 #pragma once
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "core/graph/shape.h"
 
@@ -14,7 +15,7 @@ bool step_profile_enabled();
 // Times one step while alive; cheap no-op when profiling is off.
 class StepTimer {
  public:
-  StepTimer(const std::string& op_name, const Dims& out_dims);
+  StepTimer(const std::string& op_name, const Dims& out_dims, const std::vector<Dims>& in_dims);
   ~StepTimer();
   StepTimer(const StepTimer&) = delete;
   StepTimer& operator=(const StepTimer&) = delete;
