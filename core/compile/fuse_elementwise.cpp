@@ -37,6 +37,17 @@ int table_index(const std::string& name, int kind) {
   return -1;
 }
 
+// The table position of a comparison (a binary operation of numbers yielding bool), else -1.
+#define KB_FUSE_CMP(Name, Dom, Res, ...) \
+  (ScalarDomain::Dom != ScalarDomain::B && ScalarResult::Res == ScalarResult::BOOL),
+const bool kBinaryCompare[] = {KB_BINARY_OPS(KB_FUSE_CMP)};
+#undef KB_FUSE_CMP
+int comparison_index(const std::string& name) {
+  for (size_t i = 0; i < std::size(kBinaryNames); ++i)
+    if (name == kBinaryNames[i]) return kBinaryCompare[i] ? int(i) : -1;
+  return -1;
+}
+
 bool is_float_type(DType t) { return t == DType::f32 || t == DType::f64; }
 
 // What a step is to the rewrite: not fusable (-1 kind) or a cast / table operation.
@@ -108,15 +119,49 @@ void fuse_elementwise(Plan& plan, const std::vector<TensorType>& input_types) {
   for (int s : plan.outputs) pinned[size_t(s)] = true;
   for (auto& u : plan.updates) pinned[size_t(u.second)] = true;
 
-  // Groups, from the last step back: a fusable step joins the group of its readers when they
-  // all belong to one group of its dtype and shape and its value does not leave the plan.
   size_t n = plan.steps.size();
   std::vector<Member> member(n);
+  for (size_t i = 0; i < n; ++i) member[i] = classify(plan.steps[i], slot_type, slot_known);
+
+  // A comparison read only by a cast to the group's float type (a relu's gradient mask) is
+  // absorbed into the cast: one instruction computing 1 or 0 in the float type, as the two
+  // steps do, instead of a bool tensor written and read back.
+  std::vector<int> producer(ns, -1);
+  for (size_t i = 0; i < n; ++i)
+    if (plan.steps[i].out >= 0) producer[size_t(plan.steps[i].out)] = int(i);
+  std::vector<int> absorbs(n, -1), absorbed_by(n, -1);
+  for (size_t i = 0; i < n; ++i) {
+    const Step& cast = plan.steps[i];
+    if (member[i].kind != kCast) continue;
+    int in = cast.in[0];
+    int p = producer[size_t(in)];
+    if (p < 0 || pinned[size_t(in)] || readers[size_t(in)].size() != 1) continue;
+    const Step& cmp = plan.steps[size_t(p)];
+    if (cmp.device != Device::cpu || cmp.run_time || cmp.dynamic || !cmp.node || cmp.in.size() != 2)
+      continue;
+    int op = comparison_index(cmp.node->op->name);
+    if (op < 0) continue;
+    bool same_type = true;
+    for (int s : cmp.in)
+      same_type = same_type && s >= 0 && slot_known[size_t(s)] &&
+                  slot_type[size_t(s)].dtype == cast.out_type.dtype &&
+                  slot_type[size_t(s)].parts.empty() && slot_type[size_t(s)].shape.fully_known();
+    if (!same_type) continue;
+    member[i] = {kBinary, op};
+    absorbs[i] = p;
+    absorbed_by[size_t(p)] = int(i);
+  }
+
+  // Groups, from the last step back: a fusable step joins the group of its readers when they
+  // all belong to one group of its dtype and shape and its value does not leave the plan.
   std::vector<int> group(n, -1);
   std::vector<int> roots;  // group -> its root step
   for (size_t i = n; i-- > 0;) {
     const Step& st = plan.steps[i];
-    member[i] = classify(st, slot_type, slot_known);
+    if (absorbed_by[i] >= 0) {  // goes with its cast
+      group[i] = group[size_t(absorbed_by[i])];
+      continue;
+    }
     if (member[i].kind < 0) continue;
     int g = -1;
     const auto& rd = readers[size_t(st.out)];
@@ -171,7 +216,14 @@ void fuse_elementwise(Plan& plan, const std::vector<TensorType>& input_types) {
     for (int i : ms) {
       const Step& st = plan.steps[size_t(i)];
       const Member& m = member[size_t(i)];
-      if (m.kind == kCast) {
+      if (absorbed_by[size_t(i)] >= 0) continue;  // computed by its cast
+      if (absorbs[size_t(i)] >= 0) {
+        const Step& cmp = plan.steps[size_t(absorbs[size_t(i)])];
+        int a = operand(cmp, 0);
+        int b = operand(cmp, 1);
+        prog.push_back({kBinary, m.op, nv, a, b});
+        value[st.out] = nv++;
+      } else if (m.kind == kCast) {
         value[st.out] = operand(st, 0);  // a load converts; a member is already of this dtype
       } else if (m.kind == kUnary) {
         int a = operand(st, 0);

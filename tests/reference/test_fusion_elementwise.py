@@ -174,6 +174,12 @@ elif case == "train":
     outs = [loss] + kb.gradients(loss, [w, b])
 elif case == "single":
     outs = [kb.op("tanh", x)]
+elif case == "relu_grad":  # dy * (x > 0): the comparison goes into the fused step
+    outs = [kb.op("multiply", kb.op("cast", kb.op("greater", x, kb.const(np.float32(0))),
+                                    kb.F32), y)]
+elif case == "mask_returned":  # the bool mask itself leaves the plan: not absorbed
+    m = kb.op("greater", x, kb.const(np.float32(0)))
+    outs = [m, kb.op("multiply", kb.op("cast", m, kb.F32), y)]
 kb.Function([x], outs)(np.ones((4, 64), np.float32))
 """
 
@@ -188,6 +194,30 @@ def test_plans():
     # The pre-activation is returned: two fused steps, the first computing it.
     assert plan_steps("pre_is_output") == ["FusedElementwise", "FusedElementwise"]
     assert plan_steps("single") == ["Tanh"]
+    assert plan_steps("relu_grad") == ["FusedElementwise"]
+    assert plan_steps("mask_returned") == ["Greater", "FusedElementwise"]
     train = plan_steps("train")
     assert "FusedElementwise" in train, train
     assert len(train) < len(plan_steps("train", KB_FUSE="0")), train
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("cmp", ["greater", "greater_equal", "less", "less_equal", "equal",
+                                 "not_equal"])
+def test_comparisons_cast_to_float(dtype, cmp):
+    """A comparison read only by a cast to float is computed in the fused step: 1 or 0 as the
+    bool tensor cast would give, NaN comparing false (true for not_equal)."""
+    rng = np.random.default_rng(5)
+    nt = kb.NP_OF[dtype]
+    xs = np.round(rng.standard_normal((6, 130)), 1).astype(nt)
+    xs[0, :4] = [np.nan, 0.0, -0.0, np.inf]
+    ts = np.round(rng.standard_normal(130), 1).astype(nt)
+    dys = rng.standard_normal((6, 130)).astype(nt)
+    x, dy = kb.placeholder([-1, 130], dtype), kb.placeholder([-1, 130], dtype)
+    t = kb.variable(ts, dtype)
+    mask = kb.op("cast", kb.op(cmp, x, t), dtype)
+    y = kb.op("multiply", kb.op("add", mask, kb.op("square", dy)), dy)
+    fused, plain = both([x, dy], [y], xs, dys)
+    same(fused, plain)
+    ref = getattr(np, cmp)(xs, ts).astype(nt)
+    np.testing.assert_array_equal(fused[0], ((ref + dys * dys) * dys).astype(nt))
