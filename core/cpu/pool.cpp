@@ -65,8 +65,26 @@ Geo make_geo(const PoolGeom& pg, const Dims& x, const Dims& y) {
   return g;
 }
 
-// Calls f(out_offset, cells, count) for every output cell of one (n, c) plane, where cells holds
-// the input offsets (relative to the plane) of the real cells of its window, in row-major order.
+// The input offsets (relative to the plane) of the real cells of window (o0, o1, o2), in
+// row-major order, into cells (cleared first).
+void window_cells(const Geo& g, int64_t o0, int64_t o1, int64_t o2, std::vector<int64_t>& cells) {
+  cells.clear();
+  for (int64_t z0 = 0; z0 < g.w[0]; ++z0) {
+    int64_t i0 = o0 * g.s[0] - g.pb[0] + z0;
+    if (i0 < 0 || i0 >= g.in[0]) continue;
+    for (int64_t z1 = 0; z1 < g.w[1]; ++z1) {
+      int64_t i1 = o1 * g.s[1] - g.pb[1] + z1;
+      if (i1 < 0 || i1 >= g.in[1]) continue;
+      for (int64_t z2 = 0; z2 < g.w[2]; ++z2) {
+        int64_t i2 = o2 * g.s[2] - g.pb[2] + z2;
+        if (i2 < 0 || i2 >= g.in[2]) continue;
+        cells.push_back(i0 * g.xs[0] + i1 * g.xs[1] + i2 * g.xs[2]);
+      }
+    }
+  }
+}
+
+// Calls f(out_offset, cells) for every output cell of one (n, c) plane (window_cells).
 template <class F>
 void for_windows(const Geo& g, F&& f) {
   std::vector<int64_t> cells;
@@ -74,20 +92,7 @@ void for_windows(const Geo& g, F&& f) {
   for (int64_t o0 = 0; o0 < g.out[0]; ++o0)
     for (int64_t o1 = 0; o1 < g.out[1]; ++o1)
       for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
-        cells.clear();
-        for (int64_t z0 = 0; z0 < g.w[0]; ++z0) {
-          int64_t i0 = o0 * g.s[0] - g.pb[0] + z0;
-          if (i0 < 0 || i0 >= g.in[0]) continue;
-          for (int64_t z1 = 0; z1 < g.w[1]; ++z1) {
-            int64_t i1 = o1 * g.s[1] - g.pb[1] + z1;
-            if (i1 < 0 || i1 >= g.in[1]) continue;
-            for (int64_t z2 = 0; z2 < g.w[2]; ++z2) {
-              int64_t i2 = o2 * g.s[2] - g.pb[2] + z2;
-              if (i2 < 0 || i2 >= g.in[2]) continue;
-              cells.push_back(i0 * g.xs[0] + i1 * g.xs[1] + i2 * g.xs[2]);
-            }
-          }
-        }
+        window_cells(g, o0, o1, o2, cells);
         f(o0 * g.ys[0] + o1 * g.ys[1] + o2 * g.ys[2], cells);
       }
 }
@@ -201,21 +206,7 @@ void direct_max_backward(const Geo& g, const float* dy, const float* x, float* d
           // The windows o2 in [o2, o2_end) with the same cells (all of dimension 2 inside) go
           // to one call; the others (clipped by padding) one by one.
           auto run = [&](int64_t o2, int64_t o2_end) {
-            int64_t c2 = o2 * g.s[2] - g.pb[2];
-            cell.clear();
-            for (int64_t z0 = 0; z0 < g.w[0]; ++z0) {
-              int64_t i0 = o0 * g.s[0] - g.pb[0] + z0;
-              if (i0 < 0 || i0 >= g.in[0]) continue;
-              for (int64_t z1 = 0; z1 < g.w[1]; ++z1) {
-                int64_t i1 = o1 * g.s[1] - g.pb[1] + z1;
-                if (i1 < 0 || i1 >= g.in[1]) continue;
-                for (int64_t z2 = 0; z2 < g.w[2]; ++z2) {
-                  int64_t i2 = c2 + z2;
-                  if (i2 < 0 || i2 >= g.in[2]) continue;
-                  cell.push_back(i0 * g.xs[0] + i1 * g.xs[1] + i2 * g.xs[2]);
-                }
-              }
-            }
+            window_cells(g, o0, o1, o2, cell);
             int64_t base = n * g.xn;
             int64_t o = n * g.yn + o0 * g.ys[0] + o1 * g.ys[1] + o2 * g.ys[2];
             if (cell.empty()) return;

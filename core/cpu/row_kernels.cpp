@@ -7,7 +7,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 
 #include "core/cpu/simd_targets.h"
@@ -155,22 +154,7 @@ void store_affine(const float* a, float* o, int64_t n, float scale, float shift,
 inline float exp_nonpositive(float x) {
   float xc = x < -104.0f ? -104.0f : x;
   float fn = std::nearbyint(xc * 1.44269504088896341f);
-  float t = xc - fn * 0.693359375f;
-  t = t - fn * -2.12194440e-4f;
-  float y = 1.9875691500e-4f;
-  y = y * t + 1.3981999507e-3f;
-  y = y * t + 8.3334519073e-3f;
-  y = y * t + 4.1665795894e-2f;
-  y = y * t + 1.6666665459e-1f;
-  y = y * t + 5.0000001201e-1f;
-  y = y * (t * t) + t + 1.0f;
-  int n = int(fn);
-  int h = n >> 1;
-  uint32_t b1 = uint32_t(h + 127) << 23, b2 = uint32_t(n - h + 127) << 23;
-  float p1, p2;
-  std::memcpy(&p1, &b1, sizeof p1);
-  std::memcpy(&p2, &b2, sizeof p2);
-  return y * p1 * p2;
+  return times_pow2(exp_reduced(reduce_by_ln2(xc, fn)), int(fn));
 }
 
 KB_SIMD_CLONES_FMA float exp_shifted_row(const float* __restrict x, float* __restrict e, int64_t n,

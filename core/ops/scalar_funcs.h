@@ -15,17 +15,15 @@
 namespace kb {
 
 #ifndef __CUDA_ARCH__
-// exp of a float without branches or library calls, so that loops over it vectorize (Cephes'
-// expf: a degree-6 polynomial on [-ln2/2, ln2/2] scaled by 2^n; within 2 ulp of std::exp,
-// overflow to inf, underflow through the subnormals to 0, NaN kept).
-inline float exp_float(float x) {
-  float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
-  float fx = xc * 1.44269504088896341f + 0.5f;
-  int n = int(fx);
-  n -= float(n) > fx ? 1 : 0;  // floor
-  float fn = float(n);
-  float t = xc - fn * 0.693359375f;
-  t = t - fn * -2.12194440e-4f;
+// The pieces of exp_float (Cephes' expf), shared with the CPU's softmax exp.
+// t = x - n ln2, with ln2 in two parts so that the product is exact enough.
+inline float reduce_by_ln2(float x, float fn) {
+  float t = x - fn * 0.693359375f;
+  return t - fn * -2.12194440e-4f;
+}
+
+// e^t for t in [-ln2/2, ln2/2]: a degree-6 polynomial.
+inline float exp_reduced(float t) {
   float y = 1.9875691500e-4f;
   y = y * t + 1.3981999507e-3f;
   y = y * t + 8.3334519073e-3f;
@@ -41,14 +39,28 @@ inline float exp_float(float x) {
   bool tiny = t < 1.16415322e-10f && t > -1.16415322e-10f;
   float tq = t + (t < 0 ? -1e-18f : 1e-18f);
   float square_term = y * (tq * tq);
-  y = (tiny ? 0.0f : square_term) + t + 1.0f;
-  // 2^n as two normal factors (n is in [-150, 129]).
+  return (tiny ? 0.0f : square_term) + t + 1.0f;
+}
+
+// y * 2^n for n in [-150, 129], as two normal factors.
+inline float times_pow2(float y, int n) {
   int h = n >> 1;
   uint32_t b1 = uint32_t(h + 127) << 23, b2 = uint32_t(n - h + 127) << 23;
   float p1, p2;
   std::memcpy(&p1, &b1, sizeof p1);
   std::memcpy(&p2, &b2, sizeof p2);
-  float r = y * p1 * p2;
+  return y * p1 * p2;
+}
+
+// exp of a float without branches or library calls, so that loops over it vectorize (Cephes'
+// expf: a degree-6 polynomial on [-ln2/2, ln2/2] scaled by 2^n; within 2 ulp of std::exp,
+// overflow to inf, underflow through the subnormals to 0, NaN kept).
+inline float exp_float(float x) {
+  float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
+  float fx = xc * 1.44269504088896341f + 0.5f;
+  int n = int(fx);
+  n -= float(n) > fx ? 1 : 0;  // floor
+  float r = times_pow2(exp_reduced(reduce_by_ln2(xc, float(n))), n);
   float nan = x != x ? x : 0.0f;  // added rather than selected: vectorizes for AVX2 too
   return r + nan;
 }
