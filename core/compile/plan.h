@@ -30,6 +30,9 @@ struct Step {
   TensorType out_type;
   bool view = false;
   std::vector<int> release;  // slots whose last reader is this step
+  // An elementwise kernel (element i read before element i is written): the output may take
+  // the storage of an input of its shape released here that nothing else holds.
+  bool in_place = false;
   const Node* node = nullptr;
   Device device = Device::cpu;  // where the kernel runs (the plan's device, or a CPU fallback)
   bool dynamic = false;         // the kernel sets the output's dims (OpDef::dynamic)

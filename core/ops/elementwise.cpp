@@ -1,5 +1,7 @@
 // Elementwise primitives: every row of the scalar-op table, plus Cast and Select.
 #include <cmath>
+#include <string>
+#include <unordered_set>
 
 #include "core/ops/build.h"
 #include "core/ops/infer_util.h"
@@ -100,4 +102,13 @@ std::vector<NodePtr> grad_select(const NodePtr& n, const NodePtr& dy) {
 OpRegistrar reg_select({"Select", infer_select, grad_select});
 
 }  // namespace
+
+bool is_elementwise_op(const std::string& name) {
+#define KB_ELEMENTWISE_NAME(Name, ...) #Name,
+  static const std::unordered_set<std::string> names = {
+      KB_UNARY_OPS(KB_ELEMENTWISE_NAME) KB_BINARY_OPS(KB_ELEMENTWISE_NAME) "Cast"};
+#undef KB_ELEMENTWISE_NAME
+  return names.count(name) > 0;
+}
+
 }  // namespace kb

@@ -13,19 +13,12 @@
 
 #include "core/ops/build.h"
 #include "core/ops/op.h"
-#include "core/ops/scalar_ops.h"
 #include "core/util/error.h"
 
 namespace kb {
 namespace {
 
-bool is_elementwise(const Node& n) {
-#define KB_HOIST_NAME(Name, ...) #Name,
-  static const std::unordered_set<std::string> names = {KB_UNARY_OPS(KB_HOIST_NAME)
-                                                            KB_BINARY_OPS(KB_HOIST_NAME) "Cast"};
-#undef KB_HOIST_NAME
-  return !n.op->stateful && names.count(n.op->name) > 0;
-}
+bool is_elementwise(const Node& n) { return !n.op->stateful && is_elementwise_op(n.op->name); }
 
 bool rank_known(const NodePtr& n) { return n->shape().rank_known; }
 

@@ -34,6 +34,10 @@ struct OpDef {
 };
 
 void register_op(const OpDef& def);
+
+// A row of the scalar-op table (unary or binary, broadcasting) or Cast: element i of the result
+// depends on element i of each same-shaped operand only.
+bool is_elementwise_op(const std::string& name);
 const OpDef* find_op(const std::string& name);
 const OpDef& op(const std::string& name);  // fails with an internal error when unknown
 
