@@ -118,6 +118,8 @@ const T* load(const Source& src, const S* base, int64_t i0, int64_t n, T* buf,
     if (is == 0) {
       T v = convert<S, T>(p[0]);
       for (int64_t i = 0; i < m; ++i) o[i] = v;
+    } else if (std::is_same_v<S, T> && is == 1) {
+      std::memcpy(o, p, size_t(m) * sizeof(T));  // a row of a broadcast operand (a bias)
     } else {
       for (int64_t i = 0; i < m; ++i) o[i] = convert<S, T>(p[i * is]);
     }
