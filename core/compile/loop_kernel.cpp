@@ -18,6 +18,7 @@ Kernel loop_kernel(const KernelArgs& k, Device device) {
   int64_t n_seq = k.node.attrs.i("n_seq"), n_state = k.node.attrs.i("n_state"),
           n_out = k.node.attrs.i("n_out");
   bool reverse = k.node.attrs.i("reverse", 0) != 0;
+  int64_t n_aux = k.node.attrs.i("n_aux", 0);
   int64_t steps = k.in[0].shape.dims[0];
   std::vector<TensorType> step_types;
   for (int64_t i = 0; i < n_seq; ++i) {
@@ -68,6 +69,9 @@ Kernel loop_kernel(const KernelArgs& k, Device device) {
       for (auto& r : res) r = transfer(r, device);  // a step may have run on the CPU
       for (int64_t o = 0; o < n_out; ++o)
         if (used[size_t(o)]) copy_into(*(*parts)[o], t, *res[o]);
+      for (int64_t a = 0; a < n_aux; ++a)
+        if (used[size_t(n_out + 2 * n_state + a)])
+          copy_into(*(*parts)[n_out + 2 * n_state + a], t, *res[n_out + n_state + a]);
       for (int64_t j = 0; j < n_state; ++j) args[n_seq + j] = res[n_out + j];
     }
     for (int64_t j = 0; j < n_state; ++j) {

@@ -4,6 +4,8 @@
 //   parts [0, n_out)                   step outputs stacked over time (T, ...)
 //   parts [n_out, n_out + n_state)      the final states
 //   parts [n_out + n_state, + n_state)  the states before each step, stacked (for gradients)
+//   parts [n_out + 2 n_state, + n_aux)  body products that read the states (h_t U), stacked: the
+//                                       gradient loop reads them instead of computing them again
 // Stacked parts are indexed like the sequences: the step that reads index t writes index t.
 // Outer values the body uses are captured automatically and become inputs of the node.
 #pragma once
@@ -22,6 +24,7 @@ struct LoopSpec {
   std::vector<NodePtr> step_outputs;  // body results stacked over time
   std::vector<NodePtr> new_states;    // body results carried to the next step
   bool reverse = false;               // walk the sequences from the last index to the first
+  std::vector<NodePtr> aux_outputs;   // body values stacked for the gradient (set by make_loop)
 };
 
 NodePtr make_loop(const LoopSpec& spec);

@@ -5,6 +5,7 @@
 // a row block of reshape(X) W.
 #include "core/ops/loop_hoist.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
 #include <string>
@@ -94,26 +95,13 @@ LoopSpec hoist_sequence_matmuls(const LoopSpec& spec) {
   if (replaced.empty()) return spec;
 
   // The body again, reading the hoisted products.
-  std::unordered_map<const Node*, NodePtr> now = replaced;
-  auto current = [&](const NodePtr& n) {
-    auto it = now.find(n.get());
-    return it == now.end() ? n : it->second;
-  };
-  for (auto& n : order) {
-    if (now.count(n.get()) || n->op->leaf) continue;
-    std::vector<NodePtr> ins;
-    bool changed = false;
-    for (auto& c : n->inputs) {
-      ins.push_back(current(c));
-      changed = changed || ins.back() != c;
-    }
-    if (!changed) continue;
-    NodePtr copy = make_node(n->op->name, ins, n->attrs, n->name);
-    copy->keras_tensor = n->keras_tensor;
-    now[n.get()] = copy;
-  }
-  for (auto& o : out.step_outputs) o = current(o);
-  for (auto& s : out.new_states) s = current(s);
+  std::vector<NodePtr> roots_now = out.step_outputs;
+  roots_now.insert(roots_now.end(), out.new_states.begin(), out.new_states.end());
+  substitute(roots_now, bound, replaced);
+  std::copy(roots_now.begin(), roots_now.begin() + long(out.step_outputs.size()),
+            out.step_outputs.begin());
+  std::copy(roots_now.begin() + long(out.step_outputs.size()), roots_now.end(),
+            out.new_states.begin());
 
   // Drop per-step inputs nothing reads any more (the hoisted sequences keep the loop's length).
   std::vector<NodePtr> new_roots = out.step_outputs;
@@ -133,6 +121,48 @@ LoopSpec hoist_sequence_matmuls(const LoopSpec& spec) {
     kept.step_inputs.push_back(out.step_inputs.back());
   }
   return kept;
+}
+
+void substitute(std::vector<NodePtr>& roots, const std::vector<NodePtr>& bound,
+                const std::unordered_map<const Node*, NodePtr>& replacement) {
+  std::unordered_map<const Node*, NodePtr> now = replacement;
+  auto current = [&](const NodePtr& n) {
+    auto it = now.find(n.get());
+    return it == now.end() ? n : it->second;
+  };
+  for (auto& n : topo_order_within(roots, bound)) {
+    if (now.count(n.get()) || n->op->leaf) continue;
+    std::vector<NodePtr> ins;
+    bool changed = false;
+    for (auto& c : n->inputs) {
+      ins.push_back(current(c));
+      changed = changed || ins.back() != c;
+    }
+    if (!changed) continue;
+    NodePtr copy = make_node(n->op->name, ins, n->attrs, n->name);
+    copy->keras_tensor = n->keras_tensor;
+    now[n.get()] = copy;
+  }
+  for (auto& r : roots) r = current(r);
+}
+
+std::vector<NodePtr> state_products(const LoopSpec& spec) {
+  if (!hoisting_enabled()) return {};
+  std::vector<NodePtr> bound = spec.step_inputs;
+  bound.insert(bound.end(), spec.state_inputs.begin(), spec.state_inputs.end());
+  std::vector<NodePtr> roots = spec.step_outputs;
+  roots.insert(roots.end(), spec.new_states.begin(), spec.new_states.end());
+  std::unordered_set<const Node*> per_state(spec.state_inputs.size()), is_root;
+  for (auto& s : spec.state_inputs) per_state.insert(s.get());
+  for (auto& r : roots) is_root.insert(r.get());
+  std::vector<NodePtr> products;
+  for (auto& n : topo_order_within(roots, bound)) {
+    for (auto& c : n->inputs)
+      if (per_state.count(c.get())) per_state.insert(n.get());
+    if (n->is("MatMul") && per_state.count(n.get()) && !is_root.count(n.get()))
+      products.push_back(n);
+  }
+  return products;
 }
 
 }  // namespace kb

@@ -1,5 +1,8 @@
 // Work that a loop body repeats at every step without reading the states moves out of the loop.
 #pragma once
+#include <unordered_map>
+#include <vector>
+
 #include "core/ops/loop.h"
 
 namespace kb {
@@ -11,6 +14,15 @@ namespace kb {
 // after the backward loop too, instead of T small ones accumulated step by step. Per-step
 // inputs the body no longer reads are dropped. Returns `spec` unchanged when nothing qualifies.
 LoopSpec hoist_sequence_matmuls(const LoopSpec& spec);
+
+// The body's products that read the states (h_t U): make_loop stacks them as extra parts, which a
+// plan stores only when the gradient loop reads them instead of computing them again.
+std::vector<NodePtr> state_products(const LoopSpec& spec);
+
+// Rebuilds the nodes between `bound` and `roots` that read a replaced node (transitively), with
+// the replacements; `roots` are replaced by their rebuilt versions.
+void substitute(std::vector<NodePtr>& roots, const std::vector<NodePtr>& bound,
+                const std::unordered_map<const Node*, NodePtr>& replacement);
 
 // KB_HOIST=0 turns hoisting off (here and for the gradient loops' weight gradients), to compare.
 bool hoisting_enabled();

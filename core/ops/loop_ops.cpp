@@ -1,4 +1,5 @@
 // The Loop and TupleGet primitives, and the gradient of a Loop (a Loop over reversed time).
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -120,6 +121,8 @@ TensorType infer_loop(const Ins& in, const Attrs& a) {
   for (int64_t i = 0; i < n_out; ++i) t.parts.push_back(stacked(steps, outs[i]));
   for (int64_t j = 0; j < n_state; ++j) t.parts.push_back(in[n_seq + j]);
   for (int64_t j = 0; j < n_state; ++j) t.parts.push_back(stacked(steps, in[n_seq + j]));
+  for (int64_t k = 0; k < a.i("n_aux", 0); ++k)
+    t.parts.push_back(stacked(steps, outs[size_t(n_out + n_state + k)]));
   return t;
 }
 
@@ -146,7 +149,7 @@ NodePtr stacked_gemm_operand(const LoopSpec& spec, const NodePtr& grad) {
 std::vector<NodePtr> grad_loop(const NodePtr& loop, const std::vector<NodePtr>& dparts) {
   const Subgraph& body = *loop->attrs.graph("body");
   int64_t n_seq = loop->attrs.i("n_seq"), n_state = loop->attrs.i("n_state"),
-          n_out = loop->attrs.i("n_out");
+          n_out = loop->attrs.i("n_out"), n_aux = loop->attrs.i("n_aux", 0);
   size_t n_cap = loop->inputs.size() - size_t(n_seq + n_state);
   auto part_or_zero = [&](int64_t i) {
     return dparts[i] ? dparts[i] : zeros_like(tuple_get(loop, i));
@@ -182,6 +185,15 @@ std::vector<NodePtr> grad_loop(const NodePtr& loop, const std::vector<NodePtr>& 
     back.sequences.push_back(dparts[part]);
     back.step_inputs.push_back(dsb_ph.back());
   }
+  // The gradients of the stacked products (a second derivative through the gradient loop).
+  std::vector<std::pair<int64_t, NodePtr>> daux_ph;  // (aux index, placeholder)
+  for (int64_t a = 0; a < n_aux; ++a) {
+    int64_t part = n_out + 2 * n_state + a;
+    if (!dparts[part]) continue;
+    daux_ph.push_back({a, placeholder_like(body.outputs[n_out + n_state + a], "d_product")});
+    back.sequences.push_back(dparts[part]);
+    back.step_inputs.push_back(daux_ph.back().second);
+  }
   // States: the gradient of the state after the step, and the accumulated captured gradients.
   for (int64_t j = 0; j < n_state; ++j) {
     ds_ph.push_back(placeholder_like(s_ph[j], "d_state"));
@@ -200,6 +212,7 @@ std::vector<NodePtr> grad_loop(const NodePtr& loop, const std::vector<NodePtr>& 
   };
   for (int64_t i = 0; i < n_out; ++i) add_term(body.outputs[i], do_ph[i]);
   for (int64_t j = 0; j < n_state; ++j) add_term(body.outputs[n_out + j], ds_ph[j]);
+  for (auto& [a, ph] : daux_ph) add_term(body.outputs[n_out + n_state + a], ph);
   std::vector<NodePtr> wrt;
   for (auto& x : x_ph) wrt.push_back(x);
   for (auto& s : s_ph) wrt.push_back(s);
@@ -255,6 +268,31 @@ std::vector<NodePtr> grad_loop(const NodePtr& loop, const std::vector<NodePtr>& 
     back.new_states.push_back(add(dc_ph.back(), gk));
   }
 
+  // The step's products that read the states were stacked by the forward loop: read them
+  // instead of computing them again (h_t U of every gate).
+  if (n_aux > 0) {
+    std::vector<NodePtr> roots = back.step_outputs;
+    roots.insert(roots.end(), back.new_states.begin(), back.new_states.end());
+    std::vector<NodePtr> bound = back.step_inputs;
+    bound.insert(bound.end(), back.state_inputs.begin(), back.state_inputs.end());
+    std::unordered_set<const Node*> read;
+    for (auto& n : topo_order_within(roots, bound)) read.insert(n.get());
+    std::unordered_map<const Node*, NodePtr> stored;
+    for (int64_t a = 0; a < n_aux; ++a) {
+      const NodePtr& product = body.outputs[size_t(n_out + n_state + a)];
+      if (!read.count(product.get())) continue;
+      back.sequences.push_back(tuple_get(loop, n_out + 2 * n_state + a));
+      back.step_inputs.push_back(placeholder_like(product, "stored_product"));
+      stored[product.get()] = back.step_inputs.back();
+    }
+    if (!stored.empty()) {
+      substitute(roots, bound, stored);
+      size_t no = back.step_outputs.size();
+      std::copy(roots.begin(), roots.begin() + long(no), back.step_outputs.begin());
+      std::copy(roots.begin() + long(no), roots.end(), back.new_states.begin());
+    }
+  }
+
   NodePtr bl = make_loop(back);
   std::vector<NodePtr> grads(loop->inputs.size(), nullptr);
   for (size_t k = 0; k < float_seqs.size(); ++k) grads[float_seqs[k]] = tuple_get(bl, int64_t(k));
@@ -294,10 +332,12 @@ NodePtr make_loop(const LoopSpec& spec) {
             spec.new_states.size() == spec.state_inputs.size(),
         Status::internal, "loop: inconsistent specification");
   LoopSpec s = hoist_sequence_matmuls(spec);
+  s.aux_outputs = state_products(s);
   std::vector<NodePtr> bound = s.step_inputs;
   bound.insert(bound.end(), s.state_inputs.begin(), s.state_inputs.end());
   std::vector<NodePtr> roots = s.step_outputs;
   roots.insert(roots.end(), s.new_states.begin(), s.new_states.end());
+  roots.insert(roots.end(), s.aux_outputs.begin(), s.aux_outputs.end());
   std::vector<NodePtr> caps = captured_values(roots, bound);
   auto body = std::make_shared<Subgraph>();
   body->inputs = bound;
@@ -309,7 +349,8 @@ NodePtr make_loop(const LoopSpec& spec) {
   Attrs a{{"n_seq", int64_t(s.sequences.size())},
           {"n_state", int64_t(s.initial_states.size())},
           {"n_out", int64_t(s.step_outputs.size())},
-          {"reverse", int64_t(s.reverse)}};
+          {"reverse", int64_t(s.reverse)},
+          {"n_aux", int64_t(s.aux_outputs.size())}};
   a.set("body", GraphRef(body));
   NodePtr n = make_node("Loop", inputs, a);
   for (auto& r : roots)
