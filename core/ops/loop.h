@@ -27,6 +27,11 @@ struct LoopSpec {
   std::vector<NodePtr> aux_outputs;   // body values stacked for the gradient (set by make_loop)
 };
 
+// The body's placeholders (step inputs, then states) and its results (step outputs, then new
+// states) of a spec.
+std::vector<NodePtr> body_inputs(const LoopSpec& spec);
+std::vector<NodePtr> body_results(const LoopSpec& spec);
+
 NodePtr make_loop(const LoopSpec& spec);
 NodePtr tuple_get(const NodePtr& tuple, int64_t index);
 

@@ -5,7 +5,6 @@
 // a row block of reshape(X) W.
 #include "core/ops/loop_hoist.h"
 
-#include <algorithm>
 #include <cstdlib>
 #include <exception>
 #include <string>
@@ -32,11 +31,7 @@ bool hoisting_enabled() {
 
 LoopSpec hoist_sequence_matmuls(const LoopSpec& spec) {
   if (!hoisting_enabled()) return spec;
-  std::vector<NodePtr> bound = spec.step_inputs;
-  bound.insert(bound.end(), spec.state_inputs.begin(), spec.state_inputs.end());
-  std::vector<NodePtr> roots = spec.step_outputs;
-  roots.insert(roots.end(), spec.new_states.begin(), spec.new_states.end());
-  std::vector<NodePtr> order = topo_order_within(roots, bound);
+  std::vector<NodePtr> order = topo_order_within(body_results(spec), body_inputs(spec));
 
   std::unordered_set<const Node*> per_step, per_state;
   for (auto& x : spec.step_inputs) per_step.insert(x.get());
@@ -94,20 +89,11 @@ LoopSpec hoist_sequence_matmuls(const LoopSpec& spec) {
   }
   if (replaced.empty()) return spec;
 
-  // The body again, reading the hoisted products.
-  std::vector<NodePtr> roots_now = out.step_outputs;
-  roots_now.insert(roots_now.end(), out.new_states.begin(), out.new_states.end());
-  substitute(roots_now, bound, replaced);
-  std::copy(roots_now.begin(), roots_now.begin() + long(out.step_outputs.size()),
-            out.step_outputs.begin());
-  std::copy(roots_now.begin() + long(out.step_outputs.size()), roots_now.end(),
-            out.new_states.begin());
-
-  // Drop per-step inputs nothing reads any more (the hoisted sequences keep the loop's length).
-  std::vector<NodePtr> new_roots = out.step_outputs;
-  new_roots.insert(new_roots.end(), out.new_states.begin(), out.new_states.end());
+  // The body again, reading the hoisted products; then drop per-step inputs nothing reads any
+  // more (the hoisted sequences keep the loop's length).
+  substitute(out, replaced);
   std::unordered_set<const Node*> read;
-  for (auto& n : topo_order_within(new_roots, out.step_inputs)) read.insert(n.get());
+  for (auto& n : topo_order_within(body_results(out), out.step_inputs)) read.insert(n.get());
   LoopSpec kept = out;
   kept.sequences.clear();
   kept.step_inputs.clear();
@@ -123,14 +109,13 @@ LoopSpec hoist_sequence_matmuls(const LoopSpec& spec) {
   return kept;
 }
 
-void substitute(std::vector<NodePtr>& roots, const std::vector<NodePtr>& bound,
-                const std::unordered_map<const Node*, NodePtr>& replacement) {
+void substitute(LoopSpec& spec, const std::unordered_map<const Node*, NodePtr>& replacement) {
   std::unordered_map<const Node*, NodePtr> now = replacement;
   auto current = [&](const NodePtr& n) {
     auto it = now.find(n.get());
     return it == now.end() ? n : it->second;
   };
-  for (auto& n : topo_order_within(roots, bound)) {
+  for (auto& n : topo_order_within(body_results(spec), body_inputs(spec))) {
     if (now.count(n.get()) || n->op->leaf) continue;
     std::vector<NodePtr> ins;
     bool changed = false;
@@ -143,20 +128,18 @@ void substitute(std::vector<NodePtr>& roots, const std::vector<NodePtr>& bound,
     copy->keras_tensor = n->keras_tensor;
     now[n.get()] = copy;
   }
-  for (auto& r : roots) r = current(r);
+  for (auto& o : spec.step_outputs) o = current(o);
+  for (auto& s : spec.new_states) s = current(s);
 }
 
 std::vector<NodePtr> state_products(const LoopSpec& spec) {
   if (!hoisting_enabled()) return {};
-  std::vector<NodePtr> bound = spec.step_inputs;
-  bound.insert(bound.end(), spec.state_inputs.begin(), spec.state_inputs.end());
-  std::vector<NodePtr> roots = spec.step_outputs;
-  roots.insert(roots.end(), spec.new_states.begin(), spec.new_states.end());
-  std::unordered_set<const Node*> per_state(spec.state_inputs.size()), is_root;
+  std::vector<NodePtr> roots = body_results(spec);
+  std::unordered_set<const Node*> per_state, is_root;
   for (auto& s : spec.state_inputs) per_state.insert(s.get());
   for (auto& r : roots) is_root.insert(r.get());
   std::vector<NodePtr> products;
-  for (auto& n : topo_order_within(roots, bound)) {
+  for (auto& n : topo_order_within(roots, body_inputs(spec))) {
     for (auto& c : n->inputs)
       if (per_state.count(c.get())) per_state.insert(n.get());
     if (n->is("MatMul") && per_state.count(n.get()) && !is_root.count(n.get()))

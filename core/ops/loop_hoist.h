@@ -1,7 +1,6 @@
 // Work that a loop body repeats at every step without reading the states moves out of the loop.
 #pragma once
 #include <unordered_map>
-#include <vector>
 
 #include "core/ops/loop.h"
 
@@ -19,10 +18,9 @@ LoopSpec hoist_sequence_matmuls(const LoopSpec& spec);
 // plan stores only when the gradient loop reads them instead of computing them again.
 std::vector<NodePtr> state_products(const LoopSpec& spec);
 
-// Rebuilds the nodes between `bound` and `roots` that read a replaced node (transitively), with
-// the replacements; `roots` are replaced by their rebuilt versions.
-void substitute(std::vector<NodePtr>& roots, const std::vector<NodePtr>& bound,
-                const std::unordered_map<const Node*, NodePtr>& replacement);
+// Rebuilds the body nodes of `spec` that read a replaced node (transitively), with the
+// replacements, and points the spec's step outputs and new states at the rebuilt ones.
+void substitute(LoopSpec& spec, const std::unordered_map<const Node*, NodePtr>& replacement);
 
 // KB_HOIST=0 turns hoisting off (here and for the gradient loops' weight gradients), to compare.
 bool hoisting_enabled();

@@ -1,5 +1,4 @@
 // The Loop and TupleGet primitives, and the gradient of a Loop (a Loop over reversed time).
-#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -271,12 +270,8 @@ std::vector<NodePtr> grad_loop(const NodePtr& loop, const std::vector<NodePtr>& 
   // The step's products that read the states were stacked by the forward loop: read them
   // instead of computing them again (h_t U of every gate).
   if (n_aux > 0) {
-    std::vector<NodePtr> roots = back.step_outputs;
-    roots.insert(roots.end(), back.new_states.begin(), back.new_states.end());
-    std::vector<NodePtr> bound = back.step_inputs;
-    bound.insert(bound.end(), back.state_inputs.begin(), back.state_inputs.end());
     std::unordered_set<const Node*> read;
-    for (auto& n : topo_order_within(roots, bound)) read.insert(n.get());
+    for (auto& n : topo_order_within(body_results(back), body_inputs(back))) read.insert(n.get());
     std::unordered_map<const Node*, NodePtr> stored;
     for (int64_t a = 0; a < n_aux; ++a) {
       const NodePtr& product = body.outputs[size_t(n_out + n_state + a)];
@@ -285,12 +280,7 @@ std::vector<NodePtr> grad_loop(const NodePtr& loop, const std::vector<NodePtr>& 
       back.step_inputs.push_back(placeholder_like(product, "stored_product"));
       stored[product.get()] = back.step_inputs.back();
     }
-    if (!stored.empty()) {
-      substitute(roots, bound, stored);
-      size_t no = back.step_outputs.size();
-      std::copy(roots.begin(), roots.begin() + long(no), back.step_outputs.begin());
-      std::copy(roots.begin() + long(no), roots.end(), back.new_states.begin());
-    }
+    substitute(back, stored);
   }
 
   NodePtr bl = make_loop(back);
@@ -326,6 +316,18 @@ OpRegistrar r2({"TupleGet", infer_tuple_get, nullptr, false, true});
 
 }  // namespace
 
+std::vector<NodePtr> body_inputs(const LoopSpec& spec) {
+  std::vector<NodePtr> v = spec.step_inputs;
+  v.insert(v.end(), spec.state_inputs.begin(), spec.state_inputs.end());
+  return v;
+}
+
+std::vector<NodePtr> body_results(const LoopSpec& spec) {
+  std::vector<NodePtr> v = spec.step_outputs;
+  v.insert(v.end(), spec.new_states.begin(), spec.new_states.end());
+  return v;
+}
+
 NodePtr make_loop(const LoopSpec& spec) {
   check(spec.sequences.size() == spec.step_inputs.size() &&
             spec.initial_states.size() == spec.state_inputs.size() &&
@@ -333,10 +335,8 @@ NodePtr make_loop(const LoopSpec& spec) {
         Status::internal, "loop: inconsistent specification");
   LoopSpec s = hoist_sequence_matmuls(spec);
   s.aux_outputs = state_products(s);
-  std::vector<NodePtr> bound = s.step_inputs;
-  bound.insert(bound.end(), s.state_inputs.begin(), s.state_inputs.end());
-  std::vector<NodePtr> roots = s.step_outputs;
-  roots.insert(roots.end(), s.new_states.begin(), s.new_states.end());
+  std::vector<NodePtr> bound = body_inputs(s);
+  std::vector<NodePtr> roots = body_results(s);
   roots.insert(roots.end(), s.aux_outputs.begin(), s.aux_outputs.end());
   std::vector<NodePtr> caps = captured_values(roots, bound);
   auto body = std::make_shared<Subgraph>();
