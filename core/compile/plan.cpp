@@ -451,10 +451,7 @@ std::vector<std::shared_ptr<Buffer>> run_plan(const Plan& plan,
     }
     if (!st.view && !st.dynamic && !out->storage) out->allocate();
     {
-      std::vector<Dims> in_dims;
-      if (step_profile_enabled())
-        for (auto* b : ins) in_dims.push_back(b->dims);
-      StepTimer timer(st.node->op->name, out->dims, in_dims);
+      StepTimer timer(st.node->op->name, *out, ins);
       (*kernel)(ins, *out);
     }
     check(!st.dynamic || Shape(out->dims).fully_known(), Status::internal, st.node->op->name,

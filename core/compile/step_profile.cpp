@@ -50,16 +50,14 @@ int profile_level() {
   return level;
 }
 
-bool step_profile_enabled() { return profile_level() > 0; }
-
-StepTimer::StepTimer(const std::string& op_name, const Dims& out_dims,
-                     const std::vector<Dims>& in_dims)
+StepTimer::StepTimer(const std::string& op_name, const Buffer& out,
+                     const std::vector<const Buffer*>& in)
     : on_(profile_level() > 0) {
   if (!on_) return;
-  key_ = profile_level() > 1 ? op_name + " " + dims_str(out_dims) : op_name;
+  key_ = profile_level() > 1 ? op_name + " " + dims_str(out.dims) : op_name;
   if (profile_level() > 2) {
     key_ += " <-";
-    for (auto& d : in_dims) key_ += " " + dims_str(d);
+    for (const Buffer* b : in) key_ += " " + dims_str(b->dims);
   }
   child_ns_saved_ = child_ns;
   child_ns = 0;

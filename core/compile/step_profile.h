@@ -6,16 +6,14 @@
 #include <string>
 #include <vector>
 
-#include "core/graph/shape.h"
+#include "core/graph/buffer.h"
 
 namespace kb {
-
-bool step_profile_enabled();
 
 // Times one step while alive; cheap no-op when profiling is off.
 class StepTimer {
  public:
-  StepTimer(const std::string& op_name, const Dims& out_dims, const std::vector<Dims>& in_dims);
+  StepTimer(const std::string& op_name, const Buffer& out, const std::vector<const Buffer*>& in);
   ~StepTimer();
   StepTimer(const StepTimer&) = delete;
   StepTimer& operator=(const StepTimer&) = delete;
