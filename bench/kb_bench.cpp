@@ -5,9 +5,10 @@
 // 784-512-512-10 training step, batch 128), W8 (one CNN training step), W9 (call overhead of a
 // compiled function adding two 1-element tensors) and W10 (peak resident memory of W7 and W8, each
 // in a fresh process). Prints one JSON line per measurement: the median wall time, its spread, and
-// the median CPU time of the process per call (cpu_ms); W1/W2 add the bytes a call must move at
-// least, W3/W4 the flops. "machine" lines give the limits of this machine (memory bandwidth of a
-// large copy, fp32 FMA peak from /proc/cpuinfo).
+// the median CPU time of the process per call (cpu_ms), the median heap allocations (malloc and
+// friends, all threads: allocs_per_call) and minor page faults (faults_per_call) per call; W1/W2
+// add the bytes a call must move at least, W3/W4 the flops. "machine" lines give the limits of this
+// machine (memory bandwidth of a large copy, fp32 FMA peak from /proc/cpuinfo).
 // Usage: kb_bench cpu|cuda [repeats] [workloads, e.g. W4,W5,machine]
 //        kb_bench cpu rss W7|W8   (internal: runs one step workload, prints its peak memory)
 #include <kbackend.h>
@@ -29,6 +30,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "alloc_counter.h"
 
 extern char** environ;
 
@@ -61,29 +64,40 @@ double cpu_ms() {
   return double(t.tv_sec) * 1e3 + double(t.tv_nsec) * 1e-6;
 }
 
+// Minor page faults of the process so far: fresh pages touched (memory not reused).
+double minor_faults() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return double(ru.ru_minflt);
+}
+
 // Median and spread (max-min)/median of `repeats` timed calls after `warmup` calls, in ms.
 // flops: floating-point operations of one call (adds gflops); bytes: the bytes one call must at
 // least read and write in memory (W1, W2: the table compares bytes / time with the bandwidth).
 void measure(const char* workload, const char* device, int warmup, int repeats,
              const std::function<void()>& call, double flops = 0, double bytes = 0) {
   for (int i = 0; i < warmup; ++i) call();
-  std::vector<double> ms, cpu;
+  std::vector<double> ms, cpu, allocs, faults;
   for (int i = 0; i < repeats; ++i) {
     double c0 = cpu_ms();
+    double f0 = minor_faults();
+    auto a0 = kb_bench::heap_allocations();
     auto t0 = std::chrono::steady_clock::now();
     call();
     auto t1 = std::chrono::steady_clock::now();
+    allocs.push_back(double(kb_bench::heap_allocations() - a0));
+    faults.push_back(minor_faults() - f0);
     cpu.push_back(cpu_ms() - c0);
     ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
-  std::sort(ms.begin(), ms.end());
-  std::sort(cpu.begin(), cpu.end());
+  for (auto* v : {&ms, &cpu, &allocs, &faults}) std::sort(v->begin(), v->end());
   double med = ms[ms.size() / 2];
   double spread = (ms.back() - ms.front()) / med;
   std::printf(
       "{\"system\":\"kbackend\",\"workload\":\"%s\",\"device\":\"%s\",\"median_ms\":%.6f,"
-      "\"spread\":%.3f,\"cpu_ms\":%.3f",
-      workload, device, med, spread, cpu[cpu.size() / 2]);
+      "\"spread\":%.3f,\"cpu_ms\":%.3f,\"allocs_per_call\":%.0f,\"faults_per_call\":%.0f",
+      workload, device, med, spread, cpu[cpu.size() / 2], allocs[allocs.size() / 2],
+      faults[faults.size() / 2]);
   if (flops > 0) std::printf(",\"flops\":%.0f,\"gflops\":%.1f", flops, flops / (med * 1e6));
   if (bytes > 0) std::printf(",\"bytes\":%.0f,\"gbps\":%.2f", bytes, bytes / (med * 1e6));
   std::printf("}\n");

@@ -49,12 +49,34 @@ Kernel loop_kernel(const KernelArgs& k, Device device) {
       args[i] = std::shared_ptr<Buffer>(std::shared_ptr<Buffer>{}, const_cast<Buffer*>(in[i]));
     for (int64_t j = 0; j < n_state; ++j)
       args[n_seq + j] = std::make_shared<Buffer>(*in[n_seq + j]);
-    auto copy_into = [&](Buffer& dst, int64_t step, const Buffer& src) {
-      size_t n = src.nbytes();
-      copy_within(device, static_cast<char*>(dst.data()) + size_t(step) * n, src.data(), n);
+    // Step t's slice of a stacked part, as storage that keeps the part alive.
+    auto slice = [&](size_t part, int64_t t) {
+      const Buffer& b = *(*parts)[part];
+      size_t n = b.nbytes() / size_t(steps);
+      return OutputPlace{
+          std::shared_ptr<void>(b.storage, static_cast<char*>(b.data()) + size_t(t) * n), n};
     };
+    // Copies src into step t's slice of a part unless the body wrote it there already.
+    auto copy_into = [&](size_t part, int64_t t, const Buffer& src) {
+      OutputPlace dst = slice(part, t);
+      if (dst.storage.get() != src.data())
+        copy_within(device, dst.storage.get(), src.data(), dst.bytes);
+    };
+    // The body writes its results straight into the stacked parts: outputs and products into
+    // step t's slices, new states into the stored states' next slice (the next step's input).
+    std::vector<OutputPlace> places(size_t(n_out + n_state + n_aux));
     for (int64_t it = 0; it < steps; ++it) {
       int64_t t = reverse ? steps - 1 - it : it;
+      int64_t next = reverse ? t - 1 : t + 1;
+      for (int64_t o = 0; o < n_out; ++o)
+        if (used[size_t(o)]) places[size_t(o)] = slice(size_t(o), t);
+      for (int64_t j = 0; j < n_state; ++j)
+        places[size_t(n_out + j)] = used[size_t(n_out + n_state + j)] && next >= 0 && next < steps
+                                        ? slice(size_t(n_out + n_state + j), next)
+                                        : OutputPlace{};
+      for (int64_t a = 0; a < n_aux; ++a)
+        if (used[size_t(n_out + 2 * n_state + a)])
+          places[size_t(n_out + n_state + a)] = slice(size_t(n_out + 2 * n_state + a), t);
       for (int64_t i = 0; i < n_seq; ++i) {
         auto v = std::make_shared<Buffer>(step_types[i].dtype, step_types[i].shape.dims);
         v->device = device;
@@ -64,14 +86,14 @@ Kernel loop_kernel(const KernelArgs& k, Device device) {
       }
       for (int64_t j = 0; j < n_state; ++j)
         if (used[size_t(n_out + n_state + j)])
-          copy_into(*(*parts)[n_out + n_state + j], t, *args[n_seq + j]);
-      std::vector<std::shared_ptr<Buffer>> res = run_plan(*plan, args);
+          copy_into(size_t(n_out + n_state + j), t, *args[n_seq + j]);
+      std::vector<std::shared_ptr<Buffer>> res = run_plan(*plan, args, places);
       for (auto& r : res) r = transfer(r, device);  // a step may have run on the CPU
       for (int64_t o = 0; o < n_out; ++o)
-        if (used[size_t(o)]) copy_into(*(*parts)[o], t, *res[o]);
+        if (used[size_t(o)]) copy_into(size_t(o), t, *res[o]);
       for (int64_t a = 0; a < n_aux; ++a)
         if (used[size_t(n_out + 2 * n_state + a)])
-          copy_into(*(*parts)[n_out + 2 * n_state + a], t, *res[n_out + n_state + a]);
+          copy_into(size_t(n_out + 2 * n_state + a), t, *res[n_out + n_state + a]);
       for (int64_t j = 0; j < n_state; ++j) args[n_seq + j] = res[n_out + j];
     }
     for (int64_t j = 0; j < n_state; ++j) {

@@ -411,8 +411,17 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
 }
 
 std::vector<std::shared_ptr<Buffer>> run_plan(const Plan& plan,
-                                              const std::vector<std::shared_ptr<Buffer>>& inputs) {
+                                              const std::vector<std::shared_ptr<Buffer>>& inputs,
+                                              const std::vector<OutputPlace>& places) {
   std::vector<std::shared_ptr<Buffer>> slots(plan.num_slots);
+  // The place of each slot that is an output with a place (the first such output of a slot).
+  std::vector<const OutputPlace*> slot_place;
+  if (!places.empty()) {
+    slot_place.assign(size_t(plan.num_slots), nullptr);
+    for (size_t k = 0; k < plan.outputs.size() && k < places.size(); ++k)
+      if (places[k].storage && !slot_place[size_t(plan.outputs[k])])
+        slot_place[size_t(plan.outputs[k])] = &places[k];
+  }
   for (auto& [idx, s] : plan.inputs) slots[s] = transfer(inputs[idx], plan.device);
   for (auto& [var, s] : plan.variables) {
     // Variables live where they are used: move them to the plan's device once.
@@ -438,7 +447,11 @@ std::vector<std::shared_ptr<Buffer>> run_plan(const Plan& plan,
     }
     auto out = std::make_shared<Buffer>(out_type->dtype, out_type->shape.dims);
     out->device = device;
-    if (st.in_place) {
+    const OutputPlace* place = slot_place.empty() ? nullptr : slot_place[size_t(st.out)];
+    if (place && !st.view && !st.dynamic && device == plan.device &&
+        place->bytes == out->nbytes()) {
+      out->storage = place->storage;
+    } else if (st.in_place) {
       // Reuse a dying input's storage: fewer allocations, and the output lands in cached lines.
       for (int s : st.release) {
         const std::shared_ptr<Buffer>& b = slots[s];

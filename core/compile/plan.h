@@ -63,9 +63,20 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
                                  Device device = Device::cpu,
                                  const std::vector<int>& fed_phases = {});
 
+// Where a caller wants an output written: storage of the output's size on the plan's device
+// (an aliasing pointer whose owner keeps it alive), or null for a fresh buffer.
+struct OutputPlace {
+  std::shared_ptr<void> storage;
+  size_t bytes = 0;
+};
+
 // Runs a plan; returns the output buffers (on the plan's device) and applies the updates.
+// `places` (empty, or one per output): the step computing output k writes into places[k] when
+// it can (a kernel writing fresh memory, sizes equal); the caller checks where each output
+// landed (a view, an input or a constant passed through lands elsewhere and is to be copied).
 std::vector<std::shared_ptr<Buffer>> run_plan(const Plan& plan,
-                                              const std::vector<std::shared_ptr<Buffer>>& inputs);
+                                              const std::vector<std::shared_ptr<Buffer>>& inputs,
+                                              const std::vector<OutputPlace>& places = {});
 
 // Nodes reachable from roots, inputs before their users.
 std::vector<NodePtr> topo_order(const std::vector<NodePtr>& roots);

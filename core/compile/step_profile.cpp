@@ -54,6 +54,7 @@ StepTimer::StepTimer(const std::string& op_name, const Buffer& out,
                      const std::vector<const Buffer*>& in)
     : on_(profile_level() > 0) {
   if (!on_) return;
+  enter_ = std::chrono::steady_clock::now();
   key_ = profile_level() > 1 ? op_name + " " + dims_str(out.dims) : op_name;
   if (profile_level() > 2) {
     key_ += " <-";
@@ -69,11 +70,16 @@ StepTimer::~StepTimer() {
   double ns =
       std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start_).count();
   double exclusive = ns - child_ns;
-  child_ns = child_ns_saved_ + ns;
-  std::lock_guard<std::mutex> lock(totals().mu);
-  auto& v = totals().by_op[key_];
-  v.first += 1;
-  v.second += exclusive;
+  {
+    std::lock_guard<std::mutex> lock(totals().mu);
+    auto& v = totals().by_op[key_];
+    v.first += 1;
+    v.second += exclusive;
+  }
+  // The enclosing step excludes this whole timer, the profiler's own key building and
+  // bookkeeping included: a Loop's time is its own work, not the profiling of its body.
+  auto exit = std::chrono::steady_clock::now();
+  child_ns = child_ns_saved_ + std::chrono::duration<double, std::nano>(exit - enter_).count();
 }
 
 }  // namespace kb

@@ -21,7 +21,7 @@ class StepTimer {
  private:
   bool on_ = false;
   std::string key_;
-  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point enter_, start_;
   double child_ns_saved_ = 0;
 };
 

@@ -385,3 +385,43 @@ def test_bias_and_weight_gradients_summed_after_the_loop(setup):
     f = build(False)
     np.testing.assert_allclose(sym[4], finite_difference(lambda v: f(x, W, U, v)[0], b),
                                rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("go_backwards", [False, True])
+def test_step_results_that_alias_states_views_and_each_other(setup, go_backwards):
+    # The body writes its results straight into the stacked parts where it can; results that
+    # are an unchanged state, a view (reshape) of another result, or one value returned twice
+    # land elsewhere and are copied. Symbolic against unrolled, values and gradients.
+    x, h0, W, U = setup
+
+    def build(unroll):
+        xp, hp = placeholder([3, 5, 4], F64), placeholder([3, 6], F64)
+        Wp, Up = placeholder([4, 6], F64), placeholder([6, 6], F64)
+
+        def fn(xt, states):
+            h, c, k = states
+            h2 = kb.op("tanh", kb.op("add", kb.op("dot", xt, Wp), kb.op("dot", h, Up)))
+            flat = kb.op("reshape", kb.op("reshape", h2, kb.i64([18]), 1), kb.i64([3, 6]), 2)
+            c2 = kb.op("add", c, flat)
+            return h, [h2, c2, k]  # the output lags: the state read, not the one written
+
+        k0 = kb.op("multiply", hp, const(np.float64(2.0)))
+        last, outs, states = rnn(fn, xp, [hp, hp, k0], go_backwards=go_backwards, unroll=unroll)
+        loss = kb.op("add", kb.op("sum", kb.op("multiply", outs, outs), None, 0, 0),
+                     kb.op("sum", kb.op("multiply", states[1], states[2]), None, 0, 0))
+        return kb.Function([xp, Wp, Up, hp],
+                           [loss, outs, last] + list(states) + kb.gradients(loss, [xp, Wp, Up, hp]))
+
+    sym, unr = build(False)(x, W, U, h0), build(True)(x, W, U, h0)
+    for a, b in zip(sym, unr):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    # NumPy: outputs are the states read at each step.
+    h, c = h0.copy(), h0.copy()
+    outs = []
+    for t in (range(4, -1, -1) if go_backwards else range(5)):
+        outs.append(h)
+        h2 = np.tanh(x[:, t] @ W + h @ U)
+        h, c = h2, c + h2
+    np.testing.assert_allclose(sym[1], np.stack(outs, 1), rtol=1e-12)
+    np.testing.assert_allclose(sym[4], c, rtol=1e-12)
+    np.testing.assert_allclose(sym[5], 2 * h0, rtol=1e-12)

@@ -1,0 +1,12 @@
+// Heap allocations made by this process (every thread, the library's included): the benchmark
+// reports them per call, to show what a compiled function allocates in its steady state.
+#pragma once
+#include <cstdint>
+
+namespace kb_bench {
+
+// malloc, calloc, realloc, aligned_alloc, posix_memalign and memalign calls so far (operator new
+// goes through malloc).
+uint64_t heap_allocations();
+
+}  // namespace kb_bench
