@@ -1,5 +1,6 @@
 #include "core/autodiff/gradients.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -7,6 +8,7 @@
 #include "core/graph/scalar.h"
 #include "core/ops/build.h"
 #include "core/ops/op.h"
+#include "core/ops/slice_spec.h"
 #include "core/util/error.h"
 
 namespace kb {
@@ -22,6 +24,51 @@ NodePtr ones_seed(const NodePtr& loss) {
   for (int64_t i = 0; i < b->numel(); ++i)
     write_scalar(loss->dtype(), static_cast<char*>(b->data()) + i * dtype_size(loss->dtype()), 1.0);
   return constant_node(b);
+}
+
+// The sum of the gradients reaching `target`, in the order they arrived. Blocks sliced from
+// `target` that tile one axis (the gates cut from one product, the columns of a concatenated
+// weight) each send a zero-padded StridedSliceGrad; their sum is then the concatenation of their
+// gradients: one copy instead of a padded tensor per block and the additions.
+NodePtr sum_gradients(const NodePtr& target, const std::vector<NodePtr>& gs) {
+  std::vector<std::pair<AxisBlock, NodePtr>> blocks;
+  std::vector<NodePtr> rest;
+  for (auto& g : gs) {
+    AxisBlock b;
+    if (g->is("StridedSliceGrad") && g->inputs[1] == target &&
+        axis_block(target->shape().dims, g->attrs, &b) &&
+        (blocks.empty() || blocks[0].first.axis == b.axis))
+      blocks.push_back({b, g->inputs[0]});
+    else
+      rest.push_back(g);
+  }
+  NodePtr joined;
+  if (blocks.size() >= 2) {
+    std::stable_sort(blocks.begin(), blocks.end(),
+                     [](const auto& x, const auto& y) { return x.first.begin < y.first.begin; });
+    std::vector<NodePtr> parts;
+    int64_t axis = blocks[0].first.axis, at = 0;
+    bool tiles = true;
+    for (size_t i = 0; i < blocks.size() && tiles; ++i) {
+      const AxisBlock& b = blocks[i].first;
+      if (i > 0 && b.begin == blocks[i - 1].first.begin && b.end == blocks[i - 1].first.end) {
+        parts.back() = add(parts.back(), blocks[i].second);  // the same block sliced twice
+        continue;
+      }
+      tiles = b.begin == at && b.end > b.begin;
+      at = b.end;
+      parts.push_back(blocks[i].second);
+    }
+    if (tiles && at == target->shape().dims[size_t(axis)])
+      joined = make_node("Concat", parts, {{"axis", axis}});
+  }
+  if (!joined) {
+    NodePtr sum;
+    for (auto& g : gs) sum = sum ? add(sum, g) : g;
+    return sum;
+  }
+  for (auto& g : rest) joined = add(joined, g);
+  return joined;
 }
 
 }  // namespace
@@ -43,14 +90,18 @@ std::vector<NodePtr> gradients(const NodePtr& loss, const std::vector<NodePtr>& 
     for (auto& c : n->inputs) d = d || depends.count(c.get());
     if (d) depends.insert(n.get());
   }
-  std::unordered_map<const Node*, NodePtr> grad;
-  if (depends.count(loss.get())) grad[loss.get()] = ones_seed(loss);
+  // Gradients reaching each node, summed when the node is reached (all its users are done).
+  std::unordered_map<const Node*, std::vector<NodePtr>> incoming;
+  if (depends.count(loss.get())) incoming[loss.get()] = {ones_seed(loss)};
+  auto total = [&](const NodePtr& n) -> NodePtr {
+    auto it = incoming.find(n.get());
+    if (it == incoming.end()) return nullptr;
+    if (it->second.size() > 1) it->second = {sum_gradients(n, it->second)};
+    return it->second[0];
+  };
   // Tuple-typed nodes (Loop) collect one gradient per part from their TupleGet users.
   std::unordered_map<const Node*, std::vector<NodePtr>> part_grads;
-  auto accumulate = [&](const NodePtr& target, const NodePtr& g) {
-    auto& slot = grad[target.get()];
-    slot = slot ? add(slot, g) : g;
-  };
+
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const NodePtr& n = *it;
     std::vector<NodePtr> ig;
@@ -59,30 +110,30 @@ std::vector<NodePtr> gradients(const NodePtr& loss, const std::vector<NodePtr>& 
       if (pg == part_grads.end()) continue;
       ig = n->op->grad_parts(n, pg->second);
     } else {
-      auto g = grad.find(n.get());
-      if (g == grad.end()) continue;
+      NodePtr g = total(n);
+      if (!g) continue;
       if (n->is("TupleGet")) {
         const NodePtr& t = n->inputs[0];
         if (!depends.count(t.get())) continue;
         auto& parts = part_grads[t.get()];
         parts.resize(t->type.parts.size());
         auto& slot = parts[size_t(n->attrs.i("index"))];
-        slot = slot ? add(slot, g->second) : g->second;
+        slot = slot ? add(slot, g) : g;
         continue;
       }
       if (!n->op->grad || n->inputs.empty()) continue;
-      ig = n->op->grad(n, g->second);
+      ig = n->op->grad(n, g);
     }
     for (size_t i = 0; i < n->inputs.size() && i < ig.size(); ++i) {
       const NodePtr& c = n->inputs[i];
       if (!ig[i] || !depends.count(c.get()) || !is_floating(c->dtype())) continue;
-      accumulate(c, ig[i]);
+      incoming[c.get()].push_back(ig[i]);
     }
   }
   std::vector<NodePtr> out;
   for (auto& w : wrt) {
-    auto g = grad.find(w.get());
-    out.push_back(g != grad.end() ? g->second : zeros_like(w));
+    NodePtr g = total(w);
+    out.push_back(g ? g : zeros_like(w));
   }
   return out;
 }

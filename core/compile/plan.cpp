@@ -117,6 +117,26 @@ const RunTimeKernels::Entry& run_time_kernel(const Step& st,
   return rt.by_signature.emplace(key, std::move(e)).first->second;
 }
 
+// Steps whose value no output, update or kept step reads are dropped (a stateful op stays: it
+// advances its state). They arise where a graph names a value only for its shape or type, or
+// where a rewrite left the value it replaced reachable.
+void drop_unread_steps(Plan& plan) {
+  std::vector<bool> read(size_t(plan.num_slots), false);
+  for (int s : plan.outputs) read[size_t(s)] = true;
+  for (auto& u : plan.updates) read[size_t(u.second)] = true;
+  std::vector<bool> keep(plan.steps.size(), false);
+  for (size_t i = plan.steps.size(); i-- > 0;) {
+    const Step& st = plan.steps[i];
+    keep[i] = read[size_t(st.out)] || st.node->op->stateful;
+    if (keep[i])
+      for (int s : st.in) read[size_t(s)] = true;
+  }
+  std::vector<Step> kept;
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    if (keep[i]) kept.push_back(std::move(plan.steps[i]));
+  plan.steps = std::move(kept);
+}
+
 }  // namespace
 
 std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
@@ -372,15 +392,22 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
   for (auto& o : outputs) plan->outputs.push_back(slot_of(o));
   for (auto& a : assigns) plan->updates.push_back({a->inputs[0], slot_of(a->inputs[1])});
   fuse_elementwise(*plan, input_types);
+  drop_unread_steps(*plan);
 
-  // KB_LOG_PLAN=1 lists the steps and where each runs (to spot CPU fallbacks on a GPU).
-  static const bool log_plan = [] {
+  // KB_LOG_PLAN=1 lists the steps and where each runs (to spot CPU fallbacks on a GPU); 2 adds
+  // each step's output shape and the ops of the nodes it reads.
+  static const int log_plan = [] {
     const char* v = std::getenv("KB_LOG_PLAN");
-    return v && std::string(v) == "1";
+    return v ? std::atoi(v) : 0;
   }();
-  if (log_plan) {
+  if (log_plan > 0) {
     std::string text = "kbackend plan (" + std::string(device_name(device)) + "):";
-    for (auto& st : plan->steps) text += " " + st.node->op->name + "@" + device_name(st.device);
+    for (auto& st : plan->steps) {
+      text += " " + st.node->op->name + "@" + device_name(st.device);
+      if (log_plan < 2) continue;
+      text += dims_str(st.out_type.shape.dims) + "<-";
+      for (auto& c : st.node->inputs) text += c->op->name + ",";
+    }
     std::fprintf(stderr, "%s\n", text.c_str());
   }
 

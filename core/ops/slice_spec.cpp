@@ -69,4 +69,27 @@ SliceMap slice_map(const Dims& src, const Attrs& a) {
   return m;
 }
 
+bool axis_block(const Dims& src, const Attrs& attrs, AxisBlock* block) {
+  for (int64_t d : src)
+    if (d < 0) return false;
+  std::vector<AxisSlice> sl;
+  try {
+    sl = resolve_slices(src, attrs, "slice");
+  } catch (const Error&) {
+    return false;
+  }
+  int found = 0;
+  for (size_t i = 0; i < sl.size(); ++i) {
+    if (sl[i].shrink || (sl[i].step != 1 && sl[i].length > 1)) return false;
+    if (sl[i].start == 0 && sl[i].length == src[i]) continue;
+    if (++found > 1) return false;
+    *block = {int64_t(i), sl[i].start, sl[i].start + sl[i].length};
+  }
+  if (found == 0) {  // the whole tensor: a block of all of axis 0
+    if (src.empty()) return false;
+    *block = {0, 0, src[0]};
+  }
+  return true;
+}
+
 }  // namespace kb

@@ -26,4 +26,11 @@ struct SliceMap {
 };
 SliceMap slice_map(const Dims& src, const Attrs& attrs);
 
+// A slice that keeps every axis whole but one, where it takes the contiguous range [begin, end)
+// (step 1, no shrink): a block of columns, say. False for any other slice, or unknown dims.
+struct AxisBlock {
+  int64_t axis = 0, begin = 0, end = 0;
+};
+bool axis_block(const Dims& src, const Attrs& attrs, AxisBlock* block);
+
 }  // namespace kb
