@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <new>
@@ -19,12 +20,17 @@ class HostPool {
  public:
   HostPool() {
     const char* env = std::getenv("KB_HOST_CACHE_MB");
-    if (env && *env) limit_ = size_t(std::strtoull(env, nullptr, 10)) << 20;
+    if (env && *env) {
+      limit_ = size_t(std::strtoull(env, nullptr, 10)) << 20;
+      fixed_limit_ = true;
+    }
   }
 
   void* take(size_t bytes) {
     if (bytes >= kMinCachedBytes && limit_ > 0) {
       std::lock_guard<std::mutex> l(mu_);
+      live_ += bytes;
+      peak_live_ = std::max(peak_live_, live_);
       auto it = free_.find(bytes);
       if (it != free_.end() && !it->second.empty()) {
         void* p = it->second.back();
@@ -55,10 +61,16 @@ class HostPool {
     return p;
   }
 
+  // Unless KB_HOST_CACHE_MB fixes it, the cache may hold as much as the most the process ever
+  // had in use at once: a compiled function that needs more than the default between two calls
+  // (an LSTM's stacked states and gradients) would otherwise return blocks to the system at the
+  // end of every call and fault them in again on the next.
   void give(void* p, size_t bytes) {
     if (bytes >= kMinCachedBytes && limit_ > 0) {
       std::lock_guard<std::mutex> l(mu_);
-      if (cached_ + bytes <= limit_) {
+      live_ -= bytes;
+      size_t limit = fixed_limit_ ? limit_ : std::max(limit_, peak_live_);
+      if (cached_ + bytes <= limit) {
         free_[bytes].push_back(p);
         cached_ += bytes;
         return;
@@ -71,7 +83,9 @@ class HostPool {
   std::mutex mu_;
   std::unordered_map<size_t, std::vector<void*>> free_;
   size_t cached_ = 0;
+  size_t live_ = 0, peak_live_ = 0;  // bytes of cacheable blocks handed out and not given back
   size_t limit_ = size_t(256) << 20;
+  bool fixed_limit_ = false;
 };
 
 // Never destroyed: buffers may be released during static destruction.
