@@ -362,7 +362,9 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
           f.pick_pushed = true;
           child = f.n->inputs[size_t(f.pick)];
         }
-      } else if (f.i < f.n->inputs.size()) {
+      } else if (f.i < f.n->inputs.size() && !input_index.count(f.n.get())) {
+        // An input's value is given: what it was computed from (a loop body's captured
+        // transpose of an outer placeholder, say) is neither needed nor available.
         child = f.n->inputs[f.i++];
       }
       if (child) {

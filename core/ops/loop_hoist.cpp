@@ -109,6 +109,28 @@ LoopSpec hoist_sequence_matmuls(const LoopSpec& spec) {
   return kept;
 }
 
+LoopSpec pretranspose_fixed_operands(const LoopSpec& spec) {
+  if (!hoisting_enabled()) return spec;
+  std::vector<NodePtr> order = topo_order_within(body_results(spec), body_inputs(spec));
+  std::unordered_set<const Node*> inner;  // values that change from step to step
+  for (auto& x : body_inputs(spec)) inner.insert(x.get());
+  for (auto& n : order)
+    for (auto& c : n->inputs)
+      if (inner.count(c.get())) inner.insert(n.get());
+  std::unordered_map<const Node*, NodePtr> replaced;
+  for (auto& n : order) {
+    if (!n->is("MatMul") || n->attrs.i("transpose_a") != 0 || n->attrs.i("transpose_b") == 0)
+      continue;
+    const NodePtr& w = n->inputs[1];
+    if (inner.count(n->inputs[0].get()) && !inner.count(w.get()) && w->rank() == 2)
+      replaced[n.get()] = matmul(n->inputs[0], transpose(w, {1, 0}), false, false);
+  }
+  if (replaced.empty()) return spec;
+  LoopSpec out = spec;
+  substitute(out, replaced);
+  return out;
+}
+
 void substitute(LoopSpec& spec, const std::unordered_map<const Node*, NodePtr>& replacement) {
   std::unordered_map<const Node*, NodePtr> now = replacement;
   auto current = [&](const NodePtr& n) {

@@ -14,6 +14,12 @@ namespace kb {
 // inputs the body no longer reads are dropped. Returns `spec` unchanged when nothing qualifies.
 LoopSpec hoist_sequence_matmuls(const LoopSpec& spec);
 
+// A product of a step value with a fixed matrix transposed (dh = dz U^T in a gradient loop)
+// reads the matrix transposed once, before the loop: oneDNN's sgemm runs the plain layout faster
+// for these shapes (64x256 by 256x256 on two threads: 295 against 246 GFLOP/s alone; W6
+// forward+backward 2-5% faster). Returns `spec` unchanged when nothing qualifies.
+LoopSpec pretranspose_fixed_operands(const LoopSpec& spec);
+
 // The body's products that read the states (h_t U): make_loop stacks them as extra parts, which a
 // plan stores only when the gradient loop reads them instead of computing them again.
 std::vector<NodePtr> state_products(const LoopSpec& spec);

@@ -333,7 +333,7 @@ NodePtr make_loop(const LoopSpec& spec) {
             spec.initial_states.size() == spec.state_inputs.size() &&
             spec.new_states.size() == spec.state_inputs.size(),
         Status::internal, "loop: inconsistent specification");
-  LoopSpec s = hoist_sequence_matmuls(spec);
+  LoopSpec s = hoist_sequence_matmuls(pretranspose_fixed_operands(spec));
   s.aux_outputs = state_products(s);
   std::vector<NodePtr> bound = body_inputs(s);
   std::vector<NodePtr> roots = body_results(s);

@@ -425,3 +425,24 @@ def test_step_results_that_alias_states_views_and_each_other(setup, go_backwards
     np.testing.assert_allclose(sym[1], np.stack(outs, 1), rtol=1e-12)
     np.testing.assert_allclose(sym[4], c, rtol=1e-12)
     np.testing.assert_allclose(sym[5], 2 * h0, rtol=1e-12)
+
+
+def test_step_reads_a_value_computed_from_an_outer_placeholder(setup):
+    # The body captures transpose(U) of the function's placeholder U: the body plan takes the
+    # captured value as given and does not look for U itself.
+    x, h0, W, U = setup
+    xp, Wp, Up = placeholder([3, 5, 4], F64), placeholder([4, 6], F64), placeholder([6, 6], F64)
+
+    def fn(xt, states):
+        h = kb.op("tanh", kb.op("add", kb.op("dot", xt, Wp),
+                                kb.op("dot", states[0], kb.op("transpose", Up))))
+        return h, [h]
+
+    _, outs, _ = rnn(fn, xp, [const(h0)])
+    loss = kb.op("sum", kb.op("multiply", outs, outs), None, 0, 0)
+    got = kb.Function([xp, Wp, Up], [outs] + kb.gradients(loss, [Up]))(x, W, U)
+    expected, _, _ = ref_rnn(x, h0, W, U.T)
+    np.testing.assert_allclose(got[0], expected, rtol=1e-12)
+    f = kb.Function([xp, Wp, Up], [loss])
+    np.testing.assert_allclose(got[1], finite_difference(lambda v: f(x, W, v)[0], U), rtol=1e-5,
+                               atol=1e-7)
