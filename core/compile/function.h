@@ -26,11 +26,22 @@ class Function {
   size_t cached_plans() const;
 
  private:
+  // The last call's plan when `inputs` have its signature (mu_ held), else null.
+  std::shared_ptr<Plan> same_as_last_call(const std::vector<std::shared_ptr<Buffer>>& inputs) const;
+
   std::vector<NodePtr> inputs_, outputs_, updates_;  // inputs_: placeholders, sparse ones expanded
   std::vector<bool> sparse_input_;                   // per input as given
   Device device_;
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Plan>> cache_;
+  // The plan of the last call and what chose it: a call with the same input dtypes and dims
+  // (no learning phase among the inputs) takes it without building the cache key.
+  struct LastCall {
+    std::shared_ptr<Plan> plan;
+    std::vector<std::pair<DType, Dims>> inputs;
+    int phase = 0;
+    Device device = Device::cpu;
+  } last_;
 };
 
 // Evaluates a tensor that depends on no placeholder; the result is in host memory.
