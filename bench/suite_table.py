@@ -3,7 +3,8 @@ and round, <system>.<round>.jsonl, in a folder) and prints one Markdown table, p
 median over rounds of each system's per-round median, the ratio kbackend / best peer (below 1:
 kbackend is faster or smaller), the spread, and for W1-W3 the fraction of this machine's limit
 (W1/W2: bytes a call must move / time vs the copy bandwidth; W3: GFLOP/s vs the fp32 FMA peak).
-Writes the same as JSON (table.json in the folder). Standard library only.
+Then kbackend's heap allocations and page faults per call in the steady state. Writes the same
+as JSON (table.json in the folder). Standard library only.
 Usage: python3 bench/suite_table.py FOLDER"""
 import glob
 import json
@@ -88,6 +89,11 @@ def main():
             row["best_peer"] = best
             if "kbackend" in row["systems"]:
                 row["ratio"] = row["systems"]["kbackend"]["median"] / peers[best]["median"]
+        kb_recs = [r for r in d.get("kbackend", []) if "allocs_per_call" in r]
+        if kb_recs:
+            row["kbackend_steady_state"] = {
+                "allocs_per_call": statistics.median(r["allocs_per_call"] for r in kb_recs),
+                "faults_per_call": statistics.median(r["faults_per_call"] for r in kb_recs)}
         rows.append(row)
 
     def num(x):
@@ -115,6 +121,15 @@ def main():
         cells.append(" / ".join(f"{f:.0%}" for f in fr if f is not None)
                      if any(f is not None for f in fr) else "")
         print("| " + " | ".join(cells) + " |")
+    steady = [r for r in rows if "kbackend_steady_state" in r]
+    if steady:
+        print("\nkbackend in the steady state, per call (median over rounds; W9 per 1000 calls): "
+              "heap allocations (malloc and friends, all threads) / minor page faults")
+        print("| workload | allocations | page faults |")
+        print("|---|---|---|")
+        for r in steady:
+            st = r["kbackend_steady_state"]
+            print(f"| {r['workload']} | {st['allocs_per_call']:.0f} | {st['faults_per_call']:.0f} |")
     table = {"machine": machine, "bandwidth_gbps": bandwidth, "peak_gflops": peak,
              "systems": systems, "rows": rows}
     with open(os.path.join(folder, "table.json"), "w") as f:
