@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <mutex>
 #include <new>
@@ -33,7 +34,7 @@ class HostPool {
       peak_live_ = std::max(peak_live_, live_);
       auto it = free_.find(bytes);
       if (it != free_.end() && !it->second.empty()) {
-        void* p = it->second.back();
+        void* p = it->second.back().second;  // the most recently cached block of this size
         it->second.pop_back();
         cached_ -= bytes;
         return p;
@@ -70,8 +71,11 @@ class HostPool {
       std::lock_guard<std::mutex> l(mu_);
       live_ -= bytes;
       size_t limit = fixed_limit_ ? limit_ : std::max(limit_, peak_live_);
-      if (cached_ + bytes <= limit) {
-        free_[bytes].push_back(p);
+      if (bytes <= limit) {
+        // The oldest cached blocks make room: sizes a function no longer asks for (an earlier
+        // function's) go before the ones it uses on every call.
+        while (cached_ + bytes > limit) evict_oldest();
+        free_[bytes].push_back({clock_++, p});
         cached_ += bytes;
         return;
       }
@@ -81,7 +85,24 @@ class HostPool {
 
  private:
   std::mutex mu_;
-  std::unordered_map<size_t, std::vector<void*>> free_;
+  // Frees the block cached longest ago (the front of its size's list: each list is in the order
+  // the blocks were cached). The few sizes are scanned; no allocation on this path.
+  void evict_oldest() {
+    std::vector<std::pair<uint64_t, void*>>* oldest = nullptr;
+    size_t oldest_bytes = 0;
+    for (auto& [bytes, blocks] : free_)
+      if (!blocks.empty() && (!oldest || blocks.front().first < oldest->front().first)) {
+        oldest = &blocks;
+        oldest_bytes = bytes;
+      }
+    std::free(oldest->front().second);
+    oldest->erase(oldest->begin());
+    cached_ -= oldest_bytes;
+  }
+
+  // Cached blocks per size, each with the clock value when it was cached.
+  std::unordered_map<size_t, std::vector<std::pair<uint64_t, void*>>> free_;
+  uint64_t clock_ = 0;
   size_t cached_ = 0;
   size_t live_ = 0, peak_live_ = 0;  // bytes of cacheable blocks handed out and not given back
   size_t limit_ = size_t(256) << 20;
