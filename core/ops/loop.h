@@ -9,6 +9,7 @@
 // Stacked parts are indexed like the sequences: the step that reads index t writes index t.
 // Outer values the body uses are captured automatically and become inputs of the node.
 #pragma once
+#include <unordered_set>
 #include <vector>
 
 #include "core/graph/node.h"
@@ -43,6 +44,11 @@ std::vector<NodePtr> captured_values(const std::vector<NodePtr>& roots,
 // Nodes reachable from roots without descending into `boundary` nodes (which are included).
 std::vector<NodePtr> topo_order_within(const std::vector<NodePtr>& roots,
                                        const std::vector<NodePtr>& boundary);
+
+// The nodes of `order` (inputs before their users) that are one of `seeds` or read one,
+// directly or through others: the values that change when the seeds do.
+std::unordered_set<const Node*> dependents(const std::vector<NodePtr>& order,
+                                           const std::vector<NodePtr>& seeds);
 
 // The types of a subgraph's outputs for the given input types (static or concrete).
 std::vector<TensorType> infer_subgraph(const Subgraph& g, const std::vector<TensorType>& in);

@@ -33,14 +33,8 @@ LoopSpec hoist_sequence_matmuls(const LoopSpec& spec) {
   if (!hoisting_enabled()) return spec;
   std::vector<NodePtr> order = topo_order_within(body_results(spec), body_inputs(spec));
 
-  std::unordered_set<const Node*> per_step, per_state;
-  for (auto& x : spec.step_inputs) per_step.insert(x.get());
-  for (auto& s : spec.state_inputs) per_state.insert(s.get());
-  for (auto& n : order)
-    for (auto& c : n->inputs) {
-      if (per_step.count(c.get())) per_step.insert(n.get());
-      if (per_state.count(c.get())) per_state.insert(n.get());
-    }
+  std::unordered_set<const Node*> per_step = dependents(order, spec.step_inputs);
+  std::unordered_set<const Node*> per_state = dependents(order, spec.state_inputs);
 
   // Whole-sequence counterparts of per-step values (built lazily: unused ones are never run).
   std::unordered_map<const Node*, NodePtr> lifted;
@@ -112,11 +106,8 @@ LoopSpec hoist_sequence_matmuls(const LoopSpec& spec) {
 LoopSpec pretranspose_fixed_operands(const LoopSpec& spec) {
   if (!hoisting_enabled()) return spec;
   std::vector<NodePtr> order = topo_order_within(body_results(spec), body_inputs(spec));
-  std::unordered_set<const Node*> inner;  // values that change from step to step
-  for (auto& x : body_inputs(spec)) inner.insert(x.get());
-  for (auto& n : order)
-    for (auto& c : n->inputs)
-      if (inner.count(c.get())) inner.insert(n.get());
+  // Values that change from step to step.
+  std::unordered_set<const Node*> inner = dependents(order, body_inputs(spec));
   std::unordered_map<const Node*, NodePtr> replaced;
   for (auto& n : order) {
     if (!n->is("MatMul") || n->attrs.i("transpose_a") != 0 || n->attrs.i("transpose_b") == 0)
@@ -157,16 +148,13 @@ void substitute(LoopSpec& spec, const std::unordered_map<const Node*, NodePtr>& 
 std::vector<NodePtr> state_products(const LoopSpec& spec) {
   if (!hoisting_enabled()) return {};
   std::vector<NodePtr> roots = body_results(spec);
-  std::unordered_set<const Node*> per_state, is_root;
-  for (auto& s : spec.state_inputs) per_state.insert(s.get());
+  std::vector<NodePtr> order = topo_order_within(roots, body_inputs(spec));
+  std::unordered_set<const Node*> per_state = dependents(order, spec.state_inputs), is_root;
   for (auto& r : roots) is_root.insert(r.get());
   std::vector<NodePtr> products;
-  for (auto& n : topo_order_within(roots, body_inputs(spec))) {
-    for (auto& c : n->inputs)
-      if (per_state.count(c.get())) per_state.insert(n.get());
+  for (auto& n : order)
     if (n->is("MatMul") && per_state.count(n.get()) && !is_root.count(n.get()))
       products.push_back(n);
-  }
   return products;
 }
 

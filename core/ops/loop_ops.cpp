@@ -35,6 +35,19 @@ std::vector<NodePtr> topo_order_within(const std::vector<NodePtr>& roots,
   return order;
 }
 
+std::unordered_set<const Node*> dependents(const std::vector<NodePtr>& order,
+                                           const std::vector<NodePtr>& seeds) {
+  std::unordered_set<const Node*> d;
+  for (auto& s : seeds) d.insert(s.get());
+  for (auto& n : order)
+    for (auto& c : n->inputs)
+      if (d.count(c.get())) {
+        d.insert(n.get());
+        break;
+      }
+  return d;
+}
+
 std::vector<NodePtr> captured_values(const std::vector<NodePtr>& roots,
                                      const std::vector<NodePtr>& bound) {
   // Walk down from the roots; a node that does not depend on a bound node is outer: capture it
@@ -42,12 +55,7 @@ std::vector<NodePtr> captured_values(const std::vector<NodePtr>& roots,
   std::unordered_set<const Node*> bound_set;
   for (auto& b : bound) bound_set.insert(b.get());
   std::vector<NodePtr> all = topo_order_within(roots, bound);
-  std::unordered_set<const Node*> inner;
-  for (auto& n : all) {
-    bool d = bound_set.count(n.get()) > 0;
-    for (auto& c : n->inputs) d = d || inner.count(c.get());
-    if (d) inner.insert(n.get());
-  }
+  std::unordered_set<const Node*> inner = dependents(all, bound);
   std::vector<NodePtr> captured;
   std::unordered_set<const Node*> seen;
   auto consider = [&](const NodePtr& c) {
