@@ -110,14 +110,15 @@ std::vector<std::shared_ptr<Buffer>> Function::call(std::vector<std::shared_ptr<
   use_num_threads();
   check(inputs.size() == inputs_.size(), Status::invalid_argument, "function: expected ",
         inputs_.size(), " inputs, got ", inputs.size());
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    if (std::shared_ptr<Plan> plan = same_as_last_call(inputs)) {
-      auto results = run_plan(*plan, inputs);
-      for (auto& r : results) r = to_host(r);
-      return results;
-    }
-  }
+  std::lock_guard<std::mutex> l(mu_);
+  std::shared_ptr<Plan> plan = same_as_last_call(inputs);
+  if (!plan) plan = plan_for(inputs);
+  auto results = run_plan(*plan, inputs);
+  for (auto& r : results) r = to_host(r);
+  return results;
+}
+
+std::shared_ptr<Plan> Function::plan_for(std::vector<std::shared_ptr<Buffer>>& inputs) {
   std::string key;
   std::vector<TensorType> types;
   // A learning phase fed as a scalar input (as Keras feeds it) is part of the signature: the
@@ -137,9 +138,8 @@ std::vector<std::shared_ptr<Buffer>> Function::call(std::vector<std::shared_ptr<
   }
   int phase = Session::get().fixed_learning_phase().value_or(0);
   key += "phase=" + std::to_string(phase);
-  std::shared_ptr<Plan> plan;
-  std::lock_guard<std::mutex> l(mu_);
   key += device_name(device_);
+  std::shared_ptr<Plan> plan;
   auto it = cache_.find(key);
   if (it != cache_.end()) {
     plan = it->second;
@@ -156,9 +156,7 @@ std::vector<std::shared_ptr<Buffer>> Function::call(std::vector<std::shared_ptr<
     last_.phase = phase;
     last_.device = device_;
   }
-  auto results = run_plan(*plan, inputs);
-  for (auto& r : results) r = to_host(r);
-  return results;
+  return plan;
 }
 
 std::shared_ptr<Plan> Function::same_as_last_call(
