@@ -11,7 +11,7 @@
 #include <unordered_set>
 
 #include "core/backend/device.h"
-#include "core/compile/fuse_conv.h"
+#include "core/compile/fuse_epilogue.h"
 #include "core/compile/fuse_elementwise.h"
 #include "core/compile/step_profile.h"
 #include "core/graph/scalar.h"

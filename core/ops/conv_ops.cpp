@@ -116,7 +116,7 @@ OpRegistrar r1({"Conv", infer_conv, grad_conv});
 // ---- FusedConv(x, kernel[, bias]) -----------------------------------------------------------
 // Conv, then + bias (one value per output channel) when there is a third input, then relu when
 // the attribute relu is 1 (the other attributes are Conv's). Built only by the plan-time rewrite
-// of core/compile/fuse_conv.cpp, after gradients were taken on the unfused graph: no gradient.
+// of core/compile/fuse_epilogue.cpp, after gradients were taken on the unfused graph: no gradient.
 TensorType infer_fused_conv(const Ins& in, const Attrs& a) {
   ConvGeom g = ConvGeom::from(a);
   check(in.size() == 2 || in.size() == 3, Status::invalid_argument, g.who,

@@ -48,6 +48,25 @@ Grads grad_matmul(const NodePtr& nd, const NodePtr& dy) {
 }
 OpRegistrar r1({"MatMul", infer_matmul, grad_matmul});
 
+// FusedMatMul(a, b[, bias]): MatMul, then + bias[j] in column j when there is a third input, then
+// relu when the attribute relu is 1. Built only by the plan-time rewrite of
+// core/compile/fuse_epilogue.cpp, after gradients were taken on the unfused graph: no gradient.
+TensorType infer_fused_matmul(const Ins& in, const Attrs& a) {
+  check(in.size() == 2 || in.size() == 3, Status::invalid_argument,
+        "dot: a fused product takes 2 or 3 inputs, got ", in.size());
+  TensorType y = infer_matmul({in[0], in[1]}, a);
+  if (in.size() == 3) {
+    check(in[2].dtype == y.dtype, Status::dtype, "dot: the bias is ", dtype_name(in[2].dtype),
+          " but the product is ", dtype_name(y.dtype));
+    int64_t n = y.shape.dims.back();
+    int64_t nb = in[2].shape.fully_known() ? numel(in[2].shape.dims) : -1;
+    check(n < 0 || nb < 0 || nb == n, Status::shape, "dot: a bias of ", nb, " values for ", n,
+          " columns");
+  }
+  return y;
+}
+OpRegistrar r1f({"FusedMatMul", infer_fused_matmul, nullptr});
+
 TensorType infer_softmax(const Ins& in, const Attrs& a) {
   check(is_floating(in[0].dtype), Status::dtype, "softmax: expected a floating dtype, got ",
         dtype_name(in[0].dtype));

@@ -1,4 +1,4 @@
-"""The plan-time fusion of Conv -> bias add -> relu into one FusedConv (core/compile/fuse_conv.cpp):
+"""The plan-time fusion of Conv -> bias add -> relu into one FusedConv (core/compile/fuse_epilogue.cpp):
 fused results equal the unfused plan's (KB_FUSE=0) and NumPy's, gradients (taken on the unfused
 graph before compilation) still match, and the plans contain FusedConv exactly where the
 intermediate values have no other reader (KB_LOG_PLAN=1 in a child process).

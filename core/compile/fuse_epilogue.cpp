@@ -1,4 +1,4 @@
-#include "core/compile/fuse_conv.h"
+#include "core/compile/fuse_epilogue.h"
 
 #include <cstdlib>
 #include <string>
@@ -45,10 +45,30 @@ bool is_channel_bias(const NodePtr& b, const Node& conv) {
   return true;
 }
 
+// b as the second operand of Add(product, b): one value per column of a matrix product without
+// batch axes, shape (n) or (1, n).
+bool is_column_bias(const NodePtr& b, const Node& product) {
+  if (b->dtype() != product.dtype() || !b->shape().fully_known()) return false;
+  const Dims& bd = b->shape().dims;
+  int64_t n = product.shape().dims.back();
+  return n >= 0 && (bd == Dims{n} || bd == Dims{1, n});
+}
+
+// The products whose epilogue can be fused, the bias each takes and the fused op.
+const char* fused_op(const Node& n) {
+  if (n.dtype() != DType::f32 || n.inputs.size() != 2) return nullptr;
+  if (n.is("Conv")) return "FusedConv";
+  if (n.is("MatMul") && n.shape().rank_known && n.rank() == 2) return "FusedMatMul";
+  return nullptr;
+}
+bool is_bias(const NodePtr& b, const Node& product) {
+  return product.is("Conv") ? is_channel_bias(b, product) : is_column_bias(b, product);
+}
+
 struct Fusion {
-  NodePtr conv, bias;  // bias may be null
+  NodePtr product, bias;  // bias may be null
   bool relu = false;
-  std::vector<const Node*> replaced;  // conv, the Add, the Relu: all become the fused value
+  std::vector<const Node*> replaced;  // product, the Add, the Relu: all become the fused value
   NodePtr fused;                      // created when the graph is rebuilt
 };
 
@@ -91,15 +111,15 @@ std::shared_ptr<Plan> fused_plan(const std::vector<NodePtr>& inputs,
   std::vector<Fusion> fusions;
   std::unordered_map<const Node*, size_t> fusion_of;  // replaced node -> its fusion
   for (auto& n : order) {
-    if (!n->is("Conv") || n->dtype() != DType::f32 || n->inputs.size() != 2) continue;
+    if (!fused_op(*n)) continue;
     Fusion f;
-    f.conv = n;
+    f.product = n;
     f.replaced.push_back(n.get());
     const Node* top = n.get();
     const Node* r = only_reader(top);
     if (r && r->is("Add") && same_type(r->type, n->type) && !fusion_of.count(r)) {
       const NodePtr& other = r->inputs[0].get() == n.get() ? r->inputs[1] : r->inputs[0];
-      if (other.get() != n.get() && is_channel_bias(other, *n)) {
+      if (other.get() != n.get() && is_bias(other, *n)) {
         f.bias = other;
         top = r;
         f.replaced.push_back(r);
@@ -145,14 +165,14 @@ std::shared_ptr<Plan> fused_plan(const std::vector<NodePtr>& inputs,
   }
   if (!kept_any) return nullptr;
 
-  // Rebuild: the replaced nodes become their fusion's node, which reads the convolution's inputs
+  // Rebuild: the replaced nodes become their fusion's node, which reads the product's inputs
   // and the bias; nodes whose inputs changed are copied with the new inputs; everything else
   // (leaves included) stays as it is. The order puts a fusion's inputs before all its nodes.
   auto deps = [&](const Node* n) -> std::vector<NodePtr> {
     auto fo = fusion_of.find(n);
     if (fo == fusion_of.end()) return n->inputs;
     const Fusion& f = fusions[fo->second];
-    std::vector<NodePtr> d = f.conv->inputs;
+    std::vector<NodePtr> d = f.product->inputs;
     if (f.bias) d.push_back(f.bias);
     return d;
   };
@@ -194,11 +214,11 @@ std::shared_ptr<Plan> fused_plan(const std::vector<NodePtr>& inputs,
     if (fo != fusion_of.end()) {
       Fusion& f = fusions[fo->second];
       if (!f.fused) {
-        Attrs a = f.conv->attrs;
+        Attrs a = f.product->attrs;
         a.set("relu", int64_t(f.relu));
-        std::vector<NodePtr> ins = {mapped(f.conv->inputs[0]), mapped(f.conv->inputs[1])};
+        std::vector<NodePtr> ins = {mapped(f.product->inputs[0]), mapped(f.product->inputs[1])};
         if (f.bias) ins.push_back(mapped(f.bias));
-        f.fused = make_node("FusedConv", std::move(ins), std::move(a), f.conv->name);
+        f.fused = make_node(fused_op(*f.product), std::move(ins), std::move(a), f.product->name);
       }
       now[n.get()] = f.fused;
       continue;
