@@ -118,28 +118,39 @@ Runner::Runner(std::shared_ptr<const PrimSpec> spec, int64_t work) : spec_(std::
     owned_.push_back(aligned_buffer(spec_->scratchpad.get_size()));
     scratch_ = dnnl::memory(spec_->scratchpad, engine(), owned_.back().get());
   }
+  // The argument lists are made once: the memory objects keep their identity and only their
+  // data handles change per run (so that a run allocates nothing).
+  const auto& specs = spec_->args;
+  reorder_args_.resize(specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const ArgSpec& a = specs[i];
+    exec_args_.push_back({a.id, (a.needs_reorder ? inner_[i] : user_[i]).get()});
+    if (a.needs_reorder) {
+      const dnnl::memory& from = a.output ? inner_[i] : user_[i];
+      const dnnl::memory& to = a.output ? user_[i] : inner_[i];
+      reorder_args_[i] = {{DNNL_ARG_FROM, from.get()}, {DNNL_ARG_TO, to.get()}};
+    }
+  }
+  if (scratch_) exec_args_.push_back({DNNL_ARG_SCRATCHPAD, scratch_.get()});
+}
+
+void Runner::execute(const dnnl::primitive& p, const std::vector<dnnl_exec_arg_t>& args) {
+  dnnl_status_t st = dnnl_primitive_execute(p.get(), stream().get(), int(args.size()), args.data());
+  if (st != dnnl_success) throw dnnl::error(st, "could not execute a primitive");
 }
 
 void Runner::run(const std::vector<void*>& ptrs) {
   SerialScope serial(serial_);
-  dnnl::stream& s = stream();
-  std::unordered_map<int, dnnl::memory> args;
   const auto& specs = spec_->args;
   for (size_t i = 0; i < specs.size(); ++i) {
     user_[i].set_data_handle(ptrs[i]);
     const ArgSpec& a = specs[i];
-    if (a.needs_reorder && !a.output)
-      a.reorder.execute(s, {{DNNL_ARG_FROM, user_[i]}, {DNNL_ARG_TO, inner_[i]}});
-    args[a.id] = a.needs_reorder ? inner_[i] : user_[i];
+    if (a.needs_reorder && !a.output) execute(a.reorder, reorder_args_[i]);
   }
-  if (scratch_) args[DNNL_ARG_SCRATCHPAD] = scratch_;
-  spec_->prim.execute(s, args);
-  for (size_t i = 0; i < specs.size(); ++i) {
-    const ArgSpec& a = specs[i];
-    if (a.needs_reorder && a.output)
-      a.reorder.execute(s, {{DNNL_ARG_FROM, inner_[i]}, {DNNL_ARG_TO, user_[i]}});
-  }
-  s.wait();
+  execute(spec_->prim, exec_args_);
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (specs[i].needs_reorder && specs[i].output) execute(specs[i].reorder, reorder_args_[i]);
+  stream().wait();
 }
 
 }  // namespace kb::cpu::dnnl_util

@@ -83,6 +83,9 @@ class Runner {
   bool serial_ = false;
   std::vector<dnnl::memory> user_, inner_;
   dnnl::memory scratch_;
+  std::vector<dnnl_exec_arg_t> exec_args_;                  // the primitive's
+  std::vector<std::vector<dnnl_exec_arg_t>> reorder_args_;  // per arg with a reorder
+  static void execute(const dnnl::primitive& p, const std::vector<dnnl_exec_arg_t>& args);
   std::vector<std::shared_ptr<void>> owned_;
 };
 
