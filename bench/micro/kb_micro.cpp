@@ -1,5 +1,6 @@
 // Google Benchmark microbenchmarks of a few primitives through the C ABI, each a compiled function
-// called on inputs from host memory: elementwise add, sigmoid, the sum over the last axis, softmax,
+// called on inputs from host memory: elementwise add, sigmoid, a fused LSTM gate, the sum over the
+// last axis, softmax,
 // dot, and the call overhead of a 1-element add. Built only where find_package(benchmark) finds
 // Google Benchmark (target kb_micro); run alone: build/kb_micro [--benchmark_filter=...].
 #include <benchmark/benchmark.h>
@@ -83,6 +84,24 @@ void BM_sigmoid(benchmark::State& state) {
       2.0 * double(n) * sizeof(float));
 }
 BENCHMARK(BM_sigmoid)->Arg(1 << 20)->Arg(1 << 24)->Unit(benchmark::kMicrosecond);
+
+// An LSTM gate as the loops run it: sigmoid(x W + h U + b) on (rows, 256), one fused pass.
+void BM_fused_gate(benchmark::State& state) {
+  int64_t n = state.range(0);
+  run(
+      state, {{n, 256}, {n, 256}, {256}},
+      [](const std::vector<kb_tensor*>& x) {
+        kb_tensor *s, *z, *y;
+        ok(kb_add(x[0], x[1], &s), "add");
+        ok(kb_bias_add(s, x[2], KB_CHANNELS_LAST, &z), "bias_add");
+        ok(kb_sigmoid(z, &y), "sigmoid");
+        kb_tensor_release(s);
+        kb_tensor_release(z);
+        return y;
+      },
+      3.0 * double(n) * 256 * sizeof(float));
+}
+BENCHMARK(BM_fused_gate)->Arg(64)->Arg(4096)->Unit(benchmark::kMicrosecond);
 
 void BM_sum_last_axis(benchmark::State& state) {
   int64_t n = state.range(0);

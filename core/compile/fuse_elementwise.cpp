@@ -25,7 +25,8 @@ const bool kBinaryOk[] = {KB_BINARY_OPS(KB_FUSE_OK)};
 #undef KB_FUSE_NAME
 #undef KB_FUSE_OK
 
-enum Kind { kLoad = 0, kUnary = 1, kBinary = 2, kCast = 3 };
+// kBroadcast: BroadcastLike, whose operand the fused kernel loads broadcast in place.
+enum Kind { kLoad = 0, kUnary = 1, kBinary = 2, kCast = 3, kBroadcast = 4 };
 
 // The table position of a fusable unary (kind 1) or binary (kind 2) operation, else -1.
 int table_index(const std::string& name, int kind) {
@@ -73,6 +74,10 @@ Member classify(const Step& st, const std::vector<TensorType>& slot_type,
   if (name == "Cast" && st.in.size() == 1) {
     const TensorType& t = slot_type[size_t(st.in[0])];
     if (t.shape.dims == st.out_type.shape.dims) m.kind = kCast;
+    return m;
+  }
+  if (name == "BroadcastLike") {
+    if (slot_type[size_t(st.in[0])].dtype == st.out_type.dtype) m.kind = kBroadcast;
     return m;
   }
   int kind = st.in.size() == 1 ? kUnary : st.in.size() == 2 ? kBinary : -1;
@@ -223,8 +228,9 @@ void fuse_elementwise(Plan& plan, const std::vector<TensorType>& input_types) {
         int b = operand(cmp, 1);
         prog.push_back({kBinary, m.op, nv, a, b});
         value[st.out] = nv++;
-      } else if (m.kind == kCast) {
-        value[st.out] = operand(st, 0);  // a load converts; a member is already of this dtype
+      } else if (m.kind == kCast || m.kind == kBroadcast) {
+        // A load converts and broadcasts; a member is already of this dtype and shape.
+        value[st.out] = operand(st, 0);
       } else if (m.kind == kUnary) {
         int a = operand(st, 0);
         prog.push_back({kUnary, m.op, nv, a, 0});

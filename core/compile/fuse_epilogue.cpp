@@ -16,13 +16,7 @@ namespace {
 // Whether node n reads input i for its type alone (its values are never touched), so that any
 // other value of the same dtype and shape can take its place.
 bool reads_shape_only(const Node& n, size_t i) {
-  if (n.op->shape_only) return true;
-  static const std::unordered_map<std::string, size_t> like_input = {
-      {"SumToLike", 1},        {"ReshapeLike", 1},        {"BroadcastLike", 1},
-      {"ConvBackwardData", 2}, {"ConvBackwardFilter", 2},
-  };
-  auto it = like_input.find(n.op->name);
-  return it != like_input.end() && it->second == i;
+  return n.op->shape_only || int(i) == n.op->shape_input;
 }
 
 bool same_type(const TensorType& a, const TensorType& b) {

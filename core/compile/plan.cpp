@@ -293,6 +293,10 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
             }
             st.in.push_back(ci.slot);
           }
+          // An input read for its type alone, whose shape is known now, is not read at run
+          // time: another value stands in, so that nothing computes it for this step.
+          int like = n.op->shape_input;
+          if (known && like > 0 && size_t(like) < st.in.size()) st.in[size_t(like)] = st.in[0];
           if (known) {
             auto reads = tuple_reads.find(&n);
             std::tie(st.kernel, step_device) =
@@ -397,12 +401,30 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
   drop_unread_steps(*plan);
 
   // KB_LOG_PLAN=1 lists the steps and where each runs (to spot CPU fallbacks on a GPU); 2 adds
-  // each step's output shape and the ops of the nodes it reads.
+  // each step's output shape and the ops of the nodes it reads; 3 lists one step per line with
+  // the slots it reads and writes (inputs, variables and constants first).
   static const int log_plan = [] {
     const char* v = std::getenv("KB_LOG_PLAN");
     return v ? std::atoi(v) : 0;
   }();
-  if (log_plan > 0) {
+  if (log_plan >= 3) {
+    std::string text = "kbackend plan (" + std::string(device_name(device)) + "):\n  inputs";
+    for (auto& [idx, slot] : plan->inputs)
+      text += " s" + std::to_string(slot) + "=#" + std::to_string(idx);
+    text += "\n  variables";
+    for (auto& [var, slot] : plan->variables) text += " s" + std::to_string(slot);
+    text += "\n  constants";
+    for (auto& [slot, b] : plan->constants) text += " s" + std::to_string(slot);
+    for (auto& st : plan->steps) {
+      text += "\n  s" + std::to_string(st.out) + " = " + st.node->op->name + "(";
+      for (size_t i = 0; i < st.in.size(); ++i)
+        text += (i ? ", s" : "s") + std::to_string(st.in[i]);
+      text += ") " + dims_str(st.out_type.shape.dims);
+    }
+    text += "\n  outputs";
+    for (int slot : plan->outputs) text += " s" + std::to_string(slot);
+    std::fprintf(stderr, "%s\n", text.c_str());
+  } else if (log_plan > 0) {
     std::string text = "kbackend plan (" + std::string(device_name(device)) + "):";
     for (auto& st : plan->steps) {
       text += " " + st.node->op->name + "@" + device_name(st.device);

@@ -31,6 +31,9 @@ struct OpDef {
   // The output's dims depend on the input values (where, trimming, sparse densify): infer may
   // leave dims unknown; the kernel receives `out` without storage, sets its dims and allocates.
   bool dynamic = false;
+  // An input read for its type alone (the "like" operand of BroadcastLike and friends), or -1.
+  // Kernels never read it at run time, so a plan that knows its shape need not compute it.
+  int shape_input = -1;
 };
 
 void register_op(const OpDef& def);
