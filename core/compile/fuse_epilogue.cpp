@@ -13,12 +13,6 @@ namespace kb {
 
 namespace {
 
-// Whether node n reads input i for its type alone (its values are never touched), so that any
-// other value of the same dtype and shape can take its place.
-bool reads_shape_only(const Node& n, size_t i) {
-  return n.op->shape_only || int(i) == n.op->shape_input;
-}
-
 bool same_type(const TensorType& a, const TensorType& b) {
   return a.dtype == b.dtype && a.shape == b.shape && a.parts.empty() && b.parts.empty();
 }

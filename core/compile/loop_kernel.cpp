@@ -26,14 +26,24 @@ Kernel loop_kernel(const KernelArgs& k, Device device) {
     step_types.push_back({k.in[i].dtype, Shape(Dims(d.begin() + 1, d.end())), {}});
   }
   for (size_t i = size_t(n_seq); i < k.in.size(); ++i) step_types.push_back(k.in[i]);
-  std::shared_ptr<Plan> plan;
-  if (steps > 0) plan = build_plan(body.inputs, step_types, body.outputs, {}, 0, device);
   std::vector<TensorType> part_types = k.out.parts;
   // Parts nobody reads are neither allocated nor written: a loop outside any gradient need not
   // store its states, and a gradient loop's own stored states are read only by a second
   // derivative.
   std::vector<bool> used(part_types.size(), true);
   if (k.used_parts && k.used_parts->size() == used.size()) used = *k.used_parts;
+  // The body's plan computes the stacked values only where they are stored (as results they
+  // could not be fused into their readers): its results are the outputs, the new states and
+  // the stored values, in that order.
+  std::vector<NodePtr> results(body.outputs.begin(), body.outputs.begin() + n_out + n_state);
+  std::vector<int64_t> stored_aux;  // aux index of each stored value
+  for (int64_t a = 0; a < n_aux; ++a)
+    if (used[size_t(n_out + 2 * n_state + a)]) {
+      stored_aux.push_back(a);
+      results.push_back(body.outputs[size_t(n_out + n_state + a)]);
+    }
+  std::shared_ptr<Plan> plan;
+  if (steps > 0) plan = build_plan(body.inputs, step_types, results, {}, 0, device);
   return [=](const std::vector<const Buffer*>& in, Buffer& out) {
     auto parts = std::make_shared<Parts>();
     for (size_t p = 0; p < part_types.size(); ++p) {
@@ -64,7 +74,7 @@ Kernel loop_kernel(const KernelArgs& k, Device device) {
     };
     // The body writes its results straight into the stacked parts: outputs and products into
     // step t's slices, new states into the stored states' next slice (the next step's input).
-    std::vector<OutputPlace> places(size_t(n_out + n_state + n_aux));
+    std::vector<OutputPlace> places(results.size());
     for (int64_t it = 0; it < steps; ++it) {
       int64_t t = reverse ? steps - 1 - it : it;
       int64_t next = reverse ? t - 1 : t + 1;
@@ -74,9 +84,8 @@ Kernel loop_kernel(const KernelArgs& k, Device device) {
         places[size_t(n_out + j)] = used[size_t(n_out + n_state + j)] && next >= 0 && next < steps
                                         ? slice(size_t(n_out + n_state + j), next)
                                         : OutputPlace{};
-      for (int64_t a = 0; a < n_aux; ++a)
-        if (used[size_t(n_out + 2 * n_state + a)])
-          places[size_t(n_out + n_state + a)] = slice(size_t(n_out + 2 * n_state + a), t);
+      for (size_t r = 0; r < stored_aux.size(); ++r)
+        places[size_t(n_out + n_state) + r] = slice(size_t(n_out + 2 * n_state + stored_aux[r]), t);
       for (int64_t i = 0; i < n_seq; ++i) {
         auto v = std::make_shared<Buffer>(step_types[i].dtype, step_types[i].shape.dims);
         v->device = device;
@@ -91,9 +100,9 @@ Kernel loop_kernel(const KernelArgs& k, Device device) {
       for (auto& r : res) r = transfer(r, device);  // a step may have run on the CPU
       for (int64_t o = 0; o < n_out; ++o)
         if (used[size_t(o)]) copy_into(size_t(o), t, *res[o]);
-      for (int64_t a = 0; a < n_aux; ++a)
-        if (used[size_t(n_out + 2 * n_state + a)])
-          copy_into(size_t(n_out + 2 * n_state + a), t, *res[n_out + n_state + a]);
+      for (size_t r = 0; r < stored_aux.size(); ++r)
+        copy_into(size_t(n_out + 2 * n_state + stored_aux[r]), t,
+                  *res[size_t(n_out + n_state) + r]);
       for (int64_t j = 0; j < n_state; ++j) args[n_seq + j] = res[n_out + j];
     }
     for (int64_t j = 0; j < n_state; ++j) {

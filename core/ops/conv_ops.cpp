@@ -168,10 +168,8 @@ Grads grad_conv_bd(const NodePtr& n, const NodePtr& gx) {
   if (n->inputs.size() == 3) g.push_back(nullptr);
   return g;
 }
-OpRegistrar r2({.name = "ConvBackwardData",
-                 .infer = infer_conv_bd,
-                 .grad = grad_conv_bd,
-                 .shape_input = 2});
+OpRegistrar r2(
+    {.name = "ConvBackwardData", .infer = infer_conv_bd, .grad = grad_conv_bd, .shape_input = 2});
 
 // ---- ConvBackwardFilter(x, dy, like kernel) -> dkernel ----------------------------------------
 TensorType infer_conv_bf(const Ins& in, const Attrs& a) {
@@ -193,10 +191,8 @@ Grads grad_conv_bf(const NodePtr& n, const NodePtr& gk) {
   Attrs a = ConvGeom::from(n->attrs).attrs();
   return {make_node("ConvBackwardData", {dy, gk, x}, a), make_node("Conv", {x, gk}, a), nullptr};
 }
-OpRegistrar r3({.name = "ConvBackwardFilter",
-                 .infer = infer_conv_bf,
-                 .grad = grad_conv_bf,
-                 .shape_input = 2});
+OpRegistrar r3(
+    {.name = "ConvBackwardFilter", .infer = infer_conv_bf, .grad = grad_conv_bf, .shape_input = 2});
 
 // ---- pooling ----------------------------------------------------------------------------------
 void check_pool_geom(const PoolGeom& g) {

@@ -4,8 +4,9 @@
 //   parts [0, n_out)                   step outputs stacked over time (T, ...)
 //   parts [n_out, n_out + n_state)      the final states
 //   parts [n_out + n_state, + n_state)  the states before each step, stacked (for gradients)
-//   parts [n_out + 2 n_state, + n_aux)  body products that read the states (h_t U), stacked: the
-//                                       gradient loop reads them instead of computing them again
+//   parts [n_out + 2 n_state, + n_aux)  body values that change with the states (h_t U, the
+//                                       activations), stacked: the gradient loop reads the ones it
+//                                       needs instead of computing them again
 // Stacked parts are indexed like the sequences: the step that reads index t writes index t.
 // Outer values the body uses are captured automatically and become inputs of the node.
 #pragma once
@@ -41,9 +42,11 @@ NodePtr tuple_get(const NodePtr& tuple, int64_t index);
 std::vector<NodePtr> captured_values(const std::vector<NodePtr>& roots,
                                      const std::vector<NodePtr>& bound);
 
-// Nodes reachable from roots without descending into `boundary` nodes (which are included).
+// Nodes reachable from roots without descending into `boundary` nodes (which are included);
+// with values_only, nor into inputs read for their type alone.
 std::vector<NodePtr> topo_order_within(const std::vector<NodePtr>& roots,
-                                       const std::vector<NodePtr>& boundary);
+                                       const std::vector<NodePtr>& boundary,
+                                       bool values_only = false);
 
 // The nodes of `order` (inputs before their users) that are one of `seeds` or read one,
 // directly or through others: the values that change when the seeds do.

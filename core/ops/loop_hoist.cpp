@@ -145,17 +145,21 @@ void substitute(LoopSpec& spec, const std::unordered_map<const Node*, NodePtr>& 
   for (auto& s : spec.new_states) s = current(s);
 }
 
-std::vector<NodePtr> state_products(const LoopSpec& spec) {
+std::vector<NodePtr> state_values(const LoopSpec& spec) {
   if (!hoisting_enabled()) return {};
   std::vector<NodePtr> roots = body_results(spec);
   std::vector<NodePtr> order = topo_order_within(roots, body_inputs(spec));
   std::unordered_set<const Node*> per_state = dependents(order, spec.state_inputs), is_root;
   for (auto& r : roots) is_root.insert(r.get());
-  std::vector<NodePtr> products;
-  for (auto& n : order)
-    if (n->is("MatMul") && per_state.count(n.get()) && !is_root.count(n.get()))
-      products.push_back(n);
-  return products;
+  std::vector<NodePtr> values;
+  for (auto& n : order) {
+    const OpDef& op = *n->op;
+    if (!per_state.count(n.get()) || is_root.count(n.get()) || op.leaf || op.view ||
+        op.stateful || op.shape_only || !n->type.parts.empty() || !is_floating(n->dtype()))
+      continue;
+    values.push_back(n);
+  }
+  return values;
 }
 
 }  // namespace kb

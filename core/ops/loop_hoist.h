@@ -20,9 +20,11 @@ LoopSpec hoist_sequence_matmuls(const LoopSpec& spec);
 // forward+backward 2-5% faster). Returns `spec` unchanged when nothing qualifies.
 LoopSpec pretranspose_fixed_operands(const LoopSpec& spec);
 
-// The body's products that read the states (h_t U): make_loop stacks them as extra parts, which a
-// plan stores only when the gradient loop reads them instead of computing them again.
-std::vector<NodePtr> state_products(const LoopSpec& spec);
+// The body's values that change with the states (h_t U, the gates' activations, tanh(c_t)), other
+// than its results: make_loop stacks them as extra parts, which the gradient loop reads instead
+// of computing them again where it needs them (sigmoid's gradient reads the sigmoid), and which a
+// plan stores only then. Views, tuples, random draws and non-float values are left out.
+std::vector<NodePtr> state_values(const LoopSpec& spec);
 
 // Rebuilds the body nodes of `spec` that read a replaced node (transitively), with the
 // replacements, and points the spec's step outputs and new states at the rebuilt ones.

@@ -12,7 +12,7 @@
 namespace kb {
 
 std::vector<NodePtr> topo_order_within(const std::vector<NodePtr>& roots,
-                                       const std::vector<NodePtr>& boundary) {
+                                       const std::vector<NodePtr>& boundary, bool values_only) {
   std::unordered_set<const Node*> stop;
   for (auto& b : boundary) stop.insert(b.get());
   std::vector<NodePtr> order;
@@ -24,7 +24,9 @@ std::vector<NodePtr> topo_order_within(const std::vector<NodePtr>& roots,
     while (!stack.empty()) {
       auto& [n, i] = stack.back();
       if (!stop.count(n.get()) && i < n->inputs.size()) {
-        NodePtr c = n->inputs[i++];
+        size_t k = i++;
+        if (values_only && reads_shape_only(*n, k)) continue;
+        NodePtr c = n->inputs[k];
         if (!done.count(c.get())) stack.push_back({c, 0});
       } else {
         if (done.insert(n.get()).second) order.push_back(n);
@@ -275,11 +277,14 @@ std::vector<NodePtr> grad_loop(const NodePtr& loop, const std::vector<NodePtr>& 
     back.new_states.push_back(add(dc_ph.back(), gk));
   }
 
-  // The step's products that read the states were stacked by the forward loop: read them
-  // instead of computing them again (h_t U of every gate).
+  // The step's values that change with the states were stacked by the forward loop: the ones
+  // the gradient reads are read from there instead of computed again (the gates' activations,
+  // not the products and sums they were computed from).
   if (n_aux > 0) {
+    std::vector<NodePtr> boundary = body_inputs(back);
+    boundary.insert(boundary.end(), body.outputs.begin() + n_out + n_state, body.outputs.end());
     std::unordered_set<const Node*> read;
-    for (auto& n : topo_order_within(body_results(back), body_inputs(back))) read.insert(n.get());
+    for (auto& n : topo_order_within(body_results(back), boundary, true)) read.insert(n.get());
     std::unordered_map<const Node*, NodePtr> stored;
     for (int64_t a = 0; a < n_aux; ++a) {
       const NodePtr& product = body.outputs[size_t(n_out + n_state + a)];
@@ -342,7 +347,7 @@ NodePtr make_loop(const LoopSpec& spec) {
             spec.new_states.size() == spec.state_inputs.size(),
         Status::internal, "loop: inconsistent specification");
   LoopSpec s = hoist_sequence_matmuls(pretranspose_fixed_operands(spec));
-  s.aux_outputs = state_products(s);
+  s.aux_outputs = state_values(s);
   std::vector<NodePtr> bound = body_inputs(s);
   std::vector<NodePtr> roots = body_results(s);
   roots.insert(roots.end(), s.aux_outputs.begin(), s.aux_outputs.end());

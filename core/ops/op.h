@@ -38,6 +38,11 @@ struct OpDef {
 
 void register_op(const OpDef& def);
 
+// Whether node n reads input i for its type alone (its values are never touched).
+inline bool reads_shape_only(const Node& n, size_t i) {
+  return n.op->shape_only || int(i) == n.op->shape_input;
+}
+
 // A row of the scalar-op table (unary or binary, broadcasting) or Cast: element i of the result
 // depends on element i of each same-shaped operand only.
 bool is_elementwise_op(const std::string& name);

@@ -74,10 +74,10 @@ Grads grad_reshape_like(const NodePtr& n, const NodePtr& dy) {
   return {reshape_like(dy, n->inputs[0]), nullptr};
 }
 OpRegistrar r2({.name = "ReshapeLike",
-                 .infer = infer_reshape_like,
-                 .grad = grad_reshape_like,
-                 .view = true,
-                 .shape_input = 1});
+                .infer = infer_reshape_like,
+                .grad = grad_reshape_like,
+                .view = true,
+                .shape_input = 1});
 
 TensorType infer_expand_dims(const Ins& in, const Attrs& a) {
   check(in[0].shape.rank_known, Status::shape, "expand_dims: the input rank is unknown");
@@ -112,19 +112,19 @@ Grads grad_broadcast_like(const NodePtr& n, const NodePtr& dy) {
   return {sum_to_like(dy, n->inputs[0]), nullptr};
 }
 OpRegistrar r5({.name = "BroadcastLike",
-                 .infer = infer_broadcast_like,
-                 .grad = grad_broadcast_like,
-                 .shape_input = 1});
+                .infer = infer_broadcast_like,
+                .grad = grad_broadcast_like,
+                .shape_input = 1});
 
 TensorType infer_sum_to_like(const Ins& in, const Attrs&) { return {in[0].dtype, in[1].shape}; }
 Grads grad_sum_to_like(const NodePtr& n, const NodePtr& dy) {
   return {broadcast_like(dy, n->inputs[0]), nullptr};
 }
 OpRegistrar r6({.name = "SumToLike",
-                 .infer = infer_sum_to_like,
-                 .grad = grad_sum_to_like,
-                 .view = true,
-                 .shape_input = 1});
+                .infer = infer_sum_to_like,
+                .grad = grad_sum_to_like,
+                .view = true,
+                .shape_input = 1});
 
 // ---- shape-only values ----------------------------------------------------------------------
 TensorType infer_fill_like(const Ins& in, const Attrs& a) {

@@ -177,6 +177,8 @@ elif case == "single":
 elif case == "relu_grad":  # dy * (x > 0): the comparison goes into the fused step
     outs = [kb.op("multiply", kb.op("cast", kb.op("greater", x, kb.const(np.float32(0))),
                                     kb.F32), y)]
+elif case == "sum_grad":  # d sum(sigmoid(x)) / dx: the seed's broadcast is loaded in place
+    outs = kb.gradients(kb.op("sum", kb.op("sigmoid", x), None, 0, 0), [x])
 elif case == "mask_returned":  # the bool mask itself leaves the plan: not absorbed
     m = kb.op("greater", x, kb.const(np.float32(0)))
     outs = [m, kb.op("multiply", kb.op("cast", m, kb.F32), y)]
@@ -196,6 +198,8 @@ def test_plans():
     assert plan_steps("single") == ["Tanh"]
     assert plan_steps("relu_grad") == ["FusedElementwise"]
     assert plan_steps("mask_returned") == ["Greater", "FusedElementwise"]
+    assert "BroadcastLike" in plan_steps("sum_grad", KB_FUSE="0")
+    assert "BroadcastLike" not in plan_steps("sum_grad")
     train = plan_steps("train")
     assert "FusedElementwise" in train, train
     assert len(train) < len(plan_steps("train", KB_FUSE="0")), train

@@ -25,3 +25,25 @@ def test_values_unchanged():
     rng = np.random.default_rng(3)
     av, bv = rng.normal(size=(3, 4)), rng.normal(size=(4, 5))
     np.testing.assert_allclose(kb.Function([a, b], [y])(av, bv)[0], av @ bv, rtol=1e-12)
+
+
+LIKE_SCRIPT = """
+import sys, numpy as np, kb
+from kb import op
+x = kb.placeholder([3, 4], kb.F64)
+# sum's gradient broadcasts the seed like sin(x): read for its shape alone, so not computed.
+g = kb.gradients(op("sum", op("sin", x), None, 0, 0), [x])
+kb.Function([x], g)(np.ones((3, 4)))
+"""
+
+
+def test_a_value_read_only_as_a_like_operand_is_not_computed():
+    steps = kb.plan_steps(LIKE_SCRIPT, "", KB_FUSE="0")
+    assert "Cos" in steps and "Sin" not in steps, steps
+
+
+def test_like_operand_values_unchanged():
+    x = placeholder([3, 4], F64)
+    g = kb.gradients(op("sum", op("sin", x), None, 0, 0), [x])
+    xv = np.random.default_rng(4).normal(size=(3, 4))
+    np.testing.assert_allclose(kb.Function([x], g)(xv)[0], np.cos(xv), rtol=1e-12)
