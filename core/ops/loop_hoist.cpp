@@ -154,8 +154,8 @@ std::vector<NodePtr> state_values(const LoopSpec& spec) {
   std::vector<NodePtr> values;
   for (auto& n : order) {
     const OpDef& op = *n->op;
-    if (!per_state.count(n.get()) || is_root.count(n.get()) || op.leaf || op.view ||
-        op.stateful || op.shape_only || !n->type.parts.empty() || !is_floating(n->dtype()))
+    if (!per_state.count(n.get()) || is_root.count(n.get()) || op.leaf || op.view || op.stateful ||
+        op.shape_only || !n->type.parts.empty() || !is_floating(n->dtype()))
       continue;
     values.push_back(n);
   }
