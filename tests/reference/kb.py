@@ -296,9 +296,9 @@ def unfused(fn, *args):
             os.environ["KB_FUSE"] = old
 
 
-def plan_steps(script, case, outermost=False, **env):
-    """The op names of the one plan that `python -c script case` builds (KB_LOG_PLAN=1); with
-    outermost, of the last plan logged (a function's own, after its loop bodies')."""
+def logged_plans(script, case, **env):
+    """The op names of every plan that `python -c script case` builds (KB_LOG_PLAN=1), in the
+    order they are logged (a function's loop bodies before the function's own)."""
     import subprocess
     import sys
     e = dict(os.environ, KB_LOG_PLAN="1", PYTHONPATH=_here)
@@ -307,5 +307,12 @@ def plan_steps(script, case, outermost=False, **env):
     r = subprocess.run([sys.executable, "-c", script, case], env=e, capture_output=True,
                        text=True, check=True)
     lines = [ln for ln in r.stderr.splitlines() if ln.startswith("kbackend plan")]
-    assert len(lines) == 1 or (outermost and lines), r.stderr
-    return [s.split("@")[0] for s in lines[-1].split(":", 1)[1].split()]
+    return [[s.split("@")[0] for s in ln.split(":", 1)[1].split()] for ln in lines]
+
+
+def plan_steps(script, case, outermost=False, **env):
+    """The op names of the one plan that `python -c script case` builds (KB_LOG_PLAN=1); with
+    outermost, of the last plan logged (a function's own, after its loop bodies')."""
+    plans = logged_plans(script, case, **env)
+    assert len(plans) == 1 or (outermost and plans), plans
+    return plans[-1]

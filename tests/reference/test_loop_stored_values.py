@@ -24,15 +24,7 @@ kb.Function([x, h], outputs)(np.ones((3, 5, 4)), np.ones((3, 6)))
 
 def plans(case):
     """The op names of every plan logged, in order: the loop bodies', then the function's."""
-    import os
-    import subprocess
-    import sys
-    here = os.path.dirname(os.path.abspath(__file__))
-    env = dict(os.environ, KB_LOG_PLAN="1", KB_FUSE="0", PYTHONPATH=here)
-    r = subprocess.run([sys.executable, "-c", SCRIPT, case], env=env, capture_output=True,
-                       text=True, check=True, cwd=here)
-    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("kbackend plan")]
-    return [[s.split("@")[0] for s in ln.split(":", 1)[1].split()] for ln in lines]
+    return kb.logged_plans(SCRIPT, case, KB_FUSE="0")
 
 
 def test_the_gradient_loop_reads_the_stored_activations():
