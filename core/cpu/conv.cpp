@@ -8,6 +8,7 @@
 
 #include "core/backend/kernel.h"
 #include "core/cpu/dnnl_cache.h"
+#include "core/cpu/epilogue.h"
 #include "core/cpu/loops.h"
 #include "core/ops/conv_ops.h"
 #include "core/util/dispatch.h"
@@ -274,11 +275,6 @@ memory::dims spatial(const A3& a, size_t nsp, int64_t minus = 0) {
 
 std::vector<int64_t> vec(const A3& a) { return {a[0], a[1], a[2]}; }
 
-// What a forward convolution adds to its result (FusedConv): + bias per output channel, then relu.
-struct Epilogue {
-  bool bias = false, relu = false;
-};
-
 std::string spec_key(Which w, const Geo& g, Policy p, Epilogue e) {
   static const char* names[] = {"conv_fwd", "conv_bwd_data", "conv_bwd_filter"};
   du::Key k(names[int(w)]);
@@ -440,18 +436,7 @@ Kernel make_conv_kernel(const KernelArgs& ka) {
 // post-op; the reference loops followed by the epilogue where oneDNN declines or for other types.
 template <class T>
 void ref_epilogue(const Geo& g, const T* bias, bool relu, T* y) {
-  int64_t n = g.N * g.OC * g.out[0] * g.out[1] * g.out[2];
-  parallel_for(
-      n,
-      [&](int64_t b, int64_t e) {
-        for (int64_t p = b; p < e; ++p) {
-          auto v = compute_t<T>(y[p]);
-          if (bias) v += compute_t<T>(bias[(p / g.yc) % g.OC]);
-          if (relu && !(v > 0)) v = 0;
-          y[p] = T(v);
-        }
-      },
-      kParallelGrain);
+  apply_epilogue(y, g.N * g.OC * g.out[0] * g.out[1] * g.out[2], g.OC, g.yc, bias, relu);
 }
 
 Kernel make_fused_conv_kernel(const KernelArgs& ka) {

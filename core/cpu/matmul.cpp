@@ -12,6 +12,7 @@
 #include "core/backend/kernel.h"
 #include "core/backend/layout.h"
 #include "core/cpu/dnnl_cache.h"
+#include "core/cpu/epilogue.h"
 #include "core/cpu/loops.h"
 #include "core/util/dispatch.h"
 #include "core/util/error.h"
@@ -69,29 +70,6 @@ void gemm_plain(const MatMulDims& d, const T* a, const T* b, T* c) {
         O[i * d.n + j] = T(C(s));
       }
   }
-}
-
-// What FusedMatMul adds to the product: + bias[j] in column j, then relu.
-struct Epilogue {
-  bool bias = false, relu = false;
-};
-
-template <class T>
-void apply_epilogue(const MatMulDims& d, const T* bias, bool relu, T* c) {
-  parallel_for(
-      d.batch * d.m,
-      [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) {
-          T* row = c + r * d.n;
-          for (int64_t j = 0; j < d.n; ++j) {
-            auto v = compute_t<T>(row[j]);
-            if (bias) v += compute_t<T>(bias[j]);
-            if (relu && !(v > 0)) v = 0;
-            row[j] = T(v);
-          }
-        }
-      },
-      std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, d.n)));
 }
 
 namespace du = dnnl_util;
@@ -180,7 +158,8 @@ Kernel matmul_kernel(const KernelArgs& k, Epilogue e) {
       else
         gemm_plain<T>(d, in[0]->as<T>(), in[1]->as<T>(), out.as<T>());
       if (e.bias || e.relu)
-        apply_epilogue<T>(d, e.bias ? in[2]->as<T>() : nullptr, e.relu, out.as<T>());
+        apply_epilogue(out.as<T>(), d.batch * d.m * d.n, d.n, 1, e.bias ? in[2]->as<T>() : nullptr,
+                       e.relu);
     };
   });
 }
