@@ -93,30 +93,6 @@ std::pair<Kernel, Device> step_kernel(const Node& n, const std::vector<TensorTyp
   return {cpu_f(KernelArgs{n, in, out, used_parts}), Device::cpu};
 }
 
-// The kernel of a run-time step for the shapes its inputs have now (made once per signature).
-const RunTimeKernels::Entry& run_time_kernel(const Step& st,
-                                             const std::vector<std::shared_ptr<Buffer>>& slots) {
-  std::vector<TensorType> in_types;
-  std::string key;
-  for (int s : st.in) {
-    const Buffer& b = *slots[size_t(s)];
-    in_types.push_back({b.dtype, Shape(b.dims)});
-    key += std::to_string(int(b.dtype)) + dims_str(b.dims) + ";";
-  }
-  RunTimeKernels& rt = *st.run_time;
-  std::lock_guard<std::mutex> l(rt.mu);
-  auto it = rt.by_signature.find(key);
-  if (it != rt.by_signature.end()) return it->second;
-  const Node& n = *st.node;
-  check_switch_branches(n, in_types);
-  RunTimeKernels::Entry e;
-  e.out_type = n.op->infer(in_types, n.attrs);
-  check(n.op->dynamic || e.out_type.shape.fully_known(), Status::shape, n.op->name,
-        ": could not determine the shape of '", n.name, "' for these inputs");
-  std::tie(e.kernel, e.device) = step_kernel(n, in_types, e.out_type, st.device);
-  return rt.by_signature.emplace(key, std::move(e)).first->second;
-}
-
 // Steps whose value no output, update or kept step reads are dropped (a stateful op stays: it
 // advances its state). They arise where a graph names a value only for its shape or type, or
 // where a rewrite left the value it replaced reachable.
@@ -395,7 +371,10 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
     }
     return si.slot;
   };
-  for (auto& o : outputs) plan->outputs.push_back(slot_of(o));
+  for (auto& o : outputs) {
+    plan->outputs.push_back(slot_of(o));
+    plan->output_types.push_back(info.at(o.get()).type);
+  }
   for (auto& a : assigns) plan->updates.push_back({a->inputs[0], slot_of(a->inputs[1])});
   fuse_elementwise(*plan, input_types);
   drop_unread_steps(*plan);
@@ -458,81 +437,31 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
     st.in_place = st.device == Device::cpu && !st.run_time && !st.view && !st.dynamic &&
                   !st.release.empty() &&
                   (is_elementwise_op(st.node->op->name) || st.node->is("FusedElementwise"));
+  plan_memory(*plan);
   return plan;
 }
 
-std::vector<std::shared_ptr<Buffer>> run_plan(const Plan& plan,
-                                              const std::vector<std::shared_ptr<Buffer>>& inputs,
-                                              const std::vector<OutputPlace>& places) {
-  std::vector<std::shared_ptr<Buffer>> slots(plan.num_slots);
-  // The place of each slot that is an output with a place (the first such output of a slot).
-  std::vector<const OutputPlace*> slot_place;
-  if (!places.empty()) {
-    slot_place.assign(size_t(plan.num_slots), nullptr);
-    for (size_t k = 0; k < plan.outputs.size() && k < places.size(); ++k)
-      if (places[k].storage && !slot_place[size_t(plan.outputs[k])])
-        slot_place[size_t(plan.outputs[k])] = &places[k];
+const RunTimeKernels::Entry& run_time_kernel(const Step& st,
+                                             const std::vector<std::shared_ptr<Buffer>>& slots) {
+  std::vector<TensorType> in_types;
+  std::string key;
+  for (int s : st.in) {
+    const Buffer& b = *slots[size_t(s)];
+    in_types.push_back({b.dtype, Shape(b.dims)});
+    key += std::to_string(int(b.dtype)) + dims_str(b.dims) + ";";
   }
-  for (auto& [idx, s] : plan.inputs) slots[s] = transfer(inputs[idx], plan.device);
-  for (auto& [var, s] : plan.variables) {
-    // Variables live where they are used: move them to the plan's device once.
-    if (var->value->device != plan.device) var->value = transfer(var->value, plan.device);
-    slots[s] = var->value;
-  }
-  for (auto& [s, b] : plan.constants) slots[s] = b;
-  std::vector<const Buffer*> ins;
-  for (const Step& st : plan.steps) {
-    const Kernel* kernel = &st.kernel;
-    const TensorType* out_type = &st.out_type;
-    Device device = st.device;
-    if (st.run_time) {
-      const RunTimeKernels::Entry& e = run_time_kernel(st, slots);
-      kernel = &e.kernel;
-      out_type = &e.out_type;
-      device = e.device;
-    }
-    ins.clear();
-    for (int s : st.in) {
-      if (slots[s]->device != device) slots[s] = transfer(slots[s], device);
-      ins.push_back(slots[s].get());
-    }
-    auto out = std::make_shared<Buffer>(out_type->dtype, out_type->shape.dims);
-    out->device = device;
-    const OutputPlace* place = slot_place.empty() ? nullptr : slot_place[size_t(st.out)];
-    if (place && !st.view && !st.dynamic && device == plan.device &&
-        place->bytes == out->nbytes()) {
-      out->storage = place->storage;
-    } else if (st.in_place) {
-      // Reuse a dying input's storage: fewer allocations, and the output lands in cached lines.
-      for (int s : st.release) {
-        const std::shared_ptr<Buffer>& b = slots[s];
-        if (b.use_count() == 1 && b->storage.use_count() == 1 && b->device == Device::cpu &&
-            b->dims == out->dims && b->nbytes() == out->nbytes()) {
-          out->storage = b->storage;
-          break;
-        }
-      }
-    }
-    if (!st.view && !st.dynamic && !out->storage) out->allocate();
-    {
-      StepTimer timer(st.node->op->name, *out, ins);
-      (*kernel)(ins, *out);
-    }
-    check(!st.dynamic || Shape(out->dims).fully_known(), Status::internal, st.node->op->name,
-          ": the kernel did not set the output's shape");
-    if (!out->storage) out->allocate();
-    slots[st.out] = std::move(out);
-    for (int s : st.release) slots[s].reset();
-  }
-  std::vector<std::shared_ptr<Buffer>> result;
-  for (int s : plan.outputs) result.push_back(slots[s]);
-  // Shapes known only now are checked before any variable changes.
-  for (auto& [var, s] : plan.updates)
-    if (slots[s]->dims != var->value->dims)
-      fail(Status::shape, "update: the new value of '", var->name, "' has shape ",
-           dims_str(slots[s]->dims), ", the variable has ", dims_str(var->value->dims));
-  for (auto& [var, s] : plan.updates) var->value = slots[s];
-  return result;
+  RunTimeKernels& rt = *st.run_time;
+  std::lock_guard<std::mutex> l(rt.mu);
+  auto it = rt.by_signature.find(key);
+  if (it != rt.by_signature.end()) return it->second;
+  const Node& n = *st.node;
+  check_switch_branches(n, in_types);
+  RunTimeKernels::Entry e;
+  e.out_type = n.op->infer(in_types, n.attrs);
+  check(n.op->dynamic || e.out_type.shape.fully_known(), Status::shape, n.op->name,
+        ": could not determine the shape of '", n.name, "' for these inputs");
+  std::tie(e.kernel, e.device) = step_kernel(n, in_types, e.out_type, st.device);
+  return rt.by_signature.emplace(key, std::move(e)).first->second;
 }
 
 }  // namespace kb

@@ -1,5 +1,6 @@
 // A compiled plan: the flat list of kernel calls for one input signature.
 #pragma once
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "core/backend/kernel.h"
+#include "core/compile/memory_plan.h"
 #include "core/graph/node.h"
 
 namespace kb {
@@ -37,6 +39,7 @@ struct Step {
   Device device = Device::cpu;  // where the kernel runs (the plan's device, or a CPU fallback)
   bool dynamic = false;         // the kernel sets the output's dims (OpDef::dynamic)
   std::shared_ptr<RunTimeKernels> run_time;  // set when the kernel is chosen at run time
+  int64_t arena_offset = -1;  // the value's place in the plan's arena (plan_memory), or -1
 };
 
 struct Plan {
@@ -48,7 +51,17 @@ struct Plan {
   std::vector<Step> steps;
   std::vector<int> outputs;
   std::vector<std::pair<NodePtr, int>> updates;  // variable, slot of its new value
-  std::vector<NodePtr> nodes;  // nodes made by plan-time rewrites, which steps name
+  std::vector<NodePtr> nodes;            // nodes made by plan-time rewrites, which steps name
+  std::vector<TensorType> output_types;  // per output (the shape may be known only at run time)
+
+  // Memory (plan_memory): the arena's size, the step computing each slot and each update (-1:
+  // none: an input, a variable, a constant).
+  size_t arena_bytes = 0;
+  std::vector<int> producer;
+  std::vector<int> update_steps;
+  // Kept between runs (RunStateLease): one run at a time uses it, a concurrent one its own.
+  mutable std::unique_ptr<RunState> run_state;
+  mutable std::atomic<bool> run_state_busy{false};
 };
 
 // Builds a plan for `outputs` and `updates` (Assign nodes) given the concrete types of `inputs`.
@@ -74,9 +87,18 @@ struct OutputPlace {
 // `places` (empty, or one per output): the step computing output k writes into places[k] when
 // it can (a kernel writing fresh memory, sizes equal); the caller checks where each output
 // landed (a view, an input or a constant passed through lands elsewhere and is to be copied).
+// `results` (resized to the outputs) may be a vector kept from call to call.
+void run_plan(const Plan& plan, const std::vector<std::shared_ptr<Buffer>>& inputs,
+              const std::vector<OutputPlace>& places,
+              std::vector<std::shared_ptr<Buffer>>& results);
 std::vector<std::shared_ptr<Buffer>> run_plan(const Plan& plan,
                                               const std::vector<std::shared_ptr<Buffer>>& inputs,
                                               const std::vector<OutputPlace>& places = {});
+
+// The kernel of a step chosen at run time, for the shapes its inputs have now (made once per
+// signature and kept).
+const RunTimeKernels::Entry& run_time_kernel(const Step& st,
+                                             const std::vector<std::shared_ptr<Buffer>>& slots);
 
 // Nodes reachable from roots, inputs before their users.
 std::vector<NodePtr> topo_order(const std::vector<NodePtr>& roots);

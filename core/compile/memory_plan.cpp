@@ -1,0 +1,217 @@
+#include "core/compile/memory_plan.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/compile/plan.h"
+#include "core/graph/host_pool.h"
+#include "core/ops/op.h"
+
+namespace kb {
+
+namespace {
+
+constexpr size_t kAlign = 64;
+
+size_t aligned(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+
+// A step whose output may share the storage of its inputs: a view (input 0) or a kernel that
+// sets its output itself (any input, to be safe).
+bool aliases(const Step& st, size_t input) { return (st.view && input == 0) || st.dynamic; }
+
+// Values placed together: one value, or a chain of elementwise steps each writing over the
+// operand before it. Live from the first definition to the last read.
+struct Group {
+  size_t bytes = 0;
+  int begin = 0, end = 0;
+  size_t offset = 0;
+};
+
+}  // namespace
+
+void plan_memory(Plan& plan) {
+  const size_t n_slots = size_t(plan.num_slots);
+  std::vector<int>& producer = plan.producer;
+  producer.assign(n_slots, -1);
+  for (size_t i = 0; i < plan.steps.size(); ++i) producer[size_t(plan.steps[i].out)] = int(i);
+  plan.update_steps.clear();
+  for (auto& u : plan.updates) plan.update_steps.push_back(producer[size_t(u.second)]);
+
+  // Values that outlive the run: outputs, updates, and what a view of them aliases.
+  std::vector<bool> escapes(n_slots, false);
+  for (int s : plan.outputs) escapes[size_t(s)] = true;
+  for (auto& u : plan.updates) escapes[size_t(u.second)] = true;
+  // The last step that reads each value, directly or through a view aliasing it.
+  std::vector<int> end(n_slots, -1);
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    for (int s : plan.steps[i].in) end[size_t(s)] = std::max(end[size_t(s)], int(i));
+  for (size_t i = plan.steps.size(); i-- > 0;) {
+    const Step& st = plan.steps[i];
+    end[size_t(st.out)] = std::max(end[size_t(st.out)], int(i));
+    for (size_t k = 0; k < st.in.size(); ++k) {
+      if (!aliases(st, k)) continue;
+      size_t s = size_t(st.in[k]);
+      end[s] = std::max(end[s], end[size_t(st.out)]);
+      if (escapes[size_t(st.out)]) escapes[s] = true;
+    }
+  }
+
+  std::vector<Group> groups;
+  std::vector<int> group_of(n_slots, -1);
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    Step& st = plan.steps[i];
+    st.arena_offset = -1;
+    const TensorType& t = st.out_type;
+    size_t s = size_t(st.out);
+    if (st.device != Device::cpu || st.view || st.dynamic || st.run_time || !t.parts.empty() ||
+        escapes[s] || !t.shape.fully_known())
+      continue;
+    size_t bytes = size_t(numel(t.shape.dims)) * dtype_size(t.dtype);
+    if (bytes == 0) continue;
+    // An elementwise step may write over an operand of its size read for the last time here.
+    int joined = -1;
+    if (st.in_place)
+      for (int r : st.in) {
+        int g = group_of[size_t(r)];
+        if (g >= 0 && end[size_t(r)] == int(i) && groups[size_t(g)].bytes == bytes &&
+            plan.steps[size_t(producer[size_t(r)])].out_type.shape.dims == t.shape.dims) {
+          joined = g;
+          break;
+        }
+      }
+    if (joined < 0) {
+      joined = int(groups.size());
+      groups.push_back({bytes, int(i), int(i), 0});
+    }
+    Group& g = groups[size_t(joined)];
+    g.end = std::max(g.end, end[s]);
+    group_of[s] = joined;
+  }
+
+  // Largest first, each at the lowest offset clear of the groups placed so far that are live at
+  // the same time.
+  std::vector<size_t> order(groups.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return groups[a].bytes > groups[b].bytes; });
+  std::vector<size_t> placed;
+  std::vector<std::pair<size_t, size_t>> taken;  // [begin, end) of overlapping placed groups
+  size_t total = 0;
+  for (size_t gi : order) {
+    Group& g = groups[gi];
+    taken.clear();
+    for (size_t pi : placed) {
+      const Group& p = groups[pi];
+      if (p.begin <= g.end && g.begin <= p.end) taken.push_back({p.offset, p.offset + p.bytes});
+    }
+    std::sort(taken.begin(), taken.end());
+    size_t offset = 0;
+    for (auto& [b, e] : taken) {
+      if (offset + g.bytes <= b) break;
+      offset = std::max(offset, aligned(e));
+    }
+    g.offset = offset;
+    total = std::max(total, offset + g.bytes);
+    placed.push_back(gi);
+  }
+  for (auto& st : plan.steps) {
+    int g = group_of[size_t(st.out)];
+    if (g >= 0 && st.arena_offset < 0 && !st.view && st.device == Device::cpu && !st.dynamic &&
+        !st.run_time)
+      st.arena_offset = int64_t(groups[size_t(g)].offset);
+  }
+  plan.arena_bytes = aligned(total);
+}
+
+void RunState::prepare(const Plan& plan) {
+  const size_t n = plan.steps.size();
+  if (slots.size() != size_t(plan.num_slots)) slots.assign(size_t(plan.num_slots), nullptr);
+  if (spares.size() != n) {
+    spares.assign(n, {});
+    borrows_storage.assign(n, false);
+    for (size_t i = 0; i < n; ++i) {
+      const Step& st = plan.steps[i];
+      borrows_storage[i] = st.arena_offset >= 0 || st.view || st.dynamic;
+    }
+  }
+  if (arena || plan.arena_bytes == 0) return;
+  arena = host_allocate(plan.arena_bytes);
+  arena_places.assign(n, nullptr);
+  arena_steps = 0;
+  for (size_t i = 0; i < n; ++i)
+    if (plan.steps[i].arena_offset >= 0) {
+      arena_places[i] = std::shared_ptr<void>(
+          arena, static_cast<char*>(arena.get()) + size_t(plan.steps[i].arena_offset));
+      ++arena_steps;
+    }
+}
+
+std::shared_ptr<Buffer> RunState::buffer_for(size_t step, const TensorType& t, Device device,
+                                             bool reusable, bool& storage_kept) {
+  storage_kept = false;
+  if (!reusable) {
+    auto b = std::make_shared<Buffer>(t.dtype, t.shape.dims);
+    b->device = device;
+    return b;
+  }
+  auto& pair = spares[step];
+  for (auto& spare : pair)
+    if (spare && spare.use_count() == 1 && spare->dtype == t.dtype && spare->device == device &&
+        spare->dims == t.shape.dims) {
+      storage_kept = spare->storage && spare->storage.use_count() == 1;
+      return spare;
+    }
+  auto b = std::make_shared<Buffer>(t.dtype, t.shape.dims);
+  b->device = device;
+  // Into an empty place, else over the older spare (whoever holds it keeps it alive).
+  if (!pair[0]) {
+    pair[0] = b;
+  } else {
+    pair[1] = std::move(pair[0]);
+    pair[0] = b;
+  }
+  return b;
+}
+
+void RunState::stash(int step, std::shared_ptr<Buffer> old) {
+  if (step < 0 || !old) return;
+  auto& pair = spares[size_t(step)];
+  if (pair[0] == old || pair[1] == old) return;
+  if (!pair[0])
+    pair[0] = std::move(old);
+  else if (!pair[1] || pair[1].use_count() > 1)
+    pair[1] = std::move(old);
+}
+
+void RunState::finish() {
+  for (auto& s : slots) s.reset();
+  for (size_t i = 0; i < spares.size(); ++i)
+    if (borrows_storage[i])
+      for (auto& spare : spares[i])
+        if (spare && spare.use_count() == 1) spare->storage.reset();
+  if (!arena) return;
+  // Held: the arena itself and each step's place. More owners means an alias outlived its run.
+  if (size_t(arena.use_count()) > 1 + arena_steps) {
+    arena.reset();
+    arena_places.clear();
+    for (size_t i = 0; i < spares.size(); ++i) spares[i] = {};
+  }
+}
+
+RunStateLease::RunStateLease(const Plan& plan) : plan_(plan) {
+  if (!plan.run_state_busy.exchange(true, std::memory_order_acquire)) {
+    if (!plan.run_state) plan.run_state = std::make_unique<RunState>();
+    state_ = plan.run_state.get();
+  } else {
+    own_ = std::make_unique<RunState>();
+    state_ = own_.get();
+  }
+  state_->prepare(plan);
+}
+
+RunStateLease::~RunStateLease() {
+  state_->finish();
+  if (!own_) plan_.run_state_busy.store(false, std::memory_order_release);
+}
+
+}  // namespace kb

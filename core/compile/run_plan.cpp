@@ -1,0 +1,114 @@
+// Runs a plan: binds inputs, variables and constants to slots, calls each step's kernel on a
+// Buffer whose storage comes from the arena, the caller's place, a dying operand or the host
+// pool (in that order), and applies the updates.
+#include "core/backend/device.h"
+#include "core/compile/plan.h"
+#include "core/compile/step_profile.h"
+#include "core/ops/op.h"
+#include "core/util/error.h"
+
+namespace kb {
+
+void run_plan(const Plan& plan, const std::vector<std::shared_ptr<Buffer>>& inputs,
+              const std::vector<OutputPlace>& places,
+              std::vector<std::shared_ptr<Buffer>>& results) {
+  RunStateLease rs(plan);
+  std::vector<std::shared_ptr<Buffer>>& slots = rs->slots;
+  // The place of each slot that is an output with a place (the first such output of a slot).
+  bool any_place = false;
+  for (size_t k = 0; k < plan.outputs.size() && k < places.size(); ++k)
+    any_place = any_place || places[k].storage;
+  if (any_place) {
+    rs->slot_place.assign(size_t(plan.num_slots), nullptr);
+    for (size_t k = 0; k < plan.outputs.size() && k < places.size(); ++k)
+      if (places[k].storage && !rs->slot_place[size_t(plan.outputs[k])])
+        rs->slot_place[size_t(plan.outputs[k])] = &places[k];
+  }
+  for (auto& [idx, s] : plan.inputs) slots[size_t(s)] = transfer(inputs[idx], plan.device);
+  for (auto& [var, s] : plan.variables) {
+    // Variables live where they are used: move them to the plan's device once.
+    if (var->value->device != plan.device) var->value = transfer(var->value, plan.device);
+    slots[size_t(s)] = var->value;
+  }
+  for (auto& [s, b] : plan.constants) slots[size_t(s)] = b;
+  std::vector<const Buffer*>& ins = rs->ins;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step& st = plan.steps[i];
+    const Kernel* kernel = &st.kernel;
+    const TensorType* out_type = &st.out_type;
+    Device device = st.device;
+    if (st.run_time) {
+      const RunTimeKernels::Entry& e = run_time_kernel(st, slots);
+      kernel = &e.kernel;
+      out_type = &e.out_type;
+      device = e.device;
+    }
+    ins.clear();
+    for (int s : st.in) {
+      std::shared_ptr<Buffer>& b = slots[size_t(s)];
+      if (b->device != device) b = transfer(b, device);
+      ins.push_back(b.get());
+    }
+    bool storage_kept = false;
+    std::shared_ptr<Buffer> out =
+        rs->buffer_for(i, *out_type, device, !st.run_time && !st.dynamic, storage_kept);
+    const OutputPlace* place = any_place ? rs->slot_place[size_t(st.out)] : nullptr;
+    if (st.view || st.dynamic) {
+      out->storage.reset();  // the kernel sets it
+    } else if (st.arena_offset >= 0 && !rs->arena_places.empty()) {
+      out->storage = rs->arena_places[i];
+    } else if (place && device == plan.device && place->bytes == out->nbytes()) {
+      out->storage = place->storage;
+    } else {
+      bool taken = false;
+      if (st.in_place) {
+        // Reuse a dying operand's storage that nothing else holds: the output lands in cached
+        // lines, and no memory is asked for.
+        for (int s : st.release) {
+          const std::shared_ptr<Buffer>& b = slots[size_t(s)];
+          long holders = b.use_count() - (rs->is_spare(plan.producer[size_t(s)], b) ? 1 : 0);
+          if (holders == 1 && b->storage.use_count() == 1 && b->device == Device::cpu &&
+              b->dims == out->dims && b->nbytes() == out->nbytes()) {
+            out->storage = b->storage;
+            taken = true;
+            break;
+          }
+        }
+      }
+      if (!taken && !storage_kept) out->allocate();
+    }
+    {
+      StepTimer timer(st.node->op->name, *out, ins);
+      (*kernel)(ins, *out);
+    }
+    check(!st.dynamic || Shape(out->dims).fully_known(), Status::internal, st.node->op->name,
+          ": the kernel did not set the output's shape");
+    if (!out->storage) out->allocate();
+    slots[size_t(st.out)] = std::move(out);
+    for (int s : st.release) slots[size_t(s)].reset();
+  }
+  results.resize(plan.outputs.size());
+  for (size_t k = 0; k < plan.outputs.size(); ++k) results[k] = slots[size_t(plan.outputs[k])];
+  // Shapes known only now are checked before any variable changes.
+  for (auto& [var, s] : plan.updates)
+    if (slots[size_t(s)]->dims != var->value->dims)
+      fail(Status::shape, "update: the new value of '", var->name, "' has shape ",
+           dims_str(slots[size_t(s)]->dims), ", the variable has ", dims_str(var->value->dims));
+  for (size_t u = 0; u < plan.updates.size(); ++u) {
+    auto& [var, s] = plan.updates[u];
+    std::shared_ptr<Buffer> old = std::move(var->value);
+    var->value = slots[size_t(s)];
+    // The previous value takes the next update when nothing else holds it by then.
+    rs->stash(plan.update_steps[u], std::move(old));
+  }
+}
+
+std::vector<std::shared_ptr<Buffer>> run_plan(const Plan& plan,
+                                              const std::vector<std::shared_ptr<Buffer>>& inputs,
+                                              const std::vector<OutputPlace>& places) {
+  std::vector<std::shared_ptr<Buffer>> results;
+  run_plan(plan, inputs, places, results);
+  return results;
+}
+
+}  // namespace kb
