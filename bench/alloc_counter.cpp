@@ -4,9 +4,13 @@
 // heap itself is unchanged; the count is one relaxed atomic add per call.
 #include "alloc_counter.h"
 
+#include <execinfo.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cerrno>
 #include <cstddef>
+#include <cstdlib>
 
 extern "C" {
 void* __libc_malloc(size_t);
@@ -18,10 +22,36 @@ void __libc_free(void*);
 
 namespace {
 std::atomic<uint64_t> allocations{0};
-void count() { allocations.fetch_add(1, std::memory_order_relaxed); }
+std::atomic<bool> tracing{false};
+thread_local bool in_trace = false;  // backtrace itself may allocate
+
+void count() {
+  allocations.fetch_add(1, std::memory_order_relaxed);
+  if (!tracing.load(std::memory_order_relaxed) || in_trace) return;
+  in_trace = true;
+  void* frames[32];
+  int n = backtrace(frames, 32);
+  static const char rule[] = "-- allocation\n";
+  (void)!write(2, rule, sizeof rule - 1);
+  backtrace_symbols_fd(frames + 2, n - 2, 2);
+  in_trace = false;
+}
 }  // namespace
 
 uint64_t kb_bench::heap_allocations() { return allocations.load(std::memory_order_relaxed); }
+
+void kb_bench::trace_allocations(bool on) {
+  static const bool wanted = [] {
+    const char* v = std::getenv("KB_ALLOC_TRACE");
+    if (v && *v == '1') {
+      void* warm[2];
+      backtrace(warm, 2);  // loads the unwinder now, not while tracing
+      return true;
+    }
+    return false;
+  }();
+  tracing.store(on && wanted, std::memory_order_relaxed);
+}
 
 extern "C" {
 

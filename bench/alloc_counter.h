@@ -9,4 +9,9 @@ namespace kb_bench {
 // goes through malloc).
 uint64_t heap_allocations();
 
+// With KB_ALLOC_TRACE=1 in the environment, prints the call stack of every allocation made while
+// tracing is on (to stderr: object + offset per frame, for addr2line), to find where a steady
+// state still allocates.
+void trace_allocations(bool on);
+
 }  // namespace kb_bench

@@ -81,10 +81,12 @@ void measure(const char* workload, const char* device, int warmup, int repeats,
   for (int i = 0; i < repeats; ++i) {
     double c0 = cpu_ms();
     double f0 = minor_faults();
+    kb_bench::trace_allocations(i == repeats - 1);  // one call's stacks, with KB_ALLOC_TRACE=1
     auto a0 = kb_bench::heap_allocations();
     auto t0 = std::chrono::steady_clock::now();
     call();
     auto t1 = std::chrono::steady_clock::now();
+    kb_bench::trace_allocations(false);
     allocs.push_back(double(kb_bench::heap_allocations() - a0));
     faults.push_back(minor_faults() - f0);
     cpu.push_back(cpu_ms() - c0);

@@ -75,6 +75,13 @@ Kernel loop_kernel(const KernelArgs& k, Device device) {
     // The body writes its results straight into the stacked parts: outputs and products into
     // step t's slices, new states into the stored states' next slice (the next step's input).
     std::vector<OutputPlace> places(results.size());
+    // Step slices of the sequences: one Buffer each, pointed at step t's slice per step.
+    std::vector<std::shared_ptr<Buffer>> seq_slices;
+    for (int64_t i = 0; i < n_seq; ++i) {
+      seq_slices.push_back(std::make_shared<Buffer>(step_types[i].dtype, step_types[i].shape.dims));
+      seq_slices.back()->device = device;
+    }
+    std::vector<std::shared_ptr<Buffer>> res;
     for (int64_t it = 0; it < steps; ++it) {
       int64_t t = reverse ? steps - 1 - it : it;
       int64_t next = reverse ? t - 1 : t + 1;
@@ -86,9 +93,14 @@ Kernel loop_kernel(const KernelArgs& k, Device device) {
                                         : OutputPlace{};
       for (size_t r = 0; r < stored_aux.size(); ++r)
         places[size_t(n_out + n_state) + r] = slice(size_t(n_out + 2 * n_state + stored_aux[r]), t);
+      res.clear();  // keeps its capacity
       for (int64_t i = 0; i < n_seq; ++i) {
-        auto v = std::make_shared<Buffer>(step_types[i].dtype, step_types[i].shape.dims);
-        v->device = device;
+        std::shared_ptr<Buffer>& v = seq_slices[size_t(i)];
+        if (args[i] == v) args[i].reset();
+        if (v.use_count() > 1) {  // the body passed the last slice on (as a state): keep it
+          v = std::make_shared<Buffer>(step_types[i].dtype, step_types[i].shape.dims);
+          v->device = device;
+        }
         size_t off = size_t(t) * v->nbytes();
         v->storage = std::shared_ptr<void>(in[i]->storage, static_cast<char*>(in[i]->data()) + off);
         args[i] = v;
@@ -96,7 +108,7 @@ Kernel loop_kernel(const KernelArgs& k, Device device) {
       for (int64_t j = 0; j < n_state; ++j)
         if (used[size_t(n_out + n_state + j)])
           copy_into(size_t(n_out + n_state + j), t, *args[n_seq + j]);
-      std::vector<std::shared_ptr<Buffer>> res = run_plan(*plan, args, places);
+      run_plan(*plan, args, places, res);
       for (auto& r : res) r = transfer(r, device);  // a step may have run on the CPU
       for (int64_t o = 0; o < n_out; ++o)
         if (used[size_t(o)]) copy_into(size_t(o), t, *res[o]);

@@ -281,7 +281,8 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
           } else
             st.run_time = std::make_shared<RunTimeKernels>();
           st.out_type = si.type;
-          st.view = n.op->view;
+          st.view =
+              n.op->view && (!known || !n.op->view_when || n.op->view_when(in_types, si.type));
           st.dynamic = n.op->dynamic;
           st.node = &n;
           st.device = step_device;

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "core/cpu/loops.h"
+#include "core/util/error.h"
 
 namespace kb::cpu::dnnl_util {
 
@@ -139,11 +140,13 @@ void Runner::execute(const dnnl::primitive& p, const std::vector<dnnl_exec_arg_t
   if (st != dnnl_success) throw dnnl::error(st, "could not execute a primitive");
 }
 
-void Runner::run(const std::vector<void*>& ptrs) {
+void Runner::run(std::initializer_list<void*> ptrs) {
   SerialScope serial(serial_);
   const auto& specs = spec_->args;
+  check(ptrs.size() == specs.size(), Status::internal, "oneDNN runner: ", ptrs.size(),
+        " buffers for ", specs.size(), " arguments");
   for (size_t i = 0; i < specs.size(); ++i) {
-    user_[i].set_data_handle(ptrs[i]);
+    user_[i].set_data_handle(ptrs.begin()[i]);
     const ArgSpec& a = specs[i];
     if (a.needs_reorder && !a.output) execute(a.reorder, reorder_args_[i]);
   }

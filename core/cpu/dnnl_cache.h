@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -74,8 +75,9 @@ class Runner {
   // work: the primitive's multiply-adds (or a like measure); below kSerialWork it runs on the
   // calling thread alone. -1: the number of elements of its arguments.
   explicit Runner(std::shared_ptr<const PrimSpec> spec, int64_t work = -1);
-  // ptrs: one buffer per entry of spec->args, in the caller's (user) layout.
-  void run(const std::vector<void*>& ptrs);
+  // ptrs: one buffer per entry of spec->args, in the caller's (user) layout (a braced list: no
+  // allocation per run).
+  void run(std::initializer_list<void*> ptrs);
   const PrimSpec& spec() const { return *spec_; }
 
  private:

@@ -3,6 +3,7 @@
 // table's expression, so the compiler vectorizes it as it does the single-op kernels, and the
 // values evaluated per element are the same as the unfused steps'. Blocks are split across
 // threads.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <set>
@@ -11,6 +12,7 @@
 
 #include "core/backend/kernel.h"
 #include "core/cpu/loops.h"
+#include "core/cpu/scratch.h"
 #include "core/cpu/simd_targets.h"
 #include "core/ops/op.h"
 #include "core/ops/scalar_funcs.h"
@@ -97,10 +99,9 @@ Source make_source(const TensorType& in, const Dims& od, DType out_dtype) {
 // Elements [i0, i0 + n) of the broadcast input, converted to T: a pointer into the input when
 // they lie there contiguously in T, else written to buf.
 template <class T, class S>
-const T* load(const Source& src, const S* base, int64_t i0, int64_t n, T* buf,
-              std::vector<int64_t>& idx) {
+const T* load(const Source& src, const S* base, int64_t i0, int64_t n, T* buf, int64_t* idx) {
   size_t r = src.d.size();
-  idx.assign(r, 0);
+  std::fill(idx, idx + r, int64_t(0));
   int64_t rem = i0, pos = 0;
   for (size_t i = r; i-- > 0;) {
     idx[i] = rem % src.d[i];
@@ -164,7 +165,11 @@ Kernel fused_kernel(const KernelArgs& k) {
   int64_t result = a.i("result");
   Dims od = k.out.shape.dims;
   std::vector<Source> srcs;
-  for (auto& t : k.in) srcs.push_back(make_source(t, od, k.out.dtype));
+  size_t max_rank = 1;
+  for (auto& t : k.in) {
+    srcs.push_back(make_source(t, od, k.out.dtype));
+    max_rank = std::max(max_rank, srcs.back().d.size());
+  }
   size_t ni = code.size() / 5;
   check(ni > 0 && code.size() == ni * 5, Status::internal, "FusedElementwise: bad program");
   // The last instruction writes the output directly when it computes the result.
@@ -181,15 +186,18 @@ Kernel fused_kernel(const KernelArgs& k) {
     parallel_for(
         nblocks,
         [&](int64_t b0, int64_t b1) {
-          std::vector<T> regs(static_cast<size_t>(nregs * kBlock));
-          std::vector<const T*> ptr(static_cast<size_t>(nregs));
-          std::vector<int64_t> idx;
+          // Kept per thread: a step of a loop body runs thousands of times per call.
+          ThreadScratch<T, struct FusedRegisters> regs_s(static_cast<size_t>(nregs * kBlock));
+          ThreadScratch<const T*, struct FusedOperands> ptr_s(static_cast<size_t>(nregs));
+          ThreadScratch<int64_t, struct FusedIndex> idx(max_rank);
+          T* regs = regs_s.data();
+          const T** ptr = ptr_s.data();
           for (int64_t blk = b0; blk < b1; ++blk) {
             int64_t i0 = blk * kBlock;
             int64_t n = std::min(kBlock, total - i0);
             for (size_t j = 0; j < ni; ++j) {
               const int64_t* c = &code[j * 5];
-              T* dst = regs.data() + c[2] * kBlock;
+              T* dst = regs + c[2] * kBlock;
               if (c[0] == 0) {
                 const Source& src = srcs[size_t(c[3])];
                 const Buffer* b = in[size_t(c[3])];
@@ -198,7 +206,7 @@ Kernel fused_kernel(const KernelArgs& k) {
                 } else {
                   ptr[size_t(c[2])] = dispatch_dtype(src.dtype, [&](auto z) -> const T* {
                     using S = decltype(z);
-                    return load<T, S>(src, b->as<S>(), i0, n, dst, idx);
+                    return load<T, S>(src, b->as<S>(), i0, n, dst, idx.data());
                   });
                 }
                 continue;

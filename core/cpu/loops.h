@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/graph/shape.h"
+#include "core/util/small_vector.h"
 
 namespace kb::cpu {
 
@@ -54,12 +55,14 @@ Dims contiguous_strides(const Dims& dims);
 Dims broadcast_strides(const Dims& in, const Dims& out);
 
 // Iterates over `out` dims (row-major), K operands with the given element strides. For each
-// innermost row calls row(offsets, inner_strides, length), offsets[0..K).
-template <size_t K, class F>
-void strided_rows(const Dims& out, const std::array<Dims, K>& strides, F&& row) {
+// innermost row calls row(offsets, inner_strides, length), offsets[0..K). Dims and strides may
+// be any indexable containers; nothing is allocated for tensors of rank 8 or less.
+template <size_t K, class D, class S, class F>
+void strided_rows(const D& out, const std::array<S, K>& strides, F&& row) {
+  using Small = SmallVector<int64_t, 8>;
   // Collapse adjacent dims that are contiguous for every operand.
-  Dims d;
-  std::array<Dims, K> s;
+  Small d;
+  std::array<Small, K> s;
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i] == 1) continue;
     bool merge = !d.empty();
@@ -85,7 +88,7 @@ void strided_rows(const Dims& out, const std::array<Dims, K>& strides, F&& row) 
   std::array<int64_t, K> inner_s;
   for (size_t k = 0; k < K; ++k) inner_s[k] = s[k][r - 1];
   auto run = [&](int64_t rb, int64_t re) {
-    std::vector<int64_t> idx(r, 0);
+    Small idx(r, 0);
     int64_t rem = rb;
     for (size_t i = r - 1; i-- > 0;) {
       idx[i] = rem % d[i];

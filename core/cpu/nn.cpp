@@ -6,6 +6,7 @@
 #include "core/backend/kernel.h"
 #include "core/backend/layout.h"
 #include "core/cpu/loops.h"
+#include "core/cpu/scratch.h"
 #include "core/cpu/row_kernels.h"
 #include "core/util/dispatch.h"
 
@@ -32,7 +33,7 @@ Kernel make_softmax_kernel(const KernelArgs& k) {
             parallel_for(
                 outer,
                 [&](int64_t b, int64_t e) {
-                  std::vector<float> scratch(static_cast<size_t>(n));
+                  ThreadScratch<float, struct SoftmaxRow> scratch(static_cast<size_t>(n));
                   for (int64_t r = b; r < e; ++r)
                     softmax_row_f32(x + r * n, o + r * n, scratch.data(), n, Log, stream);
                 },

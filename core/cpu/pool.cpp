@@ -87,7 +87,7 @@ void window_cells(const Geo& g, int64_t o0, int64_t o1, int64_t o2, std::vector<
 // Calls f(out_offset, cells) for every output cell of one (n, c) plane (window_cells).
 template <class F>
 void for_windows(const Geo& g, F&& f) {
-  std::vector<int64_t> cells;
+  static thread_local std::vector<int64_t> cells;  // kept: no allocation per call
   cells.reserve(size_t(g.w[0] * g.w[1] * g.w[2]));
   for (int64_t o0 = 0; o0 < g.out[0]; ++o0)
     for (int64_t o1 = 0; o1 < g.out[1]; ++o1)
@@ -199,7 +199,8 @@ void direct_max_backward(const Geo& g, const float* dy, const float* x, float* d
   parallel_for(
       rows,
       [&](int64_t b, int64_t e) {
-        std::vector<int64_t> cell;  // offsets of the first window's cells in its image
+        // Offsets of the first window's cells in its image (kept: no allocation per call).
+        static thread_local std::vector<int64_t> cell;
         for (int64_t row = b; row < e; ++row) {
           int64_t n = row / (g.out[0] * g.out[1]);
           int64_t o0 = row / g.out[1] % g.out[0], o1 = row % g.out[1];

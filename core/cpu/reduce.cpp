@@ -7,6 +7,7 @@
 #include "core/backend/layout.h"
 #include "core/backend/reduce_plan.h"
 #include "core/cpu/loops.h"
+#include "core/cpu/scratch.h"
 #include "core/cpu/reduce.h"
 #include "core/cpu/row_kernels.h"
 #include "core/cpu/transpose.h"
@@ -24,9 +25,8 @@ template <class T>
 void run_reduce(ReduceMode mode, const ReducePlan& p, const T* x, T* out) {
   using C = compute_t<T>;
   using A = acc_t<T>;
-  std::vector<T> tmp;
+  ThreadScratch<T, struct ReduceTransposed> tmp(p.needs_transpose ? size_t(p.outer * p.r) : 0);
   if (p.needs_transpose) {
-    tmp.resize(size_t(p.outer * p.r));
     transpose_copy(x, tmp.data(), p.dims, p.perm, sizeof(T));
     x = tmp.data();
   }
@@ -126,22 +126,23 @@ void run_reduce(ReduceMode mode, const ReducePlan& p, const T* x, T* out) {
       parallel_for(
           p.outer,
           [&](int64_t b, int64_t e) {
-            std::vector<A> acc(static_cast<size_t>(inner));
+            ThreadScratch<A, struct ReduceRow> acc(static_cast<size_t>(inner));
             for (int64_t o = b; o < e; ++o) {
               combine_rows(o, 0, r, acc.data());
-              for (int64_t i = 0; i < inner; ++i) out[o * inner + i] = T(C(acc[size_t(i)]));
+              for (int64_t i = 0; i < inner; ++i) out[o * inner + i] = T(C(acc.data()[i]));
             }
           },
           std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(r * inner, 1)));
       return;
     }
-    std::vector<A> partial(size_t(p.outer * parts * inner));
+    ThreadScratch<A, struct ReducePartials> partial_s(size_t(p.outer * parts * inner));
+    A* partial = partial_s.data();
     parallel_for(
         p.outer * parts,
         [&](int64_t b, int64_t e) {
           for (int64_t q = b; q < e; ++q) {
             int64_t o = q / parts, k = q % parts;
-            combine_rows(o, r * k / parts, r * (k + 1) / parts, partial.data() + q * inner);
+            combine_rows(o, r * k / parts, r * (k + 1) / parts, partial + q * inner);
           }
         },
         1);
@@ -194,7 +195,7 @@ Kernel make_sum_to_like(const KernelArgs& k) {
       fail(Status::dtype, "sum_to_like: bool is not supported");
     } else {
       return [p](const std::vector<const Buffer*>& in, Buffer& out) {
-        out.allocate();
+        if (!out.storage) out.allocate();  // a plan may have placed it (OpDef::view_when)
         run_reduce<T>(ReduceMode::sum, p, in[0]->as<T>(), out.as<T>());
       };
     }

@@ -7,8 +7,10 @@
 
 namespace kb::cpu {
 
+using Small = SmallVector<int64_t, 8>;
+
 template <class E>
-static void copy_rows(const E* s, E* d, const Dims& od, const std::array<Dims, 2>& strides) {
+static void copy_rows(const E* s, E* d, const Small& od, const std::array<Small, 2>& strides) {
   strided_rows<2>(
       od, strides,
       [&](const std::array<int64_t, 2>& off, const std::array<int64_t, 2>& st, int64_t len) {
@@ -24,14 +26,18 @@ static void copy_rows(const E* s, E* d, const Dims& od, const std::array<Dims, 2
 
 void transpose_copy(const void* src, void* dst, const Dims& src_dims,
                     const std::vector<int64_t>& perm, size_t es) {
-  Dims od(perm.size());
-  Dims ss = contiguous_strides(src_dims);
-  Dims in_strides(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) {
-    od[i] = src_dims[perm[i]];
-    in_strides[i] = ss[perm[i]];
+  // Built per call, so kept off the heap.
+  const size_t r = perm.size();
+  Small ss(src_dims.size()), od(r), out_strides(r), in_strides(r);
+  int64_t acc = 1;
+  for (size_t i = src_dims.size(); i-- > 0; acc *= src_dims[i]) ss[i] = acc;
+  for (size_t i = 0; i < r; ++i) {
+    od[i] = src_dims[size_t(perm[i])];
+    in_strides[i] = ss[size_t(perm[i])];
   }
-  std::array<Dims, 2> strides{contiguous_strides(od), in_strides};
+  acc = 1;
+  for (size_t i = r; i-- > 0; acc *= od[i]) out_strides[i] = acc;
+  std::array<Small, 2> strides{out_strides, in_strides};
   switch (es) {
     case 1:
       copy_rows(static_cast<const uint8_t*>(src), static_cast<uint8_t*>(dst), od, strides);

@@ -34,6 +34,10 @@ struct OpDef {
   // An input read for its type alone (the "like" operand of BroadcastLike and friends), or -1.
   // Kernels never read it at run time, so a plan that knows its shape need not compute it.
   int shape_input = -1;
+  // For a view op that aliases its input for some types only (SumToLike: when nothing is summed):
+  // whether it does for these concrete types. Elsewhere its kernel writes a fresh value, which a
+  // plan may then place (in its arena). Null: `view` holds for all types.
+  bool (*view_when)(const std::vector<TensorType>& in, const TensorType& out) = nullptr;
 };
 
 void register_op(const OpDef& def);

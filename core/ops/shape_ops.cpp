@@ -120,11 +120,13 @@ TensorType infer_sum_to_like(const Ins& in, const Attrs&) { return {in[0].dtype,
 Grads grad_sum_to_like(const NodePtr& n, const NodePtr& dy) {
   return {broadcast_like(dy, n->inputs[0]), nullptr};
 }
+bool sum_to_like_aliases(const Ins& in, const TensorType& out) { return in[0].shape == out.shape; }
 OpRegistrar r6({.name = "SumToLike",
                 .infer = infer_sum_to_like,
                 .grad = grad_sum_to_like,
                 .view = true,
-                .shape_input = 1});
+                .shape_input = 1,
+                .view_when = sum_to_like_aliases});
 
 // ---- shape-only values ----------------------------------------------------------------------
 TensorType infer_fill_like(const Ins& in, const Attrs& a) {
