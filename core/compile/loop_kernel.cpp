@@ -1,5 +1,6 @@
 // Runs Loop nodes: the body is planned once for the concrete step types and then run once per
 // step, with per-step slices bound as views of the sequences. TupleGet takes a part apart.
+#include <atomic>
 #include <cstring>
 
 #include "core/backend/device.h"
@@ -12,6 +13,55 @@ namespace kb {
 namespace {
 
 using Parts = std::vector<std::shared_ptr<Buffer>>;
+
+// What one run of a Loop kernel needs and the next may reuse: the stacked parts (when nothing
+// outside holds them any more), the argument and place tables, the per-step views.
+struct LoopRun {
+  std::shared_ptr<Parts> parts;
+  std::vector<std::shared_ptr<Buffer>> args, res, seq_views, state_views;
+  std::vector<OutputPlace> places;
+
+  bool parts_reusable(const std::vector<bool>& used) const {
+    if (!parts || parts.use_count() != 1) return false;
+    for (size_t p = 0; p < parts->size(); ++p) {
+      const std::shared_ptr<Buffer>& b = (*parts)[p];
+      if (b.use_count() != 1 || (used[p] && (!b->storage || b->storage.use_count() != 1)))
+        return false;
+    }
+    return true;
+  }
+  // After a run: drops the references into the inputs and the parts (the parts stay, for the
+  // next run to check; the views keep their Buffer objects).
+  void release() {
+    for (auto* v : {&args, &res}) v->clear();
+    for (auto* v : {&seq_views, &state_views})
+      for (auto& b : *v)
+        if (b && b.use_count() == 1) b->storage.reset();
+    for (auto& p : places) p = {};
+  }
+};
+
+struct LoopMemory {
+  std::atomic<bool> busy{false};
+  LoopRun kept;
+
+  class Lease {
+   public:
+    explicit Lease(LoopMemory& m) : m_(m), mine_(!m.busy.exchange(true)) {}
+    ~Lease() {
+      run().release();  // also when the body failed
+      if (mine_) m_.busy.store(false);
+    }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    LoopRun& run() { return mine_ ? m_.kept : own_; }
+
+   private:
+    LoopMemory& m_;
+    bool mine_;
+    LoopRun own_;
+  };
+};
 
 Kernel loop_kernel(const KernelArgs& k, Device device) {
   const Subgraph& body = *k.node.attrs.graph("body");
@@ -44,21 +94,28 @@ Kernel loop_kernel(const KernelArgs& k, Device device) {
     }
   std::shared_ptr<Plan> plan;
   if (steps > 0) plan = build_plan(body.inputs, step_types, results, {}, 0, device);
+  auto kept = std::make_shared<LoopMemory>();
   return [=](const std::vector<const Buffer*>& in, Buffer& out) {
-    auto parts = std::make_shared<Parts>();
-    for (size_t p = 0; p < part_types.size(); ++p) {
-      const TensorType& t = part_types[p];
-      auto b = std::make_shared<Buffer>(t.dtype, t.shape.dims);
-      b->device = device;
-      if (used[p]) b->allocate();
-      parts->push_back(b);
+    // One run at a time uses the memory kept from the last; a concurrent one makes its own.
+    LoopMemory::Lease lease(*kept);
+    LoopRun& run = lease.run();
+    std::shared_ptr<Parts>& parts = run.parts;
+    if (plan) release_borrowed(*plan);  // the body's Buffers pointed into the last run's parts
+    if (!run.parts_reusable(used)) {
+      parts = std::make_shared<Parts>();
+      for (size_t p = 0; p < part_types.size(); ++p) {
+        const TensorType& t = part_types[p];
+        auto b = std::make_shared<Buffer>(t.dtype, t.shape.dims);
+        b->device = device;
+        if (used[p]) b->allocate();
+        parts->push_back(b);
+      }
     }
-    std::vector<std::shared_ptr<Buffer>> args(in.size());
+    std::vector<std::shared_ptr<Buffer>>& args = run.args;
+    args.assign(in.size(), nullptr);
     // States and captured values: shared, never written.
     for (size_t i = size_t(n_seq); i < in.size(); ++i)
       args[i] = std::shared_ptr<Buffer>(std::shared_ptr<Buffer>{}, const_cast<Buffer*>(in[i]));
-    for (int64_t j = 0; j < n_state; ++j)
-      args[n_seq + j] = std::make_shared<Buffer>(*in[n_seq + j]);
     // Step t's slice of a stacked part, as storage that keeps the part alive.
     auto slice = [&](size_t part, int64_t t) {
       const Buffer& b = *(*parts)[part];
@@ -72,16 +129,25 @@ Kernel loop_kernel(const KernelArgs& k, Device device) {
       if (dst.storage.get() != src.data())
         copy_within(device, dst.storage.get(), src.data(), dst.bytes);
     };
+    // A Buffer of `type` from `kept` (made again when something still holds the last one), its
+    // storage pointed at `storage`: the per-step views of sequences and states.
+    auto point = [&](std::shared_ptr<Buffer>& kept_buffer, std::shared_ptr<Buffer>& arg,
+                     const TensorType& type, std::shared_ptr<void> storage) {
+      if (arg == kept_buffer) arg.reset();
+      if (!kept_buffer || kept_buffer.use_count() > 1) {
+        kept_buffer = std::make_shared<Buffer>(type.dtype, type.shape.dims);
+        kept_buffer->device = device;
+      }
+      kept_buffer->storage = std::move(storage);
+      arg = kept_buffer;
+    };
     // The body writes its results straight into the stacked parts: outputs and products into
     // step t's slices, new states into the stored states' next slice (the next step's input).
-    std::vector<OutputPlace> places(results.size());
-    // Step slices of the sequences: one Buffer each, pointed at step t's slice per step.
-    std::vector<std::shared_ptr<Buffer>> seq_slices;
-    for (int64_t i = 0; i < n_seq; ++i) {
-      seq_slices.push_back(std::make_shared<Buffer>(step_types[i].dtype, step_types[i].shape.dims));
-      seq_slices.back()->device = device;
-    }
-    std::vector<std::shared_ptr<Buffer>> res;
+    std::vector<OutputPlace>& places = run.places;
+    places.assign(results.size(), OutputPlace{});
+    run.seq_views.resize(size_t(n_seq));
+    run.state_views.resize(size_t(n_state));
+    std::vector<std::shared_ptr<Buffer>>& res = run.res;
     for (int64_t it = 0; it < steps; ++it) {
       int64_t t = reverse ? steps - 1 - it : it;
       int64_t next = reverse ? t - 1 : t + 1;
@@ -95,32 +161,35 @@ Kernel loop_kernel(const KernelArgs& k, Device device) {
         places[size_t(n_out + n_state) + r] = slice(size_t(n_out + 2 * n_state + stored_aux[r]), t);
       res.clear();  // keeps its capacity
       for (int64_t i = 0; i < n_seq; ++i) {
-        std::shared_ptr<Buffer>& v = seq_slices[size_t(i)];
-        if (args[i] == v) args[i].reset();
-        if (v.use_count() > 1) {  // the body passed the last slice on (as a state): keep it
-          v = std::make_shared<Buffer>(step_types[i].dtype, step_types[i].shape.dims);
-          v->device = device;
-        }
-        size_t off = size_t(t) * v->nbytes();
-        v->storage = std::shared_ptr<void>(in[i]->storage, static_cast<char*>(in[i]->data()) + off);
-        args[i] = v;
+        size_t off = size_t(t) * (in[i]->nbytes() / size_t(steps));
+        point(run.seq_views[size_t(i)], args[size_t(i)], step_types[size_t(i)],
+              std::shared_ptr<void>(in[i]->storage, static_cast<char*>(in[i]->data()) + off));
       }
       for (int64_t j = 0; j < n_state; ++j)
         if (used[size_t(n_out + n_state + j)])
-          copy_into(size_t(n_out + n_state + j), t, *args[n_seq + j]);
+          copy_into(size_t(n_out + n_state + j), t, *args[size_t(n_seq + j)]);
       run_plan(*plan, args, places, res);
-      for (auto& r : res) r = transfer(r, device);  // a step may have run on the CPU
+      // Results the body wrote into their places are null.
+      for (auto& r : res)
+        if (r) r = transfer(r, device);  // a step may have run on the CPU
       for (int64_t o = 0; o < n_out; ++o)
-        if (used[size_t(o)]) copy_into(size_t(o), t, *res[o]);
+        if (used[size_t(o)] && res[size_t(o)]) copy_into(size_t(o), t, *res[size_t(o)]);
       for (size_t r = 0; r < stored_aux.size(); ++r)
-        copy_into(size_t(n_out + 2 * n_state + stored_aux[r]), t,
-                  *res[size_t(n_out + n_state) + r]);
-      for (int64_t j = 0; j < n_state; ++j) args[n_seq + j] = res[n_out + j];
+        if (const auto& v = res[size_t(n_out + n_state) + r])
+          copy_into(size_t(n_out + 2 * n_state + stored_aux[r]), t, *v);
+      for (int64_t j = 0; j < n_state; ++j) {
+        std::shared_ptr<Buffer>& arg = args[size_t(n_seq + j)];
+        if (const auto& v = res[size_t(n_out + j)])
+          arg = v;
+        else  // written into the stored states' next slice
+          point(run.state_views[size_t(j)], arg, step_types[size_t(n_seq + j)],
+                places[size_t(n_out + j)].storage);
+      }
     }
     for (int64_t j = 0; j < n_state; ++j) {
       if (!used[size_t(n_out + j)]) continue;
-      Buffer& fin = *(*parts)[n_out + j];
-      copy_within(device, fin.data(), args[n_seq + j]->data(), fin.nbytes());
+      Buffer& fin = *(*parts)[size_t(n_out + j)];
+      copy_within(device, fin.data(), args[size_t(n_seq + j)]->data(), fin.nbytes());
     }
     out.storage = std::shared_ptr<void>(parts, parts.get());
   };

@@ -1,7 +1,9 @@
 #include "core/compile/memory_plan.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
+#include <string>
 
 #include "core/compile/plan.h"
 #include "core/graph/host_pool.h"
@@ -30,12 +32,20 @@ struct Group {
 }  // namespace
 
 void plan_memory(Plan& plan) {
+  static const bool arena_off = [] {
+    const char* v = std::getenv("KB_ARENA");
+    return v && std::string(v) == "0";
+  }();
   const size_t n_slots = size_t(plan.num_slots);
   std::vector<int>& producer = plan.producer;
   producer.assign(n_slots, -1);
   for (size_t i = 0; i < plan.steps.size(); ++i) producer[size_t(plan.steps[i].out)] = int(i);
   plan.update_steps.clear();
-  for (auto& u : plan.updates) plan.update_steps.push_back(producer[size_t(u.second)]);
+  plan.is_update_slot.assign(n_slots, false);
+  for (auto& u : plan.updates) {
+    plan.update_steps.push_back(producer[size_t(u.second)]);
+    plan.is_update_slot[size_t(u.second)] = true;
+  }
 
   // Values that outlive the run: outputs, updates, and what a view of them aliases.
   std::vector<bool> escapes(n_slots, false);
@@ -63,8 +73,8 @@ void plan_memory(Plan& plan) {
     st.arena_offset = -1;
     const TensorType& t = st.out_type;
     size_t s = size_t(st.out);
-    if (st.device != Device::cpu || st.view || st.dynamic || st.run_time || !t.parts.empty() ||
-        escapes[s] || !t.shape.fully_known())
+    if (arena_off || st.device != Device::cpu || st.view || st.dynamic || st.run_time ||
+        !t.parts.empty() || escapes[s] || !t.shape.fully_known())
       continue;
     size_t bytes = size_t(numel(t.shape.dims)) * dtype_size(t.dtype);
     if (bytes == 0) continue;
@@ -134,6 +144,9 @@ void RunState::prepare(const Plan& plan) {
       borrows_storage[i] = st.arena_offset >= 0 || st.view || st.dynamic;
     }
   }
+  // A value returned last time (a view of a loop's result, say) holds its spare until the caller
+  // lets go of it; from then on the spare must not keep what it aliases alive.
+  drop_borrowed_storage();
   if (arena || plan.arena_bytes == 0) return;
   arena = host_allocate(plan.arena_bytes);
   arena_places.assign(n, nullptr);
@@ -183,12 +196,25 @@ void RunState::stash(int step, std::shared_ptr<Buffer> old) {
     pair[1] = std::move(old);
 }
 
+void RunState::drop_borrowed_storage() {
+  // A spare keeps storage that is its own alone (the next run writes there again); what it
+  // borrowed (the arena, a view's operand, a caller's place) goes.
+  for (size_t i = 0; i < spares.size(); ++i)
+    for (auto& spare : spares[i])
+      if (spare && spare.use_count() == 1 && spare->storage &&
+          (borrows_storage[i] || spare->storage.use_count() > 1))
+        spare->storage.reset();
+}
+
+void release_borrowed(const Plan& plan) {
+  if (!plan.run_state || plan.run_state_busy.exchange(true, std::memory_order_acquire)) return;
+  plan.run_state->drop_borrowed_storage();
+  plan.run_state_busy.store(false, std::memory_order_release);
+}
+
 void RunState::finish() {
   for (auto& s : slots) s.reset();
-  for (size_t i = 0; i < spares.size(); ++i)
-    if (borrows_storage[i])
-      for (auto& spare : spares[i])
-        if (spare && spare.use_count() == 1) spare->storage.reset();
+  drop_borrowed_storage();
   if (!arena) return;
   // Held: the arena itself and each step's place. More owners means an alias outlived its run.
   if (size_t(arena.use_count()) > 1 + arena_steps) {

@@ -53,7 +53,13 @@ struct RunState {
   // outside the run still holds arena memory (an alias that escaped), the next run gets a fresh
   // arena instead of writing under it.
   void finish();
+  // Makes the spares nobody else holds let go of storage that is not theirs alone.
+  void drop_borrowed_storage();
 };
+
+// For a caller that lent the plan storage (output places) and wants to know whether it is its
+// own again: the plan's kept Buffers let go of what they borrowed (skipped while a run is on).
+void release_borrowed(const Plan& plan);
 
 // Takes the plan's RunState for one run (or a fresh one while another run holds it) and gives it
 // back when the run ends.

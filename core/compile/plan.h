@@ -59,6 +59,7 @@ struct Plan {
   size_t arena_bytes = 0;
   std::vector<int> producer;
   std::vector<int> update_steps;
+  std::vector<bool> is_update_slot;
   // Kept between runs (RunStateLease): one run at a time uses it, a concurrent one its own.
   mutable std::unique_ptr<RunState> run_state;
   mutable std::atomic<bool> run_state_busy{false};
@@ -85,8 +86,9 @@ struct OutputPlace {
 
 // Runs a plan; returns the output buffers (on the plan's device) and applies the updates.
 // `places` (empty, or one per output): the step computing output k writes into places[k] when
-// it can (a kernel writing fresh memory, sizes equal); the caller checks where each output
-// landed (a view, an input or a constant passed through lands elsewhere and is to be copied).
+// it can (a kernel writing fresh memory, sizes equal, not an update's value); results[k] is then
+// null. Elsewhere (a view, an input or a constant passed through) results[k] is the value, to
+// be copied by the caller.
 // `results` (resized to the outputs) may be a vector kept from call to call.
 void run_plan(const Plan& plan, const std::vector<std::shared_ptr<Buffer>>& inputs,
               const std::vector<OutputPlace>& places,

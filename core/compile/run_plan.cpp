@@ -19,9 +19,11 @@ void run_plan(const Plan& plan, const std::vector<std::shared_ptr<Buffer>>& inpu
   for (size_t k = 0; k < plan.outputs.size() && k < places.size(); ++k)
     any_place = any_place || places[k].storage;
   if (any_place) {
+    // Not for a slot that is also an update: the variable would share the caller's storage.
     rs->slot_place.assign(size_t(plan.num_slots), nullptr);
     for (size_t k = 0; k < plan.outputs.size() && k < places.size(); ++k)
-      if (places[k].storage && !rs->slot_place[size_t(plan.outputs[k])])
+      if (places[k].storage && !rs->slot_place[size_t(plan.outputs[k])] &&
+          !plan.is_update_slot[size_t(plan.outputs[k])])
         rs->slot_place[size_t(plan.outputs[k])] = &places[k];
   }
   for (auto& [idx, s] : plan.inputs) slots[size_t(s)] = transfer(inputs[idx], plan.device);
@@ -88,7 +90,12 @@ void run_plan(const Plan& plan, const std::vector<std::shared_ptr<Buffer>>& inpu
     for (int s : st.release) slots[size_t(s)].reset();
   }
   results.resize(plan.outputs.size());
-  for (size_t k = 0; k < plan.outputs.size(); ++k) results[k] = slots[size_t(plan.outputs[k])];
+  for (size_t k = 0; k < plan.outputs.size(); ++k) {
+    const std::shared_ptr<Buffer>& b = slots[size_t(plan.outputs[k])];
+    bool landed = any_place && k < places.size() && places[k].storage &&
+                  b->storage.get() == places[k].storage.get() && b->device == plan.device;
+    results[k] = landed ? nullptr : b;
+  }
   // Shapes known only now are checked before any variable changes.
   for (auto& [var, s] : plan.updates)
     if (slots[size_t(s)]->dims != var->value->dims)
