@@ -4,6 +4,7 @@
 // heap itself is unchanged; the count is one relaxed atomic add per call.
 #include "alloc_counter.h"
 
+#include <dlfcn.h>
 #include <execinfo.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdlib>
+#include <cstring>
 
 extern "C" {
 void* __libc_malloc(size_t);
@@ -23,11 +25,32 @@ void __libc_free(void*);
 namespace {
 std::atomic<uint64_t> allocations{0};
 std::atomic<bool> tracing{false};
+std::atomic<bool> attributing{false};
+std::atomic<uint64_t> onednn{0};
 thread_local bool in_trace = false;  // backtrace itself may allocate
+
+// Whether the nearest frame in oneDNN's or kbackend's library is oneDNN's.
+bool from_onednn() {
+  void* frames[64];
+  int n = backtrace(frames, 64);
+  for (int i = 0; i < n; ++i) {
+    Dl_info info;
+    if (!dladdr(frames[i], &info) || !info.dli_fname) continue;
+    if (std::strstr(info.dli_fname, "libdnnl")) return true;
+    if (std::strstr(info.dli_fname, "libkbackend")) return false;
+  }
+  return false;
+}
 
 void count() {
   allocations.fetch_add(1, std::memory_order_relaxed);
-  if (!tracing.load(std::memory_order_relaxed) || in_trace) return;
+  if (in_trace) return;
+  if (attributing.load(std::memory_order_relaxed)) {
+    in_trace = true;
+    if (from_onednn()) onednn.fetch_add(1, std::memory_order_relaxed);
+    in_trace = false;
+  }
+  if (!tracing.load(std::memory_order_relaxed)) return;
   in_trace = true;
   void* frames[32];
   int n = backtrace(frames, 32);
@@ -39,6 +62,16 @@ void count() {
 }  // namespace
 
 uint64_t kb_bench::heap_allocations() { return allocations.load(std::memory_order_relaxed); }
+
+uint64_t kb_bench::onednn_allocations() { return onednn.load(std::memory_order_relaxed); }
+
+void kb_bench::attribute_allocations(bool on) {
+  if (on) {
+    void* warm[2];
+    backtrace(warm, 2);  // loads the unwinder now, not while counting
+  }
+  attributing.store(on, std::memory_order_relaxed);
+}
 
 void kb_bench::trace_allocations(bool on) {
   static const bool wanted = [] {

@@ -14,4 +14,10 @@ uint64_t heap_allocations();
 // state still allocates.
 void trace_allocations(bool on);
 
+// While on, each allocation's call stack is walked: one whose nearest library frame is oneDNN's
+// (its primitives' argument tables, its sgemm's workspace) is also counted here. Slow (a
+// backtrace per allocation): for a few calls, not for timing.
+void attribute_allocations(bool on);
+uint64_t onednn_allocations();
+
 }  // namespace kb_bench

@@ -6,7 +6,8 @@
 // compiled function adding two 1-element tensors) and W10 (peak resident memory of W7 and W8, each
 // in a fresh process). Prints one JSON line per measurement: the median wall time, its spread, and
 // the median CPU time of the process per call (cpu_ms), the median heap allocations (malloc and
-// friends, all threads: allocs_per_call) and minor page faults (faults_per_call) per call; W1/W2
+// friends, all threads: allocs_per_call; of one more call, those inside oneDNN:
+// onednn_allocs_per_call of attributed_allocs) and minor page faults (faults_per_call); W1/W2
 // add the bytes a call must move at least, W3/W4 the flops. "machine" lines give the limits of this
 // machine (memory bandwidth of a large copy, fp32 FMA peak from /proc/cpuinfo).
 // Usage: kb_bench cpu|cuda [repeats] [workloads, e.g. W4,W5,machine]
@@ -25,6 +26,7 @@
 #include <ctime>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
@@ -92,14 +94,23 @@ void measure(const char* workload, const char* device, int warmup, int repeats,
     cpu.push_back(cpu_ms() - c0);
     ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
+  // One more call, its allocations told apart: those inside oneDNN (its primitives' argument
+  // tables, its sgemm's workspace) are not kbackend's to remove.
+  kb_bench::attribute_allocations(true);
+  auto a0 = kb_bench::heap_allocations(), d0 = kb_bench::onednn_allocations();
+  call();
+  double onednn = double(kb_bench::onednn_allocations() - d0);
+  double attributed = double(kb_bench::heap_allocations() - a0);
+  kb_bench::attribute_allocations(false);
   for (auto* v : {&ms, &cpu, &allocs, &faults}) std::sort(v->begin(), v->end());
   double med = ms[ms.size() / 2];
   double spread = (ms.back() - ms.front()) / med;
   std::printf(
       "{\"system\":\"kbackend\",\"workload\":\"%s\",\"device\":\"%s\",\"median_ms\":%.6f,"
-      "\"spread\":%.3f,\"cpu_ms\":%.3f,\"allocs_per_call\":%.0f,\"faults_per_call\":%.0f",
+      "\"spread\":%.3f,\"cpu_ms\":%.3f,\"allocs_per_call\":%.0f,\"faults_per_call\":%.0f,"
+      "\"onednn_allocs_per_call\":%.0f,\"attributed_allocs\":%.0f",
       workload, device, med, spread, cpu[cpu.size() / 2], allocs[allocs.size() / 2],
-      faults[faults.size() / 2]);
+      faults[faults.size() / 2], onednn, attributed);
   if (flops > 0) std::printf(",\"flops\":%.0f,\"gflops\":%.1f", flops, flops / (med * 1e6));
   if (bytes > 0) std::printf(",\"bytes\":%.0f,\"gbps\":%.2f", bytes, bytes / (med * 1e6));
   std::printf("}\n");
@@ -110,6 +121,42 @@ void call_once(kb_compiled_function* f, std::vector<kb_tensor*> ins) {
   kb_tensor_list* out;
   ok(kb_function_call(f, ins.data(), ins.size(), &out), "call");
   kb_tensor_list_release(out);
+}
+
+// The tensors of a first call's results, written into by every later call.
+class Outputs {
+ public:
+  Outputs(kb_compiled_function* f, std::vector<kb_tensor*> ins) : f_(f), ins_(std::move(ins)) {
+    kb_tensor_list* first;
+    ok(kb_function_call(f_, ins_.data(), ins_.size(), &first), "call");
+    for (size_t i = 0; i < kb_tensor_list_size(first); ++i) {
+      kb_tensor* t;
+      ok(kb_tensor_list_get(first, i, &t), "result");
+      outs_.push_back(t);
+    }
+    kb_tensor_list_release(first);
+  }
+  ~Outputs() {
+    for (kb_tensor* t : outs_) kb_tensor_release(t);
+  }
+  Outputs(const Outputs&) = delete;
+  Outputs& operator=(const Outputs&) = delete;
+  void operator()() {
+    ok(kb_function_call_into(f_, ins_.data(), ins_.size(), outs_.data(), outs_.size()),
+       "call_into");
+  }
+
+ private:
+  kb_compiled_function* f_;
+  std::vector<kb_tensor*> ins_, outs_;
+};
+
+// A call of f writing into the tensors its first call returned (kb_function_call_into): how a
+// program calling a compiled function in a loop keeps its steady state free of allocations.
+// The workloads are timed this way; W9 also through kb_function_call (new result handles).
+std::function<void()> calls(kb_compiled_function* f, std::vector<kb_tensor*> ins) {
+  auto outs = std::make_shared<Outputs>(f, std::move(ins));
+  return [outs] { (*outs)(); };
 }
 
 // W1: y = sigmoid(x * w + b) * tanh(x), x of 4096x4096 float32 fed per call, w and b (4096,)
@@ -134,8 +181,7 @@ void w1(kb_device_kind dev, const char* name, int repeats) {
   ok(kb_function_set_device(f, dev), "device");
   kb_tensor* xd = data({rows, cols}, 23);
   double bytes = 2.0 * double(rows * cols) * sizeof(float);
-  measure(
-      "W1 sigmoid(x*w+b)*tanh(x) 16M", name, 3, repeats, [&] { call_once(f, {xd}); }, 0, bytes);
+  measure("W1 sigmoid(x*w+b)*tanh(x) 16M", name, 3, repeats, calls(f, {xd}), 0, bytes);
   kb_function_release(f);
   for (auto* t : {x, w, b, xw, xwb, sg, th, y, dw, db, xd}) kb_tensor_release(t);
 }
@@ -156,10 +202,8 @@ void w2(kb_device_kind dev, const char* name, int repeats) {
   ok(kb_function_set_device(fp, dev), "device");
   kb_tensor* xd = data({n, n}, 24);
   double mat = double(n * n) * sizeof(float);
-  measure(
-      "W2 sum last axis 4096x4096", name, 3, repeats, [&] { call_once(fs, {xd}); }, 0, mat);
-  measure(
-      "W2 softmax last axis 4096x4096", name, 3, repeats, [&] { call_once(fp, {xd}); }, 0, 2 * mat);
+  measure("W2 sum last axis 4096x4096", name, 3, repeats, calls(fs, {xd}), 0, mat);
+  measure("W2 softmax last axis 4096x4096", name, 3, repeats, calls(fp, {xd}), 0, 2 * mat);
   kb_function_release(fs);
   kb_function_release(fp);
   for (auto* t : {x, s, p, xd}) kb_tensor_release(t);
@@ -255,8 +299,8 @@ void w6(kb_device_kind dev, const char* name, int repeats) {
   ok(kb_function_set_device(f, dev), "device");
   ok(kb_function_set_device(fb, dev), "device");
   kb_tensor* xd = data({batch, steps, in}, 32);
-  measure("W6 lstm fwd", name, 2, repeats, [&] { call_once(f, {xd}); });
-  measure("W6 lstm fwd+bwd", name, 2, repeats, [&] { call_once(fb, {xd}); });
+  measure("W6 lstm fwd", name, 2, repeats, calls(f, {xd}));
+  measure("W6 lstm fwd+bwd", name, 2, repeats, calls(fb, {xd}));
   kb_function_release(f);
   kb_function_release(fb);
   for (size_t i = 1; i < outputs.size(); ++i) kb_tensor_release(outputs[i]);
@@ -380,8 +424,7 @@ void w3(kb_device_kind dev, const char* name, int repeats) {
     ok(kb_function(nullptr, 0, &s, 1, nullptr, 0, &f), "function");
     ok(kb_function_set_device(f, dev), "device");
     std::string w = "W3 dot n=" + std::to_string(n);
-    measure(
-        w.c_str(), name, 3, repeats, [&] { call_once(f, {}); }, 2.0 * n * n * n);
+    measure(w.c_str(), name, 3, repeats, calls(f, {}), 2.0 * n * n * n);
     kb_function_release(f);
     for (auto* t : {a, b, c, s, da, db}) kb_tensor_release(t);
   }
@@ -458,7 +501,7 @@ void w7(kb_device_kind dev, const char* name, int repeats) {
   int64_t yshape[2] = {128, 10};
   kb_tensor* dy;
   ok(kb_tensor_from_data(onehot.data(), KB_FLOAT32, yshape, 2, &dy), "y data");
-  measure("W7 mlp step", name, 5, repeats, [&] { call_once(f, {dx, dy}); });
+  measure("W7 mlp step", name, 5, repeats, calls(f, {dx, dy}));
   kb_function_release(f);
   for (auto* t : params) kb_tensor_release(t);
   for (auto* t : temps) kb_tensor_release(t);
@@ -529,7 +572,7 @@ void w8(kb_device_kind dev, const char* name, int repeats) {
   kb_compiled_function* f = sgd_step(x, y, h, params, dev, f_keep);
   kb_tensor* dx = data({128, 28, 28, 1}, 4);
   kb_tensor* dy = onehot_labels();
-  measure("W8 cnn step", name, 3, repeats, [&] { call_once(f, {dx, dy}); });
+  measure("W8 cnn step", name, 3, repeats, calls(f, {dx, dy}));
   kb_function_release(f);
   for (auto* t : params) kb_tensor_release(t);
   for (auto* t : temps) kb_tensor_release(t);
@@ -550,7 +593,11 @@ void w9(kb_device_kind dev, const char* name, int repeats) {
   kb_tensor* da = data({1}, 4);
   kb_tensor* db = data({1}, 5);
   // Time batches of 1000 calls; report per call.
+  auto into = calls(f, {da, db});
   measure("W9 call overhead x1000", name, 2, std::max(5, repeats / 4), [&] {
+    for (int i = 0; i < 1000; ++i) into();
+  });
+  measure("W9 call returning new handles x1000", name, 2, std::max(5, repeats / 4), [&] {
     for (int i = 0; i < 1000; ++i) call_once(f, {da, db});
   });
   kb_function_release(f);
@@ -588,11 +635,9 @@ void w4(kb_device_kind dev, const char* name, int repeats) {
     kb_tensor* xd = data(xs, 12);
     double flops = 2.0 * n * hw * hw * c * c * 9;
     std::string w = std::string("W4 conv2d fwd ") + fmt;
-    measure(
-        w.c_str(), name, 3, repeats, [&] { call_once(f, {xd}); }, flops);
+    measure(w.c_str(), name, 3, repeats, calls(f, {xd}), flops);
     w = std::string("W4 conv2d fwd+bwd ") + fmt;
-    measure(
-        w.c_str(), name, 3, repeats, [&] { call_once(fb, {xd}); }, 3 * flops);
+    measure(w.c_str(), name, 3, repeats, calls(fb, {xd}), 3 * flops);
     kb_function_release(f);
     kb_function_release(fb);
     kb_tensor_list_release(grads);
@@ -625,9 +670,9 @@ void w5(kb_device_kind dev, const char* name, int repeats) {
     ok(kb_function_set_device(fb, dev), "device");
     kb_tensor* xd = data(xs, 13);
     std::string w = std::string("W5 pool2d max fwd ") + fmt;
-    measure(w.c_str(), name, 3, repeats, [&] { call_once(f, {xd}); });
+    measure(w.c_str(), name, 3, repeats, calls(f, {xd}));
     w = std::string("W5 pool2d max fwd+bwd ") + fmt;
-    measure(w.c_str(), name, 3, repeats, [&] { call_once(fb, {xd}); });
+    measure(w.c_str(), name, 3, repeats, calls(fb, {xd}));
     kb_function_release(f);
     kb_function_release(fb);
     kb_tensor_list_release(grads);

@@ -93,6 +93,8 @@ def main():
         if kb_recs:
             row["kbackend_steady_state"] = {
                 "allocs_per_call": statistics.median(r["allocs_per_call"] for r in kb_recs),
+                "onednn_allocs_per_call": statistics.median(
+                    r.get("onednn_allocs_per_call", 0) for r in kb_recs),
                 "faults_per_call": statistics.median(r["faults_per_call"] for r in kb_recs)}
         rows.append(row)
 
@@ -123,13 +125,16 @@ def main():
         print("| " + " | ".join(cells) + " |")
     steady = [r for r in rows if "kbackend_steady_state" in r]
     if steady:
-        print("\nkbackend in the steady state, per call (median over rounds; W9 per 1000 calls): "
-              "heap allocations (malloc and friends, all threads) / minor page faults")
-        print("| workload | allocations | page faults |")
-        print("|---|---|---|")
+        print("\nkbackend in the steady state (kb_function_call_into), per call (median over rounds; "
+              "W9 per 1000 calls): heap allocations (malloc and friends, all threads), those "
+              "inside oneDNN (its primitives' argument tables, its sgemm's workspace), minor page "
+              "faults")
+        print("| workload | allocations | of which in oneDNN | page faults |")
+        print("|---|---|---|---|")
         for r in steady:
             st = r["kbackend_steady_state"]
-            print(f"| {r['workload']} | {st['allocs_per_call']:.0f} | {st['faults_per_call']:.0f} |")
+            print(f"| {r['workload']} | {st['allocs_per_call']:.0f} | "
+                  f"{st['onednn_allocs_per_call']:.0f} | {st['faults_per_call']:.0f} |")
     table = {"machine": machine, "bandwidth_gbps": bandwidth, "peak_gflops": peak,
              "systems": systems, "rows": rows}
     with open(os.path.join(folder, "table.json"), "w") as f:

@@ -125,6 +125,26 @@ KB_API kb_status kb_function_call(kb_compiled_function* f, kb_tensor* const* inp
   });
 }
 
+KB_API kb_status kb_function_call_into(kb_compiled_function* f, kb_tensor* const* inputs,
+                                       size_t n_inputs, kb_tensor* const* outputs,
+                                       size_t n_outputs) {
+  // The node tables are kept per thread (emptied after each call): a steady state of calls
+  // allocates nothing here.
+  thread_local std::vector<NodePtr> ins, outs;
+  struct Clear {
+    ~Clear() {
+      ins.clear();
+      outs.clear();
+    }
+  } clear;
+  return guard("function", [&] {
+    check(f != nullptr && f->fn != nullptr, Status::invalid_argument, "function: f is NULL");
+    capi::tensor_list_into(inputs, n_inputs, "function", "inputs", ins);
+    capi::tensor_list_into(outputs, n_outputs, "function", "outputs", outs);
+    f->fn->call_into(ins, outs);
+  });
+}
+
 KB_API void kb_function_release(kb_compiled_function* f) { delete f; }
 
 #define KB_CAPI_UPDATE(c_name, keras_name, fn)                                        \

@@ -23,14 +23,20 @@ const char* last_message() { return g_message.c_str(); }
 
 std::vector<NodePtr> tensor_list_arg(kb_tensor* const* ts, size_t n, const char* who,
                                      const char* what) {
-  check(n == 0 || ts != nullptr, Status::invalid_argument, who, ": the ", what, " array is NULL");
   std::vector<NodePtr> out;
+  tensor_list_into(ts, n, who, what, out);
+  return out;
+}
+
+void tensor_list_into(kb_tensor* const* ts, size_t n, const char* who, const char* what,
+                      std::vector<NodePtr>& out) {
+  check(n == 0 || ts != nullptr, Status::invalid_argument, who, ": the ", what, " array is NULL");
+  out.clear();
   for (size_t i = 0; i < n; ++i) {
     check(ts[i] != nullptr && ts[i]->node != nullptr, Status::invalid_argument, who, ": ", what,
           "[", i, "] is NULL");
     out.push_back(ts[i]->node);
   }
-  return out;
 }
 
 kb_tensor* wrap(NodePtr n) {

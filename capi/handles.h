@@ -70,6 +70,9 @@ inline const NodePtr& tensor_arg(kb_tensor* t, const char* who, const char* what
 
 std::vector<NodePtr> tensor_list_arg(kb_tensor* const* ts, size_t n, const char* who,
                                      const char* what);
+// The same into `out` (cleared first; a vector kept by the caller allocates nothing).
+void tensor_list_into(kb_tensor* const* ts, size_t n, const char* who, const char* what,
+                      std::vector<NodePtr>& out);
 kb_tensor* wrap(NodePtr n);
 kb_tensor_list* wrap_list(std::vector<NodePtr> ns);
 DType dtype_arg(kb_data_type d, const char* who);  // rejects KB_DTYPE_DEFAULT

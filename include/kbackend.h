@@ -245,6 +245,19 @@ KB_API kb_status kb_function(kb_tensor* const* inputs, size_t n_inputs, kb_tenso
 /* inputs: constants (kb_tensor_from_data) in the order of the function's inputs. */
 KB_API kb_status kb_function_call(kb_compiled_function* f, kb_tensor* const* inputs,
                                   size_t n_inputs, kb_tensor_list** outputs);
+/* Runs f like kb_function_call but writes output k into outputs[k] (n_outputs: all of them)
+ * instead of returning new tensors. Each outputs[k] is a concrete tensor (kb_tensor_from_data,
+ * or a result of an earlier call) of output k's dtype and shape; its value is replaced by the
+ * result, in its own memory when no other tensor, input or compiled constant shares that memory
+ * (else it takes a new value, as a fresh result would). Called with the same tensors each time,
+ * a function compiled for the CPU asks the heap for nothing in its steady state (oneDNN's
+ * convolution and large-matrix primitives excepted: each run of one allocates its argument
+ * table). Nothing runs and no tensor changes when a tensor's dtype or shape differs
+ * (KB_ERROR_DTYPE / KB_ERROR_SHAPE), when an output's shape is known only as it runs, or for a
+ * variable, a symbolic tensor or a tensor given twice (KB_ERROR_INVALID_ARGUMENT). */
+KB_API kb_status kb_function_call_into(kb_compiled_function* f, kb_tensor* const* inputs,
+                                       size_t n_inputs, kb_tensor* const* outputs,
+                                       size_t n_outputs);
 KB_API void kb_function_release(kb_compiled_function* f);
 KB_API kb_status kb_update(kb_tensor* x, kb_tensor* new_x, kb_tensor** out);
 KB_API kb_status kb_update_add(kb_tensor* x, kb_tensor* increment, kb_tensor** out);

@@ -1,5 +1,6 @@
 #include "core/compile/function.h"
 
+#include <cstring>
 #include <unordered_set>
 
 #include "core/backend/device.h"
@@ -80,9 +81,16 @@ size_t Function::cached_plans() const {
 }
 
 std::vector<std::shared_ptr<Buffer>> Function::bind(const std::vector<NodePtr>& values) const {
+  std::vector<std::shared_ptr<Buffer>> bufs;
+  bind_into(values, bufs);
+  return bufs;
+}
+
+void Function::bind_into(const std::vector<NodePtr>& values,
+                         std::vector<std::shared_ptr<Buffer>>& bufs) const {
   check(values.size() == sparse_input_.size(), Status::invalid_argument, "function: expected ",
         sparse_input_.size(), " inputs, got ", values.size());
-  std::vector<std::shared_ptr<Buffer>> bufs;
+  bufs.clear();
   for (size_t i = 0; i < values.size(); ++i) {
     const NodePtr& v = values[i];
     check(v != nullptr, Status::invalid_argument, "function: input value ", i, " is NULL");
@@ -103,7 +111,77 @@ std::vector<std::shared_ptr<Buffer>> Function::bind(const std::vector<NodePtr>& 
       bufs.push_back(v->value);
     }
   }
-  return bufs;
+}
+
+void Function::check_output_tensors(const std::vector<NodePtr>& outputs) const {
+  check(outputs.size() == outputs_.size(), Status::invalid_argument, "function: expected ",
+        outputs_.size(), " output tensors, got ", outputs.size());
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const NodePtr& o = outputs[k];
+    check(o != nullptr, Status::invalid_argument, "function: output tensor ", k, " is NULL");
+    check(!o->is("Variable"), Status::invalid_argument, "function: output tensor ", k, " ('",
+          o->name, "') is a variable (a variable changes through updates)");
+    check(o->is("Constant") && o->value, Status::invalid_argument, "function: output tensor ", k,
+          " ('", o->name,
+          "') is not a concrete value (use kb_tensor_from_data or a result of a call)");
+    for (size_t j = 0; j < k; ++j)
+      check(outputs[j] != o, Status::invalid_argument, "function: output tensor ", k,
+            " is also output tensor ", j);
+  }
+}
+
+void Function::call_into(const std::vector<NodePtr>& values, const std::vector<NodePtr>& outputs) {
+  use_num_threads();
+  check_output_tensors(outputs);
+  std::lock_guard<std::mutex> l(mu_);
+  // The tables drop what they hold however the call ends (they keep their capacity).
+  struct Clear {
+    Function& f;
+    ~Clear() {
+      f.bound_.clear();
+      f.results_.clear();
+      for (auto& p : f.places_) p = {};
+    }
+  } clear{*this};
+  bind_into(values, bound_);
+  check(bound_.size() == inputs_.size(), Status::invalid_argument, "function: expected ",
+        inputs_.size(), " input buffers, got ", bound_.size());
+  std::shared_ptr<Plan> plan = same_as_last_call(bound_);
+  if (!plan) plan = plan_for(bound_);
+  places_.resize(outputs.size());
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const TensorType& t = plan->output_types[k];
+    const Buffer& v = *outputs[k]->value;
+    check(t.parts.empty() && t.shape.fully_known(), Status::shape, "function: output ", k,
+          "'s shape is known only when it runs; use kb_function_call for it");
+    // (Messages built only on failure: a call in the steady state formats nothing.)
+    if (v.dtype != t.dtype)
+      fail(Status::dtype, "function: output tensor ", k, " has dtype ", dtype_name(v.dtype),
+           ", output ", k, " is ", dtype_name(t.dtype));
+    if (v.dims != t.shape.dims)
+      fail(Status::shape, "function: output tensor ", k, " has shape ", dims_str(v.dims),
+           ", output ", k, " has ", dims_str(t.shape.dims));
+    // Written in place only where nothing else sees the tensor's storage (another tensor, an
+    // input of this call, a constant some plan holds).
+    bool own = plan->device == Device::cpu && v.device == Device::cpu &&
+               outputs[k]->value.use_count() == 1 && v.storage && v.storage.use_count() == 1 &&
+               v.nbytes() > 0;
+    places_[k] = own ? OutputPlace{v.storage, v.nbytes()} : OutputPlace{};
+  }
+  run_plan(*plan, bound_, places_, results_);
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    if (!results_[k]) continue;  // written in place
+    std::shared_ptr<Buffer> r = to_host(results_[k]);
+    if (places_[k].storage)
+      std::memcpy(places_[k].storage.get(), r->data(), places_[k].bytes);
+    else
+      outputs[k]->value = std::move(r);
+  }
+  // The plan's Buffers that wrote into the tensors let go of them now, so that the next call
+  // finds the tensors' storage their own again.
+  results_.clear();
+  for (auto& p : places_) p = {};
+  release_borrowed(*plan);
 }
 
 std::vector<std::shared_ptr<Buffer>> Function::call(std::vector<std::shared_ptr<Buffer>> inputs) {

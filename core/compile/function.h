@@ -20,6 +20,11 @@ class Function {
   // constant, or a sparse tensor of constants for a sparse input (a sparse value given for a
   // dense input is densified).
   std::vector<std::shared_ptr<Buffer>> bind(const std::vector<NodePtr>& values) const;
+  // Runs the function with `values` (as for bind) and writes output k into outputs[k]: a
+  // Constant of output k's dtype and shape whose value is replaced by the result, in place when
+  // its storage is its own alone. Everything is checked before anything runs. With the same
+  // tensors on every call, the steady state of a CPU plan allocates nothing here.
+  void call_into(const std::vector<NodePtr>& values, const std::vector<NodePtr>& outputs);
   size_t num_inputs() const { return sparse_input_.size(); }
   Device device() const;
   void set_device(Device d);
@@ -31,6 +36,10 @@ class Function {
   std::shared_ptr<Plan> plan_for(std::vector<std::shared_ptr<Buffer>>& inputs);
   // The last call's plan when `inputs` have its signature (mu_ held), else null.
   std::shared_ptr<Plan> same_as_last_call(const std::vector<std::shared_ptr<Buffer>>& inputs) const;
+
+  void bind_into(const std::vector<NodePtr>& values,
+                 std::vector<std::shared_ptr<Buffer>>& bufs) const;
+  void check_output_tensors(const std::vector<NodePtr>& outputs) const;
 
   std::vector<NodePtr> inputs_, outputs_, updates_;  // inputs_: placeholders, sparse ones expanded
   std::vector<bool> sparse_input_;                   // per input as given
@@ -45,6 +54,9 @@ class Function {
     int phase = 0;
     Device device = Device::cpu;
   } last_;
+  // call_into's tables, kept from call to call (mu_ held).
+  std::vector<std::shared_ptr<Buffer>> bound_, results_;
+  std::vector<OutputPlace> places_;
 };
 
 // Evaluates a tensor that depends on no placeholder; the result is in host memory.

@@ -39,7 +39,12 @@ KernelRegistrar k7("cpu", "Print", make_print);
 // Copies with arbitrary element strides on both sides, element size es.
 void strided_copy(const char* src, char* dst, const Dims& dims, const Dims& dst_strides,
                   const Dims& src_strides, size_t es) {
-  std::array<Dims, 2> strides{dst_strides, src_strides};
+  using Small = SmallVector<int64_t, 8>;  // no allocation per call
+  std::array<Small, 2> strides;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    strides[0].push_back(dst_strides[i]);
+    strides[1].push_back(src_strides[i]);
+  }
   strided_rows<2>(
       dims, strides,
       [&](const std::array<int64_t, 2>& off, const std::array<int64_t, 2>& st, int64_t len) {
@@ -116,11 +121,11 @@ KernelRegistrar k10("cpu", "SplitLike", make_split_like);
 Kernel make_strided_slice(const KernelArgs& k) {
   SliceMap m = slice_map(k.in[0].shape.dims, k.node.attrs);
   size_t es = dtype_size(k.out.dtype);
-  return [m, es](const Ins& in, Buffer& out) {
+  Dims dense = contiguous_strides(m.dims);
+  return [m, dense, es](const Ins& in, Buffer& out) {
     if (numel(m.dims) == 0) return;
     strided_copy(static_cast<const char*>(in[0]->data()) + m.base * int64_t(es),
-                 static_cast<char*>(out.data()), m.dims, contiguous_strides(m.dims), m.src_strides,
-                 es);
+                 static_cast<char*>(out.data()), m.dims, dense, m.src_strides, es);
   };
 }
 KernelRegistrar k11("cpu", "StridedSlice", make_strided_slice);
@@ -128,12 +133,13 @@ KernelRegistrar k11("cpu", "StridedSlice", make_strided_slice);
 Kernel make_strided_slice_grad(const KernelArgs& k) {
   SliceMap m = slice_map(k.out.shape.dims, k.node.attrs);
   size_t es = dtype_size(k.out.dtype);
-  return [m, es](const Ins& in, Buffer& out) {
+  Dims dense = contiguous_strides(m.dims);
+  return [m, dense, es](const Ins& in, Buffer& out) {
     std::memset(out.data(), 0, out.nbytes());
     if (numel(m.dims) == 0) return;
     strided_copy(static_cast<const char*>(in[0]->data()),
                  static_cast<char*>(out.data()) + m.base * int64_t(es), m.dims, m.src_strides,
-                 contiguous_strides(m.dims), es);
+                 dense, es);
   };
 }
 KernelRegistrar k12("cpu", "StridedSliceGrad", make_strided_slice_grad);
@@ -151,10 +157,11 @@ Kernel make_tile(const KernelArgs& k) {
     src.push_back(cs[i]);
   }
   size_t es = dtype_size(k.out.dtype);
-  return [od, src, es](const Ins& in, Buffer& out) {
+  Dims dense = contiguous_strides(od);
+  return [od, dense, src, es](const Ins& in, Buffer& out) {
     if (numel(od) == 0) return;
-    strided_copy(static_cast<const char*>(in[0]->data()), static_cast<char*>(out.data()), od,
-                 contiguous_strides(od), src, es);
+    strided_copy(static_cast<const char*>(in[0]->data()), static_cast<char*>(out.data()), od, dense,
+                 src, es);
   };
 }
 KernelRegistrar k13("cpu", "Tile", make_tile);
@@ -187,10 +194,11 @@ Kernel make_reverse(const KernelArgs& k) {
     src[ax] = -src[ax];
   }
   size_t es = dtype_size(k.out.dtype);
-  return [d, src, base, es](const Ins& in, Buffer& out) {
+  Dims dense = contiguous_strides(d);
+  return [d, dense, src, base, es](const Ins& in, Buffer& out) {
     if (numel(d) == 0) return;
     strided_copy(static_cast<const char*>(in[0]->data()) + base * int64_t(es),
-                 static_cast<char*>(out.data()), d, contiguous_strides(d), src, es);
+                 static_cast<char*>(out.data()), d, dense, src, es);
   };
 }
 KernelRegistrar k15("cpu", "Reverse", make_reverse);
