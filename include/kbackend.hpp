@@ -838,6 +838,12 @@ class Function {
         [&](kb_tensor_list** o) { return kb_function_call(f_, h.data(), h.size(), o); });
   }
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) const { return call(inputs); }
+  // Runs the function writing output k into outputs[k] (kb_function_call_into: concrete tensors
+  // of the outputs' dtypes and shapes, e.g. the results of an earlier call).
+  void call_into(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) const {
+    std::vector<kb_tensor*> i = detail::handles(inputs), o = detail::handles(outputs);
+    check(kb_function_call_into(f_, i.data(), i.size(), o.data(), o.size()));
+  }
 
   void set_device(Device device) { check(kb_function_set_device(f_, to_c(device))); }
   Device device() const {

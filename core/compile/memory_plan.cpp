@@ -124,12 +124,9 @@ void plan_memory(Plan& plan) {
     total = std::max(total, offset + g.bytes);
     placed.push_back(gi);
   }
-  for (auto& st : plan.steps) {
-    int g = group_of[size_t(st.out)];
-    if (g >= 0 && st.arena_offset < 0 && !st.view && st.device == Device::cpu && !st.dynamic &&
-        !st.run_time)
+  for (auto& st : plan.steps)
+    if (int g = group_of[size_t(st.out)]; g >= 0)
       st.arena_offset = int64_t(groups[size_t(g)].offset);
-  }
   plan.arena_bytes = aligned(total);
 }
 

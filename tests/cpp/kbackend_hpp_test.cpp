@@ -513,6 +513,17 @@ TEST(HppOwnership, FunctionIsMoveOnly) {
   expect_near(values(h({Tensor::from({0.f, 0.f})})[0]), {1, 1});
 }
 
+TEST(HppFunction, CallIntoWritesTheCallersTensors) {
+  Tensor x = K::placeholder({2}, DType::float32);
+  K::Function f = K::function({x}, {x * 3.0});
+  Tensor out = f.call({Tensor::from({1.f, 2.f})})[0];
+  f.call_into({Tensor::from({5.f, -1.f})}, {out});
+  expect_near(values(out), {15, -3});
+  Tensor wrong = Tensor::from({0.f, 0.f, 0.f});
+  EXPECT_THROW(f.call_into({Tensor::from({1.f, 1.f})}, {wrong}), K::Error);
+  expect_near(values(out), {15, -3});
+}
+
 // ---- gradients, functions, updates --------------------------------------------------------
 
 TEST(HppGradients, OfSquaresAndThroughAPlaceholder) {
