@@ -87,7 +87,13 @@ void run_plan(const Plan& plan, const std::vector<std::shared_ptr<Buffer>>& inpu
           ": the kernel did not set the output's shape");
     if (!out->storage) out->allocate();
     slots[size_t(st.out)] = std::move(out);
-    for (int s : st.release) slots[size_t(s)].reset();
+    for (int s : st.release) {
+      // A value dying here gives its memory back now (to later steps, to the device's pool),
+      // not when its Buffer is next handed out: only what outlives the run is kept.
+      std::shared_ptr<Buffer>& b = slots[size_t(s)];
+      if (b.use_count() == 2 && rs->is_spare(plan.producer[size_t(s)], b)) b->storage.reset();
+      b.reset();
+    }
   }
   results.resize(plan.outputs.size());
   for (size_t k = 0; k < plan.outputs.size(); ++k) {
