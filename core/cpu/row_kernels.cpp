@@ -26,6 +26,9 @@ __attribute__((always_inline)) inline double lane_sum(const float* __restrict x,
   float lane[kLanes];
   int64_t j = 0;
   for (; j + kBlock <= n; j += kBlock) {
+    // The next block's lines are asked for now: one thread streaming rows from memory kept too
+    // few reads in flight (a sum of 64 MiB rows ran 10-15% faster alone with this).
+    for (int64_t p = 0; p < kBlock; p += 16) __builtin_prefetch(x + j + kBlock + p);
     for (int64_t l = 0; l < kLanes; ++l) lane[l] = 0.0f;
     for (int64_t k = 0; k < kBlock; k += kLanes)
 #pragma omp simd
