@@ -134,19 +134,24 @@ void Function::call_into(const std::vector<NodePtr>& values, const std::vector<N
   use_num_threads();
   check_output_tensors(outputs);
   std::lock_guard<std::mutex> l(mu_);
-  // The tables drop what they hold however the call ends (they keep their capacity).
+  std::shared_ptr<Plan> plan;
+  // However the call ends, the tables drop what they hold (keeping their capacity), and then the
+  // plan's Buffers that wrote into the tensors let go of them, so that the next call finds the
+  // tensors' storage their own again.
   struct Clear {
     Function& f;
+    const std::shared_ptr<Plan>& plan;
     ~Clear() {
       f.bound_.clear();
       f.results_.clear();
       for (auto& p : f.places_) p = {};
+      if (plan) release_borrowed(*plan);
     }
-  } clear{*this};
+  } clear{*this, plan};
   bind_into(values, bound_);
   check(bound_.size() == inputs_.size(), Status::invalid_argument, "function: expected ",
         inputs_.size(), " input buffers, got ", bound_.size());
-  std::shared_ptr<Plan> plan = same_as_last_call(bound_);
+  plan = same_as_last_call(bound_);
   if (!plan) plan = plan_for(bound_);
   places_.resize(outputs.size());
   for (size_t k = 0; k < outputs.size(); ++k) {
@@ -177,11 +182,6 @@ void Function::call_into(const std::vector<NodePtr>& values, const std::vector<N
     else
       outputs[k]->value = std::move(r);
   }
-  // The plan's Buffers that wrote into the tensors let go of them now, so that the next call
-  // finds the tensors' storage their own again.
-  results_.clear();
-  for (auto& p : places_) p = {};
-  release_borrowed(*plan);
 }
 
 std::vector<std::shared_ptr<Buffer>> Function::call(std::vector<std::shared_ptr<Buffer>> inputs) {

@@ -1,12 +1,12 @@
 // Runs Loop nodes: the body is planned once for the concrete step types and then run once per
 // step, with per-step slices bound as views of the sequences. TupleGet takes a part apart.
-#include <atomic>
 #include <cstring>
 
 #include "core/backend/device.h"
 #include "core/backend/kernel.h"
 #include "core/compile/plan.h"
 #include "core/graph/subgraph.h"
+#include "core/util/exclusive.h"
 #include "core/util/error.h"
 
 namespace kb {
@@ -30,8 +30,8 @@ struct LoopRun {
     }
     return true;
   }
-  // After a run: drops the references into the inputs and the parts (the parts stay, for the
-  // next run to check; the views keep their Buffer objects).
+  // After a run (also one whose body failed): drops the references into the inputs and the
+  // parts (the parts stay, for the next run to check; the views keep their Buffer objects).
   void release() {
     for (auto* v : {&args, &res}) v->clear();
     for (auto* v : {&seq_views, &state_views})
@@ -39,28 +39,6 @@ struct LoopRun {
         if (b && b.use_count() == 1) b->storage.reset();
     for (auto& p : places) p = {};
   }
-};
-
-struct LoopMemory {
-  std::atomic<bool> busy{false};
-  LoopRun kept;
-
-  class Lease {
-   public:
-    explicit Lease(LoopMemory& m) : m_(m), mine_(!m.busy.exchange(true)) {}
-    ~Lease() {
-      run().release();  // also when the body failed
-      if (mine_) m_.busy.store(false);
-    }
-    Lease(const Lease&) = delete;
-    Lease& operator=(const Lease&) = delete;
-    LoopRun& run() { return mine_ ? m_.kept : own_; }
-
-   private:
-    LoopMemory& m_;
-    bool mine_;
-    LoopRun own_;
-  };
 };
 
 Kernel loop_kernel(const KernelArgs& k, Device device) {
@@ -94,11 +72,15 @@ Kernel loop_kernel(const KernelArgs& k, Device device) {
     }
   std::shared_ptr<Plan> plan;
   if (steps > 0) plan = build_plan(body.inputs, step_types, results, {}, 0, device);
-  auto kept = std::make_shared<LoopMemory>();
+  auto kept = std::make_shared<Exclusive<LoopRun>>();
   return [=](const std::vector<const Buffer*>& in, Buffer& out) {
     // One run at a time uses the memory kept from the last; a concurrent one makes its own.
-    LoopMemory::Lease lease(*kept);
-    LoopRun& run = lease.run();
+    Exclusive<LoopRun>::Lease lease(*kept);
+    LoopRun& run = *lease;
+    struct Release {
+      LoopRun& run;
+      ~Release() { run.release(); }
+    } release{run};
     std::shared_ptr<Parts>& parts = run.parts;
     if (plan) release_borrowed(*plan);  // the body's Buffers pointed into the last run's parts
     if (!run.parts_reusable(used)) {

@@ -47,14 +47,29 @@ void plan_memory(Plan& plan) {
     plan.is_update_slot[size_t(u.second)] = true;
   }
 
-  // Values that outlive the run: outputs, updates, and what a view of them aliases.
+  // Values that outlive the run: outputs, updates, and (below) what a view of them aliases.
   std::vector<bool> escapes(n_slots, false);
   for (int s : plan.outputs) escapes[size_t(s)] = true;
   for (auto& u : plan.updates) escapes[size_t(u.second)] = true;
-  // The last step that reads each value, directly or through a view aliasing it.
+  std::vector<bool> constant(n_slots, false);
+  for (auto& c : plan.constants) constant[size_t(c.first)] = true;
+  // The last step that reads each value directly lets go of it there, unless the value outlives
+  // the run or belongs to the plan (a constant).
   std::vector<int> end(n_slots, -1);
-  for (size_t i = 0; i < plan.steps.size(); ++i)
-    for (int s : plan.steps[i].in) end[size_t(s)] = std::max(end[size_t(s)], int(i));
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    plan.steps[i].release.clear();
+    for (int s : plan.steps[i].in) end[size_t(s)] = int(i);
+  }
+  for (size_t s = 0; s < n_slots; ++s)
+    if (end[s] >= 0 && !escapes[s] && !constant[s])
+      plan.steps[size_t(end[s])].release.push_back(int(s));
+  // An elementwise kernel reads element i before it writes element i: its output may take the
+  // storage of an operand of its shape that dies here.
+  for (auto& st : plan.steps)
+    st.in_place = st.device == Device::cpu && !st.run_time && !st.view && !st.dynamic &&
+                  !st.release.empty() &&
+                  (is_elementwise_op(st.node->op->name) || st.node->is("FusedElementwise"));
+  // From here on, end[s] also covers the reads through the views aliasing s.
   for (size_t i = plan.steps.size(); i-- > 0;) {
     const Step& st = plan.steps[i];
     end[size_t(st.out)] = std::max(end[size_t(st.out)], int(i));
@@ -204,9 +219,9 @@ void RunState::drop_borrowed_storage() {
 }
 
 void release_borrowed(const Plan& plan) {
-  if (!plan.run_state || plan.run_state_busy.exchange(true, std::memory_order_acquire)) return;
-  plan.run_state->drop_borrowed_storage();
-  plan.run_state_busy.store(false, std::memory_order_release);
+  // While a run holds it, the lease gives an empty RunState: nothing to let go of.
+  Exclusive<RunState>::Lease lease(plan.run_state);
+  (*lease).drop_borrowed_storage();
 }
 
 void RunState::finish() {
@@ -221,20 +236,6 @@ void RunState::finish() {
   }
 }
 
-RunStateLease::RunStateLease(const Plan& plan) : plan_(plan) {
-  if (!plan.run_state_busy.exchange(true, std::memory_order_acquire)) {
-    if (!plan.run_state) plan.run_state = std::make_unique<RunState>();
-    state_ = plan.run_state.get();
-  } else {
-    own_ = std::make_unique<RunState>();
-    state_ = own_.get();
-  }
-  state_->prepare(plan);
-}
-
-RunStateLease::~RunStateLease() {
-  state_->finish();
-  if (!own_) plan_.run_state_busy.store(false, std::memory_order_release);
-}
+RunStateLease::RunStateLease(const Plan& plan) : lease_(plan.run_state) { (*lease_).prepare(plan); }
 
 }  // namespace kb

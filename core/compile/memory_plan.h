@@ -3,23 +3,25 @@
 // (RunState), so that a compiled function's steady state asks the allocator for nothing.
 #pragma once
 #include <array>
-#include <atomic>
 #include <memory>
 #include <vector>
 
 #include "core/graph/buffer.h"
 #include "core/graph/node.h"
+#include "core/util/exclusive.h"
 
 namespace kb {
 
 struct Plan;
 struct OutputPlace;
 
-// Gives each step whose value stays inside the run (not returned, not an update, not aliased by
-// anything that is, on the CPU, of a type known at plan time) an offset in the plan's arena:
-// Step::arena_offset and Plan::arena_bytes. Two values share bytes only when their lifetimes
-// (extended by the views that alias them) do not overlap, or when an elementwise step writes
-// its result over an operand it reads for the last time, element by element.
+// Lifetimes: which step lets go of each value (Step::release) and which may write over a dying
+// operand (Step::in_place). Then gives each step whose value stays inside the run (not returned,
+// not an update, not aliased by anything that is, on the CPU, of a type known at plan time) an
+// offset in the plan's arena: Step::arena_offset and Plan::arena_bytes. Two values share bytes only
+// when their lifetimes (extended by the views that alias them) do not overlap, or when an
+// elementwise step writes its result over an operand it reads for the last time, element by
+// element.
 void plan_memory(Plan& plan);
 
 // What a run of a plan reuses from the previous run: the arena, a Buffer object per step
@@ -47,6 +49,11 @@ struct RunState {
   bool is_spare(int step, const std::shared_ptr<Buffer>& b) const {
     return step >= 0 && (spares[size_t(step)][0] == b || spares[size_t(step)][1] == b);
   }
+  // Whether the slot's Buffer b (computed by `step`; -1: an input, a variable, a constant) is
+  // held by nothing but its slot and the step's spares.
+  bool only_in_slot(int step, const std::shared_ptr<Buffer>& b) const {
+    return b.use_count() - (is_spare(step, b) ? 1 : 0) == 1;
+  }
   // Keeps `old` (a variable's previous value) as a spare of the step that computes its update.
   void stash(int step, std::shared_ptr<Buffer> old);
   // After a run: drops every slot's reference and the arena places of the spares; when something
@@ -61,21 +68,19 @@ struct RunState {
 // own again: the plan's kept Buffers let go of what they borrowed (skipped while a run is on).
 void release_borrowed(const Plan& plan);
 
-// Takes the plan's RunState for one run (or a fresh one while another run holds it) and gives it
-// back when the run ends.
+// Takes the plan's RunState for one run (or a fresh one while another run holds it), prepared
+// for the plan, and finishes it when the run ends.
 class RunStateLease {
  public:
   explicit RunStateLease(const Plan& plan);
-  ~RunStateLease();
+  ~RunStateLease() { (*lease_).finish(); }
   RunStateLease(const RunStateLease&) = delete;
   RunStateLease& operator=(const RunStateLease&) = delete;
-  RunState& operator*() const { return *state_; }
-  RunState* operator->() const { return state_; }
+  RunState& operator*() { return *lease_; }
+  RunState* operator->() { return &*lease_; }
 
  private:
-  const Plan& plan_;
-  std::unique_ptr<RunState> own_;
-  RunState* state_ = nullptr;
+  Exclusive<RunState>::Lease lease_;
 };
 
 }  // namespace kb

@@ -1,6 +1,6 @@
 // function(inputs, outputs, updates) -> Plan: prune (only what the roots need), bind leaves,
 // specialize shapes, fold constants and shape-only values, merge common subexpressions, and
-// compute buffer lifetimes.
+// compute buffer lifetimes and places (plan_memory).
 #include "core/compile/plan.h"
 
 #include <cstdio>
@@ -153,11 +153,7 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
   std::unordered_map<const Node*, SlotInfo> info;
   std::unordered_map<CseKey, int, CseHash> cse;
   std::unordered_map<const Buffer*, int> const_ids;
-  std::vector<bool> is_const_slot;
-  auto new_slot = [&]() {
-    is_const_slot.push_back(false);
-    return plan->num_slots++;
-  };
+  auto new_slot = [&]() { return plan->num_slots++; };
 
   auto plan_node = [&](const NodePtr& np) {
     const Node& n = *np;
@@ -204,7 +200,6 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
       if (si.slot < 0) {  // constant value: give it a slot
         si.slot = new_slot();
         plan->constants.push_back({si.slot, si.constant});
-        is_const_slot[si.slot] = true;
         si.constant = nullptr;
       }
     } else {
@@ -263,7 +258,6 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
             if (ci.constant) {
               if (ci.slot < 0) {
                 ci.slot = new_slot();
-                is_const_slot[ci.slot] = true;
                 plan->constants.push_back({ci.slot, ci.constant});
               }
             }
@@ -367,7 +361,6 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
     SlotInfo& si = info.at(n.get());
     if (si.slot < 0) {
       si.slot = new_slot();
-      is_const_slot[si.slot] = true;
       plan->constants.push_back({si.slot, si.constant});
     }
     return si.slot;
@@ -425,19 +418,6 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
       if (on_device[s]) b = transfer(b, device);
   }
 
-  // Lifetimes: free a computed buffer after its last reader, unless it is returned or written.
-  std::vector<int> last(plan->num_slots, -1);
-  for (size_t i = 0; i < plan->steps.size(); ++i)
-    for (int s : plan->steps[i].in) last[s] = int(i);
-  std::vector<bool> keep(plan->num_slots, false);
-  for (int s : plan->outputs) keep[s] = true;
-  for (auto& u : plan->updates) keep[u.second] = true;
-  for (int s = 0; s < plan->num_slots; ++s)
-    if (last[s] >= 0 && !keep[s] && !is_const_slot[s]) plan->steps[last[s]].release.push_back(s);
-  for (auto& st : plan->steps)
-    st.in_place = st.device == Device::cpu && !st.run_time && !st.view && !st.dynamic &&
-                  !st.release.empty() &&
-                  (is_elementwise_op(st.node->op->name) || st.node->is("FusedElementwise"));
   plan_memory(*plan);
   return plan;
 }

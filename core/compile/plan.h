@@ -1,6 +1,5 @@
 // A compiled plan: the flat list of kernel calls for one input signature.
 #pragma once
-#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -10,6 +9,7 @@
 #include "core/backend/kernel.h"
 #include "core/compile/memory_plan.h"
 #include "core/graph/node.h"
+#include "core/util/exclusive.h"
 
 namespace kb {
 
@@ -61,8 +61,7 @@ struct Plan {
   std::vector<int> update_steps;
   std::vector<bool> is_update_slot;
   // Kept between runs (RunStateLease): one run at a time uses it, a concurrent one its own.
-  mutable std::unique_ptr<RunState> run_state;
-  mutable std::atomic<bool> run_state_busy{false};
+  mutable Exclusive<RunState> run_state;
 };
 
 // Builds a plan for `outputs` and `updates` (Assign nodes) given the concrete types of `inputs`.

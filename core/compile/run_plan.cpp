@@ -68,9 +68,8 @@ void run_plan(const Plan& plan, const std::vector<std::shared_ptr<Buffer>>& inpu
         // lines, and no memory is asked for.
         for (int s : st.release) {
           const std::shared_ptr<Buffer>& b = slots[size_t(s)];
-          long holders = b.use_count() - (rs->is_spare(plan.producer[size_t(s)], b) ? 1 : 0);
-          if (holders == 1 && b->storage.use_count() == 1 && b->device == Device::cpu &&
-              b->dims == out->dims && b->nbytes() == out->nbytes()) {
+          if (rs->only_in_slot(plan.producer[size_t(s)], b) && b->storage.use_count() == 1 &&
+              b->device == Device::cpu && b->dims == out->dims && b->nbytes() == out->nbytes()) {
             out->storage = b->storage;
             taken = true;
             break;
@@ -91,7 +90,7 @@ void run_plan(const Plan& plan, const std::vector<std::shared_ptr<Buffer>>& inpu
       // A value dying here gives its memory back now (to later steps, to the device's pool),
       // not when its Buffer is next handed out: only what outlives the run is kept.
       std::shared_ptr<Buffer>& b = slots[size_t(s)];
-      if (b.use_count() == 2 && rs->is_spare(plan.producer[size_t(s)], b)) b->storage.reset();
+      if (rs->only_in_slot(plan.producer[size_t(s)], b)) b->storage.reset();
       b.reset();
     }
   }
