@@ -20,16 +20,6 @@ SerialScope::~SerialScope() {
   if (saved_ > 0) omp_set_num_threads(saved_);
 }
 
-Dims contiguous_strides(const Dims& dims) {
-  Dims s(dims.size());
-  int64_t acc = 1;
-  for (size_t i = dims.size(); i-- > 0;) {
-    s[i] = acc;
-    acc *= dims[i];
-  }
-  return s;
-}
-
 Dims broadcast_strides(const Dims& in, const Dims& out) {
   Dims cs = contiguous_strides(in);
   Dims s(out.size(), 0);

@@ -28,16 +28,12 @@ void transpose_copy(const void* src, void* dst, const Dims& src_dims,
                     const std::vector<int64_t>& perm, size_t es) {
   // Built per call, so kept off the heap.
   const size_t r = perm.size();
-  Small ss(src_dims.size()), od(r), out_strides(r), in_strides(r);
-  int64_t acc = 1;
-  for (size_t i = src_dims.size(); i-- > 0; acc *= src_dims[i]) ss[i] = acc;
+  Small ss = contiguous_strides_as<Small>(src_dims), od(r), in_strides(r);
   for (size_t i = 0; i < r; ++i) {
     od[i] = src_dims[size_t(perm[i])];
     in_strides[i] = ss[size_t(perm[i])];
   }
-  acc = 1;
-  for (size_t i = r; i-- > 0; acc *= od[i]) out_strides[i] = acc;
-  std::array<Small, 2> strides{out_strides, in_strides};
+  std::array<Small, 2> strides{contiguous_strides_as<Small>(od), in_strides};
   switch (es) {
     case 1:
       copy_rows(static_cast<const uint8_t*>(src), static_cast<uint8_t*>(dst), od, strides);
