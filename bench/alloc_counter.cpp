@@ -65,23 +65,25 @@ uint64_t kb_bench::heap_allocations() { return allocations.load(std::memory_orde
 
 uint64_t kb_bench::onednn_allocations() { return onednn.load(std::memory_order_relaxed); }
 
+namespace {
+// The first backtrace loads the unwinder (and allocates): done before any stack is walked.
+void load_unwinder() {
+  void* warm[2];
+  backtrace(warm, 2);
+}
+}  // namespace
+
 void kb_bench::attribute_allocations(bool on) {
-  if (on) {
-    void* warm[2];
-    backtrace(warm, 2);  // loads the unwinder now, not while counting
-  }
+  if (on) load_unwinder();
   attributing.store(on, std::memory_order_relaxed);
 }
 
 void kb_bench::trace_allocations(bool on) {
   static const bool wanted = [] {
     const char* v = std::getenv("KB_ALLOC_TRACE");
-    if (v && *v == '1') {
-      void* warm[2];
-      backtrace(warm, 2);  // loads the unwinder now, not while tracing
-      return true;
-    }
-    return false;
+    bool yes = v && *v == '1';
+    if (yes) load_unwinder();
+    return yes;
   }();
   tracing.store(on && wanted, std::memory_order_relaxed);
 }
