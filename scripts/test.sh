@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Every test: warnings-as-errors build, C ABI and C++ layer tests (GoogleTest), NumPy reference
 # tests (pytest over the C ABI), the C and C++ examples, the C ABI and C++ layer tests again under
-# AddressSanitizer, the language bindings (Python, Rust, Java, C#, Go), and packaging.
+# AddressSanitizer, the language bindings (Python, Rust, Java, C#, Go), and packaging. The
+# GoogleTest, NumPy reference and Keras tests run again on the emulated GPU
+# (tests/device_emulation), which makes every plan a device plan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -29,6 +31,11 @@ echo "== GoogleTest"
 if ls tests/reference/test_*.py >/dev/null 2>&1; then
   echo "== NumPy reference tests"
   KBACKEND_LIB="$PWD/build/libkbackend.so" /usr/bin/python3 -m pytest -q tests/reference
+  # Again with the emulated GPU (tests/device_emulation) as the default device: every plan a
+  # device plan, the CUDA plugin's kernels on device memory that host code cannot touch.
+  echo "== NumPy reference tests on the emulated GPU"
+  KB_CUDA_PLUGIN="$PWD/build/tests/libkb_emulated_device.so" KBACKEND_LIB="$PWD/build/libkbackend.so" \
+    /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/reference
 fi
 
 echo "== example"
@@ -52,6 +59,8 @@ bash bindings/run_jvm_dotnet_go.sh
 
 echo "== Keras 2.2.4 on kbackend"
 bash bindings/python/keras_tests/run.sh
+echo "== Keras 2.2.4 on kbackend, emulated GPU"
+KB_CUDA_PLUGIN="$PWD/build/tests/libkb_emulated_device.so" KB_REBUILD=0 bash bindings/python/keras_tests/run.sh
 
 if [ -f tests/packaging/run.sh ]; then
   echo "== packaging"

@@ -21,28 +21,41 @@ void host_register_kernel(const char* device, const char* op, KernelFactory f) {
   register_kernel(device, op, f);
 }
 void host_register_device(Device d, const DeviceApi* api) { register_device(d, api); }
+KernelFactory host_find_kernel(const char* device, const char* op) {
+  return find_kernel(device, op);
+}
+
+// The plugin file: KB_CUDA_PLUGIN, else libkbackend_cuda.so in the core library's folder.
+std::string plugin_path(bool* named) {
+  const char* env = std::getenv("KB_CUDA_PLUGIN");
+  *named = env && *env;
+  if (*named) return env;
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<void*>(&plugin_path), &info) || !info.dli_fname) return "";
+  std::string dir = info.dli_fname;
+  auto slash = dir.rfind('/');
+  dir = slash == std::string::npos ? "." : dir.substr(0, slash);
+  return dir + "/libkbackend_cuda.so";
+}
 
 void probe_cuda() {
   if (const char* off = std::getenv("KB_DISABLE_CUDA"); off && std::string(off) == "1") {
     g_reason = "disabled by KB_DISABLE_CUDA=1";
     return;
   }
-  Dl_info info{};
-  if (!dladdr(reinterpret_cast<void*>(&probe_cuda), &info) || !info.dli_fname) {
+  bool named = false;
+  std::string path = plugin_path(&named);
+  if (path.empty()) {
     g_reason = "cannot locate the core library";
     return;
   }
-  std::string dir = info.dli_fname;
-  auto slash = dir.rfind('/');
-  dir = slash == std::string::npos ? "." : dir.substr(0, slash);
-  std::string path = dir + "/libkbackend_cuda.so";
   if (access(path.c_str(), R_OK) != 0) {
     g_reason = "plugin not loaded: " + path + " not found";
     return;
   }
   // Without a driver the plugin cannot run; loading it would still map cuBLAS and cuDNN
-  // (about 150 MiB of resident memory in a CPU-only process).
-  if (!dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
+  // (about 150 MiB of resident memory in a CPU-only process). A named plugin checks for itself.
+  if (!named && !dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
     g_reason = "no CUDA driver (libcuda.so.1 not found)";
     return;
   }
@@ -57,7 +70,8 @@ void probe_cuda() {
     g_reason = "plugin has no kb_cuda_plugin_init";
     return;  // never dlclose: static objects of the plugin may be referenced
   }
-  static const PluginHost host{kPluginHostVersion, host_register_kernel, host_register_device};
+  static const PluginHost host{kPluginHostVersion, host_register_kernel, host_register_device,
+                               host_find_kernel};
   char reason[512] = {0};
   if (init(&host, reason, sizeof reason) != 0) {
     g_reason = std::string("CUDA unavailable: ") + reason;

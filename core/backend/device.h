@@ -27,15 +27,18 @@ struct PluginHost {
   int32_t version;
   void (*register_kernel)(const char* device, const char* op, KernelFactory f);
   void (*register_device)(Device device, const DeviceApi* api);
+  KernelFactory (*find_kernel)(const char* device, const char* op);  // nullptr when none
 };
-constexpr int32_t kPluginHostVersion = 2;
+constexpr int32_t kPluginHostVersion = 3;
 // Returns 0 on success; otherwise writes a reason (NUL-terminated) into reason[reason_size].
 using PluginInitFn = int32_t (*)(const PluginHost* host, char* reason, size_t reason_size);
 
 void register_device(Device device, const DeviceApi* api);
 const DeviceApi* device_api(Device device);  // nullptr when absent
 
-// Loads the CUDA plugin once (unless KB_DISABLE_CUDA=1); true when a GPU is usable.
+// Loads the CUDA plugin once (unless KB_DISABLE_CUDA=1); true when a GPU is usable. The plugin
+// is libkbackend_cuda.so beside the core library, or the file KB_CUDA_PLUGIN names (the test
+// build's emulated device, tests/device_emulation).
 bool cuda_available();
 // Why CUDA is not used ("" when it is).
 std::string cuda_unavailable_reason();

@@ -4,6 +4,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/backend/device.h"
 #include "core/backend/kernel.h"
 #include "core/graph/session.h"
 #include "core/ops/op.h"
@@ -57,10 +58,10 @@ struct Member {
   int op = -1;
 };
 
-Member classify(const Step& st, const std::vector<TensorType>& slot_type,
+Member classify(const Step& st, Device device, const std::vector<TensorType>& slot_type,
                 const std::vector<bool>& slot_known) {
   Member m;
-  if (st.device != Device::cpu || st.run_time || st.dynamic || st.view || !st.node) return m;
+  if (st.device != device || st.run_time || st.dynamic || st.view || !st.node) return m;
   const Node& n = *st.node;
   if (n.op->stateful || !st.out_type.parts.empty() || !is_float_type(st.out_type.dtype) ||
       !st.out_type.shape.fully_known() || numel(st.out_type.shape.dims) <= 0)
@@ -95,10 +96,12 @@ Member classify(const Step& st, const std::vector<TensorType>& slot_type,
 }  // namespace
 
 void fuse_elementwise(Plan& plan, const std::vector<TensorType>& input_types) {
-  if (plan.device != Device::cpu) return;
   const char* env = std::getenv("KB_FUSE");
   if (env && std::string(env) == "0") return;
-  KernelFactory factory = find_kernel("cpu", "FusedElementwise");
+  // Steps the plan's device runs fuse into a step it runs; those falling back to the CPU in a
+  // device plan stay as they are.
+  const Device device = plan.device;
+  KernelFactory factory = find_kernel(device_name(device), "FusedElementwise");
   if (!factory) return;
 
   size_t ns = size_t(plan.num_slots);
@@ -126,7 +129,7 @@ void fuse_elementwise(Plan& plan, const std::vector<TensorType>& input_types) {
 
   size_t n = plan.steps.size();
   std::vector<Member> member(n);
-  for (size_t i = 0; i < n; ++i) member[i] = classify(plan.steps[i], slot_type, slot_known);
+  for (size_t i = 0; i < n; ++i) member[i] = classify(plan.steps[i], device, slot_type, slot_known);
 
   // A comparison read only by a cast to the group's float type (a relu's gradient mask) is
   // absorbed into the cast: one instruction computing 1 or 0 in the float type, as the two
@@ -142,7 +145,7 @@ void fuse_elementwise(Plan& plan, const std::vector<TensorType>& input_types) {
     int p = producer[size_t(in)];
     if (p < 0 || pinned[size_t(in)] || readers[size_t(in)].size() != 1) continue;
     const Step& cmp = plan.steps[size_t(p)];
-    if (cmp.device != Device::cpu || cmp.run_time || cmp.dynamic || !cmp.node || cmp.in.size() != 2)
+    if (cmp.device != device || cmp.run_time || cmp.dynamic || !cmp.node || cmp.in.size() != 2)
       continue;
     int op = comparison_index(cmp.node->op->name);
     if (op < 0) continue;
@@ -296,7 +299,7 @@ void fuse_elementwise(Plan& plan, const std::vector<TensorType>& input_types) {
     fused.out = root.out;
     fused.out_type = root.out_type;
     fused.node = node.get();
-    fused.device = Device::cpu;
+    fused.device = device;
     plan.nodes.push_back(node);
     for (int i : ms) removed[size_t(i)] = true;
     replaced.push_back({size_t(roots[g]), std::move(fused)});

@@ -1,8 +1,10 @@
-// Plan-time rewrite: maximal trees of elementwise steps of a CPU plan (the scalar-op table's
+// Plan-time rewrite: maximal trees of elementwise steps of a plan (the scalar-op table's
 // unary and binary operations and casts, float32 or float64, all of the same concrete output
 // shape) whose intermediate values are read only inside the tree (not returned, not an update
 // value) become one FusedElementwise step. It reads the tree's external inputs (each may
-// broadcast to the output shape) and evaluates a small register program per block of elements.
+// broadcast to the output shape) and evaluates a small register program per block of elements
+// (CPU) or per element (CUDA). In a device plan only the steps on the plan's device fuse, when
+// the device has the kernel (a device factory may decline a group: it then stays unfused).
 //
 // FusedElementwise attributes:
 //   program: 5 ints per instruction {kind, op, dst, a, b}; kind 0 = load input a (converted to

@@ -53,6 +53,9 @@ kb_tensor* make_data(const Input& in) {
   if (in.dtype == KB_FLOAT32) {
     std::vector<float> v(in.values.begin(), in.values.end());
     kb_tensor_from_data(v.data(), KB_FLOAT32, in.shape.data(), in.shape.size(), &t);
+  } else if (in.dtype == KB_INT64) {
+    std::vector<int64_t> v(in.values.begin(), in.values.end());
+    kb_tensor_from_data(v.data(), KB_INT64, in.shape.data(), in.shape.size(), &t);
   } else {
     kb_tensor_from_data(in.values.data(), KB_FLOAT64, in.shape.data(), in.shape.size(), &t);
   }
@@ -173,6 +176,70 @@ TEST(CudaVsCpu, Unary) {
           return y;
         },
         dc.rtol);
+  }
+}
+
+// Chains the plan fuses into one FusedElementwise step on either device: broadcast operands, a
+// comparison cast to the float type, a cast from another dtype, and a chain too long for the
+// CUDA kernel's program (it stays unfused there).
+TEST(CudaVsCpu, FusedElementwiseChains) {
+  SKIP_WITHOUT_GPU();
+  for (auto& dc : kDtypes) {
+    compare(
+        {random_input({6, 40}, dc.t, 11), random_input({40}, dc.t, 12),
+         random_input({6, 1}, dc.t, 13)},
+        [](const std::vector<kb_tensor*>& x) {
+          kb_tensor *xw, *z, *s, *t, *y;
+          kb_multiply(x[0], x[2], &xw);
+          kb_add(xw, x[1], &z);
+          kb_sigmoid(z, &s);
+          kb_tanh(x[0], &t);
+          kb_multiply(s, t, &y);
+          for (kb_tensor* v : {xw, z, s, t}) kb_tensor_release(v);
+          return y;
+        },
+        dc.rtol);
+    compare(
+        {random_input({5, 7, 3}, dc.t, 14), random_input({5, 7, 3}, dc.t, 15)},
+        [dc](const std::vector<kb_tensor*>& x) {
+          kb_tensor *zero, *g, *mask, *y;
+          double z = 0;
+          kb_constant(&z, KB_FLOAT64, nullptr, 0, dc.t, nullptr, 0, "zero", &zero);
+          kb_greater(x[0], zero, &g);
+          kb_cast(g, dc.t, &mask);
+          kb_multiply(mask, x[1], &y);
+          for (kb_tensor* v : {zero, g, mask}) kb_tensor_release(v);
+          return y;
+        },
+        dc.rtol);
+    compare(
+        {random_input({9, 4}, KB_INT64, 16, -50, 50), random_input({9, 4}, dc.t, 17)},
+        [dc](const std::vector<kb_tensor*>& x) {
+          kb_tensor *c, *e, *y;
+          kb_cast(x[0], dc.t, &c);
+          kb_exp(x[1], &e);
+          kb_add(c, e, &y);
+          kb_tensor_release(c);
+          kb_tensor_release(e);
+          return y;
+        },
+        dc.rtol);
+    compare(
+        {random_input({3, 11}, dc.t, 18, -1, 1)},
+        [](const std::vector<kb_tensor*>& x) {
+          kb_tensor* y = nullptr;
+          kb_sin(x[0], &y);
+          for (int i = 0; i < 60; ++i) {
+            kb_tensor *a, *b;
+            kb_cos(y, &a);
+            kb_add(a, x[0], &b);
+            kb_tensor_release(a);
+            kb_tensor_release(y);
+            y = b;
+          }
+          return y;
+        },
+        dc.rtol * 10);
   }
 }
 
