@@ -71,8 +71,4 @@ void reduce_on_device(int mode, const ReducePlan& p, const Buffer& in, Buffer& o
 // out = in with axes permuted (out's dims are in's dims permuted by perm).
 void transpose_on_device(const Buffer& in, Buffer& out, const std::vector<int64_t>& perm);
 
-// Storage types the CUDA kernels handle; float16 declines (runs on the CPU).
-template <class T>
-constexpr bool cuda_type_v = !std::is_same_v<T, half>;
-
 }  // namespace kb::cuda

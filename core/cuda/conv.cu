@@ -33,6 +33,7 @@ cudnnHandle_t handle() {
 
 template <class T>
 cudnnDataType_t dnn_type() {
+  if constexpr (std::is_same_v<T, half>) return CUDNN_DATA_HALF;
   return std::is_same_v<T, double> ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
 }
 
@@ -136,13 +137,17 @@ struct FilterDesc {
 struct ConvDesc {
   cudnnConvolutionDescriptor_t d = nullptr;
   ConvDesc(const ConvPlan& p, cudnnDataType_t t) {
+    // float16 data accumulates in float (tensor cores); float32 is exact float32 arithmetic (no
+    // TF32), so results match the CPU.
+    bool half_data = t == CUDNN_DATA_HALF;
     check_dnn(cudnnCreateConvolutionDescriptor(&d), "convolution descriptor");
     check_dnn(cudnnSetConvolutionNdDescriptor(d, int(p.pad.size()), p.pad.data(), p.stride.data(),
-                                              p.dilation.data(), CUDNN_CROSS_CORRELATION, t),
+                                              p.dilation.data(), CUDNN_CROSS_CORRELATION,
+                                              half_data ? CUDNN_DATA_FLOAT : t),
               "convolution descriptor");
     check_dnn(cudnnSetConvolutionGroupCount(d, p.groups), "group count");
-    // Exact float32 arithmetic (no TF32), so results match the CPU.
-    check_dnn(cudnnSetConvolutionMathType(d, CUDNN_FMA_MATH), "math type");
+    check_dnn(cudnnSetConvolutionMathType(d, half_data ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH),
+              "math type");
   }
   ~ConvDesc() { cudnnDestroyConvolutionDescriptor(d); }
 };
@@ -241,7 +246,7 @@ Kernel conv_kernel(const KernelArgs& k, int which) {
   if (!chosen) return Kernel{};
   return [s, which](const Ins& in, Buffer& out) {
     if (out.numel() == 0) return;
-    const T one = 1, zero = 0;
+    const compute_t<T> one = 1, zero = 0;  // cuDNN scales float16 data by floats
     auto ws = scratch(s->workspace);
     std::shared_ptr<void> keep;
     if (which == 0) {
@@ -278,6 +283,7 @@ Kernel make_conv(const KernelArgs& k) {
   try {
     if (k.out.dtype == DType::f32) return conv_kernel<float>(k, Which);
     if (k.out.dtype == DType::f64) return conv_kernel<double>(k, Which);
+    if (k.out.dtype == DType::f16) return conv_kernel<half>(k, Which);
   } catch (const Error&) {
   }
   return Kernel{};
@@ -322,7 +328,7 @@ Kernel pool_kernel(const KernelArgs& k, bool backward) {
             "pooling descriptor");
   return [s, backward](const Ins& in, Buffer& out) {
     if (out.numel() == 0) return;
-    const T one = 1, zero = 0;
+    const compute_t<T> one = 1, zero = 0;
     if (!backward) {
       check_dnn(cudnnPoolingForward(handle(), s->pool, &one, s->x->d, in[0]->data(), &zero, s->y->d,
                                     out.data()),
@@ -347,6 +353,7 @@ Kernel make_pool(const KernelArgs& k) {
   try {
     if (k.out.dtype == DType::f32) return pool_kernel<float>(k, Backward);
     if (k.out.dtype == DType::f64) return pool_kernel<double>(k, Backward);
+    if (k.out.dtype == DType::f16) return pool_kernel<half>(k, Backward);
   } catch (const Error&) {
   }
   return Kernel{};

@@ -1,4 +1,5 @@
 // CUDA kernels for the scalar-op table (unary, broadcasting binary), Cast, Select, FillLike.
+// float16 is stored as half and computed in float, as on the CPU.
 #include "core/cuda/common.cuh"
 #include "core/graph/scalar.h"
 #include "core/ops/scalar_funcs.h"
@@ -15,19 +16,21 @@ using Ins = std::vector<const Buffer*>;
 
 template <class T, class O, class F>
 __global__ void unary_kernel(const T* a, O* o, int64_t n, F f) {
-  KB_GRID_LOOP(i, n) o[i] = O(f(a[i]));
+  using C = compute_t<T>;
+  KB_GRID_LOOP(i, n) o[i] = O(f(C(a[i])));
 }
 
 template <class T, class O, class F>
 __global__ void binary_kernel(const T* a, const T* b, O* o, int64_t n, StridedMap m, bool same,
                               F f) {
+  using C = compute_t<T>;
   KB_GRID_LOOP(i, n) {
     if (same) {
-      o[i] = O(f(a[i], b[i]));
+      o[i] = O(f(C(a[i]), C(b[i])));
     } else {
       int64_t off[3];
       m.offsets(i, off, 3);
-      o[i] = O(f(a[off[1]], b[off[2]]));
+      o[i] = O(f(C(a[off[1]]), C(b[off[2]])));
     }
   }
 }
@@ -36,7 +39,7 @@ template <ScalarDomain D, ScalarResult R, class F>
 Kernel unary_factory(const KernelArgs& k) {
   return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (!cuda_type_v<T> || !in_domain<D, T>()) {
+    if constexpr (!in_domain<D, T>()) {
       return Kernel{};
     } else {
       using O = std::conditional_t<R == ScalarResult::BOOL, bool, T>;
@@ -54,7 +57,7 @@ template <ScalarDomain D, ScalarResult R, class F>
 Kernel binary_factory(const KernelArgs& k) {
   return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (!cuda_type_v<T> || !in_domain<D, T>()) {
+    if constexpr (!in_domain<D, T>()) {
       return Kernel{};
     } else {
       using O = std::conditional_t<R == ScalarResult::BOOL, bool, T>;
@@ -94,7 +97,7 @@ KB_BINARY_OPS(KB_CUDA_BINARY)
 
 template <class S, class D>
 __global__ void cast_kernel(const S* a, D* o, int64_t n) {
-  KB_GRID_LOOP(i, n) o[i] = convert_value<S, D>(a[i]);
+  KB_GRID_LOOP(i, n) o[i] = convert_value<compute_t<S>, D>(compute_t<S>(a[i]));
 }
 
 Kernel make_cast(const KernelArgs& k) {
@@ -102,16 +105,12 @@ Kernel make_cast(const KernelArgs& k) {
     using S = decltype(zs);
     return dispatch_dtype(k.out.dtype, [&](auto zd) -> Kernel {
       using D = decltype(zd);
-      if constexpr (!cuda_type_v<S> || !cuda_type_v<D>) {
-        return Kernel{};
-      } else {
-        return [](const Ins& in, Buffer& out) {
-          int64_t n = out.numel();
-          if (n == 0) return;
-          cast_kernel<<<blocks_for(n), 256, 0, stream()>>>(in[0]->as<S>(), out.as<D>(), n);
-          after_launch("cast");
-        };
-      }
+      return [](const Ins& in, Buffer& out) {
+        int64_t n = out.numel();
+        if (n == 0) return;
+        cast_kernel<<<blocks_for(n), 256, 0, stream()>>>(in[0]->as<S>(), out.as<D>(), n);
+        after_launch("cast");
+      };
     });
   });
 }
@@ -130,19 +129,15 @@ __global__ void select_kernel(const bool* c, const T* a, const T* b, T* o, int64
 Kernel make_select(const KernelArgs& k) {
   return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (!cuda_type_v<T>) {
-      return Kernel{};
-    } else {
-      StridedMap m =
-          make_map(k.out.shape.dims, {k.in[0].shape.dims, k.in[1].shape.dims, k.in[2].shape.dims});
-      return [m](const Ins& in, Buffer& out) {
-        int64_t n = out.numel();
-        if (n == 0) return;
-        select_kernel<<<blocks_for(n), 256, 0, stream()>>>(in[0]->as<bool>(), in[1]->as<T>(),
-                                                           in[2]->as<T>(), out.as<T>(), n, m);
-        after_launch("select");
-      };
-    }
+    StridedMap m =
+        make_map(k.out.shape.dims, {k.in[0].shape.dims, k.in[1].shape.dims, k.in[2].shape.dims});
+    return [m](const Ins& in, Buffer& out) {
+      int64_t n = out.numel();
+      if (n == 0) return;
+      select_kernel<<<blocks_for(n), 256, 0, stream()>>>(in[0]->as<bool>(), in[1]->as<T>(),
+                                                         in[2]->as<T>(), out.as<T>(), n, m);
+      after_launch("select");
+    };
   });
 }
 Registrar reg_select("Select", make_select);
@@ -156,17 +151,13 @@ Kernel make_fill_like(const KernelArgs& k) {
   double value = k.node.attrs.f("value");
   return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (!cuda_type_v<T>) {
-      return Kernel{};
-    } else {
-      T v = convert_value<double, T>(value);
-      return [v](const Ins&, Buffer& out) {
-        int64_t n = out.numel();
-        if (n == 0) return;
-        fill_kernel<<<blocks_for(n), 256, 0, stream()>>>(out.as<T>(), n, v);
-        after_launch("fill");
-      };
-    }
+    T v = convert_value<double, T>(value);
+    return [v](const Ins&, Buffer& out) {
+      int64_t n = out.numel();
+      if (n == 0) return;
+      fill_kernel<<<blocks_for(n), 256, 0, stream()>>>(out.as<T>(), n, v);
+      after_launch("fill");
+    };
   });
 }
 Registrar reg_fill_like("FillLike", make_fill_like);

@@ -77,6 +77,8 @@ __device__ T load(const Program& p, const Operands& o, int k, int64_t i) {
     }
   }
   switch (p.dtype[k]) {
+    case DType::f16:
+      return convert_value<float, T>(static_cast<const half*>(o.in[k])[off]);
     case DType::f32:
       return convert_value<float, T>(static_cast<const float*>(o.in[k])[off]);
     case DType::f64:
@@ -136,7 +138,6 @@ bool make_program(const KernelArgs& k, Program& p) {
   for (size_t d = 0; d < od.size(); ++d) p.dims[d] = od[d];
   for (size_t i = 0; i < k.in.size(); ++i) {
     const TensorType& t = k.in[i];
-    if (t.dtype == DType::f16) return false;
     p.dtype[i] = t.dtype;
     p.direct[i] = t.shape.dims == od;
     broadcast_strides(od, t.shape.dims, p.stride[i]);

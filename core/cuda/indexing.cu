@@ -229,7 +229,12 @@ __global__ void scatter_add_kernel(const T* g, const I* idx, T* out, int64_t n_i
        t += int64_t(gridDim.x) * blockDim.x) {
     int64_t i = t / row, j = t % row;
     I v = idx[i];
-    if (index_ok(v, rows, bad)) atomicAdd(out + int64_t(v) * row + j, g[t]);
+    if (!index_ok(v, rows, bad)) continue;
+    if constexpr (std::is_same_v<T, half>) {
+      atomicAdd(reinterpret_cast<__half*>(out + int64_t(v) * row + j), __float2half(float(g[t])));
+    } else {
+      atomicAdd(out + int64_t(v) * row + j, g[t]);
+    }
   }
 }
 
@@ -238,7 +243,7 @@ Kernel make_scatter_add_like(const KernelArgs& k) {
   int64_t row = rows ? numel(k.out.shape.dims) / rows : 0;
   return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, double>) {
+    if constexpr (!is_float_v<T>) {
       return Kernel{};
     } else {
       return with_index_type(k.in[1].dtype, [&](auto zi) -> Kernel {
@@ -267,9 +272,9 @@ __global__ void arg_kernel(const T* x, int64_t* out, AxisView v, bool is_max) {
        t += int64_t(gridDim.x) * blockDim.x) {
     const T* p = x + (t / v.inner) * v.n * v.inner + t % v.inner;
     int64_t best = 0;
-    T bv = p[0];
+    compute_t<T> bv = p[0];
     for (int64_t j = 1; j < v.n; ++j) {
-      T c = p[j * v.inner];
+      compute_t<T> c = p[j * v.inner];
       if (is_max ? c > bv : c < bv) bv = c, best = j;
     }
     out[t] = best;
@@ -281,7 +286,7 @@ Kernel make_arg_reduce(const KernelArgs& k) {
   bool is_max = k.node.attrs.i("mode") == 0;
   return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (!cuda_type_v<T> || std::is_same_v<T, bool>) {
+    if constexpr (std::is_same_v<T, bool>) {
       return Kernel{};
     } else {
       return [v, is_max](const Ins& in, Buffer& out) {
@@ -302,11 +307,12 @@ __global__ void scan_kernel(const T* x, T* out, AxisView v, bool is_sum) {
   for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < total;
        t += int64_t(gridDim.x) * blockDim.x) {
     int64_t base = (t / v.inner) * v.n * v.inner + t % v.inner;
-    T acc = is_sum ? T(0) : T(1);
+    using C = compute_t<T>;
+    C acc = is_sum ? C(0) : C(1);
     for (int64_t j = 0; j < v.n; ++j) {
-      T c = x[base + j * v.inner];
-      acc = is_sum ? T(acc + c) : T(acc * c);
-      out[base + j * v.inner] = acc;
+      C c = C(x[base + j * v.inner]);
+      acc = is_sum ? C(acc + c) : C(acc * c);
+      out[base + j * v.inner] = T(acc);
     }
   }
 }
@@ -316,7 +322,7 @@ Kernel make_cumulative(const KernelArgs& k) {
   bool is_sum = k.node.attrs.i("mode") == 0;
   return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (!cuda_type_v<T> || std::is_same_v<T, bool>) {
+    if constexpr (std::is_same_v<T, bool>) {
       return Kernel{};
     } else {
       return [v, is_sum](const Ins& in, Buffer& out) {
@@ -338,11 +344,11 @@ __global__ void in_top_k_kernel(const T* p, const I* targets, bool* out, int64_t
     I t = targets[b];
     if (!index_ok(t, classes, bad)) continue;
     const T* row = p + b * classes;
-    T target = row[t];
+    compute_t<T> target = row[t];
     bool finite = true;
     int64_t greater = 0;
     for (int64_t c = 0; c < classes; ++c) {
-      T v = row[c];
+      compute_t<T> v = row[c];
       if (!isfinite(v)) finite = false;
       if (v > target) ++greater;
     }
@@ -355,7 +361,7 @@ Kernel make_in_top_k(const KernelArgs& k) {
   int64_t classes = k.in[0].shape.dims[1];
   return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, double>) {
+    if constexpr (!is_float_v<T>) {
       return Kernel{};
     } else {
       return with_index_type(k.in[1].dtype, [&](auto zi) -> Kernel {

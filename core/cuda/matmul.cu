@@ -37,10 +37,16 @@ __global__ void zero_kernel(T* o, int64_t n) {
 
 template <class T>
 void gemm(const Gemm& g, const T* a, const T* b, T* c) {
-  const T one = 1, zero = 0;
+  const compute_t<T> one = 1, zero = 0;
   cublasOperation_t opb = g.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opa = g.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
-  if constexpr (std::is_same_v<T, float>) {
+  if constexpr (std::is_same_v<T, half>) {
+    // float16 storage, float accumulation (as the CPU computes float16 in float).
+    check_blas(cublasGemmStridedBatchedEx(
+        handle(), opb, opa, int(g.n), int(g.m), int(g.k), &one, b, CUDA_R_16F, int(g.b_cols),
+        g.b_rows * g.b_cols, a, CUDA_R_16F, int(g.a_cols), g.a_rows * g.a_cols, &zero, c,
+        CUDA_R_16F, int(g.n), g.m * g.n, int(g.batch), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  } else if constexpr (std::is_same_v<T, float>) {
     check_blas(cublasSgemmStridedBatched(handle(), opb, opa, int(g.n), int(g.m), int(g.k), &one, b,
                                          int(g.b_cols), g.b_rows * g.b_cols, a, int(g.a_cols),
                                          g.a_rows * g.a_cols, &zero, c, int(g.n), g.m * g.n,
@@ -58,7 +64,7 @@ Kernel make_matmul(const KernelArgs& k) {
                      k.node.attrs.i("transpose_b") != 0);
   return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, double>) {
+    if constexpr (!is_float_v<T>) {
       return Kernel{};
     } else {
       return [g](const Ins& in, Buffer& out) {

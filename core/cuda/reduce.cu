@@ -12,8 +12,9 @@ namespace {
 using Ins = std::vector<const Buffer*>;
 constexpr int kThreads = 256;
 
+// float16 accumulates in float, like it computes.
 template <class T>
-using acc_t = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
+using acc_t = std::conditional_t<is_float_v<T>, compute_t<T>, int64_t>;
 
 template <class A>
 __device__ A reduce_identity(int mode) {
@@ -152,9 +153,7 @@ template <class F>
 Kernel reduce_kernel(DType t, F&& make) {
   return dispatch_dtype(t, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (!cuda_type_v<T>) {
-      return Kernel{};
-    } else if constexpr (std::is_same_v<T, bool>) {
+    if constexpr (std::is_same_v<T, bool>) {
       return make(uint8_t{});
     } else {
       return make(T{});
@@ -195,15 +194,15 @@ Kernel make_sum_to_like(const KernelArgs& k) {
 }
 Registrar reg_sum_to_like("SumToLike", make_sum_to_like);
 
-// Softmax over rows of length n (inner == 1): one block per row.
-template <class T, bool Log>
+// Softmax over rows of length n (inner == 1): one block per row. C: the compute type.
+template <class T, bool Log, class C = compute_t<T>>
 __global__ void softmax_rows(const T* x, T* out, int64_t outer, int64_t n) {
-  __shared__ T part[kThreads];
+  __shared__ C part[kThreads];
   for (int64_t row = blockIdx.x; row < outer; row += gridDim.x) {
     const T* p = x + row * n;
     T* o = out + row * n;
-    T mx = T(-INFINITY);
-    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) mx = p[j] > mx ? p[j] : mx;
+    C mx = C(-INFINITY);
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) mx = C(p[j]) > mx ? C(p[j]) : mx;
     part[threadIdx.x] = mx;
     __syncthreads();
     for (int s = blockDim.x / 2; s > 0; s >>= 1) {
@@ -212,10 +211,10 @@ __global__ void softmax_rows(const T* x, T* out, int64_t outer, int64_t n) {
       __syncthreads();
     }
     mx = part[0];
-    if (!isfinite(mx)) mx = T(0);
+    if (!isfinite(mx)) mx = C(0);
     __syncthreads();
-    T sum = 0;
-    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) sum += exp(p[j] - mx);
+    C sum = 0;
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) sum += exp(C(p[j]) - mx);
     part[threadIdx.x] = sum;
     __syncthreads();
     for (int s = blockDim.x / 2; s > 0; s >>= 1) {
@@ -224,25 +223,28 @@ __global__ void softmax_rows(const T* x, T* out, int64_t outer, int64_t n) {
     }
     sum = part[0];
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x)
-      o[j] = Log ? p[j] - mx - log(sum) : exp(p[j] - mx) / sum;
+      o[j] = T(Log ? C(p[j]) - mx - log(sum) : exp(C(p[j]) - mx) / sum);
     __syncthreads();
   }
 }
 
-template <class T, bool Log>
+template <class T, bool Log, class C = compute_t<T>>
 __global__ void softmax_cols(const T* x, T* out, int64_t outer, int64_t n, int64_t inner) {
   int64_t total = outer * inner;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
        i += int64_t(gridDim.x) * blockDim.x) {
     int64_t base = (i / inner) * n * inner + i % inner;
-    T mx = T(-INFINITY);
-    for (int64_t j = 0; j < n; ++j) mx = x[base + j * inner] > mx ? x[base + j * inner] : mx;
-    if (!isfinite(mx)) mx = T(0);
-    T sum = 0;
-    for (int64_t j = 0; j < n; ++j) sum += exp(x[base + j * inner] - mx);
+    C mx = C(-INFINITY);
     for (int64_t j = 0; j < n; ++j) {
-      T v = x[base + j * inner] - mx;
-      out[base + j * inner] = Log ? v - log(sum) : exp(v) / sum;
+      C v = C(x[base + j * inner]);
+      mx = v > mx ? v : mx;
+    }
+    if (!isfinite(mx)) mx = C(0);
+    C sum = 0;
+    for (int64_t j = 0; j < n; ++j) sum += exp(C(x[base + j * inner]) - mx);
+    for (int64_t j = 0; j < n; ++j) {
+      C v = C(x[base + j * inner]) - mx;
+      out[base + j * inner] = T(Log ? v - log(sum) : exp(v) / sum);
     }
   }
 }
@@ -253,7 +255,7 @@ Kernel make_softmax(const KernelArgs& k) {
   int64_t outer = v.outer, n = v.n, inner = v.inner;
   return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, double>) {
+    if constexpr (!is_float_v<T>) {
       return Kernel{};
     } else {
       return [outer, n, inner](const Ins& in, Buffer& out) {
@@ -279,9 +281,7 @@ Registrar reg_log_softmax("LogSoftmax", make_softmax<true>);
 void reduce_on_device(int mode, const ReducePlan& p, const Buffer& in, Buffer& out) {
   dispatch_dtype(in.dtype, [&](auto z) {
     using T = decltype(z);
-    if constexpr (!cuda_type_v<T>) {
-      fail(Status::not_implemented, "cuda: reduction of float16");
-    } else if constexpr (std::is_same_v<T, bool>) {
+    if constexpr (std::is_same_v<T, bool>) {
       run_reduce<uint8_t>(mode, p, in, out);
     } else {
       run_reduce<T>(mode, p, in, out);

@@ -1,17 +1,28 @@
 // IEEE 754 binary16 storage type with conversions to and from float (round to nearest even).
+// The same type in CUDA device code, where the conversions are the hardware's (same rounding).
 #pragma once
 #include <cstdint>
 #include <cstring>
+
+#if defined(__CUDACC__)
+#include <cuda_fp16.h>
+#define KB_HALF_HD __host__ __device__
+#else
+#define KB_HALF_HD
+#endif
 
 namespace kb {
 
 struct half {
   uint16_t bits = 0;
   half() = default;
-  half(float f) : bits(from_float(f)) {}  // NOLINT: implicit like a float
-  operator float() const { return to_float(bits); }
+  KB_HALF_HD half(float f) : bits(from_float(f)) {}  // NOLINT: implicit like a float
+  KB_HALF_HD operator float() const { return to_float(bits); }
 
-  static uint16_t from_float(float f) {
+  KB_HALF_HD static uint16_t from_float(float f) {
+#if defined(__CUDA_ARCH__)
+    return __half_as_ushort(__float2half_rn(f));
+#else
     uint32_t x;
     std::memcpy(&x, &f, 4);
     uint32_t sign = (x >> 16) & 0x8000u;
@@ -33,9 +44,13 @@ struct half {
     uint32_t rem = mag & 0x1fffu;
     if (rem > 0x1000u || (rem == 0x1000u && (out & 1u))) ++out;
     return uint16_t(sign | out);
+#endif
   }
 
-  static float to_float(uint16_t h) {
+  KB_HALF_HD static float to_float(uint16_t h) {
+#if defined(__CUDA_ARCH__)
+    return __half2float(__ushort_as_half(h));
+#else
     uint32_t sign = uint32_t(h & 0x8000u) << 16;
     uint32_t exp = (h >> 10) & 0x1fu;
     uint32_t man = h & 0x3ffu;
@@ -59,6 +74,7 @@ struct half {
     float f;
     std::memcpy(&f, &x, 4);
     return f;
+#endif
   }
 };
 

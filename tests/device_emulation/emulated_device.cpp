@@ -84,19 +84,10 @@ Buffer on_host(const Buffer& b, const char* role, size_t i) {
   return h;
 }
 
-// As the CUDA plugin: float16 runs on the CPU.
-bool declines(const KernelArgs& a) {
-  if (a.out.dtype == kb::DType::f16) return true;
-  for (auto& t : a.in)
-    if (t.dtype == kb::DType::f16) return true;
-  return false;
-}
-
 KernelFactory g_cpu[kNumOps];
 
 template <size_t I>
 Kernel emulated(const KernelArgs& a) {
-  if (declines(a)) return Kernel{};
   Kernel k = g_cpu[I](a);
   if (!k) return Kernel{};
   return [k = std::move(k)](const std::vector<const Buffer*>& in, Buffer& out) {
