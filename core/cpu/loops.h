@@ -50,19 +50,6 @@ void parallel_for(int64_t n, F&& body, int64_t grain = kParallelGrain) {
   }
 }
 
-// Row-major element strides of `dims`, as a container of type Out (Dims, or a SmallVector for
-// strides built on every call).
-template <class Out = Dims, class In>
-Out contiguous_strides_as(const In& dims) {
-  Out s(dims.size(), 0);
-  int64_t acc = 1;
-  for (size_t i = dims.size(); i-- > 0;) {
-    s[i] = acc;
-    acc *= dims[i];
-  }
-  return s;
-}
-inline Dims contiguous_strides(const Dims& dims) { return contiguous_strides_as<Dims>(dims); }
 // Strides of `in` (right-aligned against `out`), 0 on broadcast axes.
 Dims broadcast_strides(const Dims& in, const Dims& out);
 

@@ -58,6 +58,23 @@ Kernel make_broadcast_like(const KernelArgs& k) {
 }
 Registrar r8("BroadcastLike", make_broadcast_like);
 
+// Zero padding: a zeroed output, the input copied in at its offset (pad_before).
+Kernel make_pad(const KernelArgs& k) {
+  const Dims& in = k.in[0].shape.dims;
+  const Dims& od = k.out.shape.dims;
+  const auto& before = k.node.attrs.ints("pad_before");
+  Dims os = contiguous_strides(od), is = contiguous_strides(in);
+  int64_t base = 0;
+  for (size_t i = 0; i < in.size(); ++i) base += before[i] * os[i];
+  StridedMap m = copy_map(in, os, is);
+  int64_t n = numel(in);
+  return [m, base, n](const Ins& ins, Buffer& out) {
+    zero_on_device(out);  // all-bits-zero is zero for every dtype
+    strided_copy_on_device(*ins[0], 0, out, base, m, n);
+  };
+}
+Registrar r9("Pad", make_pad);
+
 }  // namespace
 
 void strided_copy_on_device(const Buffer& in, int64_t in_base, Buffer& out, int64_t out_base,
@@ -97,9 +114,7 @@ void transpose_on_device(const Buffer& in, Buffer& out, const std::vector<int64_
   Dims od(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) od[i] = d[perm[i]];
   StridedMap m = make_map(od, {od});
-  Dims cs(d.size());
-  int64_t acc = 1;
-  for (size_t i = d.size(); i-- > 0;) cs[i] = acc, acc *= d[i];
+  Dims cs = contiguous_strides(d);
   for (size_t i = 0; i < perm.size(); ++i) m.stride[1][i] = cs[perm[i]];
   launch_copy(in, out, m);
 }

@@ -31,6 +31,20 @@ struct Shape {
 
 int64_t numel(const Dims& dims);
 std::string dims_str(const Dims& dims);
+
+// Row-major element strides of `dims`, as a container of type Out (Dims, or a SmallVector for
+// strides built on every call).
+template <class Out = Dims, class In>
+Out contiguous_strides_as(const In& dims) {
+  Out s(dims.size(), 0);
+  int64_t acc = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    s[i] = acc;
+    acc *= dims[i];
+  }
+  return s;
+}
+inline Dims contiguous_strides(const Dims& dims) { return contiguous_strides_as<Dims>(dims); }
 // Normalizes a possibly negative axis against rank; fails naming `who` when out of range.
 int64_t normalize_axis(int64_t axis, int64_t rank, const char* who);
 

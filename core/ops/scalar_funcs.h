@@ -6,11 +6,7 @@
 #include <limits>
 #include <type_traits>
 
-#ifdef __CUDACC__
-#define KB_HD __host__ __device__
-#else
-#define KB_HD
-#endif
+#include "core/util/host_device.h"
 
 namespace kb {
 

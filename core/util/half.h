@@ -4,11 +4,9 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/util/host_device.h"
 #if defined(__CUDACC__)
 #include <cuda_fp16.h>
-#define KB_HALF_HD __host__ __device__
-#else
-#define KB_HALF_HD
 #endif
 
 namespace kb {
@@ -16,10 +14,10 @@ namespace kb {
 struct half {
   uint16_t bits = 0;
   half() = default;
-  KB_HALF_HD half(float f) : bits(from_float(f)) {}  // NOLINT: implicit like a float
-  KB_HALF_HD operator float() const { return to_float(bits); }
+  KB_HD half(float f) : bits(from_float(f)) {}  // NOLINT: implicit like a float
+  KB_HD operator float() const { return to_float(bits); }
 
-  KB_HALF_HD static uint16_t from_float(float f) {
+  KB_HD static uint16_t from_float(float f) {
 #if defined(__CUDA_ARCH__)
     return __half_as_ushort(__float2half_rn(f));
 #else
@@ -47,7 +45,7 @@ struct half {
 #endif
   }
 
-  KB_HALF_HD static float to_float(uint16_t h) {
+  KB_HD static float to_float(uint16_t h) {
 #if defined(__CUDA_ARCH__)
     return __half2float(__ushort_as_half(h));
 #else

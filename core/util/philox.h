@@ -5,19 +5,30 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/util/host_device.h"
+
 namespace kb {
 
-inline std::array<uint32_t, 4> philox4x32_10(std::array<uint32_t, 4> c, std::array<uint32_t, 2> k) {
+// One Philox block: counter c (4 words) under key (k0, k1), in place.
+KB_HD inline void philox4x32_10(uint32_t* c, uint32_t k0, uint32_t k1) {
   constexpr uint32_t M0 = 0xD2511F53u, M1 = 0xCD9E8D57u, W0 = 0x9E3779B9u, W1 = 0xBB67AE85u;
   for (int r = 0; r < 10; ++r) {
     uint64_t p0 = uint64_t(M0) * c[0];
     uint64_t p1 = uint64_t(M1) * c[2];
     uint32_t hi0 = uint32_t(p0 >> 32), lo0 = uint32_t(p0);
     uint32_t hi1 = uint32_t(p1 >> 32), lo1 = uint32_t(p1);
-    c = {hi1 ^ c[1] ^ k[0], lo1, hi0 ^ c[3] ^ k[1], lo0};
-    k[0] += W0;
-    k[1] += W1;
+    uint32_t n0 = hi1 ^ c[1] ^ k0, n2 = hi0 ^ c[3] ^ k1;
+    c[0] = n0;
+    c[1] = lo1;
+    c[2] = n2;
+    c[3] = lo0;
+    k0 += W0;
+    k1 += W1;
   }
+}
+
+inline std::array<uint32_t, 4> philox4x32_10(std::array<uint32_t, 4> c, std::array<uint32_t, 2> k) {
+  philox4x32_10(c.data(), k[0], k[1]);
   return c;
 }
 

@@ -883,4 +883,60 @@ TEST(CudaVsCpu, Float16) {
           0);
 }
 
+// The GPU draws the CPU's numbers: a fresh node per device (a node counts its runs), two runs
+// each, every distribution and floating dtype.
+TEST(CudaVsCpu, RandomDrawsTheCpuNumbers) {
+  SKIP_WITHOUT_GPU();
+  using Draw = kb_status (*)(const int64_t*, size_t, double, double, kb_data_type, const int64_t*,
+                             kb_tensor**);
+  const std::pair<const char*, Draw> draws[] = {{"uniform", kb_random_uniform},
+                                                {"normal", kb_random_normal},
+                                                {"truncated_normal", kb_truncated_normal}};
+  const int64_t shape[2] = {37, 29}, seed = 1234;
+  for (kb_data_type t : {KB_FLOAT32, KB_FLOAT64})
+    for (auto& [name, draw] : draws) {
+      SCOPED_TRACE(std::string(name) + (t == KB_FLOAT32 ? " float32" : " float64"));
+      std::vector<double> runs[2];
+      for (int dev = 0; dev < 2; ++dev) {
+        kb_tensor* r = nullptr;
+        ok(draw(shape, 2, 0.5, 2.0, t, &seed, &r));
+        kb_compiled_function* f;
+        OK_OR_RETURN(kb_function(nullptr, 0, &r, 1, nullptr, 0, &f));
+        OK_OR_RETURN(kb_function_set_device(f, dev ? KB_DEVICE_CUDA : KB_DEVICE_CPU));
+        for (int run = 0; run < 2; ++run) {
+          kb_tensor_list* out;
+          OK_OR_RETURN(kb_function_call(f, nullptr, 0, &out));
+          kb_tensor* v;
+          OK_OR_RETURN(kb_tensor_list_get(out, 0, &v));
+          std::vector<double> got = read(v);
+          runs[dev].insert(runs[dev].end(), got.begin(), got.end());
+          kb_tensor_release(v);
+          kb_tensor_list_release(out);
+        }
+        kb_function_release(f);
+        kb_tensor_release(r);
+      }
+      ASSERT_EQ(runs[0].size(), runs[1].size());
+      for (size_t i = 0; i < runs[0].size(); ++i)
+        ASSERT_NEAR(runs[0][i], runs[1][i], 1e-6 * (1 + std::fabs(runs[0][i]))) << "at " << i;
+    }
+}
+
+TEST(CudaVsCpu, ZeroPadding) {
+  SKIP_WITHOUT_GPU();
+  for (auto& dc : kDtypes)
+    for (kb_data_format f : {KB_CHANNELS_LAST, KB_CHANNELS_FIRST})
+      for (int wrt = 0; wrt < 2; ++wrt)
+        compare(
+            {random_input({2, 5, 6, 3}, dc.t, 95)},
+            [f, wrt](const std::vector<kb_tensor*>& x) {
+              int64_t pads[4] = {1, 2, 0, 3};
+              kb_tensor* y = nullptr;
+              kb_spatial_2d_padding(x[0], pads, 4, f, &y);
+              if (wrt == 0) return y;
+              return grad_of(x[0], y, 96);
+            },
+            dc.rtol);
+}
+
 }  // namespace

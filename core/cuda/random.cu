@@ -1,0 +1,57 @@
+// CUDA kernel of Random: the same numbers as the CPU's (core/util/random_draw.h), one thread per
+// uniform block or normal element; the run number comes from the node's counter, as on the CPU.
+#include "core/cuda/common.cuh"
+#include "core/util/random_draw.h"
+
+namespace kb::cuda {
+namespace {
+
+template <class T>
+__global__ void uniform_kernel(RandomDraw d, T* o, int64_t n, double a, double b) {
+  constexpr int64_t per = kUniformPerBlock<T>;
+  int64_t blocks = (n + per - 1) / per;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < blocks;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    uint32_t w[4];
+    d.block(uint64_t(i), 0, w);
+    for (int64_t j = 0; j < per && i * per + j < n; ++j)
+      o[i * per + j] = random_uniform_element<T>(w, j, a, b);
+  }
+}
+
+template <class T>
+__global__ void normal_kernel(RandomDraw d, T* o, int64_t n, int64_t dist, double a, double b) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
+    o[i] = random_normal_element<T>(d, uint64_t(i), dist, a, b);
+}
+
+Kernel make_random(const KernelArgs& k) {
+  const Node* node = &k.node;
+  int64_t dist = k.node.attrs.i("dist");
+  double a = k.node.attrs.f("a"), b = k.node.attrs.f("b");
+  uint64_t seed = uint64_t(k.node.attrs.i("seed"));
+  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    if constexpr (!is_float_v<T>) {
+      return Kernel{};  // the CPU kernel reports the error
+    } else {
+      return [node, dist, a, b, seed](const std::vector<const Buffer*>&, Buffer& out) {
+        RandomDraw d = random_draw(seed, node->runs.fetch_add(1));
+        int64_t n = out.numel();
+        if (n == 0) return;
+        if (dist == kUniform) {
+          int64_t blocks = (n + kUniformPerBlock<T> - 1) / kUniformPerBlock<T>;
+          uniform_kernel<<<blocks_for(blocks), 256, 0, stream()>>>(d, out.as<T>(), n, a, b);
+        } else {
+          normal_kernel<<<blocks_for(n), 256, 0, stream()>>>(d, out.as<T>(), n, dist, a, b);
+        }
+        after_launch("random");
+      };
+    }
+  });
+}
+Registrar reg_random("Random", make_random);
+
+}  // namespace
+}  // namespace kb::cuda
