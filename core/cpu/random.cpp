@@ -11,19 +11,17 @@ using Ins = std::vector<const Buffer*>;
 
 Kernel make_random(const KernelArgs& k) {
   const Node* node = &k.node;
-  int64_t dist = k.node.attrs.i("dist");
-  double a = k.node.attrs.f("a"), b = k.node.attrs.f("b");
-  uint64_t seed = uint64_t(k.node.attrs.i("seed"));
+  RandomSpec r = random_spec(k.node.attrs);
   return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     if constexpr (!is_float_v<T>) {
       fail(Status::dtype, "random: floating dtype required");
     } else {
-      return [node, dist, a, b, seed](const Ins&, Buffer& out) {
-        RandomDraw d = random_draw(seed, node->runs.fetch_add(1));
+      return [node, r](const Ins&, Buffer& out) {
+        RandomDraw d = random_draw(r.seed, node->runs.fetch_add(1));
         T* o = out.as<T>();
         int64_t n = out.numel();
-        if (dist == kUniform) {
+        if (r.dist == kUniform) {
           constexpr int64_t per = kUniformPerBlock<T>;
           int64_t blocks = (n + per - 1) / per;
           parallel_for(
@@ -33,7 +31,7 @@ Kernel make_random(const KernelArgs& k) {
                 for (int64_t i = bb; i < be; ++i) {
                   d.block(uint64_t(i), 0, w);
                   for (int64_t j = 0; j < per && i * per + j < n; ++j)
-                    o[i * per + j] = random_uniform_element<T>(w, j, a, b);
+                    o[i * per + j] = random_uniform_element<T>(w, j, r.a, r.b);
                 }
               },
               kParallelGrain / 16);
@@ -43,7 +41,7 @@ Kernel make_random(const KernelArgs& k) {
             n,
             [&](int64_t eb, int64_t ee) {
               for (int64_t i = eb; i < ee; ++i)
-                o[i] = random_normal_element<T>(d, uint64_t(i), dist, a, b);
+                o[i] = random_normal_element<T>(d, uint64_t(i), r.dist, r.a, r.b);
             },
             kParallelGrain / 16);
       };

@@ -28,23 +28,21 @@ __global__ void normal_kernel(RandomDraw d, T* o, int64_t n, int64_t dist, doubl
 
 Kernel make_random(const KernelArgs& k) {
   const Node* node = &k.node;
-  int64_t dist = k.node.attrs.i("dist");
-  double a = k.node.attrs.f("a"), b = k.node.attrs.f("b");
-  uint64_t seed = uint64_t(k.node.attrs.i("seed"));
+  RandomSpec r = random_spec(k.node.attrs);
   return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     if constexpr (!is_float_v<T>) {
       return Kernel{};  // the CPU kernel reports the error
     } else {
-      return [node, dist, a, b, seed](const std::vector<const Buffer*>&, Buffer& out) {
-        RandomDraw d = random_draw(seed, node->runs.fetch_add(1));
+      return [node, r](const std::vector<const Buffer*>&, Buffer& out) {
+        RandomDraw d = random_draw(r.seed, node->runs.fetch_add(1));
         int64_t n = out.numel();
         if (n == 0) return;
-        if (dist == kUniform) {
+        if (r.dist == kUniform) {
           int64_t blocks = (n + kUniformPerBlock<T> - 1) / kUniformPerBlock<T>;
-          uniform_kernel<<<blocks_for(blocks), 256, 0, stream()>>>(d, out.as<T>(), n, a, b);
+          uniform_kernel<<<blocks_for(blocks), 256, 0, stream()>>>(d, out.as<T>(), n, r.a, r.b);
         } else {
-          normal_kernel<<<blocks_for(n), 256, 0, stream()>>>(d, out.as<T>(), n, dist, a, b);
+          normal_kernel<<<blocks_for(n), 256, 0, stream()>>>(d, out.as<T>(), n, r.dist, r.a, r.b);
         }
         after_launch("random");
       };

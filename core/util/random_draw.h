@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "core/graph/attrs.h"
 #include "core/util/dispatch.h"
 #include "core/util/host_device.h"
 #include "core/util/philox.h"
@@ -18,6 +19,17 @@
 namespace kb {
 
 enum RandomDist : int64_t { kUniform = 0, kNormal = 1, kTruncatedNormal = 2 };
+
+// A Random node's attributes: the distribution, its parameters (uniform: [a, b); normal: mean
+// a, stddev b) and the seed.
+struct RandomSpec {
+  int64_t dist;
+  double a, b;
+  uint64_t seed;
+};
+inline RandomSpec random_spec(const Attrs& at) {
+  return {at.i("dist"), at.f("a"), at.f("b"), uint64_t(at.i("seed"))};
+}
 
 struct RandomDraw {
   uint32_t k0, k1;
@@ -66,8 +78,7 @@ KB_HD T random_uniform_element(const uint32_t* w, int64_t j, double a, double b)
 
 // Element i of a normal (mean a, stddev b) or truncated normal draw.
 template <class T>
-KB_HD T random_normal_element(const RandomDraw& d, uint64_t i, int64_t dist, double a,
-                              double b) {
+KB_HD T random_normal_element(const RandomDraw& d, uint64_t i, int64_t dist, double a, double b) {
   uint32_t w[4];
   d.block(i, 0, w);
   double z = random_std_normal(w);
