@@ -7,12 +7,11 @@
 #include "core/api/nn_more.h"
 #include "core/ops/build.h"
 #include "core/util/error.h"
+#include "core/util/random_draw.h"
 
 namespace kb::api {
 
 namespace {
-
-enum Dist : int64_t { kUniform = 0, kNormal = 1, kTruncated = 2 };
 
 // Keras draws a seed when none is given, at graph-build time.
 int64_t seed_or_random(std::optional<int64_t> seed) {
@@ -21,7 +20,7 @@ int64_t seed_or_random(std::optional<int64_t> seed) {
   return int64_t((uint64_t(rd()) << 32) ^ rd());
 }
 
-NodePtr random_node(const char* who, Dist dist, const Dims& shape, double a, double b,
+NodePtr random_node(const char* who, RandomDist dist, const Dims& shape, double a, double b,
                     std::optional<DType> dtype, std::optional<int64_t> seed,
                     const NodePtr& like = nullptr) {
   DType t = resolve_dtype(dtype);
@@ -56,7 +55,7 @@ NodePtr random_normal(const Dims& shape, double mean, double stddev, std::option
 
 NodePtr truncated_normal(const Dims& shape, double mean, double stddev, std::optional<DType> dtype,
                          std::optional<int64_t> seed) {
-  return random_node("truncated_normal", kTruncated, shape, mean, stddev, dtype, seed);
+  return random_node("truncated_normal", kTruncatedNormal, shape, mean, stddev, dtype, seed);
 }
 
 NodePtr random_binomial(const Dims& shape, double p, std::optional<DType> dtype,
@@ -94,7 +93,7 @@ NodePtr random_normal_like(const NodePtr& like, double mean, double stddev,
 NodePtr truncated_normal_like(const NodePtr& like, double mean, double stddev,
                               std::optional<DType> dtype, std::optional<int64_t> seed) {
   const char* who = "truncated_normal_like";
-  return random_node(who, kTruncated, like_dims(like, who), mean, stddev, dtype, seed, like);
+  return random_node(who, kTruncatedNormal, like_dims(like, who), mean, stddev, dtype, seed, like);
 }
 
 NodePtr random_binomial_like(const NodePtr& like, double p, std::optional<DType> dtype,

@@ -7,6 +7,7 @@
 // is read), a -1 entry of dims takes that input's dimension, the dims right-aligned against it.
 #include "core/ops/op.h"
 #include "core/util/error.h"
+#include "core/util/random_draw.h"
 
 namespace kb {
 namespace {
@@ -17,7 +18,8 @@ TensorType infer_random(const Ins& in, const Attrs& a) {
   std::string who = a.has("who") ? a.s("who") : "random";
   check(in.size() <= 1, Status::internal, who, ": Random takes at most one input");
   int64_t dist = a.i("dist");
-  check(dist >= 0 && dist <= 2, Status::invalid_argument, who, ": unknown distribution ", dist);
+  check(dist >= kUniform && dist <= kTruncatedNormal, Status::invalid_argument, who,
+        ": unknown distribution ", dist);
   DType t = static_cast<DType>(a.i("dtype"));
   check(is_floating(t), Status::dtype, who, ": dtype must be floating, got ", dtype_name(t));
   Dims d = a.ints("dims");
