@@ -25,6 +25,11 @@ inline unsigned blocks_for(int64_t n, int threads = 256) {
 }
 inline void after_launch(const char* what) { check_cuda(cudaGetLastError(), what); }
 
+// A grid-stride loop: each thread of the launch takes indices i < n, a grid's width apart.
+#define KB_GRID_LOOP(i, n)                                                  \
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); \
+       i += int64_t(gridDim.x) * blockDim.x)
+
 // Kernels registered by the translation units of the plugin, handed to the core at init.
 struct Registration {
   const char* op;

@@ -10,10 +10,6 @@ namespace {
 
 using Ins = std::vector<const Buffer*>;
 
-#define KB_GRID_LOOP(i, n)                                                  \
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); \
-       i += int64_t(gridDim.x) * blockDim.x)
-
 template <class T, class O, class F>
 __global__ void unary_kernel(const T* a, O* o, int64_t n, F f) {
   using C = compute_t<T>;

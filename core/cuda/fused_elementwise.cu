@@ -52,7 +52,6 @@ __device__ T binary_op(int op, T x, T y) {
 // writes it (kind 0 loads input a, 1 applies unary op to register a, 2 binary op to a and b).
 struct Program {
   int instructions = 0;
-  int inputs = 0;
   int result = 0;
   int rank = 0;
   int16_t code[kMaxInstructions][5] = {};
@@ -102,8 +101,7 @@ __device__ T load(const Program& p, const Operands& o, int k, int64_t i) {
 
 template <class T>
 __global__ void fused_kernel(Program p, Operands o, T* out, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x) {
+  KB_GRID_LOOP(i, n) {
     T r[kMaxRegisters];
     for (int j = 0; j < p.instructions; ++j) {
       const int16_t* c = p.code[j];
@@ -130,7 +128,6 @@ bool make_program(const KernelArgs& k, Program& p) {
       k.in.size() > size_t(kMaxInputs) || od.size() > size_t(kMaxDims))
     return false;
   p.instructions = int(ni);
-  p.inputs = int(k.in.size());
   p.result = int(a.i("result"));
   p.rank = int(od.size());
   for (size_t j = 0; j < ni; ++j)

@@ -10,8 +10,7 @@ template <class T>
 __global__ void uniform_kernel(RandomDraw d, T* o, int64_t n, double a, double b) {
   constexpr int64_t per = kUniformPerBlock<T>;
   int64_t blocks = (n + per - 1) / per;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < blocks;
-       i += int64_t(gridDim.x) * blockDim.x) {
+  KB_GRID_LOOP(i, blocks) {
     uint32_t w[4];
     d.block(uint64_t(i), 0, w);
     for (int64_t j = 0; j < per && i * per + j < n; ++j)
@@ -21,9 +20,7 @@ __global__ void uniform_kernel(RandomDraw d, T* o, int64_t n, double a, double b
 
 template <class T>
 __global__ void normal_kernel(RandomDraw d, T* o, int64_t n, int64_t dist, double a, double b) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x)
-    o[i] = random_normal_element<T>(d, uint64_t(i), dist, a, b);
+  KB_GRID_LOOP(i, n) o[i] = random_normal_element<T>(d, uint64_t(i), dist, a, b);
 }
 
 Kernel make_random(const KernelArgs& k) {
