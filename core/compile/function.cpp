@@ -151,8 +151,7 @@ void Function::call_into(const std::vector<NodePtr>& values, const std::vector<N
   bind_into(values, bound_);
   check(bound_.size() == inputs_.size(), Status::invalid_argument, "function: expected ",
         inputs_.size(), " input buffers, got ", bound_.size());
-  plan = same_as_last_call(bound_);
-  if (!plan) plan = plan_for(bound_);
+  plan = plan_for(bound_);
   places_.resize(outputs.size());
   for (size_t k = 0; k < outputs.size(); ++k) {
     const TensorType& t = plan->output_types[k];
@@ -189,14 +188,14 @@ std::vector<std::shared_ptr<Buffer>> Function::call(std::vector<std::shared_ptr<
   check(inputs.size() == inputs_.size(), Status::invalid_argument, "function: expected ",
         inputs_.size(), " inputs, got ", inputs.size());
   std::lock_guard<std::mutex> l(mu_);
-  std::shared_ptr<Plan> plan = same_as_last_call(inputs);
-  if (!plan) plan = plan_for(inputs);
+  std::shared_ptr<Plan> plan = plan_for(inputs);
   auto results = run_plan(*plan, inputs);
   for (auto& r : results) r = to_host(r);
   return results;
 }
 
 std::shared_ptr<Plan> Function::plan_for(std::vector<std::shared_ptr<Buffer>>& inputs) {
+  if (std::shared_ptr<Plan> last = same_as_last_call(inputs)) return last;
   std::string key;
   std::vector<TensorType> types;
   // A learning phase fed as a scalar input (as Keras feeds it) is part of the signature: the

@@ -31,8 +31,9 @@ class Function {
   size_t cached_plans() const;
 
  private:
-  // The plan for `inputs` from the cache, built when missing (mu_ held); converts inputs whose
-  // dtype differs from their placeholder's, and remembers the plan as the last call's.
+  // The plan for `inputs` (mu_ held): the last call's when they have its signature (no key
+  // built), else from the cache, built when missing; converts inputs whose dtype differs from
+  // their placeholder's, and remembers the plan as the last call's.
   std::shared_ptr<Plan> plan_for(std::vector<std::shared_ptr<Buffer>>& inputs);
   // The last call's plan when `inputs` have its signature (mu_ held), else null.
   std::shared_ptr<Plan> same_as_last_call(const std::vector<std::shared_ptr<Buffer>>& inputs) const;
