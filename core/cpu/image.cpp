@@ -1,15 +1,14 @@
 // CPU kernels of Pad (zero padding), Resize and ResizeGrad (core/ops/image_ops.cpp).
 //
-// Resize is separable: along each spatial axis an output index o reads at most two input indices
-// with weights (nearest: floor(o / f) with weight 1; legacy bilinear: s = o / f, lo = floor(s),
-// hi = min(lo + 1, in - 1), weights 1 - (s - lo) and s - lo). ResizeGrad applies the transposed
-// per-axis lists, so both run through one kernel that gathers (no scatter, no atomics).
+// Resize and ResizeGrad gather the taps of core/util/resize_taps.h, listed per axis once per
+// shape, over channels innermost (no scatter, no atomics).
 #include <algorithm>
 #include <array>
 #include <cstring>
 
 #include "core/backend/kernel.h"
 #include "core/cpu/loops.h"
+#include "core/ops/resize_geom.h"
 #include "core/util/dispatch.h"
 
 namespace kb::cpu {
@@ -49,98 +48,43 @@ Kernel make_pad(const KernelArgs& k) {
 KernelRegistrar k1("cpu", "Pad", make_pad);
 
 // ---- Resize / ResizeGrad ----------------------------------------------------------------------
-// For each destination index of one axis: the source indices and weights it sums (CSR).
+// For each destination index of one axis: the source indices and weights it sums (CSR), from the
+// taps of core/util/resize_taps.h.
 struct AxisMap {
   std::vector<int64_t> off{0}, idx;
   std::vector<double> w;
-  void add(int64_t i, double weight) {
-    idx.push_back(i);
-    w.push_back(weight);
-  }
-  void end_row() { off.push_back(int64_t(idx.size())); }
 };
 
-// Resize along one axis of input size n by factor f (output n * f).
-AxisMap forward_map(int64_t n, int64_t f, bool bilinear) {
+AxisMap axis_map(const ResizeGeom& g, int ax) {
   AxisMap m;
-  for (int64_t o = 0; o < n * f; ++o) {
-    int64_t lo = o / f, hi = std::min(lo + 1, n - 1);
-    double w = bilinear ? double(o % f) / double(f) : 0.0;
-    if (w == 0.0 || hi == lo) {
-      m.add(lo, 1.0);
-    } else {
-      m.add(lo, 1.0 - w);
-      m.add(hi, w);
-    }
-    m.end_row();
+  for (int64_t o = 0; o < g.dst[ax]; ++o) {
+    g.for_taps(ax, o, [&](int64_t i, double w) {
+      m.idx.push_back(i);
+      m.w.push_back(w);
+    });
+    m.off.push_back(int64_t(m.idx.size()));
   }
   return m;
 }
 
-// The transpose of a map from `src_n` indices.
-AxisMap transpose_map(const AxisMap& f, int64_t src_n) {
-  std::vector<std::vector<std::pair<int64_t, double>>> rows(size_t(std::max<int64_t>(src_n, 0)));
-  for (size_t o = 0; o + 1 < f.off.size(); ++o)
-    for (int64_t e = f.off[o]; e < f.off[o + 1]; ++e)
-      rows[f.idx[e]].push_back({int64_t(o), f.w[e]});
-  AxisMap t;
-  for (auto& r : rows) {
-    for (auto& [i, w] : r) t.add(i, w);
-    t.end_row();
-  }
-  return t;
-}
-
 struct Layout {
   int64_t n = 0, c = 0, sn = 0, sc = 0;
-  std::array<int64_t, 3> sp{1, 1, 1}, ss{0, 0, 0};
+  int64_t sp[3] = {1, 1, 1}, ss[3] = {0, 0, 0};
 };
 
-// dims of rank nsp + 2; spatial dims right-aligned into 3 (leading extents 1).
-Layout layout_of(const Dims& d, bool first, size_t nsp) {
+Layout layout_of(const Dims& d, const ResizeGeom& g, const int64_t sp[3]) {
   Layout l;
   l.n = d[0];
-  l.c = first ? d[1] : d[nsp + 1];
-  size_t off = 3 - nsp;
-  for (size_t i = 0; i < nsp; ++i) l.sp[off + i] = d[(first ? 2 : 1) + i];
-  int64_t plane = l.sp[0] * l.sp[1] * l.sp[2];
-  if (first) {
-    l.ss = {l.sp[1] * l.sp[2], l.sp[2], 1};
-    l.sc = plane;
-  } else {
-    l.ss = {l.sp[1] * l.sp[2] * l.c, l.sp[2] * l.c, l.c};
-    l.sc = 1;
-  }
-  l.sn = l.c * plane;
+  l.c = g.C;
+  for (int ax = 0; ax < 3; ++ax) l.sp[ax] = sp[ax];
+  spatial_strides(g.channels_first, g.C, l.sp, l.sn, l.sc, l.ss);
   return l;
 }
 
-template <class T>
-using resize_acc_t = std::conditional_t<
-    std::is_same_v<T, double>, double,
-    std::conditional_t<std::is_same_v<T, float> || std::is_same_v<T, half>, float, T>>;
-
 Kernel make_separable(const KernelArgs& k, bool adjoint) {
-  const Attrs& a = k.node.attrs;
-  bool first = a.i("layout") != 0, bilinear = a.i("mode") == 1;
-  const auto& factors = a.ints("factors");
-  size_t nsp = factors.size();
-  const Dims& src_d = k.in[0].shape.dims;
-  const Dims& dst_d = k.out.shape.dims;
-  Layout src = layout_of(src_d, first, nsp), dst = layout_of(dst_d, first, nsp);
-  // The maps go from destination indices to source indices; axes without resizing (the leading
-  // padding of 2-D problems) map identically.
-  std::array<AxisMap, 3> maps;
-  for (size_t ax = 0; ax < 3; ++ax) {
-    if (ax < 3 - nsp) {
-      maps[ax] = forward_map(1, 1, false);
-      continue;
-    }
-    int64_t f = factors[ax - (3 - nsp)];
-    const Layout& x = adjoint ? dst : src;  // the un-resized side
-    AxisMap fwd = forward_map(x.sp[ax], f, bilinear);
-    maps[ax] = adjoint ? transpose_map(fwd, x.sp[ax]) : fwd;
-  }
+  ResizeGeom g = resize_geom(k.node.attrs, k.in[0].shape.dims, k.out.shape.dims, adjoint);
+  Layout src = layout_of(k.in[0].shape.dims, g, g.src), dst = layout_of(k.out.shape.dims, g, g.dst);
+  std::array<AxisMap, 3> maps{axis_map(g, 0), axis_map(g, 1), axis_map(g, 2)};
   return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     if constexpr (std::is_same_v<T, bool>) {

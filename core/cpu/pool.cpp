@@ -2,9 +2,9 @@
 // through oneDNN (pooling_forward / pooling_backward, with max pooling's workspace recomputed by a
 // forward_training pass inside the backward kernel) except max pooling's backward pass over
 // windows that do not overlap with channels last, a direct loop; other floating types,
-// MaxPoolGradGrad and any problem oneDNN declines run through plain reference loops. Max takes the
+// MaxPoolGradGrad and any problem oneDNN declines run through reference loops over the per-element
+// functions of core/util/pool_windows.h (the CUDA kernels' too). Max takes the
 // first maximum of a window and ignores padded cells; avg divides by the number of real cells.
-#include <array>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -15,162 +15,66 @@
 #include "core/cpu/row_kernels.h"
 #include "core/ops/conv_ops.h"
 #include "core/util/dispatch.h"
+#include "core/util/pool_windows.h"
 
 namespace kb::cpu {
 namespace {
 
 using dnnl::memory;
 namespace du = dnnl_util;
-using A3 = std::array<int64_t, 3>;
+using A3 = int64_t[3];
 
-struct Geo {
+// The windows (spatial dimensions right-aligned into three) plus what oneDNN's descriptors need.
+struct Geo : PoolWindows {
   PoolGeom pg;
   size_t nsp = 0;
-  int64_t N = 0, C = 0;
-  A3 in{1, 1, 1}, out{1, 1, 1}, w{1, 1, 1}, s{1, 1, 1}, pb{0, 0, 0}, pa{0, 0, 0};
-  int64_t xn = 0, xc = 0, yn = 0, yc = 0;
-  A3 xs{}, ys{};
+  int64_t pa[3] = {0, 0, 0};
 };
-
-void data_strides(bool first, int64_t C, const A3& sp, int64_t& sn, int64_t& sc, A3& ss) {
-  int64_t plane = sp[0] * sp[1] * sp[2];
-  if (first) {
-    ss = {sp[1] * sp[2], sp[2], 1};
-    sc = plane;
-  } else {
-    ss = {sp[1] * sp[2] * C, sp[2] * C, C};
-    sc = 1;
-  }
-  sn = C * plane;
-}
 
 Geo make_geo(const PoolGeom& pg, const Dims& x, const Dims& y) {
   Geo g;
+  static_cast<PoolWindows&>(g) = pool_windows(pg, x, y);
   g.pg = pg;
   g.nsp = pg.nsp();
-  size_t off = 3 - g.nsp;
-  g.N = x[0];
-  g.C = x[channel_axis(pg.channels_first, g.nsp)];
-  for (size_t i = 0; i < g.nsp; ++i) {
-    size_t ax = spatial_axis(pg.channels_first, i);
-    g.in[off + i] = x[ax];
-    g.out[off + i] = y[ax];
-    g.w[off + i] = pg.window[i];
-    g.s[off + i] = pg.strides[i];
-    g.pb[off + i] = pg.pad_before[i];
-    g.pa[off + i] = pg.pad_after[i];
-  }
-  data_strides(pg.channels_first, g.C, g.in, g.xn, g.xc, g.xs);
-  data_strides(pg.channels_first, g.C, g.out, g.yn, g.yc, g.ys);
+  for (size_t i = 0; i < g.nsp; ++i) g.pa[3 - g.nsp + i] = pg.pad_after[i];
   return g;
 }
 
-// The input offsets (relative to the plane) of the real cells of window (o0, o1, o2), in
-// row-major order, into cells (cleared first).
-void window_cells(const Geo& g, int64_t o0, int64_t o1, int64_t o2, std::vector<int64_t>& cells) {
-  cells.clear();
-  for (int64_t z0 = 0; z0 < g.w[0]; ++z0) {
-    int64_t i0 = o0 * g.s[0] - g.pb[0] + z0;
-    if (i0 < 0 || i0 >= g.in[0]) continue;
-    for (int64_t z1 = 0; z1 < g.w[1]; ++z1) {
-      int64_t i1 = o1 * g.s[1] - g.pb[1] + z1;
-      if (i1 < 0 || i1 >= g.in[1]) continue;
-      for (int64_t z2 = 0; z2 < g.w[2]; ++z2) {
-        int64_t i2 = o2 * g.s[2] - g.pb[2] + z2;
-        if (i2 < 0 || i2 >= g.in[2]) continue;
-        cells.push_back(i0 * g.xs[0] + i1 * g.xs[1] + i2 * g.xs[2]);
-      }
-    }
-  }
-}
-
-// Calls f(out_offset, cells) for every output cell of one (n, c) plane (window_cells).
+// The reference loops: the per-element functions of core/util/pool_windows.h over every element,
+// in parallel.
 template <class F>
-void for_windows(const Geo& g, F&& f) {
-  static thread_local std::vector<int64_t> cells;  // kept: no allocation per call
-  cells.reserve(size_t(g.w[0] * g.w[1] * g.w[2]));
-  for (int64_t o0 = 0; o0 < g.out[0]; ++o0)
-    for (int64_t o1 = 0; o1 < g.out[1]; ++o1)
-      for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
-        window_cells(g, o0, o1, o2, cells);
-        f(o0 * g.ys[0] + o1 * g.ys[1] + o2 * g.ys[2], cells);
-      }
-}
-
-// Runs body(n, c) over all planes in parallel.
-template <class F>
-void for_planes(const Geo& g, F&& body) {
-  int64_t work = std::max<int64_t>(1, g.in[0] * g.in[1] * g.in[2] + g.out[0] * g.out[1] * g.out[2]);
+void for_elements(int64_t n, int64_t per_element, F&& f) {
   parallel_for(
-      g.N * g.C,
+      n,
       [&](int64_t b, int64_t e) {
-        for (int64_t p = b; p < e; ++p) body(p / g.C, p % g.C);
+        for (int64_t i = b; i < e; ++i) f(i);
       },
-      std::max<int64_t>(1, kParallelGrain / work));
+      std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(per_element, 1)));
 }
 
-template <class T>
-int64_t argmax(const T* x, const std::vector<int64_t>& cells) {
-  int64_t best = cells[0];
-  for (int64_t c : cells)
-    if (compute_t<T>(x[c]) > compute_t<T>(x[best])) best = c;
-  return best;
-}
+int64_t window_size(const Geo& g) { return g.w[0] * g.w[1] * g.w[2]; }
 
 template <class T>
 void ref_pool(const Geo& g, const T* x, T* y) {
   using C = compute_t<T>;
-  using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
   bool avg = g.pg.mode == PoolMode::avg;
-  for_planes(g, [&](int64_t n, int64_t c) {
-    const T* xp = x + n * g.xn + c * g.xc;
-    T* yp = y + n * g.yn + c * g.yc;
-    for_windows(g, [&](int64_t o, const std::vector<int64_t>& cells) {
-      if (avg) {
-        Acc sum = 0;
-        for (int64_t i : cells) sum += Acc(C(xp[i]));
-        yp[o] = T(C(sum / Acc(cells.size())));
-      } else {
-        yp[o] = xp[argmax(xp, cells)];
-      }
-    });
-  });
+  for_elements(g.N * g.yn, window_size(g),
+               [&](int64_t e) { y[e] = pool_forward_at<C, pool_acc_t<T>>(g, avg, x, e); });
 }
 
 template <class T>
 void ref_pool_backward(const Geo& g, const T* dy, const T* x, T* dx) {
-  using C = compute_t<T>;
   bool avg = g.pg.mode == PoolMode::avg;
-  for_planes(g, [&](int64_t n, int64_t c) {
-    const T* dyp = dy + n * g.yn + c * g.yc;
-    const T* xp = x + n * g.xn + c * g.xc;
-    T* dxp = dx + n * g.xn + c * g.xc;
-    for (int64_t i0 = 0; i0 < g.in[0]; ++i0)
-      for (int64_t i1 = 0; i1 < g.in[1]; ++i1)
-        for (int64_t i2 = 0; i2 < g.in[2]; ++i2)
-          dxp[i0 * g.xs[0] + i1 * g.xs[1] + i2 * g.xs[2]] = T(C(0));
-    for_windows(g, [&](int64_t o, const std::vector<int64_t>& cells) {
-      if (avg) {
-        C share = C(dyp[o]) / C(cells.size());
-        for (int64_t i : cells) dxp[i] = T(C(dxp[i]) + share);
-      } else {
-        int64_t i = argmax(xp, cells);
-        dxp[i] = T(C(dxp[i]) + C(dyp[o]));
-      }
-    });
-  });
+  int64_t reads = window_size(g) * (avg ? 1 : window_size(g));
+  for_elements(g.N * g.xn, reads,
+               [&](int64_t e) { dx[e] = pool_backward_at<compute_t<T>>(g, avg, dy, x, e); });
 }
 
 // out[o] = gx at the cell that max pooling of x selects in window o.
 template <class T>
 void ref_max_pool_grad_grad(const Geo& g, const T* gx, const T* x, T* out) {
-  for_planes(g, [&](int64_t n, int64_t c) {
-    const T* gp = gx + n * g.xn + c * g.xc;
-    const T* xp = x + n * g.xn + c * g.xc;
-    T* op = out + n * g.yn + c * g.yc;
-    for_windows(
-        g, [&](int64_t o, const std::vector<int64_t>& cells) { op[o] = gp[argmax(xp, cells)]; });
-  });
+  for_elements(g.N * g.yn, window_size(g),
+               [&](int64_t e) { out[e] = max_pool_grad_grad_at<compute_t<T>>(g, gx, x, e); });
 }
 
 // Max pooling's backward pass for windows that do not overlap (stride >= window in every
@@ -207,7 +111,9 @@ void direct_max_backward(const Geo& g, const float* dy, const float* x, float* d
           // The windows o2 in [o2, o2_end) with the same cells (all of dimension 2 inside) go
           // to one call; the others (clipped by padding) one by one.
           auto run = [&](int64_t o2, int64_t o2_end) {
-            window_cells(g, o0, o1, o2, cell);
+            int64_t window[3] = {o0, o1, o2};
+            cell.clear();
+            g.for_cells(window, [&](int64_t i) { cell.push_back(i); });
             int64_t base = n * g.xn;
             int64_t o = n * g.yn + o0 * g.ys[0] + o1 * g.ys[1] + o2 * g.ys[2];
             if (cell.empty()) return;
@@ -227,11 +133,11 @@ void direct_max_backward(const Geo& g, const float* dy, const float* x, float* d
 }
 
 // ---- oneDNN (float32) -------------------------------------------------------------------------
-memory::desc data_md(const Geo& g, const A3& sp) {
-  int64_t sn, sc;
-  A3 ss;
-  data_strides(g.pg.channels_first, g.C, sp, sn, sc, ss);
-  memory::dims dims{g.N, g.C}, strides{sn, sc};
+// x (input side) or y.
+memory::desc data_md(const Geo& g, bool input) {
+  const int64_t* sp = input ? g.in : g.out;
+  const int64_t* ss = input ? g.xs : g.ys;
+  memory::dims dims{g.N, g.C}, strides{input ? g.xn : g.yn, input ? g.xc : g.yc};
   for (size_t i = 3 - g.nsp; i < 3; ++i) {
     dims.push_back(sp[i]);
     strides.push_back(ss[i]);
@@ -239,9 +145,7 @@ memory::desc data_md(const Geo& g, const A3& sp) {
   return memory::desc(dims, memory::data_type::f32, strides);
 }
 
-memory::dims spatial(const A3& a, size_t nsp) {
-  return memory::dims(a.begin() + (3 - nsp), a.end());
-}
+memory::dims spatial(const A3& a, size_t nsp) { return memory::dims(a + (3 - nsp), a + 3); }
 std::vector<int64_t> vec(const A3& a) { return {a[0], a[1], a[2]}; }
 
 std::string spec_key(const char* kind, const Geo& g) {
@@ -258,7 +162,7 @@ dnnl::algorithm algo(const Geo& g) {
 }
 
 dnnl::pooling_forward::desc fwd_desc(const Geo& g, dnnl::prop_kind pk) {
-  return dnnl::pooling_forward::desc(pk, algo(g), data_md(g, g.in), data_md(g, g.out),
+  return dnnl::pooling_forward::desc(pk, algo(g), data_md(g, true), data_md(g, false),
                                      spatial(g.s, g.nsp), spatial(g.w, g.nsp), spatial(g.pb, g.nsp),
                                      spatial(g.pa, g.nsp));
 }
@@ -276,7 +180,7 @@ std::shared_ptr<const du::PrimSpec> make_spec(const std::string& kind, const Geo
   using du::ArgSpec;
   engine& eng = du::engine();
   auto spec = std::make_shared<du::PrimSpec>();
-  memory::desc xu = data_md(g, g.in), yu = data_md(g, g.out);
+  memory::desc xu = data_md(g, true), yu = data_md(g, false);
   if (kind == "fwd") {
     pooling_forward::primitive_desc pd(fwd_desc(g, prop_kind::forward_inference), user_scratchpad(),
                                        eng);

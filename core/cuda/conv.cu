@@ -1,10 +1,12 @@
 // CUDA convolutions and pooling through cuDNN: forward, backward-data and backward-filter as
 // separate kernels, algorithms chosen once per shape at plan time. Keras keeps kernels as
 // (spatial..., in/groups, out); cuDNN wants (out, spatial..., in) (KRSC), so kernels are permuted
-// on the way in and filter gradients on the way out. Asymmetric padding ('same' with an odd
-// remainder) is declined: those steps run on the CPU.
+// on the way in and filter gradients on the way out. cuDNN pads symmetrically: the rest of an
+// asymmetric padding ('same' with an odd remainder, causal) is made explicit, the input copied
+// into a zeroed, larger scratch tensor (and the data gradient copied out of one).
 #include <cudnn.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "core/cuda/common.cuh"
@@ -82,14 +84,34 @@ struct ConvPlan {
   int groups = 1;
   Dims keras_kernel;  // (spatial..., C/G, K)
   std::vector<int64_t> to_krsc, from_krsc;
+  // Explicit padding: x (dims x_dims) lies in a zero tensor of dims padded_dims, at element
+  // offset x_offset; to_padded / from_padded copy it in and out.
+  bool padded = false;
+  Dims x_dims, padded_dims;
+  int64_t x_offset = 0;
+  StridedMap to_padded, from_padded;
 };
 
 bool make_conv_plan(const ConvGeom& g0, const Dims& x, const Dims& k, const Dims& y, ConvPlan& p) {
   ConvGeom g = g0.resolved(x, k);
   size_t nsp = g.nsp();
-  for (size_t i = 0; i < nsp; ++i)
-    if (g.pad_before[i] != g.pad_after[i]) return false;
-  p.x = nd_desc(x, g.channels_first);
+  p.x_dims = p.padded_dims = x;
+  Dims extra_before(x.size(), 0);
+  for (size_t i = 0; i < nsp; ++i) {
+    int64_t sym = std::min(g.pad_before[i], g.pad_after[i]);
+    size_t ax = spatial_axis(g.channels_first, i);
+    extra_before[ax] = g.pad_before[i] - sym;
+    p.padded_dims[ax] += g.pad_before[i] + g.pad_after[i] - 2 * sym;
+    g.pad_before[i] = g.pad_after[i] = sym;
+    p.padded = p.padded || p.padded_dims[ax] != x[ax];
+  }
+  if (p.padded) {
+    Dims ps = contiguous_strides(p.padded_dims), xs = contiguous_strides(x);
+    for (size_t ax = 0; ax < x.size(); ++ax) p.x_offset += extra_before[ax] * ps[ax];
+    p.to_padded = copy_map(x, ps, xs);
+    p.from_padded = copy_map(x, xs, ps);
+  }
+  p.x = nd_desc(p.padded_dims, g.channels_first);
   p.y = nd_desc(y, g.channels_first);
   p.keras_kernel = k;
   p.filter = {int(k[nsp + 1]), int(k[nsp])};
@@ -178,16 +200,31 @@ std::shared_ptr<void> scratch(size_t bytes) {
   return std::shared_ptr<void>(scratch_alloc(bytes ? bytes : 1), scratch_free);
 }
 
+// A device buffer of dims d in scratch memory that `keep` holds.
+Buffer scratch_buffer(DType t, const Dims& d, std::shared_ptr<void>& keep) {
+  Buffer b(t, d);
+  b.device = Device::cuda;
+  keep = scratch(b.nbytes());
+  b.storage = keep;
+  return b;
+}
+
 // A device buffer holding `b` permuted by perm.
 Buffer permuted(const Buffer& b, const std::vector<int64_t>& perm, std::shared_ptr<void>& keep) {
   Dims d(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) d[i] = b.dims[perm[i]];
-  Buffer t(b.dtype, d);
-  t.device = Device::cuda;
-  keep = scratch(b.nbytes());
-  t.storage = keep;
+  Buffer t = scratch_buffer(b.dtype, d, keep);
   transpose_on_device(b, t, perm);
   return t;
+}
+
+// The data operand x as cuDNN sees it: x itself, or x inside its explicit padding.
+const void* padded_input(const ConvPlan& p, const Buffer& x, std::shared_ptr<void>& keep) {
+  if (!p.padded) return x.data();
+  Buffer xp = scratch_buffer(x.dtype, p.padded_dims, keep);
+  zero_on_device(xp);  // all-bits-zero is zero for every dtype
+  strided_copy_on_device(x, 0, xp, p.x_offset, p.to_padded, numel(p.x_dims));
+  return xp.data();
 }
 
 template <class T>
@@ -248,31 +285,34 @@ Kernel conv_kernel(const KernelArgs& k, int which) {
     if (out.numel() == 0) return;
     const compute_t<T> one = 1, zero = 0;  // cuDNN scales float16 data by floats
     auto ws = scratch(s->workspace);
-    std::shared_ptr<void> keep;
+    std::shared_ptr<void> keep, keep_x;
+    const ConvPlan& p = s->p;
     if (which == 0) {
-      Buffer w = permuted(*in[1], s->p.to_krsc, keep);
-      check_dnn(cudnnConvolutionForward(handle(), &one, s->x->d, in[0]->data(), s->w->d, w.data(),
-                                        s->conv->d, s->fwd, ws.get(), s->workspace, &zero, s->y->d,
-                                        out.data()),
+      Buffer w = permuted(*in[1], p.to_krsc, keep);
+      check_dnn(cudnnConvolutionForward(handle(), &one, s->x->d, padded_input(p, *in[0], keep_x),
+                                        s->w->d, w.data(), s->conv->d, s->fwd, ws.get(),
+                                        s->workspace, &zero, s->y->d, out.data()),
                 "forward");
     } else if (which == 1) {
-      Buffer w = permuted(*in[1], s->p.to_krsc, keep);
-      check_dnn(cudnnConvolutionBackwardData(handle(), &one, s->w->d, w.data(), s->y->d,
-                                             in[0]->data(), s->conv->d, s->bwd_data, ws.get(),
-                                             s->workspace, &zero, s->x->d, out.data()),
-                "backward data");
+      Buffer w = permuted(*in[1], p.to_krsc, keep);
+      Buffer dxp;  // the gradient of the padded input, when there is one
+      if (p.padded) dxp = scratch_buffer(out.dtype, p.padded_dims, keep_x);
+      check_dnn(
+          cudnnConvolutionBackwardData(handle(), &one, s->w->d, w.data(), s->y->d, in[0]->data(),
+                                       s->conv->d, s->bwd_data, ws.get(), s->workspace, &zero,
+                                       s->x->d, p.padded ? dxp.data() : out.data()),
+          "backward data");
+      if (p.padded) strided_copy_on_device(dxp, p.x_offset, out, 0, p.from_padded, out.numel());
     } else {
-      Dims krsc(s->p.to_krsc.size());
-      for (size_t i = 0; i < krsc.size(); ++i) krsc[i] = s->p.keras_kernel[s->p.to_krsc[i]];
-      Buffer dw(out.dtype, krsc);
-      dw.device = Device::cuda;
-      keep = scratch(out.nbytes());
-      dw.storage = keep;
-      check_dnn(cudnnConvolutionBackwardFilter(handle(), &one, s->x->d, in[0]->data(), s->y->d,
-                                               in[1]->data(), s->conv->d, s->bwd_filter, ws.get(),
-                                               s->workspace, &zero, s->w->d, dw.data()),
-                "backward filter");
-      transpose_on_device(dw, out, s->p.from_krsc);
+      Dims krsc(p.to_krsc.size());
+      for (size_t i = 0; i < krsc.size(); ++i) krsc[i] = p.keras_kernel[p.to_krsc[i]];
+      Buffer dw = scratch_buffer(out.dtype, krsc, keep);
+      check_dnn(
+          cudnnConvolutionBackwardFilter(handle(), &one, s->x->d, padded_input(p, *in[0], keep_x),
+                                         s->y->d, in[1]->data(), s->conv->d, s->bwd_filter,
+                                         ws.get(), s->workspace, &zero, s->w->d, dw.data()),
+          "backward filter");
+      transpose_on_device(dw, out, p.from_krsc);
     }
   };
 }
@@ -308,7 +348,7 @@ Kernel pool_kernel(const KernelArgs& k, bool backward) {
   g = g.resolved(xd);
   size_t nsp = g.nsp();
   for (size_t i = 0; i < nsp; ++i)
-    if (g.pad_before[i] != g.pad_after[i]) return Kernel{};
+    if (g.pad_before[i] != g.pad_after[i]) return window_pool_kernel(k, backward ? 1 : 0);
   auto s = std::make_shared<PoolState>();
   s->y_dims = backward ? k.in[0].shape.dims : k.out.shape.dims;
   s->x = std::make_unique<TensorDesc>(nd_desc(xd, g.channels_first), dnn_type<T>());

@@ -671,7 +671,14 @@ TEST(CudaVsCpu, ConvolutionsAndPooling) {
        2,
        1},
       {"3x3 dilation 2", {1, 12, 10, 2}, {3, 3, 2, 3}, KB_CHANNELS_LAST, KB_PADDING_SAME, 1, 2},
-      {"odd same stride 2 (CPU fallback)",
+      {"2x2 same nchw (explicit padding)",
+       {2, 3, 7, 6},
+       {2, 2, 3, 4},
+       KB_CHANNELS_FIRST,
+       KB_PADDING_SAME,
+       1,
+       1},
+      {"odd same stride 2 (explicit padding)",
        {2, 8, 8, 3},
        {3, 3, 3, 4},
        KB_CHANNELS_LAST,
@@ -937,6 +944,69 @@ TEST(CudaVsCpu, ZeroPadding) {
               return grad_of(x[0], y, 96);
             },
             dc.rtol);
+}
+
+// Pooling whose padding cuDNN cannot describe ('same' with an odd remainder: the plugin's own
+// kernels), and max pooling's second derivative (MaxPoolGradGrad).
+TEST(CudaVsCpu, AsymmetricPoolingAndSecondOrder) {
+  SKIP_WITHOUT_GPU();
+  for (auto& dc : kDtypes)
+    for (kb_data_format f : {KB_CHANNELS_LAST, KB_CHANNELS_FIRST})
+      for (kb_pool_mode mode : {KB_POOL_MAX, KB_POOL_AVG})
+        for (int order = 0; order < 3; ++order) {
+          if (order == 2 && mode == KB_POOL_AVG) continue;  // linear: no second derivative
+          SCOPED_TRACE("order " + std::to_string(order));
+          compare(
+              {random_input({2, 8, 6, 3}, dc.t, 86)},
+              [f, mode, order](const std::vector<kb_tensor*>& x) {
+                int64_t ps[2] = {3, 2}, st[2] = {2, 1};
+                kb_tensor *y = nullptr, *sq = nullptr;
+                kb_pool2d(x[0], ps, 2, st, 2, KB_PADDING_SAME, f, mode, &y);
+                if (order == 0) return y;
+                if (order == 1) return grad_of(x[0], y, 87);
+                kb_square(y, &sq);
+                return grad_of(x[0], grad_of(x[0], sq, 88), 89);
+              },
+              dc.rtol * 10);
+        }
+  for (auto& dc : kDtypes)
+    for (int grad = 0; grad < 2; ++grad)
+      compare(
+          {random_input({1, 2, 5, 4, 6}, dc.t, 90)},
+          [grad](const std::vector<kb_tensor*>& x) {
+            int64_t ps[3] = {2, 2, 2}, st[3] = {2, 2, 2};
+            kb_tensor* y = nullptr;
+            kb_pool3d(x[0], ps, 3, st, 3, KB_PADDING_SAME, KB_CHANNELS_FIRST, KB_POOL_AVG, &y);
+            return grad ? grad_of(x[0], y, 91) : y;
+          },
+          dc.rtol * 10);
+}
+
+// resize_images (nearest and bilinear, both layouts) and resize_volumes, values and gradients.
+TEST(CudaVsCpu, ResizeImagesAndVolumes) {
+  SKIP_WITHOUT_GPU();
+  for (auto& dc : kDtypes)
+    for (kb_data_format f : {KB_CHANNELS_LAST, KB_CHANNELS_FIRST})
+      for (kb_interpolation how : {KB_INTERPOLATION_NEAREST, KB_INTERPOLATION_BILINEAR})
+        for (int grad = 0; grad < 2; ++grad)
+          compare(
+              {random_input({2, 4, 5, 3}, dc.t, 92)},
+              [f, how, grad](const std::vector<kb_tensor*>& x) {
+                kb_tensor* y = nullptr;
+                kb_resize_images(x[0], 2, 3, f, how, &y);
+                return grad ? grad_of(x[0], y, 93) : y;
+              },
+              dc.rtol);
+  for (auto& dc : kDtypes)
+    for (int grad = 0; grad < 2; ++grad)
+      compare(
+          {random_input({1, 3, 2, 3, 2}, dc.t, 94)},
+          [grad](const std::vector<kb_tensor*>& x) {
+            kb_tensor* y = nullptr;
+            kb_resize_volumes(x[0], 2, 1, 3, KB_CHANNELS_LAST, &y);
+            return grad ? grad_of(x[0], y, 97) : y;
+          },
+          dc.rtol);
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
 // dereference (a non-canonical address faults), so a plan that reads or writes device memory
 // on the host, or hands host memory to a device step, fails here as it would on a GPU. It tests
 // the core's device paths (placement, transfers, fallbacks, memory lifetimes, loops, outputs),
-// not the CUDA kernels.
+// not the CUDA kernels; except that where a CUDA kernel runs a per-element function shared with
+// the host (element_kernels.h), the emulated kernel runs that function.
 #include <array>
 #include <cstdint>
 #include <cstdio>
@@ -17,6 +18,7 @@
 
 #include "core/backend/device.h"
 #include "core/ops/scalar_ops.h"
+#include "element_kernels.h"
 
 namespace {
 
@@ -88,7 +90,8 @@ KernelFactory g_cpu[kNumOps];
 
 template <size_t I>
 Kernel emulated(const KernelArgs& a) {
-  Kernel k = g_cpu[I](a);
+  std::optional<Kernel> shared = kb::emulation::element_kernel(kOps[I], a);
+  Kernel k = shared ? std::move(*shared) : g_cpu[I](a);
   if (!k) return Kernel{};
   return [k = std::move(k)](const std::vector<const Buffer*>& in, Buffer& out) {
     std::vector<Buffer> host;

@@ -1,0 +1,65 @@
+// CUDA pooling through the per-element functions of core/util/pool_windows.h (the CPU reference
+// loops' own): Pool and PoolBackward where cuDNN cannot describe the padding (asymmetric 'same'),
+// and MaxPoolGradGrad. One thread per output cell (forward, MaxPoolGradGrad) or input cell
+// (backward: it gathers the outputs reading it, no atomics).
+#include "core/cuda/common.cuh"
+#include "core/ops/conv_ops.h"
+
+namespace kb::cuda {
+namespace {
+
+template <class T>
+__global__ void pool_forward_kernel(PoolWindows g, bool avg, const T* x, T* y, int64_t n) {
+  KB_GRID_LOOP(e, n) y[e] = pool_forward_at<compute_t<T>, pool_acc_t<T>>(g, avg, x, e);
+}
+
+template <class T>
+__global__ void pool_backward_kernel(PoolWindows g, bool avg, const T* dy, const T* x, T* dx,
+                                     int64_t n) {
+  KB_GRID_LOOP(e, n) dx[e] = pool_backward_at<compute_t<T>>(g, avg, dy, x, e);
+}
+
+template <class T>
+__global__ void max_pool_grad_grad_kernel(PoolWindows g, const T* gx, const T* x, T* out,
+                                          int64_t n) {
+  KB_GRID_LOOP(e, n) out[e] = max_pool_grad_grad_at<compute_t<T>>(g, gx, x, e);
+}
+
+template <class T>
+Kernel typed_kernel(const PoolWindows& g, bool avg, int which) {
+  return [g, avg, which](const std::vector<const Buffer*>& in, Buffer& out) {
+    int64_t n = out.numel();
+    if (n == 0) return;
+    if (which == 0)
+      pool_forward_kernel<<<blocks_for(n), 256, 0, stream()>>>(g, avg, in[0]->as<T>(), out.as<T>(),
+                                                               n);
+    else if (which == 1)
+      pool_backward_kernel<<<blocks_for(n), 256, 0, stream()>>>(g, avg, in[0]->as<T>(),
+                                                                in[1]->as<T>(), out.as<T>(), n);
+    else
+      max_pool_grad_grad_kernel<<<blocks_for(n), 256, 0, stream()>>>(
+          g, in[0]->as<T>(), in[1]->as<T>(), out.as<T>(), n);
+    after_launch("pooling");
+  };
+}
+
+Kernel make_max_pool_grad_grad(const KernelArgs& k) { return window_pool_kernel(k, 2); }
+Registrar r1("MaxPoolGradGrad", make_max_pool_grad_grad);
+
+}  // namespace
+
+Kernel window_pool_kernel(const KernelArgs& k, int which) {
+  // Operands: Pool (x); PoolBackward (dy, x); MaxPoolGradGrad (gx, x).
+  const Dims& x = which == 0 ? k.in[0].shape.dims : k.in[1].shape.dims;
+  const Dims& y = which == 1 ? k.in[0].shape.dims : k.out.shape.dims;
+  PoolGeom pg = PoolGeom::from(k.node.attrs).resolved(x);
+  if (pg.nsp() > 3) return Kernel{};
+  PoolWindows g = pool_windows(pg, x, y);
+  bool avg = pg.mode == PoolMode::avg;
+  if (k.out.dtype == DType::f32) return typed_kernel<float>(g, avg, which);
+  if (k.out.dtype == DType::f64) return typed_kernel<double>(g, avg, which);
+  if (k.out.dtype == DType::f16) return typed_kernel<half>(g, avg, which);
+  return Kernel{};  // the CPU kernel reports the error
+}
+
+}  // namespace kb::cuda

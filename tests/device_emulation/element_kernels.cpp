@@ -1,0 +1,70 @@
+#include "element_kernels.h"
+
+#include <cstring>
+
+#include "core/ops/conv_ops.h"
+#include "core/ops/resize_geom.h"
+#include "core/util/dispatch.h"
+
+namespace kb::emulation {
+namespace {
+
+using Ins = std::vector<const Buffer*>;
+
+// As core/cuda/pool.cu: which 0 Pool (x), 1 PoolBackward (dy, x), 2 MaxPoolGradGrad (gx, x).
+Kernel pool_kernel(const KernelArgs& k, int which) {
+  const Dims& x = which == 0 ? k.in[0].shape.dims : k.in[1].shape.dims;
+  const Dims& y = which == 1 ? k.in[0].shape.dims : k.out.shape.dims;
+  PoolGeom pg = PoolGeom::from(k.node.attrs).resolved(x);
+  PoolWindows g = pool_windows(pg, x, y);
+  bool avg = pg.mode == PoolMode::avg;
+  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    if constexpr (!is_float_v<T>) {
+      return Kernel{};
+    } else {
+      using C = compute_t<T>;
+      return [g, avg, which](const Ins& in, Buffer& out) {
+        T* o = out.as<T>();
+        for (int64_t e = 0; e < out.numel(); ++e) {
+          if (which == 0)
+            o[e] = pool_forward_at<C, pool_acc_t<T>>(g, avg, in[0]->as<T>(), e);
+          else if (which == 1)
+            o[e] = pool_backward_at<C>(g, avg, in[0]->as<T>(), in[1]->as<T>(), e);
+          else
+            o[e] = max_pool_grad_grad_at<C>(g, in[0]->as<T>(), in[1]->as<T>(), e);
+        }
+      };
+    }
+  });
+}
+
+// As core/cuda/image.cu.
+Kernel resize_kernel(const KernelArgs& k, bool adjoint) {
+  ResizeGeom g = resize_geom(k.node.attrs, k.in[0].shape.dims, k.out.shape.dims, adjoint);
+  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    if constexpr (!is_float_v<T>) {
+      return Kernel{};
+    } else {
+      return [g](const Ins& in, Buffer& out) {
+        T* o = out.as<T>();
+        for (int64_t e = 0; e < out.numel(); ++e)
+          o[e] = resize_at<resize_acc_t<T>, compute_t<T>>(g, in[0]->as<T>(), e);
+      };
+    }
+  });
+}
+
+}  // namespace
+
+std::optional<Kernel> element_kernel(const char* op, const KernelArgs& args) {
+  if (std::strcmp(op, "Pool") == 0) return pool_kernel(args, 0);
+  if (std::strcmp(op, "PoolBackward") == 0) return pool_kernel(args, 1);
+  if (std::strcmp(op, "MaxPoolGradGrad") == 0) return pool_kernel(args, 2);
+  if (std::strcmp(op, "Resize") == 0) return resize_kernel(args, false);
+  if (std::strcmp(op, "ResizeGrad") == 0) return resize_kernel(args, true);
+  return std::nullopt;
+}
+
+}  // namespace kb::emulation

@@ -1,0 +1,16 @@
+// The emulated device's own kernels for the operations whose CUDA kernels run one shared
+// per-element function (core/util/pool_windows.h, core/util/resize_taps.h): the same function
+// over every element, on the host, so that the suites run on the emulated device test what the
+// GPU computes, not the CPU kernel.
+#pragma once
+#include <optional>
+
+#include "core/backend/kernel.h"
+
+namespace kb::emulation {
+
+// nullopt: `op` has no shared element function (the emulator runs the CPU kernel); an empty
+// kernel: the CUDA plugin declines this problem (the core runs the CPU kernel).
+std::optional<Kernel> element_kernel(const char* op, const KernelArgs& args);
+
+}  // namespace kb::emulation
