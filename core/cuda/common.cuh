@@ -30,6 +30,25 @@ inline void after_launch(const char* what) { check_cuda(cudaGetLastError(), what
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); \
        i += int64_t(gridDim.x) * blockDim.x)
 
+// Calls f(E{}) with E the unsigned integer type of `bytes` bytes (1, 2, 4, 8): for kernels that
+// only move elements, whatever their dtype.
+template <class F>
+void with_element_type(size_t bytes, F&& f) {
+  switch (bytes) {
+    case 1:
+      f(uint8_t{});
+      break;
+    case 2:
+      f(uint16_t{});
+      break;
+    case 4:
+      f(uint32_t{});
+      break;
+    default:
+      f(uint64_t{});
+  }
+}
+
 // Kernels registered by the translation units of the plugin, handed to the core at init.
 struct Registration {
   const char* op;

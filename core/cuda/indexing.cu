@@ -9,16 +9,9 @@ namespace {
 
 using Ins = std::vector<const Buffer*>;
 
-Dims contiguous(const Dims& d) {
-  Dims s(d.size());
-  int64_t acc = 1;
-  for (size_t i = d.size(); i-- > 0;) s[i] = acc, acc *= d[i];
-  return s;
-}
-
 Kernel make_strided_slice(const KernelArgs& k) {
   SliceMap sm = slice_map(k.in[0].shape.dims, k.node.attrs);
-  StridedMap m = copy_map(sm.dims, contiguous(sm.dims), sm.src_strides);
+  StridedMap m = copy_map(sm.dims, contiguous_strides(sm.dims), sm.src_strides);
   int64_t n = numel(sm.dims), base = sm.base;
   return [m, n, base](const Ins& in, Buffer& out) {
     strided_copy_on_device(*in[0], base, out, 0, m, n);
@@ -28,7 +21,7 @@ Registrar r1("StridedSlice", make_strided_slice);
 
 Kernel make_strided_slice_grad(const KernelArgs& k) {
   SliceMap sm = slice_map(k.out.shape.dims, k.node.attrs);
-  StridedMap m = copy_map(sm.dims, sm.src_strides, contiguous(sm.dims));
+  StridedMap m = copy_map(sm.dims, sm.src_strides, contiguous_strides(sm.dims));
   int64_t n = numel(sm.dims), base = sm.base;
   return [m, n, base](const Ins& in, Buffer& out) {
     zero_on_device(out);
@@ -86,12 +79,12 @@ Kernel make_tile(const KernelArgs& k) {
   const Dims& d = k.in[0].shape.dims;
   const auto& mult = k.node.attrs.ints("multiples");
   if (2 * d.size() > size_t(kMaxDims)) return Kernel{};
-  Dims cs = contiguous(d), od, src;
+  Dims cs = contiguous_strides(d), od, src;
   for (size_t i = 0; i < d.size(); ++i) {
     od.push_back(mult[i]), src.push_back(0);
     od.push_back(d[i]), src.push_back(cs[i]);
   }
-  StridedMap m = copy_map(od, contiguous(od), src);
+  StridedMap m = copy_map(od, contiguous_strides(od), src);
   int64_t n = numel(od);
   return [m, n](const Ins& in, Buffer& out) { strided_copy_on_device(*in[0], 0, out, 0, m, n); };
 }
@@ -120,14 +113,14 @@ Registrar r6("TileGrad", make_tile_grad);
 
 Kernel make_reverse(const KernelArgs& k) {
   const Dims& d = k.in[0].shape.dims;
-  Dims src = contiguous(d);
+  Dims src = contiguous_strides(d);
   int64_t base = 0;
   for (int64_t ax : k.node.attrs.ints("axes")) {
     if (ax < 0) ax += int64_t(d.size());
     base += (d[ax] - 1) * src[ax];
     src[ax] = -src[ax];
   }
-  StridedMap m = copy_map(d, contiguous(d), src);
+  StridedMap m = copy_map(d, contiguous_strides(d), src);
   int64_t n = numel(d);
   return [m, n, base](const Ins& in, Buffer& out) {
     strided_copy_on_device(*in[0], base, out, 0, m, n);
@@ -173,8 +166,7 @@ template <class E, class I>
 __global__ void gather_kernel(const E* ref, const I* idx, E* out, int64_t n_idx, int64_t row,
                               int64_t rows, long long* bad) {
   int64_t n = n_idx * row;
-  for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < n;
-       t += int64_t(gridDim.x) * blockDim.x) {
+  KB_GRID_LOOP(t, n) {
     int64_t i = t / row, j = t % row;
     I v = idx[i];
     if (index_ok(v, rows, bad)) out[t] = ref[int64_t(v) * row + j];
@@ -225,8 +217,7 @@ template <class T, class I>
 __global__ void scatter_add_kernel(const T* g, const I* idx, T* out, int64_t n_idx, int64_t row,
                                    int64_t rows, long long* bad) {
   int64_t n = n_idx * row;
-  for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < n;
-       t += int64_t(gridDim.x) * blockDim.x) {
+  KB_GRID_LOOP(t, n) {
     int64_t i = t / row, j = t % row;
     I v = idx[i];
     if (!index_ok(v, rows, bad)) continue;
@@ -268,8 +259,7 @@ Registrar r9("ScatterAddLike", make_scatter_add_like);
 template <class T>
 __global__ void arg_kernel(const T* x, int64_t* out, AxisView v, bool is_max) {
   int64_t total = v.outer * v.inner;
-  for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < total;
-       t += int64_t(gridDim.x) * blockDim.x) {
+  KB_GRID_LOOP(t, total) {
     const T* p = x + (t / v.inner) * v.n * v.inner + t % v.inner;
     int64_t best = 0;
     compute_t<T> bv = p[0];
@@ -304,8 +294,7 @@ Registrar r10("ArgReduce", make_arg_reduce);
 template <class T>
 __global__ void scan_kernel(const T* x, T* out, AxisView v, bool is_sum) {
   int64_t total = v.outer * v.inner;
-  for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < total;
-       t += int64_t(gridDim.x) * blockDim.x) {
+  KB_GRID_LOOP(t, total) {
     int64_t base = (t / v.inner) * v.n * v.inner + t % v.inner;
     using C = compute_t<T>;
     C acc = is_sum ? C(0) : C(1);
@@ -339,8 +328,7 @@ Registrar r11("Cumulative", make_cumulative);
 template <class T, class I>
 __global__ void in_top_k_kernel(const T* p, const I* targets, bool* out, int64_t batch,
                                 int64_t classes, int64_t k, long long* bad) {
-  for (int64_t b = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; b < batch;
-       b += int64_t(gridDim.x) * blockDim.x) {
+  KB_GRID_LOOP(b, batch) {
     I t = targets[b];
     if (!index_ok(t, classes, bad)) continue;
     const T* row = p + b * classes;

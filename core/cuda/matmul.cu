@@ -30,9 +30,8 @@ using Gemm = GemmDims;
 
 template <class T>
 __global__ void zero_kernel(T* o, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x)
-    o[i] = T(0);
+  KB_GRID_LOOP(i, n)
+  o[i] = T(0);
 }
 
 template <class T>

@@ -1,4 +1,5 @@
-// CUDA: views (reshape family alias their input), Transpose and BroadcastLike as strided copies.
+// CUDA: views (reshape family alias their input), Transpose and BroadcastLike as strided copies,
+// Pad, and Switch (the branch chosen on the device: no condition read back to the host).
 #include "core/cuda/common.cuh"
 
 namespace kb::cuda {
@@ -19,19 +20,11 @@ Registrar r6("StopGradient", make_alias);
 // out[out_base + offset0(i)] = in[in_base + offset1(i)] over the index space of m.
 template <class E>
 __global__ void strided_copy_kernel(const E* in, E* out, int64_t n, StridedMap m) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x) {
+  KB_GRID_LOOP(i, n) {
     int64_t off[2];
     m.offsets(i, off, 2);
     out[off[0]] = in[off[1]];
   }
-}
-
-template <class E>
-void launch_typed(const Buffer& in, int64_t in_base, Buffer& out, int64_t out_base, int64_t n,
-                  const StridedMap& m) {
-  strided_copy_kernel<<<blocks_for(n), 256, 0, stream()>>>(
-      static_cast<const E*>(in.data()) + in_base, static_cast<E*>(out.data()) + out_base, n, m);
 }
 
 // Copies with out strides = contiguous over m's dims (stride[0]) and in strides = stride[1].
@@ -75,24 +68,39 @@ Kernel make_pad(const KernelArgs& k) {
 }
 Registrar r9("Pad", make_pad);
 
+// Switch with a condition unknown at plan time (then the branches have one concrete shape): every
+// thread reads the condition and copies its element of the chosen branch.
+template <class E>
+__global__ void switch_kernel(const bool* cond, const E* a, const E* b, E* out, int64_t n) {
+  const E* src = *cond ? a : b;
+  KB_GRID_LOOP(i, n) out[i] = src[i];
+}
+
+Kernel make_switch(const KernelArgs& k) {
+  if (!(k.in[1].shape.dims == k.in[2].shape.dims)) return Kernel{};  // the CPU kernel says why
+  return [](const Ins& in, Buffer& out) {
+    int64_t n = out.numel();
+    if (n == 0) return;
+    with_element_type(dtype_size(out.dtype), [&](auto z) {
+      using E = decltype(z);
+      switch_kernel<<<blocks_for(n), 256, 0, stream()>>>(in[0]->as<bool>(), in[1]->as<E>(),
+                                                         in[2]->as<E>(), out.as<E>(), n);
+    });
+    after_launch("switch");
+  };
+}
+Registrar r10("Switch", make_switch);
+
 }  // namespace
 
 void strided_copy_on_device(const Buffer& in, int64_t in_base, Buffer& out, int64_t out_base,
                             const StridedMap& m, int64_t n) {
   if (n == 0) return;
-  switch (dtype_size(out.dtype)) {
-    case 1:
-      launch_typed<uint8_t>(in, in_base, out, out_base, n, m);
-      break;
-    case 2:
-      launch_typed<uint16_t>(in, in_base, out, out_base, n, m);
-      break;
-    case 4:
-      launch_typed<uint32_t>(in, in_base, out, out_base, n, m);
-      break;
-    default:
-      launch_typed<uint64_t>(in, in_base, out, out_base, n, m);
-  }
+  with_element_type(dtype_size(out.dtype), [&](auto z) {
+    using E = decltype(z);
+    strided_copy_kernel<<<blocks_for(n), 256, 0, stream()>>>(
+        static_cast<const E*>(in.data()) + in_base, static_cast<E*>(out.data()) + out_base, n, m);
+  });
   after_launch("copy");
 }
 

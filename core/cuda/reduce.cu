@@ -69,8 +69,7 @@ __global__ void reduce_chunks(const T* x, O* out, int64_t outer, int64_t r, int 
 template <class T, class A>
 __global__ void reduce_cols(const T* x, T* out, int64_t outer, int64_t r, int64_t inner, int mode) {
   int64_t n = outer * inner;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x) {
+  KB_GRID_LOOP(i, n) {
     int64_t o = i / inner, k = i % inner;
     const T* p = x + o * r * inner + k;
     A acc = reduce_identity<A>(mode);
@@ -82,9 +81,8 @@ __global__ void reduce_cols(const T* x, T* out, int64_t outer, int64_t r, int64_
 // out[i] = T(partial[i * stride]).
 template <class A, class T>
 __global__ void copy_cast(const A* partial, int64_t stride, T* out, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x)
-    out[i] = T(partial[i * stride]);
+  KB_GRID_LOOP(i, n)
+  out[i] = T(partial[i * stride]);
 }
 
 template <class T>
@@ -231,8 +229,7 @@ __global__ void softmax_rows(const T* x, T* out, int64_t outer, int64_t n) {
 template <class T, bool Log, class C = compute_t<T>>
 __global__ void softmax_cols(const T* x, T* out, int64_t outer, int64_t n, int64_t inner) {
   int64_t total = outer * inner;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
-       i += int64_t(gridDim.x) * blockDim.x) {
+  KB_GRID_LOOP(i, total) {
     int64_t base = (i / inner) * n * inner + i % inner;
     C mx = C(-INFINITY);
     for (int64_t j = 0; j < n; ++j) {

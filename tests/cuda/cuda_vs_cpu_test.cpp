@@ -1009,4 +1009,28 @@ TEST(CudaVsCpu, ResizeImagesAndVolumes) {
           dc.rtol);
 }
 
+// K.switch on a condition the graph computes (no constant to resolve at plan time): both
+// branches taken, values and gradient.
+TEST(CudaVsCpu, SwitchOnComputedCondition) {
+  SKIP_WITHOUT_GPU();
+  for (auto& dc : kDtypes)
+    for (int taken = 0; taken < 2; ++taken)
+      for (int grad = 0; grad < 2; ++grad)
+        compare(
+            {random_input({3, 4}, dc.t, 98, taken ? 0 : -2, taken ? 2 : 0),
+             random_input({3, 4}, dc.t, 99, taken ? -2 : 0, taken ? 0 : 2)},
+            [grad](const std::vector<kb_tensor*>& x) {
+              kb_tensor *sx = nullptr, *sy = nullptr, *cond = nullptr, *a = nullptr, *b = nullptr,
+                        *y = nullptr;
+              kb_sum(x[0], nullptr, 0, 0, &sx);
+              kb_sum(x[1], nullptr, 0, 0, &sy);
+              kb_greater(sx, sy, &cond);
+              kb_square(x[0], &a);
+              kb_exp(x[1], &b);
+              kb_switch(cond, a, b, &y);
+              return grad ? grad_of(x[0], y, 100) : y;
+            },
+            dc.rtol);
+}
+
 }  // namespace
