@@ -20,12 +20,4 @@ SerialScope::~SerialScope() {
   if (saved_ > 0) omp_set_num_threads(saved_);
 }
 
-Dims broadcast_strides(const Dims& in, const Dims& out) {
-  Dims cs = contiguous_strides(in);
-  Dims s(out.size(), 0);
-  size_t off = out.size() - in.size();
-  for (size_t i = 0; i < in.size(); ++i) s[off + i] = in[i] == 1 ? 0 : cs[i];
-  return s;
-}
-
 }  // namespace kb::cpu

@@ -50,9 +50,6 @@ void parallel_for(int64_t n, F&& body, int64_t grain = kParallelGrain) {
   }
 }
 
-// Strides of `in` (right-aligned against `out`), 0 on broadcast axes.
-Dims broadcast_strides(const Dims& in, const Dims& out);
-
 // Iterates over `out` dims (row-major), K operands with the given element strides. For each
 // innermost row calls row(offsets, inner_strides, length), offsets[0..K). Dims and strides may
 // be any indexable containers; nothing is allocated for tensors of rank 8 or less.

@@ -79,9 +79,6 @@ struct StridedMap {
 
 // Builds a map over out dims with broadcast strides for each input dims list.
 StridedMap make_map(const Dims& out, const std::vector<Dims>& ins);
-// stride[0, out.size()): element strides of `in` (row-major, aligned right) seen from `out`'s
-// index space, 0 along broadcast axes.
-void broadcast_strides(const Dims& out, const Dims& in, int64_t* stride);
 
 // out[out_base + i·out_strides] = in[in_base + i·in_strides] for every index i of `dims`
 // (element offsets; strides may be 0 or negative). m: stride[0] = out, stride[1] = in.

@@ -98,18 +98,8 @@ StridedMap make_map(const Dims& out, const std::vector<Dims>& ins) {
   StridedMap m;
   m.rank = int(out.size());
   for (size_t d = 0; d < out.size(); ++d) m.dims[d] = out[d];
-  for (size_t k = 0; k < ins.size(); ++k) broadcast_strides(out, ins[k], m.stride[k]);
+  for (size_t k = 0; k < ins.size(); ++k) broadcast_strides(ins[k], out, m.stride[k]);
   return m;
-}
-
-void broadcast_strides(const Dims& out, const Dims& in, int64_t* stride) {
-  size_t off = out.size() - in.size();
-  for (size_t d = 0; d < off; ++d) stride[d] = 0;
-  int64_t acc = 1;
-  for (size_t d = in.size(); d-- > 0;) {
-    stride[off + d] = in[d] == 1 ? 0 : acc;
-    acc *= in[d];
-  }
 }
 
 }  // namespace kb::cuda

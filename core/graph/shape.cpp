@@ -36,6 +36,16 @@ std::string dims_str(const Dims& dims) {
 
 std::string Shape::str() const { return rank_known ? dims_str(dims) : "<unknown rank>"; }
 
+void broadcast_strides(const Dims& in, const Dims& out, int64_t* stride) {
+  size_t off = out.size() - in.size();
+  for (size_t d = 0; d < off; ++d) stride[d] = 0;
+  int64_t acc = 1;
+  for (size_t d = in.size(); d-- > 0;) {
+    stride[off + d] = in[d] == 1 ? 0 : acc;
+    acc *= in[d];
+  }
+}
+
 int64_t normalize_axis(int64_t axis, int64_t rank, const char* who) {
   check(axis >= -rank && axis < rank, Status::invalid_argument, who, ": axis ", axis,
         " is out of range for rank ", rank);

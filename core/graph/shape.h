@@ -45,6 +45,14 @@ Out contiguous_strides_as(const In& dims) {
   return s;
 }
 inline Dims contiguous_strides(const Dims& dims) { return contiguous_strides_as<Dims>(dims); }
+// stride[0, out.size()): element strides of row-major `in` seen from `out`'s index space (in
+// right-aligned against out), 0 along broadcast axes.
+void broadcast_strides(const Dims& in, const Dims& out, int64_t* stride);
+inline Dims broadcast_strides(const Dims& in, const Dims& out) {
+  Dims s(out.size());
+  broadcast_strides(in, out, s.data());
+  return s;
+}
 // Normalizes a possibly negative axis against rank; fails naming `who` when out of range.
 int64_t normalize_axis(int64_t axis, int64_t rank, const char* who);
 

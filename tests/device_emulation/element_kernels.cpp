@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/ops/conv_ops.h"
+#include "core/ops/fused_program.h"
 #include "core/ops/resize_geom.h"
 #include "core/util/dispatch.h"
 
@@ -56,12 +57,32 @@ Kernel resize_kernel(const KernelArgs& k, bool adjoint) {
   });
 }
 
+// As core/cuda/fused_elementwise.cu, declining the same programs.
+template <class T>
+Kernel fused_typed(const KernelArgs& k) {
+  FusedProgram p;
+  if (!make_fused_program(k, p)) return Kernel{};
+  return [p](const Ins& in, Buffer& out) {
+    FusedOperands o;
+    for (size_t i = 0; i < in.size(); ++i) o.in[i] = in[i]->data();
+    T* r = out.as<T>();
+    for (int64_t e = 0; e < out.numel(); ++e) r[e] = fused_element<T>(p, o, e);
+  };
+}
+
+Kernel fused_kernel(const KernelArgs& k) {
+  if (k.out.dtype == DType::f32) return fused_typed<float>(k);
+  if (k.out.dtype == DType::f64) return fused_typed<double>(k);
+  return Kernel{};
+}
+
 }  // namespace
 
 std::optional<Kernel> element_kernel(const char* op, const KernelArgs& args) {
   if (std::strcmp(op, "Pool") == 0) return pool_kernel(args, 0);
   if (std::strcmp(op, "PoolBackward") == 0) return pool_kernel(args, 1);
   if (std::strcmp(op, "MaxPoolGradGrad") == 0) return pool_kernel(args, 2);
+  if (std::strcmp(op, "FusedElementwise") == 0) return fused_kernel(args);
   if (std::strcmp(op, "Resize") == 0) return resize_kernel(args, false);
   if (std::strcmp(op, "ResizeGrad") == 0) return resize_kernel(args, true);
   return std::nullopt;

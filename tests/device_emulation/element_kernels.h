@@ -1,7 +1,8 @@
 // The emulated device's own kernels for the operations whose CUDA kernels run one shared
-// per-element function (core/util/pool_windows.h, core/util/resize_taps.h): the same function
-// over every element, on the host, so that the suites run on the emulated device test what the
-// GPU computes, not the CPU kernel.
+// per-element function (core/util/pool_windows.h, core/util/resize_taps.h,
+// core/ops/fused_program.h): the same function over every element, on the host, so that the
+// suites run on the emulated device test what the GPU computes (and where the plugin declines),
+// not the CPU kernel.
 #pragma once
 #include <optional>
 
