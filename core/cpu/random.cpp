@@ -27,12 +27,7 @@ Kernel make_random(const KernelArgs& k) {
           parallel_for(
               blocks,
               [&](int64_t bb, int64_t be) {
-                uint32_t w[4];
-                for (int64_t i = bb; i < be; ++i) {
-                  d.block(uint64_t(i), 0, w);
-                  for (int64_t j = 0; j < per && i * per + j < n; ++j)
-                    o[i * per + j] = random_uniform_element<T>(w, j, r.a, r.b);
-                }
+                for (int64_t i = bb; i < be; ++i) random_uniform_block(d, i, o, n, r.a, r.b);
               },
               kParallelGrain / 16);
           return;

@@ -10,12 +10,7 @@ template <class T>
 __global__ void uniform_kernel(RandomDraw d, T* o, int64_t n, double a, double b) {
   constexpr int64_t per = kUniformPerBlock<T>;
   int64_t blocks = (n + per - 1) / per;
-  KB_GRID_LOOP(i, blocks) {
-    uint32_t w[4];
-    d.block(uint64_t(i), 0, w);
-    for (int64_t j = 0; j < per && i * per + j < n; ++j)
-      o[i * per + j] = random_uniform_element<T>(w, j, a, b);
-  }
+  KB_GRID_LOOP(i, blocks) random_uniform_block(d, i, o, n, a, b);
 }
 
 template <class T>

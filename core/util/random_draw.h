@@ -76,6 +76,17 @@ KB_HD T random_uniform_element(const uint32_t* w, int64_t j, double a, double b)
   return T(C(a) + (C(b) - C(a)) * C(u));
 }
 
+// Uniform block i of an n-element draw in [a, b): o[i * per, min((i + 1) * per, n)).
+template <class T>
+KB_HD void random_uniform_block(const RandomDraw& d, int64_t i, T* o, int64_t n, double a,
+                                double b) {
+  constexpr int64_t per = kUniformPerBlock<T>;
+  uint32_t w[4];
+  d.block(uint64_t(i), 0, w);
+  for (int64_t j = 0; j < per && i * per + j < n; ++j)
+    o[i * per + j] = random_uniform_element<T>(w, j, a, b);
+}
+
 // Element i of a normal (mean a, stddev b) or truncated normal draw.
 template <class T>
 KB_HD T random_normal_element(const RandomDraw& d, uint64_t i, int64_t dist, double a, double b) {
