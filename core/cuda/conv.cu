@@ -106,10 +106,10 @@ bool make_conv_plan(const ConvGeom& g0, const Dims& x, const Dims& k, const Dims
     p.padded = p.padded || p.padded_dims[ax] != x[ax];
   }
   if (p.padded) {
-    Dims ps = contiguous_strides(p.padded_dims), xs = contiguous_strides(x);
-    for (size_t ax = 0; ax < x.size(); ++ax) p.x_offset += extra_before[ax] * ps[ax];
-    p.to_padded = copy_map(x, ps, xs);
-    p.from_padded = copy_map(x, xs, ps);
+    Placement pl = placement(x, p.padded_dims, extra_before);
+    p.x_offset = pl.offset;
+    p.to_padded = copy_map(x, pl.outer_strides, pl.inner_strides);
+    p.from_padded = copy_map(x, pl.inner_strides, pl.outer_strides);
   }
   p.x = nd_desc(p.padded_dims, g.channels_first);
   p.y = nd_desc(y, g.channels_first);

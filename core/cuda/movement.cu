@@ -55,12 +55,9 @@ Registrar r8("BroadcastLike", make_broadcast_like);
 Kernel make_pad(const KernelArgs& k) {
   const Dims& in = k.in[0].shape.dims;
   const Dims& od = k.out.shape.dims;
-  const auto& before = k.node.attrs.ints("pad_before");
-  Dims os = contiguous_strides(od), is = contiguous_strides(in);
-  int64_t base = 0;
-  for (size_t i = 0; i < in.size(); ++i) base += before[i] * os[i];
-  StridedMap m = copy_map(in, os, is);
-  int64_t n = numel(in);
+  Placement pl = placement(in, od, k.node.attrs.ints("pad_before"));
+  StridedMap m = copy_map(in, pl.outer_strides, pl.inner_strides);
+  int64_t n = numel(in), base = pl.offset;
   return [m, base, n](const Ins& ins, Buffer& out) {
     zero_on_device(out);  // all-bits-zero is zero for every dtype
     strided_copy_on_device(*ins[0], 0, out, base, m, n);

@@ -46,6 +46,12 @@ void broadcast_strides(const Dims& in, const Dims& out, int64_t* stride) {
   }
 }
 
+Placement placement(const Dims& inner, const Dims& outer, const std::vector<int64_t>& origin) {
+  Placement p{contiguous_strides(outer), contiguous_strides(inner), 0};
+  for (size_t i = 0; i < inner.size(); ++i) p.offset += origin[i] * p.outer_strides[i];
+  return p;
+}
+
 int64_t normalize_axis(int64_t axis, int64_t rank, const char* who) {
   check(axis >= -rank && axis < rank, Status::invalid_argument, who, ": axis ", axis,
         " is out of range for rank ", rank);

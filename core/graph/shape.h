@@ -53,6 +53,13 @@ inline Dims broadcast_strides(const Dims& in, const Dims& out) {
   broadcast_strides(in, out, s.data());
   return s;
 }
+// A row-major tensor of dims `inner` inside one of dims `outer` with its origin at index `origin`
+// (zero padding, cropping): both tensors' element strides and the origin's element offset.
+struct Placement {
+  Dims outer_strides, inner_strides;
+  int64_t offset = 0;
+};
+Placement placement(const Dims& inner, const Dims& outer, const std::vector<int64_t>& origin);
 // Normalizes a possibly negative axis against rank; fails naming `who` when out of range.
 int64_t normalize_axis(int64_t axis, int64_t rank, const char* who);
 
