@@ -3,7 +3,7 @@
 // merged unless a blank separates them):
 // - the loss log-softmaxes each step's logits and runs the forward (and, for the gradient, the
 //   backward) recursion over the label with blanks interleaved, in log space and in double
-//   precision whatever the storage dtype;
+//   precision whatever the storage dtype (core/util/ctc_recursion.h, which the GPU runs too);
 // - greedy decoding takes each step's first maximum, merges repeats and drops blanks; its score
 //   is -sum_t max_c logits;
 // - beam search is TensorFlow's prefix beam search (CTCBeamSearchDecoder with merge_repeated):
@@ -21,18 +21,13 @@
 
 #include "core/backend/kernel.h"
 #include "core/cpu/loops.h"
+#include "core/ops/ctc_batch.h"
 #include "core/util/error.h"
 
 namespace kb::cpu {
 namespace {
 
 constexpr double kLogZero = -std::numeric_limits<double>::infinity();
-
-double log_sum_exp(double a, double b) {
-  if (a == kLogZero) return b;
-  if (b == kLogZero) return a;
-  return a > b ? a + std::log1p(std::exp(b - a)) : b + std::log1p(std::exp(a - b));
-}
 
 // Runs body(i) for i in [0, n) over the OpenMP threads; the first exception is rethrown here
 // (none may leave a parallel region).
@@ -63,148 +58,36 @@ const T* typed(const Buffer* b) {
 }
 
 // ---- loss ---------------------------------------------------------------------------------------
-struct LossShape {
-  int64_t batch, steps, classes, max_label;
-};
-
-// The label sequences without blanks (TensorFlow's rules: labels >= the blank end the sequence,
-// and a real label after them is an error), checked with the lengths before anything is
-// computed. Returns the labels per batch entry and the input lengths.
-void read_labels(const LossShape& s, const int32_t* labels, const int32_t* label_length,
-                 const int32_t* input_length, std::vector<std::vector<int>>& out,
-                 std::vector<int64_t>& steps) {
-  const char* who = "ctc_batch_cost";
-  int64_t blank = s.classes - 1;
-  out.assign(size_t(s.batch), {});
-  steps.assign(size_t(s.batch), 0);
-  for (int64_t b = 0; b < s.batch; ++b) {
-    int64_t n = label_length[b], t = input_length[b];
-    check(t >= 0 && t <= s.steps, Status::invalid_argument, who, ": input_length[", b, "] = ", t,
-          " is outside [0, ", s.steps, "] (y_pred has ", s.steps, " time steps)");
-    check(n >= 0, Status::invalid_argument, who, ": label_length[", b, "] = ", n, " is negative");
-    check(n <= s.max_label, Status::invalid_argument, who, ": label_length[", b, "] = ", n,
-          " exceeds the ", s.max_label, " labels per entry of y_true");
-    check(n > 0, Status::invalid_argument, who, ": label_length[", b,
-          "] is 0 (TensorFlow's ctc_loss needs at least one label per entry)");
-    check(n <= t, Status::invalid_argument, who, ": input_length[", b, "] = ", t,
-          " is shorter than label_length[", b, "] = ", n,
-          " (not enough time steps for the labels)");
-    const int32_t* row = labels + b * s.max_label;
-    bool ended = false;
-    for (int64_t j = 0; j < n; ++j) {
-      int64_t v = row[j];
-      check(v >= 0, Status::invalid_argument, who, ": y_true[", b, ", ", j, "] = ", v,
-            " is negative");
-      if (v >= blank) {
-        ended = true;
-        continue;
-      }
-      check(!ended, Status::invalid_argument, who, ": y_true[", b, ", ", j, "] = ", v,
-            " follows a label >= the blank class ", blank, " within label_length[", b, "]");
-      out[size_t(b)].push_back(int(v));
-    }
-    steps[size_t(b)] = t;
-  }
-}
-
-// One batch entry. lp: (t, C) log-softmax of the logits; returns log p(label). With grad, writes
-// d(-log p)/d(logits) (t, C) into grad.
-template <class T>
-double ctc_entry(const T* x, int64_t steps, int64_t classes, const std::vector<int>& label,
-                 T* grad) {
-  int64_t blank = classes - 1;
-  std::vector<double> lp(size_t(steps * classes));
-  for (int64_t t = 0; t < steps; ++t) {
-    const T* row = x + t * classes;
-    double mx = -std::numeric_limits<double>::infinity();
-    for (int64_t c = 0; c < classes; ++c) mx = std::max(mx, double(row[c]));
-    if (!std::isfinite(mx)) mx = std::isnan(mx) ? mx : 0.0;
-    double sum = 0;
-    for (int64_t c = 0; c < classes; ++c) sum += std::exp(double(row[c]) - mx);
-    double ls = std::log(sum) + mx;
-    for (int64_t c = 0; c < classes; ++c) lp[size_t(t * classes + c)] = double(row[c]) - ls;
-  }
-  // l': blank, l0, blank, l1, ..., blank.
-  int64_t u_len = 2 * int64_t(label.size()) + 1;
-  std::vector<int64_t> lprime(size_t(u_len), blank);
-  for (size_t i = 0; i < label.size(); ++i) lprime[2 * i + 1] = label[i];
-  auto y = [&](int64_t t, int64_t u) { return lp[size_t(t * classes + lprime[size_t(u)])]; };
-  // A transition from u - 2 skips a blank: allowed onto a label that differs from the one
-  // before the blank.
-  auto skip_ok = [&](int64_t u) {
-    return u >= 2 && lprime[size_t(u)] != blank && lprime[size_t(u)] != lprime[size_t(u - 2)];
-  };
-  std::vector<double> alpha(size_t(steps * u_len), kLogZero);
-  auto A = [&](int64_t t, int64_t u) -> double& { return alpha[size_t(t * u_len + u)]; };
-  A(0, 0) = y(0, 0);
-  if (u_len > 1) A(0, 1) = y(0, 1);
-  for (int64_t t = 1; t < steps; ++t) {
-    for (int64_t u = 0; u < u_len; ++u) {
-      double s = A(t - 1, u);
-      if (u >= 1) s = log_sum_exp(s, A(t - 1, u - 1));
-      if (skip_ok(u)) s = log_sum_exp(s, A(t - 1, u - 2));
-      A(t, u) = s == kLogZero ? kLogZero : s + y(t, u);
-    }
-  }
-  double log_p = A(steps - 1, u_len - 1);
-  if (u_len > 1) log_p = log_sum_exp(log_p, A(steps - 1, u_len - 2));
-  if (!grad) return log_p;
-
-  // grad = softmax - posterior occupancy of each class; TensorFlow returns the softmax alone
-  // when no alignment has a nonzero probability.
-  for (int64_t i = 0; i < steps * classes; ++i) grad[i] = T(std::exp(lp[size_t(i)]));
-  if (log_p == kLogZero) return log_p;
-  std::vector<double> beta(size_t(steps * u_len), kLogZero);
-  auto B = [&](int64_t t, int64_t u) -> double& { return beta[size_t(t * u_len + u)]; };
-  // beta(t, u): the probability of the rest of the label after step t, from state u at t.
-  B(steps - 1, u_len - 1) = 0;
-  if (u_len > 1) B(steps - 1, u_len - 2) = 0;
-  for (int64_t t = steps - 2; t >= 0; --t) {
-    for (int64_t u = 0; u < u_len; ++u) {
-      double s = B(t + 1, u) + y(t + 1, u);
-      if (u + 1 < u_len) s = log_sum_exp(s, B(t + 1, u + 1) + y(t + 1, u + 1));
-      if (u + 2 < u_len && skip_ok(u + 2)) s = log_sum_exp(s, B(t + 1, u + 2) + y(t + 1, u + 2));
-      B(t, u) = s;
-    }
-  }
-  std::vector<double> occ(static_cast<size_t>(classes));
-  for (int64_t t = 0; t < steps; ++t) {
-    std::fill(occ.begin(), occ.end(), kLogZero);
-    for (int64_t u = 0; u < u_len; ++u) {
-      double v = A(t, u) + B(t, u);
-      if (v != kLogZero)
-        occ[size_t(lprime[size_t(u)])] = log_sum_exp(occ[size_t(lprime[size_t(u)])], v);
-    }
-    for (int64_t c = 0; c < classes; ++c)
-      if (occ[size_t(c)] != kLogZero)
-        grad[t * classes + c] = T(double(grad[t * classes + c]) - std::exp(occ[size_t(c)] - log_p));
-  }
-  return log_p;
-}
-
+// Each entry runs the per-cell functions of core/util/ctc_recursion.h in order, over scratch of
+// its own size.
 template <bool Grad>
 Kernel make_ctc_loss(const KernelArgs& k) {
   const Dims& d = k.in[0].shape.dims;
-  LossShape s{d[0], d[1], d[2], k.in[1].shape.dims[1]};
+  CtcProblem p{d[0], d[1], d[2], k.in[1].shape.dims[1]};
   DType dt = k.in[0].dtype;
-  return [s, dt](const std::vector<const Buffer*>& in, Buffer& out) {
-    std::vector<std::vector<int>> labels;
-    std::vector<int64_t> steps;
-    read_labels(s, typed<int32_t>(in[1]), typed<int32_t>(in[2]), typed<int32_t>(in[3]), labels,
-                steps);
+  return [p, dt](const std::vector<const Buffer*>& in, Buffer& out) {
+    std::vector<int32_t> packed =
+        ctc_pack_labels(p, typed<int32_t>(in[1]), typed<int32_t>(in[2]), typed<int32_t>(in[3]));
+    CtcTable table = ctc_table(p, packed.data());
     auto run = [&](auto zero) {
       using T = decltype(zero);
       const T* x = typed<T>(in[0]);
       T* o = out.as<T>();
-      int64_t per = s.steps * s.classes;
-      for_each_item(s.batch, [&](int64_t b) {
-        const T* xb = x + b * per;
+      int64_t per = p.steps * p.classes;
+      for_each_item(p.batch, [&](int64_t b) {
+        CtcEntry e = table.entry(b);
+        e.stride = e.u_len;
+        std::vector<double> lp(size_t(e.steps * e.classes)), occ(size_t(e.classes));
+        std::vector<double> alpha(size_t(e.steps * e.u_len)), beta(Grad ? alpha.size() : 0);
+        e.lp = lp.data();
+        e.alpha = alpha.data();
+        e.beta = beta.data();
         if constexpr (Grad) {
           T* g = o + b * per;
-          std::fill(g, g + per, T(0));
-          ctc_entry<T>(xb, steps[size_t(b)], s.classes, labels[size_t(b)], g);
+          std::fill(g + e.steps * e.classes, g + per, T(0));
+          ctc_entry<T>(e, x + b * per, occ.data(), g);
         } else {
-          o[b] = T(-ctc_entry<T>(xb, steps[size_t(b)], s.classes, labels[size_t(b)], nullptr));
+          o[b] = T(-ctc_entry<T>(e, x + b * per, occ.data(), nullptr));
         }
       });
     };
@@ -257,12 +140,12 @@ class BeamSearch {
         if (p.active()) {
           // Extending the parent by this label: after a blank when the labels repeat.
           double previous = b.label == p.label ? p.oldp.blank : p.oldp.total;
-          b.newp.label = log_sum_exp(b.newp.label, previous);
+          b.newp.label = ctc_log_sum_exp(b.newp.label, previous);
         }
         b.newp.label += in(b.label);
       }
       b.newp.blank = b.oldp.total + in(blank_);
-      b.newp.total = log_sum_exp(b.newp.blank, b.newp.label);
+      b.newp.total = ctc_log_sum_exp(b.newp.blank, b.newp.label);
       push(e);
     }
     // New prefixes: each candidate extended by each label.

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/backend/kernel.h"
@@ -17,6 +18,10 @@ void check_cuda(cudaError_t e, const char* what);
 // Scratch memory from the plugin's caching allocator (stream-ordered reuse).
 void* scratch_alloc(size_t bytes);
 void scratch_free(void* p);
+// A block of scratch memory, freed (for reuse by later work on the stream) with its last holder.
+inline std::shared_ptr<void> scratch(size_t bytes) {
+  return std::shared_ptr<void>(scratch_alloc(bytes ? bytes : 1), scratch_free);
+}
 
 inline unsigned blocks_for(int64_t n, int threads = 256) {
   int64_t b = (n + threads - 1) / threads;

@@ -196,10 +196,6 @@ std::shared_ptr<ConvState> make_state(const ConvPlan& p, cudnnDataType_t t) {
   return s;
 }
 
-std::shared_ptr<void> scratch(size_t bytes) {
-  return std::shared_ptr<void>(scratch_alloc(bytes ? bytes : 1), scratch_free);
-}
-
 // A device buffer of dims d in scratch memory that `keep` holds.
 Buffer scratch_buffer(DType t, const Dims& d, std::shared_ptr<void>& keep) {
   Buffer b(t, d);

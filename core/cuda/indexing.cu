@@ -132,7 +132,7 @@ Registrar r7("Reverse", make_reverse);
 // kNoError marks "no bad index".
 constexpr long long kNoError = (-9223372036854775807LL - 1);
 struct ErrorFlag {
-  std::shared_ptr<void> mem{scratch_alloc(sizeof(long long)), scratch_free};
+  std::shared_ptr<void> mem = scratch(sizeof(long long));
   long long* ptr() { return static_cast<long long*>(mem.get()); }
   void reset() {
     static const long long none = kNoError;

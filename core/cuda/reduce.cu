@@ -96,7 +96,7 @@ void run_reduce(int mode, const ReducePlan& p, const Buffer& in, Buffer& out) {
     for (size_t i = 0; i < p.perm.size(); ++i) td[i] = in.dims[p.perm[i]];
     t.dims = td;
     t.device = Device::cuda;
-    tmp = std::shared_ptr<void>(scratch_alloc(in.nbytes()), scratch_free);
+    tmp = scratch(in.nbytes());
     t.storage = tmp;
     transpose_on_device(in, t, p.perm);
     x = t.as<T>();
@@ -110,7 +110,7 @@ void run_reduce(int mode, const ReducePlan& p, const Buffer& in, Buffer& out) {
     src.device = Device::cuda;
     Buffer t(in.dtype, Dims{p.outer, p.inner, p.r});
     t.device = Device::cuda;
-    tmp = std::shared_ptr<void>(scratch_alloc(in.nbytes()), scratch_free);
+    tmp = scratch(in.nbytes());
     t.storage = tmp;
     transpose_on_device(src, t, {0, 2, 1});
     ReducePlan rows;
@@ -125,8 +125,7 @@ void run_reduce(int mode, const ReducePlan& p, const Buffer& in, Buffer& out) {
   if (p.inner == 1 && p.outer < 1024 && p.r >= 65536) {
     // Few long rows: spread each row over many blocks, then reduce the partial results.
     int parts = int(std::min<int64_t>(1024, p.r / 8192));
-    std::shared_ptr<void> partial(scratch_alloc(sizeof(A) * size_t(p.outer * (parts + 1))),
-                                  scratch_free);
+    std::shared_ptr<void> partial = scratch(sizeof(A) * size_t(p.outer * (parts + 1)));
     A* pa = static_cast<A*>(partial.get());
     A* rows = pa + p.outer * parts;
     int64_t blocks = p.outer * parts;
@@ -183,8 +182,7 @@ Kernel make_sum_to_like(const KernelArgs& k) {
       return Kernel{};
     } else {
       return [p](const Ins& in, Buffer& out) {
-        if (!out.storage)
-          out.storage = std::shared_ptr<void>(scratch_alloc(out.nbytes()), scratch_free);
+        if (!out.storage) out.storage = scratch(out.nbytes());
         run_reduce<T>(0, p, *in[0], out);
       };
     }

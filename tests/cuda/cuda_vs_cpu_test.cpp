@@ -123,6 +123,10 @@ void compare(const std::vector<Input>& inputs,
       EXPECT_TRUE(std::isnan(b)) << "at " << i;
       continue;
     }
+    if (std::isinf(a)) {
+      EXPECT_EQ(a, b) << "at " << i;
+      continue;
+    }
     EXPECT_NEAR(a, b, rtol * (1 + std::fabs(a))) << "at " << i;
   }
   kb_tensor_release(y);
@@ -1031,6 +1035,61 @@ TEST(CudaVsCpu, SwitchOnComputedCondition) {
               return grad ? grad_of(x[0], y, 100) : y;
             },
             dc.rtol);
+}
+
+// ctc_batch_cost and its gradient: entries of different input and label lengths, repeated labels
+// (which need a blank between them), a label that cannot fit its steps (+inf), a label >= the
+// blank ending a sequence; then bad lengths, found on the device's path with the CPU's message.
+TEST(CudaVsCpu, CtcLossAndGradient) {
+  SKIP_WITHOUT_GPU();
+  const int64_t batch = 5, steps = 9, classes = 6;
+  Input labels{{batch, 4}, KB_INT64, {1, 1, 2,      0, /**/ 3, 3, 3,      3, /**/ 0, 4,
+                                      5, 0, /**/ 2, 0, 0,      0, /**/ 4, 4, 4,      4}};
+  Input label_length{{batch, 1}, KB_INT64, {3, 4, 2, 1, 4}};
+  // entry 4 (4 4 4 4) needs 7 steps: given 5, its cost is +inf and its gradient the softmax
+  Input input_length{{batch, 1}, KB_INT64, {9, 7, 4, 1, 5}};
+  auto cost = [](const std::vector<kb_tensor*>& x) {
+    kb_tensor* y = nullptr;
+    kb_ctc_batch_cost(x[1], x[0], x[3], x[2], &y);
+    return y;
+  };
+  for (auto& dc : kDtypes)
+    for (int grad = 0; grad < 2; ++grad)
+      compare(
+          {random_input({batch, steps, classes}, dc.t, 101, 0.05, 1), labels, label_length,
+           input_length},
+          [&](const std::vector<kb_tensor*>& x) {
+            kb_tensor* y = cost(x);
+            return grad ? grad_of(x[0], y, 102) : y;
+          },
+          dc.rtol * 10);
+
+  kb_tensor* ph[4];
+  const Input* inputs[4] = {nullptr, &labels, &label_length, &input_length};
+  Input y_pred = random_input({batch, steps, classes}, KB_FLOAT32, 103, 0.05, 1);
+  inputs[0] = &y_pred;
+  for (int i = 0; i < 4; ++i)
+    ok(kb_placeholder(inputs[i]->shape.data(), inputs[i]->shape.size(), -1, inputs[i]->dtype, 0,
+                      "in", &ph[i]));
+  kb_tensor* y = cost(std::vector<kb_tensor*>(ph, ph + 4));
+  ASSERT_NE(y, nullptr) << kb_last_error_message();
+  kb_compiled_function* f = nullptr;
+  ok(kb_function(ph, 4, &y, 1, nullptr, 0, &f));
+  ok(kb_function_set_device(f, KB_DEVICE_CUDA));
+  Input short_input = input_length;
+  short_input.values[1] = 3;  // entry 1 has 4 labels
+  kb_tensor* data[4] = {make_data(y_pred), make_data(labels), make_data(label_length),
+                        make_data(short_input)};
+  kb_tensor_list* out = nullptr;
+  EXPECT_EQ(kb_function_call(f, data, 4, &out), KB_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(kb_last_error_message()).find("input_length[1] = 3 is shorter than"),
+            std::string::npos)
+      << kb_last_error_message();
+  EXPECT_EQ(out, nullptr);
+  for (auto* d : data) kb_tensor_release(d);
+  kb_function_release(f);
+  kb_tensor_release(y);
+  for (auto* p : ph) kb_tensor_release(p);
 }
 
 }  // namespace

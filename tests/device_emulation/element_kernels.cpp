@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/ops/conv_ops.h"
+#include "core/ops/ctc_batch.h"
 #include "core/ops/fused_program.h"
 #include "core/ops/resize_geom.h"
 #include "core/util/dispatch.h"
@@ -76,6 +77,42 @@ Kernel fused_kernel(const KernelArgs& k) {
   return Kernel{};
 }
 
+// As core/cuda/ctc.cu: labels checked and packed on the host, then the rows and the recursions'
+// cells over batch-wide scratch, in the GPU's order of kernels.
+template <bool Grad>
+Kernel ctc_kernel(const KernelArgs& k) {
+  const Dims& d = k.in[0].shape.dims;
+  CtcProblem p{d[0], d[1], d[2], k.in[1].shape.dims[1]};
+  auto typed = [p](auto zero) -> Kernel {
+    using T = decltype(zero);
+    return [p](const Ins& in, Buffer& out) {
+      std::vector<int32_t> packed =
+          ctc_pack_labels(p, in[1]->as<int32_t>(), in[2]->as<int32_t>(), in[3]->as<int32_t>());
+      CtcTable q = ctc_table(p, packed.data());
+      std::vector<double> mem(q.scratch_size(Grad));
+      CtcScratch s = q.scratch(mem.data(), Grad);
+      T* o = out.as<T>();
+      for (int64_t r = 0; r < q.rows(); ++r) ctc_log_softmax_at(q, s, in[0]->as<T>(), r);
+      for (int64_t b = 0; b < q.batch; ++b) {
+        CtcEntry e = q.entry(s, b);
+        for (int64_t t = 0; t < e.steps; ++t)
+          for (int64_t u = 0; u < e.u_len; ++u) e.a(t, u) = ctc_alpha_at(e, t, u);
+      }
+      if (!Grad) {
+        for (int64_t b = 0; b < q.batch; ++b) o[b] = T(-ctc_log_likelihood(q.entry(s, b)));
+        return;
+      }
+      for (int64_t b = 0; b < q.batch; ++b) {
+        CtcEntry e = q.entry(s, b);
+        for (int64_t t = e.steps - 1; t >= 0; --t)
+          for (int64_t u = 0; u < e.u_len; ++u) e.b(t, u) = ctc_beta_at(e, t, u);
+      }
+      for (int64_t r = 0; r < q.rows(); ++r) ctc_grad_at(q, s, o, r);
+    };
+  };
+  return k.in[0].dtype == DType::f32 ? typed(float{}) : typed(double{});
+}
+
 }  // namespace
 
 std::optional<Kernel> element_kernel(const char* op, const KernelArgs& args) {
@@ -85,6 +122,8 @@ std::optional<Kernel> element_kernel(const char* op, const KernelArgs& args) {
   if (std::strcmp(op, "FusedElementwise") == 0) return fused_kernel(args);
   if (std::strcmp(op, "Resize") == 0) return resize_kernel(args, false);
   if (std::strcmp(op, "ResizeGrad") == 0) return resize_kernel(args, true);
+  if (std::strcmp(op, "CtcLoss") == 0) return ctc_kernel<false>(args);
+  if (std::strcmp(op, "CtcLossGrad") == 0) return ctc_kernel<true>(args);
   return std::nullopt;
 }
 

@@ -1,0 +1,105 @@
+// CUDA kernels of CtcLoss and CtcLossGrad through the CPU's per-cell functions
+// (core/util/ctc_recursion.h): a thread per row of log-softmax and of the gradient, a block per
+// batch entry for the forward and backward recursions (a thread per state, a barrier per step).
+// The labels and lengths are read on the host first, to be checked with the CPU's rules and
+// messages; their extended labels go back in one copy. Decoding stays on the CPU, as TensorFlow
+// decodes there.
+#include "core/cuda/common.cuh"
+#include "core/ops/ctc_batch.h"
+
+namespace kb::cuda {
+namespace {
+
+using Ins = std::vector<const Buffer*>;
+
+template <class T>
+__global__ void log_softmax_kernel(CtcTable q, CtcScratch s, const T* x) {
+  KB_GRID_LOOP(r, q.rows()) ctc_log_softmax_at(q, s, x, r);
+}
+
+__global__ void alpha_kernel(CtcTable q, CtcScratch s) {
+  CtcEntry e = q.entry(s, blockIdx.x);
+  for (int64_t t = 0; t < e.steps; ++t) {
+    for (int64_t u = threadIdx.x; u < e.u_len; u += blockDim.x) e.a(t, u) = ctc_alpha_at(e, t, u);
+    __syncthreads();
+  }
+}
+
+__global__ void beta_kernel(CtcTable q, CtcScratch s) {
+  CtcEntry e = q.entry(s, blockIdx.x);
+  for (int64_t t = e.steps - 1; t >= 0; --t) {
+    for (int64_t u = threadIdx.x; u < e.u_len; u += blockDim.x) e.b(t, u) = ctc_beta_at(e, t, u);
+    __syncthreads();
+  }
+}
+
+template <class T>
+__global__ void loss_kernel(CtcTable q, CtcScratch s, T* out) {
+  KB_GRID_LOOP(b, q.batch) out[b] = T(-ctc_log_likelihood(q.entry(s, b)));
+}
+
+template <class T>
+__global__ void grad_kernel(CtcTable q, CtcScratch s, T* out) {
+  KB_GRID_LOOP(r, q.rows()) ctc_grad_at(q, s, out, r);
+}
+
+// The first n values of a device int32 tensor, on the host.
+std::vector<int32_t> read_ints(const Buffer& b, int64_t n) {
+  std::vector<int32_t> v(static_cast<size_t>(n));
+  if (n)
+    check_cuda(cudaMemcpyAsync(v.data(), b.data(), sizeof(int32_t) * size_t(n),
+                               cudaMemcpyDeviceToHost, stream()),
+               "ctc: copy of the labels");
+  return v;
+}
+
+// Threads of a recursion's block: one per state up to a warp multiple, at most 256.
+unsigned recursion_threads(int64_t states) {
+  int64_t n = (states + 31) / 32 * 32;
+  return unsigned(n < 256 ? n : 256);
+}
+
+template <bool Grad, class T>
+void run_ctc(const CtcProblem& p, const Ins& in, Buffer& out) {
+  if (p.batch == 0) return;
+  std::vector<int32_t> labels = read_ints(*in[1], p.batch * p.max_label);
+  std::vector<int32_t> label_length = read_ints(*in[2], p.batch);
+  std::vector<int32_t> input_length = read_ints(*in[3], p.batch);
+  check_cuda(cudaStreamSynchronize(stream()), "ctc: copy of the labels");
+  std::vector<int32_t> packed =
+      ctc_pack_labels(p, labels.data(), label_length.data(), input_length.data());
+  std::shared_ptr<void> table_mem = scratch(sizeof(int32_t) * packed.size());
+  // From pageable memory: the call returns once `packed` is staged.
+  check_cuda(cudaMemcpyAsync(table_mem.get(), packed.data(), sizeof(int32_t) * packed.size(),
+                             cudaMemcpyHostToDevice, stream()),
+             "ctc: copy of the labels");
+  CtcTable q = ctc_table(p, static_cast<const int32_t*>(table_mem.get()));
+
+  std::shared_ptr<void> mem = scratch(sizeof(double) * q.scratch_size(Grad));
+  CtcScratch s = q.scratch(static_cast<double*>(mem.get()), Grad);
+  const T* x = in[0]->as<T>();
+  unsigned threads = recursion_threads(q.states), entries = unsigned(p.batch);
+  log_softmax_kernel<<<blocks_for(q.rows()), 256, 0, stream()>>>(q, s, x);
+  alpha_kernel<<<entries, threads, 0, stream()>>>(q, s);
+  if constexpr (Grad) {
+    beta_kernel<<<entries, threads, 0, stream()>>>(q, s);
+    grad_kernel<<<blocks_for(q.rows()), 256, 0, stream()>>>(q, s, out.as<T>());
+  } else {
+    loss_kernel<<<blocks_for(p.batch), 256, 0, stream()>>>(q, s, out.as<T>());
+  }
+  after_launch("ctc");
+}
+
+template <bool Grad>
+Kernel make_ctc_loss(const KernelArgs& k) {
+  const Dims& d = k.in[0].shape.dims;
+  CtcProblem p{d[0], d[1], d[2], k.in[1].shape.dims[1]};
+  if (k.in[0].dtype == DType::f32)
+    return [p](const Ins& in, Buffer& out) { run_ctc<Grad, float>(p, in, out); };
+  return [p](const Ins& in, Buffer& out) { run_ctc<Grad, double>(p, in, out); };
+}
+Registrar r1("CtcLoss", make_ctc_loss<false>);
+Registrar r2("CtcLossGrad", make_ctc_loss<true>);
+
+}  // namespace
+}  // namespace kb::cuda
