@@ -4,38 +4,28 @@
 #include <utility>
 
 #include "core/backend/kernel.h"
+#include "core/ops/coo_index.h"
 #include "core/util/dispatch.h"
+#include "core/util/small_vector.h"
 
 namespace kb {
 namespace {
 
 using Ins = std::vector<const Buffer*>;
 
-// The dense dims a COO tensor describes: dense_shape's values, checked against the static dims.
-Dims dense_dims(const Buffer& dense_shape, const Dims& static_dims, const char* who) {
-  Dims d(size_t(dense_shape.numel()));
-  check(d.size() == static_dims.size(), Status::shape, who, ": dense_shape has ", d.size(),
-        " entries for a tensor of rank ", static_dims.size());
-  for (size_t i = 0; i < d.size(); ++i) {
-    d[i] = dense_shape.index(int64_t(i));
-    check(d[i] >= 0, Status::invalid_argument, who, ": dense_shape has a negative entry ", d[i]);
-    check(static_dims[i] < 0 || static_dims[i] == d[i], Status::shape, who, ": dense_shape ",
-          dims_str(d), " does not match the tensor's shape ", dims_str(static_dims));
-  }
-  return d;
+// An index tensor's values as int64.
+std::vector<int64_t> index_values(const Buffer& b) {
+  std::vector<int64_t> v(static_cast<size_t>(b.numel()));
+  for (int64_t i = 0; i < b.numel(); ++i) v[size_t(i)] = b.index(i);
+  return v;
 }
 
 // Flat offset of row `i` of an (n, depth) index matrix into `dims` (first `depth` axes).
 int64_t flat_offset(const Buffer& idx, int64_t i, int64_t depth, const Dims& dims,
                     const char* who) {
-  int64_t off = 0;
-  for (int64_t d = 0; d < depth; ++d) {
-    int64_t v = idx.index(i * depth + d);
-    check(v >= 0 && v < dims[size_t(d)], Status::invalid_argument, who, ": index ", v,
-          " is out of range [0, ", dims[size_t(d)], ") on axis ", d);
-    off = off * dims[size_t(d)] + v;
-  }
-  return off;
+  SmallVector<int64_t, 8> tuple(static_cast<size_t>(depth));
+  for (int64_t d = 0; d < depth; ++d) tuple[size_t(d)] = idx.index(i * depth + d);
+  return checked_nd_offset(tuple.data(), depth, dims, who);
 }
 
 // The number of index tuples in an (..., depth) index tensor.
@@ -52,14 +42,13 @@ Kernel make_to_dense(const KernelArgs& k) {
     using T = decltype(z);
     using C = compute_t<T>;
     return [static_dims](const Ins& in, Buffer& out) {
-      out.dims = dense_dims(*in[2], static_dims, "to_dense");
+      out.dims = coo_dense_dims(index_values(*in[2]), static_dims, "to_dense");
       out.allocate();
       T* o = out.as<T>();
       for (int64_t i = 0; i < out.numel(); ++i) o[i] = T(C(0));
       const Buffer &idx = *in[0], &val = *in[1];
       int64_t nnz = val.numel(), depth = int64_t(out.dims.size());
-      check(idx.numel() == nnz * depth, Status::shape, "to_dense: ", idx.dims[0], " indices for ",
-            nnz, " values");
+      check_coo_count(idx.dims[0], idx.numel(), nnz, depth, "to_dense");
       for (int64_t i = 0; i < nnz; ++i) {
         int64_t off = flat_offset(idx, i, depth, out.dims, "to_dense");
         o[off] = T(C(o[off]) + C(val.as<T>()[i]));
@@ -117,7 +106,7 @@ Kernel make_sparse_matmul(const KernelArgs& k) {
     using T = decltype(z);
     using C = compute_t<T>;
     return [a_static, adj](const Ins& in, Buffer& out) {
-      Dims ad = dense_dims(*in[2], a_static, "dot");
+      Dims ad = coo_dense_dims(index_values(*in[2]), a_static, "dot");
       const Buffer &idx = *in[0], &val = *in[1], &b = *in[3];
       int64_t inner = adj ? ad[0] : ad[1], n = b.dims[1];
       check(b.dims[0] == inner, Status::shape, "dot: shapes ", dims_str(ad), " and ",
@@ -127,13 +116,11 @@ Kernel make_sparse_matmul(const KernelArgs& k) {
       T* o = out.as<T>();
       for (int64_t i = 0; i < out.numel(); ++i) o[i] = T(C(0));
       int64_t nnz = val.numel();
-      check(idx.numel() == nnz * 2, Status::shape, "dot: ", idx.dims[0], " indices for ", nnz,
-            " values");
+      check_coo_count(idx.dims[0], idx.numel(), nnz, 2, "dot");
       const T* bv = b.as<T>();
       for (int64_t e = 0; e < nnz; ++e) {
         int64_t r = idx.index(2 * e), c = idx.index(2 * e + 1);
-        check(r >= 0 && r < ad[0] && c >= 0 && c < ad[1], Status::invalid_argument,
-              "dot: sparse index (", r, ", ", c, ") is out of range for shape ", dims_str(ad));
+        check_sparse_entry(r, c, ad);
         if (adj) std::swap(r, c);
         C v = C(val.as<T>()[e]);
         T* orow = o + r * n;

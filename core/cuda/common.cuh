@@ -23,6 +23,19 @@ inline std::shared_ptr<void> scratch(size_t bytes) {
   return std::shared_ptr<void>(scratch_alloc(bytes ? bytes : 1), scratch_free);
 }
 
+// Elements [begin, begin + n) of a device buffer, on the host (waits for the stream).
+template <class T>
+std::vector<T> host_copy(const Buffer& b, int64_t begin, int64_t n) {
+  std::vector<T> v(static_cast<size_t>(n));
+  if (n) {
+    check_cuda(cudaMemcpyAsync(v.data(), b.as<T>() + begin, sizeof(T) * size_t(n),
+                               cudaMemcpyDeviceToHost, stream()),
+               "copy to host");
+    check_cuda(cudaStreamSynchronize(stream()), "copy to host");
+  }
+  return v;
+}
+
 inline unsigned blocks_for(int64_t n, int threads = 256) {
   int64_t b = (n + threads - 1) / threads;
   if (b < 1) b = 1;

@@ -43,16 +43,6 @@ __global__ void grad_kernel(CtcTable q, CtcScratch s, T* out) {
   KB_GRID_LOOP(r, q.rows()) ctc_grad_at(q, s, out, r);
 }
 
-// The first n values of a device int32 tensor, on the host.
-std::vector<int32_t> read_ints(const Buffer& b, int64_t n) {
-  std::vector<int32_t> v(static_cast<size_t>(n));
-  if (n)
-    check_cuda(cudaMemcpyAsync(v.data(), b.data(), sizeof(int32_t) * size_t(n),
-                               cudaMemcpyDeviceToHost, stream()),
-               "ctc: copy of the labels");
-  return v;
-}
-
 // Threads of a recursion's block: one per state up to a warp multiple, at most 256.
 unsigned recursion_threads(int64_t states) {
   int64_t n = (states + 31) / 32 * 32;
@@ -62,10 +52,9 @@ unsigned recursion_threads(int64_t states) {
 template <bool Grad, class T>
 void run_ctc(const CtcProblem& p, const Ins& in, Buffer& out) {
   if (p.batch == 0) return;
-  std::vector<int32_t> labels = read_ints(*in[1], p.batch * p.max_label);
-  std::vector<int32_t> label_length = read_ints(*in[2], p.batch);
-  std::vector<int32_t> input_length = read_ints(*in[3], p.batch);
-  check_cuda(cudaStreamSynchronize(stream()), "ctc: copy of the labels");
+  std::vector<int32_t> labels = host_copy<int32_t>(*in[1], 0, p.batch * p.max_label);
+  std::vector<int32_t> label_length = host_copy<int32_t>(*in[2], 0, p.batch);
+  std::vector<int32_t> input_length = host_copy<int32_t>(*in[3], 0, p.batch);
   std::vector<int32_t> packed =
       ctc_pack_labels(p, labels.data(), label_length.data(), input_length.data());
   std::shared_ptr<void> table_mem = scratch(sizeof(int32_t) * packed.size());

@@ -2,6 +2,7 @@
 // cumulative scans and in_top_k.
 #include "core/backend/layout.h"
 #include "core/cuda/common.cuh"
+#include "core/cuda/index_errors.cuh"
 #include "core/ops/slice_spec.h"
 
 namespace kb::cuda {
@@ -128,40 +129,6 @@ Kernel make_reverse(const KernelArgs& k) {
 }
 Registrar r7("Reverse", make_reverse);
 
-// Index errors found on the device are reported through a flag read back after the kernel;
-// kNoError marks "no bad index".
-constexpr long long kNoError = (-9223372036854775807LL - 1);
-struct ErrorFlag {
-  std::shared_ptr<void> mem = scratch(sizeof(long long));
-  long long* ptr() { return static_cast<long long*>(mem.get()); }
-  void reset() {
-    static const long long none = kNoError;
-    check_cuda(cudaMemcpyAsync(ptr(), &none, sizeof none, cudaMemcpyHostToDevice, stream()),
-               "copy");
-  }
-  long long read() {
-    long long v = -1;
-    check_cuda(cudaMemcpyAsync(&v, ptr(), sizeof v, cudaMemcpyDeviceToHost, stream()), "copy");
-    check_cuda(cudaStreamSynchronize(stream()), "sync");
-    return v;
-  }
-  // Fails with "<who>: <what> <bad> is out of range [0, limit)" when a kernel flagged an index.
-  void check_ok(const char* who, const char* what, int64_t limit) {
-    long long bad = read();
-    check(bad == kNoError, Status::invalid_argument, who, ": ", what, " ", bad,
-          " is out of range [0, ", limit, ")");
-  }
-};
-
-template <class I>
-__device__ bool index_ok(I v, int64_t limit, long long* bad) {
-  if (v < 0 || int64_t(v) >= limit) {
-    atomicExch(reinterpret_cast<unsigned long long*>(bad), static_cast<unsigned long long>(v));
-    return false;
-  }
-  return true;
-}
-
 template <class E, class I>
 __global__ void gather_kernel(const E* ref, const I* idx, E* out, int64_t n_idx, int64_t row,
                               int64_t rows, long long* bad) {
@@ -171,12 +138,6 @@ __global__ void gather_kernel(const E* ref, const I* idx, E* out, int64_t n_idx,
     I v = idx[i];
     if (index_ok(v, rows, bad)) out[t] = ref[int64_t(v) * row + j];
   }
-}
-
-template <class F>
-Kernel with_index_type(DType t, F&& f) {
-  if (t == DType::i32) return f(int32_t{});
-  return f(int64_t{});
 }
 
 Kernel make_gather(const KernelArgs& k) {
@@ -189,25 +150,14 @@ Kernel make_gather(const KernelArgs& k) {
       int64_t n_idx = in[1]->numel();
       if (n_idx * row == 0) return;
       ErrorFlag flag;
-      flag.reset();
-      auto launch = [&](auto ze) {
+      with_element_type(es, [&](auto ze) {
         using E = decltype(ze);
         gather_kernel<<<blocks_for(n_idx * row), 256, 0, stream()>>>(
             static_cast<const E*>(in[0]->data()), in[1]->as<I>(), static_cast<E*>(out.data()),
             n_idx, row, rows, flag.ptr());
-      };
-      if (es == 1)
-        launch(uint8_t{});
-      else if (es == 2)
-        launch(uint16_t{});
-      else if (es == 4)
-        launch(uint32_t{});
-      else
-        launch(uint64_t{});
+      });
       after_launch("gather");
-      long long bad = flag.read();
-      check(bad == kNoError, Status::invalid_argument, "gather: index ", bad,
-            " is out of range [0, ", rows, ")");
+      flag.check_ok("gather", "index", rows);
     };
   });
 }
@@ -220,12 +170,7 @@ __global__ void scatter_add_kernel(const T* g, const I* idx, T* out, int64_t n_i
   KB_GRID_LOOP(t, n) {
     int64_t i = t / row, j = t % row;
     I v = idx[i];
-    if (!index_ok(v, rows, bad)) continue;
-    if constexpr (std::is_same_v<T, half>) {
-      atomicAdd(reinterpret_cast<__half*>(out + int64_t(v) * row + j), __float2half(float(g[t])));
-    } else {
-      atomicAdd(out + int64_t(v) * row + j, g[t]);
-    }
+    if (index_ok(v, rows, bad)) atomic_add(out + int64_t(v) * row + j, g[t]);
   }
 }
 
@@ -244,7 +189,6 @@ Kernel make_scatter_add_like(const KernelArgs& k) {
           int64_t n_idx = in[1]->numel();
           if (n_idx * row == 0) return;
           ErrorFlag flag;
-          flag.reset();
           scatter_add_kernel<<<blocks_for(n_idx * row), 256, 0, stream()>>>(
               in[0]->as<T>(), in[1]->as<I>(), out.as<T>(), n_idx, row, rows, flag.ptr());
           after_launch("scatter_add");
@@ -358,7 +302,6 @@ Kernel make_in_top_k(const KernelArgs& k) {
           int64_t batch = out.numel();
           if (batch == 0) return;
           ErrorFlag flag;
-          flag.reset();
           in_top_k_kernel<<<blocks_for(batch), 256, 0, stream()>>>(
               in[0]->as<T>(), in[1]->as<I>(), out.as<bool>(), batch, classes, top, flag.ptr());
           after_launch("in_top_k");

@@ -1092,4 +1092,93 @@ TEST(CudaVsCpu, CtcLossAndGradient) {
   for (auto* p : ph) kb_tensor_release(p);
 }
 
+// Sparse tensors: densified (duplicates add up; ranks 2 and 3), the sparse x dense product and
+// its gradients (the dense operand: the adjoint product; the values), the values' gradient of a
+// densified tensor (GatherNd) and its own gradient (ScatterNdLike); then an index out of range,
+// found on the device's path with the CPU's message.
+TEST(CudaVsCpu, SparseTensors) {
+  SKIP_WITHOUT_GPU();
+  Input idx2{{6, 2}, KB_INT64, {0, 1, 2, 3, 1, 0, 0, 1, 3, 2, 2, 0}};  // (0, 1) twice
+  Input idx3{{4, 3}, KB_INT64, {0, 1, 2, 1, 0, 0, 1, 1, 1, 0, 1, 2}};  // (0, 1, 2) twice
+  auto sparse = [](kb_tensor* idx, kb_tensor* val, std::vector<int64_t> shape) {
+    kb_tensor* sp = nullptr;
+    kb_sparse_tensor(idx, val, shape.data(), shape.size(), "sp", &sp);
+    return sp;
+  };
+  auto dense = [&](kb_tensor* idx, kb_tensor* val, std::vector<int64_t> shape) {
+    kb_tensor *sp = sparse(idx, val, shape), *d = nullptr;
+    kb_to_dense(sp, &d);
+    kb_tensor_release(sp);
+    return d;
+  };
+  for (auto& dc : kDtypes)
+    for (int grad = 0; grad < 2; ++grad) {
+      compare(
+          {idx2, random_input({6}, dc.t, 104)},
+          [&](const std::vector<kb_tensor*>& x) {
+            kb_tensor* y = dense(x[0], x[1], {4, 5});
+            return grad ? grad_of(x[1], y, 105) : y;
+          },
+          dc.rtol);
+      compare(
+          {idx3, random_input({4}, dc.t, 106)},
+          [&](const std::vector<kb_tensor*>& x) {
+            kb_tensor* y = dense(x[0], x[1], {2, 2, 3});
+            return grad ? grad_of(x[1], y, 107) : y;
+          },
+          dc.rtol);
+      for (int wrt = 0; wrt < 2; ++wrt)
+        compare(
+            {idx2, random_input({6}, dc.t, 108), random_input({5, 3}, dc.t, 109)},
+            [&](const std::vector<kb_tensor*>& x) {
+              kb_tensor *sp = sparse(x[0], x[1], {4, 5}), *y = nullptr;
+              kb_dot(sp, x[2], &y);
+              kb_tensor_release(sp);
+              return grad ? grad_of(x[wrt ? 2 : 1], y, 110) : y;
+            },
+            dc.rtol);
+    }
+  // d(values) of sum(w * dense) is GatherNd(w, indices); its gradient with respect to w is
+  // ScatterNdLike.
+  for (auto& dc : kDtypes)
+    compare(
+        {idx2, random_input({6}, dc.t, 111), random_input({4, 5}, dc.t, 112)},
+        [&](const std::vector<kb_tensor*>& x) {
+          kb_tensor *d = dense(x[0], x[1], {4, 5}), *p = nullptr, *s = nullptr, *g = nullptr;
+          kb_multiply(d, x[2], &p);
+          kb_sum(p, nullptr, 0, 0, &s);
+          kb_tensor_list* gl = nullptr;
+          if (kb_gradients(s, &x[1], 1, &gl) == KB_OK) {
+            kb_tensor_list_get(gl, 0, &g);
+            kb_tensor_list_release(gl);
+          }
+          for (auto* r : {d, p, s}) kb_tensor_release(r);
+          return g ? grad_of(x[2], g, 113) : nullptr;
+        },
+        dc.rtol);
+
+  kb_tensor *ph_idx = nullptr, *ph_val = nullptr;
+  ok(kb_placeholder(idx2.shape.data(), 2, -1, KB_INT64, 0, "idx", &ph_idx));
+  int64_t nnz = 6;
+  ok(kb_placeholder(&nnz, 1, -1, KB_FLOAT32, 0, "val", &ph_val));
+  kb_tensor* y = dense(ph_idx, ph_val, {4, 5});
+  ASSERT_NE(y, nullptr) << kb_last_error_message();
+  kb_tensor* phs[2] = {ph_idx, ph_val};
+  kb_compiled_function* f = nullptr;
+  ok(kb_function(phs, 2, &y, 1, nullptr, 0, &f));
+  ok(kb_function_set_device(f, KB_DEVICE_CUDA));
+  Input bad = idx2;
+  bad.values[9] = 7;  // entry 4's column
+  kb_tensor* data[2] = {make_data(bad), make_data(random_input({6}, KB_FLOAT32, 114))};
+  kb_tensor_list* out = nullptr;
+  EXPECT_EQ(kb_function_call(f, data, 2, &out), KB_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(kb_last_error_message()).find("index 7 is out of range [0, 5) on axis 1"),
+            std::string::npos)
+      << kb_last_error_message();
+  EXPECT_EQ(out, nullptr);
+  for (auto* d : data) kb_tensor_release(d);
+  kb_function_release(f);
+  for (auto* r : {y, ph_idx, ph_val}) kb_tensor_release(r);
+}
+
 }  // namespace

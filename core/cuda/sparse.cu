@@ -1,0 +1,238 @@
+// CUDA kernels of the sparse (COO) primitives of core/ops/sparse_ops.cpp: densify, gather and
+// scatter by index tuples, the sparse x dense matrix product. A thread per (tuple, element of its
+// slice); sums go through atomics, so a duplicate's sum may differ from the CPU's in its last
+// bits. A kernel that meets an index tuple out of range flags its row; the host reads that tuple
+// back and fails with the CPU's message (core/ops/coo_index.h). dense_shape's values are read
+// on the host: they are the result's dims.
+#include "core/cuda/common.cuh"
+#include "core/cuda/index_errors.cuh"
+#include "core/ops/coo_index.h"
+#include "core/util/nd_index.h"
+
+namespace kb::cuda {
+namespace {
+
+using Ins = std::vector<const Buffer*>;
+
+// The leading dims that index tuples address.
+struct TupleDims {
+  int64_t depth = 0;
+  int64_t d[kMaxDims] = {};
+};
+TupleDims tuple_dims(const Dims& dims, int64_t depth) {
+  TupleDims t;
+  t.depth = depth;
+  for (int64_t i = 0; i < depth; ++i) t.d[i] = dims[size_t(i)];
+  return t;
+}
+
+// Elements [begin, begin + n) of an index tensor (int32 or int64), on the host, as int64.
+std::vector<int64_t> host_indices(const Buffer& b, int64_t begin, int64_t n) {
+  if (b.dtype == DType::i64) return host_copy<int64_t>(b, begin, n);
+  std::vector<int32_t> v = host_copy<int32_t>(b, begin, n);
+  return std::vector<int64_t>(v.begin(), v.end());
+}
+
+// Fails with the CPU's message when a kernel flagged a row of `idx` (tuples of `depth`).
+void check_rows(ErrorFlag& flag, const Buffer& idx, int64_t depth, const Dims& dims,
+                const char* who) {
+  long long row = flag.read();
+  if (row == kNoRow) return;
+  std::vector<int64_t> tuple = host_indices(idx, row * depth, depth);
+  checked_nd_offset(tuple.data(), depth, dims, who);
+  fail(Status::internal, who, ": index tuple ", row, " was flagged but is in range");
+}
+
+// out[t] = x[tuple i, element j] (t = i * slice + j).
+template <class E, class I>
+__global__ void gather_nd_kernel(const E* x, const I* idx, E* out, TupleDims td, int64_t n,
+                                 int64_t slice, long long* bad) {
+  KB_GRID_LOOP(t, n) {
+    int64_t i = t / slice, j = t % slice;
+    int64_t off = nd_offset(idx + i * td.depth, td.depth, td.d);
+    if (off < 0)
+      flag_row(bad, i);
+    else
+      out[t] = x[off * slice + j];
+  }
+}
+
+// out[tuple i, element j] += u[t] (t = i * slice + j); out is zero beforehand.
+template <class T, class I>
+__global__ void scatter_nd_kernel(const T* u, const I* idx, T* out, TupleDims td, int64_t n,
+                                  int64_t slice, long long* bad) {
+  KB_GRID_LOOP(t, n) {
+    int64_t i = t / slice, j = t % slice;
+    int64_t off = nd_offset(idx + i * td.depth, td.depth, td.d);
+    if (off < 0)
+      flag_row(bad, i);
+    else
+      atomic_add(out + off * slice + j, u[t]);
+  }
+}
+
+template <class T, class I>
+void scatter_nd(const Buffer& u, const Buffer& idx, Buffer& out, const Dims& dims, int64_t depth,
+                int64_t rows, int64_t slice, const char* who) {
+  zero_on_device(out);
+  int64_t n = rows * slice;
+  if (n == 0) return;
+  ErrorFlag flag(kNoRow);
+  scatter_nd_kernel<<<blocks_for(n), 256, 0, stream()>>>(
+      u.as<T>(), idx.as<I>(), out.as<T>(), tuple_dims(dims, depth), n, slice, flag.ptr());
+  after_launch(who);
+  check_rows(flag, idx, depth, dims, who);
+}
+
+// The number of index tuples in an (..., depth) index tensor.
+int64_t tuples_of(const Buffer& idx) {
+  int64_t n = 1;
+  for (size_t d = 0; d + 1 < idx.dims.size(); ++d) n *= idx.dims[d];
+  return n;
+}
+
+// Calls f(T{}, I{}) for the value dtype `t` (one with device atomics) and index dtype `i`; an
+// empty kernel (the CPU's) for the other value dtypes.
+template <class F>
+Kernel with_summable_types(DType t, DType i, F&& f) {
+  return dispatch_dtype(t, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    if constexpr (!has_atomic_add_v<T>) {
+      return Kernel{};
+    } else {
+      return with_index_type(i, [&](auto zi) { return f(z, zi); });
+    }
+  });
+}
+
+// SparseTensor / SparseToDense (indices, values, dense_shape): duplicates add up.
+Kernel make_to_dense(const KernelArgs& k) {
+  Dims static_dims = k.node.attrs.ints("shape");
+  if (static_dims.size() > size_t(kMaxDims)) return Kernel{};
+  return with_summable_types(k.out.dtype, k.in[0].dtype, [&](auto z, auto zi) -> Kernel {
+    using T = decltype(z);
+    using I = decltype(zi);
+    return [static_dims](const Ins& in, Buffer& out) {
+      const char* who = "to_dense";
+      out.dims = coo_dense_dims(host_indices(*in[2], 0, in[2]->numel()), static_dims, who);
+      out.storage = scratch(out.nbytes());
+      const Buffer &idx = *in[0], &val = *in[1];
+      int64_t nnz = val.numel(), depth = int64_t(out.dims.size());
+      check_coo_count(idx.dims[0], idx.numel(), nnz, depth, who);
+      scatter_nd<T, I>(val, idx, out, out.dims, depth, nnz, 1, who);
+    };
+  });
+}
+Registrar r1("SparseTensor", make_to_dense);
+Registrar r2("SparseToDense", make_to_dense);
+
+// GatherNd(x, indices (..., depth)).
+Kernel make_gather_nd(const KernelArgs& k) {
+  int64_t depth = k.in[1].shape.dims.back();
+  Dims xd = k.in[0].shape.dims;
+  if (depth > kMaxDims) return Kernel{};
+  int64_t slice = 1;
+  for (size_t d = size_t(depth); d < xd.size(); ++d) slice *= xd[d];
+  size_t bytes = dtype_size(k.out.dtype);
+  return with_index_type(k.in[1].dtype, [&](auto zi) -> Kernel {
+    using I = decltype(zi);
+    return [depth, xd, slice, bytes](const Ins& in, Buffer& out) {
+      const char* who = "gather_nd";
+      int64_t n = tuples_of(*in[1]) * slice;
+      if (n == 0) return;
+      ErrorFlag flag(kNoRow);
+      with_element_type(bytes, [&](auto ze) {
+        using E = decltype(ze);
+        gather_nd_kernel<<<blocks_for(n), 256, 0, stream()>>>(
+            static_cast<const E*>(in[0]->data()), in[1]->as<I>(), static_cast<E*>(out.data()),
+            tuple_dims(xd, depth), n, slice, flag.ptr());
+      });
+      after_launch(who);
+      check_rows(flag, *in[1], depth, xd, who);
+    };
+  });
+}
+Registrar r3("GatherNd", make_gather_nd);
+
+// ScatterNdLike(updates, indices (..., depth), like).
+Kernel make_scatter_nd_like(const KernelArgs& k) {
+  int64_t depth = k.in[1].shape.dims.back();
+  Dims od = k.out.shape.dims;
+  if (depth > kMaxDims) return Kernel{};
+  int64_t slice = 1;
+  for (size_t d = size_t(depth); d < od.size(); ++d) slice *= od[d];
+  return with_summable_types(k.out.dtype, k.in[1].dtype, [&](auto z, auto zi) -> Kernel {
+    using T = decltype(z);
+    using I = decltype(zi);
+    return [depth, od, slice](const Ins& in, Buffer& out) {
+      scatter_nd<T, I>(*in[0], *in[1], out, od, depth, tuples_of(*in[1]), slice, "scatter_nd");
+    };
+  });
+}
+Registrar r4("ScatterNdLike", make_scatter_nd_like);
+
+// out[r] += v_e * b[c] for entry e = (r, c) (swapped with adjoint), a thread per (e, column).
+template <class T, class I>
+__global__ void sparse_matmul_kernel(const I* idx, const T* val, const T* b, T* out, int64_t n,
+                                     int64_t cols, int64_t rows_a, int64_t cols_a, bool adjoint,
+                                     long long* bad) {
+  KB_GRID_LOOP(t, n) {
+    int64_t e = t / cols, j = t % cols;
+    int64_t r = int64_t(idx[2 * e]), c = int64_t(idx[2 * e + 1]);
+    if (r < 0 || r >= rows_a || c < 0 || c >= cols_a) {
+      flag_row(bad, e);
+      continue;
+    }
+    if (adjoint) {
+      int64_t s = r;
+      r = c;
+      c = s;
+    }
+    using C = compute_t<T>;
+    atomic_add(out + r * cols + j, T(C(val[e]) * C(b[c * cols + j])));
+  }
+}
+
+// SparseMatMul(indices, values, dense_shape, b): A @ b or A^T @ b.
+Kernel make_sparse_matmul(const KernelArgs& k) {
+  Dims a_static = k.node.attrs.ints("a_shape");
+  bool adjoint = k.node.attrs.i("adjoint_a") != 0;
+  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    if constexpr (!is_float_v<T>) {
+      return Kernel{};
+    } else {
+      return with_index_type(k.in[0].dtype, [&](auto zi) -> Kernel {
+        using I = decltype(zi);
+        return [a_static, adjoint](const Ins& in, Buffer& out) {
+          Dims ad = coo_dense_dims(host_indices(*in[2], 0, in[2]->numel()), a_static, "dot");
+          const Buffer &idx = *in[0], &val = *in[1], &b = *in[3];
+          int64_t inner = adjoint ? ad[0] : ad[1], cols = b.dims[1];
+          check(b.dims[0] == inner, Status::shape, "dot: shapes ", dims_str(ad), " and ",
+                dims_str(b.dims), " are not aligned");
+          out.dims = {adjoint ? ad[1] : ad[0], cols};
+          out.storage = scratch(out.nbytes());
+          zero_on_device(out);
+          int64_t nnz = val.numel();
+          check_coo_count(idx.dims[0], idx.numel(), nnz, 2, "dot");
+          int64_t n = nnz * cols;
+          if (n == 0) return;
+          ErrorFlag flag(kNoRow);
+          sparse_matmul_kernel<<<blocks_for(n), 256, 0, stream()>>>(
+              idx.as<I>(), val.as<T>(), b.as<T>(), out.as<T>(), n, cols, ad[0], ad[1], adjoint,
+              flag.ptr());
+          after_launch("dot");
+          long long e = flag.read();
+          if (e == kNoRow) return;
+          std::vector<int64_t> rc = host_indices(idx, 2 * e, 2);
+          check_sparse_entry(rc[0], rc[1], ad);
+          fail(Status::internal, "dot: sparse entry ", e, " was flagged but is in range");
+        };
+      });
+    }
+  });
+}
+Registrar r5("SparseMatMul", make_sparse_matmul);
+
+}  // namespace
+}  // namespace kb::cuda
