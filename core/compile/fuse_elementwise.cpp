@@ -50,7 +50,8 @@ int comparison_index(const std::string& name) {
   return -1;
 }
 
-bool is_float_type(DType t) { return t == DType::f32 || t == DType::f64; }
+// float16 groups too: a device whose fused kernel declines them (the CPU's) leaves them unfused.
+bool is_float_type(DType t) { return t == DType::f16 || t == DType::f32 || t == DType::f64; }
 
 // What a step is to the rewrite: not fusable (-1 kind) or a cast / table operation.
 struct Member {

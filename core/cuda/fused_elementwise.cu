@@ -30,6 +30,7 @@ Kernel fused_factory(const KernelArgs& k) {
 Kernel make_fused_elementwise(const KernelArgs& k) {
   if (k.out.dtype == DType::f32) return fused_factory<float>(k);
   if (k.out.dtype == DType::f64) return fused_factory<double>(k);
+  if (k.out.dtype == DType::f16) return fused_factory<half>(k);
   return Kernel{};
 }
 Registrar reg_fused("FusedElementwise", make_fused_elementwise);

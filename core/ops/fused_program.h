@@ -12,6 +12,7 @@
 #include "core/backend/kernel.h"
 #include "core/ops/scalar_funcs.h"
 #include "core/ops/scalar_ops.h"
+#include "core/util/dispatch.h"
 #include "core/util/error.h"
 #include "core/util/half.h"
 #include "core/util/host_device.h"
@@ -139,20 +140,25 @@ KB_HD T fused_load(const FusedProgram& p, const FusedOperands& o, int k, int64_t
   }
 }
 
-// Output element i: the program run over its registers.
+// Output element i: the program run over its registers. A float16 group computes in float and
+// rounds every instruction's result to float16, as its unfused kernels store each result: the
+// same values, not more precise ones.
 template <class T>
 KB_HD T fused_element(const FusedProgram& p, const FusedOperands& o, int64_t i) {
-  T r[fused::kMaxRegisters];
+  using C = compute_t<T>;
+  C r[fused::kMaxRegisters];
   for (int j = 0; j < p.instructions; ++j) {
     const int16_t* c = p.code[j];
+    T v;
     if (c[0] == 0)
-      r[c[2]] = fused_load<T>(p, o, c[3], i);
+      v = fused_load<T>(p, o, c[3], i);
     else if (c[0] == 1)
-      r[c[2]] = fused::unary_op<T>(c[1], r[c[3]]);
+      v = T(fused::unary_op<C>(c[1], r[c[3]]));
     else
-      r[c[2]] = fused::binary_op<T>(c[1], r[c[3]], r[c[4]]);
+      v = T(fused::binary_op<C>(c[1], r[c[3]], r[c[4]]));
+    r[c[2]] = C(v);
   }
-  return r[p.result];
+  return T(r[p.result]);
 }
 
 }  // namespace kb

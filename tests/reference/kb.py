@@ -296,9 +296,9 @@ def unfused(fn, *args):
             os.environ["KB_FUSE"] = old
 
 
-def logged_plans(script, case, **env):
-    """The op names of every plan that `python -c script case` builds (KB_LOG_PLAN=1), in the
-    order they are logged (a function's loop bodies before the function's own)."""
+def _plan_log(script, case, **env):
+    """The plan lines that `python -c script case` logs (KB_LOG_PLAN=1):
+    "kbackend plan (<device>): <op>@<device> ..."."""
     import subprocess
     import sys
     e = dict(os.environ, KB_LOG_PLAN="1", PYTHONPATH=_here)
@@ -306,8 +306,19 @@ def logged_plans(script, case, **env):
     e.update(env)
     r = subprocess.run([sys.executable, "-c", script, case], env=e, capture_output=True,
                        text=True, check=True)
-    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("kbackend plan")]
-    return [[s.split("@")[0] for s in ln.split(":", 1)[1].split()] for ln in lines]
+    return [ln for ln in r.stderr.splitlines() if ln.startswith("kbackend plan")]
+
+
+def logged_plans(script, case, **env):
+    """The op names of every plan that `python -c script case` builds (KB_LOG_PLAN=1), in the
+    order they are logged (a function's loop bodies before the function's own)."""
+    return [[s.split("@")[0] for s in ln.split(":", 1)[1].split()]
+            for ln in _plan_log(script, case, **env)]
+
+
+def plan_devices(script, case, **env):
+    """The device of every plan that `python -c script case` builds, as logged."""
+    return [ln.split("(", 1)[1].split(")", 1)[0] for ln in _plan_log(script, case, **env)]
 
 
 def plan_steps(script, case, outermost=False, **env):

@@ -179,6 +179,9 @@ elif case == "relu_grad":  # dy * (x > 0): the comparison goes into the fused st
                                     kb.F32), y)]
 elif case == "sum_grad":  # d sum(sigmoid(x)) / dx: the seed's broadcast is loaded in place
     outs = kb.gradients(kb.op("sum", kb.op("sigmoid", x), None, 0, 0), [x])
+elif case == "half":
+    h = kb.op("cast", x, kb.F16)
+    outs = [kb.op("multiply", kb.op("sigmoid", kb.op("add", h, h)), kb.op("tanh", h))]
 elif case == "mask_returned":  # the bool mask itself leaves the plan: not absorbed
     m = kb.op("greater", x, kb.const(np.float32(0)))
     outs = [m, kb.op("multiply", kb.op("cast", m, kb.F32), y)]
@@ -203,6 +206,39 @@ def test_plans():
     train = plan_steps("train")
     assert "FusedElementwise" in train, train
     assert len(train) < len(plan_steps("train", KB_FUSE="0")), train
+    # float16 groups: fused on the GPU (the cast of x is its converting load); the CPU's fused
+    # kernel declines them.
+    if kb.plan_devices(PLAN_SCRIPT, "half") == ["cpu"]:
+        assert plan_steps("half") == ["Cast", "Add", "Sigmoid", "Tanh", "Mul"]
+    else:
+        assert plan_steps("half") == ["FusedElementwise"]
+
+
+def test_float16_groups():
+    """A float16 group computes in float and rounds every instruction's result to float16, as
+    each unfused kernel stores its result: the fused values equal the unfused ones exactly."""
+    rng = np.random.default_rng(6)
+    F16 = kb.F16
+    xs = rng.standard_normal((7, 130)).astype(np.float16)
+    ws = rng.standard_normal(130).astype(np.float16)
+    bs = rng.standard_normal(130).astype(np.float16)
+    os_ = rng.standard_normal((7, 130)).astype(np.float32)
+    ks = rng.integers(-3, 4, (7, 130)).astype(np.int32)
+    x = kb.placeholder([-1, 130], F16)
+    o = kb.placeholder([-1, 130], kb.F32)
+    k = kb.placeholder([-1, 130], kb.I32)
+    two = const(np.asarray(2.0, np.float16))
+    y = w1(x, kb.variable(ws, F16), kb.variable(bs, F16))
+    y = kb.op("add", y, kb.op("softplus", kb.op("tanh", kb.op("cast", o, F16))))
+    e = kb.op("exp", kb.op("negative", kb.op("square", x)))
+    y = kb.op("add", y, kb.op("divide", e, kb.op("add", kb.op("abs", x), two)))
+    y = kb.op("multiply", y, kb.op("cast", kb.op("add", k, k), F16))
+    fused, plain = both([x, o, k], [y], xs, os_, ks)
+    same(fused, plain)
+    x64, o64 = xs.astype(np.float64), os_.astype(np.float16).astype(np.float64)
+    ref = np_sigmoid(x64 * ws + bs) * np.tanh(x64) + np.log1p(np.exp(np.tanh(o64)))
+    ref = (ref + np.exp(-x64 * x64) / (np.abs(x64) + 2)) * (2 * ks)
+    np.testing.assert_allclose(fused[0].astype(np.float64), ref, rtol=2e-2, atol=2e-2)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
