@@ -15,6 +15,7 @@
 #include "core/cpu/row_kernels.h"
 #include "core/ops/conv_ops.h"
 #include "core/util/dispatch.h"
+#include "core/backend/pool_problem.h"
 #include "core/util/pool_windows.h"
 
 namespace kb::cpu {
@@ -31,9 +32,10 @@ struct Geo : PoolWindows {
   int64_t pa[3] = {0, 0, 0};
 };
 
-Geo make_geo(const PoolGeom& pg, const Dims& x, const Dims& y) {
+Geo make_geo(const PoolProblem& p) {
   Geo g;
-  static_cast<PoolWindows&>(g) = pool_windows(pg, x, y);
+  static_cast<PoolWindows&>(g) = p.windows();
+  const PoolGeom& pg = p.geom;
   g.pg = pg;
   g.nsp = pg.nsp();
   for (size_t i = 0; i < g.nsp; ++i) g.pa[3 - g.nsp + i] = pg.pad_after[i];
@@ -260,22 +262,19 @@ Kernel dnnl_pool_backward(const Geo& g) {
   }
 }
 
-enum class Which { fwd, bwd, max_grad_grad };
-
-template <Which W>
+template <PoolKernel W>
 Kernel make_pool_kernel(const KernelArgs& ka) {
-  const Dims& x = W == Which::fwd ? ka.in[0].shape.dims : ka.in[1].shape.dims;
-  const Dims& y = W == Which::bwd ? ka.in[0].shape.dims : ka.out.shape.dims;
-  PoolGeom pg = PoolGeom::from(ka.node.attrs).resolved(x);
-  if (numel(x) == 0 || numel(y) == 0)
+  PoolProblem pp = pool_problem(ka, W);
+  const PoolGeom& pg = pp.geom;
+  if (numel(pp.x) == 0 || numel(pp.y) == 0)
     return [](const std::vector<const Buffer*>&, Buffer& out) {
       if (out.nbytes()) std::memset(out.data(), 0, out.nbytes());
     };
-  Geo g = make_geo(pg, x, y);
+  Geo g = make_geo(pp);
   if (ka.out.dtype == DType::f32) {
     Kernel k;
-    if constexpr (W == Which::fwd) k = dnnl_pool(g);
-    if constexpr (W == Which::bwd) {
+    if constexpr (W == PoolKernel::forward) k = dnnl_pool(g);
+    if constexpr (W == PoolKernel::backward) {
       if (direct_max_backward_fits(g))
         return [g](const std::vector<const Buffer*>& in, Buffer& out) {
           direct_max_backward(g, in[0]->as<float>(), in[1]->as<float>(), out.as<float>());
@@ -290,9 +289,9 @@ Kernel make_pool_kernel(const KernelArgs& ka) {
       fail(Status::dtype, pg.who, ": floating input required");
     } else {
       return [g](const std::vector<const Buffer*>& in, Buffer& out) {
-        if constexpr (W == Which::fwd)
+        if constexpr (W == PoolKernel::forward)
           ref_pool<T>(g, in[0]->as<T>(), out.as<T>());
-        else if constexpr (W == Which::bwd)
+        else if constexpr (W == PoolKernel::backward)
           ref_pool_backward<T>(g, in[0]->as<T>(), in[1]->as<T>(), out.as<T>());
         else
           ref_max_pool_grad_grad<T>(g, in[0]->as<T>(), in[1]->as<T>(), out.as<T>());
@@ -301,9 +300,9 @@ Kernel make_pool_kernel(const KernelArgs& ka) {
   });
 }
 
-KernelRegistrar k1("cpu", "Pool", make_pool_kernel<Which::fwd>);
-KernelRegistrar k2("cpu", "PoolBackward", make_pool_kernel<Which::bwd>);
-KernelRegistrar k3("cpu", "MaxPoolGradGrad", make_pool_kernel<Which::max_grad_grad>);
+KernelRegistrar k1("cpu", "Pool", make_pool_kernel<PoolKernel::forward>);
+KernelRegistrar k2("cpu", "PoolBackward", make_pool_kernel<PoolKernel::backward>);
+KernelRegistrar k3("cpu", "MaxPoolGradGrad", make_pool_kernel<PoolKernel::max_grad_grad>);
 
 }  // namespace
 }  // namespace kb::cpu

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/backend/kernel.h"
+#include "core/backend/pool_problem.h"
 #include "core/backend/reduce_plan.h"
 #include "core/util/dispatch.h"
 
@@ -107,9 +108,9 @@ void zero_on_device(Buffer& out);
 // mode: 0 sum, 1 prod, 2 max, 3 min (core/ops/build.h ReduceMode).
 void reduce_on_device(int mode, const ReducePlan& p, const Buffer& in, Buffer& out);
 
-// Pool (which 0), PoolBackward (1) or MaxPoolGradGrad (2) through own kernels (core/cuda/pool.cu):
-// any padding; empty for an unsupported dtype.
-Kernel window_pool_kernel(const KernelArgs& k, int which);
+// Pool, PoolBackward or MaxPoolGradGrad through own kernels (core/cuda/pool.cu): any padding;
+// empty for an unsupported dtype.
+Kernel window_pool_kernel(const KernelArgs& k, PoolKernel which);
 
 // out = in with axes permuted (out's dims are in's dims permuted by perm).
 void transpose_on_device(const Buffer& in, Buffer& out, const std::vector<int64_t>& perm);

@@ -339,14 +339,15 @@ struct PoolState {
 
 template <class T>
 Kernel pool_kernel(const KernelArgs& k, bool backward) {
-  PoolGeom g = PoolGeom::from(k.node.attrs);
-  const Dims& xd = backward ? k.in[1].shape.dims : k.in[0].shape.dims;
-  g = g.resolved(xd);
+  PoolKernel which = backward ? PoolKernel::backward : PoolKernel::forward;
+  PoolProblem p = pool_problem(k, which);
+  const PoolGeom& g = p.geom;
+  const Dims& xd = p.x;
   size_t nsp = g.nsp();
   for (size_t i = 0; i < nsp; ++i)
-    if (g.pad_before[i] != g.pad_after[i]) return window_pool_kernel(k, backward ? 1 : 0);
+    if (g.pad_before[i] != g.pad_after[i]) return window_pool_kernel(k, which);
   auto s = std::make_shared<PoolState>();
-  s->y_dims = backward ? k.in[0].shape.dims : k.out.shape.dims;
+  s->y_dims = p.y;
   s->x = std::make_unique<TensorDesc>(nd_desc(xd, g.channels_first), dnn_type<T>());
   s->y = std::make_unique<TensorDesc>(nd_desc(s->y_dims, g.channels_first), dnn_type<T>());
   std::vector<int> window, pad, stride;

@@ -3,7 +3,7 @@
 // and MaxPoolGradGrad. One thread per output cell (forward, MaxPoolGradGrad) or input cell
 // (backward: it gathers the outputs reading it, no atomics).
 #include "core/cuda/common.cuh"
-#include "core/ops/conv_ops.h"
+#include "core/backend/pool_problem.h"
 
 namespace kb::cuda {
 namespace {
@@ -26,14 +26,14 @@ __global__ void max_pool_grad_grad_kernel(PoolWindows g, const T* gx, const T* x
 }
 
 template <class T>
-Kernel typed_kernel(const PoolWindows& g, bool avg, int which) {
+Kernel typed_kernel(const PoolWindows& g, bool avg, PoolKernel which) {
   return [g, avg, which](const std::vector<const Buffer*>& in, Buffer& out) {
     int64_t n = out.numel();
     if (n == 0) return;
-    if (which == 0)
+    if (which == PoolKernel::forward)
       pool_forward_kernel<<<blocks_for(n), 256, 0, stream()>>>(g, avg, in[0]->as<T>(), out.as<T>(),
                                                                n);
-    else if (which == 1)
+    else if (which == PoolKernel::backward)
       pool_backward_kernel<<<blocks_for(n), 256, 0, stream()>>>(g, avg, in[0]->as<T>(),
                                                                 in[1]->as<T>(), out.as<T>(), n);
     else
@@ -43,19 +43,18 @@ Kernel typed_kernel(const PoolWindows& g, bool avg, int which) {
   };
 }
 
-Kernel make_max_pool_grad_grad(const KernelArgs& k) { return window_pool_kernel(k, 2); }
+Kernel make_max_pool_grad_grad(const KernelArgs& k) {
+  return window_pool_kernel(k, PoolKernel::max_grad_grad);
+}
 Registrar r1("MaxPoolGradGrad", make_max_pool_grad_grad);
 
 }  // namespace
 
-Kernel window_pool_kernel(const KernelArgs& k, int which) {
-  // Operands: Pool (x); PoolBackward (dy, x); MaxPoolGradGrad (gx, x).
-  const Dims& x = which == 0 ? k.in[0].shape.dims : k.in[1].shape.dims;
-  const Dims& y = which == 1 ? k.in[0].shape.dims : k.out.shape.dims;
-  PoolGeom pg = PoolGeom::from(k.node.attrs).resolved(x);
-  if (pg.nsp() > 3) return Kernel{};
-  PoolWindows g = pool_windows(pg, x, y);
-  bool avg = pg.mode == PoolMode::avg;
+Kernel window_pool_kernel(const KernelArgs& k, PoolKernel which) {
+  PoolProblem p = pool_problem(k, which);
+  if (p.geom.nsp() > 3) return Kernel{};
+  PoolWindows g = p.windows();
+  bool avg = p.avg();
   if (k.out.dtype == DType::f32) return typed_kernel<float>(g, avg, which);
   if (k.out.dtype == DType::f64) return typed_kernel<double>(g, avg, which);
   if (k.out.dtype == DType::f16) return typed_kernel<half>(g, avg, which);

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "core/ops/conv_ops.h"
+#include "core/backend/pool_problem.h"
 #include "core/ops/ctc_batch.h"
 #include "core/ops/fused_program.h"
 #include "core/ops/resize_geom.h"
@@ -13,13 +13,11 @@ namespace {
 
 using Ins = std::vector<const Buffer*>;
 
-// As core/cuda/pool.cu: which 0 Pool (x), 1 PoolBackward (dy, x), 2 MaxPoolGradGrad (gx, x).
-Kernel pool_kernel(const KernelArgs& k, int which) {
-  const Dims& x = which == 0 ? k.in[0].shape.dims : k.in[1].shape.dims;
-  const Dims& y = which == 1 ? k.in[0].shape.dims : k.out.shape.dims;
-  PoolGeom pg = PoolGeom::from(k.node.attrs).resolved(x);
-  PoolWindows g = pool_windows(pg, x, y);
-  bool avg = pg.mode == PoolMode::avg;
+// As core/cuda/pool.cu.
+Kernel pool_kernel(const KernelArgs& k, PoolKernel which) {
+  PoolProblem p = pool_problem(k, which);
+  PoolWindows g = p.windows();
+  bool avg = p.avg();
   return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     if constexpr (!is_float_v<T>) {
@@ -29,9 +27,9 @@ Kernel pool_kernel(const KernelArgs& k, int which) {
       return [g, avg, which](const Ins& in, Buffer& out) {
         T* o = out.as<T>();
         for (int64_t e = 0; e < out.numel(); ++e) {
-          if (which == 0)
+          if (which == PoolKernel::forward)
             o[e] = pool_forward_at<C, pool_acc_t<T>>(g, avg, in[0]->as<T>(), e);
-          else if (which == 1)
+          else if (which == PoolKernel::backward)
             o[e] = pool_backward_at<C>(g, avg, in[0]->as<T>(), in[1]->as<T>(), e);
           else
             o[e] = max_pool_grad_grad_at<C>(g, in[0]->as<T>(), in[1]->as<T>(), e);
@@ -117,9 +115,9 @@ Kernel ctc_kernel(const KernelArgs& k) {
 }  // namespace
 
 std::optional<Kernel> element_kernel(const char* op, const KernelArgs& args) {
-  if (std::strcmp(op, "Pool") == 0) return pool_kernel(args, 0);
-  if (std::strcmp(op, "PoolBackward") == 0) return pool_kernel(args, 1);
-  if (std::strcmp(op, "MaxPoolGradGrad") == 0) return pool_kernel(args, 2);
+  if (std::strcmp(op, "Pool") == 0) return pool_kernel(args, PoolKernel::forward);
+  if (std::strcmp(op, "PoolBackward") == 0) return pool_kernel(args, PoolKernel::backward);
+  if (std::strcmp(op, "MaxPoolGradGrad") == 0) return pool_kernel(args, PoolKernel::max_grad_grad);
   if (std::strcmp(op, "FusedElementwise") == 0) return fused_kernel(args);
   if (std::strcmp(op, "Resize") == 0) return resize_kernel(args, false);
   if (std::strcmp(op, "ResizeGrad") == 0) return resize_kernel(args, true);
