@@ -1,13 +1,15 @@
 // CUDA convolutions and pooling through cuDNN: forward, backward-data and backward-filter as
-// separate kernels, algorithms chosen once per shape at plan time. Keras keeps kernels as
-// (spatial..., in/groups, out); cuDNN wants (out, spatial..., in) (KRSC), so kernels are permuted
-// on the way in and filter gradients on the way out. cuDNN pads symmetrically: the rest of an
-// asymmetric padding ('same' with an odd remainder, causal) is made explicit, the input copied
-// into a zeroed, larger scratch tensor (and the data gradient copied out of one).
+// separate kernels, algorithms chosen once per shape at plan time (measured: cudnnFind). Keras
+// keeps kernels as (spatial..., in/groups, out); cuDNN wants (out, spatial..., in) (KRSC), so
+// kernels are permuted on the way in and filter gradients on the way out. cuDNN pads symmetrically:
+// the rest of an asymmetric padding ('same' with an odd remainder, causal) is made explicit, the
+// input copied into a zeroed, larger scratch tensor (and the data gradient copied out of one).
 #include <cudnn.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
+#include <string>
 
 #include "core/cuda/common.cuh"
 #include "core/ops/conv_ops.h"
@@ -223,6 +225,37 @@ const void* padded_input(const ConvPlan& p, const Buffer& x, std::shared_ptr<voi
   return xp.data();
 }
 
+// Measuring the algorithms at plan time (cudnnFind) is on unless KB_CUDNN_FIND=0.
+bool measure_algorithms() {
+  static const bool on = [] {
+    const char* e = std::getenv("KB_CUDNN_FIND");
+    return !(e && std::string(e) == "0");
+  }();
+  return on;
+}
+
+// The algorithm of one convolution pass, with its workspace size (use(algo) records both and
+// returns the size query's status). Measured: the fastest deterministic algorithm that ran (the
+// results of a call do not depend on timing); else, or when measuring fails, the heuristics'
+// first algorithm that supports the problem. False: none (the kernel is declined).
+template <class Perf, class Find, class Heuristic, class Use>
+bool choose_algorithm(Find&& find, Heuristic&& heuristic, Use&& use) {
+  constexpr int kMax = 16;
+  Perf perf[kMax];
+  int found = 0;
+  if (measure_algorithms() && find(kMax, &found, perf) == CUDNN_STATUS_SUCCESS)
+    for (int i = 0; i < found; ++i)
+      if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].determinism == CUDNN_DETERMINISTIC &&
+          use(perf[i].algo) == CUDNN_STATUS_SUCCESS)
+        return true;
+  found = 0;
+  if (heuristic(kMax, &found, perf) != CUDNN_STATUS_SUCCESS) return false;
+  for (int i = 0; i < found; ++i)
+    if (perf[i].status == CUDNN_STATUS_SUCCESS && use(perf[i].algo) == CUDNN_STATUS_SUCCESS)
+      return true;
+  return false;
+}
+
 template <class T>
 Kernel conv_kernel(const KernelArgs& k, int which) {
   // which: 0 forward (x, k) -> y; 1 backward data (dy, k, x) -> dx; 2 backward filter (x, dy, k).
@@ -234,47 +267,52 @@ Kernel conv_kernel(const KernelArgs& k, int which) {
   ConvPlan p;
   if (!make_conv_plan(g, xd, kd, yd, p)) return Kernel{};
   auto s = make_state(p, dnn_type<T>());
-  // The heuristics' first algorithm that supports this problem (and whose workspace can be
-  // queried); none: decline, and the CPU runs the step.
-  int found = 0;
   bool chosen = false;
   if (which == 0) {
-    cudnnConvolutionFwdAlgoPerf_t perf[16];
-    if (cudnnGetConvolutionForwardAlgorithm_v7(handle(), s->x->d, s->w->d, s->conv->d, s->y->d, 16,
-                                               &found, perf) != CUDNN_STATUS_SUCCESS)
-      return Kernel{};
-    for (int i = 0; i < found && !chosen; ++i) {
-      if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
-      s->fwd = perf[i].algo;
-      chosen =
-          cudnnGetConvolutionForwardWorkspaceSize(handle(), s->x->d, s->w->d, s->conv->d, s->y->d,
-                                                  s->fwd, &s->workspace) == CUDNN_STATUS_SUCCESS;
-    }
+    chosen = choose_algorithm<cudnnConvolutionFwdAlgoPerf_t>(
+        [&](int n, int* found, cudnnConvolutionFwdAlgoPerf_t* perf) {
+          return cudnnFindConvolutionForwardAlgorithm(handle(), s->x->d, s->w->d, s->conv->d,
+                                                      s->y->d, n, found, perf);
+        },
+        [&](int n, int* found, cudnnConvolutionFwdAlgoPerf_t* perf) {
+          return cudnnGetConvolutionForwardAlgorithm_v7(handle(), s->x->d, s->w->d, s->conv->d,
+                                                        s->y->d, n, found, perf);
+        },
+        [&](cudnnConvolutionFwdAlgo_t a) {
+          s->fwd = a;
+          return cudnnGetConvolutionForwardWorkspaceSize(handle(), s->x->d, s->w->d, s->conv->d,
+                                                         s->y->d, a, &s->workspace);
+        });
   } else if (which == 1) {
-    cudnnConvolutionBwdDataAlgoPerf_t perf[16];
-    if (cudnnGetConvolutionBackwardDataAlgorithm_v7(handle(), s->w->d, s->y->d, s->conv->d, s->x->d,
-                                                    16, &found, perf) != CUDNN_STATUS_SUCCESS)
-      return Kernel{};
-    for (int i = 0; i < found && !chosen; ++i) {
-      if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
-      s->bwd_data = perf[i].algo;
-      chosen = cudnnGetConvolutionBackwardDataWorkspaceSize(handle(), s->w->d, s->y->d, s->conv->d,
-                                                            s->x->d, s->bwd_data,
-                                                            &s->workspace) == CUDNN_STATUS_SUCCESS;
-    }
+    chosen = choose_algorithm<cudnnConvolutionBwdDataAlgoPerf_t>(
+        [&](int n, int* found, cudnnConvolutionBwdDataAlgoPerf_t* perf) {
+          return cudnnFindConvolutionBackwardDataAlgorithm(handle(), s->w->d, s->y->d, s->conv->d,
+                                                           s->x->d, n, found, perf);
+        },
+        [&](int n, int* found, cudnnConvolutionBwdDataAlgoPerf_t* perf) {
+          return cudnnGetConvolutionBackwardDataAlgorithm_v7(handle(), s->w->d, s->y->d, s->conv->d,
+                                                             s->x->d, n, found, perf);
+        },
+        [&](cudnnConvolutionBwdDataAlgo_t a) {
+          s->bwd_data = a;
+          return cudnnGetConvolutionBackwardDataWorkspaceSize(
+              handle(), s->w->d, s->y->d, s->conv->d, s->x->d, a, &s->workspace);
+        });
   } else {
-    cudnnConvolutionBwdFilterAlgoPerf_t perf[16];
-    if (cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle(), s->x->d, s->y->d, s->conv->d,
-                                                      s->w->d, 16, &found,
-                                                      perf) != CUDNN_STATUS_SUCCESS)
-      return Kernel{};
-    for (int i = 0; i < found && !chosen; ++i) {
-      if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
-      s->bwd_filter = perf[i].algo;
-      chosen = cudnnGetConvolutionBackwardFilterWorkspaceSize(
-                   handle(), s->x->d, s->y->d, s->conv->d, s->w->d, s->bwd_filter, &s->workspace) ==
-               CUDNN_STATUS_SUCCESS;
-    }
+    chosen = choose_algorithm<cudnnConvolutionBwdFilterAlgoPerf_t>(
+        [&](int n, int* found, cudnnConvolutionBwdFilterAlgoPerf_t* perf) {
+          return cudnnFindConvolutionBackwardFilterAlgorithm(handle(), s->x->d, s->y->d, s->conv->d,
+                                                             s->w->d, n, found, perf);
+        },
+        [&](int n, int* found, cudnnConvolutionBwdFilterAlgoPerf_t* perf) {
+          return cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle(), s->x->d, s->y->d,
+                                                               s->conv->d, s->w->d, n, found, perf);
+        },
+        [&](cudnnConvolutionBwdFilterAlgo_t a) {
+          s->bwd_filter = a;
+          return cudnnGetConvolutionBackwardFilterWorkspaceSize(
+              handle(), s->x->d, s->y->d, s->conv->d, s->w->d, a, &s->workspace);
+        });
   }
   if (!chosen) return Kernel{};
   return [s, which](const Ins& in, Buffer& out) {
