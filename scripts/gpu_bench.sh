@@ -12,3 +12,5 @@ for round in 1 2; do
   ./build-gpu/kb_bench cuda 30 | tee -a "$OUT/bench.jsonl"
   "$PY" bench/torch_peer.py cuda 30 | tee -a "$OUT/bench.jsonl"
 done
+# The convolutions with cuDNN's untimed heuristics instead of the algorithms timed at plan time.
+KB_CUDNN_FIND=0 ./build-gpu/kb_bench cuda 30 W4,W5,W8 | sed 's/^/heuristics: /' | tee -a "$OUT/bench.jsonl"
