@@ -43,32 +43,33 @@ void check_rows(ErrorFlag& flag, const Buffer& idx, int64_t depth, const Dims& d
   fail(Status::internal, who, ": index tuple ", row, " was flagged but is in range");
 }
 
-// out[t] = x[tuple i, element j] (t = i * slice + j).
-template <class E, class I>
-__global__ void gather_nd_kernel(const E* x, const I* idx, E* out, TupleDims td, int64_t n,
-                                 int64_t slice, long long* bad) {
+// Calls f(t, offset of element j of tuple i in the dense tensor) for t = i * slice + j < n,
+// flagging the tuples out of range.
+template <class I, class F>
+__device__ void for_tuple_elements(const I* idx, const TupleDims& td, int64_t n, int64_t slice,
+                                   long long* bad, F&& f) {
   KB_GRID_LOOP(t, n) {
-    int64_t i = t / slice, j = t % slice;
+    int64_t i = t / slice;
     int64_t off = nd_offset(idx + i * td.depth, td.depth, td.d);
     if (off < 0)
       flag_row(bad, i);
     else
-      out[t] = x[off * slice + j];
+      f(t, off * slice + t % slice);
   }
 }
 
-// out[tuple i, element j] += u[t] (t = i * slice + j); out is zero beforehand.
+template <class E, class I>
+__global__ void gather_nd_kernel(const E* x, const I* idx, E* out, TupleDims td, int64_t n,
+                                 int64_t slice, long long* bad) {
+  for_tuple_elements(idx, td, n, slice, bad, [&](int64_t t, int64_t at) { out[t] = x[at]; });
+}
+
+// out is zero beforehand.
 template <class T, class I>
 __global__ void scatter_nd_kernel(const T* u, const I* idx, T* out, TupleDims td, int64_t n,
                                   int64_t slice, long long* bad) {
-  KB_GRID_LOOP(t, n) {
-    int64_t i = t / slice, j = t % slice;
-    int64_t off = nd_offset(idx + i * td.depth, td.depth, td.d);
-    if (off < 0)
-      flag_row(bad, i);
-    else
-      atomic_add(out + off * slice + j, u[t]);
-  }
+  for_tuple_elements(idx, td, n, slice, bad,
+                     [&](int64_t t, int64_t at) { atomic_add(out + at, u[t]); });
 }
 
 template <class T, class I>

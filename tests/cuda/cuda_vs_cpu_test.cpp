@@ -133,6 +133,34 @@ void compare(const std::vector<Input>& inputs,
   for (auto* p : phs) kb_tensor_release(p);
 }
 
+// Builds the graph over placeholders for the inputs, runs it on the GPU and expects the call to
+// fail with `status` and a message containing `text` (bad data found on the device's path).
+void expect_device_error(const std::vector<Input>& inputs,
+                         const std::function<kb_tensor*(const std::vector<kb_tensor*>&)>& build,
+                         kb_status status, const std::string& text) {
+  std::vector<kb_tensor*> phs, data;
+  for (auto& in : inputs) {
+    kb_tensor* p;
+    ok(kb_placeholder(in.shape.data(), in.shape.size(), -1, in.dtype, 0, "in", &p));
+    phs.push_back(p);
+    data.push_back(make_data(in));
+  }
+  kb_tensor* y = build(phs);
+  ASSERT_NE(y, nullptr) << kb_last_error_message();
+  kb_compiled_function* f = nullptr;
+  ok(kb_function(phs.data(), phs.size(), &y, 1, nullptr, 0, &f));
+  ok(kb_function_set_device(f, KB_DEVICE_CUDA));
+  kb_tensor_list* out = nullptr;
+  EXPECT_EQ(kb_function_call(f, data.data(), data.size(), &out), status);
+  EXPECT_NE(std::string(kb_last_error_message()).find(text), std::string::npos)
+      << kb_last_error_message();
+  EXPECT_EQ(out, nullptr);
+  kb_function_release(f);
+  kb_tensor_release(y);
+  for (auto* t : phs) kb_tensor_release(t);
+  for (auto* t : data) kb_tensor_release(t);
+}
+
 using UnaryFn = kb_status (*)(kb_tensor*, kb_tensor**);
 using BinaryFn = kb_status (*)(kb_tensor*, kb_tensor*, kb_tensor**);
 
@@ -1064,32 +1092,11 @@ TEST(CudaVsCpu, CtcLossAndGradient) {
           },
           dc.rtol * 10);
 
-  kb_tensor* ph[4];
-  const Input* inputs[4] = {nullptr, &labels, &label_length, &input_length};
-  Input y_pred = random_input({batch, steps, classes}, KB_FLOAT32, 103, 0.05, 1);
-  inputs[0] = &y_pred;
-  for (int i = 0; i < 4; ++i)
-    ok(kb_placeholder(inputs[i]->shape.data(), inputs[i]->shape.size(), -1, inputs[i]->dtype, 0,
-                      "in", &ph[i]));
-  kb_tensor* y = cost(std::vector<kb_tensor*>(ph, ph + 4));
-  ASSERT_NE(y, nullptr) << kb_last_error_message();
-  kb_compiled_function* f = nullptr;
-  ok(kb_function(ph, 4, &y, 1, nullptr, 0, &f));
-  ok(kb_function_set_device(f, KB_DEVICE_CUDA));
   Input short_input = input_length;
   short_input.values[1] = 3;  // entry 1 has 4 labels
-  kb_tensor* data[4] = {make_data(y_pred), make_data(labels), make_data(label_length),
-                        make_data(short_input)};
-  kb_tensor_list* out = nullptr;
-  EXPECT_EQ(kb_function_call(f, data, 4, &out), KB_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(kb_last_error_message()).find("input_length[1] = 3 is shorter than"),
-            std::string::npos)
-      << kb_last_error_message();
-  EXPECT_EQ(out, nullptr);
-  for (auto* d : data) kb_tensor_release(d);
-  kb_function_release(f);
-  kb_tensor_release(y);
-  for (auto* p : ph) kb_tensor_release(p);
+  expect_device_error({random_input({batch, steps, classes}, KB_FLOAT32, 103, 0.05, 1), labels,
+                       label_length, short_input},
+                      cost, KB_ERROR_INVALID_ARGUMENT, "input_length[1] = 3 is shorter than");
 }
 
 // Sparse tensors: densified (duplicates add up; ranks 2 and 3), the sparse x dense product and
@@ -1157,28 +1164,14 @@ TEST(CudaVsCpu, SparseTensors) {
         },
         dc.rtol);
 
-  kb_tensor *ph_idx = nullptr, *ph_val = nullptr;
-  ok(kb_placeholder(idx2.shape.data(), 2, -1, KB_INT64, 0, "idx", &ph_idx));
-  int64_t nnz = 6;
-  ok(kb_placeholder(&nnz, 1, -1, KB_FLOAT32, 0, "val", &ph_val));
-  kb_tensor* y = dense(ph_idx, ph_val, {4, 5});
-  ASSERT_NE(y, nullptr) << kb_last_error_message();
-  kb_tensor* phs[2] = {ph_idx, ph_val};
-  kb_compiled_function* f = nullptr;
-  ok(kb_function(phs, 2, &y, 1, nullptr, 0, &f));
-  ok(kb_function_set_device(f, KB_DEVICE_CUDA));
   Input bad = idx2;
   bad.values[9] = 7;  // entry 4's column
-  kb_tensor* data[2] = {make_data(bad), make_data(random_input({6}, KB_FLOAT32, 114))};
-  kb_tensor_list* out = nullptr;
-  EXPECT_EQ(kb_function_call(f, data, 2, &out), KB_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(kb_last_error_message()).find("index 7 is out of range [0, 5) on axis 1"),
-            std::string::npos)
-      << kb_last_error_message();
-  EXPECT_EQ(out, nullptr);
-  for (auto* d : data) kb_tensor_release(d);
-  kb_function_release(f);
-  for (auto* r : {y, ph_idx, ph_val}) kb_tensor_release(r);
+  expect_device_error(
+      {bad, random_input({6}, KB_FLOAT32, 114)},
+      [&](const std::vector<kb_tensor*>& x) {
+        return dense(x[0], x[1], {4, 5});
+      },
+      KB_ERROR_INVALID_ARGUMENT, "index 7 is out of range [0, 5) on axis 1");
 }
 
 }  // namespace
