@@ -4,6 +4,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/backend/device.h"
+#include "core/backend/kernel.h"
 #include "core/graph/session.h"
 #include "core/ops/build.h"
 #include "core/ops/conv_ops.h"
@@ -42,12 +44,13 @@ bool is_column_bias(const NodePtr& b, const Node& product) {
   return n >= 0 && (bd == Dims{n} || bd == Dims{1, n});
 }
 
-// The products whose epilogue can be fused, the bias each takes and the fused op.
-const char* fused_op(const Node& n) {
+// The fused op of a product whose epilogue can be fused on `device` (one with a kernel for it).
+const char* fused_op(const Node& n, Device device) {
   if (n.dtype() != DType::f32 || n.inputs.size() != 2) return nullptr;
-  if (n.is("Conv")) return "FusedConv";
-  if (n.is("MatMul") && n.shape().rank_known && n.rank() == 2) return "FusedMatMul";
-  return nullptr;
+  const char* op = nullptr;
+  if (n.is("Conv")) op = "FusedConv";
+  if (n.is("MatMul") && n.shape().rank_known && n.rank() == 2) op = "FusedMatMul";
+  return op && find_kernel(device_name(device), op) ? op : nullptr;
 }
 bool is_bias(const NodePtr& b, const Node& product) {
   return product.is("Conv") ? is_channel_bias(b, product) : is_column_bias(b, product);
@@ -70,7 +73,7 @@ std::shared_ptr<Plan> fused_plan(const std::vector<NodePtr>& inputs,
                                  const std::vector<NodePtr>& outputs,
                                  const std::vector<NodePtr>& updates, int phase, Device device,
                                  const std::vector<int>& fed_phases) {
-  if (planning_rewritten || device != Device::cpu) return nullptr;
+  if (planning_rewritten) return nullptr;
   const char* env = std::getenv("KB_FUSE");
   if (env && std::string(env) == "0") return nullptr;
 
@@ -99,7 +102,7 @@ std::shared_ptr<Plan> fused_plan(const std::vector<NodePtr>& inputs,
   std::vector<Fusion> fusions;
   std::unordered_map<const Node*, size_t> fusion_of;  // replaced node -> its fusion
   for (auto& n : order) {
-    if (!fused_op(*n)) continue;
+    if (!fused_op(*n, device)) continue;
     Fusion f;
     f.product = n;
     f.replaced.push_back(n.get());
@@ -206,7 +209,8 @@ std::shared_ptr<Plan> fused_plan(const std::vector<NodePtr>& inputs,
         a.set("relu", int64_t(f.relu));
         std::vector<NodePtr> ins = {mapped(f.product->inputs[0]), mapped(f.product->inputs[1])};
         if (f.bias) ins.push_back(mapped(f.bias));
-        f.fused = make_node(fused_op(*f.product), std::move(ins), std::move(a), f.product->name);
+        f.fused =
+            make_node(fused_op(*f.product, device), std::move(ins), std::move(a), f.product->name);
       }
       now[n.get()] = f.fused;
       continue;

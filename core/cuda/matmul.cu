@@ -1,6 +1,10 @@
-// CUDA MatMul through cuBLAS (strided batched GEMM, row-major by computing C^T = B^T A^T).
+// CUDA MatMul through cuBLAS (strided batched GEMM, row-major by computing C^T = B^T A^T), and
+// FusedMatMul (core/compile/fuse_epilogue.cpp: a 2-D product, a bias per column, relu) through
+// cuBLASLt's epilogues: one launch for the product, the bias and relu.
+#include <cublasLt.h>
 #include <cublas_v2.h>
 
+#include <memory>
 #include <mutex>
 
 #include "core/backend/layout.h"
@@ -80,6 +84,123 @@ Kernel make_matmul(const KernelArgs& k) {
   });
 }
 Registrar reg_matmul("MatMul", make_matmul);
+
+cublasLtHandle_t lt_handle() {
+  static cublasLtHandle_t h = nullptr;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (cublasLtCreate(&h) != CUBLAS_STATUS_SUCCESS) h = nullptr;
+  });
+  check(h != nullptr, Status::device, "cuda: cublasLtCreate failed");
+  return h;
+}
+
+// The cuBLASLt objects of one fused product, made at plan time. In column-major terms the
+// product is D^T = op(B)^T op(A)^T (n x m), so the bias of each result column is cuBLASLt's bias
+// of each row of D^T.
+struct LtProduct {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  size_t workspace = 0;
+  bool found = false;
+  std::mutex bias_mu;  // the bias pointer is an attribute of the shared descriptor
+
+  ~LtProduct() {
+    if (d) cublasLtMatrixLayoutDestroy(d);
+    if (b) cublasLtMatrixLayoutDestroy(b);
+    if (a) cublasLtMatrixLayoutDestroy(a);
+    if (op) cublasLtMatmulDescDestroy(op);
+  }
+};
+
+// Exact float32 arithmetic (no TF32), as cublasSgemm; false when cuBLASLt has no algorithm.
+bool make_lt_product(const Gemm& g, bool bias, bool relu, LtProduct& p) {
+  constexpr size_t kMaxWorkspace = size_t(32) << 20;
+  if (cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS)
+    return false;
+  cublasOperation_t opb = g.tb ? CUBLAS_OP_T : CUBLAS_OP_N, opa = g.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasLtEpilogue_t epilogue = bias ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
+                                     : (relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
+  cudaDataType_t bias_type = CUDA_R_32F;
+  cublasLtMatmulPreference_t pref = nullptr;
+  bool ok = cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &opb, sizeof opb) ==
+                CUBLAS_STATUS_SUCCESS &&
+            cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &opa, sizeof opa) ==
+                CUBLAS_STATUS_SUCCESS &&
+            cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                           sizeof epilogue) == CUBLAS_STATUS_SUCCESS &&
+            (!bias ||
+             cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
+                                            sizeof bias_type) == CUBLAS_STATUS_SUCCESS) &&
+            cublasLtMatrixLayoutCreate(&p.a, CUDA_R_32F, uint64_t(g.b_cols), uint64_t(g.b_rows),
+                                       g.b_cols) == CUBLAS_STATUS_SUCCESS &&
+            cublasLtMatrixLayoutCreate(&p.b, CUDA_R_32F, uint64_t(g.a_cols), uint64_t(g.a_rows),
+                                       g.a_cols) == CUBLAS_STATUS_SUCCESS &&
+            cublasLtMatrixLayoutCreate(&p.d, CUDA_R_32F, uint64_t(g.n), uint64_t(g.m), g.n) ==
+                CUBLAS_STATUS_SUCCESS &&
+            cublasLtMatmulPreferenceCreate(&pref) == CUBLAS_STATUS_SUCCESS &&
+            cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                 &kMaxWorkspace,
+                                                 sizeof kMaxWorkspace) == CUBLAS_STATUS_SUCCESS;
+  if (ok) {
+    cublasLtMatmulHeuristicResult_t result{};
+    int count = 0;
+    ok = cublasLtMatmulAlgoGetHeuristic(lt_handle(), p.op, p.a, p.b, p.d, p.d, pref, 1, &result,
+                                        &count) == CUBLAS_STATUS_SUCCESS &&
+         count > 0 && result.state == CUBLAS_STATUS_SUCCESS;
+    if (ok) {
+      p.algo = result.algo;
+      p.workspace = result.workspaceSize;
+    }
+  }
+  if (pref) cublasLtMatmulPreferenceDestroy(pref);
+  return p.found = ok;
+}
+
+// The epilogue as its own kernel, after a cuBLAS product (where cuBLASLt has no algorithm).
+__global__ void bias_relu_kernel(float* y, const float* bias, int64_t n, int64_t cols, bool relu) {
+  KB_GRID_LOOP(i, n) {
+    float v = y[i] + (bias ? bias[i % cols] : 0.0f);
+    y[i] = relu ? (v > 0 ? v : 0.0f) : v;
+  }
+}
+
+// FusedMatMul(a, b[, bias]), attributes transpose_a, transpose_b, relu; float32 (the rewrite
+// fuses float32 products only).
+Kernel make_fused_matmul(const KernelArgs& k) {
+  if (k.out.dtype != DType::f32) return Kernel{};
+  Gemm g = gemm_dims(k.in[0].shape.dims, k.in[1].shape.dims, k.node.attrs.i("transpose_a") != 0,
+                     k.node.attrs.i("transpose_b") != 0);
+  bool bias = k.in.size() == 3, relu = k.node.attrs.i("relu", 0) != 0;
+  auto p = std::make_shared<LtProduct>();
+  if (g.k > 0 && numel(k.out.shape.dims) > 0) make_lt_product(g, bias, relu, *p);
+  return [g, bias, relu, p](const Ins& in, Buffer& out) {
+    int64_t n = out.numel();
+    if (n == 0) return;
+    float* y = out.as<float>();
+    const float* b = bias ? in[2]->as<float>() : nullptr;
+    if (p->found) {
+      const float one = 1, zero = 0;
+      auto ws = scratch(p->workspace);
+      std::lock_guard<std::mutex> lock(p->bias_mu);
+      if (bias)
+        check_blas(
+            cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &b, sizeof b));
+      check_blas(cublasLtMatmul(lt_handle(), p->op, &one, in[1]->data(), p->a, in[0]->data(), p->b,
+                                &zero, y, p->d, y, p->d, &p->algo, ws.get(), p->workspace,
+                                stream()));
+      return;
+    }
+    if (g.k == 0)
+      zero_kernel<<<blocks_for(n), 256, 0, stream()>>>(y, n);
+    else
+      gemm<float>(g, in[0]->as<float>(), in[1]->as<float>(), y);
+    bias_relu_kernel<<<blocks_for(n), 256, 0, stream()>>>(y, b, n, g.n, relu);
+    after_launch("fused matmul");
+  };
+}
+Registrar reg_fused_matmul("FusedMatMul", make_fused_matmul);
 
 }  // namespace
 }  // namespace kb::cuda

@@ -1174,4 +1174,32 @@ TEST(CudaVsCpu, SparseTensors) {
       KB_ERROR_INVALID_ARGUMENT, "index 7 is out of range [0, 5) on axis 1");
 }
 
+// Dense layers as the epilogue rewrite fuses them (FusedMatMul: cuBLASLt's bias and relu
+// epilogues on the GPU, oneDNN's post-ops on the CPU): bias + relu, bias alone, relu alone, and
+// the gradients through a fused forward pass.
+TEST(CudaVsCpu, FusedMatMulEpilogues) {
+  SKIP_WITHOUT_GPU();
+  for (int form = 0; form < 3; ++form)
+    for (int grad = 0; grad < 2; ++grad)
+      compare(
+          {random_input({9, 33}, KB_FLOAT32, 115), random_input({33, 17}, KB_FLOAT32, 116),
+           random_input({17}, KB_FLOAT32, 117)},
+          [form, grad](const std::vector<kb_tensor*>& x) {
+            kb_tensor *p = nullptr, *y = nullptr;
+            kb_dot(x[0], x[1], &p);
+            if (form < 2) {
+              kb_bias_add(p, x[2], KB_CHANNELS_LAST, &y);
+              kb_tensor_release(p);
+              p = y;
+            }
+            if (form != 1) {
+              kb_relu(p, 0, nullptr, 0, &y);
+              kb_tensor_release(p);
+              p = y;
+            }
+            return grad ? grad_of(x[form == 2 ? 0 : 2], p, 118) : p;
+          },
+          2e-5);
+}
+
 }  // namespace

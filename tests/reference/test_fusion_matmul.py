@@ -1,8 +1,9 @@
 """The plan-time fusion of MatMul -> bias add -> relu into one FusedMatMul
-(core/compile/fuse_epilogue.cpp; oneDNN's matmul primitive with bias and relu post-ops, or the
-GEMM followed by one epilogue pass): fused results equal the unfused plan's (KB_FUSE=0) and
-NumPy's for the shapes on either path, gradients still match, and the plans contain FusedMatMul
-exactly where the intermediate values have no other reader.
+(core/compile/fuse_epilogue.cpp; on the CPU oneDNN's matmul primitive with bias and relu
+post-ops, or the GEMM followed by one epilogue pass; on the GPU cuBLASLt's epilogues): fused
+results equal the unfused plan's (KB_FUSE=0) and NumPy's for the shapes on either path,
+gradients still match, and the plans contain FusedMatMul exactly where the intermediate values
+have no other reader.
 """
 import numpy as np
 import pytest
@@ -117,8 +118,7 @@ kb.Function([x], outs)(feed)
 
 
 def plan_steps(case, **env):
-    # The epilogue rewrite is the CPU plans' (a GPU plan keeps the three steps).
-    env.setdefault("KB_DEVICE", "cpu")
+    # Either device: the GPU has a FusedMatMul kernel too (cuBLASLt's epilogues).
     return kb.plan_steps(PLAN_SCRIPT.replace("const(", "kb.const("), case, **env)
 
 
