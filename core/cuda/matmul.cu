@@ -114,6 +114,9 @@ struct LtProduct {
   }
 };
 
+constexpr uint32_t kLtAlignment = 16;
+bool lt_aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kLtAlignment == 0; }
+
 // Exact float32 arithmetic (no TF32), as cublasSgemm; false when cuBLASLt has no algorithm.
 bool make_lt_product(const Gemm& g, bool bias, bool relu, LtProduct& p) {
   constexpr size_t kMaxWorkspace = size_t(32) << 20;
@@ -143,6 +146,13 @@ bool make_lt_product(const Gemm& g, bool bias, bool relu, LtProduct& p) {
             cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                  &kMaxWorkspace,
                                                  sizeof kMaxWorkspace) == CUBLAS_STATUS_SUCCESS;
+  // The heuristics assume 256-byte aligned operands unless told less; a call whose operands are
+  // not kLtAlignment-aligned (views into other buffers) takes the cuBLAS path.
+  for (auto which :
+       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+    ok = ok && cublasLtMatmulPreferenceSetAttribute(pref, which, &kLtAlignment,
+                                                    sizeof kLtAlignment) == CUBLAS_STATUS_SUCCESS;
   if (ok) {
     cublasLtMatmulHeuristicResult_t result{};
     int count = 0;
@@ -180,7 +190,8 @@ Kernel make_fused_matmul(const KernelArgs& k) {
     if (n == 0) return;
     float* y = out.as<float>();
     const float* b = bias ? in[2]->as<float>() : nullptr;
-    if (p->found) {
+    if (p->found && lt_aligned(in[0]->data()) && lt_aligned(in[1]->data()) && lt_aligned(y) &&
+        (!b || lt_aligned(b))) {
       const float one = 1, zero = 0;
       auto ws = scratch(p->workspace);
       std::lock_guard<std::mutex> lock(p->bias_mu);
