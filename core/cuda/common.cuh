@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "core/backend/kernel.h"
@@ -35,6 +36,19 @@ std::vector<T> host_copy(const Buffer& b, int64_t begin, int64_t n) {
     check_cuda(cudaStreamSynchronize(stream()), "copy to host");
   }
   return v;
+}
+
+// A library's handle, made once per process by create(&h) (true on success); each call site
+// (a distinct `create` lambda) has its own.
+template <class H, class Create>
+H library_handle(Create create, const char* what) {
+  static H h{};
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    if (!create(&h)) h = H{};
+  });
+  check(h != H{}, Status::device, "cuda: ", what, " failed");
+  return h;
 }
 
 inline unsigned blocks_for(int64_t n, int threads = 256) {

@@ -25,12 +25,8 @@ void check_dnn(cudnnStatus_t s, const char* what) {
 }
 
 cudnnHandle_t handle() {
-  static cudnnHandle_t h = nullptr;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    if (cudnnCreate(&h) != CUDNN_STATUS_SUCCESS) h = nullptr;
-  });
-  check(h != nullptr, Status::device, "cudnn: cudnnCreate failed");
+  cudnnHandle_t h = library_handle<cudnnHandle_t>(
+      [](cudnnHandle_t* p) { return cudnnCreate(p) == CUDNN_STATUS_SUCCESS; }, "cudnnCreate");
   check_dnn(cudnnSetStream(h, stream()), "set stream");
   return h;
 }

@@ -16,12 +16,8 @@ namespace {
 using Ins = std::vector<const Buffer*>;
 
 cublasHandle_t handle() {
-  static cublasHandle_t h = nullptr;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) h = nullptr;
-  });
-  check(h != nullptr, Status::device, "cuda: cublasCreate failed");
+  cublasHandle_t h = library_handle<cublasHandle_t>(
+      [](cublasHandle_t* p) { return cublasCreate(p) == CUBLAS_STATUS_SUCCESS; }, "cublasCreate");
   cublasSetStream(h, stream());
   return h;
 }
@@ -86,13 +82,9 @@ Kernel make_matmul(const KernelArgs& k) {
 Registrar reg_matmul("MatMul", make_matmul);
 
 cublasLtHandle_t lt_handle() {
-  static cublasLtHandle_t h = nullptr;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    if (cublasLtCreate(&h) != CUBLAS_STATUS_SUCCESS) h = nullptr;
-  });
-  check(h != nullptr, Status::device, "cuda: cublasLtCreate failed");
-  return h;
+  return library_handle<cublasLtHandle_t>(
+      [](cublasLtHandle_t* p) { return cublasLtCreate(p) == CUBLAS_STATUS_SUCCESS; },
+      "cublasLtCreate");
 }
 
 // The cuBLASLt objects of one fused product, made at plan time. In column-major terms the
