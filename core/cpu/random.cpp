@@ -22,10 +22,8 @@ Kernel make_random(const KernelArgs& k) {
         T* o = out.as<T>();
         int64_t n = out.numel();
         if (r.dist == kUniform) {
-          constexpr int64_t per = kUniformPerBlock<T>;
-          int64_t blocks = (n + per - 1) / per;
           parallel_for(
-              blocks,
+              random_uniform_blocks<T>(n),
               [&](int64_t bb, int64_t be) {
                 for (int64_t i = bb; i < be; ++i) random_uniform_block(d, i, o, n, r.a, r.b);
               },

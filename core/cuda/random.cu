@@ -8,8 +8,7 @@ namespace {
 
 template <class T>
 __global__ void uniform_kernel(RandomDraw d, T* o, int64_t n, double a, double b) {
-  constexpr int64_t per = kUniformPerBlock<T>;
-  int64_t blocks = (n + per - 1) / per;
+  int64_t blocks = random_uniform_blocks<T>(n);
   KB_GRID_LOOP(i, blocks) random_uniform_block(d, i, o, n, a, b);
 }
 
@@ -31,8 +30,8 @@ Kernel make_random(const KernelArgs& k) {
         int64_t n = out.numel();
         if (n == 0) return;
         if (r.dist == kUniform) {
-          int64_t blocks = (n + kUniformPerBlock<T> - 1) / kUniformPerBlock<T>;
-          uniform_kernel<<<blocks_for(blocks), 256, 0, stream()>>>(d, out.as<T>(), n, r.a, r.b);
+          uniform_kernel<<<blocks_for(random_uniform_blocks<T>(n)), 256, 0, stream()>>>(
+              d, out.as<T>(), n, r.a, r.b);
         } else {
           normal_kernel<<<blocks_for(n), 256, 0, stream()>>>(d, out.as<T>(), n, r.dist, r.a, r.b);
         }

@@ -76,6 +76,12 @@ KB_HD T random_uniform_element(const uint32_t* w, int64_t j, double a, double b)
   return T(C(a) + (C(b) - C(a)) * C(u));
 }
 
+// The number of uniform blocks of an n-element draw.
+template <class T>
+KB_HD constexpr int64_t random_uniform_blocks(int64_t n) {
+  return (n + kUniformPerBlock<T> - 1) / kUniformPerBlock<T>;
+}
+
 // Uniform block i of an n-element draw in [a, b): o[i * per, min((i + 1) * per, n)).
 template <class T>
 KB_HD void random_uniform_block(const RandomDraw& d, int64_t i, T* o, int64_t n, double a,
