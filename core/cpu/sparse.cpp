@@ -28,13 +28,6 @@ int64_t flat_offset(const Buffer& idx, int64_t i, int64_t depth, const Dims& dim
   return checked_nd_offset(tuple.data(), depth, dims, who);
 }
 
-// The number of index tuples in an (..., depth) index tensor.
-int64_t rows_of(const Buffer& idx) {
-  int64_t n = 1;
-  for (size_t d = 0; d + 1 < idx.dims.size(); ++d) n *= idx.dims[d];
-  return n;
-}
-
 // SparseTensor / SparseToDense: duplicates add up.
 Kernel make_to_dense(const KernelArgs& k) {
   Dims static_dims = k.node.attrs.ints("shape");
@@ -68,7 +61,7 @@ Kernel make_gather_nd(const KernelArgs& k) {
   return [depth, xd, bytes](const Ins& in, Buffer& out) {
     const char* x = static_cast<const char*>(in[0]->data());
     char* o = static_cast<char*>(out.data());
-    int64_t n = rows_of(*in[1]);
+    int64_t n = index_tuples(in[1]->dims);
     for (int64_t i = 0; i < n && bytes; ++i) {
       int64_t off = flat_offset(*in[1], i, depth, xd, "gather_nd");
       std::memcpy(o + size_t(i) * bytes, x + size_t(off) * bytes, bytes);
@@ -89,7 +82,7 @@ Kernel make_scatter_nd_like(const KernelArgs& k) {
       T* o = out.as<T>();
       for (int64_t i = 0; i < out.numel(); ++i) o[i] = T(C(0));
       const T* u = in[0]->as<T>();
-      int64_t n = rows_of(*in[1]);
+      int64_t n = index_tuples(in[1]->dims);
       for (int64_t i = 0; i < n; ++i) {
         int64_t off = flat_offset(*in[1], i, depth, od, "scatter_nd") * slice;
         for (int64_t j = 0; j < slice; ++j) o[off + j] = T(C(o[off + j]) + C(u[i * slice + j]));
@@ -108,10 +101,8 @@ Kernel make_sparse_matmul(const KernelArgs& k) {
     return [a_static, adj](const Ins& in, Buffer& out) {
       Dims ad = coo_dense_dims(index_values(*in[2]), a_static, "dot");
       const Buffer &idx = *in[0], &val = *in[1], &b = *in[3];
-      int64_t inner = adj ? ad[0] : ad[1], n = b.dims[1];
-      check(b.dims[0] == inner, Status::shape, "dot: shapes ", dims_str(ad), " and ",
-            dims_str(b.dims), " are not aligned");
-      out.dims = {adj ? ad[1] : ad[0], n};
+      out.dims = sparse_product_dims(ad, b.dims, adj);
+      int64_t n = out.dims[1];
       out.allocate();
       T* o = out.as<T>();
       for (int64_t i = 0; i < out.numel(); ++i) o[i] = T(C(0));

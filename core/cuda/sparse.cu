@@ -85,13 +85,6 @@ void scatter_nd(const Buffer& u, const Buffer& idx, Buffer& out, const Dims& dim
   check_rows(flag, idx, depth, dims, who);
 }
 
-// The number of index tuples in an (..., depth) index tensor.
-int64_t tuples_of(const Buffer& idx) {
-  int64_t n = 1;
-  for (size_t d = 0; d + 1 < idx.dims.size(); ++d) n *= idx.dims[d];
-  return n;
-}
-
 // Calls f(T{}, I{}) for the value dtype `t` (one with device atomics) and index dtype `i`; an
 // empty kernel (the CPU's) for the other value dtypes.
 template <class F>
@@ -139,7 +132,7 @@ Kernel make_gather_nd(const KernelArgs& k) {
     using I = decltype(zi);
     return [depth, xd, slice, bytes](const Ins& in, Buffer& out) {
       const char* who = "gather_nd";
-      int64_t n = tuples_of(*in[1]) * slice;
+      int64_t n = index_tuples(in[1]->dims) * slice;
       if (n == 0) return;
       ErrorFlag flag(kNoRow);
       with_element_type(bytes, [&](auto ze) {
@@ -166,7 +159,8 @@ Kernel make_scatter_nd_like(const KernelArgs& k) {
     using T = decltype(z);
     using I = decltype(zi);
     return [depth, od, slice](const Ins& in, Buffer& out) {
-      scatter_nd<T, I>(*in[0], *in[1], out, od, depth, tuples_of(*in[1]), slice, "scatter_nd");
+      scatter_nd<T, I>(*in[0], *in[1], out, od, depth, index_tuples(in[1]->dims), slice,
+                       "scatter_nd");
     };
   });
 }
@@ -208,10 +202,8 @@ Kernel make_sparse_matmul(const KernelArgs& k) {
         return [a_static, adjoint](const Ins& in, Buffer& out) {
           Dims ad = coo_dense_dims(host_indices(*in[2], 0, in[2]->numel()), a_static, "dot");
           const Buffer &idx = *in[0], &val = *in[1], &b = *in[3];
-          int64_t inner = adjoint ? ad[0] : ad[1], cols = b.dims[1];
-          check(b.dims[0] == inner, Status::shape, "dot: shapes ", dims_str(ad), " and ",
-                dims_str(b.dims), " are not aligned");
-          out.dims = {adjoint ? ad[1] : ad[0], cols};
+          out.dims = sparse_product_dims(ad, b.dims, adjoint);
+          int64_t cols = out.dims[1];
           out.storage = scratch(out.nbytes());
           zero_on_device(out);
           int64_t nnz = val.numel();

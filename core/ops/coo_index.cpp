@@ -32,6 +32,19 @@ int64_t checked_nd_offset(const int64_t* tuple, int64_t depth, const Dims& dims,
   return off;
 }
 
+int64_t index_tuples(const Dims& index_dims) {
+  int64_t n = 1;
+  for (size_t d = 0; d + 1 < index_dims.size(); ++d) n *= index_dims[d];
+  return n;
+}
+
+Dims sparse_product_dims(const Dims& a, const Dims& b, bool adjoint) {
+  int64_t inner = adjoint ? a[0] : a[1];
+  check(b[0] == inner, Status::shape, "dot: shapes ", dims_str(a), " and ", dims_str(b),
+        " are not aligned");
+  return {adjoint ? a[1] : a[0], b[1]};
+}
+
 void check_sparse_entry(int64_t r, int64_t c, const Dims& matrix) {
   check(r >= 0 && r < matrix[0] && c >= 0 && c < matrix[1], Status::invalid_argument,
         "dot: sparse index (", r, ", ", c, ") is out of range for shape ", dims_str(matrix));

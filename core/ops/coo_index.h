@@ -19,6 +19,13 @@ void check_coo_count(int64_t index_rows, int64_t index_numel, int64_t nnz, int64
 // The offset of tuple[0, depth) into dims; fails naming the coordinate and axis out of range.
 int64_t checked_nd_offset(const int64_t* tuple, int64_t depth, const Dims& dims, const char* who);
 
+// The number of index tuples in an (..., depth) index tensor of these dims.
+int64_t index_tuples(const Dims& index_dims);
+
+// The dims of A @ b (A^T @ b with adjoint) for the sparse matrix A of dims `a` and the dense
+// matrix b, which must be aligned.
+Dims sparse_product_dims(const Dims& a, const Dims& b, bool adjoint);
+
 // A sparse matrix entry (r, c) must lie inside the matrix's dims.
 void check_sparse_entry(int64_t r, int64_t c, const Dims& matrix);
 
