@@ -29,12 +29,6 @@ void check_blas(cublasStatus_t s) {
 using Gemm = GemmDims;
 
 template <class T>
-__global__ void zero_kernel(T* o, int64_t n) {
-  KB_GRID_LOOP(i, n)
-  o[i] = T(0);
-}
-
-template <class T>
 void gemm(const Gemm& g, const T* a, const T* b, T* c) {
   const compute_t<T> one = 1, zero = 0;
   cublasOperation_t opb = g.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -58,6 +52,15 @@ void gemm(const Gemm& g, const T* a, const T* b, T* c) {
   }
 }
 
+// out = op(in[0]) op(in[1]); zeros when the inner dimension is empty.
+template <class T>
+void product_into(const Gemm& g, const Ins& in, Buffer& out) {
+  if (g.k == 0)
+    zero_on_device(out);
+  else
+    gemm<T>(g, in[0]->as<T>(), in[1]->as<T>(), out.as<T>());
+}
+
 Kernel make_matmul(const KernelArgs& k) {
   Gemm g = gemm_dims(k.in[0].shape.dims, k.in[1].shape.dims, k.node.attrs.i("transpose_a") != 0,
                      k.node.attrs.i("transpose_b") != 0);
@@ -67,14 +70,7 @@ Kernel make_matmul(const KernelArgs& k) {
       return Kernel{};
     } else {
       return [g](const Ins& in, Buffer& out) {
-        int64_t n = out.numel();
-        if (n == 0) return;
-        if (g.k == 0) {
-          zero_kernel<<<blocks_for(n), 256, 0, stream()>>>(out.as<T>(), n);
-          after_launch("matmul");
-          return;
-        }
-        gemm<T>(g, in[0]->as<T>(), in[1]->as<T>(), out.as<T>());
+        if (out.numel()) product_into<T>(g, in, out);
       };
     }
   });
@@ -195,10 +191,7 @@ Kernel make_fused_matmul(const KernelArgs& k) {
                                 stream()));
       return;
     }
-    if (g.k == 0)
-      zero_kernel<<<blocks_for(n), 256, 0, stream()>>>(y, n);
-    else
-      gemm<float>(g, in[0]->as<float>(), in[1]->as<float>(), y);
+    product_into<float>(g, in, out);
     bias_relu_kernel<<<blocks_for(n), 256, 0, stream()>>>(y, b, n, g.n, relu);
     after_launch("fused matmul");
   };
