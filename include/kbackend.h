@@ -58,6 +58,7 @@ typedef enum kb_data_type {
   KB_INT64 = 6,
   KB_UINT8 = 7,
   KB_BOOL = 8,
+  KB_BFLOAT16 = 9, /* stored in 16 bits, computed in float32 (as float16) */
   KB_DTYPE_FORCE_INT32_MIN = -2147483647 - 1, /* keeps the type int32-wide */
   KB_DTYPE_FORCE_INT32_MAX = 2147483647
 } kb_data_type;

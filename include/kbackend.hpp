@@ -88,6 +88,7 @@ enum class DType : int32_t {
   int64 = KB_INT64,
   uint8 = KB_UINT8,
   bool_ = KB_BOOL,
+  bfloat16 = KB_BFLOAT16,
 };
 enum class DataFormat : int32_t {
   none = KB_DATA_FORMAT_DEFAULT,  // image_data_format()

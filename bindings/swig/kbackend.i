@@ -817,7 +817,7 @@ KB_PY_CALLBACK(kb_step_function, step_function, kb_py_step_trampoline)
 /* Bytes per element of a dtype, 0 for an invalid one. */
 static size_t kbx_dtype_size(kb_data_type t) {
   switch (t) {
-    case KB_FLOAT16: case KB_INT16: return 2;
+    case KB_FLOAT16: case KB_BFLOAT16: case KB_INT16: return 2;
     case KB_FLOAT32: case KB_INT32: return 4;
     case KB_FLOAT64: case KB_INT64: return 8;
     case KB_INT8: case KB_UINT8: case KB_BOOL: return 1;

@@ -50,9 +50,6 @@ int comparison_index(const std::string& name) {
   return -1;
 }
 
-// float16 groups too: a device whose fused kernel declines them (the CPU's) leaves them unfused.
-bool is_float_type(DType t) { return t == DType::f16 || t == DType::f32 || t == DType::f64; }
-
 // What a step is to the rewrite: not fusable (-1 kind) or a cast / table operation.
 struct Member {
   int kind = -1;
@@ -64,7 +61,7 @@ Member classify(const Step& st, Device device, const std::vector<TensorType>& sl
   Member m;
   if (st.device != device || st.run_time || st.dynamic || st.view || !st.node) return m;
   const Node& n = *st.node;
-  if (n.op->stateful || !st.out_type.parts.empty() || !is_float_type(st.out_type.dtype) ||
+  if (n.op->stateful || !st.out_type.parts.empty() || !is_floating(st.out_type.dtype) ||
       !st.out_type.shape.fully_known() || numel(st.out_type.shape.dims) <= 0)
     return m;
   for (int s : st.in) {

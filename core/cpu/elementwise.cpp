@@ -126,8 +126,8 @@ KB_BINARY_OPS(KB_CPU_BINARY)
 
 template <class S, class D>
 D convert(S v) {
-  if constexpr (std::is_same_v<D, half>) {
-    return half(convert_value<compute_t<S>, float>(compute_t<S>(v)));
+  if constexpr (is_narrow_float_v<D>) {
+    return D(convert_value<compute_t<S>, float>(compute_t<S>(v)));
   } else {
     return convert_value<compute_t<S>, D>(compute_t<S>(v));
   }

@@ -34,6 +34,7 @@ cudnnHandle_t handle() {
 template <class T>
 cudnnDataType_t dnn_type() {
   if constexpr (std::is_same_v<T, half>) return CUDNN_DATA_HALF;
+  if constexpr (std::is_same_v<T, bfloat16>) return CUDNN_DATA_BFLOAT16;
   return std::is_same_v<T, double> ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
 }
 
@@ -157,9 +158,9 @@ struct FilterDesc {
 struct ConvDesc {
   cudnnConvolutionDescriptor_t d = nullptr;
   ConvDesc(const ConvPlan& p, cudnnDataType_t t) {
-    // float16 data accumulates in float (tensor cores); float32 is exact float32 arithmetic (no
-    // TF32), so results match the CPU.
-    bool half_data = t == CUDNN_DATA_HALF;
+    // float16 and bfloat16 data accumulate in float (tensor cores); float32 is exact float32
+    // arithmetic (no TF32), so results match the CPU.
+    bool half_data = t == CUDNN_DATA_HALF || t == CUDNN_DATA_BFLOAT16;
     check_dnn(cudnnCreateConvolutionDescriptor(&d), "convolution descriptor");
     check_dnn(cudnnSetConvolutionNdDescriptor(d, int(p.pad.size()), p.pad.data(), p.stride.data(),
                                               p.dilation.data(), CUDNN_CROSS_CORRELATION,
@@ -351,9 +352,8 @@ Kernel conv_kernel(const KernelArgs& k, int which) {
 template <int Which>
 Kernel make_conv(const KernelArgs& k) {
   try {
-    if (k.out.dtype == DType::f32) return conv_kernel<float>(k, Which);
-    if (k.out.dtype == DType::f64) return conv_kernel<double>(k, Which);
-    if (k.out.dtype == DType::f16) return conv_kernel<half>(k, Which);
+    return dispatch_float<Kernel>(k.out.dtype,
+                                  [&](auto z) { return conv_kernel<decltype(z)>(k, Which); });
   } catch (const Error&) {
   }
   return Kernel{};
@@ -422,9 +422,8 @@ Kernel pool_kernel(const KernelArgs& k, bool backward) {
 template <bool Backward>
 Kernel make_pool(const KernelArgs& k) {
   try {
-    if (k.out.dtype == DType::f32) return pool_kernel<float>(k, Backward);
-    if (k.out.dtype == DType::f64) return pool_kernel<double>(k, Backward);
-    if (k.out.dtype == DType::f16) return pool_kernel<half>(k, Backward);
+    return dispatch_float<Kernel>(k.out.dtype,
+                                  [&](auto z) { return pool_kernel<decltype(z)>(k, Backward); });
   } catch (const Error&) {
   }
   return Kernel{};

@@ -28,10 +28,7 @@ Kernel fused_factory(const KernelArgs& k) {
 }
 
 Kernel make_fused_elementwise(const KernelArgs& k) {
-  if (k.out.dtype == DType::f32) return fused_factory<float>(k);
-  if (k.out.dtype == DType::f64) return fused_factory<double>(k);
-  if (k.out.dtype == DType::f16) return fused_factory<half>(k);
-  return Kernel{};
+  return dispatch_float<Kernel>(k.out.dtype, [&](auto z) { return fused_factory<decltype(z)>(k); });
 }
 Registrar reg_fused("FusedElementwise", make_fused_elementwise);
 

@@ -2,6 +2,7 @@
 // pieces of the kernels that index by data (gather, scatter, sparse): the index dtype dispatch,
 // atomic sums.
 #pragma once
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <memory>
@@ -56,11 +57,14 @@ Kernel with_index_type(DType t, F&& f) {
   return f(int64_t{});
 }
 
-// *p += v for the dtypes with device atomics (half, float, double, int32, int64).
+// *p += v for the dtypes with device atomics (half, bfloat16 (sm_80 and later), float, double,
+// int32, int64).
 template <class T>
 __device__ void atomic_add(T* p, T v) {
   if constexpr (std::is_same_v<T, half>) {
     atomicAdd(reinterpret_cast<__half*>(p), __float2half(float(v)));
+  } else if constexpr (std::is_same_v<T, bfloat16>) {
+    atomicAdd(reinterpret_cast<__nv_bfloat16*>(p), __float2bfloat16(float(v)));
   } else if constexpr (std::is_same_v<T, int64_t>) {
     // two's complement: the unsigned sum wraps to the signed one
     atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
@@ -70,7 +74,7 @@ __device__ void atomic_add(T* p, T v) {
 }
 template <class T>
 constexpr bool has_atomic_add_v =
-    std::is_same_v<T, half> || std::is_same_v<T, float> || std::is_same_v<T, double> ||
+    is_narrow_float_v<T> || std::is_same_v<T, float> || std::is_same_v<T, double> ||
     std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>;
 
 }  // namespace kb::cuda

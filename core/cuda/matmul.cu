@@ -33,12 +33,13 @@ void gemm(const Gemm& g, const T* a, const T* b, T* c) {
   const compute_t<T> one = 1, zero = 0;
   cublasOperation_t opb = g.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opa = g.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
-  if constexpr (std::is_same_v<T, half>) {
-    // float16 storage, float accumulation (as the CPU computes float16 in float).
+  if constexpr (is_narrow_float_v<T>) {
+    // 16-bit storage, float accumulation (as the CPU computes float16 and bfloat16 in float).
+    constexpr cudaDataType_t t = std::is_same_v<T, half> ? CUDA_R_16F : CUDA_R_16BF;
     check_blas(cublasGemmStridedBatchedEx(
-        handle(), opb, opa, int(g.n), int(g.m), int(g.k), &one, b, CUDA_R_16F, int(g.b_cols),
-        g.b_rows * g.b_cols, a, CUDA_R_16F, int(g.a_cols), g.a_rows * g.a_cols, &zero, c,
-        CUDA_R_16F, int(g.n), g.m * g.n, int(g.batch), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        handle(), opb, opa, int(g.n), int(g.m), int(g.k), &one, b, t, int(g.b_cols),
+        g.b_rows * g.b_cols, a, t, int(g.a_cols), g.a_rows * g.a_cols, &zero, c, t, int(g.n),
+        g.m * g.n, int(g.batch), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   } else if constexpr (std::is_same_v<T, float>) {
     check_blas(cublasSgemmStridedBatched(handle(), opb, opa, int(g.n), int(g.m), int(g.k), &one, b,
                                          int(g.b_cols), g.b_rows * g.b_cols, a, int(g.a_cols),

@@ -55,10 +55,9 @@ Kernel window_pool_kernel(const KernelArgs& k, PoolKernel which) {
   if (p.geom.nsp() > 3) return Kernel{};
   PoolWindows g = p.windows();
   bool avg = p.avg();
-  if (k.out.dtype == DType::f32) return typed_kernel<float>(g, avg, which);
-  if (k.out.dtype == DType::f64) return typed_kernel<double>(g, avg, which);
-  if (k.out.dtype == DType::f16) return typed_kernel<half>(g, avg, which);
-  return Kernel{};  // the CPU kernel reports the error
+  // Other dtypes are declined: the CPU kernel reports the error.
+  return dispatch_float<Kernel>(k.out.dtype,
+                                [&](auto z) { return typed_kernel<decltype(z)>(g, avg, which); });
 }
 
 }  // namespace kb::cuda

@@ -9,7 +9,7 @@ struct DTypeInfo {
 };
 constexpr DTypeInfo kInfo[kNumDTypes] = {
     {"float16", 2}, {"float32", 4}, {"float64", 8}, {"int8", 1}, {"int16", 2},
-    {"int32", 4},   {"int64", 8},   {"uint8", 1},   {"bool", 1},
+    {"int32", 4},   {"int64", 8},   {"uint8", 1},   {"bool", 1}, {"bfloat16", 2},
 };
 }  // namespace
 

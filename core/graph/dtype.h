@@ -17,15 +17,18 @@ enum class DType : int32_t {
   i64 = 6,
   u8 = 7,
   b8 = 8,
+  bf16 = 9,
 };
 
-constexpr int kNumDTypes = 9;
+constexpr int kNumDTypes = 10;
 
 size_t dtype_size(DType t);
 const char* dtype_name(DType t);
 std::optional<DType> parse_dtype(const std::string& name);
 bool is_valid_dtype(int32_t raw);
-inline bool is_floating(DType t) { return t == DType::f16 || t == DType::f32 || t == DType::f64; }
+inline bool is_floating(DType t) {
+  return t == DType::f16 || t == DType::f32 || t == DType::f64 || t == DType::bf16;
+}
 inline bool is_integer(DType t) {
   return t == DType::i8 || t == DType::i16 || t == DType::i32 || t == DType::i64 || t == DType::u8;
 }

@@ -8,8 +8,8 @@ namespace kb {
 void write_scalar(DType t, void* p, double v) {
   dispatch_dtype(t, [&](auto z) {
     using T = decltype(z);
-    if constexpr (std::is_same_v<T, half>)
-      *static_cast<T*>(p) = half(static_cast<float>(v));
+    if constexpr (is_narrow_float_v<T>)
+      *static_cast<T*>(p) = T(static_cast<float>(v));
     else if constexpr (std::is_same_v<T, bool>)
       *static_cast<T*>(p) = v != 0;
     else
@@ -20,7 +20,7 @@ void write_scalar(DType t, void* p, double v) {
 double read_scalar(DType t, const void* p) {
   return dispatch_dtype(t, [&](auto z) -> double {
     using T = decltype(z);
-    if constexpr (std::is_same_v<T, half>)
+    if constexpr (is_narrow_float_v<T>)
       return static_cast<float>(*static_cast<const T*>(p));
     else
       return static_cast<double>(*static_cast<const T*>(p));

@@ -78,7 +78,9 @@ DType Session::floatx() const {
   return floatx_;
 }
 void Session::set_floatx(DType t) {
-  check(is_floating(t), Status::invalid_argument, "set_floatx: unknown floatx type ", dtype_name(t),
+  // Keras' three floatx types; bfloat16 tensors are made with an explicit dtype.
+  check(is_floating(t) && t != DType::bf16, Status::invalid_argument,
+        "set_floatx: unknown floatx type ", dtype_name(t),
         " (expected float16, float32 or float64)");
   std::lock_guard<std::mutex> l(mu_);
   floatx_ = t;

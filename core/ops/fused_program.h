@@ -14,7 +14,7 @@
 #include "core/ops/scalar_ops.h"
 #include "core/util/dispatch.h"
 #include "core/util/error.h"
-#include "core/util/half.h"
+#include "core/util/narrow_float.h"
 #include "core/util/host_device.h"
 
 namespace kb {
@@ -119,6 +119,8 @@ KB_HD T fused_load(const FusedProgram& p, const FusedOperands& o, int k, int64_t
   switch (p.dtype[k]) {
     case DType::f16:
       return convert_value<float, T>(static_cast<const half*>(o.in[k])[off]);
+    case DType::bf16:
+      return convert_value<float, T>(static_cast<const bfloat16*>(o.in[k])[off]);
     case DType::f32:
       return convert_value<float, T>(static_cast<const float*>(o.in[k])[off]);
     case DType::f64:
@@ -140,9 +142,9 @@ KB_HD T fused_load(const FusedProgram& p, const FusedOperands& o, int k, int64_t
   }
 }
 
-// Output element i: the program run over its registers. A float16 group computes in float and
-// rounds every instruction's result to float16, as its unfused kernels store each result: the
-// same values, not more precise ones.
+// Output element i: the program run over its registers. A float16 or bfloat16 group computes in
+// float and rounds every instruction's result to its type, as its unfused kernels store each
+// result: the same values, not more precise ones.
 template <class T>
 KB_HD T fused_element(const FusedProgram& p, const FusedOperands& o, int64_t i) {
   using C = compute_t<T>;

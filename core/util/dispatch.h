@@ -6,13 +6,13 @@
 #include "core/graph/dtype.h"
 #include "core/ops/scalar_ops.h"
 #include "core/util/error.h"
-#include "core/util/half.h"
+#include "core/util/narrow_float.h"
 
 namespace kb {
 
-// Compute type for a storage type: float16 computes in float, bool in bool.
+// Compute type for a storage type: float16 and bfloat16 compute in float, bool in bool.
 template <class T>
-using compute_t = std::conditional_t<std::is_same_v<T, half>, float, T>;
+using compute_t = std::conditional_t<is_narrow_float_v<T>, float, T>;
 
 template <class F>
 decltype(auto) dispatch_dtype(DType t, F&& f) {
@@ -35,12 +35,25 @@ decltype(auto) dispatch_dtype(DType t, F&& f) {
       return f(uint8_t{});
     case DType::b8:
       return f(bool{});
+    case DType::bf16:
+      return f(bfloat16{});
   }
   fail(Status::dtype, "unknown dtype ", int(t));
 }
 
 template <class T>
-constexpr bool is_float_v = std::is_floating_point_v<T> || std::is_same_v<T, half>;
+constexpr bool is_float_v = std::is_floating_point_v<T> || is_narrow_float_v<T>;
+
+// f(value of the storage type) for a floating dtype; R{} (a declined kernel, say) for the others.
+template <class R, class F>
+R dispatch_float(DType t, F&& f) {
+  return dispatch_dtype(t, [&](auto z) -> R {
+    if constexpr (is_float_v<decltype(z)>)
+      return f(z);
+    else
+      return R{};
+  });
+}
 
 // Whether a scalar-op domain (core/ops/scalar_ops.h) admits storage type T.
 template <ScalarDomain D, class T>

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "core/util/half.h"
+#include "core/util/narrow_float.h"
 #include "core/util/host_device.h"
 
 namespace kb {
@@ -67,12 +67,12 @@ struct ResizeGeom {
   }
 };
 
-// The accumulator of an element: double for double, float for float and float16, the type itself
-// for integers (whose weights round to it, as they always have).
+// The accumulator of an element: double for double, float for float and the 16-bit floats, the
+// type itself for integers (whose weights round to it, as they always have).
 template <class T>
 using resize_acc_t = std::conditional_t<
     std::is_same_v<T, double>, double,
-    std::conditional_t<std::is_same_v<T, float> || std::is_same_v<T, half>, float, T>>;
+    std::conditional_t<std::is_same_v<T, float> || is_narrow_float_v<T>, float, T>>;
 
 // Element e (memory order) of the result of g over operand x, accumulated in Acc as the CPU
 // kernel does (per-axis weights rounded to Acc, then multiplied).

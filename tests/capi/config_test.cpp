@@ -103,7 +103,7 @@ TEST(Config, Floatx) {
     KB_ASSERT_OK(kb_floatx(&got));
     EXPECT_EQ(got, t);
   }
-  for (int32_t bad : {int32_t(KB_INT32), int32_t(KB_BOOL), int32_t(KB_UINT8),
+  for (int32_t bad : {int32_t(KB_INT32), int32_t(KB_BOOL), int32_t(KB_UINT8), int32_t(KB_BFLOAT16),
                       int32_t(KB_DTYPE_DEFAULT), int32_t(42)}) {
     expect_error(kb_set_floatx(kb_data_type(bad)), KB_ERROR_INVALID_ARGUMENT, "set_floatx");
     kb_data_type got = KB_INT8;
@@ -176,8 +176,8 @@ TEST(Config, ImageDataFormatAndDimOrdering) {
 TEST(Config, ParseHelpers) {
   kb_data_type t = KB_DTYPE_DEFAULT;
   const char* names[] = {"float16", "float32", "float64", "int8", "int16",
-                         "int32",   "int64",   "uint8",   "bool"};
-  for (int i = 0; i <= 8; ++i) {
+                         "int32",   "int64",   "uint8",   "bool", "bfloat16"};
+  for (int i = 0; i <= 9; ++i) {
     KB_ASSERT_OK(kb_parse_dtype(names[i], &t));
     EXPECT_EQ(t, kb_data_type(i));
     EXPECT_STREQ(kb_dtype_name(kb_data_type(i)), names[i]);

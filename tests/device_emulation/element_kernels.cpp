@@ -70,10 +70,7 @@ Kernel fused_typed(const KernelArgs& k) {
 }
 
 Kernel fused_kernel(const KernelArgs& k) {
-  if (k.out.dtype == DType::f32) return fused_typed<float>(k);
-  if (k.out.dtype == DType::f64) return fused_typed<double>(k);
-  if (k.out.dtype == DType::f16) return fused_typed<half>(k);
-  return Kernel{};
+  return dispatch_float<Kernel>(k.out.dtype, [&](auto z) { return fused_typed<decltype(z)>(k); });
 }
 
 // As core/cuda/ctc.cu: labels checked and packed on the host, then the rows and the recursions'

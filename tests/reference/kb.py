@@ -10,9 +10,11 @@ lib = ctypes.CDLL(os.environ.get("KBACKEND_LIB",
                                  os.path.join(_here, "..", "..", "build", "libkbackend.so")))
 
 # dtype codes of kb_data_type
-DEFAULT, F16, F32, F64, I8, I16, I32, I64, U8, BOOL = range(-1, 9)
+DEFAULT, F16, F32, F64, I8, I16, I32, I64, U8, BOOL, BF16 = range(-1, 10)
+# NumPy has no bfloat16: here a bfloat16 tensor's values are uint16 arrays of its bits (kbackend
+# has no uint16 type, so the mapping is unambiguous); see bf16_bits / bf16_values.
 NP_OF = {F16: np.float16, F32: np.float32, F64: np.float64, I8: np.int8, I16: np.int16,
-         I32: np.int32, I64: np.int64, U8: np.uint8, BOOL: np.bool_}
+         I32: np.int32, I64: np.int64, U8: np.uint8, BOOL: np.bool_, BF16: np.uint16}
 CODE_OF = {np.dtype(v): k for k, v in NP_OF.items()}
 CHANNELS_LAST, CHANNELS_FIRST = 0, 1
 
@@ -242,6 +244,21 @@ def epsilon():
     e = c_double()
     check(lib.kb_epsilon(ctypes.byref(e)))
     return e.value
+
+
+def bf16_bits(a):
+    """The bfloat16 bits of float32 values: round to nearest, ties to even; NaN -> 0x7fff."""
+    f = np.ascontiguousarray(a, np.float32)
+    u = f.view(np.uint32).astype(np.uint64)
+    sixteen = np.uint64(16)
+    r = ((u + np.uint64(0x7FFF) + ((u >> sixteen) & np.uint64(1))) >> sixteen).astype(np.uint16)
+    return np.where(np.isnan(f), np.uint16(0x7FFF), r).astype(np.uint16)
+
+
+def bf16_values(bits):
+    """The float32 values of bfloat16 bits (exact)."""
+    b = np.asarray(bits, np.uint16)
+    return (np.atleast_1d(b).astype(np.uint32) << np.uint32(16)).view(np.float32).reshape(b.shape)
 
 
 # ---- test helpers ----------------------------------------------------------------------------

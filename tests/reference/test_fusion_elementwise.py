@@ -179,8 +179,8 @@ elif case == "relu_grad":  # dy * (x > 0): the comparison goes into the fused st
                                     kb.F32), y)]
 elif case == "sum_grad":  # d sum(sigmoid(x)) / dx: the seed's broadcast is loaded in place
     outs = kb.gradients(kb.op("sum", kb.op("sigmoid", x), None, 0, 0), [x])
-elif case == "half":
-    h = kb.op("cast", x, kb.F16)
+elif case in ("half", "bfloat16"):
+    h = kb.op("cast", x, kb.F16 if case == "half" else kb.BF16)
     outs = [kb.op("multiply", kb.op("sigmoid", kb.op("add", h, h)), kb.op("tanh", h))]
 elif case == "mask_returned":  # the bool mask itself leaves the plan: not absorbed
     m = kb.op("greater", x, kb.const(np.float32(0)))
@@ -206,39 +206,50 @@ def test_plans():
     train = plan_steps("train")
     assert "FusedElementwise" in train, train
     assert len(train) < len(plan_steps("train", KB_FUSE="0")), train
-    # float16 groups: fused on the GPU (the cast of x is its converting load); the CPU's fused
-    # kernel declines them.
-    if kb.plan_devices(PLAN_SCRIPT, "half") == ["cpu"]:
-        assert plan_steps("half") == ["Cast", "Add", "Sigmoid", "Tanh", "Mul"]
-    else:
-        assert plan_steps("half") == ["FusedElementwise"]
+    # float16 and bfloat16 groups: fused on the GPU (the cast of x is its converting load); the
+    # CPU's fused kernel declines them.
+    for case in ("half", "bfloat16"):
+        if kb.plan_devices(PLAN_SCRIPT, case) == ["cpu"]:
+            assert plan_steps(case) == ["Cast", "Add", "Sigmoid", "Tanh", "Mul"]
+        else:
+            assert plan_steps(case) == ["FusedElementwise"]
 
 
-def test_float16_groups():
-    """A float16 group computes in float and rounds every instruction's result to float16, as
-    each unfused kernel stores its result: the fused values equal the unfused ones exactly."""
+# A 16-bit float dtype's storage (NumPy arrays as kb.py holds them) and values (float64).
+SIXTEEN_BIT = {kb.F16: (lambda a: np.asarray(a, np.float32).astype(np.float16),
+                        lambda s: s.astype(np.float64)),
+               kb.BF16: (kb.bf16_bits, lambda s: kb.bf16_values(s).astype(np.float64))}
+
+
+@pytest.mark.parametrize("dtype", [kb.F16, kb.BF16], ids=["float16", "bfloat16"])
+def test_16_bit_float_groups(dtype):
+    """A float16 or bfloat16 group computes in float and rounds every instruction's result to its
+    type, as each unfused kernel stores its result: the fused values equal the unfused ones
+    exactly."""
     rng = np.random.default_rng(6)
-    F16 = kb.F16
-    xs = rng.standard_normal((7, 130)).astype(np.float16)
-    ws = rng.standard_normal(130).astype(np.float16)
-    bs = rng.standard_normal(130).astype(np.float16)
+    store, values = SIXTEEN_BIT[dtype]
+    xs = store(rng.standard_normal((7, 130)))
+    ws = store(rng.standard_normal(130))
+    bs = store(rng.standard_normal(130))
     os_ = rng.standard_normal((7, 130)).astype(np.float32)
     ks = rng.integers(-3, 4, (7, 130)).astype(np.int32)
-    x = kb.placeholder([-1, 130], F16)
+    x = kb.placeholder([-1, 130], dtype)
     o = kb.placeholder([-1, 130], kb.F32)
     k = kb.placeholder([-1, 130], kb.I32)
-    two = const(np.asarray(2.0, np.float16))
-    y = w1(x, kb.variable(ws, F16), kb.variable(bs, F16))
-    y = kb.op("add", y, kb.op("softplus", kb.op("tanh", kb.op("cast", o, F16))))
+    two = const(store(np.asarray(2.0)))
+    y = w1(x, kb.variable(ws, dtype), kb.variable(bs, dtype))
+    y = kb.op("add", y, kb.op("softplus", kb.op("tanh", kb.op("cast", o, dtype))))
     e = kb.op("exp", kb.op("negative", kb.op("square", x)))
     y = kb.op("add", y, kb.op("divide", e, kb.op("add", kb.op("abs", x), two)))
-    y = kb.op("multiply", y, kb.op("cast", kb.op("add", k, k), F16))
+    y = kb.op("multiply", y, kb.op("cast", kb.op("add", k, k), dtype))
     fused, plain = both([x, o, k], [y], xs, os_, ks)
     same(fused, plain)
-    x64, o64 = xs.astype(np.float64), os_.astype(np.float16).astype(np.float64)
-    ref = np_sigmoid(x64 * ws + bs) * np.tanh(x64) + np.log1p(np.exp(np.tanh(o64)))
+    x64, o64 = values(xs), values(store(os_))
+    w64, b64 = values(ws), values(bs)
+    ref = np_sigmoid(x64 * w64 + b64) * np.tanh(x64) + np.log1p(np.exp(np.tanh(o64)))
     ref = (ref + np.exp(-x64 * x64) / (np.abs(x64) + 2)) * (2 * ks)
-    np.testing.assert_allclose(fused[0].astype(np.float64), ref, rtol=2e-2, atol=2e-2)
+    tol = 2e-2 if dtype == kb.F16 else 1e-1  # bfloat16 keeps 8 significant bits
+    np.testing.assert_allclose(values(fused[0]), ref, rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

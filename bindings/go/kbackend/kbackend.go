@@ -62,6 +62,7 @@ const (
 	Int64        DType = 6
 	Uint8        DType = 7
 	Bool         DType = 8
+	Bfloat16     DType = 9
 )
 
 func (d DType) String() string {

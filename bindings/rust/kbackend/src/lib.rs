@@ -129,6 +129,7 @@ pub enum DType {
     I64,
     U8,
     Bool,
+    BF16,
 }
 
 impl DType {
@@ -143,6 +144,7 @@ impl DType {
             DType::I64 => sys::KB_INT64,
             DType::U8 => sys::KB_UINT8,
             DType::Bool => sys::KB_BOOL,
+            DType::BF16 => sys::KB_BFLOAT16,
         }
     }
 
@@ -157,6 +159,7 @@ impl DType {
             DType::I64,
             DType::U8,
             DType::Bool,
+            DType::BF16,
         ]
         .into_iter()
         .find(|d| d.code() == code)
