@@ -29,6 +29,10 @@ echo "== Python: pip install into a venv, pytest on the installed package"
 [ -x "$BUILD/venv/bin/python" ] || $PY -m venv --system-site-packages "$BUILD/venv"
 KBACKEND_BUILD_DIR="$BUILD" "$BUILD/venv/bin/pip" install -q --no-build-isolation --no-index \
   --force-reinstall --no-deps bindings/python
+# bfloat16 values in NumPy (tests/test_bfloat16.py): ml_dtypes 0.4.1, the newest that runs on
+# Debian 12's NumPy 1.24.
+"$BUILD/venv/bin/python" -c 'import ml_dtypes' 2>/dev/null ||
+  "$BUILD/venv/bin/pip" install -q --no-deps ml_dtypes==0.4.1
 (cd "$BUILD" && env -u PYTHONPATH venv/bin/python -c \
   'import kbackend, sys; assert "site-packages" in kbackend.__file__, kbackend.__file__; print("installed:", kbackend.__file__)')
 (cd "$BUILD" && env -u PYTHONPATH venv/bin/python -m pytest -q -p no:cacheprovider \

@@ -240,6 +240,12 @@ static const int64_t* kb_py_dims_ptr(const std::vector<int64_t>& v) {
 static int kb_py_dtype_of(PyArrayObject* a) {
   PyArray_Descr* d = PyArray_DESCR(a);
   int size = (int)d->elsize;
+  /* NumPy has no bfloat16; ml_dtypes' (kind 'V') is recognised by its scalar type's name. */
+  const char* name = d->typeobj ? d->typeobj->tp_name : "";
+  size_t len = strlen(name);
+  if (size == 2 && len >= 8 && strcmp(name + len - 8, "bfloat16") == 0 &&
+      (len == 8 || name[len - 9] == '.'))
+    return KB_BFLOAT16;
   switch (d->kind) {
     case 'f':
       return size == 2 ? KB_FLOAT16 : size == 4 ? KB_FLOAT32 : size == 8 ? KB_FLOAT64 : -2;

@@ -474,10 +474,11 @@ kb_tensor* grad_of(kb_tensor* x, kb_tensor* y, unsigned seed) {
   std::vector<int64_t> shape(dims, dims + nd);
   kb_data_type t;
   kb_dtype(y, &t);
-  kb_tensor* w = make_data(random_input(shape, t == KB_FLOAT16 ? KB_FLOAT32 : t, seed));
-  if (t == KB_FLOAT16) {
+  bool sixteen_bit = t == KB_FLOAT16 || t == KB_BFLOAT16;  // random_input makes neither
+  kb_tensor* w = make_data(random_input(shape, sixteen_bit ? KB_FLOAT32 : t, seed));
+  if (sixteen_bit) {
     kb_tensor* h = nullptr;
-    kb_cast(w, KB_FLOAT16, &h);
+    kb_cast(w, t, &h);
     kb_tensor_release(w);
     w = h;
   }
@@ -833,13 +834,13 @@ TEST(CudaVsCpu, MlpTrainingSteps) {
   for (size_t i = 0; i < final_w[0].size(); ++i) EXPECT_NEAR(final_w[0][i], final_w[1][i], 1e-10);
 }
 
-// float16 on both devices: float32 inputs cast to float16 inside the graph, the operation in
-// float16 (computed in float, stored rounded), the result cast back to float32.
+// float16 and bfloat16 on both devices: float32 inputs cast to the type inside the graph, the
+// operation in it (computed in float, stored rounded), the result cast back to float32.
 using Build = std::function<kb_tensor*(const std::vector<kb_tensor*>&)>;
-Build in_float16(Build op) {
-  return [op](const std::vector<kb_tensor*>& x) {
+Build in_type(kb_data_type t, Build op) {
+  return [t, op](const std::vector<kb_tensor*>& x) {
     std::vector<kb_tensor*> h(x.size());
-    for (size_t i = 0; i < x.size(); ++i) kb_cast(x[i], KB_FLOAT16, &h[i]);
+    for (size_t i = 0; i < x.size(); ++i) kb_cast(x[i], t, &h[i]);
     kb_tensor* y = op(h);
     kb_tensor* r = nullptr;
     if (y) kb_cast(y, KB_FLOAT32, &r);
@@ -849,77 +850,94 @@ Build in_float16(Build op) {
   };
 }
 
-TEST(CudaVsCpu, Float16) {
-  SKIP_WITHOUT_GPU();
-  const double rtol = 4e-3;
+void sixteen_bit_floats(kb_data_type t) {
+  // bfloat16 keeps 8 significant bits, float16 11: tolerances 8 times wider.
+  const double scale = t == KB_FLOAT16 ? 1 : 8;
+  const double rtol = 4e-3 * scale;
   compare({random_input({6, 33}, KB_FLOAT32, 81), random_input({33}, KB_FLOAT32, 82)},
-          in_float16([](const std::vector<kb_tensor*>& x) {
-            kb_tensor *a, *b, *c, *y;
-            kb_multiply(x[0], x[1], &a);
-            kb_tanh(a, &b);
-            kb_add(b, x[1], &c);
-            kb_exp(c, &y);
-            for (kb_tensor* v : {a, b, c}) kb_tensor_release(v);
-            return y;
-          }),
+          in_type(t,
+                  [](const std::vector<kb_tensor*>& x) {
+                    kb_tensor *a, *b, *c, *y;
+                    kb_multiply(x[0], x[1], &a);
+                    kb_tanh(a, &b);
+                    kb_add(b, x[1], &c);
+                    kb_exp(c, &y);
+                    for (kb_tensor* v : {a, b, c}) kb_tensor_release(v);
+                    return y;
+                  }),
           rtol);
   compare({random_input({6, 33}, KB_FLOAT32, 83), random_input({6, 1}, KB_FLOAT32, 84)},
-          in_float16([](const std::vector<kb_tensor*>& x) {
-            kb_tensor *g, *y;
-            kb_greater(x[0], x[1], &g);
-            kb_cast(g, KB_FLOAT16, &y);
-            kb_tensor_release(g);
-            return y;
-          }),
+          in_type(t,
+                  [t](const std::vector<kb_tensor*>& x) {
+                    kb_tensor *g, *y;
+                    kb_greater(x[0], x[1], &g);
+                    kb_cast(g, t, &y);
+                    kb_tensor_release(g);
+                    return y;
+                  }),
           0);
   for (int axis = 0; axis < 2; ++axis) {
     SCOPED_TRACE("axis " + std::to_string(axis));
     compare({random_input({37, 70}, KB_FLOAT32, 85)},
-            in_float16([axis](const std::vector<kb_tensor*>& x) {
-              int64_t ax = axis;
-              kb_tensor *s, *m, *p, *y;
-              kb_sum(x[0], &ax, 1, 1, &s);
-              kb_max(x[0], &ax, 1, 1, &m);
-              kb_softmax(x[0], axis, &p);
-              kb_tensor *sm, *t;
-              kb_add(s, m, &sm);
-              kb_multiply(p, sm, &t);
-              kb_cumsum(t, axis, &y);
-              for (kb_tensor* v : {s, m, p, sm, t}) kb_tensor_release(v);
-              return y;
-            }),
-            2e-2);
+            in_type(t,
+                    [axis](const std::vector<kb_tensor*>& x) {
+                      int64_t ax = axis;
+                      kb_tensor *s, *m, *p, *y;
+                      kb_sum(x[0], &ax, 1, 1, &s);
+                      kb_max(x[0], &ax, 1, 1, &m);
+                      kb_softmax(x[0], axis, &p);
+                      kb_tensor *sm, *ps;
+                      kb_add(s, m, &sm);
+                      kb_multiply(p, sm, &ps);
+                      kb_cumsum(ps, axis, &y);
+                      for (kb_tensor* v : {s, m, p, sm, ps}) kb_tensor_release(v);
+                      return y;
+                    }),
+            2e-2 * scale);
   }
   compare({random_input({3, 17, 24}, KB_FLOAT32, 86), random_input({24, 9}, KB_FLOAT32, 87)},
-          in_float16([](const std::vector<kb_tensor*>& x) {
-            kb_tensor* y = nullptr;
-            kb_dot(x[0], x[1], &y);
-            return y;
-          }),
-          2e-2);
+          in_type(t,
+                  [](const std::vector<kb_tensor*>& x) {
+                    kb_tensor* y = nullptr;
+                    kb_dot(x[0], x[1], &y);
+                    return y;
+                  }),
+          2e-2 * scale);
   for (int wrt = 0; wrt < 3; ++wrt) {
     SCOPED_TRACE("conv wrt " + std::to_string(wrt));
     compare({random_input({2, 9, 9, 4}, KB_FLOAT32, 88),
              random_input({3, 3, 4, 8}, KB_FLOAT32, 89, -0.5, 0.5)},
-            in_float16([wrt](const std::vector<kb_tensor*>& x) {
-              int64_t st[2] = {1, 1}, dil[2] = {1, 1}, ps[2] = {2, 2};
-              kb_tensor *c, *y;
-              kb_conv2d(x[0], x[1], st, 2, KB_PADDING_SAME, KB_CHANNELS_LAST, dil, 2, &c);
-              kb_pool2d(c, ps, 2, ps, 2, KB_PADDING_VALID, KB_CHANNELS_LAST, KB_POOL_MAX, &y);
-              kb_tensor_release(c);
-              if (wrt == 0) return y;
-              return grad_of(x[wrt - 1], y, 90);
-            }),
-            3e-2);
+            in_type(t,
+                    [wrt](const std::vector<kb_tensor*>& x) {
+                      int64_t st[2] = {1, 1}, dil[2] = {1, 1}, ps[2] = {2, 2};
+                      kb_tensor *c, *y;
+                      kb_conv2d(x[0], x[1], st, 2, KB_PADDING_SAME, KB_CHANNELS_LAST, dil, 2, &c);
+                      kb_pool2d(c, ps, 2, ps, 2, KB_PADDING_VALID, KB_CHANNELS_LAST, KB_POOL_MAX,
+                                &y);
+                      kb_tensor_release(c);
+                      if (wrt == 0) return y;
+                      return grad_of(x[wrt - 1], y, 90);
+                    }),
+            3e-2 * scale);
   }
-  compare({random_input({5, 7}, KB_FLOAT32, 91)}, in_float16([](const std::vector<kb_tensor*>& x) {
-            kb_tensor *a, *y;
-            kb_argmax(x[0], 1, &a);
-            kb_cast(a, KB_FLOAT16, &y);
-            kb_tensor_release(a);
-            return y;
-          }),
+  compare({random_input({5, 7}, KB_FLOAT32, 91)},
+          in_type(t,
+                  [t](const std::vector<kb_tensor*>& x) {
+                    kb_tensor *a, *y;
+                    kb_argmax(x[0], 1, &a);
+                    kb_cast(a, t, &y);
+                    kb_tensor_release(a);
+                    return y;
+                  }),
           0);
+}
+
+TEST(CudaVsCpu, SixteenBitFloats) {
+  SKIP_WITHOUT_GPU();
+  for (kb_data_type t : {KB_FLOAT16, KB_BFLOAT16}) {
+    SCOPED_TRACE(t == KB_FLOAT16 ? "float16" : "bfloat16");
+    sixteen_bit_floats(t);
+  }
 }
 
 // The GPU draws the CPU's numbers: a fresh node per device (a node counts its runs), two runs

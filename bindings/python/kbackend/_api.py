@@ -16,7 +16,8 @@ import re
 import numpy as np
 
 from . import kbackend as _c
-from ._core import DTYPE_NAMES, Function, Tensor, as_tensor, dtype_arg, to_numpy, wrap
+from ._core import (DTYPE_NAMES, Function, Tensor, as_tensor, dtype_arg, numpy_dtype, to_numpy,
+                    wrap)
 
 # Keras signatures where they differ from the C ones: `keras_name: "c_name"` renames a parameter,
 # `= default` is Keras' default. Functions not listed keep the C parameter names, all required.
@@ -295,7 +296,7 @@ def _set_value(x, value):
     if isinstance(value, (Tensor, _c.Tensor)):
         _c.kb_set_value(x, value)
     else:
-        _c.kb_set_value_data(x, np.asarray(value, dtype=DTYPE_NAMES[_c.kb_dtype(x)]))
+        _c.kb_set_value_data(x, np.asarray(value, dtype=numpy_dtype(_c.kb_dtype(x))))
 
 
 @_register
@@ -305,7 +306,7 @@ def _batch_set_value(tuples):
         return
     xs = [x for x, _ in tuples]
     values = [v if isinstance(v, (Tensor, _c.Tensor))
-              else as_tensor(np.asarray(v, dtype=DTYPE_NAMES[_c.kb_dtype(x)]))
+              else as_tensor(np.asarray(v, dtype=numpy_dtype(_c.kb_dtype(x))))
               for x, v in tuples]
     _c.kb_batch_set_value(xs, values)
 

@@ -36,6 +36,13 @@ def dtype_arg(dtype):
 
 def numpy_dtype(code_or_name):
     name = DTYPE_NAMES.get(code_or_name, code_or_name)
+    if name == "bfloat16":  # NumPy has none of its own
+        try:
+            import ml_dtypes
+        except ImportError:
+            raise TypeError("a bfloat16 value needs the ml_dtypes package for its NumPy type "
+                            "(pip install ml_dtypes), or cast it to float32 first") from None
+        return np.dtype(ml_dtypes.bfloat16)
     return np.dtype(name)
 
 
@@ -222,7 +229,12 @@ def as_tensor(value, like=None):
         return sparse_from_scipy(value)
     dtype = None
     if isinstance(value, (bool, int, float, np.generic)) and like is not None:
-        ref = numpy_dtype(_c.kb_dtype(like))
+        code = _c.kb_dtype(like)
+        if DTYPE_NAMES[code] == "bfloat16" and not isinstance(value, (bool, np.bool_)):
+            # NumPy has no bfloat16 of its own: the number goes in as float32, rounded by the
+            # library's cast.
+            return Tensor(_c.kb_cast(_c.kb_tensor_from_data(_contiguous(value, np.float32)), code))
+        ref = numpy_dtype(code)
         is_float = isinstance(value, (float, np.floating))
         if not is_float or ref.kind == "f":
             dtype = ref
@@ -350,7 +362,7 @@ class Function:
         self.outputs = outputs
         self.updates = update_ops
         self.name = name
-        self._input_dtypes = [numpy_dtype(_c.kb_dtype(x)) for x in self.inputs]
+        self._input_codes = [_c.kb_dtype(x) for x in self.inputs]
         self._f = _c.kb_function(self.inputs, outputs, update_ops)
 
     def __call__(self, inputs):
@@ -360,13 +372,13 @@ class Function:
             raise ValueError("the function takes %d inputs, got %d" % (len(self.inputs),
                                                                       len(inputs)))
         feed = []
-        for value, dtype in zip(inputs, self._input_dtypes):
+        for value, code in zip(inputs, self._input_codes):
             if isinstance(value, (Tensor, _c.Tensor)):
                 feed.append(value)
             elif is_scipy_sparse(value):  # for a sparse placeholder
-                feed.append(sparse_from_scipy(value, dtype))
+                feed.append(sparse_from_scipy(value, numpy_dtype(code)))
             else:
-                feed.append(_c.kb_tensor_from_data(_contiguous(value, dtype)))
+                feed.append(_c.kb_tensor_from_data(_contiguous(value, numpy_dtype(code))))
         results = [to_numpy(r) for r in _c.kb_function_call(self._f, feed)]
         return results[0] if self._single else results
 
