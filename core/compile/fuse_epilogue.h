@@ -1,6 +1,7 @@
 // Plan-time rewrite: a convolution or a matrix product followed by a bias add and/or a relu
-// becomes one FusedConv / FusedMatMul node (oneDNN's bias and relu post-ops on the CPU, cuBLASLt's
-// epilogues for FusedMatMul on the GPU) when the intermediate values have no other reader.
+// becomes one FusedConv / FusedMatMul node (oneDNN's bias and relu post-ops on the CPU; on the GPU
+// cuDNN's fused forward convolution and cuBLASLt's epilogues) when the intermediate values have no
+// other reader.
 // Gradients are taken on the user's graph before any function is compiled, so the rewrite sees
 // forward and gradient nodes alike and only fuses where nothing else reads the product's or the
 // bias add's value (readers of their shape alone are redirected).

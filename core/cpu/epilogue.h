@@ -5,6 +5,7 @@
 
 #include "core/cpu/loops.h"
 #include "core/util/dispatch.h"
+#include "core/util/epilogue_value.h"
 
 namespace kb::cpu {
 
@@ -12,20 +13,15 @@ struct Epilogue {
   bool bias = false, relu = false;
 };
 
-// y holds n values; value p belongs to channel (p / channel_stride) % channels (a matrix
-// product's column: stride 1, channels = its columns). bias (one per channel) may be null.
+// y holds n values; epilogue_value says what each gets. bias (one per channel) may be null.
 template <class T>
 void apply_epilogue(T* y, int64_t n, int64_t channels, int64_t channel_stride, const T* bias,
                     bool relu) {
   parallel_for(
       n,
       [&](int64_t b, int64_t e) {
-        for (int64_t p = b; p < e; ++p) {
-          auto v = compute_t<T>(y[p]);
-          if (bias) v += compute_t<T>(bias[(p / channel_stride) % channels]);
-          if (relu && !(v > 0)) v = 0;
-          y[p] = T(v);
-        }
+        for (int64_t p = b; p < e; ++p)
+          y[p] = T(epilogue_value(compute_t<T>(y[p]), bias, p, channels, channel_stride, relu));
       },
       kParallelGrain);
 }

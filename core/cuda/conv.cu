@@ -1,5 +1,6 @@
 // CUDA convolutions and pooling through cuDNN: forward, backward-data and backward-filter as
-// separate kernels, algorithms chosen once per shape at plan time (measured: cudnnFind). Keras
+// separate kernels, algorithms chosen once per shape at plan time (measured: cudnnFind), and the
+// forward pass with its bias and relu (FusedConv). Keras
 // keeps kernels as (spatial..., in/groups, out); cuDNN wants (out, spatial..., in) (KRSC), so
 // kernels are permuted on the way in and filter gradients on the way out. cuDNN pads symmetrically:
 // the rest of an asymmetric padding ('same' with an odd remainder, causal) is made explicit, the
@@ -12,6 +13,7 @@
 #include <string>
 
 #include "core/cuda/common.cuh"
+#include "core/cuda/epilogue.cuh"
 #include "core/ops/conv_ops.h"
 
 namespace kb::cuda {
@@ -253,16 +255,17 @@ bool choose_algorithm(Find&& find, Heuristic&& heuristic, Use&& use) {
   return false;
 }
 
+// The descriptors and algorithm of one convolution pass, or null where cuDNN has no algorithm.
+// which: 0 forward (x, k) -> y; 1 backward data (dy, k, x) -> dx; 2 backward filter (x, dy, k).
 template <class T>
-Kernel conv_kernel(const KernelArgs& k, int which) {
-  // which: 0 forward (x, k) -> y; 1 backward data (dy, k, x) -> dx; 2 backward filter (x, dy, k).
+std::shared_ptr<ConvState> conv_state(const KernelArgs& k, int which) {
   ConvGeom g = ConvGeom::from(k.node.attrs);
   const Dims& xd = which == 1 ? k.out.shape.dims : k.in[0].shape.dims;
   const Dims& kd = which == 2 ? k.out.shape.dims : k.in[1].shape.dims;
   const Dims& yd =
       which == 0 ? k.out.shape.dims : (which == 1 ? k.in[0].shape.dims : k.in[1].shape.dims);
   ConvPlan p;
-  if (!make_conv_plan(g, xd, kd, yd, p)) return Kernel{};
+  if (!make_conv_plan(g, xd, kd, yd, p)) return nullptr;
   auto s = make_state(p, dnn_type<T>());
   bool chosen = false;
   if (which == 0) {
@@ -311,19 +314,32 @@ Kernel conv_kernel(const KernelArgs& k, int which) {
               handle(), s->x->d, s->y->d, s->conv->d, s->w->d, a, &s->workspace);
         });
   }
-  if (!chosen) return Kernel{};
+  return chosen ? s : nullptr;
+}
+
+// y = the forward convolution of x (as cuDNN sees it: padded_input) by w (KRSC).
+template <class T>
+void forward_into(const ConvState& s, const void* x, const void* w, void* y) {
+  const compute_t<T> one = 1, zero = 0;  // cuDNN scales 16-bit float data by floats
+  auto ws = scratch(s.workspace);
+  check_dnn(cudnnConvolutionForward(handle(), &one, s.x->d, x, s.w->d, w, s.conv->d, s.fwd,
+                                    ws.get(), s.workspace, &zero, s.y->d, y),
+            "forward");
+}
+
+template <class T>
+Kernel conv_kernel(const KernelArgs& k, int which) {
+  auto s = conv_state<T>(k, which);
+  if (!s) return Kernel{};
   return [s, which](const Ins& in, Buffer& out) {
     if (out.numel() == 0) return;
-    const compute_t<T> one = 1, zero = 0;  // cuDNN scales float16 data by floats
+    const compute_t<T> one = 1, zero = 0;  // cuDNN scales 16-bit float data by floats
     auto ws = scratch(s->workspace);
     std::shared_ptr<void> keep, keep_x;
     const ConvPlan& p = s->p;
     if (which == 0) {
       Buffer w = permuted(*in[1], p.to_krsc, keep);
-      check_dnn(cudnnConvolutionForward(handle(), &one, s->x->d, padded_input(p, *in[0], keep_x),
-                                        s->w->d, w.data(), s->conv->d, s->fwd, ws.get(),
-                                        s->workspace, &zero, s->y->d, out.data()),
-                "forward");
+      forward_into<T>(*s, padded_input(p, *in[0], keep_x), w.data(), out.data());
     } else if (which == 1) {
       Buffer w = permuted(*in[1], p.to_krsc, keep);
       Buffer dxp;  // the gradient of the padded input, when there is one
@@ -361,6 +377,112 @@ Kernel make_conv(const KernelArgs& k) {
 Registrar r1("Conv", make_conv<0>);
 Registrar r2("ConvBackwardData", make_conv<1>);
 Registrar r3("ConvBackwardFilter", make_conv<2>);
+
+// FusedConv(x, kernel[, bias]), attribute relu (core/compile/fuse_epilogue.cpp). With a bias: one
+// cudnnConvolutionBiasActivationForward (relu with the pass's chosen algorithm; identity, which
+// needs the implicit precomputed GEMM) where a trial call at plan time succeeds; otherwise, and
+// without a bias, the forward convolution and the epilogue as its own kernel.
+struct FusedConvState {
+  std::shared_ptr<ConvState> conv;
+  bool bias = false, relu = false;
+  int64_t channels = 0, channel_stride = 1, y_numel = 0;
+  std::unique_ptr<TensorDesc> bias_desc;
+  cudnnActivationDescriptor_t act = nullptr;
+  cudnnConvolutionFwdAlgo_t algo{};
+  size_t workspace = 0;
+  bool fused = false;
+  ~FusedConvState() {
+    if (act) cudnnDestroyActivationDescriptor(act);
+  }
+};
+
+template <class T>
+cudnnStatus_t fused_forward(const FusedConvState& f, const void* x, const void* w, const void* bias,
+                            void* y) {
+  const compute_t<T> one = 1, zero = 0;  // z (= y) is scaled by zero: not read
+  const ConvState& s = *f.conv;
+  auto ws = scratch(f.workspace);
+  return cudnnConvolutionBiasActivationForward(handle(), &one, s.x->d, x, s.w->d, w, s.conv->d,
+                                               f.algo, ws.get(), f.workspace, &zero, s.y->d, y,
+                                               f.bias_desc->d, bias, f.act, s.y->d, y);
+}
+
+// Whether cuDNN runs this fused problem: descriptors, algorithm, then one call on scratch memory
+// (cuDNN reports the configurations it does not support when called).
+template <class T>
+bool make_fused_call(FusedConvState& f) {
+  const ConvState& s = *f.conv;
+  const ConvPlan& p = s.p;
+  NdDesc b;  // (1, K, 1, ...), as many dims as the data's descriptors
+  b.dims.assign(p.y.dims.size(), 1);
+  b.dims[1] = int(f.channels);
+  b.strides.assign(p.y.dims.size(), 1);
+  b.strides[0] = int(f.channels);
+  f.bias_desc = std::make_unique<TensorDesc>(b, dnn_type<T>());
+  if (cudnnCreateActivationDescriptor(&f.act) != CUDNN_STATUS_SUCCESS ||
+      cudnnSetActivationDescriptor(f.act,
+                                   f.relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
+                                   CUDNN_NOT_PROPAGATE_NAN, 0.0) != CUDNN_STATUS_SUCCESS)
+    return false;
+  f.algo = f.relu ? s.fwd : CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+  f.workspace = s.workspace;
+  if (!f.relu &&
+      cudnnGetConvolutionForwardWorkspaceSize(handle(), s.x->d, s.w->d, s.conv->d, s.y->d, f.algo,
+                                              &f.workspace) != CUDNN_STATUS_SUCCESS)
+    return false;
+  auto x = scratch(size_t(numel(p.padded_dims)) * sizeof(T));
+  auto w = scratch(size_t(numel(p.keras_kernel)) * sizeof(T));
+  auto y = scratch(size_t(f.y_numel) * sizeof(T));
+  auto bias = scratch(size_t(f.channels) * sizeof(T));
+  return fused_forward<T>(f, x.get(), w.get(), bias.get(), y.get()) == CUDNN_STATUS_SUCCESS;
+}
+
+template <class T>
+Kernel fused_conv_kernel(const KernelArgs& k) {
+  auto f = std::make_shared<FusedConvState>();
+  f->conv = conv_state<T>(k, 0);
+  if (!f->conv) return Kernel{};
+  ConvGeom g = ConvGeom::from(k.node.attrs);
+  const Dims& yd = k.out.shape.dims;
+  f->bias = k.in.size() == 3;
+  f->relu = k.node.attrs.i("relu", 0) != 0;
+  f->channels = yd[channel_axis(g.channels_first, yd.size() - 2)];
+  if (g.channels_first)
+    for (size_t i = 2; i < yd.size(); ++i) f->channel_stride *= yd[i];
+  f->y_numel = numel(yd);
+  if (f->bias && f->y_numel > 0) {
+    try {
+      f->fused = make_fused_call<T>(*f);
+    } catch (const Error&) {
+      f->fused = false;
+    }
+  }
+  return [f](const Ins& in, Buffer& out) {
+    if (out.numel() == 0) return;
+    const ConvState& s = *f->conv;
+    std::shared_ptr<void> keep, keep_x;
+    Buffer w = permuted(*in[1], s.p.to_krsc, keep);
+    const void* x = padded_input(s.p, *in[0], keep_x);
+    T* y = out.as<T>();
+    const T* bias = f->bias ? in[2]->as<T>() : nullptr;
+    if (f->fused) {
+      check_dnn(fused_forward<T>(*f, x, w.data(), bias, y), "fused forward");
+      return;
+    }
+    forward_into<T>(s, x, w.data(), y);
+    epilogue_on_device(y, bias, out.numel(), f->channels, f->channel_stride, f->relu);
+  };
+}
+
+Kernel make_fused_conv(const KernelArgs& k) {
+  try {
+    return dispatch_float<Kernel>(k.out.dtype,
+                                  [&](auto z) { return fused_conv_kernel<decltype(z)>(k); });
+  } catch (const Error&) {
+  }
+  return Kernel{};
+}
+Registrar r3f("FusedConv", make_fused_conv);
 
 struct PoolState {
   std::unique_ptr<TensorDesc> x, y;

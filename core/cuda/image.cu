@@ -1,5 +1,6 @@
 // CUDA kernels of Resize and ResizeGrad: one thread per result element runs resize_at
-// (core/util/resize_taps.h), the taps the CPU kernel lists; the gradient gathers too (no atomics).
+// (core/util/resize_taps.h), the taps the CPU kernel lists, accumulated as the CPU does (integer
+// images too); the gradient gathers (no atomics).
 #include "core/cuda/common.cuh"
 #include "core/ops/resize_geom.h"
 
@@ -16,8 +17,8 @@ Kernel make_resize(const KernelArgs& k) {
   ResizeGeom g = resize_geom(k.node.attrs, k.in[0].shape.dims, k.out.shape.dims, Adjoint);
   return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (!is_float_v<T>) {
-      return Kernel{};  // integer images: the CPU kernel
+    if constexpr (std::is_same_v<T, bool>) {
+      return Kernel{};  // boolean images: the CPU kernel
     } else {
       return [g](const std::vector<const Buffer*>& in, Buffer& out) {
         int64_t n = out.numel();

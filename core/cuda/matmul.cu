@@ -9,6 +9,7 @@
 
 #include "core/backend/layout.h"
 #include "core/cuda/common.cuh"
+#include "core/cuda/epilogue.cuh"
 
 namespace kb::cuda {
 namespace {
@@ -157,14 +158,6 @@ bool make_lt_product(const Gemm& g, bool bias, bool relu, LtProduct& p) {
   return p.found = ok;
 }
 
-// The epilogue as its own kernel, after a cuBLAS product (where cuBLASLt has no algorithm).
-__global__ void bias_relu_kernel(float* y, const float* bias, int64_t n, int64_t cols, bool relu) {
-  KB_GRID_LOOP(i, n) {
-    float v = y[i] + (bias ? bias[i % cols] : 0.0f);
-    y[i] = relu ? (v > 0 ? v : 0.0f) : v;
-  }
-}
-
 // FusedMatMul(a, b[, bias]), attributes transpose_a, transpose_b, relu; float32 (the rewrite
 // fuses float32 products only).
 Kernel make_fused_matmul(const KernelArgs& k) {
@@ -192,9 +185,9 @@ Kernel make_fused_matmul(const KernelArgs& k) {
                                 stream()));
       return;
     }
+    // The epilogue as its own kernel, after a cuBLAS product.
     product_into<float>(g, in, out);
-    bias_relu_kernel<<<blocks_for(n), 256, 0, stream()>>>(y, b, n, g.n, relu);
-    after_launch("fused matmul");
+    epilogue_on_device(y, b, n, g.n, 1, relu);
   };
 }
 Registrar reg_fused_matmul("FusedMatMul", make_fused_matmul);

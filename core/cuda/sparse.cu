@@ -194,8 +194,8 @@ Kernel make_sparse_matmul(const KernelArgs& k) {
   bool adjoint = k.node.attrs.i("adjoint_a") != 0;
   return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (!is_float_v<T>) {
-      return Kernel{};
+    if constexpr (!has_atomic_add_v<T>) {
+      return Kernel{};  // int8, int16, uint8, bool: the CPU kernel
     } else {
       return with_index_type(k.in[0].dtype, [&](auto zi) -> Kernel {
         using I = decltype(zi);

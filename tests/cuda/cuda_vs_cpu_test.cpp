@@ -1047,6 +1047,16 @@ TEST(CudaVsCpu, ResizeImagesAndVolumes) {
                 return grad ? grad_of(x[0], y, 93) : y;
               },
               dc.rtol);
+  // Integer images (nearest only), on the GPU too.
+  for (kb_data_format f : {KB_CHANNELS_LAST, KB_CHANNELS_FIRST})
+    compare(
+        {random_input({2, 4, 5, 3}, KB_INT64, 95, -1000, 1000)},
+        [f](const std::vector<kb_tensor*>& x) {
+          kb_tensor* y = nullptr;
+          kb_resize_images(x[0], 3, 2, f, KB_INTERPOLATION_NEAREST, &y);
+          return y;
+        },
+        0);
   for (auto& dc : kDtypes)
     for (int grad = 0; grad < 2; ++grad)
       compare(
@@ -1163,6 +1173,17 @@ TEST(CudaVsCpu, SparseTensors) {
             },
             dc.rtol);
     }
+  // An integer product (exact sums: the same on both devices, whatever their order).
+  compare(
+      {idx2, random_input({6}, KB_INT64, 119, -50, 50),
+       random_input({5, 3}, KB_INT64, 124, -50, 50)},
+      [&](const std::vector<kb_tensor*>& x) {
+        kb_tensor *sp = sparse(x[0], x[1], {4, 5}), *y = nullptr;
+        kb_dot(sp, x[2], &y);
+        kb_tensor_release(sp);
+        return y;
+      },
+      0);
   // d(values) of sum(w * dense) is GatherNd(w, indices); its gradient with respect to w is
   // ScatterNdLike.
   for (auto& dc : kDtypes)
@@ -1218,6 +1239,55 @@ TEST(CudaVsCpu, FusedMatMulEpilogues) {
             return grad ? grad_of(x[form == 2 ? 0 : 2], p, 118) : p;
           },
           2e-5);
+}
+
+// Convolutions as the epilogue rewrite fuses them (FusedConv: cuDNN's fused forward pass or the
+// convolution and an epilogue kernel on the GPU, oneDNN's post-ops on the CPU): bias + relu, bias
+// alone, relu alone; 2-D in both data formats with an odd 'same' padding (the explicit border),
+// causal 1-D, 3-D; values and the gradients through a fused forward pass.
+TEST(CudaVsCpu, FusedConvEpilogues) {
+  SKIP_WITHOUT_GPU();
+  struct Case {
+    const char* name;
+    std::vector<int64_t> x, k;
+    kb_data_format format;
+  };
+  const Case cases[] = {{"2-D channels_last", {2, 9, 8, 3}, {3, 3, 3, 5}, KB_CHANNELS_LAST},
+                        {"2-D channels_first", {2, 3, 9, 8}, {3, 3, 3, 5}, KB_CHANNELS_FIRST},
+                        {"1-D causal", {3, 11, 4}, {3, 4, 6}, KB_CHANNELS_LAST},
+                        {"3-D", {2, 5, 4, 6, 2}, {2, 3, 2, 2, 4}, KB_CHANNELS_LAST}};
+  for (const Case& c : cases)
+    for (int form = 0; form < 3; ++form)
+      for (int grad = 0; grad < 2; ++grad) {
+        SCOPED_TRACE(std::string(c.name) + " form " + std::to_string(form) + " grad " +
+                     std::to_string(grad));
+        compare(
+            {random_input(c.x, KB_FLOAT32, 120), random_input(c.k, KB_FLOAT32, 121, -0.5, 0.5),
+             random_input({c.k.back()}, KB_FLOAT32, 122)},
+            [&c, form, grad](const std::vector<kb_tensor*>& x) {
+              kb_tensor *p = nullptr, *y = nullptr;
+              size_t nsp = c.x.size() - 2;
+              int64_t st[3] = {2, 1, 1}, dil[3] = {1, 1, 1};
+              if (nsp == 1)
+                kb_conv1d(x[0], x[1], 1, KB_PADDING_CAUSAL, c.format, 2, &p);
+              else if (nsp == 2)
+                kb_conv2d(x[0], x[1], st, 2, KB_PADDING_SAME, c.format, dil, 2, &p);
+              else
+                kb_conv3d(x[0], x[1], st, 3, KB_PADDING_SAME, c.format, dil, 3, &p);
+              if (form < 2) {
+                kb_bias_add(p, x[2], c.format, &y);
+                kb_tensor_release(p);
+                p = y;
+              }
+              if (form != 1) {
+                kb_relu(p, 0, nullptr, 0, &y);
+                kb_tensor_release(p);
+                p = y;
+              }
+              return grad ? grad_of(x[form == 2 ? 1 : 2], p, 123) : p;
+            },
+            2e-5);
+      }
 }
 
 }  // namespace
