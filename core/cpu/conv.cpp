@@ -1,7 +1,8 @@
 // CPU kernels of Conv, ConvBackwardData and ConvBackwardFilter. float32 runs through oneDNN
 // (convolution_forward / _backward_data / _backward_weights, created at plan time and cached by
-// geometry); float64 and float16 (oneDNN has no f64) run through plain reference loops, which are
-// also the fallback when oneDNN declines a problem.
+// geometry), and so do float16 and bfloat16, widened to float32 (core/cpu/widen.h); float64
+// (oneDNN has no f64) runs through plain reference loops, which are also the fallback when oneDNN
+// declines a problem.
 #include <array>
 #include <cstring>
 #include <string>
@@ -9,6 +10,7 @@
 #include "core/backend/kernel.h"
 #include "core/cpu/dnnl_cache.h"
 #include "core/cpu/epilogue.h"
+#include "core/cpu/widen.h"
 #include "core/cpu/loops.h"
 #include "core/ops/conv_ops.h"
 #include "core/util/dispatch.h"
@@ -413,6 +415,9 @@ Kernel make_conv_kernel(const KernelArgs& ka) {
   Geo g = make_geo(cg, x, k, y);
   if (ka.out.dtype == DType::f32)
     if (Kernel dk = dnnl_kernel(W, g)) return dk;
+  if (ka.out.dtype == DType::f16 || ka.out.dtype == DType::bf16)
+    if (Kernel dk = dnnl_kernel(W, g))  // reads its first two inputs
+      return widened(std::move(dk), {ka.in[0].dtype, ka.in[1].dtype}, ka.out.dtype);
   return dispatch_dtype(ka.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     if constexpr (!is_float_v<T>) {

@@ -1,13 +1,15 @@
 // Batched matrix multiplication through a real GEMM: oneDNN's sgemm for float32 (it picks
 // AVX-512 / AVX2 kernels at run time, while this library is compiled for the baseline ISA, where
 // Eigen reached 5-13% of the fp32 peak) or oneDNN's matmul primitive for the moderate sizes where
-// it is faster, Eigen for float64, a plain loop for the rest. FusedMatMul adds a bias per column
-// and a relu (oneDNN post-ops on the primitive, one pass after the GEMM otherwise).
+// it is faster, Eigen for float64, sgemm on widened copies for float16 and bfloat16, a plain loop
+// for the rest. FusedMatMul adds a bias per column and a relu (oneDNN post-ops on the primitive,
+// one pass after the GEMM otherwise).
 #include <dnnl.h>
 #include <omp.h>
 
 #include <Eigen/Core>
 #include <cstring>
+#include <vector>
 
 #include "core/backend/kernel.h"
 #include "core/backend/layout.h"
@@ -70,6 +72,26 @@ void gemm_plain(const MatMulDims& d, const T* a, const T* b, T* c) {
         O[i * d.n + j] = T(C(s));
       }
   }
+}
+
+// float16 and bfloat16: widened to float32 for one sgemm (float accumulation, as cuBLAS computes
+// them on the GPU), the result rounded once.
+template <class T>
+void gemm_widened(const MatMulDims& d, const T* a, const T* b, T* c) {
+  auto widen = [](const T* x, int64_t n) {
+    std::vector<float> w(static_cast<size_t>(n));
+    parallel_for(n, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) w[size_t(i)] = float(x[i]);
+    });
+    return w;
+  };
+  std::vector<float> fa = widen(a, d.batch * d.a_rows * d.a_cols);
+  std::vector<float> fb = widen(b, d.batch * d.b_rows * d.b_cols);
+  std::vector<float> fc(static_cast<size_t>(d.batch * d.m * d.n));
+  gemm_dnnl(d, fa.data(), fb.data(), fc.data());
+  parallel_for(d.batch * d.m * d.n, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) c[i] = T(fc[size_t(i)]);
+  });
 }
 
 namespace du = dnnl_util;
@@ -155,6 +177,8 @@ Kernel matmul_kernel(const KernelArgs& k, Epilogue e) {
         gemm_dnnl(d, in[0]->as<T>(), in[1]->as<T>(), out.as<T>());
       else if constexpr (std::is_same_v<T, double>)
         gemm_eigen<T>(d, in[0]->as<T>(), in[1]->as<T>(), out.as<T>());
+      else if constexpr (is_narrow_float_v<T>)
+        gemm_widened<T>(d, in[0]->as<T>(), in[1]->as<T>(), out.as<T>());
       else
         gemm_plain<T>(d, in[0]->as<T>(), in[1]->as<T>(), out.as<T>());
       if (e.bias || e.relu)

@@ -186,6 +186,28 @@ def test_conv2d_and_pooling(rng):
     close(got, np_pool(values(x), (3, 3), (2, 2), pads, "avg"), rtol=ULP, atol=1e-3)
 
 
+@pytest.mark.parametrize("padding", ["valid", "same"])
+def test_conv2d_gradients(padding, rng):
+    """The data and filter gradients (float32 kernels on widened copies) against the float32
+    gradients of the same values, within bfloat16's rounding of the result."""
+    xs = bf16_bits(rng.standard_normal((2, 7, 6, 3)))
+    ks = bf16_bits(rng.standard_normal((3, 2, 3, 4)) / 4)
+    # The seed of the gradients (exact in both types).
+    ws = bf16_values(bf16_bits(rng.standard_normal((2, 3, 5, 4) if padding == "valid" else
+                                                   (2, 4, 6, 4))))
+    grads = {}
+    for dt, store in ((BF16, lambda a: bf16_bits(a)), (F32, lambda a: a.astype(np.float32))):
+        x = kb.variable(store(bf16_values(xs)), dt)
+        k = kb.variable(store(bf16_values(ks)), dt)
+        y = kc.conv2d(x, k, (2, 1), padding)
+        loss = op("sum", op("multiply", y, const(store(ws))), None, 0, 0)
+        grads[dt] = run(gradients(loss, [x, k]))
+    for g16, g32 in zip(grads[BF16], grads[F32]):
+        assert g16.dtype == np.uint16
+        scale = np.abs(g32).max()
+        np.testing.assert_allclose(values(g16), g32, rtol=ULP, atol=ULP * scale / 8)
+
+
 # ---- gradients and a training step -----------------------------------------------------------
 def test_gradients_of_a_dense_layer(rng):
     xs = bf16_bits(rng.standard_normal((16, 12)))

@@ -243,8 +243,9 @@ def test_conv3d(padding, strides, dil, df, dt, rng):
     check(fmt_out(r, df), expected, dt)
 
 
-def test_float16_reference_kernels(rng):
-    """float16 runs through the reference kernels (computing in float32)."""
+def test_float16_kernels(rng):
+    """float16 convolutions run through oneDNN's float32 ones on widened copies; pooling through
+    the reference kernels (computing in float32)."""
     x = randn(rng, (2, 7, 6, 3), kb.F16)
     k = kernel(rng, (3, 3, 3, 4), kb.F16, 27)
     r = kb.ev(lambda a, b: kc.conv2d(a, b, (2, 1), "same"), x, k)
