@@ -415,9 +415,8 @@ Kernel make_conv_kernel(const KernelArgs& ka) {
   Geo g = make_geo(cg, x, k, y);
   if (ka.out.dtype == DType::f32)
     if (Kernel dk = dnnl_kernel(W, g)) return dk;
-  if (ka.out.dtype == DType::f16 || ka.out.dtype == DType::bf16)
-    if (Kernel dk = dnnl_kernel(W, g))  // reads its first two inputs
-      return widened(std::move(dk), {ka.in[0].dtype, ka.in[1].dtype}, ka.out.dtype);
+  if (is_narrow_float(ka.out.dtype))  // the primitive reads the first two inputs
+    if (Kernel dk = widened(ka, 2, [&](const KernelArgs&) { return dnnl_kernel(W, g); })) return dk;
   return dispatch_dtype(ka.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     if constexpr (!is_float_v<T>) {

@@ -9,13 +9,13 @@
 
 #include <Eigen/Core>
 #include <cstring>
-#include <vector>
 
 #include "core/backend/kernel.h"
 #include "core/backend/layout.h"
 #include "core/cpu/dnnl_cache.h"
 #include "core/cpu/epilogue.h"
 #include "core/cpu/loops.h"
+#include "core/cpu/widen.h"
 #include "core/util/dispatch.h"
 #include "core/util/error.h"
 
@@ -72,26 +72,6 @@ void gemm_plain(const MatMulDims& d, const T* a, const T* b, T* c) {
         O[i * d.n + j] = T(C(s));
       }
   }
-}
-
-// float16 and bfloat16: widened to float32 for one sgemm (float accumulation, as cuBLAS computes
-// them on the GPU), the result rounded once.
-template <class T>
-void gemm_widened(const MatMulDims& d, const T* a, const T* b, T* c) {
-  auto widen = [](const T* x, int64_t n) {
-    std::vector<float> w(static_cast<size_t>(n));
-    parallel_for(n, [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) w[size_t(i)] = float(x[i]);
-    });
-    return w;
-  };
-  std::vector<float> fa = widen(a, d.batch * d.a_rows * d.a_cols);
-  std::vector<float> fb = widen(b, d.batch * d.b_rows * d.b_cols);
-  std::vector<float> fc(static_cast<size_t>(d.batch * d.m * d.n));
-  gemm_dnnl(d, fa.data(), fb.data(), fc.data());
-  parallel_for(d.batch * d.m * d.n, [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) c[i] = T(fc[size_t(i)]);
-  });
 }
 
 namespace du = dnnl_util;
@@ -164,6 +144,8 @@ Kernel primitive_kernel(const MatMulDims& d, Epilogue e) {
 }
 
 Kernel matmul_kernel(const KernelArgs& k, Epilogue e) {
+  if (is_narrow_float(k.out.dtype))  // reads a, b and the bias
+    return widened(k, 3, [e](const KernelArgs& k32) { return matmul_kernel(k32, e); });
   MatMulDims d = gemm_dims(k.in[0].shape.dims, k.in[1].shape.dims,
                            k.node.attrs.i("transpose_a") != 0, k.node.attrs.i("transpose_b") != 0);
   if (k.out.dtype == DType::f32 && d.k > 0 && d.m > 0 && d.n > 0 && prefer_primitive(d))
@@ -177,8 +159,6 @@ Kernel matmul_kernel(const KernelArgs& k, Epilogue e) {
         gemm_dnnl(d, in[0]->as<T>(), in[1]->as<T>(), out.as<T>());
       else if constexpr (std::is_same_v<T, double>)
         gemm_eigen<T>(d, in[0]->as<T>(), in[1]->as<T>(), out.as<T>());
-      else if constexpr (is_narrow_float_v<T>)
-        gemm_widened<T>(d, in[0]->as<T>(), in[1]->as<T>(), out.as<T>());
       else
         gemm_plain<T>(d, in[0]->as<T>(), in[1]->as<T>(), out.as<T>());
       if (e.bias || e.relu)

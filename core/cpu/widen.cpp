@@ -32,30 +32,39 @@ void narrow_into(DType t, const float* src, void* dst, int64_t n) {
   });
 }
 
-bool is_narrow(DType t) { return t == DType::f16 || t == DType::bf16; }
-
 }  // namespace
 
-Kernel widened(Kernel f32, std::vector<DType> in, DType out) {
-  return [f32 = std::move(f32), in = std::move(in), out_type = out](
+bool is_narrow_float(DType t) { return t == DType::f16 || t == DType::bf16; }
+
+Kernel widened(const KernelArgs& args, size_t reads,
+               const std::function<Kernel(const KernelArgs&)>& make_f32) {
+  std::vector<TensorType> in32 = args.in;
+  for (TensorType& t : in32)
+    if (is_narrow_float(t.dtype)) t.dtype = DType::f32;
+  TensorType out32 = args.out;
+  out32.dtype = DType::f32;
+  Kernel f32 = make_f32(KernelArgs{args.node, in32, out32, args.used_parts});
+  if (!f32) return {};
+  std::vector<DType> in;
+  for (size_t i = 0; i < reads && i < args.in.size(); ++i) in.push_back(args.in[i].dtype);
+  return [f32 = std::move(f32), in = std::move(in), out_type = args.out.dtype](
              const std::vector<const Buffer*>& ins, Buffer& out) {
     std::vector<Buffer> wide(ins.size());
-    std::vector<const Buffer*> args(ins.size());
-    for (size_t i = 0; i < ins.size(); ++i) {
-      args[i] = ins[i];
-      if (i >= in.size() || !is_narrow(in[i])) continue;
+    std::vector<const Buffer*> values(ins.begin(), ins.end());
+    for (size_t i = 0; i < ins.size() && i < in.size(); ++i) {
+      if (!is_narrow_float(in[i])) continue;
       wide[i] = Buffer(DType::f32, ins[i]->dims);
       wide[i].allocate();
       widen_into(in[i], ins[i]->data(), wide[i].as<float>(), ins[i]->numel());
-      args[i] = &wide[i];
+      values[i] = &wide[i];
     }
-    if (!is_narrow(out_type)) {
-      f32(args, out);
+    if (!is_narrow_float(out_type)) {
+      f32(values, out);
       return;
     }
     Buffer result(DType::f32, out.dims);
     result.allocate();
-    f32(args, result);
+    f32(values, result);
     narrow_into(out_type, result.as<float>(), out.data(), out.numel());
   };
 }

@@ -1,16 +1,21 @@
 // A float16 or bfloat16 problem run by a float32 kernel: the 16-bit inputs widened to float32
 // (exact), the float32 result rounded once into the output. The kernels whose fast path is
-// float32 only (oneDNN's convolutions) serve the 16-bit types this way instead of the reference
+// float32 only (oneDNN's convolutions, sgemm) serve the 16-bit types this way instead of plain
 // loops; accumulating in float, they compute as the GPU's libraries do.
 #pragma once
-#include <vector>
+#include <functional>
 
 #include "core/backend/kernel.h"
 
 namespace kb::cpu {
 
-// f32: the float32 kernel of the same problem; in: the dtypes of the leading inputs it reads as
-// values (later ones, read for their shape alone, pass through); out: the output's dtype.
-Kernel widened(Kernel f32, std::vector<DType> in, DType out);
+bool is_narrow_float(DType t);
+
+// The kernel that make_f32 makes for args' problem in float32 (every 16-bit float input and the
+// output typed float32), wrapped to widen the first `reads` inputs (the ones it reads as values;
+// later ones, read for their shape alone, pass through) and narrow its result. Empty when
+// make_f32 declines.
+Kernel widened(const KernelArgs& args, size_t reads,
+               const std::function<Kernel(const KernelArgs&)>& make_f32);
 
 }  // namespace kb::cpu
