@@ -1213,6 +1213,23 @@ TEST(CudaVsCpu, SparseTensors) {
       KB_ERROR_INVALID_ARGUMENT, "index 7 is out of range [0, 5) on axis 1");
 }
 
+// What the epilogue rewrite fuses after a product p (whose reference it takes): form 0 a bias add
+// and relu, 1 a bias add, 2 relu.
+kb_tensor* with_epilogue(kb_tensor* p, kb_tensor* bias, kb_data_format format, int form) {
+  kb_tensor* y = nullptr;
+  if (form < 2) {
+    kb_bias_add(p, bias, format, &y);
+    kb_tensor_release(p);
+    p = y;
+  }
+  if (form != 1) {
+    kb_relu(p, 0, nullptr, 0, &y);
+    kb_tensor_release(p);
+    p = y;
+  }
+  return p;
+}
+
 // Dense layers as the epilogue rewrite fuses them (FusedMatMul: cuBLASLt's bias and relu
 // epilogues on the GPU, oneDNN's post-ops on the CPU): bias + relu, bias alone, relu alone, and
 // the gradients through a fused forward pass.
@@ -1224,18 +1241,9 @@ TEST(CudaVsCpu, FusedMatMulEpilogues) {
           {random_input({9, 33}, KB_FLOAT32, 115), random_input({33, 17}, KB_FLOAT32, 116),
            random_input({17}, KB_FLOAT32, 117)},
           [form, grad](const std::vector<kb_tensor*>& x) {
-            kb_tensor *p = nullptr, *y = nullptr;
+            kb_tensor* p = nullptr;
             kb_dot(x[0], x[1], &p);
-            if (form < 2) {
-              kb_bias_add(p, x[2], KB_CHANNELS_LAST, &y);
-              kb_tensor_release(p);
-              p = y;
-            }
-            if (form != 1) {
-              kb_relu(p, 0, nullptr, 0, &y);
-              kb_tensor_release(p);
-              p = y;
-            }
+            p = with_epilogue(p, x[2], KB_CHANNELS_LAST, form);
             return grad ? grad_of(x[form == 2 ? 0 : 2], p, 118) : p;
           },
           2e-5);
@@ -1265,7 +1273,7 @@ TEST(CudaVsCpu, FusedConvEpilogues) {
             {random_input(c.x, KB_FLOAT32, 120), random_input(c.k, KB_FLOAT32, 121, -0.5, 0.5),
              random_input({c.k.back()}, KB_FLOAT32, 122)},
             [&c, form, grad](const std::vector<kb_tensor*>& x) {
-              kb_tensor *p = nullptr, *y = nullptr;
+              kb_tensor* p = nullptr;
               size_t nsp = c.x.size() - 2;
               int64_t st[3] = {2, 1, 1}, dil[3] = {1, 1, 1};
               if (nsp == 1)
@@ -1274,16 +1282,7 @@ TEST(CudaVsCpu, FusedConvEpilogues) {
                 kb_conv2d(x[0], x[1], st, 2, KB_PADDING_SAME, c.format, dil, 2, &p);
               else
                 kb_conv3d(x[0], x[1], st, 3, KB_PADDING_SAME, c.format, dil, 3, &p);
-              if (form < 2) {
-                kb_bias_add(p, x[2], c.format, &y);
-                kb_tensor_release(p);
-                p = y;
-              }
-              if (form != 1) {
-                kb_relu(p, 0, nullptr, 0, &y);
-                kb_tensor_release(p);
-                p = y;
-              }
+              p = with_epilogue(p, x[2], c.format, form);
               return grad ? grad_of(x[form == 2 ? 1 : 2], p, 123) : p;
             },
             2e-5);
