@@ -385,7 +385,8 @@ Registrar r3("ConvBackwardFilter", make_conv<2>);
 struct FusedConvState {
   std::shared_ptr<ConvState> conv;
   bool bias = false, relu = false;
-  int64_t channels = 0, channel_stride = 1, y_numel = 0;
+  ChannelPlacement channels;
+  int64_t y_numel = 0;
   std::unique_ptr<TensorDesc> bias_desc;
   cudnnActivationDescriptor_t act = nullptr;
   cudnnConvolutionFwdAlgo_t algo{};
@@ -415,9 +416,9 @@ bool make_fused_call(FusedConvState& f) {
   const ConvPlan& p = s.p;
   NdDesc b;  // (1, K, 1, ...), as many dims as the data's descriptors
   b.dims.assign(p.y.dims.size(), 1);
-  b.dims[1] = int(f.channels);
+  b.dims[1] = int(f.channels.channels);
   b.strides.assign(p.y.dims.size(), 1);
-  b.strides[0] = int(f.channels);
+  b.strides[0] = int(f.channels.channels);
   f.bias_desc = std::make_unique<TensorDesc>(b, dnn_type<T>());
   if (cudnnCreateActivationDescriptor(&f.act) != CUDNN_STATUS_SUCCESS ||
       cudnnSetActivationDescriptor(f.act,
@@ -433,7 +434,7 @@ bool make_fused_call(FusedConvState& f) {
   auto x = scratch(size_t(numel(p.padded_dims)) * sizeof(T));
   auto w = scratch(size_t(numel(p.keras_kernel)) * sizeof(T));
   auto y = scratch(size_t(f.y_numel) * sizeof(T));
-  auto bias = scratch(size_t(f.channels) * sizeof(T));
+  auto bias = scratch(size_t(f.channels.channels) * sizeof(T));
   return fused_forward<T>(f, x.get(), w.get(), bias.get(), y.get()) == CUDNN_STATUS_SUCCESS;
 }
 
@@ -446,9 +447,7 @@ Kernel fused_conv_kernel(const KernelArgs& k) {
   const Dims& yd = k.out.shape.dims;
   f->bias = k.in.size() == 3;
   f->relu = k.node.attrs.i("relu", 0) != 0;
-  f->channels = yd[channel_axis(g.channels_first, yd.size() - 2)];
-  if (g.channels_first)
-    for (size_t i = 2; i < yd.size(); ++i) f->channel_stride *= yd[i];
+  f->channels = channel_placement(g.channels_first, yd);
   f->y_numel = numel(yd);
   if (f->bias && f->y_numel > 0) {
     try {
@@ -470,7 +469,7 @@ Kernel fused_conv_kernel(const KernelArgs& k) {
       return;
     }
     forward_into<T>(s, x, w.data(), y);
-    epilogue_on_device(y, bias, out.numel(), f->channels, f->channel_stride, f->relu);
+    epilogue_on_device(y, bias, out.numel(), f->channels.channels, f->channels.stride, f->relu);
   };
 }
 

@@ -63,6 +63,18 @@ PoolWindows pool_windows(const PoolGeom& g, const Dims& x, const Dims& y);
 inline size_t channel_axis(bool channels_first, size_t nsp) { return channels_first ? 1 : nsp + 1; }
 inline size_t spatial_axis(bool channels_first, size_t i) { return (channels_first ? 2 : 1) + i; }
 
+// Where the channels of a tensor of dims d (batch, channels and spatial axes) lie: value p in
+// memory order belongs to channel (p / stride) % channels.
+struct ChannelPlacement {
+  int64_t channels = 0, stride = 1;
+};
+inline ChannelPlacement channel_placement(bool channels_first, const Dims& d) {
+  ChannelPlacement c{d[channel_axis(channels_first, d.size() - 2)], 1};
+  if (channels_first)
+    for (size_t i = 2; i < d.size(); ++i) c.stride *= d[i];
+  return c;
+}
+
 // Output size of a window of (dilated) extent `k_eff` over `in` padded by pb + pa at stride s;
 // -1 when `in` is unknown. Fails naming `who` and `what` (the window) when it does not fit.
 int64_t windowed_size(int64_t in, int64_t k_eff, int64_t s, int64_t pb, int64_t pa,

@@ -3,10 +3,12 @@
 #include <cstring>
 
 #include "core/backend/pool_problem.h"
+#include "core/ops/conv_ops.h"
 #include "core/ops/ctc_batch.h"
 #include "core/ops/fused_program.h"
 #include "core/ops/resize_geom.h"
 #include "core/util/dispatch.h"
+#include "core/util/epilogue_value.h"
 
 namespace kb::emulation {
 namespace {
@@ -109,9 +111,31 @@ Kernel ctc_kernel(const KernelArgs& k) {
   return k.in[0].dtype == DType::f32 ? typed(float{}) : typed(double{});
 }
 
+// As core/cuda/conv.cu's FusedConv where cuDNN's fused call is not taken: the convolution (the
+// CPU's), then the epilogue kernel's function over every element.
+Kernel fused_conv_kernel(const KernelArgs& k, KernelFactory cpu_conv) {
+  Kernel conv = cpu_conv ? cpu_conv(k) : Kernel{};  // reads x and the kernel only
+  if (!conv) return Kernel{};
+  ChannelPlacement c =
+      channel_placement(ConvGeom::from(k.node.attrs).channels_first, k.out.shape.dims);
+  bool relu = k.node.attrs.i("relu", 0) != 0;
+  return dispatch_float<Kernel>(k.out.dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    return [conv, c, relu](const Ins& in, Buffer& out) {
+      conv(in, out);
+      const T* bias = in.size() == 3 ? in[2]->as<T>() : nullptr;
+      T* y = out.as<T>();
+      for (int64_t p = 0; p < out.numel(); ++p)
+        y[p] = T(epilogue_value(compute_t<T>(y[p]), bias, p, c.channels, c.stride, relu));
+    };
+  });
+}
+
 }  // namespace
 
-std::optional<Kernel> element_kernel(const char* op, const KernelArgs& args) {
+std::optional<Kernel> element_kernel(const char* op, const KernelArgs& args,
+                                     KernelFactory (*cpu)(const char* name)) {
+  if (std::strcmp(op, "FusedConv") == 0) return fused_conv_kernel(args, cpu("Conv"));
   if (std::strcmp(op, "Pool") == 0) return pool_kernel(args, PoolKernel::forward);
   if (std::strcmp(op, "PoolBackward") == 0) return pool_kernel(args, PoolKernel::backward);
   if (std::strcmp(op, "MaxPoolGradGrad") == 0) return pool_kernel(args, PoolKernel::max_grad_grad);

@@ -1,8 +1,8 @@
 // The emulated device's own kernels for the operations whose CUDA kernels run one shared
 // per-element function (core/util/pool_windows.h, core/util/resize_taps.h,
-// core/ops/fused_program.h): the same function over every element, on the host, so that the
-// suites run on the emulated device test what the GPU computes (and where the plugin declines),
-// not the CPU kernel.
+// core/ops/fused_program.h, core/util/epilogue_value.h): the same function over every element, on
+// the host, so that the suites run on the emulated device test what the GPU computes (and where the
+// plugin declines), not the CPU kernel.
 #pragma once
 #include <optional>
 
@@ -11,7 +11,9 @@
 namespace kb::emulation {
 
 // nullopt: `op` has no shared element function (the emulator runs the CPU kernel); an empty
-// kernel: the CUDA plugin declines this problem (the core runs the CPU kernel).
-std::optional<Kernel> element_kernel(const char* op, const KernelArgs& args);
+// kernel: the CUDA plugin declines this problem (the core runs the CPU kernel). cpu(name): the
+// CPU's kernel factory of another op, for kernels that the GPU composes (FusedConv's convolution).
+std::optional<Kernel> element_kernel(const char* op, const KernelArgs& args,
+                                     KernelFactory (*cpu)(const char* name));
 
 }  // namespace kb::emulation

@@ -87,10 +87,12 @@ Buffer on_host(const Buffer& b, const char* role, size_t i) {
 }
 
 KernelFactory g_cpu[kNumOps];
+const kb::PluginHost* g_host = nullptr;
+KernelFactory cpu_factory(const char* op) { return g_host->find_kernel("cpu", op); }
 
 template <size_t I>
 Kernel emulated(const KernelArgs& a) {
-  std::optional<Kernel> shared = kb::emulation::element_kernel(kOps[I], a);
+  std::optional<Kernel> shared = kb::emulation::element_kernel(kOps[I], a, cpu_factory);
   Kernel k = shared ? std::move(*shared) : g_cpu[I](a);
   if (!k) return Kernel{};
   return [k = std::move(k)](const std::vector<const Buffer*>& in, Buffer& out) {
@@ -124,6 +126,7 @@ extern "C" __attribute__((visibility("default"))) int32_t kb_cuda_plugin_init(
       std::snprintf(reason, reason_size, "core and plugin versions differ");
     return 1;
   }
+  g_host = host;
   for (size_t i = 0; i < kNumOps; ++i) {
     g_cpu[i] = host->find_kernel("cpu", kOps[i]);
     if (g_cpu[i]) host->register_kernel("cuda", kOps[i], kFactories[i]);
