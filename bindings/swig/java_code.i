@@ -96,7 +96,7 @@ KB_JAVA_HANDLE(kb_compiled_function, CompiledFunction)
   }
 
   /** Raw data of any dtype: a primitive array or an NIO buffer holding its bytes (UINT8 from a
-   * byte[], FLOAT16 from a short[] ...). */
+   * byte[], FLOAT16 or BFLOAT16 from a short[] ...). */
   public static Tensor of(Object data, DType dtype, long... shape) {
     return K.tensor_from_data(directOrArray(data), dtype, shape);
   }
