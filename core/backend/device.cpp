@@ -25,6 +25,29 @@ KernelFactory host_find_kernel(const char* device, const char* op) {
   return find_kernel(device, op);
 }
 
+// KB_DEVICE: unset, "cpu", "cuda" or "cuda:N".
+struct DeviceSetting {
+  bool cpu = false, valid = true;
+  int32_t ordinal = 0;
+  std::string text;
+};
+DeviceSetting device_setting() {
+  DeviceSetting s;
+  const char* env = std::getenv("KB_DEVICE");
+  if (!env) return s;
+  s.text = env;
+  if (s.text == "cpu") {
+    s.cpu = true;
+  } else if (s.text.rfind("cuda:", 0) == 0) {
+    std::string n = s.text.substr(5);
+    s.valid = !n.empty() && n.size() <= 4 && n.find_first_not_of("0123456789") == std::string::npos;
+    if (s.valid) s.ordinal = std::stoi(n);
+  } else {
+    s.valid = s.text == "cuda";
+  }
+  return s;
+}
+
 // The plugin file: KB_CUDA_PLUGIN, else libkbackend_cuda.so in the core library's folder.
 std::string plugin_path(bool* named) {
   const char* env = std::getenv("KB_CUDA_PLUGIN");
@@ -41,6 +64,11 @@ std::string plugin_path(bool* named) {
 void probe_cuda() {
   if (const char* off = std::getenv("KB_DISABLE_CUDA"); off && std::string(off) == "1") {
     g_reason = "disabled by KB_DISABLE_CUDA=1";
+    return;
+  }
+  DeviceSetting setting = device_setting();
+  if (!setting.valid) {
+    g_reason = "KB_DEVICE=" + setting.text + " is not cpu, cuda or cuda:N";
     return;
   }
   bool named = false;
@@ -71,7 +99,7 @@ void probe_cuda() {
     return;  // never dlclose: static objects of the plugin may be referenced
   }
   static const PluginHost host{kPluginHostVersion, host_register_kernel, host_register_device,
-                               host_find_kernel};
+                               host_find_kernel, setting.ordinal};
   char reason[512] = {0};
   if (init(&host, reason, sizeof reason) != 0) {
     g_reason = std::string("CUDA unavailable: ") + reason;
@@ -113,12 +141,7 @@ int64_t device_count(Device d) {
 const char* device_name(Device d) { return d == Device::cpu ? "cpu" : "cuda"; }
 
 Device default_device() {
-  const char* env = std::getenv("KB_DEVICE");
-  if (env) {
-    std::string s(env);
-    if (s == "cpu") return Device::cpu;
-    if (s.rfind("cuda", 0) == 0) return cuda_available() ? Device::cuda : Device::cpu;
-  }
+  if (device_setting().cpu) return Device::cpu;
   return cuda_available() ? Device::cuda : Device::cpu;
 }
 

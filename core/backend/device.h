@@ -28,8 +28,9 @@ struct PluginHost {
   void (*register_kernel)(const char* device, const char* op, KernelFactory f);
   void (*register_device)(Device device, const DeviceApi* api);
   KernelFactory (*find_kernel)(const char* device, const char* op);  // nullptr when none
+  int32_t ordinal;  // the GPU to run on (KB_DEVICE=cuda:N; 0 by default)
 };
-constexpr int32_t kPluginHostVersion = 3;
+constexpr int32_t kPluginHostVersion = 4;
 // Returns 0 on success; otherwise writes a reason (NUL-terminated) into reason[reason_size].
 using PluginInitFn = int32_t (*)(const PluginHost* host, char* reason, size_t reason_size);
 
@@ -44,6 +45,8 @@ bool cuda_available();
 std::string cuda_unavailable_reason();
 int64_t device_count(Device device);
 // The device a new function runs on: KB_DEVICE=cpu|cuda[:N], else the GPU when there is one.
+// cuda:N chooses which GPU the process uses (one per process); a value of another form leaves
+// CUDA unused, cuda_unavailable_reason() saying so.
 Device default_device();
 const char* device_name(Device d);
 

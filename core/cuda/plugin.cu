@@ -13,6 +13,17 @@ namespace kb::cuda {
 
 namespace {
 cudaStream_t g_stream = nullptr;
+int g_ordinal = 0;
+
+// The CUDA runtime's current device is per host thread: a thread entering the plugin makes the
+// plugin's GPU current once. GPU 0, the runtime's default, is left to the host's own choice.
+void on_this_thread() {
+  thread_local bool selected = false;
+  if (g_ordinal == 0 || selected) return;
+  check_cuda(cudaSetDevice(g_ordinal), "select the device");
+  selected = true;
+}
+
 std::mutex g_pool_mu;
 std::multimap<size_t, void*> g_free;  // cached blocks by size
 std::map<void*, size_t> g_sizes;      // live and cached blocks
@@ -21,6 +32,11 @@ size_t round_size(size_t n) { return ((n + 511) / 512) * 512; }
 
 void* pool_alloc(size_t bytes) {
   size_t n = round_size(bytes);
+  try {
+    on_this_thread();
+  } catch (const Error&) {
+    return nullptr;
+  }
   {
     std::lock_guard<std::mutex> l(g_pool_mu);
     auto it = g_free.find(n);
@@ -58,23 +74,32 @@ void pool_free(void* p) {
 }
 
 void copy_to_device(void* dst, const void* src, size_t n) {
+  on_this_thread();
   check_cuda(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, g_stream), "copy to device");
   check_cuda(cudaStreamSynchronize(g_stream), "copy to device");
 }
 void copy_to_host(void* dst, const void* src, size_t n) {
+  on_this_thread();
   check_cuda(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, g_stream), "copy to host");
   check_cuda(cudaStreamSynchronize(g_stream), "copy to host");
 }
 void copy_on_device(void* dst, const void* src, size_t n) {
+  on_this_thread();
   check_cuda(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, g_stream), "device copy");
 }
-void synchronize() { check_cuda(cudaStreamSynchronize(g_stream), "synchronize"); }
+void synchronize() {
+  on_this_thread();
+  check_cuda(cudaStreamSynchronize(g_stream), "synchronize");
+}
 
 const DeviceApi kApi{"cuda",       pool_alloc,     pool_free,  copy_to_device,
                      copy_to_host, copy_on_device, synchronize};
 }  // namespace
 
-cudaStream_t stream() { return g_stream; }
+cudaStream_t stream() {
+  on_this_thread();
+  return g_stream;
+}
 
 void check_cuda(cudaError_t e, const char* what) {
   if (e != cudaSuccess) fail(Status::device, "cuda: ", what, ": ", cudaGetErrorString(e));
@@ -127,7 +152,13 @@ extern "C" __attribute__((visibility("default"))) int32_t kb_cuda_plugin_init(
       say("no CUDA device");
       return 1;
     }
-    if (cudaSetDevice(0) != cudaSuccess ||
+    if (host->ordinal < 0 || host->ordinal >= count) {
+      say("KB_DEVICE=cuda:" + std::to_string(host->ordinal) + ", but the driver sees " +
+          std::to_string(count) + " CUDA device" + (count == 1 ? "" : "s"));
+      return 1;
+    }
+    kb::cuda::g_ordinal = host->ordinal;
+    if (cudaSetDevice(host->ordinal) != cudaSuccess ||
         cudaStreamCreateWithFlags(&kb::cuda::g_stream, cudaStreamNonBlocking) != cudaSuccess) {
       say("cannot create a CUDA stream");
       return 1;

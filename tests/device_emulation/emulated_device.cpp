@@ -126,6 +126,12 @@ extern "C" __attribute__((visibility("default"))) int32_t kb_cuda_plugin_init(
       std::snprintf(reason, reason_size, "core and plugin versions differ");
     return 1;
   }
+  if (host->ordinal != 0) {
+    if (reason && reason_size)
+      std::snprintf(reason, reason_size, "KB_DEVICE=cuda:%d, but the emulated device is cuda:0",
+                    int(host->ordinal));
+    return 1;
+  }
   g_host = host;
   for (size_t i = 0; i < kNumOps; ++i) {
     g_cpu[i] = host->find_kernel("cpu", kOps[i]);
