@@ -333,14 +333,16 @@ Kernel conv_kernel(const KernelArgs& k, int which) {
   if (!s) return Kernel{};
   return [s, which](const Ins& in, Buffer& out) {
     if (out.numel() == 0) return;
-    const compute_t<T> one = 1, zero = 0;  // cuDNN scales 16-bit float data by floats
-    auto ws = scratch(s->workspace);
     std::shared_ptr<void> keep, keep_x;
     const ConvPlan& p = s->p;
-    if (which == 0) {
+    if (which == 0) {  // forward_into takes its own workspace
       Buffer w = permuted(*in[1], p.to_krsc, keep);
       forward_into<T>(*s, padded_input(p, *in[0], keep_x), w.data(), out.data());
-    } else if (which == 1) {
+      return;
+    }
+    const compute_t<T> one = 1, zero = 0;  // cuDNN scales 16-bit float data by floats
+    auto ws = scratch(s->workspace);
+    if (which == 1) {
       Buffer w = permuted(*in[1], p.to_krsc, keep);
       Buffer dxp;  // the gradient of the padded input, when there is one
       if (p.padded) dxp = scratch_buffer(out.dtype, p.padded_dims, keep_x);
