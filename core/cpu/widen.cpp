@@ -34,8 +34,6 @@ void narrow_into(DType t, const float* src, void* dst, int64_t n) {
 
 }  // namespace
 
-bool is_narrow_float(DType t) { return t == DType::f16 || t == DType::bf16; }
-
 Kernel widened(const KernelArgs& args, size_t reads,
                const std::function<Kernel(const KernelArgs&)>& make_f32) {
   std::vector<TensorType> in32 = args.in;

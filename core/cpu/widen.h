@@ -9,8 +9,6 @@
 
 namespace kb::cpu {
 
-bool is_narrow_float(DType t);
-
 // The kernel that make_f32 makes for args' problem in float32 (every 16-bit float input and the
 // output typed float32), wrapped to widen the first `reads` inputs (the ones it reads as values;
 // later ones, read for their shape alone, pass through) and narrow its result. Empty when

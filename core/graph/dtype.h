@@ -29,6 +29,8 @@ bool is_valid_dtype(int32_t raw);
 inline bool is_floating(DType t) {
   return t == DType::f16 || t == DType::f32 || t == DType::f64 || t == DType::bf16;
 }
+// float16 and bfloat16: stored in 16 bits, computed in float.
+inline bool is_narrow_float(DType t) { return t == DType::f16 || t == DType::bf16; }
 inline bool is_integer(DType t) {
   return t == DType::i8 || t == DType::i16 || t == DType::i32 || t == DType::i64 || t == DType::u8;
 }
