@@ -362,7 +362,11 @@ class Function:
         self.outputs = outputs
         self.updates = update_ops
         self.name = name
+        # NumPy types of the inputs, found once; bfloat16's (ml_dtypes) only when a value is fed,
+        # so that a function of bfloat16 inputs can be built without ml_dtypes.
         self._input_codes = [_c.kb_dtype(x) for x in self.inputs]
+        self._input_dtypes = [None if DTYPE_NAMES[c] == "bfloat16" else numpy_dtype(c)
+                              for c in self._input_codes]
         self._f = _c.kb_function(self.inputs, outputs, update_ops)
 
     def __call__(self, inputs):
@@ -372,13 +376,16 @@ class Function:
             raise ValueError("the function takes %d inputs, got %d" % (len(self.inputs),
                                                                       len(inputs)))
         feed = []
-        for value, code in zip(inputs, self._input_codes):
+        for value, code, dtype in zip(inputs, self._input_codes, self._input_dtypes):
             if isinstance(value, (Tensor, _c.Tensor)):
                 feed.append(value)
-            elif is_scipy_sparse(value):  # for a sparse placeholder
-                feed.append(sparse_from_scipy(value, numpy_dtype(code)))
+                continue
+            if dtype is None:
+                dtype = numpy_dtype(code)
+            if is_scipy_sparse(value):  # for a sparse placeholder
+                feed.append(sparse_from_scipy(value, dtype))
             else:
-                feed.append(_c.kb_tensor_from_data(_contiguous(value, numpy_dtype(code))))
+                feed.append(_c.kb_tensor_from_data(_contiguous(value, dtype)))
         results = [to_numpy(r) for r in _c.kb_function_call(self._f, feed)]
         return results[0] if self._single else results
 
