@@ -15,7 +15,10 @@
 
 namespace kb::cuda {
 
-cudaStream_t stream();
+// Makes the plugin's GPU the calling thread's current device (the CUDA runtime's current device
+// is per host thread): before anything that binds to a device, such as a library handle.
+void use_device();
+cudaStream_t stream();  // the plugin's one stream (use_device() included)
 void check_cuda(cudaError_t e, const char* what);
 // Scratch memory from the plugin's caching allocator (stream-ordered reuse).
 void* scratch_alloc(size_t bytes);
@@ -38,10 +41,11 @@ std::vector<T> host_copy(const Buffer& b, int64_t begin, int64_t n) {
   return v;
 }
 
-// A library's handle, made once per process by create(&h) (true on success); each call site
-// (a distinct `create` lambda) has its own.
+// A library's handle, made once per process by create(&h) (true on success) on the plugin's GPU;
+// each call site (a distinct `create` lambda) has its own.
 template <class H, class Create>
 H library_handle(Create create, const char* what) {
+  use_device();
   static H h{};
   static std::once_flag once;
   std::call_once(once, [&] {

@@ -16,15 +16,15 @@ namespace {
 
 using Ins = std::vector<const Buffer*>;
 
+void check_blas(cublasStatus_t s) {
+  check(s == CUBLAS_STATUS_SUCCESS, Status::device, "cuda: cuBLAS error ", int(s));
+}
+
 cublasHandle_t handle() {
   cublasHandle_t h = library_handle<cublasHandle_t>(
       [](cublasHandle_t* p) { return cublasCreate(p) == CUBLAS_STATUS_SUCCESS; }, "cublasCreate");
-  cublasSetStream(h, stream());
+  check_blas(cublasSetStream(h, stream()));
   return h;
-}
-
-void check_blas(cublasStatus_t s) {
-  check(s == CUBLAS_STATUS_SUCCESS, Status::device, "cuda: cuBLAS error ", int(s));
 }
 
 using Gemm = GemmDims;
@@ -116,6 +116,9 @@ bool make_lt_product(const Gemm& g, bool bias, bool relu, LtProduct& p) {
   cublasLtEpilogue_t epilogue = bias ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
                                      : (relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
   cudaDataType_t bias_type = CUDA_R_32F;
+  // The heuristics read the bias pointer's alignment (cublasLt.h): a stand-in aligned as a call's
+  // bias must be, so the algorithm chosen serves every bias the call accepts (lt_aligned).
+  const void* bias_probe = reinterpret_cast<const void*>(uintptr_t(kLtAlignment));
   cublasLtMatmulPreference_t pref = nullptr;
   bool ok = cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &opb, sizeof opb) ==
                 CUBLAS_STATUS_SUCCESS &&
@@ -124,8 +127,10 @@ bool make_lt_product(const Gemm& g, bool bias, bool relu, LtProduct& p) {
             cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
                                            sizeof epilogue) == CUBLAS_STATUS_SUCCESS &&
             (!bias ||
-             cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
-                                            sizeof bias_type) == CUBLAS_STATUS_SUCCESS) &&
+             (cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
+                                             sizeof bias_type) == CUBLAS_STATUS_SUCCESS &&
+              cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_probe,
+                                             sizeof bias_probe) == CUBLAS_STATUS_SUCCESS)) &&
             cublasLtMatrixLayoutCreate(&p.a, CUDA_R_32F, uint64_t(g.b_cols), uint64_t(g.b_rows),
                                        g.b_cols) == CUBLAS_STATUS_SUCCESS &&
             cublasLtMatrixLayoutCreate(&p.b, CUDA_R_32F, uint64_t(g.a_cols), uint64_t(g.a_rows),
@@ -143,11 +148,17 @@ bool make_lt_product(const Gemm& g, bool bias, bool relu, LtProduct& p) {
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
     ok = ok && cublasLtMatmulPreferenceSetAttribute(pref, which, &kLtAlignment,
                                                     sizeof kLtAlignment) == CUBLAS_STATUS_SUCCESS;
+  cublasLtHandle_t lt = nullptr;
+  try {
+    if (ok) lt = lt_handle();
+  } catch (const Error&) {
+    ok = false;  // no cuBLASLt: the cuBLAS product and the epilogue kernel
+  }
   if (ok) {
     cublasLtMatmulHeuristicResult_t result{};
     int count = 0;
-    ok = cublasLtMatmulAlgoGetHeuristic(lt_handle(), p.op, p.a, p.b, p.d, p.d, pref, 1, &result,
-                                        &count) == CUBLAS_STATUS_SUCCESS &&
+    ok = cublasLtMatmulAlgoGetHeuristic(lt, p.op, p.a, p.b, p.d, p.d, pref, 1, &result, &count) ==
+             CUBLAS_STATUS_SUCCESS &&
          count > 0 && result.state == CUBLAS_STATUS_SUCCESS;
     if (ok) {
       p.algo = result.algo;

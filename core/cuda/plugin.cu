@@ -15,51 +15,58 @@ namespace {
 cudaStream_t g_stream = nullptr;
 int g_ordinal = 0;
 
-// The CUDA runtime's current device is per host thread: a thread entering the plugin makes the
-// plugin's GPU current once. GPU 0, the runtime's default, is left to the host's own choice.
-void on_this_thread() {
-  thread_local bool selected = false;
-  if (g_ordinal == 0 || selected) return;
-  check_cuda(cudaSetDevice(g_ordinal), "select the device");
-  selected = true;
+// The caching allocator's state, never destroyed: buffers may still be freed while the process
+// exits (the core's statics, finalizers of a binding's host language), after this library's
+// statics would have gone.
+struct Pool {
+  std::mutex mu;
+  std::multimap<size_t, void*> free;  // cached blocks by size
+  std::map<void*, size_t> sizes;      // live and cached blocks
+};
+Pool& pool() {
+  static Pool* p = new Pool;
+  return *p;
 }
-
-std::mutex g_pool_mu;
-std::multimap<size_t, void*> g_free;  // cached blocks by size
-std::map<void*, size_t> g_sizes;      // live and cached blocks
 
 size_t round_size(size_t n) { return ((n + 511) / 512) * 512; }
 
 void* pool_alloc(size_t bytes) {
   size_t n = round_size(bytes);
   try {
-    on_this_thread();
+    use_device();
   } catch (const Error&) {
     return nullptr;
   }
+  Pool& pl = pool();
   {
-    std::lock_guard<std::mutex> l(g_pool_mu);
-    auto it = g_free.find(n);
-    if (it != g_free.end()) {
+    std::lock_guard<std::mutex> l(pl.mu);
+    auto it = pl.free.find(n);
+    if (it != pl.free.end()) {
       void* p = it->second;
-      g_free.erase(it);
+      pl.free.erase(it);
       return p;
     }
   }
+  // A failed cudaMalloc is also the thread's last error, which the next launch's check would
+  // report: cleared after each failure.
   void* p = nullptr;
   if (cudaMalloc(&p, n) != cudaSuccess) {
+    cudaGetLastError();
     // Give the cache back and try once more.
     cudaStreamSynchronize(g_stream);
-    std::lock_guard<std::mutex> l(g_pool_mu);
-    for (auto& kv : g_free) {
+    std::lock_guard<std::mutex> l(pl.mu);
+    for (auto& kv : pl.free) {
       cudaFree(kv.second);
-      g_sizes.erase(kv.second);
+      pl.sizes.erase(kv.second);
     }
-    g_free.clear();
-    if (cudaMalloc(&p, n) != cudaSuccess) return nullptr;
+    pl.free.clear();
+    if (cudaMalloc(&p, n) != cudaSuccess) {
+      cudaGetLastError();
+      return nullptr;
+    }
   }
-  std::lock_guard<std::mutex> l(g_pool_mu);
-  g_sizes[p] = n;
+  std::lock_guard<std::mutex> l(pl.mu);
+  pl.sizes[p] = n;
   return p;
 }
 
@@ -67,28 +74,29 @@ void* pool_alloc(size_t bytes) {
 // can be handed out again at once.
 void pool_free(void* p) {
   if (!p) return;
-  std::lock_guard<std::mutex> l(g_pool_mu);
-  auto it = g_sizes.find(p);
-  if (it == g_sizes.end()) return;
-  g_free.emplace(it->second, p);
+  Pool& pl = pool();
+  std::lock_guard<std::mutex> l(pl.mu);
+  auto it = pl.sizes.find(p);
+  if (it == pl.sizes.end()) return;
+  pl.free.emplace(it->second, p);
 }
 
 void copy_to_device(void* dst, const void* src, size_t n) {
-  on_this_thread();
+  use_device();
   check_cuda(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, g_stream), "copy to device");
   check_cuda(cudaStreamSynchronize(g_stream), "copy to device");
 }
 void copy_to_host(void* dst, const void* src, size_t n) {
-  on_this_thread();
+  use_device();
   check_cuda(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, g_stream), "copy to host");
   check_cuda(cudaStreamSynchronize(g_stream), "copy to host");
 }
 void copy_on_device(void* dst, const void* src, size_t n) {
-  on_this_thread();
+  use_device();
   check_cuda(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, g_stream), "device copy");
 }
 void synchronize() {
-  on_this_thread();
+  use_device();
   check_cuda(cudaStreamSynchronize(g_stream), "synchronize");
 }
 
@@ -96,13 +104,23 @@ const DeviceApi kApi{"cuda",       pool_alloc,     pool_free,  copy_to_device,
                      copy_to_host, copy_on_device, synchronize};
 }  // namespace
 
+// Checked on every entry: the host program (or another CUDA library in it) may change a thread's
+// current device between calls.
+void use_device() {
+  int current = -1;
+  if (cudaGetDevice(&current) == cudaSuccess && current == g_ordinal) return;
+  check_cuda(cudaSetDevice(g_ordinal), "select the device");
+}
+
 cudaStream_t stream() {
-  on_this_thread();
+  use_device();
   return g_stream;
 }
 
 void check_cuda(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) fail(Status::device, "cuda: ", what, ": ", cudaGetErrorString(e));
+  if (e == cudaSuccess) return;
+  cudaGetLastError();  // reported here, not again by the next launch's check
+  fail(Status::device, "cuda: ", what, ": ", cudaGetErrorString(e));
 }
 
 void* scratch_alloc(size_t bytes) {
