@@ -58,10 +58,12 @@ void run_ctc(const CtcProblem& p, const Ins& in, Buffer& out) {
   std::vector<int32_t> packed =
       ctc_pack_labels(p, labels.data(), label_length.data(), input_length.data());
   std::shared_ptr<void> table_mem = scratch(sizeof(int32_t) * packed.size());
-  // From pageable memory: the call returns once `packed` is staged.
+  // `packed` goes when this returns: the copy must be done by then (the stream is idle after
+  // the host copies above, so waiting costs only the copy).
   check_cuda(cudaMemcpyAsync(table_mem.get(), packed.data(), sizeof(int32_t) * packed.size(),
                              cudaMemcpyHostToDevice, stream()),
              "ctc: copy of the labels");
+  check_cuda(cudaStreamSynchronize(stream()), "ctc: copy of the labels");
   CtcTable q = ctc_table(p, static_cast<const int32_t*>(table_mem.get()));
 
   std::shared_ptr<void> mem = scratch(sizeof(double) * q.scratch_size(Grad));

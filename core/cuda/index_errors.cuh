@@ -7,22 +7,23 @@
 
 #include <memory>
 #include <type_traits>
+#include <vector>
 
 #include "core/cuda/common.cuh"
 
 namespace kb::cuda {
 
-// kNoError marks "no bad index" for flags that hold a bad value; kNoRow for flags that hold the
-// lowest bad row (atomicMin).
-constexpr long long kNoError = (-9223372036854775807LL - 1);
+// A flag holding the lowest row (position in an index tensor) whose index a kernel found out of
+// range, kNoRow when none: the host then reads that index back, so the error is the one the CPU
+// (which checks in order) reports.
 constexpr long long kNoRow = 9223372036854775807LL;
 
 struct ErrorFlag {
-  explicit ErrorFlag(long long none_value = kNoError) : none(none_value) {
-    check_cuda(cudaMemcpyAsync(ptr(), &none, sizeof none, cudaMemcpyHostToDevice, stream()),
+  ErrorFlag() {
+    check_cuda(cudaMemcpyAsync(ptr(), &kNone, sizeof kNone, cudaMemcpyHostToDevice, stream()),
                "copy");
   }
-  long long none;
+  static constexpr long long kNone = kNoRow;
   std::shared_ptr<void> mem = scratch(sizeof(long long));
   long long* ptr() { return static_cast<long long*>(mem.get()); }
   long long read() {
@@ -31,25 +32,49 @@ struct ErrorFlag {
     check_cuda(cudaStreamSynchronize(stream()), "sync");
     return v;
   }
-  // Fails with "<who>: <what> <bad> is out of range [0, limit)" when a kernel flagged an index.
-  void check_ok(const char* who, const char* what, int64_t limit) {
-    long long bad = read();
-    check(bad == kNoError, Status::invalid_argument, who, ": ", what, " ", bad,
-          " is out of range [0, ", limit, ")");
-  }
 };
 
+// Elements [begin, begin + n) of an index tensor (int32 or int64), on the host, as int64.
+inline std::vector<int64_t> host_indices(const Buffer& b, int64_t begin, int64_t n) {
+  if (b.dtype == DType::i64) return host_copy<int64_t>(b, begin, n);
+  std::vector<int32_t> v = host_copy<int32_t>(b, begin, n);
+  return std::vector<int64_t>(v.begin(), v.end());
+}
+
+// The CPU's error for index v of `idx`: "<who>: <what> <v> is out of range [0, limit)".
+inline void check_index(int64_t v, int64_t limit, const char* who, const char* what) {
+  check(v >= 0 && v < limit, Status::invalid_argument, who, ": ", what, " ", v,
+        " is out of range [0, ", limit, ")");
+}
+
+// Fails with the CPU's error when a kernel flagged a row of the index tensor `idx`.
+inline void check_flagged_index(ErrorFlag& flag, const Buffer& idx, int64_t limit, const char* who,
+                                const char* what) {
+  long long row = flag.read();
+  if (row == kNoRow) return;
+  check_index(host_indices(idx, row, 1)[0], limit, who, what);
+  fail(Status::internal, who, ": ", what, " ", row, " was flagged but is in range");
+}
+
+// Checks every index on the host: for a call with nothing to compute (empty rows), whose
+// indices the CPU checks all the same.
+inline void check_indices_on_host(const Buffer& idx, int64_t limit, const char* who,
+                                  const char* what) {
+  for (int64_t v : host_indices(idx, 0, idx.numel())) check_index(v, limit, who, what);
+}
+
+// Records row as bad: the flag ends up holding the lowest bad row.
+__device__ inline void flag_row(long long* bad, int64_t row) { atomicMin(bad, (long long)row); }
+
+// Whether index v (at `row` of its tensor) is in [0, limit); flags the row when not.
 template <class I>
-__device__ bool index_ok(I v, int64_t limit, long long* bad) {
+__device__ bool index_ok(I v, int64_t limit, int64_t row, long long* bad) {
   if (v < 0 || int64_t(v) >= limit) {
-    atomicExch(reinterpret_cast<unsigned long long*>(bad), static_cast<unsigned long long>(v));
+    flag_row(bad, row);
     return false;
   }
   return true;
 }
-
-// Records row as bad: the flag (ErrorFlag(kNoRow)) ends up holding the lowest bad row.
-__device__ inline void flag_row(long long* bad, int64_t row) { atomicMin(bad, (long long)row); }
 
 template <class F>
 Kernel with_index_type(DType t, F&& f) {

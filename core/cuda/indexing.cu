@@ -136,7 +136,7 @@ __global__ void gather_kernel(const E* ref, const I* idx, E* out, int64_t n_idx,
   KB_GRID_LOOP(t, n) {
     int64_t i = t / row, j = t % row;
     I v = idx[i];
-    if (index_ok(v, rows, bad)) out[t] = ref[int64_t(v) * row + j];
+    if (index_ok(v, rows, i, bad)) out[t] = ref[int64_t(v) * row + j];
   }
 }
 
@@ -148,7 +148,7 @@ Kernel make_gather(const KernelArgs& k) {
     using I = decltype(zi);
     return [rows, row, es](const Ins& in, Buffer& out) {
       int64_t n_idx = in[1]->numel();
-      if (n_idx * row == 0) return;
+      if (n_idx * row == 0) return check_indices_on_host(*in[1], rows, "gather", "index");
       ErrorFlag flag;
       with_element_type(es, [&](auto ze) {
         using E = decltype(ze);
@@ -157,7 +157,7 @@ Kernel make_gather(const KernelArgs& k) {
             n_idx, row, rows, flag.ptr());
       });
       after_launch("gather");
-      flag.check_ok("gather", "index", rows);
+      check_flagged_index(flag, *in[1], rows, "gather", "index");
     };
   });
 }
@@ -170,7 +170,7 @@ __global__ void scatter_add_kernel(const T* g, const I* idx, T* out, int64_t n_i
   KB_GRID_LOOP(t, n) {
     int64_t i = t / row, j = t % row;
     I v = idx[i];
-    if (index_ok(v, rows, bad)) atomic_add(out + int64_t(v) * row + j, g[t]);
+    if (index_ok(v, rows, i, bad)) atomic_add(out + int64_t(v) * row + j, g[t]);
   }
 }
 
@@ -187,12 +187,12 @@ Kernel make_scatter_add_like(const KernelArgs& k) {
         return [rows, row](const Ins& in, Buffer& out) {
           zero_on_device(out);
           int64_t n_idx = in[1]->numel();
-          if (n_idx * row == 0) return;
+          if (n_idx * row == 0) return check_indices_on_host(*in[1], rows, "gather", "index");
           ErrorFlag flag;
           scatter_add_kernel<<<blocks_for(n_idx * row), 256, 0, stream()>>>(
               in[0]->as<T>(), in[1]->as<I>(), out.as<T>(), n_idx, row, rows, flag.ptr());
           after_launch("scatter_add");
-          flag.check_ok("gather", "index", rows);
+          check_flagged_index(flag, *in[1], rows, "gather", "index");
         };
       });
     }
@@ -274,7 +274,7 @@ __global__ void in_top_k_kernel(const T* p, const I* targets, bool* out, int64_t
                                 int64_t classes, int64_t k, long long* bad) {
   KB_GRID_LOOP(b, batch) {
     I t = targets[b];
-    if (!index_ok(t, classes, bad)) continue;
+    if (!index_ok(t, classes, b, bad)) continue;
     const T* row = p + b * classes;
     compute_t<T> target = row[t];
     bool finite = true;
@@ -305,7 +305,7 @@ Kernel make_in_top_k(const KernelArgs& k) {
           in_top_k_kernel<<<blocks_for(batch), 256, 0, stream()>>>(
               in[0]->as<T>(), in[1]->as<I>(), out.as<bool>(), batch, classes, top, flag.ptr());
           after_launch("in_top_k");
-          flag.check_ok("in_top_k", "target", classes);
+          check_flagged_index(flag, *in[1], classes, "in_top_k", "target");
         };
       });
     }

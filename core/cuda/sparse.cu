@@ -26,13 +26,6 @@ TupleDims tuple_dims(const Dims& dims, int64_t depth) {
   return t;
 }
 
-// Elements [begin, begin + n) of an index tensor (int32 or int64), on the host, as int64.
-std::vector<int64_t> host_indices(const Buffer& b, int64_t begin, int64_t n) {
-  if (b.dtype == DType::i64) return host_copy<int64_t>(b, begin, n);
-  std::vector<int32_t> v = host_copy<int32_t>(b, begin, n);
-  return std::vector<int64_t>(v.begin(), v.end());
-}
-
 // Fails with the CPU's message when a kernel flagged a row of `idx` (tuples of `depth`).
 void check_rows(ErrorFlag& flag, const Buffer& idx, int64_t depth, const Dims& dims,
                 const char* who) {
@@ -77,8 +70,13 @@ void scatter_nd(const Buffer& u, const Buffer& idx, Buffer& out, const Dims& dim
                 int64_t rows, int64_t slice, const char* who) {
   zero_on_device(out);
   int64_t n = rows * slice;
-  if (n == 0) return;
-  ErrorFlag flag(kNoRow);
+  if (n == 0) {
+    // Nothing to add (empty slices), but the CPU checks every tuple all the same.
+    std::vector<int64_t> all = host_indices(idx, 0, rows * depth);
+    for (int64_t r = 0; r < rows; ++r) checked_nd_offset(all.data() + r * depth, depth, dims, who);
+    return;
+  }
+  ErrorFlag flag;
   scatter_nd_kernel<<<blocks_for(n), 256, 0, stream()>>>(
       u.as<T>(), idx.as<I>(), out.as<T>(), tuple_dims(dims, depth), n, slice, flag.ptr());
   after_launch(who);
@@ -134,7 +132,7 @@ Kernel make_gather_nd(const KernelArgs& k) {
       const char* who = "gather_nd";
       int64_t n = index_tuples(in[1]->dims) * slice;
       if (n == 0) return;
-      ErrorFlag flag(kNoRow);
+      ErrorFlag flag;
       with_element_type(bytes, [&](auto ze) {
         using E = decltype(ze);
         gather_nd_kernel<<<blocks_for(n), 256, 0, stream()>>>(
@@ -209,8 +207,13 @@ Kernel make_sparse_matmul(const KernelArgs& k) {
           int64_t nnz = val.numel();
           check_coo_count(idx.dims[0], idx.numel(), nnz, 2, "dot");
           int64_t n = nnz * cols;
-          if (n == 0) return;
-          ErrorFlag flag(kNoRow);
+          if (n == 0) {
+            // No column to compute (b has none), but the CPU checks every entry all the same.
+            std::vector<int64_t> all = host_indices(idx, 0, 2 * nnz);
+            for (int64_t e = 0; e < nnz; ++e) check_sparse_entry(all[2 * e], all[2 * e + 1], ad);
+            return;
+          }
+          ErrorFlag flag;
           sparse_matmul_kernel<<<blocks_for(n), 256, 0, stream()>>>(
               idx.as<I>(), val.as<T>(), b.as<T>(), out.as<T>(), n, cols, ad[0], ad[1], adjoint,
               flag.ptr());
