@@ -1,10 +1,12 @@
 // CUDA convolutions and pooling through cuDNN: forward, backward-data and backward-filter as
 // separate kernels, algorithms chosen once per shape at plan time (measured: cudnnFind), and the
-// forward pass with its bias and relu (FusedConv). Keras
-// keeps kernels as (spatial..., in/groups, out); cuDNN wants (out, spatial..., in) (KRSC), so
-// kernels are permuted on the way in and filter gradients on the way out. cuDNN pads symmetrically:
-// the rest of an asymmetric padding ('same' with an odd remainder, causal) is made explicit, the
-// input copied into a zeroed, larger scratch tensor (and the data gradient copied out of one).
+// forward pass with its bias and relu (FusedConv). Keras keeps kernels as (spatial..., in,
+// out/groups); cuDNN wants (out, spatial..., in/groups) (KRSC), so kernels are permuted on the way
+// in and filter gradients on the way out. cuDNN pads symmetrically: the rest of an asymmetric
+// padding ('same' with an odd remainder, causal) is made explicit, the input copied into a zeroed,
+// larger scratch tensor (and the data gradient copied out of one). Max pooling's gradient is the
+// plugin's own kernel (core/cuda/pool.cu): cuDNN does not say which of tied maxima it picks, and
+// the CPU and MaxPoolGradGrad take the first.
 #include <cudnn.h>
 
 #include <algorithm>
@@ -45,6 +47,9 @@ cudnnDataType_t dnn_type() {
 struct NdDesc {
   std::vector<int> dims, strides;
 };
+// cuDNN's descriptors take int dims and strides, and its legacy API indexes in 32 bits.
+bool fits_descriptor(const Dims& d) { return numel(d) <= int64_t(INT32_MAX); }
+
 NdDesc nd_desc(const Dims& d, bool channels_first) {
   size_t nsp = d.size() - 2;
   Dims logical{d[0], d[channel_axis(channels_first, nsp)]};
@@ -83,8 +88,8 @@ struct ConvPlan {
   cudnnTensorFormat_t filter_format = CUDNN_TENSOR_NHWC;  // KRSC memory; NCHW: KCRS
   std::vector<int> pad, stride, dilation;
   int groups = 1;
-  Dims keras_kernel;  // (spatial..., C/G, K)
-  std::vector<int64_t> to_krsc, from_krsc;
+  Dims split_kernel;  // the Keras kernel (spatial..., C, K/G) as (spatial..., G, C/G, K/G)
+  std::vector<int64_t> to_krsc, from_krsc;  // split_kernel <-> cuDNN's filter layout
   // Explicit padding: x (dims x_dims) lies in a zero tensor of dims padded_dims, at element
   // offset x_offset; to_padded / from_padded copy it in and out.
   bool padded = false;
@@ -94,6 +99,7 @@ struct ConvPlan {
 };
 
 bool make_conv_plan(const ConvGeom& g0, const Dims& x, const Dims& k, const Dims& y, ConvPlan& p) {
+  if (!fits_descriptor(x) || !fits_descriptor(k) || !fits_descriptor(y)) return false;
   ConvGeom g = g0.resolved(x, k);
   size_t nsp = g.nsp();
   p.x_dims = p.padded_dims = x;
@@ -106,6 +112,7 @@ bool make_conv_plan(const ConvGeom& g0, const Dims& x, const Dims& k, const Dims
     g.pad_before[i] = g.pad_after[i] = sym;
     p.padded = p.padded || p.padded_dims[ax] != x[ax];
   }
+  if (!fits_descriptor(p.padded_dims)) return false;
   if (p.padded) {
     Placement pl = placement(x, p.padded_dims, extra_before);
     p.x_offset = pl.offset;
@@ -114,8 +121,14 @@ bool make_conv_plan(const ConvGeom& g0, const Dims& x, const Dims& k, const Dims
   }
   p.x = nd_desc(p.padded_dims, g.channels_first);
   p.y = nd_desc(y, g.channels_first);
-  p.keras_kernel = k;
-  p.filter = {int(k[nsp + 1]), int(k[nsp])};
+  // cuDNN's grouped filter is (K, C/G, spatial...) with output channel gi * K/G + m reading
+  // input channels gi * C/G + i; the Keras kernel (spatial..., C, K/G) is seen as
+  // (spatial..., G, C/G, K/G), the same memory, and permuted to (G, K/G, spatial..., C/G) (KRSC)
+  // or (G, K/G, C/G, spatial...) (KCRS).
+  int64_t groups = g.groups, icg = k[nsp] / groups, ocg = k[nsp + 1];
+  p.split_kernel.assign(k.begin(), k.begin() + int64_t(nsp));
+  p.split_kernel.insert(p.split_kernel.end(), {groups, icg, ocg});
+  p.filter = {int(groups * ocg), int(icg)};
   if (nsp == 1) p.filter.push_back(1);
   for (size_t i = 0; i < nsp; ++i) p.filter.push_back(int(k[i]));
   if (nsp == 1) {
@@ -126,24 +139,19 @@ bool make_conv_plan(const ConvGeom& g0, const Dims& x, const Dims& k, const Dims
     p.stride.push_back(int(g.strides[i]));
     p.dilation.push_back(int(g.dilation[i]));
   }
-  p.groups = int(g.groups);
-  // The filter in the data's layout: channels_last (spatial..., c, k) <-> (k, spatial..., c);
-  // channels_first (spatial..., c, k) <-> (k, c, spatial...).
+  p.groups = int(groups);
+  int64_t g_axis = int64_t(nsp), ic_axis = g_axis + 1, oc_axis = g_axis + 2;
+  p.to_krsc = {g_axis, oc_axis};
   if (g.channels_first) {
     p.filter_format = CUDNN_TENSOR_NCHW;
-    p.to_krsc = {int64_t(nsp + 1), int64_t(nsp)};
+    p.to_krsc.push_back(ic_axis);
     for (size_t i = 0; i < nsp; ++i) p.to_krsc.push_back(int64_t(i));
-    for (size_t i = 0; i < nsp; ++i) p.from_krsc.push_back(int64_t(i + 2));
-    p.from_krsc.push_back(1);
-    p.from_krsc.push_back(0);
   } else {
-    p.to_krsc.push_back(int64_t(nsp + 1));
     for (size_t i = 0; i < nsp; ++i) p.to_krsc.push_back(int64_t(i));
-    p.to_krsc.push_back(int64_t(nsp));
-    for (size_t i = 0; i < nsp; ++i) p.from_krsc.push_back(int64_t(i + 1));
-    p.from_krsc.push_back(int64_t(nsp + 1));
-    p.from_krsc.push_back(0);
+    p.to_krsc.push_back(ic_axis);
   }
+  p.from_krsc.assign(p.to_krsc.size(), 0);
+  for (size_t i = 0; i < p.to_krsc.size(); ++i) p.from_krsc[size_t(p.to_krsc[i])] = int64_t(i);
   return true;
 }
 
@@ -206,12 +214,19 @@ Buffer scratch_buffer(DType t, const Dims& d, std::shared_ptr<void>& keep) {
   return b;
 }
 
-// A device buffer holding `b` permuted by perm.
-Buffer permuted(const Buffer& b, const std::vector<int64_t>& perm, std::shared_ptr<void>& keep) {
-  Dims d(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) d[i] = b.dims[perm[i]];
-  Buffer t = scratch_buffer(b.dtype, d, keep);
-  transpose_on_device(b, t, perm);
+// The dims of `d` permuted by perm.
+Dims permuted_dims(const Dims& d, const std::vector<int64_t>& perm) {
+  Dims r(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) r[i] = d[size_t(perm[i])];
+  return r;
+}
+
+// A Keras kernel in cuDNN's filter layout, in scratch memory that `keep` holds.
+Buffer filter_of(const ConvPlan& p, const Buffer& kernel, std::shared_ptr<void>& keep) {
+  Buffer split = kernel;  // a view
+  split.dims = p.split_kernel;
+  Buffer t = scratch_buffer(kernel.dtype, permuted_dims(p.split_kernel, p.to_krsc), keep);
+  transpose_on_device(split, t, p.to_krsc);
   return t;
 }
 
@@ -233,26 +248,42 @@ bool measure_algorithms() {
   return on;
 }
 
+// Algorithms needing more workspace than this are passed over (FFT ones can want gigabytes).
+constexpr size_t kMaxWorkspace = size_t(1) << 30;
+
 // The algorithm of one convolution pass, with its workspace size (use(algo) records both and
-// returns the size query's status). Measured: the fastest deterministic algorithm that ran (the
-// results of a call do not depend on timing); else, or when measuring fails, the heuristics'
-// first algorithm that supports the problem. False: none (the kernel is declined).
+// returns the size query's status; the size goes to `workspace`). Measured: the fastest
+// deterministic algorithm that ran (the results of a call do not depend on timing); else, or when
+// measuring fails, the heuristics' first deterministic algorithm that supports the problem, then
+// their first at all. float32 and float64 take only algorithms without tensor-op math (TF32 would
+// round float32's operands); 16-bit data runs with the math type an algorithm was measured or
+// suggested with. False: none (the kernel is declined).
 template <class Perf, class Find, class Heuristic, class Use>
-bool choose_algorithm(Find&& find, Heuristic&& heuristic, Use&& use) {
+bool choose_algorithm(cudnnConvolutionDescriptor_t conv, bool half_data, size_t& workspace,
+                      Find&& find, Heuristic&& heuristic, Use&& use) {
   constexpr int kMax = 16;
   Perf perf[kMax];
   int found = 0;
-  if (measure_algorithms() && find(kMax, &found, perf) == CUDNN_STATUS_SUCCESS)
-    for (int i = 0; i < found; ++i)
-      if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].determinism == CUDNN_DETERMINISTIC &&
-          use(perf[i].algo) == CUDNN_STATUS_SUCCESS)
+  auto first = [&](bool deterministic_only) {
+    for (int i = 0; i < found; ++i) {
+      const Perf& a = perf[i];
+      bool tensor_ops =
+          a.mathType == CUDNN_TENSOR_OP_MATH || a.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+      if (a.status != CUDNN_STATUS_SUCCESS || (tensor_ops && !half_data) ||
+          (deterministic_only && a.determinism != CUDNN_DETERMINISTIC))
+        continue;
+      if (half_data && cudnnSetConvolutionMathType(conv, a.mathType) != CUDNN_STATUS_SUCCESS)
+        continue;
+      if (use(a.algo, &workspace) == CUDNN_STATUS_SUCCESS && workspace <= kMaxWorkspace)
         return true;
+    }
+    return false;
+  };
+  if (measure_algorithms() && find(kMax, &found, perf) == CUDNN_STATUS_SUCCESS && first(true))
+    return true;
   found = 0;
   if (heuristic(kMax, &found, perf) != CUDNN_STATUS_SUCCESS) return false;
-  for (int i = 0; i < found; ++i)
-    if (perf[i].status == CUDNN_STATUS_SUCCESS && use(perf[i].algo) == CUDNN_STATUS_SUCCESS)
-      return true;
-  return false;
+  return first(true) || first(false);
 }
 
 // The descriptors and algorithm of one convolution pass, or null where cuDNN has no algorithm.
@@ -267,9 +298,10 @@ std::shared_ptr<ConvState> conv_state(const KernelArgs& k, int which) {
   ConvPlan p;
   if (!make_conv_plan(g, xd, kd, yd, p)) return nullptr;
   auto s = make_state(p, dnn_type<T>());
-  bool chosen = false;
+  bool half_data = is_narrow_float_v<T>, chosen = false;
   if (which == 0) {
     chosen = choose_algorithm<cudnnConvolutionFwdAlgoPerf_t>(
+        s->conv->d, half_data, s->workspace,
         [&](int n, int* found, cudnnConvolutionFwdAlgoPerf_t* perf) {
           return cudnnFindConvolutionForwardAlgorithm(handle(), s->x->d, s->w->d, s->conv->d,
                                                       s->y->d, n, found, perf);
@@ -278,13 +310,14 @@ std::shared_ptr<ConvState> conv_state(const KernelArgs& k, int which) {
           return cudnnGetConvolutionForwardAlgorithm_v7(handle(), s->x->d, s->w->d, s->conv->d,
                                                         s->y->d, n, found, perf);
         },
-        [&](cudnnConvolutionFwdAlgo_t a) {
+        [&](cudnnConvolutionFwdAlgo_t a, size_t* workspace) {
           s->fwd = a;
           return cudnnGetConvolutionForwardWorkspaceSize(handle(), s->x->d, s->w->d, s->conv->d,
-                                                         s->y->d, a, &s->workspace);
+                                                         s->y->d, a, workspace);
         });
   } else if (which == 1) {
     chosen = choose_algorithm<cudnnConvolutionBwdDataAlgoPerf_t>(
+        s->conv->d, half_data, s->workspace,
         [&](int n, int* found, cudnnConvolutionBwdDataAlgoPerf_t* perf) {
           return cudnnFindConvolutionBackwardDataAlgorithm(handle(), s->w->d, s->y->d, s->conv->d,
                                                            s->x->d, n, found, perf);
@@ -293,13 +326,14 @@ std::shared_ptr<ConvState> conv_state(const KernelArgs& k, int which) {
           return cudnnGetConvolutionBackwardDataAlgorithm_v7(handle(), s->w->d, s->y->d, s->conv->d,
                                                              s->x->d, n, found, perf);
         },
-        [&](cudnnConvolutionBwdDataAlgo_t a) {
+        [&](cudnnConvolutionBwdDataAlgo_t a, size_t* workspace) {
           s->bwd_data = a;
-          return cudnnGetConvolutionBackwardDataWorkspaceSize(
-              handle(), s->w->d, s->y->d, s->conv->d, s->x->d, a, &s->workspace);
+          return cudnnGetConvolutionBackwardDataWorkspaceSize(handle(), s->w->d, s->y->d,
+                                                              s->conv->d, s->x->d, a, workspace);
         });
   } else {
     chosen = choose_algorithm<cudnnConvolutionBwdFilterAlgoPerf_t>(
+        s->conv->d, half_data, s->workspace,
         [&](int n, int* found, cudnnConvolutionBwdFilterAlgoPerf_t* perf) {
           return cudnnFindConvolutionBackwardFilterAlgorithm(handle(), s->x->d, s->y->d, s->conv->d,
                                                              s->w->d, n, found, perf);
@@ -308,10 +342,10 @@ std::shared_ptr<ConvState> conv_state(const KernelArgs& k, int which) {
           return cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle(), s->x->d, s->y->d,
                                                                s->conv->d, s->w->d, n, found, perf);
         },
-        [&](cudnnConvolutionBwdFilterAlgo_t a) {
+        [&](cudnnConvolutionBwdFilterAlgo_t a, size_t* workspace) {
           s->bwd_filter = a;
-          return cudnnGetConvolutionBackwardFilterWorkspaceSize(
-              handle(), s->x->d, s->y->d, s->conv->d, s->w->d, a, &s->workspace);
+          return cudnnGetConvolutionBackwardFilterWorkspaceSize(handle(), s->x->d, s->y->d,
+                                                                s->conv->d, s->w->d, a, workspace);
         });
   }
   return chosen ? s : nullptr;
@@ -336,14 +370,14 @@ Kernel conv_kernel(const KernelArgs& k, int which) {
     std::shared_ptr<void> keep, keep_x;
     const ConvPlan& p = s->p;
     if (which == 0) {  // forward_into takes its own workspace
-      Buffer w = permuted(*in[1], p.to_krsc, keep);
+      Buffer w = filter_of(p, *in[1], keep);
       forward_into<T>(*s, padded_input(p, *in[0], keep_x), w.data(), out.data());
       return;
     }
     const compute_t<T> one = 1, zero = 0;  // cuDNN scales 16-bit float data by floats
     auto ws = scratch(s->workspace);
     if (which == 1) {
-      Buffer w = permuted(*in[1], p.to_krsc, keep);
+      Buffer w = filter_of(p, *in[1], keep);
       Buffer dxp;  // the gradient of the padded input, when there is one
       if (p.padded) dxp = scratch_buffer(out.dtype, p.padded_dims, keep_x);
       check_dnn(
@@ -353,9 +387,7 @@ Kernel conv_kernel(const KernelArgs& k, int which) {
           "backward data");
       if (p.padded) strided_copy_on_device(dxp, p.x_offset, out, 0, p.from_padded, out.numel());
     } else {
-      Dims krsc(p.to_krsc.size());
-      for (size_t i = 0; i < krsc.size(); ++i) krsc[i] = p.keras_kernel[p.to_krsc[i]];
-      Buffer dw = scratch_buffer(out.dtype, krsc, keep);
+      Buffer dw = scratch_buffer(out.dtype, permuted_dims(p.split_kernel, p.to_krsc), keep);
       check_dnn(
           cudnnConvolutionBackwardFilter(handle(), &one, s->x->d, padded_input(p, *in[0], keep_x),
                                          s->y->d, in[1]->data(), s->conv->d, s->bwd_filter,
@@ -434,7 +466,7 @@ bool make_fused_call(FusedConvState& f) {
                                               &f.workspace) != CUDNN_STATUS_SUCCESS)
     return false;
   auto x = scratch(size_t(numel(p.padded_dims)) * sizeof(T));
-  auto w = scratch(size_t(numel(p.keras_kernel)) * sizeof(T));
+  auto w = scratch(size_t(numel(p.split_kernel)) * sizeof(T));
   auto y = scratch(size_t(f.y_numel) * sizeof(T));
   auto bias = scratch(size_t(f.channels.channels) * sizeof(T));
   return fused_forward<T>(f, x.get(), w.get(), bias.get(), y.get()) == CUDNN_STATUS_SUCCESS;
@@ -462,7 +494,7 @@ Kernel fused_conv_kernel(const KernelArgs& k) {
     if (out.numel() == 0) return;
     const ConvState& s = *f->conv;
     std::shared_ptr<void> keep, keep_x;
-    Buffer w = permuted(*in[1], s.p.to_krsc, keep);
+    Buffer w = filter_of(s.p, *in[1], keep);
     const void* x = padded_input(s.p, *in[0], keep_x);
     T* y = out.as<T>();
     const T* bias = f->bias ? in[2]->as<T>() : nullptr;
@@ -501,6 +533,8 @@ Kernel pool_kernel(const KernelArgs& k, bool backward) {
   const PoolGeom& g = p.geom;
   const Dims& xd = p.x;
   size_t nsp = g.nsp();
+  if (g.mode == PoolMode::max && backward) return window_pool_kernel(k, which);
+  if (!fits_descriptor(xd)) return window_pool_kernel(k, which);
   for (size_t i = 0; i < nsp; ++i)
     if (g.pad_before[i] != g.pad_after[i]) return window_pool_kernel(k, which);
   auto s = std::make_shared<PoolState>();

@@ -1,6 +1,7 @@
 // CUDA pooling through the per-element functions of core/util/pool_windows.h (the CPU reference
-// loops' own): Pool and PoolBackward where cuDNN cannot describe the padding (asymmetric 'same'),
-// and MaxPoolGradGrad. One thread per output cell (forward, MaxPoolGradGrad) or input cell
+// loops' own): Pool and PoolBackward where cuDNN cannot describe the padding (asymmetric 'same')
+// or the size, max pooling's gradient (the first of tied maxima, as the CPU's), and
+// MaxPoolGradGrad. One thread per output cell (forward, MaxPoolGradGrad) or input cell
 // (backward: it gathers the outputs reading it, no atomics).
 #include "core/cuda/common.cuh"
 #include "core/backend/pool_problem.h"

@@ -777,6 +777,43 @@ TEST(CudaVsCpu, ConvolutionsAndPooling) {
   }
 }
 
+// Depthwise convolutions (cuDNN's grouped filters: the Keras kernel regrouped) in both formats,
+// values and both gradients; and max pooling's gradient where windows hold tied maxima: the
+// first maximum takes it on both devices.
+TEST(CudaVsCpu, GroupedConvolutionsAndTiedMaxima) {
+  SKIP_WITHOUT_GPU();
+  for (auto& dc : kDtypes)
+    for (kb_data_format f : {KB_CHANNELS_LAST, KB_CHANNELS_FIRST})
+      for (int wrt = 0; wrt < 3; ++wrt) {
+        SCOPED_TRACE(std::string(f == KB_CHANNELS_LAST ? "channels_last" : "channels_first") +
+                     " wrt " + std::to_string(wrt));
+        std::vector<int64_t> xs{2, 8, 7, 3};
+        if (f == KB_CHANNELS_FIRST) xs = {2, 3, 8, 7};
+        compare(
+            {random_input(xs, dc.t, 126), random_input({3, 3, 3, 2}, dc.t, 127)},
+            [f, wrt](const std::vector<kb_tensor*>& x) {
+              int64_t st[2] = {1, 1}, dil[2] = {1, 1};
+              kb_tensor* y = nullptr;
+              kb_depthwise_conv2d(x[0], x[1], st, 2, KB_PADDING_SAME, f, dil, 2, &y);
+              return wrt ? grad_of(x[wrt - 1], y, 128) : y;
+            },
+            dc.rtol * 50);
+      }
+  for (auto& dc : kDtypes) {
+    Input x = random_input({2, 8, 8, 3}, dc.t, 129, -1.5, 1.5);
+    for (double& v : x.values) v = std::round(v);  // -1, 0 and 1: most windows tie
+    compare(
+        {x},
+        [](const std::vector<kb_tensor*>& x) {
+          int64_t ps[2] = {2, 2}, st[2] = {2, 2};
+          kb_tensor* y = nullptr;
+          kb_pool2d(x[0], ps, 2, st, 2, KB_PADDING_VALID, KB_CHANNELS_LAST, KB_POOL_MAX, &y);
+          return grad_of(x[0], y, 130);
+        },
+        dc.rtol);
+  }
+}
+
 // A whole training step: gradients (SumToLike, BroadcastLike, Select, MatMul with transposes)
 // and updates, run five times on each device from the same initial weights.
 TEST(CudaVsCpu, MlpTrainingSteps) {
@@ -1211,6 +1248,16 @@ TEST(CudaVsCpu, SparseTensors) {
         return dense(x[0], x[1], {4, 5});
       },
       KB_ERROR_INVALID_ARGUMENT, "index 7 is out of range [0, 5) on axis 1");
+  // With nothing to compute (b has no column) an entry out of range fails all the same.
+  expect_device_error(
+      {bad, random_input({6}, KB_FLOAT32, 125), Input{{5, 0}, KB_FLOAT32, {}}},
+      [&](const std::vector<kb_tensor*>& x) {
+        kb_tensor *sp = sparse(x[0], x[1], {4, 5}), *y = nullptr;
+        kb_dot(sp, x[2], &y);
+        kb_tensor_release(sp);
+        return y;
+      },
+      KB_ERROR_INVALID_ARGUMENT, "sparse index (3, 7) is out of range for shape");
 }
 
 // What the epilogue rewrite fuses after a product p (whose reference it takes): form 0 a bias add
