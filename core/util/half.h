@@ -1,5 +1,6 @@
-// IEEE 754 binary16 storage type with conversions to and from float (round to nearest even).
-// The same type in CUDA device code, where the conversions are the hardware's (same rounding).
+// IEEE 754 binary16 storage type with conversions to and from float (round to nearest even; NaN
+// to the canonical quiet NaN 0x7fff). The same type in CUDA device code, where the conversions
+// are the hardware's (same rounding, same NaN), so both devices store the same bits.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -25,7 +26,8 @@ struct half {
     std::memcpy(&x, &f, 4);
     uint32_t sign = (x >> 16) & 0x8000u;
     uint32_t mag = x & 0x7fffffffu;
-    if (mag >= 0x7f800000u) return uint16_t(sign | (mag > 0x7f800000u ? 0x7e00u : 0x7c00u));
+    if (mag > 0x7f800000u) return 0x7fffu;  // NaN: the canonical one, as CUDA's conversion
+    if (mag == 0x7f800000u) return uint16_t(sign | 0x7c00u);
     if (mag >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // overflow -> inf
     if (mag < 0x38800000u) {                                  // subnormal or zero
       if (mag < 0x33000000u) return uint16_t(sign);
