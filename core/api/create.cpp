@@ -9,6 +9,7 @@
 #include "core/ops/build.h"
 #include "core/util/error.h"
 #include "core/util/philox.h"
+#include "core/util/random_draw.h"
 
 namespace kb::api {
 
@@ -128,8 +129,11 @@ static NodePtr random_variable(const Dims& shape, DType dtype, const std::string
   auto buf = Buffer::make(dtype, shape);
   PhiloxStream rng(seed_or_random(seed));
   size_t es = dtype_size(dtype);
+  // u keeps as many bits as the dtype holds, as the Random primitive's (core/util/random_draw.h).
+  double bits = std::ldexp(1.0, uniform_bits(dtype));
   for (int64_t i = 0; i < buf->numel(); ++i) {
-    double v = normal ? a + b * rng.normal() : a + (b - a) * rng.uniform();
+    double v =
+        normal ? a + b * rng.normal() : a + (b - a) * (std::floor(rng.uniform() * bits) / bits);
     write_scalar(dtype, static_cast<char*>(buf->data()) + i * int64_t(es), v);
   }
   return make_leaf("Variable", {dtype, Shape(shape)}, name.empty() ? who : name, {}, buf);

@@ -2,8 +2,8 @@
 // kernels so that both devices draw the same values. Every element has its own Philox counter
 // (element index, re-draw attempt, run number) under the key `seed`, so the numbers do not
 // depend on how the work is split, and run r of a node always gives the same numbers.
-//   uniform: float64 takes 53 bits (two words), float32 24 bits and float16 11 bits (one word
-//            each), so u in [0, 1) is exact in the dtype; the value is a + (b - a) * u;
+//   uniform: float64 takes 53 bits (two words), float32 24 bits, float16 11 bits and bfloat16
+//            8 bits (one word each): kUniformBits; the value is a + (b - a) * u;
 //   normal:  Box-Muller on two 53-bit uniforms of one block (u1 in (0, 1]);
 //   truncated normal: as normal, re-drawn with the next attempt's block while |z| > 2.
 #pragma once
@@ -58,6 +58,18 @@ KB_HD inline double random_std_normal(const uint32_t* b) {
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
 }
 
+// The random bits of a uniform u in [0, 1) of dtype T: as many as T's significand holds, so u is
+// exact in T (more bits would round a u just below 1 up to 1).
+template <class T>
+constexpr int kUniformBits = std::is_same_v<T, double>     ? 53
+                             : std::is_same_v<T, float>    ? 24
+                             : std::is_same_v<T, bfloat16> ? 8
+                                                           : 11;
+// The same for a floating dtype known at run time.
+inline int uniform_bits(DType t) {
+  return dispatch_dtype(t, [](auto z) { return kUniformBits<decltype(z)>; });
+}
+
 // Uniform draws: elements per Philox block (float64 takes two words each).
 template <class T>
 constexpr int64_t kUniformPerBlock = std::is_same_v<T, double> ? 2 : 4;
@@ -68,10 +80,8 @@ KB_HD T random_uniform_element(const uint32_t* w, int64_t j, double a, double b)
   double u;
   if constexpr (std::is_same_v<T, double>)
     u = random_u53(w[2 * j], w[2 * j + 1]);
-  else if constexpr (std::is_same_v<T, float>)
-    u = double(w[j] >> 8) * (1.0 / 16777216.0);
   else
-    u = double(w[j] >> 21) * (1.0 / 2048.0);
+    u = double(w[j] >> (32 - kUniformBits<T>)) * (1.0 / double(1u << kUniformBits<T>));
   using C = compute_t<T>;
   return T(C(a) + (C(b) - C(a)) * C(u));
 }

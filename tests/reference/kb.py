@@ -49,6 +49,7 @@ _sig = {
     "kb_ones_like": (S, [T, E, c_char_p, OUT]),
     "kb_identity": (S, [T, c_char_p, OUT]),
     "kb_random_uniform_variable": (S, [I64P, c_size_t, c_double, c_double, E, c_char_p, I64P, OUT]),
+    "kb_random_uniform": (S, [I64P, c_size_t, c_double, c_double, E, I64P, OUT]),
     "kb_random_normal_variable": (S, [I64P, c_size_t, c_double, c_double, E, c_char_p, I64P, OUT]),
     "kb_arange": (S, [c_double, DP, c_double, E, OUT]),
     "kb_is_placeholder": (S, [T, POINTER(c_int32)]),

@@ -259,6 +259,18 @@ def test_random_uniform():
     np.testing.assert_array_equal(bf16_bits(r), kb.to_numpy(v))
 
 
+def test_random_uniform_stays_below_its_upper_bound():
+    # u in [0, 1) takes 8 random bits, exact in bfloat16: with more, a u just below 1 would round
+    # up to 1 (about one draw in 500 with float16's 11 bits).
+    seed = ctypes.c_int64(11)
+    variable = op("random_uniform_variable", kb.i64([20000]), 1, 0.0, 1.0, BF16, None,
+                  ctypes.byref(seed))
+    draw = op("random_uniform", kb.i64([20000]), 1, 0.0, 1.0, BF16, ctypes.byref(seed))
+    for r in (values(kb.to_numpy(variable)), values(run(draw))):
+        assert r.min() >= 0 and r.max() < 1
+        assert len(np.unique(r)) == 256  # every multiple of 2^-8 in [0, 1)
+
+
 def test_floatx_stays_a_keras_type():
     st = kb.lib.kb_set_floatx(BF16)
     assert st != 0 and "set_floatx" in kb.lib.kb_last_error_message().decode()

@@ -34,7 +34,6 @@ _sig = {
     "kb_resize_volumes": (S, [T, c_int64, c_int64, c_int64, E, OUT]),
     "kb_batch_normalization": (S, [T, T, T, T, T, c_int64, c_double, OUT]),
     "kb_normalize_batch_in_training": (S, [T, T, T, I64P, c_size_t, c_double, OUT, OUT, OUT]),
-    "kb_random_uniform": (S, [I64P, c_size_t, c_double, c_double, E, I64P, OUT]),
     "kb_random_normal": (S, [I64P, c_size_t, c_double, c_double, E, I64P, OUT]),
     "kb_truncated_normal": (S, [I64P, c_size_t, c_double, c_double, E, I64P, OUT]),
     "kb_random_binomial": (S, [I64P, c_size_t, c_double, E, I64P, OUT]),
