@@ -1,5 +1,12 @@
-set -x
-# Recreate .carry (Eigen, GoogleTest for the GPU machine, which has no apt):
+#!/usr/bin/env bash
+# On a GPU machine (through the device tool, carry [".carry"]): build the library and the CUDA
+# plugin, then run the CUDA tests, the examples, the NumPy reference suite through the GPU and the
+# GPU benchmarks. Stages: build, tests, suite, bench (default: all, in that order). Each stage
+# rebuilds what changed and leaves its logs under $OUT, so the stages can also run as separate
+# calls when one call's time is short: `bash scripts/gpu_check.sh build tests`, then
+# `bash scripts/gpu_check.sh suite`, then `bash scripts/gpu_check.sh bench`.
+#
+# The GPU machine has no apt: recreate .carry (Eigen, GoogleTest, oneDNN) here with
 #   mkdir -p .carry/usr/include .carry/usr/lib/x86_64-linux-gnu/cmake .carry/usr/share/eigen3
 #   cp -r /usr/include/{eigen3,gtest,gmock} .carry/usr/include/
 #   cp /usr/lib/x86_64-linux-gnu/lib{gtest,gtest_main,gmock,gmock_main}.a .carry/usr/lib/x86_64-linux-gnu/
@@ -7,18 +14,55 @@ set -x
 #   cp -r /usr/share/eigen3/cmake .carry/usr/share/eigen3/
 #   (cd /tmp && apt-get download libdnnl-dev libdnnl2 ocl-icd-opencl-dev ocl-icd-libopencl1 \
 #      opencl-c-headers opencl-clhpp-headers && for f in *.deb; do dpkg -x $f $OLDPWD/.carry; done)
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
-which cmake g++ nvcc ninja; cmake --version | head -1
+set -uo pipefail
+OUT=${OUT:-/tmp}
 export PATH=/usr/local/cuda/bin:$PATH
 export LD_LIBRARY_PATH=$PWD/.carry/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-cmake -S . -B build-gpu -G Ninja -DCMAKE_PREFIX_PATH=$PWD/.carry/usr -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release -DKB_WERROR=OFF > $OUT/configure.log 2>&1 || { tail -30 $OUT/configure.log; exit 1; }
-cmake --build build-gpu -j16 --target kbackend kbackend_cuda kb_cuda_tests device_info train_mlp kb_bench > $OUT/build.log 2>&1 || { grep -E "error" $OUT/build.log | head -30; tail -20 $OUT/build.log; exit 1; }
-./build-gpu/tests/device_info
-./build-gpu/tests/kb_cuda_tests 2>&1 | tee $OUT/cuda_tests.log | tail -40
-./build-gpu/train_mlp examples/data/digits.csv | tail -3
-KB_DEVICE=cpu ./build-gpu/train_mlp examples/data/digits.csv | tail -1
-bash scripts/gpu_bench.sh 2>&1 | grep -E "^\{" | tee $OUT/bench_all.jsonl
-# The NumPy reference suite through the GPU (the default device when there is one).
-if python3 -c "import numpy, pytest" 2>/dev/null; then
-  KBACKEND_LIB=$PWD/build-gpu/libkbackend.so python3 -m pytest -q -p no:cacheprovider tests/reference 2>&1 | tail -3
-fi
+stages=("$@")
+[ ${#stages[@]} -eq 0 ] && stages=(build tests suite bench)
+status=0
+
+build() {
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+  cmake -S . -B build-gpu -G Ninja -DCMAKE_PREFIX_PATH=$PWD/.carry/usr \
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release -DKB_WERROR=OFF \
+    > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; return 1; }
+  cmake --build build-gpu -j16 --target kbackend kbackend_cuda kb_cuda_tests device_info \
+    train_mlp kb_bench > "$OUT/build.log" 2>&1 ||
+    { grep -E "error" "$OUT/build.log" | head -30; tail -20 "$OUT/build.log"; return 1; }
+  ./build-gpu/tests/device_info
+}
+
+tests() {
+  local rc=0
+  ./build-gpu/tests/kb_cuda_tests > "$OUT/cuda_tests.log" 2>&1 || rc=1
+  grep -E "^\[  (FAILED|PASSED|SKIPPED) |Failure|cpp:[0-9]+" "$OUT/cuda_tests.log" | head -60
+  bash tests/cuda/fallback_test.sh build-gpu > "$OUT/fallback.log" 2>&1 || rc=1
+  tail -3 "$OUT/fallback.log"
+  ./build-gpu/train_mlp examples/data/digits.csv | tail -3
+  KB_DEVICE=cpu ./build-gpu/train_mlp examples/data/digits.csv | tail -1
+  return $rc
+}
+
+# The NumPy reference suite with the GPU as the default device.
+suite() {
+  python3 -c "import numpy, pytest" 2>/dev/null || { echo "suite: no numpy/pytest here"; return 1; }
+  KBACKEND_LIB=$PWD/build-gpu/libkbackend.so python3 -m pytest -q -p no:cacheprovider \
+    tests/reference > "$OUT/suite.log" 2>&1
+  local rc=$?
+  grep -E "^(FAILED|ERROR)" "$OUT/suite.log" | head -40
+  tail -3 "$OUT/suite.log"
+  return $rc
+}
+
+bench() { bash scripts/gpu_bench.sh 2>&1 | grep -E "^(heuristics: )?\{" | tee "$OUT/bench_all.jsonl"; }
+
+for s in "${stages[@]}"; do
+  echo "== $s"
+  case $s in
+    build | tests | suite | bench) $s || { echo "== $s failed"; status=1; } ;;
+    *) echo "unknown stage $s (build, tests, suite, bench)"; exit 2 ;;
+  esac
+  [ "$s" = build ] && [ $status -ne 0 ] && exit 1
+done
+exit $status
