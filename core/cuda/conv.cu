@@ -28,11 +28,22 @@ void check_dnn(cudnnStatus_t s, const char* what) {
     fail(Status::device, "cudnn: ", what, ": ", cudnnGetErrorString(s));
 }
 
-cudnnHandle_t handle() {
+// cuDNN's handle, held for the full expression that calls handle(): host threads may run
+// different functions at once, and cuDNN allows a handle in one thread at a time. (Only the
+// enqueueing is serialized; the work runs on the one stream anyway.)
+struct DnnHandle {
+  std::unique_lock<std::recursive_mutex> lock;
+  cudnnHandle_t h;
+  operator cudnnHandle_t() const { return h; }  // NOLINT: passed straight to cuDNN calls
+};
+
+DnnHandle handle() {
+  static std::recursive_mutex mu;
+  std::unique_lock<std::recursive_mutex> lock(mu);
   cudnnHandle_t h = library_handle<cudnnHandle_t>(
       [](cudnnHandle_t* p) { return cudnnCreate(p) == CUDNN_STATUS_SUCCESS; }, "cudnnCreate");
   check_dnn(cudnnSetStream(h, stream()), "set stream");
-  return h;
+  return {std::move(lock), h};
 }
 
 template <class T>
