@@ -20,10 +20,9 @@ constexpr long long kNoRow = 9223372036854775807LL;
 
 struct ErrorFlag {
   ErrorFlag() {
-    check_cuda(cudaMemcpyAsync(ptr(), &kNone, sizeof kNone, cudaMemcpyHostToDevice, stream()),
+    check_cuda(cudaMemcpyAsync(ptr(), &kNoRow, sizeof kNoRow, cudaMemcpyHostToDevice, stream()),
                "copy");
   }
-  static constexpr long long kNone = kNoRow;
   std::shared_ptr<void> mem = scratch(sizeof(long long));
   long long* ptr() { return static_cast<long long*>(mem.get()); }
   long long read() {
@@ -47,13 +46,23 @@ inline void check_index(int64_t v, int64_t limit, const char* who, const char* w
         " is out of range [0, ", limit, ")");
 }
 
-// Fails with the CPU's error when a kernel flagged a row of the index tensor `idx`.
-inline void check_flagged_index(ErrorFlag& flag, const Buffer& idx, int64_t limit, const char* who,
-                                const char* what) {
+// When a kernel flagged a row of the index tensor `idx` (tuples of `width` indices), reads that
+// tuple back and fails through check(tuple), the CPU's check with its message.
+template <class Check>
+void check_flagged_row(ErrorFlag& flag, const Buffer& idx, int64_t width, const char* who,
+                       Check&& check) {
   long long row = flag.read();
   if (row == kNoRow) return;
-  check_index(host_indices(idx, row, 1)[0], limit, who, what);
-  fail(Status::internal, who, ": ", what, " ", row, " was flagged but is in range");
+  std::vector<int64_t> tuple = host_indices(idx, row * width, width);
+  check(tuple.data());
+  fail(Status::internal, who, ": index row ", row, " was flagged but is in range");
+}
+
+// The same for single indices in [0, limit).
+inline void check_flagged_index(ErrorFlag& flag, const Buffer& idx, int64_t limit, const char* who,
+                                const char* what) {
+  check_flagged_row(flag, idx, 1, who,
+                    [&](const int64_t* v) { check_index(*v, limit, who, what); });
 }
 
 // Checks every index on the host: for a call with nothing to compute (empty rows), whose

@@ -29,11 +29,8 @@ TupleDims tuple_dims(const Dims& dims, int64_t depth) {
 // Fails with the CPU's message when a kernel flagged a row of `idx` (tuples of `depth`).
 void check_rows(ErrorFlag& flag, const Buffer& idx, int64_t depth, const Dims& dims,
                 const char* who) {
-  long long row = flag.read();
-  if (row == kNoRow) return;
-  std::vector<int64_t> tuple = host_indices(idx, row * depth, depth);
-  checked_nd_offset(tuple.data(), depth, dims, who);
-  fail(Status::internal, who, ": index tuple ", row, " was flagged but is in range");
+  check_flagged_row(flag, idx, depth, who,
+                    [&](const int64_t* tuple) { checked_nd_offset(tuple, depth, dims, who); });
 }
 
 // Calls f(t, offset of element j of tuple i in the dense tensor) for t = i * slice + j < n,
@@ -218,11 +215,8 @@ Kernel make_sparse_matmul(const KernelArgs& k) {
               idx.as<I>(), val.as<T>(), b.as<T>(), out.as<T>(), n, cols, ad[0], ad[1], adjoint,
               flag.ptr());
           after_launch("dot");
-          long long e = flag.read();
-          if (e == kNoRow) return;
-          std::vector<int64_t> rc = host_indices(idx, 2 * e, 2);
-          check_sparse_entry(rc[0], rc[1], ad);
-          fail(Status::internal, "dot: sparse entry ", e, " was flagged but is in range");
+          check_flagged_row(flag, idx, 2, "dot",
+                            [&](const int64_t* rc) { check_sparse_entry(rc[0], rc[1], ad); });
         };
       });
     }
