@@ -27,8 +27,7 @@ struct half {
     uint32_t sign = (x >> 16) & 0x8000u;
     uint32_t mag = x & 0x7fffffffu;
     if (mag > 0x7f800000u) return 0x7fffu;  // NaN: the canonical one, as CUDA's conversion
-    if (mag == 0x7f800000u) return uint16_t(sign | 0x7c00u);
-    if (mag >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // overflow -> inf
+    if (mag >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // inf, and overflow to inf
     if (mag < 0x38800000u) {                                  // subnormal or zero
       if (mag < 0x33000000u) return uint16_t(sign);
       uint32_t e = mag >> 23;
