@@ -531,7 +531,6 @@ Registrar r3f("FusedConv", make_fused_conv);
 struct PoolState {
   std::unique_ptr<TensorDesc> x, y;
   cudnnPoolingDescriptor_t pool = nullptr;
-  Dims y_dims;
   ~PoolState() {
     if (pool) cudnnDestroyPoolingDescriptor(pool);
   }
@@ -549,9 +548,8 @@ Kernel pool_kernel(const KernelArgs& k, bool backward) {
   for (size_t i = 0; i < nsp; ++i)
     if (g.pad_before[i] != g.pad_after[i]) return window_pool_kernel(k, which);
   auto s = std::make_shared<PoolState>();
-  s->y_dims = p.y;
   s->x = std::make_unique<TensorDesc>(nd_desc(xd, g.channels_first), dnn_type<T>());
-  s->y = std::make_unique<TensorDesc>(nd_desc(s->y_dims, g.channels_first), dnn_type<T>());
+  s->y = std::make_unique<TensorDesc>(nd_desc(p.y, g.channels_first), dnn_type<T>());
   std::vector<int> window, pad, stride;
   if (nsp == 1) window.push_back(1), pad.push_back(0), stride.push_back(1);
   for (size_t i = 0; i < nsp; ++i) {
@@ -574,15 +572,12 @@ Kernel pool_kernel(const KernelArgs& k, bool backward) {
                 "pooling forward");
       return;
     }
-    // cuDNN's backward pass wants the forward result: recompute it.
-    Buffer y(out.dtype, s->y_dims);
-    auto keep = scratch(y.nbytes());
-    check_dnn(cudnnPoolingForward(handle(), s->pool, &one, s->x->d, in[1]->data(), &zero, s->y->d,
-                                  keep.get()),
-              "pooling forward");
+    // Only average pooling's gradient comes here (max pooling's is the plugin's kernel), and it
+    // does not depend on the forward result that cuDNN's call takes: dy, of y's layout, stands
+    // in for it.
     check_dnn(
-        cudnnPoolingBackward(handle(), s->pool, &one, s->y->d, keep.get(), s->y->d, in[0]->data(),
-                             s->x->d, in[1]->data(), &zero, s->x->d, out.data()),
+        cudnnPoolingBackward(handle(), s->pool, &one, s->y->d, in[0]->data(), s->y->d,
+                             in[0]->data(), s->x->d, in[1]->data(), &zero, s->x->d, out.data()),
         "pooling backward");
   };
 }
