@@ -262,6 +262,20 @@ def bf16_values(bits):
     return (np.atleast_1d(b).astype(np.uint32) << np.uint32(16)).view(np.float32).reshape(b.shape)
 
 
+# A 16-bit float dtype's storage as kb.py holds it (a float16 array, bfloat16 bits) from values
+# rounded through float32, and its float32 values (exact).
+_NARROW = {F16: (lambda a: np.asarray(a, np.float32).astype(np.float16),
+                 lambda s: np.asarray(s).astype(np.float32)),
+           BF16: (bf16_bits, bf16_values)}
+
+
+def narrow_store(a, dtype):
+    return _NARROW[dtype][0](a)
+
+
+def narrow_values(s, dtype):
+    return _NARROW[dtype][1](s)
+
 # ---- test helpers ----------------------------------------------------------------------------
 def tol(dtype):
     return dict(rtol=2e-5, atol=2e-6) if dtype in (F32, np.float32) else dict(rtol=1e-12,

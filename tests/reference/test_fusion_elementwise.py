@@ -215,19 +215,18 @@ def test_plans():
             assert plan_steps(case) == ["FusedElementwise"]
 
 
-# A 16-bit float dtype's storage (NumPy arrays as kb.py holds them) and values (float64).
-SIXTEEN_BIT = {kb.F16: (lambda a: np.asarray(a, np.float32).astype(np.float16),
-                        lambda s: s.astype(np.float64)),
-               kb.BF16: (kb.bf16_bits, lambda s: kb.bf16_values(s).astype(np.float64))}
-
-
 @pytest.mark.parametrize("dtype", [kb.F16, kb.BF16], ids=["float16", "bfloat16"])
 def test_16_bit_float_groups(dtype):
     """A float16 or bfloat16 group computes in float and rounds every instruction's result to its
     type, as each unfused kernel stores its result: the fused values equal the unfused ones
     exactly."""
     rng = np.random.default_rng(6)
-    store, values = SIXTEEN_BIT[dtype]
+    def store(a):
+        return kb.narrow_store(a, dtype)
+
+    def values(s):
+        return kb.narrow_values(s, dtype).astype(np.float64)
+
     xs = store(rng.standard_normal((7, 130)))
     ws = store(rng.standard_normal(130))
     bs = store(rng.standard_normal(130))

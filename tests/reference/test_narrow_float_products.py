@@ -15,18 +15,19 @@ from kb import BF16, F16, const, op, run
 SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 65504.0, -65504.0, 6.0e-8, -6.0e-8, 3 * 2.0 ** -24,
            2.0 ** -14, 0.5, 1.5, 1 + 2.0 ** -10, 3.0, 1.0 / 3.0]
 
-# (to stored values: float16 array or bfloat16 bits, back to float32)
-STORE = {F16: (lambda a: np.asarray(a, np.float32).astype(np.float16),
-               lambda s: s.astype(np.float32)),
-         BF16: (kb.bf16_bits, lambda s: kb.bf16_values(s).astype(np.float32))}
-
 
 def operand(rng, n, dtype):
     """n 16-bit values: the specials, then random ones of every magnitude the type holds."""
     top = 15 if dtype == F16 else 120
     mags = 2.0 ** rng.uniform(-26 if dtype == F16 else -130, top, n - len(SPECIAL))
     signs = rng.choice([-1.0, 1.0], n - len(SPECIAL))
-    return STORE[dtype][0](np.concatenate([SPECIAL, signs * mags]).astype(np.float32))
+    return kb.narrow_store(np.concatenate([SPECIAL, signs * mags]).astype(np.float32), dtype)
+
+
+def rounded_outer(x, y, dtype):
+    """NumPy's float32 outer product of two 16-bit vectors, rounded to their dtype."""
+    product = kb.narrow_values(x, dtype)[:, None] * kb.narrow_values(y, dtype)[None, :]
+    return kb.narrow_store(product, dtype)
 
 
 def bits_equal(got, expected):
@@ -46,12 +47,11 @@ def bits_equal(got, expected):
 @pytest.mark.parametrize("n,m", [(301, 203), (8, 8), (5, 3)])
 def test_outer_product_rounds_once(dtype, n, m):
     rng = np.random.default_rng(7 + n)
-    to_store, to_f32 = STORE[dtype]
     x = operand(rng, max(n, len(SPECIAL) + 1), dtype)[:n]
     y = operand(rng, max(m, len(SPECIAL) + 1), dtype)[::-1][:m]
     got = run(op("dot", const(x.reshape(n, 1)), const(y.reshape(1, m))))
     with np.errstate(invalid="ignore", over="ignore"):
-        expected = to_store(to_f32(x)[:, None] * to_f32(y)[None, :])
+        expected = rounded_outer(x, y, dtype)
     assert got.dtype == expected.dtype
     bits_equal(got, expected)
 
@@ -67,6 +67,5 @@ def test_subnormal_ties_round_to_even(dtype):
     else:
         x = kb.bf16_bits(np.float32([1 + 2.0 ** -7, 1 + 3 * 2.0 ** -7, 3.0, 2.0 ** -126 * 3]))
         y = kb.bf16_bits(np.float32([1 + 2.0 ** -7, 0.5, 1.5]))
-    to_store, to_f32 = STORE[dtype]
     got = run(op("dot", const(x.reshape(-1, 1)), const(y.reshape(1, -1))))
-    bits_equal(got, to_store(to_f32(x)[:, None] * to_f32(y)[None, :]))
+    bits_equal(got, rounded_outer(x, y, dtype))
