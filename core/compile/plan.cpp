@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <string>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -81,16 +82,40 @@ KernelFactory cpu_factory(const Node& n) {
   return f;
 }
 
+// KB_DEVICE_FALLBACK=error: a step whose device kernel declines its types fails the plan
+// instead of running on the CPU (ops the device has no kernel for at all still run there). A
+// test on a GPU then cannot pass through the CPU unnoticed. Read per plan, so that a program
+// can change it between functions.
+bool fallback_is_error() {
+  const char* v = std::getenv("KB_DEVICE_FALLBACK");
+  return v && std::string(v) == "error";
+}
+
+std::string types_str(const std::vector<TensorType>& in) {
+  std::string s;
+  for (auto& t : in)
+    s += (s.empty() ? "" : ", ") + std::string(dtype_name(t.dtype)) + t.shape.str();
+  return s;
+}
+
 // The kernel of a step and where it runs: on `device` when that has a kernel accepting these
 // types (a device factory declines with an empty Kernel), else on the CPU.
 std::pair<Kernel, Device> step_kernel(const Node& n, const std::vector<TensorType>& in,
                                       const TensorType& out, Device device,
                                       const std::vector<bool>* used_parts = nullptr) {
   KernelFactory cpu_f = cpu_factory(n);
+  KernelArgs args{n, in, out, used_parts};
   if (device != Device::cpu)
-    if (KernelFactory f = find_kernel(device_name(device), n.op->name))
-      if (Kernel k = f(KernelArgs{n, in, out, used_parts})) return {std::move(k), device};
-  return {cpu_f(KernelArgs{n, in, out, used_parts}), Device::cpu};
+    if (KernelFactory f = find_kernel(device_name(device), n.op->name)) {
+      if (Kernel k = f(args)) return {std::move(k), device};
+      // The CPU's factory first: bad input gets its message, not the fallback's.
+      Kernel k = cpu_f(args);
+      check(!fallback_is_error(), Status::not_implemented, n.op->name, ": the ",
+            device_name(device), " kernel declines (", types_str(in),
+            ") and KB_DEVICE_FALLBACK=error forbids running it on the CPU");
+      return {std::move(k), Device::cpu};
+    }
+  return {cpu_f(args), Device::cpu};
 }
 
 // Steps whose value no output, update or kept step reads are dropped (a stateful op stays: it

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/cuda/common.cuh"
+#include "core/util/atomic_sum.h"
 
 namespace kb::cuda {
 
@@ -91,8 +92,7 @@ Kernel with_index_type(DType t, F&& f) {
   return f(int64_t{});
 }
 
-// *p += v for the dtypes with device atomics (half, bfloat16 (sm_80 and later), float, double,
-// int32, int64).
+// *p += v for the dtypes of has_atomic_add_v (half and bfloat16 from sm_80 on).
 template <class T>
 __device__ void atomic_add(T* p, T v) {
   if constexpr (std::is_same_v<T, half>) {
@@ -106,9 +106,4 @@ __device__ void atomic_add(T* p, T v) {
     atomicAdd(p, v);
   }
 }
-template <class T>
-constexpr bool has_atomic_add_v =
-    is_narrow_float_v<T> || std::is_same_v<T, float> || std::is_same_v<T, double> ||
-    std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>;
-
 }  // namespace kb::cuda

@@ -4,6 +4,7 @@
 #include <kbackend.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <random>
 #include <string>
@@ -15,6 +16,10 @@ bool have_gpu() {
   int64_t n = 0;
   return kb_device_count(KB_DEVICE_CUDA, &n) == KB_OK && n > 0;
 }
+
+// A step that the GPU's kernel declines fails its plan rather than passing on the CPU unseen;
+// the test of the fallback itself turns this off.
+const int kFallbackIsError = setenv("KB_DEVICE_FALLBACK", "error", 1);
 
 #define SKIP_WITHOUT_GPU() \
   if (!have_gpu()) GTEST_SKIP() << "no GPU: " << kb_cuda_unavailable_reason()
@@ -1337,3 +1342,28 @@ TEST(CudaVsCpu, FusedConvEpilogues) {
 }
 
 }  // namespace
+
+// A sparse product of int16 values has no GPU kernel (no 16-bit integer atomics): by default it
+// runs on the CPU within the GPU's plan; with KB_DEVICE_FALLBACK=error that plan fails instead.
+TEST(CudaVsCpu, DeclinedStepsAndFallbackErrors) {
+  SKIP_WITHOUT_GPU();
+  Input idx{{6, 2}, KB_INT64, {0, 1, 2, 3, 1, 0, 0, 1, 3, 2, 2, 0}};
+  auto int16_product = [](const std::vector<kb_tensor*>& x) {
+    kb_tensor *v = nullptr, *b = nullptr, *sp = nullptr, *y = nullptr, *y64 = nullptr;
+    kb_cast(x[1], KB_INT16, &v);
+    kb_cast(x[2], KB_INT16, &b);
+    std::vector<int64_t> shape{4, 5};
+    kb_sparse_tensor(x[0], v, shape.data(), shape.size(), "sp", &sp);
+    kb_dot(sp, b, &y);
+    kb_cast(y, KB_INT64, &y64);
+    for (auto* t : {v, b, sp, y}) kb_tensor_release(t);
+    return y64;
+  };
+  std::vector<Input> inputs{idx, random_input({6}, KB_INT64, 126, -9, 9),
+                            random_input({5, 3}, KB_INT64, 127, -9, 9)};
+  unsetenv("KB_DEVICE_FALLBACK");
+  compare(inputs, int16_product, 0);
+  setenv("KB_DEVICE_FALLBACK", "error", 1);
+  expect_device_error(inputs, int16_product, KB_ERROR_NOT_IMPLEMENTED,
+                      "SparseMatMul: the cuda kernel declines");
+}

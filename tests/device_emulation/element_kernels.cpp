@@ -7,6 +7,7 @@
 #include "core/ops/ctc_batch.h"
 #include "core/ops/fused_program.h"
 #include "core/ops/resize_geom.h"
+#include "core/util/atomic_sum.h"
 #include "core/util/dispatch.h"
 #include "core/util/epilogue_value.h"
 
@@ -131,6 +132,16 @@ Kernel fused_conv_kernel(const KernelArgs& k, KernelFactory cpu_conv) {
   });
 }
 
+// As core/cuda/sparse.cu and indexing.cu: sums through atomics, declined for the dtypes without
+// them (nullopt: the CPU's kernel runs on the emulated device).
+std::optional<Kernel> atomic_sum_kernel(DType t, bool floats_only) {
+  bool ok = dispatch_dtype(t, [&](auto z) {
+    using T = decltype(z);
+    return floats_only ? is_float_v<T> : has_atomic_add_v<T>;
+  });
+  return ok ? std::nullopt : std::optional<Kernel>(Kernel{});
+}
+
 }  // namespace
 
 std::optional<Kernel> element_kernel(const char* op, const KernelArgs& args,
@@ -144,6 +155,9 @@ std::optional<Kernel> element_kernel(const char* op, const KernelArgs& args,
   if (std::strcmp(op, "ResizeGrad") == 0) return resize_kernel(args, true);
   if (std::strcmp(op, "CtcLoss") == 0) return ctc_kernel<false>(args);
   if (std::strcmp(op, "CtcLossGrad") == 0) return ctc_kernel<true>(args);
+  for (const char* op_name : {"SparseTensor", "SparseToDense", "ScatterNdLike", "SparseMatMul"})
+    if (std::strcmp(op, op_name) == 0) return atomic_sum_kernel(args.out.dtype, false);
+  if (std::strcmp(op, "ScatterAddLike") == 0) return atomic_sum_kernel(args.out.dtype, true);
   return std::nullopt;
 }
 
