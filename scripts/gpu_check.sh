@@ -44,14 +44,20 @@ tests() {
   return $rc
 }
 
-# The NumPy reference suite with the GPU as the default device.
+# The NumPy reference suite with the GPU as the default device. Its plans are logged (uncaptured,
+# to a file outside $OUT) and the steps that ran on the CPU within GPU plans are counted by
+# operation into $OUT/suite_fallbacks.txt.
 suite() {
   python3 -c "import numpy, pytest" 2>/dev/null || { echo "suite: no numpy/pytest here"; return 1; }
-  KBACKEND_LIB=$PWD/build-gpu/libkbackend.so python3 -m pytest -q -p no:cacheprovider \
-    tests/reference > "$OUT/suite.log" 2>&1
+  KB_LOG_PLAN=1 KBACKEND_LIB=$PWD/build-gpu/libkbackend.so python3 -m pytest -q -s \
+    -p no:cacheprovider tests/reference > "$OUT/suite.log" 2> /tmp/suite_plans.log
   local rc=$?
   grep -E "^(FAILED|ERROR)" "$OUT/suite.log" | head -40
   tail -3 "$OUT/suite.log"
+  grep "^kbackend plan (cuda)" /tmp/suite_plans.log | grep -o "[A-Za-z]*@cpu" | sort | uniq -c |
+    sort -rn > "$OUT/suite_fallbacks.txt"
+  echo "CPU steps in GPU plans, by operation:"
+  head -20 "$OUT/suite_fallbacks.txt"
   return $rc
 }
 
