@@ -6,6 +6,7 @@
 #include "core/cpu/format.h"
 #include "core/cpu/loops.h"
 #include "core/cpu/reduce.h"
+#include "core/cpu/sum_into.h"
 #include "core/cpu/transpose.h"
 #include "core/graph/scalar.h"
 #include "core/graph/session.h"
@@ -235,11 +236,12 @@ Kernel make_scatter_add_like(const KernelArgs& k) {
     using T = decltype(z);
     using C = compute_t<T>;
     return [rows, row](const Ins& in, Buffer& out) {
-      T* o = out.as<T>();
       const T* g = in[0]->as<T>();
-      for (int64_t i = 0; i < out.numel(); ++i) o[i] = T(C(0));
-      for_each_index(*in[1], rows, "gather", [&](int64_t i, int64_t v) {
-        for (int64_t j = 0; j < row; ++j) o[v * row + j] = T(C(o[v * row + j]) + C(g[i * row + j]));
+      cpu::sum_into<T>(out, [&](C* acc) {
+        for_each_index(*in[1], rows, "gather", [&](int64_t i, int64_t v) {
+          for (int64_t j = 0; j < row; ++j)
+            acc[v * row + j] = C(acc[v * row + j] + C(g[i * row + j]));
+        });
       });
     };
   });

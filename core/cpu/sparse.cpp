@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/backend/kernel.h"
+#include "core/cpu/sum_into.h"
 #include "core/ops/coo_index.h"
 #include "core/util/dispatch.h"
 #include "core/util/small_vector.h"
@@ -37,15 +38,15 @@ Kernel make_to_dense(const KernelArgs& k) {
     return [static_dims](const Ins& in, Buffer& out) {
       out.dims = coo_dense_dims(index_values(*in[2]), static_dims, "to_dense");
       out.allocate();
-      T* o = out.as<T>();
-      for (int64_t i = 0; i < out.numel(); ++i) o[i] = T(C(0));
       const Buffer &idx = *in[0], &val = *in[1];
       int64_t nnz = val.numel(), depth = int64_t(out.dims.size());
       check_coo_count(idx.dims[0], idx.numel(), nnz, depth, "to_dense");
-      for (int64_t i = 0; i < nnz; ++i) {
-        int64_t off = flat_offset(idx, i, depth, out.dims, "to_dense");
-        o[off] = T(C(o[off]) + C(val.as<T>()[i]));
-      }
+      cpu::sum_into<T>(out, [&](C* acc) {
+        for (int64_t i = 0; i < nnz; ++i) {
+          int64_t off = flat_offset(idx, i, depth, out.dims, "to_dense");
+          acc[off] = C(acc[off] + C(val.as<T>()[i]));
+        }
+      });
     };
   });
 }
@@ -79,14 +80,14 @@ Kernel make_scatter_nd_like(const KernelArgs& k) {
     using T = decltype(z);
     using C = compute_t<T>;
     return [depth, od, slice](const Ins& in, Buffer& out) {
-      T* o = out.as<T>();
-      for (int64_t i = 0; i < out.numel(); ++i) o[i] = T(C(0));
       const T* u = in[0]->as<T>();
       int64_t n = index_tuples(in[1]->dims);
-      for (int64_t i = 0; i < n; ++i) {
-        int64_t off = flat_offset(*in[1], i, depth, od, "scatter_nd") * slice;
-        for (int64_t j = 0; j < slice; ++j) o[off + j] = T(C(o[off + j]) + C(u[i * slice + j]));
-      }
+      cpu::sum_into<T>(out, [&](C* acc) {
+        for (int64_t i = 0; i < n; ++i) {
+          int64_t off = flat_offset(*in[1], i, depth, od, "scatter_nd") * slice;
+          for (int64_t j = 0; j < slice; ++j) acc[off + j] = C(acc[off + j] + C(u[i * slice + j]));
+        }
+      });
     };
   });
 }
@@ -104,20 +105,20 @@ Kernel make_sparse_matmul(const KernelArgs& k) {
       out.dims = sparse_product_dims(ad, b.dims, adj);
       int64_t n = out.dims[1];
       out.allocate();
-      T* o = out.as<T>();
-      for (int64_t i = 0; i < out.numel(); ++i) o[i] = T(C(0));
       int64_t nnz = val.numel();
       check_coo_count(idx.dims[0], idx.numel(), nnz, 2, "dot");
       const T* bv = b.as<T>();
-      for (int64_t e = 0; e < nnz; ++e) {
-        int64_t r = idx.index(2 * e), c = idx.index(2 * e + 1);
-        check_sparse_entry(r, c, ad);
-        if (adj) std::swap(r, c);
-        C v = C(val.as<T>()[e]);
-        T* orow = o + r * n;
-        const T* brow = bv + c * n;
-        for (int64_t j = 0; j < n; ++j) orow[j] = T(C(orow[j]) + v * C(brow[j]));
-      }
+      cpu::sum_into<T>(out, [&](C* acc) {
+        for (int64_t e = 0; e < nnz; ++e) {
+          int64_t r = idx.index(2 * e), c = idx.index(2 * e + 1);
+          check_sparse_entry(r, c, ad);
+          if (adj) std::swap(r, c);
+          C v = C(val.as<T>()[e]);
+          C* orow = acc + r * n;
+          const T* brow = bv + c * n;
+          for (int64_t j = 0; j < n; ++j) orow[j] = C(orow[j] + v * C(brow[j]));
+        }
+      });
     };
   });
 }

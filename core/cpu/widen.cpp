@@ -50,7 +50,8 @@ void narrow_f16c(const float*, half*, int64_t) {}
 bool has_f16c() { return false; }
 #endif
 
-// Copies n values of a 16-bit float type into float32 (widen) or back (narrow).
+}  // namespace
+
 void widen_into(DType t, const void* src, float* dst, int64_t n) {
   dispatch_dtype(t, [&](auto z) {
     using T = decltype(z);
@@ -79,8 +80,6 @@ void narrow_into(DType t, const float* src, void* dst, int64_t n) {
     }
   });
 }
-
-}  // namespace
 
 Kernel widened(const KernelArgs& args, size_t reads,
                const std::function<Kernel(const KernelArgs&)>& make_f32) {

@@ -16,4 +16,9 @@ namespace kb::cpu {
 Kernel widened(const KernelArgs& args, size_t reads,
                const std::function<Kernel(const KernelArgs&)>& make_f32);
 
+// Copies n values of the 16-bit float type t into float32 (exact), or rounds n float32 values into
+// it (to nearest even); across the thread pool, with F16C for float16 where the CPU has it.
+void widen_into(DType t, const void* src, float* dst, int64_t n);
+void narrow_into(DType t, const float* src, void* dst, int64_t n);
+
 }  // namespace kb::cpu

@@ -1,16 +1,10 @@
 // Index errors found on the device, reported through a flag read back after the kernel, and the
-// pieces of the kernels that index by data (gather, scatter, sparse): the index dtype dispatch,
-// atomic sums.
+// pieces of the kernels that index by data (gather, scatter, sparse): the index dtype dispatch.
 #pragma once
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <memory>
-#include <type_traits>
 #include <vector>
 
 #include "core/cuda/common.cuh"
-#include "core/util/atomic_sum.h"
 
 namespace kb::cuda {
 
@@ -92,18 +86,4 @@ Kernel with_index_type(DType t, F&& f) {
   return f(int64_t{});
 }
 
-// *p += v for the dtypes of has_atomic_add_v (half and bfloat16 from sm_80 on).
-template <class T>
-__device__ void atomic_add(T* p, T v) {
-  if constexpr (std::is_same_v<T, half>) {
-    atomicAdd(reinterpret_cast<__half*>(p), __float2half(float(v)));
-  } else if constexpr (std::is_same_v<T, bfloat16>) {
-    atomicAdd(reinterpret_cast<__nv_bfloat16*>(p), __float2bfloat16(float(v)));
-  } else if constexpr (std::is_same_v<T, int64_t>) {
-    // two's complement: the unsigned sum wraps to the signed one
-    atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
-  } else {
-    atomicAdd(p, v);
-  }
-}
 }  // namespace kb::cuda

@@ -2,6 +2,7 @@
 // cumulative scans and in_top_k.
 #include "core/backend/layout.h"
 #include "core/cuda/common.cuh"
+#include "core/cuda/atomic_sums.cuh"
 #include "core/cuda/index_errors.cuh"
 #include "core/ops/slice_spec.h"
 
@@ -164,13 +165,13 @@ Kernel make_gather(const KernelArgs& k) {
 Registrar r8("Gather", make_gather);
 
 template <class T, class I>
-__global__ void scatter_add_kernel(const T* g, const I* idx, T* out, int64_t n_idx, int64_t row,
-                                   int64_t rows, long long* bad) {
+__global__ void scatter_add_kernel(const T* g, const I* idx, compute_t<T>* acc, int64_t n_idx,
+                                   int64_t row, int64_t rows, long long* bad) {
   int64_t n = n_idx * row;
   KB_GRID_LOOP(t, n) {
     int64_t i = t / row, j = t % row;
     I v = idx[i];
-    if (index_ok(v, rows, i, bad)) atomic_add(out + int64_t(v) * row + j, g[t]);
+    if (index_ok(v, rows, i, bad)) atomic_add(acc + int64_t(v) * row + j, compute_t<T>(g[t]));
   }
 }
 
@@ -185,13 +186,17 @@ Kernel make_scatter_add_like(const KernelArgs& k) {
       return with_index_type(k.in[1].dtype, [&](auto zi) -> Kernel {
         using I = decltype(zi);
         return [rows, row](const Ins& in, Buffer& out) {
-          zero_on_device(out);
+          SumTarget<T> sum(out);
           int64_t n_idx = in[1]->numel();
-          if (n_idx * row == 0) return check_indices_on_host(*in[1], rows, "gather", "index");
+          if (n_idx * row == 0) {
+            check_indices_on_host(*in[1], rows, "gather", "index");
+            return sum.finish();
+          }
           ErrorFlag flag;
           scatter_add_kernel<<<blocks_for(n_idx * row), 256, 0, stream()>>>(
-              in[0]->as<T>(), in[1]->as<I>(), out.as<T>(), n_idx, row, rows, flag.ptr());
+              in[0]->as<T>(), in[1]->as<I>(), sum.acc(), n_idx, row, rows, flag.ptr());
           after_launch("scatter_add");
+          sum.finish();
           check_flagged_index(flag, *in[1], rows, "gather", "index");
         };
       });

@@ -1,9 +1,10 @@
 // CUDA kernels of the sparse (COO) primitives of core/ops/sparse_ops.cpp: densify, gather and
 // scatter by index tuples, the sparse x dense matrix product. A thread per (tuple, element of its
-// slice); sums go through atomics, so a duplicate's sum may differ from the CPU's in its last
-// bits. A kernel that meets an index tuple out of range flags its row; the host reads that tuple
-// back and fails with the CPU's message (core/ops/coo_index.h). dense_shape's values are read
-// on the host: they are the result's dims.
+// slice); sums go through atomics (core/cuda/atomic_sums.cuh), so a duplicate's sum may differ
+// from the CPU's in its last bits. A kernel that meets an index tuple out of range flags its row;
+// the host reads that tuple back and fails with the CPU's message (core/ops/coo_index.h).
+// dense_shape's values are read on the host: they are the result's dims.
+#include "core/cuda/atomic_sums.cuh"
 #include "core/cuda/common.cuh"
 #include "core/cuda/index_errors.cuh"
 #include "core/ops/coo_index.h"
@@ -54,29 +55,30 @@ __global__ void gather_nd_kernel(const E* x, const I* idx, E* out, TupleDims td,
   for_tuple_elements(idx, td, n, slice, bad, [&](int64_t t, int64_t at) { out[t] = x[at]; });
 }
 
-// out is zero beforehand.
+// acc is zero beforehand.
 template <class T, class I>
-__global__ void scatter_nd_kernel(const T* u, const I* idx, T* out, TupleDims td, int64_t n,
-                                  int64_t slice, long long* bad) {
+__global__ void scatter_nd_kernel(const T* u, const I* idx, compute_t<T>* acc, TupleDims td,
+                                  int64_t n, int64_t slice, long long* bad) {
   for_tuple_elements(idx, td, n, slice, bad,
-                     [&](int64_t t, int64_t at) { atomic_add(out + at, u[t]); });
+                     [&](int64_t t, int64_t at) { atomic_add(acc + at, compute_t<T>(u[t])); });
 }
 
 template <class T, class I>
 void scatter_nd(const Buffer& u, const Buffer& idx, Buffer& out, const Dims& dims, int64_t depth,
                 int64_t rows, int64_t slice, const char* who) {
-  zero_on_device(out);
+  SumTarget<T> sum(out);
   int64_t n = rows * slice;
   if (n == 0) {
     // Nothing to add (empty slices), but the CPU checks every tuple all the same.
     std::vector<int64_t> all = host_indices(idx, 0, rows * depth);
     for (int64_t r = 0; r < rows; ++r) checked_nd_offset(all.data() + r * depth, depth, dims, who);
-    return;
+    return sum.finish();
   }
   ErrorFlag flag;
   scatter_nd_kernel<<<blocks_for(n), 256, 0, stream()>>>(
-      u.as<T>(), idx.as<I>(), out.as<T>(), tuple_dims(dims, depth), n, slice, flag.ptr());
+      u.as<T>(), idx.as<I>(), sum.acc(), tuple_dims(dims, depth), n, slice, flag.ptr());
   after_launch(who);
+  sum.finish();
   check_rows(flag, idx, depth, dims, who);
 }
 
@@ -163,9 +165,9 @@ Registrar r4("ScatterNdLike", make_scatter_nd_like);
 
 // out[r] += v_e * b[c] for entry e = (r, c) (swapped with adjoint), a thread per (e, column).
 template <class T, class I>
-__global__ void sparse_matmul_kernel(const I* idx, const T* val, const T* b, T* out, int64_t n,
-                                     int64_t cols, int64_t rows_a, int64_t cols_a, bool adjoint,
-                                     long long* bad) {
+__global__ void sparse_matmul_kernel(const I* idx, const T* val, const T* b, compute_t<T>* acc,
+                                     int64_t n, int64_t cols, int64_t rows_a, int64_t cols_a,
+                                     bool adjoint, long long* bad) {
   KB_GRID_LOOP(t, n) {
     int64_t e = t / cols, j = t % cols;
     int64_t r = int64_t(idx[2 * e]), c = int64_t(idx[2 * e + 1]);
@@ -179,7 +181,7 @@ __global__ void sparse_matmul_kernel(const I* idx, const T* val, const T* b, T* 
       c = s;
     }
     using C = compute_t<T>;
-    atomic_add(out + r * cols + j, T(C(val[e]) * C(b[c * cols + j])));
+    atomic_add(acc + r * cols + j, C(val[e]) * C(b[c * cols + j]));
   }
 }
 
@@ -200,7 +202,7 @@ Kernel make_sparse_matmul(const KernelArgs& k) {
           out.dims = sparse_product_dims(ad, b.dims, adjoint);
           int64_t cols = out.dims[1];
           out.storage = scratch(out.nbytes());
-          zero_on_device(out);
+          SumTarget<T> sum(out);
           int64_t nnz = val.numel();
           check_coo_count(idx.dims[0], idx.numel(), nnz, 2, "dot");
           int64_t n = nnz * cols;
@@ -208,13 +210,14 @@ Kernel make_sparse_matmul(const KernelArgs& k) {
             // No column to compute (b has none), but the CPU checks every entry all the same.
             std::vector<int64_t> all = host_indices(idx, 0, 2 * nnz);
             for (int64_t e = 0; e < nnz; ++e) check_sparse_entry(all[2 * e], all[2 * e + 1], ad);
-            return;
+            return sum.finish();
           }
           ErrorFlag flag;
           sparse_matmul_kernel<<<blocks_for(n), 256, 0, stream()>>>(
-              idx.as<I>(), val.as<T>(), b.as<T>(), out.as<T>(), n, cols, ad[0], ad[1], adjoint,
+              idx.as<I>(), val.as<T>(), b.as<T>(), sum.acc(), n, cols, ad[0], ad[1], adjoint,
               flag.ptr());
           after_launch("dot");
+          sum.finish();
           check_flagged_row(flag, idx, 2, "dot",
                             [&](const int64_t* rc) { check_sparse_entry(rc[0], rc[1], ad); });
         };

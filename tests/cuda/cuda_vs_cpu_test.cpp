@@ -962,6 +962,39 @@ void sixteen_bit_floats(kb_data_type t) {
                     }),
             3e-2 * scale);
   }
+  // Scattered sums of 3000 terms into one element (gather's gradient, a sparse product with
+  // duplicates): float accumulators rounded once on both devices, so they differ by the order of
+  // float sums alone (16-bit sums would stall at 2048 or 256).
+  std::vector<int64_t> rows(3000, 1), coo;
+  rows.insert(rows.end(), {0, 3, 3});
+  for (int64_t r : rows) coo.insert(coo.end(), {r % 2, r});
+  auto index = [](std::vector<int64_t>& v, std::vector<int64_t> shape) {
+    kb_tensor* i = nullptr;
+    kb_tensor_from_data(v.data(), KB_INT64, shape.data(), shape.size(), &i);
+    return i;
+  };
+  compare({random_input({4, 5}, KB_FLOAT32, 92)},
+          in_type(t,
+                  [&](const std::vector<kb_tensor*>& x) {
+                    kb_tensor *i = index(rows, {int64_t(rows.size())}), *y = nullptr;
+                    kb_gather(x[0], i, &y);
+                    kb_tensor_release(i);
+                    return grad_of(x[0], y, 93);
+                  }),
+          1e-3 * scale);
+  compare(
+      {random_input({int64_t(rows.size())}, KB_FLOAT32, 94, 0, 1),
+       random_input({4, 3}, KB_FLOAT32, 95)},
+      in_type(t,
+              [&](const std::vector<kb_tensor*>& x) {
+                kb_tensor *i = index(coo, {int64_t(rows.size()), 2}), *sp = nullptr, *y = nullptr;
+                int64_t shape[2] = {2, 4};
+                kb_sparse_tensor(i, x[0], shape, 2, "sp", &sp);
+                kb_dot(sp, x[1], &y);
+                for (kb_tensor* v : {i, sp}) kb_tensor_release(v);
+                return y;
+              }),
+      1e-3 * scale);
   compare({random_input({5, 7}, KB_FLOAT32, 91)},
           in_type(t,
                   [t](const std::vector<kb_tensor*>& x) {
