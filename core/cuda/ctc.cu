@@ -1,9 +1,12 @@
 // CUDA kernels of CtcLoss and CtcLossGrad through the CPU's per-cell functions
 // (core/util/ctc_recursion.h): a thread per row of log-softmax and of the gradient, a block per
-// batch entry for the forward and backward recursions (a thread per state, a barrier per step).
+// batch entry for the forward and backward recursions (a thread per state, a barrier per step),
+// over chunks of the batch whose scratch fits a budget.
 // The labels and lengths are read on the host first, to be checked with the CPU's rules and
 // messages; their extended labels go back in one copy. Decoding stays on the CPU, as TensorFlow
 // decodes there.
+#include <algorithm>
+
 #include "core/cuda/common.cuh"
 #include "core/ops/ctc_batch.h"
 
@@ -18,7 +21,7 @@ __global__ void log_softmax_kernel(CtcTable q, CtcScratch s, const T* x) {
 }
 
 __global__ void alpha_kernel(CtcTable q, CtcScratch s) {
-  CtcEntry e = q.entry(s, blockIdx.x);
+  CtcEntry e = q.entry(s, q.first + blockIdx.x);
   for (int64_t t = 0; t < e.steps; ++t) {
     for (int64_t u = threadIdx.x; u < e.u_len; u += blockDim.x) e.a(t, u) = ctc_alpha_at(e, t, u);
     __syncthreads();
@@ -26,7 +29,7 @@ __global__ void alpha_kernel(CtcTable q, CtcScratch s) {
 }
 
 __global__ void beta_kernel(CtcTable q, CtcScratch s) {
-  CtcEntry e = q.entry(s, blockIdx.x);
+  CtcEntry e = q.entry(s, q.first + blockIdx.x);
   for (int64_t t = e.steps - 1; t >= 0; --t) {
     for (int64_t u = threadIdx.x; u < e.u_len; u += blockDim.x) e.b(t, u) = ctc_beta_at(e, t, u);
     __syncthreads();
@@ -35,13 +38,17 @@ __global__ void beta_kernel(CtcTable q, CtcScratch s) {
 
 template <class T>
 __global__ void loss_kernel(CtcTable q, CtcScratch s, T* out) {
-  KB_GRID_LOOP(b, q.batch) out[b] = T(-ctc_log_likelihood(q.entry(s, b)));
+  KB_GRID_LOOP(k, q.count) out[q.first + k] = T(-ctc_log_likelihood(q.entry(s, q.first + k)));
 }
 
 template <class T>
 __global__ void grad_kernel(CtcTable q, CtcScratch s, T* out) {
   KB_GRID_LOOP(r, q.rows()) ctc_grad_at(q, s, out, r);
 }
+
+// The scratch of one chunk of the batch (log-softmax, alpha, beta and occupancies in double):
+// large batches of long sequences run in several chunks instead of asking for gigabytes.
+constexpr size_t kScratchBytes = size_t(256) << 20;
 
 // Threads of a recursion's block: one per state up to a warp multiple, at most 256.
 unsigned recursion_threads(int64_t states) {
@@ -64,21 +71,27 @@ void run_ctc(const CtcProblem& p, const Ins& in, Buffer& out) {
                              cudaMemcpyHostToDevice, stream()),
              "ctc: copy of the labels");
   check_cuda(cudaStreamSynchronize(stream()), "ctc: copy of the labels");
-  CtcTable q = ctc_table(p, static_cast<const int32_t*>(table_mem.get()));
+  CtcTable all = ctc_table(p, static_cast<const int32_t*>(table_mem.get()));
 
-  std::shared_ptr<void> mem = scratch(sizeof(double) * q.scratch_size(Grad));
-  CtcScratch s = q.scratch(static_cast<double*>(mem.get()), Grad);
+  // The batch in chunks whose scratch fits kScratchBytes, one after another over the same memory.
+  int64_t per_chunk = all.entries_within(kScratchBytes, Grad);
+  std::shared_ptr<void> mem = scratch(sizeof(double) * all.chunk(0, per_chunk).scratch_size(Grad));
   const T* x = in[0]->as<T>();
-  unsigned threads = recursion_threads(q.states), entries = unsigned(p.batch);
-  log_softmax_kernel<<<blocks_for(q.rows()), 256, 0, stream()>>>(q, s, x);
-  alpha_kernel<<<entries, threads, 0, stream()>>>(q, s);
-  if constexpr (Grad) {
-    beta_kernel<<<entries, threads, 0, stream()>>>(q, s);
-    grad_kernel<<<blocks_for(q.rows()), 256, 0, stream()>>>(q, s, out.as<T>());
-  } else {
-    loss_kernel<<<blocks_for(p.batch), 256, 0, stream()>>>(q, s, out.as<T>());
+  unsigned threads = recursion_threads(all.states);
+  for (int64_t first = 0; first < p.batch; first += per_chunk) {
+    CtcTable q = all.chunk(first, std::min(per_chunk, p.batch - first));
+    CtcScratch s = q.scratch(static_cast<double*>(mem.get()), Grad);
+    unsigned entries = unsigned(q.count);
+    log_softmax_kernel<<<blocks_for(q.rows()), 256, 0, stream()>>>(q, s, x);
+    alpha_kernel<<<entries, threads, 0, stream()>>>(q, s);
+    if constexpr (Grad) {
+      beta_kernel<<<entries, threads, 0, stream()>>>(q, s);
+      grad_kernel<<<blocks_for(q.rows()), 256, 0, stream()>>>(q, s, out.as<T>());
+    } else {
+      loss_kernel<<<blocks_for(q.count), 256, 0, stream()>>>(q, s, out.as<T>());
+    }
+    after_launch("ctc");
   }
-  after_launch("ctc");
 }
 
 template <bool Grad>

@@ -1,7 +1,8 @@
 // A batch of CTC losses laid out for the per-cell functions of core/util/ctc_recursion.h: the
 // label sequences, checked with TensorFlow's rules and packed as extended labels in one int32
-// array (a device takes it in one copy), and batch-wide scratch rows. The GPU's kernels and the
-// emulated device run the row functions below over every row.
+// array (a device takes it in one copy), and scratch rows for a chunk of the batch's entries (all
+// of them when they fit a budget). The GPU's kernels and the emulated device run the row
+// functions below over every row of each chunk.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -17,8 +18,8 @@ struct CtcProblem {
   int64_t states() const { return 2 * max_label + 1; }
 };
 
-// Scratch for a whole batch: lp and occ (batch, steps, classes), alpha and beta (batch, steps,
-// states); beta and occ only for the gradient.
+// Scratch for a chunk of `count` entries: lp and occ (count, steps, classes), alpha and beta
+// (count, steps, states); beta and occ only for the gradient.
 struct CtcScratch {
   double *lp = nullptr, *alpha = nullptr, *beta = nullptr, *occ = nullptr;
 };
@@ -28,6 +29,8 @@ struct CtcScratch {
 struct CtcTable {
   int64_t batch = 0, steps = 0, classes = 0, states = 0;
   const int32_t* packed = nullptr;
+  // The entries [first, first + count) that the scratch and the rows below cover.
+  int64_t first = 0, count = 0;
 
   // Entry b without scratch.
   KB_HD CtcEntry entry(int64_t b) const {
@@ -39,15 +42,30 @@ struct CtcTable {
     e.lprime = packed + 2 * batch + b * states;
     return e;
   }
-  // Entry b over the batch's scratch.
+  // Entry b (of the chunk) over the chunk's scratch.
   KB_HD CtcEntry entry(const CtcScratch& s, int64_t b) const {
     CtcEntry e = entry(b);
-    e.lp = s.lp + b * steps * classes;
-    e.alpha = s.alpha + b * steps * states;
-    e.beta = s.beta ? s.beta + b * steps * states : nullptr;
+    int64_t k = b - first;
+    e.lp = s.lp + k * steps * classes;
+    e.alpha = s.alpha + k * steps * states;
+    e.beta = s.beta ? s.beta + k * steps * states : nullptr;
     return e;
   }
-  KB_HD int64_t rows() const { return batch * steps; }
+  // The chunk's rows (entry, step): row r is row first * steps + r of the batch.
+  KB_HD int64_t rows() const { return count * steps; }
+  // Entries [first_entry, first_entry + n).
+  CtcTable chunk(int64_t first_entry, int64_t n) const {
+    CtcTable c = *this;
+    c.first = first_entry;
+    c.count = n;
+    return c;
+  }
+  // Entries per chunk whose scratch fits in max_bytes: at least one, at most the batch.
+  int64_t entries_within(size_t max_bytes, bool grad) const {
+    size_t per = size_t(steps * (classes + states)) * sizeof(double) * (grad ? 2 : 1);
+    size_t n = per ? max_bytes / per : size_t(batch);
+    return n < 1 ? 1 : (n > size_t(batch) ? batch : int64_t(n));
+  }
   // Doubles of scratch, and the scratch inside mem.
   size_t scratch_size(bool grad) const {
     size_t cells = size_t(rows() * classes), st = size_t(rows() * states);
@@ -65,20 +83,21 @@ struct CtcTable {
   }
 };
 
-// Row r = (b, t) of lp, from the logits x (batch, steps, classes).
+// Row r = (b, t) of the chunk's lp, from the logits x (batch, steps, classes).
 template <class T>
 KB_HD void ctc_log_softmax_at(const CtcTable& q, const CtcScratch& s, const T* x, int64_t r) {
-  CtcEntry e = q.entry(s, r / q.steps);
+  CtcEntry e = q.entry(s, q.first + r / q.steps);
   int64_t t = r % q.steps;
-  if (t < e.steps) ctc_log_softmax_row(e, x + r * q.classes, t);
+  if (t < e.steps) ctc_log_softmax_row(e, x + (q.first * q.steps + r) * q.classes, t);
 }
 
-// Row r = (b, t) of the gradient (zero past the entry's steps), once alpha and beta are complete.
+// Row r = (b, t) of the chunk's gradient (zero past the entry's steps), once alpha and beta are
+// complete; out is the batch's.
 template <class T>
 KB_HD void ctc_grad_at(const CtcTable& q, const CtcScratch& s, T* out, int64_t r) {
-  CtcEntry e = q.entry(s, r / q.steps);
+  CtcEntry e = q.entry(s, q.first + r / q.steps);
   int64_t t = r % q.steps;
-  T* row = out + r * q.classes;
+  T* row = out + (q.first * q.steps + r) * q.classes;
   if (t < e.steps)
     ctc_grad_row(e, t, s.occ + r * q.classes, row);
   else
@@ -90,8 +109,9 @@ KB_HD void ctc_grad_at(const CtcTable& q, const CtcScratch& s, T* out, int64_t r
 std::vector<int32_t> ctc_pack_labels(const CtcProblem& p, const int32_t* labels,
                                      const int32_t* label_length, const int32_t* input_length);
 
+// The whole batch as one chunk.
 inline CtcTable ctc_table(const CtcProblem& p, const int32_t* packed) {
-  return {p.batch, p.steps, p.classes, p.states(), packed};
+  return {p.batch, p.steps, p.classes, p.states(), packed, 0, p.batch};
 }
 
 }  // namespace kb

@@ -1,5 +1,6 @@
 #include "element_kernels.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/backend/pool_problem.h"
@@ -77,7 +78,10 @@ Kernel fused_kernel(const KernelArgs& k) {
 }
 
 // As core/cuda/ctc.cu: labels checked and packed on the host, then the rows and the recursions'
-// cells over batch-wide scratch, in the GPU's order of kernels.
+// cells over a chunk's scratch, in the GPU's order of kernels. Chunks hold two entries at most,
+// so that the tests' batches run in several chunks.
+constexpr size_t kCtcScratchBytes = size_t(1) << 20;
+
 template <bool Grad>
 Kernel ctc_kernel(const KernelArgs& k) {
   const Dims& d = k.in[0].shape.dims;
@@ -87,26 +91,31 @@ Kernel ctc_kernel(const KernelArgs& k) {
     return [p](const Ins& in, Buffer& out) {
       std::vector<int32_t> packed =
           ctc_pack_labels(p, in[1]->as<int32_t>(), in[2]->as<int32_t>(), in[3]->as<int32_t>());
-      CtcTable q = ctc_table(p, packed.data());
-      std::vector<double> mem(q.scratch_size(Grad));
-      CtcScratch s = q.scratch(mem.data(), Grad);
+      CtcTable all = ctc_table(p, packed.data());
+      int64_t per_chunk = std::min<int64_t>(2, all.entries_within(kCtcScratchBytes, Grad));
+      std::vector<double> mem(all.chunk(0, per_chunk).scratch_size(Grad));
       T* o = out.as<T>();
-      for (int64_t r = 0; r < q.rows(); ++r) ctc_log_softmax_at(q, s, in[0]->as<T>(), r);
-      for (int64_t b = 0; b < q.batch; ++b) {
-        CtcEntry e = q.entry(s, b);
-        for (int64_t t = 0; t < e.steps; ++t)
-          for (int64_t u = 0; u < e.u_len; ++u) e.a(t, u) = ctc_alpha_at(e, t, u);
+      for (int64_t first = 0; first < p.batch; first += per_chunk) {
+        CtcTable q = all.chunk(first, std::min(per_chunk, p.batch - first));
+        CtcScratch s = q.scratch(mem.data(), Grad);
+        for (int64_t r = 0; r < q.rows(); ++r) ctc_log_softmax_at(q, s, in[0]->as<T>(), r);
+        for (int64_t b = first; b < first + q.count; ++b) {
+          CtcEntry e = q.entry(s, b);
+          for (int64_t t = 0; t < e.steps; ++t)
+            for (int64_t u = 0; u < e.u_len; ++u) e.a(t, u) = ctc_alpha_at(e, t, u);
+        }
+        if (!Grad) {
+          for (int64_t b = first; b < first + q.count; ++b)
+            o[b] = T(-ctc_log_likelihood(q.entry(s, b)));
+          continue;
+        }
+        for (int64_t b = first; b < first + q.count; ++b) {
+          CtcEntry e = q.entry(s, b);
+          for (int64_t t = e.steps - 1; t >= 0; --t)
+            for (int64_t u = 0; u < e.u_len; ++u) e.b(t, u) = ctc_beta_at(e, t, u);
+        }
+        for (int64_t r = 0; r < q.rows(); ++r) ctc_grad_at(q, s, o, r);
       }
-      if (!Grad) {
-        for (int64_t b = 0; b < q.batch; ++b) o[b] = T(-ctc_log_likelihood(q.entry(s, b)));
-        return;
-      }
-      for (int64_t b = 0; b < q.batch; ++b) {
-        CtcEntry e = q.entry(s, b);
-        for (int64_t t = e.steps - 1; t >= 0; --t)
-          for (int64_t u = 0; u < e.u_len; ++u) e.b(t, u) = ctc_beta_at(e, t, u);
-      }
-      for (int64_t r = 0; r < q.rows(); ++r) ctc_grad_at(q, s, o, r);
     };
   };
   return k.in[0].dtype == DType::f32 ? typed(float{}) : typed(double{});
