@@ -24,8 +24,11 @@ namespace {
 using Ins = std::vector<const Buffer*>;
 
 void check_dnn(cudnnStatus_t s, const char* what) {
-  if (s != CUDNN_STATUS_SUCCESS)
-    fail(Status::device, "cudnn: ", what, ": ", cudnnGetErrorString(s));
+  if (s == CUDNN_STATUS_SUCCESS) return;
+  bool no_memory = s == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED ||
+                   s == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
+  fail(no_memory ? Status::out_of_memory : Status::device, "cudnn: ", what, ": ",
+       cudnnGetErrorString(s));
 }
 
 // cuDNN's handle, held for the full expression that calls handle(): host threads may run

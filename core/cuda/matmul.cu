@@ -17,14 +17,32 @@ namespace {
 using Ins = std::vector<const Buffer*>;
 
 void check_blas(cublasStatus_t s) {
-  check(s == CUBLAS_STATUS_SUCCESS, Status::device, "cuda: cuBLAS error ", int(s));
+  if (s == CUBLAS_STATUS_SUCCESS) return;
+  fail(s == CUBLAS_STATUS_ALLOC_FAILED ? Status::out_of_memory : Status::device,
+       "cuda: cuBLAS: ", cublasGetStatusString(s));
 }
 
+// cuBLAS's workspace: a block of the caching allocator, kept for the process (cuBLAS would
+// otherwise allocate its own, beyond the cache's reach). 32 MiB is what it takes on Hopper.
+constexpr size_t kBlasWorkspace = size_t(32) << 20;
+
+// Made once with its stream and workspace. The stream never changes, and setting it on every
+// call would put cuBLAS's own workspace back each time (cublasSetStream does) while another host
+// thread may be running a product on the handle.
 cublasHandle_t handle() {
-  cublasHandle_t h = library_handle<cublasHandle_t>(
-      [](cublasHandle_t* p) { return cublasCreate(p) == CUBLAS_STATUS_SUCCESS; }, "cublasCreate");
-  check_blas(cublasSetStream(h, stream()));
-  return h;
+  return library_handle<cublasHandle_t>(
+      [](cublasHandle_t* p) {
+        if (cublasCreate(p) != CUBLAS_STATUS_SUCCESS) return false;
+        if (cublasSetStream(*p, stream()) != CUBLAS_STATUS_SUCCESS) return false;
+        void* workspace = nullptr;
+        try {
+          workspace = scratch_alloc(kBlasWorkspace);
+        } catch (const Error&) {
+          return true;  // no memory to spare: cuBLAS keeps its own workspace
+        }
+        return cublasSetWorkspace(*p, workspace, kBlasWorkspace) == CUBLAS_STATUS_SUCCESS;
+      },
+      "cublasCreate");
 }
 
 using Gemm = GemmDims;
