@@ -10,6 +10,7 @@
 #include <cudnn.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -244,6 +245,33 @@ Buffer filter_of(const ConvPlan& p, const Buffer& kernel, std::shared_ptr<void>&
   return t;
 }
 
+// cuDNN's algorithms are chosen at plan time for memory aligned as the allocator aligns it; a
+// view into a larger buffer (a loop's per-step slice of 16-bit data) may be only 2-byte aligned,
+// which some algorithms reject. Such an operand is read from an aligned copy, and such a result
+// is written to aligned scratch and copied out.
+constexpr uintptr_t kDnnAlignment = 16;
+bool dnn_aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kDnnAlignment == 0; }
+
+// data (`bytes` long) itself when aligned, else an aligned copy that `keep` holds.
+const void* dnn_operand(const void* data, size_t bytes, std::shared_ptr<void>& keep) {
+  if (dnn_aligned(data)) return data;
+  keep = scratch(bytes);
+  check_cuda(cudaMemcpyAsync(keep.get(), data, bytes, cudaMemcpyDeviceToDevice, stream()),
+             "aligned copy");
+  return keep.get();
+}
+
+// write(y) with y = out's memory when aligned, else aligned scratch then copied into out.
+template <class Write>
+void into_dnn_result(Buffer& out, Write&& write) {
+  if (dnn_aligned(out.data())) return write(out.data());
+  auto tmp = scratch(out.nbytes());
+  write(tmp.get());
+  check_cuda(
+      cudaMemcpyAsync(out.data(), tmp.get(), out.nbytes(), cudaMemcpyDeviceToDevice, stream()),
+      "aligned copy");
+}
+
 // The data operand x as cuDNN sees it: x itself, or x inside its explicit padding.
 const void* padded_input(const ConvPlan& p, const Buffer& x, std::shared_ptr<void>& keep) {
   if (!p.padded) return x.data();
@@ -381,32 +409,42 @@ Kernel conv_kernel(const KernelArgs& k, int which) {
   if (!s) return Kernel{};
   return [s, which](const Ins& in, Buffer& out) {
     if (out.numel() == 0) return;
-    std::shared_ptr<void> keep, keep_x;
+    std::shared_ptr<void> keep, keep_x, keep_dy;
     const ConvPlan& p = s->p;
+    // x, unpadded or padded (scratch, aligned)
+    auto x_of = [&](const Buffer& x) {
+      return dnn_operand(padded_input(p, x, keep_x), x.nbytes(), keep_x);
+    };
     if (which == 0) {  // forward_into takes its own workspace
       Buffer w = filter_of(p, *in[1], keep);
-      forward_into<T>(*s, padded_input(p, *in[0], keep_x), w.data(), out.data());
+      const void* x = x_of(*in[0]);
+      into_dnn_result(out, [&](void* y) { forward_into<T>(*s, x, w.data(), y); });
       return;
     }
     const compute_t<T> one = 1, zero = 0;  // cuDNN scales 16-bit float data by floats
     auto ws = scratch(s->workspace);
     if (which == 1) {
       Buffer w = filter_of(p, *in[1], keep);
-      Buffer dxp;  // the gradient of the padded input, when there is one
-      if (p.padded) dxp = scratch_buffer(out.dtype, p.padded_dims, keep_x);
-      check_dnn(
-          cudnnConvolutionBackwardData(handle(), &one, s->w->d, w.data(), s->y->d, in[0]->data(),
-                                       s->conv->d, s->bwd_data, ws.get(), s->workspace, &zero,
-                                       s->x->d, p.padded ? dxp.data() : out.data()),
-          "backward data");
-      if (p.padded) strided_copy_on_device(dxp, p.x_offset, out, 0, p.from_padded, out.numel());
+      const void* dy = dnn_operand(in[0]->data(), in[0]->nbytes(), keep_dy);
+      auto backward_data = [&](void* dx) {
+        check_dnn(
+            cudnnConvolutionBackwardData(handle(), &one, s->w->d, w.data(), s->y->d, dy, s->conv->d,
+                                         s->bwd_data, ws.get(), s->workspace, &zero, s->x->d, dx),
+            "backward data");
+      };
+      if (!p.padded) return into_dnn_result(out, backward_data);
+      // the gradient of the padded input, then its interior
+      Buffer dxp = scratch_buffer(out.dtype, p.padded_dims, keep_x);
+      backward_data(dxp.data());
+      strided_copy_on_device(dxp, p.x_offset, out, 0, p.from_padded, out.numel());
     } else {
       Buffer dw = scratch_buffer(out.dtype, permuted_dims(p.split_kernel, p.to_krsc), keep);
-      check_dnn(
-          cudnnConvolutionBackwardFilter(handle(), &one, s->x->d, padded_input(p, *in[0], keep_x),
-                                         s->y->d, in[1]->data(), s->conv->d, s->bwd_filter,
-                                         ws.get(), s->workspace, &zero, s->w->d, dw.data()),
-          "backward filter");
+      const void* x = x_of(*in[0]);
+      const void* dy = dnn_operand(in[1]->data(), in[1]->nbytes(), keep_dy);
+      check_dnn(cudnnConvolutionBackwardFilter(handle(), &one, s->x->d, x, s->y->d, dy, s->conv->d,
+                                               s->bwd_filter, ws.get(), s->workspace, &zero,
+                                               s->w->d, dw.data()),
+                "backward filter");
       transpose_on_device(dw, out, p.from_krsc);
     }
   };
@@ -507,17 +545,18 @@ Kernel fused_conv_kernel(const KernelArgs& k) {
   return [f](const Ins& in, Buffer& out) {
     if (out.numel() == 0) return;
     const ConvState& s = *f->conv;
-    std::shared_ptr<void> keep, keep_x;
+    std::shared_ptr<void> keep, keep_x, keep_bias;
     Buffer w = filter_of(s.p, *in[1], keep);
-    const void* x = padded_input(s.p, *in[0], keep_x);
-    T* y = out.as<T>();
-    const T* bias = f->bias ? in[2]->as<T>() : nullptr;
-    if (f->fused) {
-      check_dnn(fused_forward<T>(*f, x, w.data(), bias, y), "fused forward");
-      return;
-    }
-    forward_into<T>(s, x, w.data(), y);
-    epilogue_on_device(y, bias, out.numel(), f->channels.channels, f->channels.stride, f->relu);
+    const void* x = dnn_operand(padded_input(s.p, *in[0], keep_x), in[0]->nbytes(), keep_x);
+    const T* bias =
+        f->bias ? static_cast<const T*>(dnn_operand(in[2]->data(), in[2]->nbytes(), keep_bias))
+                : nullptr;
+    into_dnn_result(out, [&](void* result) {
+      T* y = static_cast<T*>(result);
+      if (f->fused) return check_dnn(fused_forward<T>(*f, x, w.data(), bias, y), "fused forward");
+      forward_into<T>(s, x, w.data(), y);
+      epilogue_on_device(y, bias, out.numel(), f->channels.channels, f->channels.stride, f->relu);
+    });
   };
 }
 
@@ -569,19 +608,23 @@ Kernel pool_kernel(const KernelArgs& k, bool backward) {
   return [s, backward](const Ins& in, Buffer& out) {
     if (out.numel() == 0) return;
     const compute_t<T> one = 1, zero = 0;
+    std::shared_ptr<void> keep_a, keep_b;
+    const void* a = dnn_operand(in[0]->data(), in[0]->nbytes(), keep_a);
     if (!backward) {
-      check_dnn(cudnnPoolingForward(handle(), s->pool, &one, s->x->d, in[0]->data(), &zero, s->y->d,
-                                    out.data()),
-                "pooling forward");
-      return;
+      return into_dnn_result(out, [&](void* y) {
+        check_dnn(cudnnPoolingForward(handle(), s->pool, &one, s->x->d, a, &zero, s->y->d, y),
+                  "pooling forward");
+      });
     }
     // Only average pooling's gradient comes here (max pooling's is the plugin's kernel), and it
-    // does not depend on the forward result that cuDNN's call takes: dy, of y's layout, stands
-    // in for it.
-    check_dnn(
-        cudnnPoolingBackward(handle(), s->pool, &one, s->y->d, in[0]->data(), s->y->d,
-                             in[0]->data(), s->x->d, in[1]->data(), &zero, s->x->d, out.data()),
-        "pooling backward");
+    // does not depend on the forward result that cuDNN's call takes: dy (a), of y's layout,
+    // stands in for it.
+    const void* x = dnn_operand(in[1]->data(), in[1]->nbytes(), keep_b);
+    into_dnn_result(out, [&](void* dx) {
+      check_dnn(cudnnPoolingBackward(handle(), s->pool, &one, s->y->d, a, s->y->d, a, s->x->d, x,
+                                     &zero, s->x->d, dx),
+                "pooling backward");
+    });
   };
 }
 
