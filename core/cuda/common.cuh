@@ -123,6 +123,8 @@ StridedMap copy_map(const Dims& dims, const Dims& out_strides, const Dims& in_st
 void strided_copy_on_device(const Buffer& in, int64_t in_base, Buffer& out, int64_t out_base,
                             const StridedMap& m, int64_t n);
 void zero_on_device(Buffer& out);
+// n bytes from src to dst, both device memory, queued on the stream.
+void copy_on_device(void* dst, const void* src, size_t n);
 // mode: 0 sum, 1 prod, 2 max, 3 min (core/ops/build.h ReduceMode).
 void reduce_on_device(int mode, const ReducePlan& p, const Buffer& in, Buffer& out);
 

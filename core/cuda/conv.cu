@@ -256,8 +256,7 @@ bool dnn_aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kDnnAl
 const void* dnn_operand(const void* data, size_t bytes, std::shared_ptr<void>& keep) {
   if (dnn_aligned(data)) return data;
   keep = scratch(bytes);
-  check_cuda(cudaMemcpyAsync(keep.get(), data, bytes, cudaMemcpyDeviceToDevice, stream()),
-             "aligned copy");
+  copy_on_device(keep.get(), data, bytes);
   return keep.get();
 }
 
@@ -267,9 +266,7 @@ void into_dnn_result(Buffer& out, Write&& write) {
   if (dnn_aligned(out.data())) return write(out.data());
   auto tmp = scratch(out.nbytes());
   write(tmp.get());
-  check_cuda(
-      cudaMemcpyAsync(out.data(), tmp.get(), out.nbytes(), cudaMemcpyDeviceToDevice, stream()),
-      "aligned copy");
+  copy_on_device(out.data(), tmp.get(), out.nbytes());
 }
 
 // The data operand x as cuDNN sees it: x itself, or x inside its explicit padding.

@@ -91,10 +91,6 @@ void copy_to_host(void* dst, const void* src, size_t n) {
   check_cuda(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, g_stream), "copy to host");
   check_cuda(cudaStreamSynchronize(g_stream), "copy to host");
 }
-void copy_on_device(void* dst, const void* src, size_t n) {
-  use_device();
-  check_cuda(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, g_stream), "device copy");
-}
 void synchronize() {
   use_device();
   check_cuda(cudaStreamSynchronize(g_stream), "synchronize");
@@ -103,6 +99,11 @@ void synchronize() {
 const DeviceApi kApi{"cuda",       pool_alloc,     pool_free,  copy_to_device,
                      copy_to_host, copy_on_device, synchronize};
 }  // namespace
+
+void copy_on_device(void* dst, const void* src, size_t n) {
+  use_device();
+  check_cuda(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, g_stream), "device copy");
+}
 
 // Checked on every entry: the host program (or another CUDA library in it) may change a thread's
 // current device between calls.
