@@ -189,40 +189,34 @@ __global__ void sparse_matmul_kernel(const I* idx, const T* val, const T* b, com
 Kernel make_sparse_matmul(const KernelArgs& k) {
   Dims a_static = k.node.attrs.ints("a_shape");
   bool adjoint = k.node.attrs.i("adjoint_a") != 0;
-  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
+  return with_summable_types(k.out.dtype, k.in[0].dtype, [&](auto z, auto zi) -> Kernel {
     using T = decltype(z);
-    if constexpr (!has_atomic_add_v<T>) {
-      return Kernel{};  // int8, int16, uint8, bool: the CPU kernel
-    } else {
-      return with_index_type(k.in[0].dtype, [&](auto zi) -> Kernel {
-        using I = decltype(zi);
-        return [a_static, adjoint](const Ins& in, Buffer& out) {
-          Dims ad = coo_dense_dims(host_indices(*in[2], 0, in[2]->numel()), a_static, "dot");
-          const Buffer &idx = *in[0], &val = *in[1], &b = *in[3];
-          out.dims = sparse_product_dims(ad, b.dims, adjoint);
-          int64_t cols = out.dims[1];
-          out.storage = scratch(out.nbytes());
-          SumTarget<T> sum(out);
-          int64_t nnz = val.numel();
-          check_coo_count(idx.dims[0], idx.numel(), nnz, 2, "dot");
-          int64_t n = nnz * cols;
-          if (n == 0) {
-            // No column to compute (b has none), but the CPU checks every entry all the same.
-            std::vector<int64_t> all = host_indices(idx, 0, 2 * nnz);
-            for (int64_t e = 0; e < nnz; ++e) check_sparse_entry(all[2 * e], all[2 * e + 1], ad);
-            return sum.finish();
-          }
-          ErrorFlag flag;
-          sparse_matmul_kernel<<<blocks_for(n), 256, 0, stream()>>>(
-              idx.as<I>(), val.as<T>(), b.as<T>(), sum.acc(), n, cols, ad[0], ad[1], adjoint,
-              flag.ptr());
-          after_launch("dot");
-          sum.finish();
-          check_flagged_row(flag, idx, 2, "dot",
-                            [&](const int64_t* rc) { check_sparse_entry(rc[0], rc[1], ad); });
-        };
-      });
-    }
+    using I = decltype(zi);
+    return [a_static, adjoint](const Ins& in, Buffer& out) {
+      Dims ad = coo_dense_dims(host_indices(*in[2], 0, in[2]->numel()), a_static, "dot");
+      const Buffer &idx = *in[0], &val = *in[1], &b = *in[3];
+      out.dims = sparse_product_dims(ad, b.dims, adjoint);
+      int64_t cols = out.dims[1];
+      out.storage = scratch(out.nbytes());
+      SumTarget<T> sum(out);
+      int64_t nnz = val.numel();
+      check_coo_count(idx.dims[0], idx.numel(), nnz, 2, "dot");
+      int64_t n = nnz * cols;
+      if (n == 0) {
+        // No column to compute (b has none), but the CPU checks every entry all the same.
+        std::vector<int64_t> all = host_indices(idx, 0, 2 * nnz);
+        for (int64_t e = 0; e < nnz; ++e) check_sparse_entry(all[2 * e], all[2 * e + 1], ad);
+        return sum.finish();
+      }
+      ErrorFlag flag;
+      sparse_matmul_kernel<<<blocks_for(n), 256, 0, stream()>>>(idx.as<I>(), val.as<T>(), b.as<T>(),
+                                                                sum.acc(), n, cols, ad[0], ad[1],
+                                                                adjoint, flag.ptr());
+      after_launch("dot");
+      sum.finish();
+      check_flagged_row(flag, idx, 2, "dot",
+                        [&](const int64_t* rc) { check_sparse_entry(rc[0], rc[1], ad); });
+    };
   });
 }
 Registrar r5("SparseMatMul", make_sparse_matmul);
