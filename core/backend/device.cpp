@@ -154,8 +154,16 @@ void allocate_on_device(Buffer& b, size_t bytes) {
   b.storage = std::shared_ptr<void>(p, [free_fn](void* q) { free_fn(q); });
 }
 
+void settle(Device d) {
+  if (d == Device::cpu) return;
+  const DeviceApi* api = device_api(d);
+  check(api != nullptr, Status::device, "no ", device_name(d), " device");
+  api->settle();
+}
+
 std::shared_ptr<Buffer> transfer(const std::shared_ptr<Buffer>& b, Device to) {
   if (!b || b->device == to) return b;
+  if (to == Device::cpu) settle(b->device);
   auto out = std::make_shared<Buffer>(b->dtype, b->dims);
   out->device = to;
   out->allocate();

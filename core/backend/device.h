@@ -20,6 +20,12 @@ struct DeviceApi {
   void (*copy_to_host)(void* dst, const void* src, size_t bytes);
   void (*copy_on_device)(void* dst, const void* src, size_t bytes);  // stream-ordered
   void (*synchronize)();
+  // Reports the first error that the calling thread's device steps found without waiting for
+  // them (an index out of range, flagged by a kernel and read back later) by throwing the CPU's
+  // error for it, and forgets them all. The core calls it before a run's updates take effect,
+  // when a run fails, and before device data reaches the host: nothing reads a value computed
+  // after an error unseen, and the error reported is the first, as on the CPU.
+  void (*settle)();
 };
 
 // What the core hands to the plugin's entry point `kb_cuda_plugin_init`.
@@ -30,7 +36,7 @@ struct PluginHost {
   KernelFactory (*find_kernel)(const char* device, const char* op);  // nullptr when none
   int32_t ordinal;  // the GPU to run on (KB_DEVICE=cuda:N; 0 by default)
 };
-constexpr int32_t kPluginHostVersion = 4;
+constexpr int32_t kPluginHostVersion = 5;
 // Returns 0 on success; otherwise writes a reason (NUL-terminated) into reason[reason_size].
 using PluginInitFn = int32_t (*)(const PluginHost* host, char* reason, size_t reason_size);
 
@@ -50,7 +56,11 @@ int64_t device_count(Device device);
 Device default_device();
 const char* device_name(Device d);
 
-// A copy of `b` on `to` (b itself when it is already there).
+// DeviceApi::settle for device d (nothing for the CPU, whose steps fail as they run).
+void settle(Device d);
+
+// A copy of `b` on `to` (b itself when it is already there). A copy to the host settles the
+// device first.
 std::shared_ptr<Buffer> transfer(const std::shared_ptr<Buffer>& b, Device to);
 std::shared_ptr<Buffer> to_host(const std::shared_ptr<Buffer>& b);
 // Copies n bytes between two places of the same device.

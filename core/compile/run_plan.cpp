@@ -9,22 +9,33 @@
 
 namespace kb {
 
-void run_plan(const Plan& plan, const std::vector<std::shared_ptr<Buffer>>& inputs,
-              const std::vector<OutputPlace>& places,
-              std::vector<std::shared_ptr<Buffer>>& results) {
-  RunStateLease rs(plan);
-  std::vector<std::shared_ptr<Buffer>>& slots = rs->slots;
+namespace {
+
+// How many runs the calling thread is inside: a loop's body runs inside the loop's run, and only
+// the outermost run settles its device.
+thread_local int t_run_depth = 0;
+
+struct RunDepth {
+  RunDepth() { ++t_run_depth; }
+  ~RunDepth() { --t_run_depth; }
+  bool outermost() const { return t_run_depth == 1; }
+};
+
+void run_steps(const Plan& plan, RunState& rs, const std::vector<std::shared_ptr<Buffer>>& inputs,
+               const std::vector<OutputPlace>& places,
+               std::vector<std::shared_ptr<Buffer>>& results) {
+  std::vector<std::shared_ptr<Buffer>>& slots = rs.slots;
   // The place of each slot that is an output with a place (the first such output of a slot).
   bool any_place = false;
   for (size_t k = 0; k < plan.outputs.size() && k < places.size(); ++k)
     any_place = any_place || places[k].storage;
   if (any_place) {
     // Not for a slot that is also an update: the variable would share the caller's storage.
-    rs->slot_place.assign(size_t(plan.num_slots), nullptr);
+    rs.slot_place.assign(size_t(plan.num_slots), nullptr);
     for (size_t k = 0; k < plan.outputs.size() && k < places.size(); ++k)
-      if (places[k].storage && !rs->slot_place[size_t(plan.outputs[k])] &&
+      if (places[k].storage && !rs.slot_place[size_t(plan.outputs[k])] &&
           !plan.is_update_slot[size_t(plan.outputs[k])])
-        rs->slot_place[size_t(plan.outputs[k])] = &places[k];
+        rs.slot_place[size_t(plan.outputs[k])] = &places[k];
   }
   for (auto& [idx, s] : plan.inputs) slots[size_t(s)] = transfer(inputs[idx], plan.device);
   for (auto& [var, s] : plan.variables) {
@@ -33,7 +44,7 @@ void run_plan(const Plan& plan, const std::vector<std::shared_ptr<Buffer>>& inpu
     slots[size_t(s)] = var->value;
   }
   for (auto& [s, b] : plan.constants) slots[size_t(s)] = b;
-  std::vector<const Buffer*>& ins = rs->ins;
+  std::vector<const Buffer*>& ins = rs.ins;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& st = plan.steps[i];
     const Kernel* kernel = &st.kernel;
@@ -53,12 +64,12 @@ void run_plan(const Plan& plan, const std::vector<std::shared_ptr<Buffer>>& inpu
     }
     bool storage_kept = false;
     std::shared_ptr<Buffer> out =
-        rs->buffer_for(i, *out_type, device, !st.run_time && !st.dynamic, storage_kept);
-    const OutputPlace* place = any_place ? rs->slot_place[size_t(st.out)] : nullptr;
+        rs.buffer_for(i, *out_type, device, !st.run_time && !st.dynamic, storage_kept);
+    const OutputPlace* place = any_place ? rs.slot_place[size_t(st.out)] : nullptr;
     if (st.view || st.dynamic) {
       out->storage.reset();  // the kernel sets it
-    } else if (st.arena_offset >= 0 && !rs->arena_places.empty()) {
-      out->storage = rs->arena_places[i];
+    } else if (st.arena_offset >= 0 && !rs.arena_places.empty()) {
+      out->storage = rs.arena_places[i];
     } else if (place && device == plan.device && place->bytes == out->nbytes()) {
       out->storage = place->storage;
     } else {
@@ -68,7 +79,7 @@ void run_plan(const Plan& plan, const std::vector<std::shared_ptr<Buffer>>& inpu
         // lines, and no memory is asked for.
         for (int s : st.release) {
           const std::shared_ptr<Buffer>& b = slots[size_t(s)];
-          if (rs->only_in_slot(plan.producer[size_t(s)], b) && b->storage.use_count() == 1 &&
+          if (rs.only_in_slot(plan.producer[size_t(s)], b) && b->storage.use_count() == 1 &&
               b->device == Device::cpu && b->dims == out->dims && b->nbytes() == out->nbytes()) {
             out->storage = b->storage;
             taken = true;
@@ -90,7 +101,7 @@ void run_plan(const Plan& plan, const std::vector<std::shared_ptr<Buffer>>& inpu
       // A value dying here gives its memory back now (to later steps, to the device's pool),
       // not when its Buffer is next handed out: only what outlives the run is kept.
       std::shared_ptr<Buffer>& b = slots[size_t(s)];
-      if (rs->only_in_slot(plan.producer[size_t(s)], b)) b->storage.reset();
+      if (rs.only_in_slot(plan.producer[size_t(s)], b)) b->storage.reset();
       b.reset();
     }
   }
@@ -101,6 +112,11 @@ void run_plan(const Plan& plan, const std::vector<std::shared_ptr<Buffer>>& inpu
                   b->storage.get() == places[k].storage.get() && b->device == plan.device;
     results[k] = landed ? nullptr : b;
   }
+}
+
+// The updates take effect (the new values' shapes checked first, as some are known only now).
+void commit_updates(const Plan& plan, RunState& rs) {
+  std::vector<std::shared_ptr<Buffer>>& slots = rs.slots;
   // Shapes known only now are checked before any variable changes.
   for (auto& [var, s] : plan.updates)
     if (slots[size_t(s)]->dims != var->value->dims)
@@ -111,8 +127,31 @@ void run_plan(const Plan& plan, const std::vector<std::shared_ptr<Buffer>>& inpu
     std::shared_ptr<Buffer> old = std::move(var->value);
     var->value = slots[size_t(s)];
     // The previous value takes the next update when nothing else holds it by then.
-    rs->stash(plan.update_steps[u], std::move(old));
+    rs.stash(plan.update_steps[u], std::move(old));
   }
+}
+
+}  // namespace
+
+void run_plan(const Plan& plan, const std::vector<std::shared_ptr<Buffer>>& inputs,
+              const std::vector<OutputPlace>& places,
+              std::vector<std::shared_ptr<Buffer>>& results) {
+  RunStateLease rs(plan);
+  RunDepth depth;
+  if (!depth.outermost() || plan.device == Device::cpu) {
+    run_steps(plan, *rs, inputs, places, results);
+  } else {
+    // A device reports some errors only when settled: before the updates take effect, and
+    // before another error, which came later.
+    try {
+      run_steps(plan, *rs, inputs, places, results);
+    } catch (...) {
+      settle(plan.device);
+      throw;
+    }
+    settle(plan.device);
+  }
+  commit_updates(plan, *rs);
 }
 
 std::vector<std::shared_ptr<Buffer>> run_plan(const Plan& plan,

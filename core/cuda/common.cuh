@@ -28,9 +28,15 @@ inline std::shared_ptr<void> scratch(size_t bytes) {
   return std::shared_ptr<void>(scratch_alloc(bytes ? bytes : 1), scratch_free);
 }
 
-// Elements [begin, begin + n) of a device buffer, on the host (waits for the stream).
+// Reports the first index error the calling thread's kernels flagged since the last call (by
+// throwing the CPU's error for it) and forgets them (index_errors.cuh).
+void settle_checks();
+
+// Elements [begin, begin + n) of a device buffer, on the host (waits for the stream). Settles
+// first: data computed after an index error is not read unseen.
 template <class T>
 std::vector<T> host_copy(const Buffer& b, int64_t begin, int64_t n) {
+  settle_checks();
   std::vector<T> v(static_cast<size_t>(n));
   if (n) {
     check_cuda(cudaMemcpyAsync(v.data(), b.as<T>() + begin, sizeof(T) * size_t(n),

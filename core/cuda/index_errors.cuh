@@ -1,6 +1,7 @@
-// Index errors found on the device, reported through a flag read back after the kernel, and the
-// pieces of the kernels that index by data (gather, scatter, sparse): the index dtype dispatch.
+// Index errors found on the device, and the pieces of the kernels that index by data (gather,
+// scatter, sparse): the index dtype dispatch.
 #pragma once
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -8,24 +9,33 @@
 
 namespace kb::cuda {
 
-// A flag holding the lowest row (position in an index tensor) whose index a kernel found out of
-// range, kNoRow when none: the host then reads that index back, so the error is the one the CPU
-// (which checks in order) reports.
-constexpr long long kNoRow = 9223372036854775807LL;
+// Index checks that do not wait for the GPU. A kernel flags the lowest row (position in its
+// index tensor) whose index is out of range in a slot of the host thread's pending checks, and
+// a one-thread kernel queued after it copies that row's indices beside the flag. The host reads
+// every slot at once when the thread settles (settle_checks: at the end of a run, or before the
+// host reads device data) and fails with the CPU's error for the first flagged row: the error
+// the CPU, which checks in order, reports.
 
-struct ErrorFlag {
-  ErrorFlag() {
-    check_cuda(cudaMemcpyAsync(ptr(), &kNoRow, sizeof kNoRow, cudaMemcpyHostToDevice, stream()),
-               "copy");
-  }
-  std::shared_ptr<void> mem = scratch(sizeof(long long));
-  long long* ptr() { return static_cast<long long*>(mem.get()); }
-  long long read() {
-    long long v = -1;
-    check_cuda(cudaMemcpyAsync(&v, ptr(), sizeof v, cudaMemcpyDeviceToHost, stream()), "copy");
-    check_cuda(cudaStreamSynchronize(stream()), "sync");
-    return v;
-  }
+// A slot's flag when no row is flagged: the slots are cleared by setting every byte to 0x7f.
+constexpr long long kNoRow = 0x7f7f7f7f7f7f7f7fLL;
+
+// The CPU's check of one index tuple: fails with its message when the tuple is out of range.
+// It runs when the thread settles, so it holds what it needs by value.
+using TupleCheck = std::function<void(const int64_t* tuple)>;
+
+// A slot of the calling thread's pending checks, for one kernel launch.
+class RowFlag {
+ public:
+  RowFlag();  // settles first when every slot is taken
+  long long* ptr() const { return flag_; }
+  // After the kernel: keeps the flagged row's tuple (indices [row * width, (row + 1) * width)
+  // of idx, width <= kMaxDims) and its check, to run when the thread settles.
+  void defer(const Buffer& idx, int64_t width, const char* who, TupleCheck check);
+
+ private:
+  long long* flag_;
+  size_t slot_;
+  uint64_t round_;  // the thread's settle count when the slot was taken
 };
 
 // Elements [begin, begin + n) of an index tensor (int32 or int64), on the host, as int64.
@@ -41,23 +51,11 @@ inline void check_index(int64_t v, int64_t limit, const char* who, const char* w
         " is out of range [0, ", limit, ")");
 }
 
-// When a kernel flagged a row of the index tensor `idx` (tuples of `width` indices), reads that
-// tuple back and fails through check(tuple), the CPU's check with its message.
-template <class Check>
-void check_flagged_row(ErrorFlag& flag, const Buffer& idx, int64_t width, const char* who,
-                       Check&& check) {
-  long long row = flag.read();
-  if (row == kNoRow) return;
-  std::vector<int64_t> tuple = host_indices(idx, row * width, width);
-  check(tuple.data());
-  fail(Status::internal, who, ": index row ", row, " was flagged but is in range");
-}
-
-// The same for single indices in [0, limit).
-inline void check_flagged_index(ErrorFlag& flag, const Buffer& idx, int64_t limit, const char* who,
-                                const char* what) {
-  check_flagged_row(flag, idx, 1, who,
-                    [&](const int64_t* v) { check_index(*v, limit, who, what); });
+// RowFlag::defer for single indices in [0, limit).
+inline void defer_index_check(RowFlag& flag, const Buffer& idx, int64_t limit, const char* who,
+                              const char* what) {
+  flag.defer(idx, 1, who,
+             [limit, who, what](const int64_t* v) { check_index(*v, limit, who, what); });
 }
 
 // Checks every index on the host: for a call with nothing to compute (empty rows), whose

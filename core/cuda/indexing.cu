@@ -150,7 +150,7 @@ Kernel make_gather(const KernelArgs& k) {
     return [rows, row, es](const Ins& in, Buffer& out) {
       int64_t n_idx = in[1]->numel();
       if (n_idx * row == 0) return check_indices_on_host(*in[1], rows, "gather", "index");
-      ErrorFlag flag;
+      RowFlag flag;
       with_element_type(es, [&](auto ze) {
         using E = decltype(ze);
         gather_kernel<<<blocks_for(n_idx * row), 256, 0, stream()>>>(
@@ -158,7 +158,7 @@ Kernel make_gather(const KernelArgs& k) {
             n_idx, row, rows, flag.ptr());
       });
       after_launch("gather");
-      check_flagged_index(flag, *in[1], rows, "gather", "index");
+      defer_index_check(flag, *in[1], rows, "gather", "index");
     };
   });
 }
@@ -192,12 +192,12 @@ Kernel make_scatter_add_like(const KernelArgs& k) {
             check_indices_on_host(*in[1], rows, "gather", "index");
             return sum.finish();
           }
-          ErrorFlag flag;
+          RowFlag flag;
           scatter_add_kernel<<<blocks_for(n_idx * row), 256, 0, stream()>>>(
               in[0]->as<T>(), in[1]->as<I>(), sum.acc(), n_idx, row, rows, flag.ptr());
           after_launch("scatter_add");
           sum.finish();
-          check_flagged_index(flag, *in[1], rows, "gather", "index");
+          defer_index_check(flag, *in[1], rows, "gather", "index");
         };
       });
     }
@@ -306,11 +306,11 @@ Kernel make_in_top_k(const KernelArgs& k) {
         return [top, classes](const Ins& in, Buffer& out) {
           int64_t batch = out.numel();
           if (batch == 0) return;
-          ErrorFlag flag;
+          RowFlag flag;
           in_top_k_kernel<<<blocks_for(batch), 256, 0, stream()>>>(
               in[0]->as<T>(), in[1]->as<I>(), out.as<bool>(), batch, classes, top, flag.ptr());
           after_launch("in_top_k");
-          check_flagged_index(flag, *in[1], classes, "in_top_k", "target");
+          defer_index_check(flag, *in[1], classes, "in_top_k", "target");
         };
       });
     }

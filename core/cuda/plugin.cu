@@ -96,8 +96,13 @@ void synchronize() {
   check_cuda(cudaStreamSynchronize(g_stream), "synchronize");
 }
 
-const DeviceApi kApi{"cuda",       pool_alloc,     pool_free,  copy_to_device,
-                     copy_to_host, copy_on_device, synchronize};
+void settle() {
+  use_device();
+  settle_checks();
+}
+
+const DeviceApi kApi{"cuda",       pool_alloc,     pool_free,   copy_to_device,
+                     copy_to_host, copy_on_device, synchronize, settle};
 }  // namespace
 
 void copy_on_device(void* dst, const void* src, size_t n) {

@@ -27,11 +27,12 @@ TupleDims tuple_dims(const Dims& dims, int64_t depth) {
   return t;
 }
 
-// Fails with the CPU's message when a kernel flagged a row of `idx` (tuples of `depth`).
-void check_rows(ErrorFlag& flag, const Buffer& idx, int64_t depth, const Dims& dims,
-                const char* who) {
-  check_flagged_row(flag, idx, depth, who,
-                    [&](const int64_t* tuple) { checked_nd_offset(tuple, depth, dims, who); });
+// RowFlag::defer for tuples of `depth` indices into `dims`.
+void defer_tuple_check(RowFlag& flag, const Buffer& idx, int64_t depth, const Dims& dims,
+                       const char* who) {
+  flag.defer(idx, depth, who, [depth, dims, who](const int64_t* tuple) {
+    checked_nd_offset(tuple, depth, dims, who);
+  });
 }
 
 // Calls f(t, offset of element j of tuple i in the dense tensor) for t = i * slice + j < n,
@@ -74,12 +75,12 @@ void scatter_nd(const Buffer& u, const Buffer& idx, Buffer& out, const Dims& dim
     for (int64_t r = 0; r < rows; ++r) checked_nd_offset(all.data() + r * depth, depth, dims, who);
     return sum.finish();
   }
-  ErrorFlag flag;
+  RowFlag flag;
   scatter_nd_kernel<<<blocks_for(n), 256, 0, stream()>>>(
       u.as<T>(), idx.as<I>(), sum.acc(), tuple_dims(dims, depth), n, slice, flag.ptr());
   after_launch(who);
   sum.finish();
-  check_rows(flag, idx, depth, dims, who);
+  defer_tuple_check(flag, idx, depth, dims, who);
 }
 
 // Calls f(T{}, I{}) for the value dtype `t` (one with device atomics) and index dtype `i`; an
@@ -131,7 +132,7 @@ Kernel make_gather_nd(const KernelArgs& k) {
       const char* who = "gather_nd";
       int64_t n = index_tuples(in[1]->dims) * slice;
       if (n == 0) return;
-      ErrorFlag flag;
+      RowFlag flag;
       with_element_type(bytes, [&](auto ze) {
         using E = decltype(ze);
         gather_nd_kernel<<<blocks_for(n), 256, 0, stream()>>>(
@@ -139,7 +140,7 @@ Kernel make_gather_nd(const KernelArgs& k) {
             tuple_dims(xd, depth), n, slice, flag.ptr());
       });
       after_launch(who);
-      check_rows(flag, *in[1], depth, xd, who);
+      defer_tuple_check(flag, *in[1], depth, xd, who);
     };
   });
 }
@@ -208,14 +209,13 @@ Kernel make_sparse_matmul(const KernelArgs& k) {
         for (int64_t e = 0; e < nnz; ++e) check_sparse_entry(all[2 * e], all[2 * e + 1], ad);
         return sum.finish();
       }
-      ErrorFlag flag;
+      RowFlag flag;
       sparse_matmul_kernel<<<blocks_for(n), 256, 0, stream()>>>(idx.as<I>(), val.as<T>(), b.as<T>(),
                                                                 sum.acc(), n, cols, ad[0], ad[1],
                                                                 adjoint, flag.ptr());
       after_launch("dot");
       sum.finish();
-      check_flagged_row(flag, idx, 2, "dot",
-                        [&](const int64_t* rc) { check_sparse_entry(rc[0], rc[1], ad); });
+      flag.defer(idx, 2, "dot", [ad](const int64_t* rc) { check_sparse_entry(rc[0], rc[1], ad); });
     };
   });
 }

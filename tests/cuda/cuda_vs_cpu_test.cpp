@@ -1374,8 +1374,6 @@ TEST(CudaVsCpu, FusedConvEpilogues) {
       }
 }
 
-}  // namespace
-
 // A sparse product of int16 values has no GPU kernel (no 16-bit integer atomics): by default it
 // runs on the CPU within the GPU's plan; with KB_DEVICE_FALLBACK=error that plan fails instead.
 TEST(CudaVsCpu, DeclinedStepsAndFallbackErrors) {
@@ -1400,3 +1398,128 @@ TEST(CudaVsCpu, DeclinedStepsAndFallbackErrors) {
   expect_device_error(inputs, int16_product, KB_ERROR_NOT_IMPLEMENTED,
                       "SparseMatMul: the cuda kernel declines");
 }
+
+// What one call of a function gave: its status and message, its output and a variable's value.
+struct CallRecord {
+  kb_status status;
+  std::string message;
+  std::vector<double> output, variable;
+};
+
+// Calls f on `data` and reads its first output and the variable v (nullptr: none).
+CallRecord call_and_record(kb_compiled_function* f, kb_tensor* data, kb_tensor* v) {
+  CallRecord r;
+  kb_tensor_list* out = nullptr;
+  r.status = kb_function_call(f, &data, 1, &out);
+  r.message = r.status == KB_OK ? "" : kb_last_error_message();
+  if (out) {
+    kb_tensor* y = nullptr;
+    if (kb_tensor_list_get(out, 0, &y) == KB_OK) r.output = read(y);
+    kb_tensor_release(y);
+    kb_tensor_list_release(out);
+  }
+  if (v) r.variable = read(v);
+  return r;
+}
+
+void expect_same_records(const std::vector<CallRecord>& cpu, const std::vector<CallRecord>& gpu) {
+  ASSERT_EQ(cpu.size(), gpu.size());
+  for (size_t c = 0; c < cpu.size(); ++c) {
+    EXPECT_EQ(cpu[c].status, gpu[c].status) << "call " << c << ": " << gpu[c].message;
+    EXPECT_EQ(cpu[c].message, gpu[c].message) << "call " << c;
+    if (cpu[c].status == KB_OK) {
+      EXPECT_EQ(cpu[c].output, gpu[c].output) << "call " << c;
+    }
+    EXPECT_EQ(cpu[c].variable, gpu[c].variable) << "call " << c;
+  }
+}
+
+kb_tensor* int64_data(const std::vector<int64_t>& v) {
+  int64_t n = int64_t(v.size());
+  kb_tensor* t = nullptr;
+  kb_tensor_from_data(v.data(), KB_INT64, &n, 1, &t);
+  return t;
+}
+
+// The GPU checks indices without waiting for its kernels and reports an error when the run
+// settles, after later steps have run on what the failed step left: the error must still be the
+// CPU's (the first in step order), and no update may take effect. Two chained gathers, the
+// second indexing by the first's values, under an update that adds their sum to v.
+TEST(CudaVsCpu, DeviceIndexErrorsAreTheFirstAndKeepVariables) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<std::vector<int64_t>> calls = {
+      {12, 2},  // both gathers fail (table[2] = 7 >= 6): the first one's error
+      {0, 3},   // fine: v changes
+      {1, 2},   // only the second fails
+      {3, 0}};  // fine again
+  std::vector<CallRecord> records[2];
+  for (int dev = 0; dev < 2; ++dev) {
+    int64_t two = 2, rows_shape[2] = {6, 3};
+    std::vector<float> rows_data(18);
+    for (size_t i = 0; i < rows_data.size(); ++i) rows_data[i] = float(i) * 0.5f;
+    float zero = 0;
+    kb_tensor *idx, *table = int64_data({1, 4, 7, 0, 2, 3, 5, 1, 0, 2}), *rows, *first, *second,
+                    *total, *v, *up;
+    ok(kb_placeholder(&two, 1, 1, KB_INT64, 0, "idx", &idx));
+    ok(kb_tensor_from_data(rows_data.data(), KB_FLOAT32, rows_shape, 2, &rows));
+    ok(kb_gather(table, idx, &first));
+    ok(kb_gather(rows, first, &second));
+    ok(kb_sum(second, nullptr, 0, 0, &total));
+    ok(kb_variable(&zero, KB_FLOAT32, nullptr, 0, KB_FLOAT32, "v", &v));
+    ok(kb_update_add(v, total, &up));
+    kb_compiled_function* f;
+    ok(kb_function(&idx, 1, &second, 1, &up, 1, &f));
+    ok(kb_function_set_device(f, dev ? KB_DEVICE_CUDA : KB_DEVICE_CPU));
+    for (const auto& c : calls) {
+      kb_tensor* data = int64_data(c);
+      records[dev].push_back(call_and_record(f, data, v));
+      kb_tensor_release(data);
+    }
+    kb_function_release(f);
+    for (auto* t : {idx, table, rows, first, second, total, v, up}) kb_tensor_release(t);
+  }
+  ASSERT_NE(records[0][0].message.find("index 12 is out of range [0, 10)"), std::string::npos)
+      << records[0][0].message;
+  ASSERT_NE(records[0][2].message.find("index 7 is out of range [0, 6)"), std::string::npos)
+      << records[0][2].message;
+  expect_same_records(records[0], records[1]);
+}
+
+// The same through a run of 300 gathers, more than the GPU checks before it settles once within
+// the run: a chain through a permutation of [0, 10), with the table at step `bad` of only 5
+// rows. An error before that settling ends the run there; one after it, at the run's end.
+TEST(CudaVsCpu, DeviceIndexErrorsInLongRuns) {
+  SKIP_WITHOUT_GPU();
+  for (int bad : {-1, 100, 280}) {
+    std::vector<CallRecord> records[2];
+    for (int dev = 0; dev < 2; ++dev) {
+      int64_t two = 2;
+      kb_tensor *idx, *perm = int64_data({3, 7, 1, 9, 0, 4, 8, 2, 6, 5}),
+                      *small = int64_data({4, 2, 0, 1, 3});
+      ok(kb_placeholder(&two, 1, 1, KB_INT64, 0, "idx", &idx));
+      std::vector<kb_tensor*> chain{idx};
+      for (int step = 0; step < 300; ++step) {
+        kb_tensor* next = nullptr;
+        ok(kb_gather(step == bad ? small : perm, chain.back(), &next));
+        chain.push_back(next);
+      }
+      kb_compiled_function* f;
+      ok(kb_function(&idx, 1, &chain.back(), 1, nullptr, 0, &f));
+      ok(kb_function_set_device(f, dev ? KB_DEVICE_CUDA : KB_DEVICE_CPU));
+      for (const auto& c : std::vector<std::vector<int64_t>>{{0, 1}, {5, 2}}) {
+        kb_tensor* data = int64_data(c);
+        records[dev].push_back(call_and_record(f, data, nullptr));
+        kb_tensor_release(data);
+      }
+      kb_function_release(f);
+      for (auto* t : chain) kb_tensor_release(t);
+      kb_tensor_release(perm);
+      kb_tensor_release(small);
+    }
+    SCOPED_TRACE("bad step " + std::to_string(bad));
+    EXPECT_EQ(records[0][0].status, bad < 0 ? KB_OK : KB_ERROR_INVALID_ARGUMENT);
+    expect_same_records(records[0], records[1]);
+  }
+}
+
+}  // namespace

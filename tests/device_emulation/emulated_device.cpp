@@ -11,12 +11,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/backend/device.h"
+#include "core/util/error.h"
 #include "core/ops/scalar_ops.h"
 #include "element_kernels.h"
 
@@ -70,8 +72,35 @@ void emu_copy_on_device(void* dst, const void* src, size_t n) {
 }
 void emu_synchronize() {}
 
-const kb::DeviceApi kApi{"cuda",           emu_alloc,          emu_free,       emu_copy_to_device,
-                         emu_copy_to_host, emu_copy_on_device, emu_synchronize};
+// The CUDA plugin's index checks do not wait for the GPU: the error of a step that indexes out
+// of range is reported when the thread settles, after later steps have run (index_errors.cuh).
+// The emulated device defers the errors of the same steps (those whose output shape does not
+// depend on data) so that the core's settling is tested: the first error is the one reported,
+// and no update takes effect.
+const char* const kDeferringOps[] = {"Gather", "ScatterAddLike", "InTopK", "GatherNd",
+                                     "ScatterNdLike"};
+
+bool defers_errors(const char* op) {
+  for (const char* d : kDeferringOps)
+    if (std::strcmp(op, d) == 0) return true;
+  return false;
+}
+
+std::vector<std::exception_ptr>& deferred_errors() {
+  thread_local std::vector<std::exception_ptr> errors;
+  return errors;
+}
+
+void emu_settle() {
+  std::vector<std::exception_ptr>& errors = deferred_errors();
+  if (errors.empty()) return;
+  std::exception_ptr first = errors.front();
+  errors.clear();
+  std::rethrow_exception(first);
+}
+
+const kb::DeviceApi kApi{"cuda",           emu_alloc,          emu_free,        emu_copy_to_device,
+                         emu_copy_to_host, emu_copy_on_device, emu_synchronize, emu_settle};
 
 // A device buffer seen by the CPU kernel: the same storage (kept alive), untagged.
 Buffer on_host(const Buffer& b, const char* role, size_t i) {
@@ -95,7 +124,8 @@ Kernel emulated(const KernelArgs& a) {
   std::optional<Kernel> shared = kb::emulation::element_kernel(kOps[I], a, cpu_factory);
   Kernel k = shared ? std::move(*shared) : g_cpu[I](a);
   if (!k) return Kernel{};
-  return [k = std::move(k)](const std::vector<const Buffer*>& in, Buffer& out) {
+  return [k = std::move(k), defers = defers_errors(kOps[I])](const std::vector<const Buffer*>& in,
+                                                             Buffer& out) {
     std::vector<Buffer> host;
     host.reserve(in.size());
     std::vector<const Buffer*> ptrs;
@@ -105,7 +135,12 @@ Kernel emulated(const KernelArgs& a) {
     }
     Buffer o = on_host(out, "output", 0);
     void* given = o.storage.get();
-    k(ptrs, o);
+    try {
+      k(ptrs, o);
+    } catch (const kb::Error& e) {
+      if (!defers || e.code() != kb::Status::invalid_argument) throw;
+      deferred_errors().push_back(std::current_exception());
+    }
     out.dims = o.dims;  // an op of run-time shape sets them
     if (o.storage.get() != given) out.storage = std::shared_ptr<void>(o.storage, tag(o.data()));
   };
