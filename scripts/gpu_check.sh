@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a GPU machine (through the device tool, carry [".carry"]): build the library and the CUDA
 # plugin, then run the CUDA tests, the examples, the NumPy reference suite through the GPU and the
-# GPU benchmarks. Stages: build, tests, suite, bench (default: all, in that order). Each stage
+# GPU benchmarks. Stages: build, tests, suite, bench (default: all, in that order), and memcheck
+# (the CUDA tests under compute-sanitizer, only when named). Each stage
 # rebuilds what changed and leaves its logs under $OUT, so the stages can also run as separate
 # calls when one call's time is short: `bash scripts/gpu_check.sh build tests`, then
 # `bash scripts/gpu_check.sh suite`, then `bash scripts/gpu_check.sh bench`.
@@ -61,13 +62,25 @@ suite() {
   return $rc
 }
 
+# The CUDA tests under compute-sanitizer's memcheck (out-of-bounds and misaligned accesses, API
+# errors); not a default stage: it runs the tests many times slower.
+memcheck() {
+  command -v compute-sanitizer >/dev/null || { echo "memcheck: no compute-sanitizer"; return 1; }
+  timeout 560 compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 40 \
+    ./build-gpu/tests/kb_cuda_tests --gtest_brief=1 > "$OUT/memcheck.log" 2>&1
+  local rc=$?
+  grep -E "^=========|^\[  (FAILED|PASSED) " "$OUT/memcheck.log" | head -60
+  [ $rc -eq 124 ] && echo "memcheck: timed out (partial log in memcheck.log)"
+  return $rc
+}
+
 bench() { bash scripts/gpu_bench.sh 2>&1 | grep -E "^(heuristics: )?\{" | tee "$OUT/bench_all.jsonl"; }
 
 for s in "${stages[@]}"; do
   echo "== $s"
   case $s in
-    build | tests | suite | bench) $s || { echo "== $s failed"; status=1; } ;;
-    *) echo "unknown stage $s (build, tests, suite, bench)"; exit 2 ;;
+    build | tests | suite | bench | memcheck) $s || { echo "== $s failed"; status=1; } ;;
+    *) echo "unknown stage $s (build, tests, suite, bench, memcheck)"; exit 2 ;;
   esac
   [ "$s" = build ] && [ $status -ne 0 ] && exit 1
 done

@@ -3,6 +3,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -23,6 +24,9 @@ void check_cuda(cudaError_t e, const char* what);
 // Scratch memory from the plugin's caching allocator (stream-ordered reuse).
 void* scratch_alloc(size_t bytes);
 void scratch_free(void* p);
+// Gives the allocator's idle blocks back to CUDA: for an allocation outside the allocator (a
+// library's own) that failed while the cache held memory.
+void release_cached_memory();
 // A block of scratch memory, freed (for reuse by later work on the stream) with its last holder.
 inline std::shared_ptr<void> scratch(size_t bytes) {
   return std::shared_ptr<void>(scratch_alloc(bytes ? bytes : 1), scratch_free);
@@ -48,16 +52,25 @@ std::vector<T> host_copy(const Buffer& b, int64_t begin, int64_t n) {
 }
 
 // A library's handle, made once per process by create(&h) (true on success) on the plugin's GPU;
-// each call site (a distinct `create` lambda) has its own.
+// each call site (a distinct `create` lambda) has its own. Libraries allocate device memory of
+// their own when they make a handle: a failure is retried once with the allocator's cache given
+// back, and a failed handle is tried again on the next call rather than kept as a failure.
 template <class H, class Create>
 H library_handle(Create create, const char* what) {
   use_device();
-  static H h{};
-  static std::once_flag once;
-  std::call_once(once, [&] {
+  static std::atomic<H> made{H{}};
+  if (H h = made.load(std::memory_order_acquire); h != H{}) return h;
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  if (H h = made.load(std::memory_order_relaxed); h != H{}) return h;
+  H h{};
+  if (!create(&h)) {
+    release_cached_memory();
+    h = H{};
     if (!create(&h)) h = H{};
-  });
+  }
   check(h != H{}, Status::device, "cuda: ", what, " failed");
+  made.store(h, std::memory_order_release);
   return h;
 }
 

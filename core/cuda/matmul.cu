@@ -34,14 +34,20 @@ cublasHandle_t handle() {
   return library_handle<cublasHandle_t>(
       [](cublasHandle_t* p) {
         if (cublasCreate(p) != CUBLAS_STATUS_SUCCESS) return false;
-        if (cublasSetStream(*p, stream()) != CUBLAS_STATUS_SUCCESS) return false;
+        if (cublasSetStream(*p, stream()) != CUBLAS_STATUS_SUCCESS) {
+          cublasDestroy(*p);
+          return false;
+        }
+        // Without memory to spare, or when cuBLAS refuses it, cuBLAS keeps its own workspace.
         void* workspace = nullptr;
         try {
           workspace = scratch_alloc(kBlasWorkspace);
         } catch (const Error&) {
-          return true;  // no memory to spare: cuBLAS keeps its own workspace
+          return true;
         }
-        return cublasSetWorkspace(*p, workspace, kBlasWorkspace) == CUBLAS_STATUS_SUCCESS;
+        if (cublasSetWorkspace(*p, workspace, kBlasWorkspace) != CUBLAS_STATUS_SUCCESS)
+          scratch_free(workspace);
+        return true;
       },
       "cublasCreate");
 }

@@ -52,14 +52,7 @@ void* pool_alloc(size_t bytes) {
   void* p = nullptr;
   if (cudaMalloc(&p, n) != cudaSuccess) {
     cudaGetLastError();
-    // Give the cache back and try once more.
-    cudaStreamSynchronize(g_stream);
-    std::lock_guard<std::mutex> l(pl.mu);
-    for (auto& kv : pl.free) {
-      cudaFree(kv.second);
-      pl.sizes.erase(kv.second);
-    }
-    pl.free.clear();
+    release_cached_memory();  // and try once more
     if (cudaMalloc(&p, n) != cudaSuccess) {
       cudaGetLastError();
       return nullptr;
@@ -127,6 +120,19 @@ void check_cuda(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return;
   cudaGetLastError();  // reported here, not again by the next launch's check
   fail(Status::device, "cuda: ", what, ": ", cudaGetErrorString(e));
+}
+
+void release_cached_memory() {
+  use_device();
+  cudaStreamSynchronize(g_stream);  // the cached blocks' last users have run
+  Pool& pl = pool();
+  std::lock_guard<std::mutex> l(pl.mu);
+  for (auto& kv : pl.free) {
+    cudaFree(kv.second);
+    pl.sizes.erase(kv.second);
+  }
+  pl.free.clear();
+  cudaGetLastError();  // a failure here is not the next launch's
 }
 
 void* scratch_alloc(size_t bytes) {
