@@ -189,7 +189,8 @@ TEST(CudaVsCpu, Unary) {
                                                       {"round", kb_round},
                                                       {"negative", kb_negative},
                                                       {"softsign", kb_softsign},
-                                                      {"hard_sigmoid", kb_hard_sigmoid}};
+                                                      {"hard_sigmoid", kb_hard_sigmoid},
+                                                      {"sqrt", kb_sqrt}};  // NaN below 0
   for (auto& dc : kDtypes)
     for (auto& [name, fn] : fns) {
       SCOPED_TRACE(name);
@@ -282,10 +283,18 @@ TEST(CudaVsCpu, FusedElementwiseChains) {
 
 TEST(CudaVsCpu, BinaryBroadcast) {
   SKIP_WITHOUT_GPU();
-  std::vector<std::pair<const char*, BinaryFn>> fns = {
-      {"add", kb_add},         {"subtract", kb_subtract},     {"multiply", kb_multiply},
-      {"divide", kb_divide},   {"maximum", kb_maximum},       {"minimum", kb_minimum},
-      {"greater", kb_greater}, {"less_equal", kb_less_equal}, {"equal", kb_equal}};
+  std::vector<std::pair<const char*, BinaryFn>> fns = {{"add", kb_add},
+                                                       {"subtract", kb_subtract},
+                                                       {"multiply", kb_multiply},
+                                                       {"divide", kb_divide},
+                                                       {"maximum", kb_maximum},
+                                                       {"minimum", kb_minimum},
+                                                       {"greater", kb_greater},
+                                                       {"less_equal", kb_less_equal},
+                                                       {"equal", kb_equal},
+                                                       {"not_equal", kb_not_equal},
+                                                       {"greater_equal", kb_greater_equal},
+                                                       {"less", kb_less}};
   std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {
       {{4, 5, 6}, {4, 5, 6}}, {{4, 5, 6}, {6}}, {{4, 1, 6}, {1, 5, 1}}, {{3, 1}, {}}};
   for (auto& dc : kDtypes)
