@@ -8,6 +8,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -1529,6 +1530,48 @@ TEST(CudaVsCpu, DeviceIndexErrorsInLongRuns) {
     EXPECT_EQ(records[0][0].status, bad < 0 ? KB_OK : KB_ERROR_INVALID_ARGUMENT);
     expect_same_records(records[0], records[1]);
   }
+}
+
+// The GPU keeps each host thread's pending index checks apart (one stream serves them all): a
+// thread whose gathers fail reports its own error every time, and another thread running a
+// correct function at the same time never sees it.
+TEST(CudaVsCpu, DeviceIndexErrorsStayWithTheirThread) {
+  SKIP_WITHOUT_GPU();
+  int64_t two = 2;
+  kb_tensor *idx, *table = int64_data({1, 4, 7, 0, 2, 3, 5, 1, 0, 2}), *y;
+  ok(kb_placeholder(&two, 1, 1, KB_INT64, 0, "idx", &idx));
+  ok(kb_gather(table, idx, &y));
+  kb_compiled_function* f[2];
+  for (auto*& fn : f) {
+    ok(kb_function(&idx, 1, &y, 1, nullptr, 0, &fn));
+    ok(kb_function_set_device(fn, KB_DEVICE_CUDA));
+  }
+  constexpr int kCalls = 200;
+  int failures[2] = {0, 0};
+  std::string messages[2];
+  auto run = [&](int who, std::vector<int64_t> indices) {
+    kb_tensor* data = int64_data(indices);
+    for (int c = 0; c < kCalls; ++c) {
+      CallRecord r = call_and_record(f[who], data, nullptr);
+      if (r.status != KB_OK) {
+        ++failures[who];
+        messages[who] = r.message;
+      } else if (r.output != std::vector<double>{7, 0}) {
+        ++failures[who];
+        messages[who] = "wrong values";
+      }
+    }
+    kb_tensor_release(data);
+  };
+  std::thread bad(run, 0, std::vector<int64_t>{2, 11});
+  std::thread good(run, 1, std::vector<int64_t>{2, 3});
+  bad.join();
+  good.join();
+  EXPECT_EQ(failures[0], kCalls);
+  EXPECT_NE(messages[0].find("index 11 is out of range [0, 10)"), std::string::npos) << messages[0];
+  EXPECT_EQ(failures[1], 0) << messages[1];
+  for (auto* fn : f) kb_function_release(fn);
+  for (auto* t : {idx, table, y}) kb_tensor_release(t);
 }
 
 }  // namespace
