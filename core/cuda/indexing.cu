@@ -165,13 +165,13 @@ Kernel make_gather(const KernelArgs& k) {
 Registrar r8("Gather", make_gather);
 
 template <class T, class I>
-__global__ void scatter_add_kernel(const T* g, const I* idx, compute_t<T>* acc, int64_t n_idx,
+__global__ void scatter_add_kernel(const T* g, const I* idx, sum_t<T>* acc, int64_t n_idx,
                                    int64_t row, int64_t rows, long long* bad) {
   int64_t n = n_idx * row;
   KB_GRID_LOOP(t, n) {
     int64_t i = t / row, j = t % row;
     I v = idx[i];
-    if (index_ok(v, rows, i, bad)) atomic_add(acc + int64_t(v) * row + j, compute_t<T>(g[t]));
+    if (index_ok(v, rows, i, bad)) atomic_add(acc + int64_t(v) * row + j, sum_t<T>(g[t]));
   }
 }
 

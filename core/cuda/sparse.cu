@@ -1,8 +1,9 @@
 // CUDA kernels of the sparse (COO) primitives of core/ops/sparse_ops.cpp: densify, gather and
 // scatter by index tuples, the sparse x dense matrix product. A thread per (tuple, element of its
-// slice); sums go through atomics (core/cuda/atomic_sums.cuh), so a duplicate's sum may differ
-// from the CPU's in its last bits. A kernel that meets an index tuple out of range flags its row;
-// the host reads that tuple back and fails with the CPU's message (core/ops/coo_index.h).
+// slice); sums go through atomics (core/cuda/atomic_sums.cuh), so a duplicate's floating-point
+// sum may differ from the CPU's in its last bits (integer sums are exact, wrapping as the CPU's
+// do). A kernel that meets an index tuple out of range flags its row; the run fails with the
+// CPU's message for it when it settles (core/cuda/index_errors.cuh, core/ops/coo_index.h).
 // dense_shape's values are read on the host: they are the result's dims.
 #include "core/cuda/atomic_sums.cuh"
 #include "core/cuda/common.cuh"
@@ -58,10 +59,10 @@ __global__ void gather_nd_kernel(const E* x, const I* idx, E* out, TupleDims td,
 
 // acc is zero beforehand.
 template <class T, class I>
-__global__ void scatter_nd_kernel(const T* u, const I* idx, compute_t<T>* acc, TupleDims td,
-                                  int64_t n, int64_t slice, long long* bad) {
+__global__ void scatter_nd_kernel(const T* u, const I* idx, sum_t<T>* acc, TupleDims td, int64_t n,
+                                  int64_t slice, long long* bad) {
   for_tuple_elements(idx, td, n, slice, bad,
-                     [&](int64_t t, int64_t at) { atomic_add(acc + at, compute_t<T>(u[t])); });
+                     [&](int64_t t, int64_t at) { atomic_add(acc + at, sum_t<T>(u[t])); });
 }
 
 template <class T, class I>
@@ -83,25 +84,18 @@ void scatter_nd(const Buffer& u, const Buffer& idx, Buffer& out, const Dims& dim
   defer_tuple_check(flag, idx, depth, dims, who);
 }
 
-// Calls f(T{}, I{}) for the value dtype `t` (one with device atomics) and index dtype `i`; an
-// empty kernel (the CPU's) for the other value dtypes.
+// Calls f(T{}, I{}) for the value dtype `t` and index dtype `i`.
 template <class F>
-Kernel with_summable_types(DType t, DType i, F&& f) {
-  return dispatch_dtype(t, [&](auto z) -> Kernel {
-    using T = decltype(z);
-    if constexpr (!has_atomic_add_v<T>) {
-      return Kernel{};
-    } else {
-      return with_index_type(i, [&](auto zi) { return f(z, zi); });
-    }
-  });
+Kernel with_value_and_index_types(DType t, DType i, F&& f) {
+  return dispatch_dtype(
+      t, [&](auto z) -> Kernel { return with_index_type(i, [&](auto zi) { return f(z, zi); }); });
 }
 
 // SparseTensor / SparseToDense (indices, values, dense_shape): duplicates add up.
 Kernel make_to_dense(const KernelArgs& k) {
   Dims static_dims = k.node.attrs.ints("shape");
   if (static_dims.size() > size_t(kMaxDims)) return Kernel{};
-  return with_summable_types(k.out.dtype, k.in[0].dtype, [&](auto z, auto zi) -> Kernel {
+  return with_value_and_index_types(k.out.dtype, k.in[0].dtype, [&](auto z, auto zi) -> Kernel {
     using T = decltype(z);
     using I = decltype(zi);
     return [static_dims](const Ins& in, Buffer& out) {
@@ -153,7 +147,7 @@ Kernel make_scatter_nd_like(const KernelArgs& k) {
   if (depth > kMaxDims) return Kernel{};
   int64_t slice = 1;
   for (size_t d = size_t(depth); d < od.size(); ++d) slice *= od[d];
-  return with_summable_types(k.out.dtype, k.in[1].dtype, [&](auto z, auto zi) -> Kernel {
+  return with_value_and_index_types(k.out.dtype, k.in[1].dtype, [&](auto z, auto zi) -> Kernel {
     using T = decltype(z);
     using I = decltype(zi);
     return [depth, od, slice](const Ins& in, Buffer& out) {
@@ -166,7 +160,7 @@ Registrar r4("ScatterNdLike", make_scatter_nd_like);
 
 // out[r] += v_e * b[c] for entry e = (r, c) (swapped with adjoint), a thread per (e, column).
 template <class T, class I>
-__global__ void sparse_matmul_kernel(const I* idx, const T* val, const T* b, compute_t<T>* acc,
+__global__ void sparse_matmul_kernel(const I* idx, const T* val, const T* b, sum_t<T>* acc,
                                      int64_t n, int64_t cols, int64_t rows_a, int64_t cols_a,
                                      bool adjoint, long long* bad) {
   KB_GRID_LOOP(t, n) {
@@ -190,7 +184,7 @@ __global__ void sparse_matmul_kernel(const I* idx, const T* val, const T* b, com
 Kernel make_sparse_matmul(const KernelArgs& k) {
   Dims a_static = k.node.attrs.ints("a_shape");
   bool adjoint = k.node.attrs.i("adjoint_a") != 0;
-  return with_summable_types(k.out.dtype, k.in[0].dtype, [&](auto z, auto zi) -> Kernel {
+  return with_value_and_index_types(k.out.dtype, k.in[0].dtype, [&](auto z, auto zi) -> Kernel {
     using T = decltype(z);
     using I = decltype(zi);
     return [a_static, adjoint](const Ins& in, Buffer& out) {

@@ -1258,17 +1258,43 @@ TEST(CudaVsCpu, SparseTensors) {
             },
             dc.rtol);
     }
-  // An integer product (exact sums: the same on both devices, whatever their order).
-  compare(
-      {idx2, random_input({6}, KB_INT64, 119, -50, 50),
-       random_input({5, 3}, KB_INT64, 124, -50, 50)},
-      [&](const std::vector<kb_tensor*>& x) {
-        kb_tensor *sp = sparse(x[0], x[1], {4, 5}), *y = nullptr;
-        kb_dot(sp, x[2], &y);
-        kb_tensor_release(sp);
-        return y;
-      },
-      0);
+  // Integer and boolean products and densified duplicates: exact sums, the same on both devices
+  // whatever their order (int8 products of +-50 wrap, as the CPU's int8 sums do; bool sums are
+  // ORs). The narrow types are cast from int64 inside the graph and the result cast back.
+  for (kb_data_type t : {KB_INT64, KB_INT32, KB_INT16, KB_INT8, KB_UINT8, KB_BOOL}) {
+    SCOPED_TRACE("dtype " + std::to_string(int(t)));
+    auto in_t = [t](kb_tensor* x) {
+      kb_tensor* y = nullptr;
+      kb_cast(x, t, &y);
+      return y;
+    };
+    auto as_int64 = [](kb_tensor* y) {
+      kb_tensor* r = nullptr;
+      kb_cast(y, KB_INT64, &r);
+      kb_tensor_release(y);
+      return r;
+    };
+    double lo = t == KB_UINT8 ? 0 : -50;
+    compare(
+        {idx2, random_input({6}, KB_INT64, 119, lo, 50),
+         random_input({5, 3}, KB_INT64, 124, lo, 50)},
+        [&](const std::vector<kb_tensor*>& x) {
+          kb_tensor *v = in_t(x[1]), *b = in_t(x[2]), *sp = sparse(x[0], v, {4, 5}), *y = nullptr;
+          kb_dot(sp, b, &y);
+          for (auto* r : {v, b, sp}) kb_tensor_release(r);
+          return as_int64(y);
+        },
+        0);
+    compare(
+        {idx2, random_input({6}, KB_INT64, 128, lo, 50)},
+        [&](const std::vector<kb_tensor*>& x) {
+          kb_tensor* v = in_t(x[1]);
+          kb_tensor* y = dense(x[0], v, {4, 5});
+          kb_tensor_release(v);
+          return as_int64(y);
+        },
+        0);
+  }
   // d(values) of sum(w * dense) is GatherNd(w, indices); its gradient with respect to w is
   // ScatterNdLike.
   for (auto& dc : kDtypes)
@@ -1384,29 +1410,22 @@ TEST(CudaVsCpu, FusedConvEpilogues) {
       }
 }
 
-// A sparse product of int16 values has no GPU kernel (no 16-bit integer atomics): by default it
+// An integer matrix product has no GPU kernel (cuBLAS multiplies floating types): by default it
 // runs on the CPU within the GPU's plan; with KB_DEVICE_FALLBACK=error that plan fails instead.
 TEST(CudaVsCpu, DeclinedStepsAndFallbackErrors) {
   SKIP_WITHOUT_GPU();
-  Input idx{{6, 2}, KB_INT64, {0, 1, 2, 3, 1, 0, 0, 1, 3, 2, 2, 0}};
-  auto int16_product = [](const std::vector<kb_tensor*>& x) {
-    kb_tensor *v = nullptr, *b = nullptr, *sp = nullptr, *y = nullptr, *y64 = nullptr;
-    kb_cast(x[1], KB_INT16, &v);
-    kb_cast(x[2], KB_INT16, &b);
-    std::vector<int64_t> shape{4, 5};
-    kb_sparse_tensor(x[0], v, shape.data(), shape.size(), "sp", &sp);
-    kb_dot(sp, b, &y);
-    kb_cast(y, KB_INT64, &y64);
-    for (auto* t : {v, b, sp, y}) kb_tensor_release(t);
-    return y64;
+  auto int_product = [](const std::vector<kb_tensor*>& x) {
+    kb_tensor* y = nullptr;
+    kb_dot(x[0], x[1], &y);
+    return y;
   };
-  std::vector<Input> inputs{idx, random_input({6}, KB_INT64, 126, -9, 9),
-                            random_input({5, 3}, KB_INT64, 127, -9, 9)};
+  std::vector<Input> inputs{random_input({4, 6}, KB_INT64, 126, -9, 9),
+                            random_input({6, 3}, KB_INT64, 127, -9, 9)};
   unsetenv("KB_DEVICE_FALLBACK");
-  compare(inputs, int16_product, 0);
+  compare(inputs, int_product, 0);
   setenv("KB_DEVICE_FALLBACK", "error", 1);
-  expect_device_error(inputs, int16_product, KB_ERROR_NOT_IMPLEMENTED,
-                      "SparseMatMul: the cuda kernel declines");
+  expect_device_error(inputs, int_product, KB_ERROR_NOT_IMPLEMENTED,
+                      "MatMul: the cuda kernel declines");
 }
 
 // What one call of a function gave: its status and message, its output and a variable's value.

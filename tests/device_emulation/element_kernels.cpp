@@ -8,7 +8,6 @@
 #include "core/ops/ctc_batch.h"
 #include "core/ops/fused_program.h"
 #include "core/ops/resize_geom.h"
-#include "core/util/atomic_sum.h"
 #include "core/util/dispatch.h"
 #include "core/util/epilogue_value.h"
 
@@ -141,14 +140,21 @@ Kernel fused_conv_kernel(const KernelArgs& k, KernelFactory cpu_conv) {
   });
 }
 
-// As core/cuda/sparse.cu and indexing.cu: sums through atomics, declined for the dtypes without
-// them (nullopt: the CPU's kernel runs on the emulated device).
-std::optional<Kernel> atomic_sum_kernel(DType t, bool floats_only) {
-  bool ok = dispatch_dtype(t, [&](auto z) {
-    using T = decltype(z);
-    return floats_only ? is_float_v<T> : has_atomic_add_v<T>;
-  });
-  return ok ? std::nullopt : std::optional<Kernel>(Kernel{});
+// The plugin's kernels that decline by dtype alone (nullopt: the CPU's kernel runs on the
+// emulated device; an empty kernel: declined, as on the GPU).
+std::optional<Kernel> unless(bool declined) {
+  if (declined) return Kernel{};
+  return std::nullopt;
+}
+
+std::optional<Kernel> dtype_declines(const char* op, const KernelArgs& k) {
+  auto is = [op](const char* name) { return std::strcmp(op, name) == 0; };
+  // cuBLAS multiplies floating types only; gather's gradient and in_top_k are for floats.
+  if (is("MatMul") || is("ScatterAddLike")) return unless(!is_floating(k.out.dtype));
+  if (is("InTopK")) return unless(!is_floating(k.in[0].dtype));
+  // argmax/argmin and cumulative sums or products of booleans.
+  if (is("ArgReduce") || is("Cumulative")) return unless(k.in[0].dtype == DType::b8);
+  return std::nullopt;
 }
 
 }  // namespace
@@ -164,10 +170,7 @@ std::optional<Kernel> element_kernel(const char* op, const KernelArgs& args,
   if (std::strcmp(op, "ResizeGrad") == 0) return resize_kernel(args, true);
   if (std::strcmp(op, "CtcLoss") == 0) return ctc_kernel<false>(args);
   if (std::strcmp(op, "CtcLossGrad") == 0) return ctc_kernel<true>(args);
-  for (const char* op_name : {"SparseTensor", "SparseToDense", "ScatterNdLike", "SparseMatMul"})
-    if (std::strcmp(op, op_name) == 0) return atomic_sum_kernel(args.out.dtype, false);
-  if (std::strcmp(op, "ScatterAddLike") == 0) return atomic_sum_kernel(args.out.dtype, true);
-  return std::nullopt;
+  return dtype_declines(op, args);
 }
 
 }  // namespace kb::emulation

@@ -2,8 +2,8 @@
 // per-element function (core/util/pool_windows.h, core/util/resize_taps.h,
 // core/ops/fused_program.h, core/util/epilogue_value.h): the same function over every element, on
 // the host, so that the suites run on the emulated device test what the GPU computes (and where the
-// plugin declines), not the CPU kernel. The sparse sums decline the dtypes the plugin declines
-// (core/util/atomic_sum.h) and otherwise run the CPU kernel.
+// plugin declines), not the CPU kernel. The kernels the plugin declines by dtype alone (integer
+// products, boolean argmax) decline the same dtypes and otherwise run the CPU kernel.
 #pragma once
 #include <optional>
 
