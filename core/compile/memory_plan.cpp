@@ -88,7 +88,8 @@ void plan_memory(Plan& plan) {
     st.arena_offset = -1;
     const TensorType& t = st.out_type;
     size_t s = size_t(st.out);
-    if (arena_off || st.device != Device::cpu || st.view || st.dynamic || st.run_time ||
+    // A device plan's arena is device memory: the steps that fell back to the CPU are not in it.
+    if (arena_off || st.device != plan.device || st.view || st.dynamic || st.run_time ||
         !t.parts.empty() || escapes[s] || !t.shape.fully_known())
       continue;
     size_t bytes = size_t(numel(t.shape.dims)) * dtype_size(t.dtype);
@@ -160,7 +161,16 @@ void RunState::prepare(const Plan& plan) {
   // lets go of it; from then on the spare must not keep what it aliases alive.
   drop_borrowed_storage();
   if (arena || plan.arena_bytes == 0) return;
-  arena = host_allocate(plan.arena_bytes);
+  if (plan.device == Device::cpu) {
+    arena = host_allocate(plan.arena_bytes);
+  } else {
+    // Reused by every run: a run's kernels write into it only after the previous run's, queued
+    // before them on the device's one stream.
+    Buffer block(DType::u8, {int64_t(plan.arena_bytes)});
+    block.device = plan.device;
+    block.allocate();
+    arena = std::move(block.storage);
+  }
   arena_places.assign(n, nullptr);
   arena_steps = 0;
   for (size_t i = 0; i < n; ++i)

@@ -17,11 +17,11 @@ struct OutputPlace;
 
 // Lifetimes: which step lets go of each value (Step::release) and which may write over a dying
 // operand (Step::in_place). Then gives each step whose value stays inside the run (not returned,
-// not an update, not aliased by anything that is, on the CPU, of a type known at plan time) an
-// offset in the plan's arena: Step::arena_offset and Plan::arena_bytes. Two values share bytes only
-// when their lifetimes (extended by the views that alias them) do not overlap, or when an
-// elementwise step writes its result over an operand it reads for the last time, element by
-// element.
+// not an update, not aliased by anything that is, on the plan's device, of a type known at plan
+// time) an offset in the plan's arena, host memory for a CPU plan and device memory for a device
+// plan: Step::arena_offset and Plan::arena_bytes. Two values share bytes only when their
+// lifetimes (extended by the views that alias them) do not overlap, or when an elementwise step
+// on the CPU writes its result over an operand it reads for the last time, element by element.
 void plan_memory(Plan& plan);
 
 // What a run of a plan reuses from the previous run: the arena, a Buffer object per step
