@@ -86,17 +86,15 @@ bool defers_errors(const char* op) {
   return false;
 }
 
-std::vector<std::exception_ptr>& deferred_errors() {
-  thread_local std::vector<std::exception_ptr> errors;
-  return errors;
+// The calling thread's first deferred error since it last settled (only the first is reported).
+std::exception_ptr& first_deferred_error() {
+  thread_local std::exception_ptr first;
+  return first;
 }
 
 void emu_settle() {
-  std::vector<std::exception_ptr>& errors = deferred_errors();
-  if (errors.empty()) return;
-  std::exception_ptr first = errors.front();
-  errors.clear();
-  std::rethrow_exception(first);
+  std::exception_ptr first = std::exchange(first_deferred_error(), nullptr);
+  if (first) std::rethrow_exception(first);
 }
 
 const kb::DeviceApi kApi{"cuda",           emu_alloc,          emu_free,        emu_copy_to_device,
@@ -139,7 +137,7 @@ Kernel emulated(const KernelArgs& a) {
       k(ptrs, o);
     } catch (const kb::Error& e) {
       if (!defers || e.code() != kb::Status::invalid_argument) throw;
-      deferred_errors().push_back(std::current_exception());
+      if (!first_deferred_error()) first_deferred_error() = std::current_exception();
     }
     out.dims = o.dims;  // an op of run-time shape sets them
     if (o.storage.get() != given) out.storage = std::shared_ptr<void>(o.storage, tag(o.data()));
