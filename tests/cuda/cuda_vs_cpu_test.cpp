@@ -1516,20 +1516,33 @@ TEST(CudaVsCpu, DeviceIndexErrorsAreTheFirstAndKeepVariables) {
 
 // The same through a run of 300 gathers, more than the GPU checks before it settles once within
 // the run: a chain through a permutation of [0, 10), with the table at step `bad` of only 5
-// rows. An error before that settling ends the run there; one after it, at the run's end.
+// rows. An error before that settling ends the run there; one after it, at the run's end. Ten
+// steps later a second error is certain whatever the failed step left (index 7 of 3 rows, the
+// chain's values times 0 plus 7): it is the one reported if the first is lost.
 TEST(CudaVsCpu, DeviceIndexErrorsInLongRuns) {
   SKIP_WITHOUT_GPU();
   for (int bad : {-1, 100, 280}) {
     std::vector<CallRecord> records[2];
     for (int dev = 0; dev < 2; ++dev) {
-      int64_t two = 2;
+      int64_t two = 2, zero = 0, seven = 7;
       kb_tensor *idx, *perm = int64_data({3, 7, 1, 9, 0, 4, 8, 2, 6, 5}),
-                      *small = int64_data({4, 2, 0, 1, 3});
+                      *small = int64_data({4, 2, 0, 1, 3}), *tiny = int64_data({2, 0, 1}), *z, *s;
       ok(kb_placeholder(&two, 1, 1, KB_INT64, 0, "idx", &idx));
+      ok(kb_constant(&zero, KB_INT64, nullptr, 0, KB_INT64, nullptr, 0, "zero", &z));
+      ok(kb_constant(&seven, KB_INT64, nullptr, 0, KB_INT64, nullptr, 0, "seven", &s));
       std::vector<kb_tensor*> chain{idx};
       for (int step = 0; step < 300; ++step) {
         kb_tensor* next = nullptr;
-        ok(kb_gather(step == bad ? small : perm, chain.back(), &next));
+        if (bad >= 0 && step == bad + 10) {
+          kb_tensor *zeroed = nullptr, *sevens = nullptr;
+          ok(kb_multiply(chain.back(), z, &zeroed));
+          ok(kb_add(zeroed, s, &sevens));
+          ok(kb_gather(tiny, sevens, &next));
+          kb_tensor_release(zeroed);
+          kb_tensor_release(sevens);
+        } else {
+          ok(kb_gather(step == bad ? small : perm, chain.back(), &next));
+        }
         chain.push_back(next);
       }
       kb_compiled_function* f;
@@ -1542,8 +1555,7 @@ TEST(CudaVsCpu, DeviceIndexErrorsInLongRuns) {
       }
       kb_function_release(f);
       for (auto* t : chain) kb_tensor_release(t);
-      kb_tensor_release(perm);
-      kb_tensor_release(small);
+      for (auto* t : {perm, small, tiny, z, s}) kb_tensor_release(t);
     }
     SCOPED_TRACE("bad step " + std::to_string(bad));
     EXPECT_EQ(records[0][0].status, bad < 0 ? KB_OK : KB_ERROR_INVALID_ARGUMENT);
