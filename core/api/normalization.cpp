@@ -55,6 +55,56 @@ NodePtr channel_vector(const NodePtr& p, int64_t c, const char* who, const char*
   return kb::reshape(p, {-1});
 }
 
+// The kept axes [begin, end) of x when the reduction leaves one run of adjacent axes whose dims
+// are known (the channels of BatchNorm); false otherwise.
+bool kept_run(const NodePtr& x, const std::vector<int64_t>& axes, int64_t& begin, int64_t& end) {
+  begin = -1;
+  end = -1;
+  for (int64_t i = 0; i < x->rank(); ++i) {
+    if (std::binary_search(axes.begin(), axes.end(), i)) continue;
+    if (x->shape().dims[size_t(i)] < 0 || (end >= 0 && end != i)) return false;
+    if (begin < 0) begin = i;
+    end = i + 1;
+  }
+  return begin >= 0;
+}
+
+// Whether p, aligned to x's last axes as broadcasting aligns it, has x's dims on the kept axes
+// [begin, end) and 1 elsewhere: one value per channel, in the channels' order.
+bool per_channel_shape(const NodePtr& p, const NodePtr& x, int64_t begin, int64_t end) {
+  if (!p) return true;
+  const Dims &pd = p->shape().dims, &xd = x->shape().dims;
+  if (pd.size() > xd.size()) return false;
+  size_t lead = xd.size() - pd.size();
+  for (size_t i = 0; i < xd.size(); ++i) {
+    int64_t d = i < lead ? 1 : pd[i - lead];
+    bool kept = int64_t(i) >= begin && int64_t(i) < end;
+    if (d != (kept ? xd[i] : 1)) return false;
+  }
+  return true;
+}
+
+// normalize_batch_in_training through BatchNorm and BatchCenteredDot (core/ops/batch_norm_ops.cpp)
+// for x's kept axes [begin, end), gamma and beta (channels,) vectors or null: the mean, the
+// population variance and the normalized x, as the compositions compute them, in three passes
+// over x and three in the gradient.
+NormalizedBatch batch_norm_primitives(const NodePtr& x, const NodePtr& gamma, const NodePtr& beta,
+                                      const std::vector<int64_t>& axes, int64_t begin, int64_t end,
+                                      double epsilon) {
+  NodePtr mean = kb::reshape(api::mean(x, axes, false), {-1});
+  NodePtr dot = make_node("BatchCenteredDot", {x, x, mean},
+                          {{"begin", begin}, {"end", end}, {"center", int64_t(1)}});
+  NodePtr var = div(dot, size_of(x, axes, x->dtype()));
+  NodePtr g = gamma ? gamma : fill_like(mean, 1.0, x->dtype());
+  NodePtr b = beta ? beta : fill_like(mean, 0.0, x->dtype());
+  NodePtr normed = make_node("BatchNorm", {x, mean, var, g, b},
+                             {{"begin", begin}, {"end", end}, {"epsilon", epsilon}});
+  return {normed, mean, var};
+}
+
+// A parameter as a (channels,) vector (or null).
+NodePtr flat(const NodePtr& p) { return p && p->rank() != 1 ? kb::reshape(p, {-1}) : p; }
+
 }  // namespace
 
 NodePtr batch_normalization(const NodePtr& x, const NodePtr& mean, const NodePtr& var,
@@ -100,16 +150,27 @@ NormalizedBatch normalize_batch_in_training(const NodePtr& x, const NodePtr& gam
   std::vector<int64_t> axes = normalize_axes(reduction_axes, r, who);
   const Dims& xd = x->shape().dims;
 
+  int64_t begin = 0, end = 0;
+  bool channels = kept_run(x, axes, begin, end);
   if (r == 4 && reduction_axes == std::vector<int64_t>{0, 1, 2}) {
     // Fused (NHWC): population statistics normalize; the returned variance is the unbiased one,
     // var * N / (N - 1) with N the count over the reduced axes (1 when N is 1).
     int64_t c = xd[3];
     NodePtr g = gamma ? channel_vector(gamma, c, who, "gamma") : nullptr;
     NodePtr b = beta ? channel_vector(beta, c, who, "beta") : nullptr;
-    NodePtr mean = api::mean(x, axes, false);
-    NodePtr d = sub(x, mean);
-    NodePtr var = api::mean(mul(d, d), axes, false);
-    NodePtr normed = normalize(x, mean, var, b, g, std::max(epsilon, kFusedEpsilonFloor));
+    NodePtr mean, var, normed;
+    double e = std::max(epsilon, kFusedEpsilonFloor);
+    if (channels) {
+      NormalizedBatch p = batch_norm_primitives(x, g, b, axes, begin, end, e);
+      normed = p.normed;
+      mean = p.mean;
+      var = p.var;
+    } else {
+      mean = api::mean(x, axes, false);
+      NodePtr d = sub(x, mean);
+      var = api::mean(mul(d, d), axes, false);
+      normed = normalize(x, mean, var, b, g, e);
+    }
     NodePtr n = size_of(x, axes, x->dtype());
     NodePtr n1 = binary("Maximum", sub(n, scalar_like(x, 1.0)), scalar_like(x, 1.0));
     return {normed, mean, mul(var, div(n, n1))};
@@ -121,6 +182,9 @@ NormalizedBatch normalize_batch_in_training(const NodePtr& x, const NodePtr& gam
     // Regular: tf.nn.moments over the axes, parameters broadcast as given.
     if (gamma) check_broadcast(gamma, x, who, "gamma");
     if (beta) check_broadcast(beta, x, who, "beta");
+    if (channels && per_channel_shape(gamma, x, begin, end) &&
+        per_channel_shape(beta, x, begin, end))
+      return batch_norm_primitives(x, flat(gamma), flat(beta), axes, begin, end, epsilon);
     NodePtr mean = api::mean(x, axes, false);
     NodePtr d = sub(x, mean);
     NodePtr var = api::mean(mul(d, d), axes, false);
@@ -129,23 +193,31 @@ NormalizedBatch normalize_batch_in_training(const NodePtr& x, const NodePtr& gam
 
   // Broadcast: moments kept with size-1 reduced axes; gamma and beta reshaped to that shape; the
   // returned moments are squeezed.
-  NodePtr mean_k = api::mean(x, axes, true);
-  NodePtr d = sub(x, mean_k);
-  NodePtr var_k = api::mean(mul(d, d), axes, true);
   int64_t kept = 1;
   for (int64_t i = 0; i < r; ++i)
     if (!std::binary_search(axes.begin(), axes.end(), i))
       kept = xd[i] < 0 || kept < 0 ? -1 : kept * xd[i];
-  auto reshaped = [&](const NodePtr& p, const char* what) -> NodePtr {
-    if (!p) return nullptr;
+  auto checked = [&](const NodePtr& p, const char* what) {
+    if (!p) return;
     int64_t n = p->shape().numel();
     check(n < 0 || kept < 0 || n == kept, Status::shape, who, ": ", what, " has shape ",
           p->shape().str(), " (", n, " elements) but x ", x->shape().str(), " has ", kept,
           " positions outside the reduction axes");
-    return reshape_like(p, mean_k);
   };
-  NodePtr normed =
-      normalize(x, mean_k, var_k, reshaped(beta, "beta"), reshaped(gamma, "gamma"), epsilon);
+  checked(beta, "beta");
+  checked(gamma, "gamma");
+  if (channels) {  // the kept axes adjacent: gamma and beta in the channels' order
+    auto flat_all = [](const NodePtr& p) { return p ? kb::reshape(p, {-1}) : p; };
+    NormalizedBatch p =
+        batch_norm_primitives(x, flat_all(gamma), flat_all(beta), axes, begin, end, epsilon);
+    std::vector<int64_t> kept_dims(xd.begin() + begin, xd.begin() + end);
+    return {p.normed, kb::reshape(p.mean, kept_dims), kb::reshape(p.var, kept_dims)};
+  }
+  NodePtr mean_k = api::mean(x, axes, true);
+  NodePtr d = sub(x, mean_k);
+  NodePtr var_k = api::mean(mul(d, d), axes, true);
+  auto reshaped = [&](const NodePtr& p) { return p ? reshape_like(p, mean_k) : p; };
+  NodePtr normed = normalize(x, mean_k, var_k, reshaped(beta), reshaped(gamma), epsilon);
   NodePtr mean = mean_k, var = var_k;
   for (auto it = axes.rbegin(); it != axes.rend(); ++it) {
     mean = kb::squeeze(mean, *it);

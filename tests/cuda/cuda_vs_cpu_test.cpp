@@ -1212,6 +1212,46 @@ TEST(CudaVsCpu, CtcLossAndGradient) {
                       cost, KB_ERROR_INVALID_ARGUMENT, "input_length[1] = 3 is shorter than");
 }
 
+// normalize_batch_in_training through BatchNorm and BatchCenteredDot: channels last (several
+// row chunks, a partial tile of 32 channels), channels first (runs longer than a chunk), a dense
+// batch; the normalized values, the moments and the gradients of x and gamma; float32, float64
+// and the 16-bit floats (computed in float on both devices).
+TEST(CudaVsCpu, BatchNormalizationInTraining) {
+  SKIP_WITHOUT_GPU();
+  struct Case {
+    std::vector<int64_t> shape, axes;
+    int64_t channels;
+  };
+  const Case cases[] = {
+      {{2, 40, 40, 40}, {0, 1, 2}, 40}, {{2, 3, 100, 100}, {0, 2, 3}, 3}, {{300, 24}, {0}, 24}};
+  const DtypeCase types[] = {kDtypes[0], kDtypes[1], {KB_FLOAT16, 2e-2}, {KB_BFLOAT16, 1e-1}};
+  for (const DtypeCase& dc : types)
+    for (const Case& c : cases)
+      for (int which = 0; which < 5; ++which) {
+        SCOPED_TRACE("dtype " + std::to_string(int(dc.t)) + ", output " + std::to_string(which) +
+                     ", rank " + std::to_string(c.shape.size()));
+        bool narrow = dc.t == KB_FLOAT16 || dc.t == KB_BFLOAT16;
+        Build outputs = [&c, which](const std::vector<kb_tensor*>& x) {
+          kb_tensor *normed = nullptr, *mean = nullptr, *var = nullptr, *y = nullptr;
+          kb_normalize_batch_in_training(x[0], x[1], nullptr, c.axes.data(), c.axes.size(), 1e-3,
+                                         &normed, &mean, &var);
+          if (which == 0) y = normed;
+          if (which == 1) y = mean;
+          if (which == 2) y = var;
+          if (which >= 3) {
+            y = grad_of(x[size_t(which - 3)], normed, 113);
+            normed = nullptr;  // grad_of released it
+          }
+          for (kb_tensor* t : {normed, mean, var})
+            if (t && t != y) kb_tensor_release(t);
+          return y;
+        };
+        kb_data_type given = narrow ? KB_FLOAT32 : dc.t;  // the 16-bit ones cast from float32
+        compare({random_input(c.shape, given, 111, 1, 3), random_input({c.channels}, given, 112)},
+                narrow ? in_type(dc.t, outputs) : outputs, dc.rtol);
+      }
+}
+
 // Sparse tensors: densified (duplicates add up; ranks 2 and 3), the sparse x dense product and
 // its gradients (the dense operand: the adjoint product; the values), the values' gradient of a
 // densified tensor (GatherNd) and its own gradient (ScatterNdLike); then an index out of range,
