@@ -79,43 +79,39 @@ KB_SIMD_CLONES double centered_run(const T* __restrict a, const T* __restrict x,
 Kernel make_batch_norm(const KernelArgs& k) {
   ChannelLayout l = layout_of(k, 0);
   double epsilon = k.node.attrs.f("epsilon");
-  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
+  // x is floating (the ops' inference checks it).
+  return dispatch_float<Kernel>(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (!is_float_v<T>) {
-      fail(Status::dtype, "normalize_batch_in_training: x must be floating");
-    } else {
-      using C = compute_t<T>;
-      return [l, epsilon](const Ins& in, Buffer& out) {
-        const T* x = in[0]->as<T>();
-        T* y = out.as<T>();
-        ThreadScratch<C, struct BatchNormFactors> factors(size_t(2 * l.channels));
-        C* scale = factors.data();
-        C* shift = scale + l.channels;
-        for (int64_t c = 0; c < l.channels; ++c)
-          batch_norm_affine<C>(in[1]->as<T>(), in[2]->as<T>(), in[3]->as<T>(), in[4]->as<T>(), c,
-                               C(epsilon), scale[c], shift[c]);
-        int64_t rows = l.outer * l.channels, n = l.inner;
-        if (n == 1) {  // channels last: rows of channels
-          parallel_for(
-              l.outer,
-              [&](int64_t b, int64_t e) {
-                affine_rows(x + b * l.channels, y + b * l.channels, scale, shift, e - b,
-                            l.channels);
-              },
-              std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(l.channels, 1)));
-          return;
-        }
+    using C = compute_t<T>;
+    return [l, epsilon](const Ins& in, Buffer& out) {
+      const T* x = in[0]->as<T>();
+      T* y = out.as<T>();
+      ThreadScratch<C, struct BatchNormFactors> factors(size_t(2 * l.channels));
+      C* scale = factors.data();
+      C* shift = scale + l.channels;
+      for (int64_t c = 0; c < l.channels; ++c)
+        batch_norm_affine<C>(in[1]->as<T>(), in[2]->as<T>(), in[3]->as<T>(), in[4]->as<T>(), c,
+                             C(epsilon), scale[c], shift[c]);
+      int64_t rows = l.outer * l.channels, n = l.inner;
+      if (n == 1) {  // channels last: rows of channels
         parallel_for(
-            rows,
+            l.outer,
             [&](int64_t b, int64_t e) {
-              for (int64_t r = b; r < e; ++r) {
-                int64_t c = r % l.channels;
-                affine_run(x + r * n, y + r * n, scale[c], shift[c], n);
-              }
+              affine_rows(x + b * l.channels, y + b * l.channels, scale, shift, e - b, l.channels);
             },
-            std::max<int64_t>(1, kParallelGrain / n));
-      };
-    }
+            std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(l.channels, 1)));
+        return;
+      }
+      parallel_for(
+          rows,
+          [&](int64_t b, int64_t e) {
+            for (int64_t r = b; r < e; ++r) {
+              int64_t c = r % l.channels;
+              affine_run(x + r * n, y + r * n, scale[c], shift[c], n);
+            }
+          },
+          std::max<int64_t>(1, kParallelGrain / n));
+    };
   });
 }
 
@@ -139,43 +135,40 @@ void chunk_sums(const T* a, const T* x, const C* mean, double* p, const ChannelL
 Kernel make_centered_dot(const KernelArgs& k) {
   ChannelLayout l = layout_of(k, 1);
   bool center = k.node.attrs.i("center") != 0;
-  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
+  // x is floating (the ops' inference checks it).
+  return dispatch_float<Kernel>(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (!is_float_v<T>) {
-      fail(Status::dtype, "normalize_batch_in_training: x must be floating");
-    } else {
-      using C = compute_t<T>;
-      return [l, center](const Ins& in, Buffer& out) {
-        const T *a = in[0]->as<T>(), *x = in[1]->as<T>();
-        int64_t rows = rows_per_chunk(l);
-        int64_t chunks = (l.outer + rows - 1) / rows;
-        ThreadScratch<C, struct CenteredDotMean> mean_c(size_t(l.channels));
-        C* mean = mean_c.data();
-        for (int64_t c = 0; c < l.channels; ++c) mean[c] = C(in[2]->as<T>()[c]);
-        ThreadScratch<double, struct CenteredDotSums> sums(size_t(std::max<int64_t>(chunks, 1)) *
-                                                           size_t(l.channels));
-        double* partial = sums.data();
-        parallel_for(
-            chunks,
-            [&](int64_t b, int64_t e) {
-              for (int64_t q = b; q < e; ++q) {
-                double* p = partial + q * l.channels;
-                int64_t first = q * rows, last = std::min(l.outer, first + rows);
-                if (center)
-                  chunk_sums<true>(a, x, mean, p, l, first, last);
-                else
-                  chunk_sums<false>(a, x, mean, p, l, first, last);
-              }
-            },
-            1);
-        T* y = out.as<T>();
-        for (int64_t c = 0; c < l.channels; ++c) {
-          double s = 0;
-          for (int64_t q = 0; q < chunks; ++q) s += partial[q * l.channels + c];
-          y[c] = T(C(s));
-        }
-      };
-    }
+    using C = compute_t<T>;
+    return [l, center](const Ins& in, Buffer& out) {
+      const T *a = in[0]->as<T>(), *x = in[1]->as<T>();
+      int64_t rows = rows_per_chunk(l);
+      int64_t chunks = (l.outer + rows - 1) / rows;
+      ThreadScratch<C, struct CenteredDotMean> mean_c(size_t(l.channels));
+      C* mean = mean_c.data();
+      for (int64_t c = 0; c < l.channels; ++c) mean[c] = C(in[2]->as<T>()[c]);
+      ThreadScratch<double, struct CenteredDotSums> sums(size_t(std::max<int64_t>(chunks, 1)) *
+                                                         size_t(l.channels));
+      double* partial = sums.data();
+      parallel_for(
+          chunks,
+          [&](int64_t b, int64_t e) {
+            for (int64_t q = b; q < e; ++q) {
+              double* p = partial + q * l.channels;
+              int64_t first = q * rows, last = std::min(l.outer, first + rows);
+              if (center)
+                chunk_sums<true>(a, x, mean, p, l, first, last);
+              else
+                chunk_sums<false>(a, x, mean, p, l, first, last);
+            }
+          },
+          1);
+      T* y = out.as<T>();
+      for (int64_t c = 0; c < l.channels; ++c) {
+        double s = 0;
+        for (int64_t q = 0; q < chunks; ++q) s += partial[q * l.channels + c];
+        y[c] = T(C(s));
+      }
+    };
   });
 }
 

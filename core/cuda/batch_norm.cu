@@ -34,27 +34,24 @@ Kernel make_batch_norm(const KernelArgs& k) {
   ChannelLayout l =
       channel_layout(k.in[0].shape.dims, k.node.attrs.i("begin"), k.node.attrs.i("end"));
   double epsilon = k.node.attrs.f("epsilon");
-  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
+  // x is floating (the ops' inference checks it).
+  return dispatch_float<Kernel>(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (!is_float_v<T>) {
-      return Kernel{};
-    } else {
-      using C = compute_t<T>;
-      return [l, epsilon](const Ins& in, Buffer& out) {
-        int64_t n = out.numel();
-        if (n == 0) return;
-        std::shared_ptr<void> factors = scratch(size_t(2 * l.channels) * sizeof(C));
-        C* scale = static_cast<C*>(factors.get());
-        C* shift = scale + l.channels;
-        affine_factors<<<blocks_for(l.channels), 256, 0, stream()>>>(
-            in[1]->as<T>(), in[2]->as<T>(), in[3]->as<T>(), in[4]->as<T>(), C(epsilon), scale,
-            shift, l.channels);
-        after_launch("batch norm factors");
-        affine_values<<<blocks_for(n), 256, 0, stream()>>>(in[0]->as<T>(), out.as<T>(), scale,
-                                                           shift, l, n);
-        after_launch("batch norm");
-      };
-    }
+    using C = compute_t<T>;
+    return [l, epsilon](const Ins& in, Buffer& out) {
+      int64_t n = out.numel();
+      if (n == 0) return;
+      std::shared_ptr<void> factors = scratch(size_t(2 * l.channels) * sizeof(C));
+      C* scale = static_cast<C*>(factors.get());
+      C* shift = scale + l.channels;
+      affine_factors<<<blocks_for(l.channels), 256, 0, stream()>>>(
+          in[1]->as<T>(), in[2]->as<T>(), in[3]->as<T>(), in[4]->as<T>(), C(epsilon), scale, shift,
+          l.channels);
+      after_launch("batch norm factors");
+      affine_values<<<blocks_for(n), 256, 0, stream()>>>(in[0]->as<T>(), out.as<T>(), scale, shift,
+                                                         l, n);
+      after_launch("batch norm");
+    };
   });
 }
 
@@ -132,41 +129,38 @@ Kernel make_centered_dot(const KernelArgs& k) {
   int64_t grid_y = last ? (l.channels + kLanes - 1) / kLanes : l.channels;
   // Beyond a grid's second dimension or its first: the CPU's kernel.
   if (grid_y > 65535 || chunks > int64_t(1) << 30) return Kernel{};
-  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
+  // x is floating (the ops' inference checks it).
+  return dispatch_float<Kernel>(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (!is_float_v<T>) {
-      return Kernel{};
-    } else {
-      using C = compute_t<T>;
-      return [=](const Ins& in, Buffer& out) {
-        if (l.channels == 0) return;
-        if (chunks == 0) {  // nothing to sum: zeros
-          check_cuda(cudaMemsetAsync(out.data(), 0, out.nbytes(), stream()), "zero sums");
-          return;
-        }
-        std::shared_ptr<void> sums = scratch(size_t(chunks * l.channels) * sizeof(double));
-        double* partial = static_cast<double*>(sums.get());
-        const T *a = in[0]->as<T>(), *x = in[1]->as<T>(), *mean = in[2]->as<T>();
-        dim3 grid{unsigned(chunks), unsigned(grid_y)};
-        if (last) {
-          dim3 block{kLanes, kRowsAtOnce};
-          if (center)
-            channels_last_sums<true, T, C><<<grid, block, 0, stream()>>>(a, x, mean, partial, l);
-          else
-            channels_last_sums<false, T, C><<<grid, block, 0, stream()>>>(a, x, mean, partial, l);
-        } else if (center) {
-          channel_runs_sums<true, T, C>
-              <<<grid, kThreads, 0, stream()>>>(a, x, mean, partial, l, chunk_rows);
-        } else {
-          channel_runs_sums<false, T, C>
-              <<<grid, kThreads, 0, stream()>>>(a, x, mean, partial, l, chunk_rows);
-        }
-        after_launch("centered sums");
-        add_chunks<T, C><<<blocks_for(l.channels), 256, 0, stream()>>>(partial, out.as<T>(), chunks,
-                                                                       l.channels);
-        after_launch("centered sums (chunks)");
-      };
-    }
+    using C = compute_t<T>;
+    return [=](const Ins& in, Buffer& out) {
+      if (l.channels == 0) return;
+      if (chunks == 0) {  // nothing to sum: zeros
+        check_cuda(cudaMemsetAsync(out.data(), 0, out.nbytes(), stream()), "zero sums");
+        return;
+      }
+      std::shared_ptr<void> sums = scratch(size_t(chunks * l.channels) * sizeof(double));
+      double* partial = static_cast<double*>(sums.get());
+      const T *a = in[0]->as<T>(), *x = in[1]->as<T>(), *mean = in[2]->as<T>();
+      dim3 grid{unsigned(chunks), unsigned(grid_y)};
+      if (last) {
+        dim3 block{kLanes, kRowsAtOnce};
+        if (center)
+          channels_last_sums<true, T, C><<<grid, block, 0, stream()>>>(a, x, mean, partial, l);
+        else
+          channels_last_sums<false, T, C><<<grid, block, 0, stream()>>>(a, x, mean, partial, l);
+      } else if (center) {
+        channel_runs_sums<true, T, C>
+            <<<grid, kThreads, 0, stream()>>>(a, x, mean, partial, l, chunk_rows);
+      } else {
+        channel_runs_sums<false, T, C>
+            <<<grid, kThreads, 0, stream()>>>(a, x, mean, partial, l, chunk_rows);
+      }
+      after_launch("centered sums");
+      add_chunks<T, C>
+          <<<blocks_for(l.channels), 256, 0, stream()>>>(partial, out.as<T>(), chunks, l.channels);
+      after_launch("centered sums (chunks)");
+    };
   });
 }
 
