@@ -104,6 +104,16 @@ NormalizedBatch batch_norm_primitives(const NodePtr& x, const NodePtr& gamma, co
   return {normed, mean, var};
 }
 
+// The composition: tf.nn.moments over the axes (population statistics, the reduced axes
+// dropped), then tf.nn.batch_normalization with the parameters as given.
+NormalizedBatch moments_then_normalize(const NodePtr& x, const NodePtr& gamma, const NodePtr& beta,
+                                       const std::vector<int64_t>& axes, double epsilon) {
+  NodePtr mean = api::mean(x, axes, false);
+  NodePtr d = sub(x, mean);
+  NodePtr var = api::mean(mul(d, d), axes, false);
+  return {normalize(x, mean, var, beta, gamma, epsilon), mean, var};
+}
+
 // A parameter as a (channels,) vector (or null).
 NodePtr flat(const NodePtr& p) { return p && p->rank() != 1 ? kb::reshape(p, {-1}) : p; }
 
@@ -160,22 +170,12 @@ NormalizedBatch normalize_batch_in_training(const NodePtr& x, const NodePtr& gam
     int64_t c = xd[3];
     NodePtr g = gamma ? channel_vector(gamma, c, who, "gamma") : nullptr;
     NodePtr b = beta ? channel_vector(beta, c, who, "beta") : nullptr;
-    NodePtr mean, var, normed;
     double e = std::max(epsilon, kFusedEpsilonFloor);
-    if (channels) {
-      NormalizedBatch p = batch_norm_primitives(x, g, b, axes, begin, end, e);
-      normed = p.normed;
-      mean = p.mean;
-      var = p.var;
-    } else {
-      mean = api::mean(x, axes, false);
-      NodePtr d = sub(x, mean);
-      var = api::mean(mul(d, d), axes, false);
-      normed = normalize(x, mean, var, b, g, e);
-    }
+    NormalizedBatch p = channels ? batch_norm_primitives(x, g, b, axes, begin, end, e)
+                                 : moments_then_normalize(x, g, b, axes, e);
     NodePtr n = size_of(x, axes, x->dtype());
     NodePtr n1 = binary("Maximum", sub(n, scalar_like(x, 1.0)), scalar_like(x, 1.0));
-    return {normed, mean, mul(var, div(n, n1))};
+    return {p.normed, p.mean, mul(p.var, div(n, n1))};
   }
 
   std::vector<int64_t> all_but_last;
@@ -187,10 +187,7 @@ NormalizedBatch normalize_batch_in_training(const NodePtr& x, const NodePtr& gam
     if (channels && per_channel_shape(gamma, x, begin, end) &&
         per_channel_shape(beta, x, begin, end))
       return batch_norm_primitives(x, flat(gamma), flat(beta), axes, begin, end, epsilon);
-    NodePtr mean = api::mean(x, axes, false);
-    NodePtr d = sub(x, mean);
-    NodePtr var = api::mean(mul(d, d), axes, false);
-    return {normalize(x, mean, var, beta, gamma, epsilon), mean, var};
+    return moments_then_normalize(x, gamma, beta, axes, epsilon);
   }
 
   // Broadcast: moments kept with size-1 reduced axes; gamma and beta reshaped to that shape; the
@@ -209,9 +206,8 @@ NormalizedBatch normalize_batch_in_training(const NodePtr& x, const NodePtr& gam
   checked(beta, "beta");
   checked(gamma, "gamma");
   if (channels) {  // the kept axes adjacent: gamma and beta in the channels' order
-    auto flat_all = [](const NodePtr& p) { return p ? kb::reshape(p, {-1}) : p; };
     NormalizedBatch p =
-        batch_norm_primitives(x, flat_all(gamma), flat_all(beta), axes, begin, end, epsilon);
+        batch_norm_primitives(x, flat(gamma), flat(beta), axes, begin, end, epsilon);
     std::vector<int64_t> kept_dims(xd.begin() + begin, xd.begin() + end);
     return {p.normed, kb::reshape(p.mean, kept_dims), kb::reshape(p.var, kept_dims)};
   }

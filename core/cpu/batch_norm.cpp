@@ -17,8 +17,11 @@ namespace {
 
 using Ins = std::vector<const Buffer*>;
 
-ChannelLayout layout_of(const KernelArgs& k, size_t x_input) {
-  return channel_layout(k.in[x_input].shape.dims, k.node.attrs.i("begin"), k.node.attrs.i("end"));
+// Rows of the reduced positions per chunk of a centered sum: chunks are fixed by the shape
+// alone (not by the thread count), so that every run, on any number of threads, adds the same
+// partial sums in the same order. Each chunk holds about 2^12 values per channel.
+int64_t rows_per_chunk(const ChannelLayout& l) {
+  return std::max<int64_t>(1, (int64_t(1) << 12) / std::max<int64_t>(l.inner, 1));
 }
 
 // The hot loops, also compiled for AVX-512 and AVX2 (core/cpu/simd_targets.h), without FMA
@@ -77,7 +80,7 @@ KB_SIMD_CLONES double centered_run(const T* __restrict a, const T* __restrict x,
 }
 
 Kernel make_batch_norm(const KernelArgs& k) {
-  ChannelLayout l = layout_of(k, 0);
+  ChannelLayout l = channel_layout(k.in[0].shape.dims, k.node.attrs);
   double epsilon = k.node.attrs.f("epsilon");
   // x is floating (the ops' inference checks it).
   return dispatch_float<Kernel>(k.out.dtype, [&](auto z) -> Kernel {
@@ -92,7 +95,7 @@ Kernel make_batch_norm(const KernelArgs& k) {
       for (int64_t c = 0; c < l.channels; ++c)
         batch_norm_affine<C>(in[1]->as<T>(), in[2]->as<T>(), in[3]->as<T>(), in[4]->as<T>(), c,
                              C(epsilon), scale[c], shift[c]);
-      int64_t rows = l.outer * l.channels, n = l.inner;
+      int64_t n = l.inner;
       if (n == 1) {  // channels last: rows of channels
         parallel_for(
             l.outer,
@@ -103,7 +106,7 @@ Kernel make_batch_norm(const KernelArgs& k) {
         return;
       }
       parallel_for(
-          rows,
+          l.outer * l.channels,
           [&](int64_t b, int64_t e) {
             for (int64_t r = b; r < e; ++r) {
               int64_t c = r % l.channels;
@@ -133,16 +136,16 @@ void chunk_sums(const T* a, const T* x, const C* mean, double* p, const ChannelL
 }
 
 Kernel make_centered_dot(const KernelArgs& k) {
-  ChannelLayout l = layout_of(k, 1);
+  ChannelLayout l = channel_layout(k.in[1].shape.dims, k.node.attrs);
   bool center = k.node.attrs.i("center") != 0;
+  int64_t rows = rows_per_chunk(l);
+  int64_t chunks = (l.outer + rows - 1) / rows;
   // x is floating (the ops' inference checks it).
   return dispatch_float<Kernel>(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     using C = compute_t<T>;
-    return [l, center](const Ins& in, Buffer& out) {
+    return [l, center, rows, chunks](const Ins& in, Buffer& out) {
       const T *a = in[0]->as<T>(), *x = in[1]->as<T>();
-      int64_t rows = rows_per_chunk(l);
-      int64_t chunks = (l.outer + rows - 1) / rows;
       ThreadScratch<C, struct CenteredDotMean> mean_c(size_t(l.channels));
       C* mean = mean_c.data();
       for (int64_t c = 0; c < l.channels; ++c) mean[c] = C(in[2]->as<T>()[c]);

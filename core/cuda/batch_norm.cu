@@ -31,8 +31,7 @@ __global__ void affine_values(const T* x, T* y, const C* scale, const C* shift, 
 }
 
 Kernel make_batch_norm(const KernelArgs& k) {
-  ChannelLayout l =
-      channel_layout(k.in[0].shape.dims, k.node.attrs.i("begin"), k.node.attrs.i("end"));
+  ChannelLayout l = channel_layout(k.in[0].shape.dims, k.node.attrs);
   double epsilon = k.node.attrs.f("epsilon");
   // x is floating (the ops' inference checks it).
   return dispatch_float<Kernel>(k.out.dtype, [&](auto z) -> Kernel {
@@ -120,8 +119,7 @@ __global__ void add_chunks(const double* partial, T* out, int64_t chunks, int64_
 }
 
 Kernel make_centered_dot(const KernelArgs& k) {
-  ChannelLayout l =
-      channel_layout(k.in[1].shape.dims, k.node.attrs.i("begin"), k.node.attrs.i("end"));
+  ChannelLayout l = channel_layout(k.in[1].shape.dims, k.node.attrs);
   bool center = k.node.attrs.i("center") != 0;
   bool last = l.inner == 1;
   int64_t chunk_rows = last ? kChunkRows : std::max<int64_t>(1, kChunkValues / l.inner);

@@ -14,8 +14,6 @@ struct ChannelLayout {
   int64_t outer = 1, channels = 1, inner = 1;
 
   KB_HD int64_t channel_of(int64_t e) const { return (e / inner) % channels; }
-  // The number of values each channel's sums run over.
-  KB_HD int64_t count() const { return outer * inner; }
 };
 
 // dims: x's dims (known), [begin, end): the kept axes.
@@ -25,6 +23,12 @@ ChannelLayout channel_layout(const D& dims, int64_t begin, int64_t end) {
   for (int64_t i = 0; i < int64_t(dims.size()); ++i)
     (i < begin ? l.outer : i < end ? l.channels : l.inner) *= dims[size_t(i)];
   return l;
+}
+
+// The layout of a BatchNorm or BatchCenteredDot node's x (dims known), from its attrs.
+template <class D, class A>
+ChannelLayout channel_layout(const D& dims, const A& attrs) {
+  return channel_layout(dims, attrs.i("begin"), attrs.i("end"));
 }
 
 // Channel c's factor and offset: y = x * scale + shift with scale = gamma / sqrt(var + eps) and
@@ -37,15 +41,6 @@ KB_HD void batch_norm_affine(const T* mean, const T* var, const T* gamma, const 
   scale = C(1) / sqrt(C(var[c]) + epsilon);
   scale = scale * C(gamma[c]);
   shift = C(beta[c]) - C(mean[c]) * scale;
-}
-
-// Rows of the reduced positions per chunk of a centered sum: chunks are fixed by the shape
-// alone (not by the thread count), so that every run, on any number of threads, adds the same
-// partial sums in the same order. Each chunk holds about 2^12 values per channel.
-inline int64_t rows_per_chunk(const ChannelLayout& l) {
-  int64_t per_row = l.inner > 0 ? l.inner : 1;
-  int64_t rows = (int64_t(1) << 12) / per_row;
-  return rows > 0 ? rows : 1;
 }
 
 }  // namespace kb

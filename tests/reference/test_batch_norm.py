@@ -9,33 +9,19 @@ import numpy as np
 import pytest
 
 import kb
-from kb import BF16, F16, F32, F64, const, i64, narrow_store, narrow_values, op
+from kb import BF16, F16, F32, const, i64, narrow_store, narrow_values, op
+from test_nn_more import FUSED_EPS, fd_check, np_moments
+from test_nn_more import normalize_batch_in_training as normalize_batch
+from test_nn_more import reduce_sum as total
 
 lib = kb.lib
-FUSED_EPS = 1.001e-5
-
-
-def normalize_batch(x, gamma, beta, axes, epsilon=1e-3):
-    outs = [c_void_p() for _ in range(3)]
-    kb.check(lib.kb_normalize_batch_in_training(x, gamma, beta, i64(list(axes)), len(axes),
-                                                c_double(epsilon),
-                                                *[ctypes.byref(o) for o in outs]))
-    return [kb.Tensor(o.value) for o in outs]
-
-
-def total(t):
-    return op("sum", t, None, 0, 0)
-
-
-def np_moments(x, axes):
-    return x.mean(axis=tuple(axes)), x.var(axis=tuple(axes))
 
 
 PLAN_SCRIPT = r"""
 import sys
 import numpy as np
 import kb
-from test_batch_norm import normalize_batch, total
+from test_nn_more import normalize_batch_in_training as normalize_batch, reduce_sum as total
 shape, axes = {"nhwc": ((4, 3, 2, 5), [0, 1, 2]), "nchw": ((4, 3, 2, 5), [0, 2, 3]),
                "dense": ((6, 4), [0]), "two_kept": ((4, 3, 2, 5), [0, 1]),
                "apart": ((3, 5, 4), [1]), "gamma_per_row": ((3, 5, 4), [0, 1])}[sys.argv[1]]
@@ -116,7 +102,7 @@ THREADS_SCRIPT = r"""
 import sys
 import numpy as np
 import kb
-from test_batch_norm import normalize_batch, total
+from test_nn_more import normalize_batch_in_training as normalize_batch, reduce_sum as total
 kb.lib.kb_set_num_threads(int(sys.argv[1]))
 rng = np.random.default_rng(3)
 out = []
@@ -148,34 +134,20 @@ def test_sums_do_not_depend_on_the_thread_count(tmp_path):
 @pytest.mark.parametrize("xs,axes", [((3, 2, 2, 3), [0, 1, 2]), ((3, 3, 2, 2), [0, 2, 3]),
                                      ((5, 3), [0])])
 def test_second_derivatives(xs, axes):
-    """The gradient of a loss of the gradient (as a gradient penalty takes it), against central
-    finite differences of the first gradient that the library computes."""
+    """The gradient of a weighted sum of the first gradient (as a gradient penalty takes it)
+    against central finite differences of that first gradient, which the library computes."""
     rng = np.random.default_rng(4)
     c = xs[-1] if axes == list(range(len(xs) - 1)) else xs[1]
-    x0 = rng.standard_normal(xs)
-    g0 = rng.standard_normal(c)
     w = const(rng.standard_normal(xs))
-    x = kb.placeholder(list(xs), F64)
-    gamma = kb.placeholder([c], F64)
-    normed, mean, var = normalize_batch(x, gamma, None, axes)
-    loss = op("add", total(op("multiply", op("tanh", normed), w)),
-              total(op("multiply", op("square", mean), op("sqrt", var))))
-    dx = kb.gradients(loss, [x])[0]
-    penalty = total(kb.op("square", dx))
-    second = kb.gradients(penalty, [x, gamma])
-    res = kb.Function([x, gamma], second)(x0, g0)
-    f = kb.Function([x, gamma], [penalty])
-    h = 1e-6
-    for i, base in enumerate([x0, g0]):
-        fd = np.zeros_like(base)
-        for j in range(base.size):
-            p, m = base.copy(), base.copy()
-            p.flat[j] += h
-            m.flat[j] -= h
-            args_p = [p, g0] if i == 0 else [x0, p]
-            args_m = [m, g0] if i == 0 else [x0, m]
-            fd.flat[j] = (f(*args_p)[0] - f(*args_m)[0]) / (2 * h)
-        np.testing.assert_allclose(res[i], fd, rtol=1e-5, atol=1e-6, err_msg=f"input {i}")
+
+    def first_gradient(x, gamma):
+        normed, mean, var = normalize_batch(x, gamma, None, axes)
+        loss = op("add", total(op("multiply", op("tanh", normed), w)),
+                  total(op("multiply", op("square", mean), op("sqrt", var))))
+        return kb.gradients(loss, [x])[0]
+
+    fd_check(first_gradient, rng.standard_normal(xs), rng.standard_normal(c), rtol=1e-5,
+             atol=1e-6)
 
 
 def status_of_normalize(x, gamma, beta, axes):
