@@ -3,6 +3,59 @@
 #include "core/util/error.h"
 
 namespace kb {
+namespace {
+
+// Blocks of adjacent axes, size-1 axes left out, each all reduced or all kept.
+struct Block {
+  int64_t size;
+  bool reduced;
+};
+
+std::vector<ReduceStage> plan_stages(const Dims& dims, const std::vector<bool>& red) {
+  std::vector<Block> blocks;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == 1) continue;
+    if (!blocks.empty() && blocks.back().reduced == red[i])
+      blocks.back().size *= dims[i];
+    else
+      blocks.push_back({dims[i], red[i]});
+  }
+  std::vector<ReduceStage> stages;
+  for (;;) {
+    // The reduced block of most values (the last of equals) goes first: the next stages read
+    // fewer values.
+    int64_t pick = -1;
+    for (size_t b = 0; b < blocks.size(); ++b)
+      if (blocks[b].reduced && (pick < 0 || blocks[b].size >= blocks[size_t(pick)].size))
+        pick = int64_t(b);
+    if (pick < 0) break;
+    ReduceStage s;
+    for (size_t b = 0; b < blocks.size(); ++b) {
+      if (int64_t(b) < pick)
+        s.outer *= blocks[b].size;
+      else if (int64_t(b) > pick)
+        s.inner *= blocks[b].size;
+    }
+    s.r = blocks[size_t(pick)].size;
+    stages.push_back(s);
+    blocks.erase(blocks.begin() + pick);
+    // Its kept neighbours are now adjacent: one block.
+    if (pick > 0 && size_t(pick) < blocks.size() && !blocks[size_t(pick) - 1].reduced &&
+        !blocks[size_t(pick)].reduced) {
+      blocks[size_t(pick) - 1].size *= blocks[size_t(pick)].size;
+      blocks.erase(blocks.begin() + pick);
+    }
+  }
+  if (stages.empty()) {
+    // Nothing to reduce but size-1 axes: a copy.
+    ReduceStage s;
+    for (int64_t d : dims) s.outer *= d;
+    stages.push_back(s);
+  }
+  return stages;
+}
+
+}  // namespace
 
 ReducePlan plan_reduce(const Dims& dims, std::vector<int64_t> axes) {
   ReducePlan p;
@@ -26,6 +79,7 @@ ReducePlan plan_reduce(const Dims& dims, std::vector<int64_t> axes) {
       gap = true;
     }
   }
+  p.stages = plan_stages(dims, red);
   if (!p.needs_transpose) {
     for (size_t i = 0; i < dims.size(); ++i) {
       if (first < 0 || int64_t(i) < first)

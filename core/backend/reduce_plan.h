@@ -1,6 +1,7 @@
 // How a reduction over some axes maps onto memory: (outer, r, inner) when the reduced axes form
-// one block (ignoring size-1 axes), else a transpose that moves them to the end first. Shared by
-// the CPU and CUDA kernels.
+// one block (ignoring size-1 axes), else a transpose that moves them to the end first (the
+// CUDA kernels), or reductions of one block at a time (the CPU's stages). Shared by the CPU and
+// CUDA kernels.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -9,11 +10,21 @@
 
 namespace kb {
 
+// The reduction of one block of adjacent axes: (outer, r, inner) -> (outer, inner).
+struct ReduceStage {
+  int64_t outer = 1, r = 1, inner = 1;
+};
+
 struct ReducePlan {
   bool needs_transpose = false;
   std::vector<int64_t> perm;  // when transposing: kept axes, then reduced axes
   Dims dims;                  // input dims
   int64_t outer = 1, r = 1, inner = 1;
+  // The same reduction as blocks reduced one after the other, the block of most values first,
+  // each stage reading the previous one's results (one stage when the reduced axes form one
+  // block). Reducing over (0, 2, 3) of NCHW this way reads the input once, in runs of H*W, where
+  // the transposed copy read and wrote it.
+  std::vector<ReduceStage> stages;
 };
 
 // `axes` normalized; empty means all axes.

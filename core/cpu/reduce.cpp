@@ -10,7 +10,6 @@
 #include "core/cpu/scratch.h"
 #include "core/cpu/reduce.h"
 #include "core/cpu/row_kernels.h"
-#include "core/cpu/transpose.h"
 #include "core/ops/build.h"
 #include "core/util/dispatch.h"
 
@@ -21,15 +20,20 @@ template <class T>
 using acc_t = std::conditional_t<is_float_v<T>, double,
                                  std::conditional_t<std::is_same_v<T, bool>, bool, int64_t>>;
 
-template <class T>
-void run_reduce(ReduceMode mode, const ReducePlan& p, const T* x, T* out) {
+// One stage of a reduction of T: In is T for the first stage, else the accumulation type A, the
+// previous stage's results; Out is T for the last stage, else A.
+template <class T, class In, class Out>
+void reduce_stage(ReduceMode mode, const ReduceStage& p, const In* x, Out* out) {
   using C = compute_t<T>;
   using A = acc_t<T>;
-  ThreadScratch<T, struct ReduceTransposed> tmp(p.needs_transpose ? size_t(p.outer * p.r) : 0);
-  if (p.needs_transpose) {
-    transpose_copy(x, tmp.data(), p.dims, p.perm, sizeof(T));
-    x = tmp.data();
-  }
+  using CIn = std::conditional_t<std::is_same_v<In, T>, C, A>;
+  auto result = [](A acc) -> Out {
+    if constexpr (std::is_same_v<Out, A>) {
+      return acc;
+    } else {
+      return T(C(acc));
+    }
+  };
   const int64_t r = p.r, inner = p.inner;
   auto init = [&]() -> A {
     switch (mode) {
@@ -69,11 +73,11 @@ void run_reduce(ReduceMode mode, const ReducePlan& p, const T* x, T* out) {
         p.outer,
         [&](int64_t b, int64_t e) {
           for (int64_t o = b; o < e; ++o) {
-            const T* row = x + o * r;
+            const In* row = x + o * r;
             A acc = start();
-            if constexpr (std::is_same_v<T, float>) {
+            if constexpr (std::is_same_v<In, float>) {
               if (mode == ReduceMode::sum) {
-                out[o] = float(row_sum_f32(row, r));
+                out[o] = Out(row_sum_f32(row, r));
                 continue;
               }
             }
@@ -85,13 +89,13 @@ void run_reduce(ReduceMode mode, const ReducePlan& p, const T* x, T* out) {
               A lane[kLanes] = {};
               int64_t j = 0;
               for (; j + kLanes <= r; j += kLanes)
-                for (int64_t l = 0; l < kLanes; ++l) lane[l] += A(C(row[j + l]));
-              for (; j < r; ++j) acc += A(C(row[j]));
+                for (int64_t l = 0; l < kLanes; ++l) lane[l] += A(CIn(row[j + l]));
+              for (; j < r; ++j) acc += A(CIn(row[j]));
               for (int64_t l = 0; l < kLanes; ++l) acc += lane[l];
             } else {
-              for (int64_t j = 0; j < r; ++j) acc = combine(acc, A(C(row[j])));
+              for (int64_t j = 0; j < r; ++j) acc = combine(acc, A(CIn(row[j])));
             }
-            out[o] = T(C(acc));
+            out[o] = result(acc);
           }
         },
         std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(r, 1)));
@@ -100,18 +104,18 @@ void run_reduce(ReduceMode mode, const ReducePlan& p, const T* x, T* out) {
     // a column walk with stride `inner` was 17% of a CNN training step (the bias gradients).
     auto combine_rows = [&](int64_t o, int64_t j0, int64_t j1, A* acc) {
       for (int64_t i = 0; i < inner; ++i) acc[i] = start();
-      if constexpr (std::is_same_v<T, float>) {
+      if constexpr (std::is_same_v<In, float>) {
         if (mode == ReduceMode::sum) {
           add_rows_f32(x + (o * r + j0) * inner, j1 - j0, inner, acc);
           return;
         }
       }
       for (int64_t j = j0; j < j1; ++j) {
-        const T* row = x + (o * r + j) * inner;
+        const In* row = x + (o * r + j) * inner;
         if (mode == ReduceMode::sum) {
-          for (int64_t i = 0; i < inner; ++i) acc[i] += A(C(row[i]));
+          for (int64_t i = 0; i < inner; ++i) acc[i] += A(CIn(row[i]));
         } else {
-          for (int64_t i = 0; i < inner; ++i) acc[i] = combine(acc[i], A(C(row[i])));
+          for (int64_t i = 0; i < inner; ++i) acc[i] = combine(acc[i], A(CIn(row[i])));
         }
       }
     };
@@ -129,7 +133,7 @@ void run_reduce(ReduceMode mode, const ReducePlan& p, const T* x, T* out) {
             ThreadScratch<A, struct ReduceRow> acc(static_cast<size_t>(inner));
             for (int64_t o = b; o < e; ++o) {
               combine_rows(o, 0, r, acc.data());
-              for (int64_t i = 0; i < inner; ++i) out[o * inner + i] = T(C(acc.data()[i]));
+              for (int64_t i = 0; i < inner; ++i) out[o * inner + i] = result(acc.data()[i]);
             }
           },
           std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(r * inner, 1)));
@@ -151,9 +155,30 @@ void run_reduce(ReduceMode mode, const ReducePlan& p, const T* x, T* out) {
         A acc = partial[size_t(o * parts * inner + i)];
         for (int64_t k = 1; k < parts; ++k)
           acc = combine(acc, partial[size_t((o * parts + k) * inner + i)]);
-        out[o * inner + i] = T(C(acc));
+        out[o * inner + i] = result(acc);
       }
   }
+}
+
+template <class T>
+void run_reduce(ReduceMode mode, const ReducePlan& p, const T* x, T* out) {
+  using A = acc_t<T>;
+  const std::vector<ReduceStage>& stages = p.stages;
+  if (stages.size() == 1) {
+    reduce_stage<T, T, T>(mode, stages[0], x, out);
+    return;
+  }
+  // Between stages the results stay in the accumulation type: the result is rounded once, as
+  // with one stage. Two buffers, taking turns.
+  auto count = [&](size_t i) { return size_t(stages[i].outer * stages[i].inner); };
+  ThreadScratch<A, struct ReduceStageEven> even(count(0));
+  ThreadScratch<A, struct ReduceStageOdd> odd(count(1));
+  A* buffer[2] = {even.data(), odd.data()};
+  reduce_stage<T, T, A>(mode, stages[0], x, buffer[0]);
+  for (size_t i = 1; i + 1 < stages.size(); ++i)
+    reduce_stage<T, A, A>(mode, stages[i], buffer[(i - 1) % 2], buffer[i % 2]);
+  size_t last = stages.size() - 1;
+  reduce_stage<T, A, T>(mode, stages[last], buffer[(last - 1) % 2], out);
 }
 
 std::vector<int64_t> concrete_axes(const Attrs& a, int64_t rank) {
