@@ -72,6 +72,9 @@ struct Source {
   DType dtype;
   bool direct = false;  // same dtype and shape as the output: read in place
   Dims d, s;
+  // When the outermost axis is broadcast: the product of the others, the period after which
+  // the input's values repeat along the output (0 otherwise).
+  int64_t period = 0;
 };
 
 Source make_source(const TensorType& in, const Dims& od, DType out_dtype) {
@@ -93,13 +96,39 @@ Source make_source(const TensorType& in, const Dims& od, DType out_dtype) {
     src.d.push_back(1);
     src.s.push_back(0);
   }
+  if (src.d.size() >= 2 && src.s[0] == 0) {
+    src.period = 1;
+    for (size_t i = 1; i < src.d.size(); ++i) src.period *= src.d[i];
+  }
   return src;
 }
 
+// n copies of v (vectorized: the copies of broadcast values are a good part of a program's
+// stores).
+template <class T>
+KB_SIMD_CLONES void fill_copies(T* __restrict o, int64_t n, T v) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) o[i] = v;
+}
+
+// A broadcast input's block, kept per thread and input while the next blocks read the same
+// values: one value (a per-channel parameter over H*W positions, a scalar), or a pattern that
+// repeats along the output (a bias of the last axis, the same C values at the same places in
+// every block). Writing the block anew each time cost more than the program's arithmetic.
+template <class T>
+struct KeptBlock {
+  enum Kind { none, copies, periodic };
+  T* values;  // kBlock values
+  Kind kind;
+  T value;        // copies: the value
+  int64_t phase;  // periodic: the block's first index modulo the source's period
+};
+
 // Elements [i0, i0 + n) of the broadcast input, converted to T: a pointer into the input when
-// they lie there contiguously in T, else written to buf.
+// they lie there contiguously in T, the kept block when it holds them, else written to buf.
 template <class T, class S>
-const T* load(const Source& src, const S* base, int64_t i0, int64_t n, T* buf, int64_t* idx) {
+const T* load(const Source& src, const S* base, int64_t i0, int64_t n, T* buf, int64_t* idx,
+              KeptBlock<T>& kept) {
   size_t r = src.d.size();
   std::fill(idx, idx + r, int64_t(0));
   int64_t rem = i0, pos = 0;
@@ -112,13 +141,28 @@ const T* load(const Source& src, const S* base, int64_t i0, int64_t n, T* buf, i
   if constexpr (std::is_same_v<S, T>) {
     if (is == 1 && inner - idx[r - 1] >= n) return base + pos;
   }
+  if (is == 0 && inner - idx[r - 1] >= n) {
+    T v = convert<S, T>(base[pos]);
+    if (kept.kind != KeptBlock<T>::copies || std::memcmp(&kept.value, &v, sizeof(T)) != 0) {
+      fill_copies(kept.values, kBlock, v);
+      kept.kind = KeptBlock<T>::copies;
+      kept.value = v;
+    }
+    return kept.values;
+  }
+  if (src.period > 0 && n == kBlock) {
+    int64_t phase = i0 % src.period;
+    if (kept.kind == KeptBlock<T>::periodic && kept.phase == phase) return kept.values;
+    kept.kind = KeptBlock<T>::periodic;
+    kept.phase = phase;
+    buf = kept.values;  // written below
+  }
   T* o = buf;
   while (n > 0) {
     int64_t m = std::min(inner - idx[r - 1], n);
     const S* p = base + pos;
     if (is == 0) {
-      T v = convert<S, T>(p[0]);
-      for (int64_t i = 0; i < m; ++i) o[i] = v;
+      fill_copies(o, m, convert<S, T>(p[0]));
     } else if (std::is_same_v<S, T> && is == 1) {
       std::memcpy(o, p, size_t(m) * sizeof(T));  // a row of a broadcast operand (a bias)
     } else {
@@ -190,6 +234,10 @@ Kernel fused_kernel(const KernelArgs& k) {
           ThreadScratch<T, struct FusedRegisters> regs_s(static_cast<size_t>(nregs * kBlock));
           ThreadScratch<const T*, struct FusedOperands> ptr_s(static_cast<size_t>(nregs));
           ThreadScratch<int64_t, struct FusedIndex> idx(max_rank);
+          ThreadScratch<T, struct FusedKeptValues> kept_values(srcs.size() * size_t(kBlock));
+          ThreadScratch<KeptBlock<T>, struct FusedKeptBlocks> kept(srcs.size());
+          for (size_t s = 0; s < srcs.size(); ++s)
+            kept.data()[s] = {kept_values.data() + s * size_t(kBlock), KeptBlock<T>::none, T(0), 0};
           T* regs = regs_s.data();
           const T** ptr = ptr_s.data();
           for (int64_t blk = b0; blk < b1; ++blk) {
@@ -206,7 +254,8 @@ Kernel fused_kernel(const KernelArgs& k) {
                 } else {
                   ptr[size_t(c[2])] = dispatch_dtype(src.dtype, [&](auto z) -> const T* {
                     using S = decltype(z);
-                    return load<T, S>(src, b->as<S>(), i0, n, dst, idx.data());
+                    return load<T, S>(src, b->as<S>(), i0, n, dst, idx.data(),
+                                      kept.data()[size_t(c[3])]);
                   });
                 }
                 continue;

@@ -73,6 +73,42 @@ def test_chain_tree_scalars_columns(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,small", [
+    ((3, 5, 30, 37), [(1, 5, 1, 1), (3, 1, 1, 1), (1, 1, 1, 1)]),  # runs of one value per block
+    ((4, 6, 40, 48), [(1, 1, 1, 48), (1, 1, 40, 48), (1, 6, 1, 48)]),  # repeating patterns
+    ((2, 9, 7, 64), [(1, 1, 1, 64), (1, 9, 1, 1), (2, 1, 7, 1)])], ids=str)
+def test_broadcast_operands_kept_between_blocks(dtype, shape, small):
+    """Broadcast operands whose blocks repeat (one value, or a pattern with a period that does or
+    does not divide the block) are kept between blocks; one of them is float32 cast inside the
+    group. A second function of the same shapes runs in between, so nothing kept leaks."""
+    rng = np.random.default_rng(9)
+    nt = kb.NP_OF[dtype]
+    xs, zs = [rng.standard_normal(shape).astype(nt) for _ in range(2)]
+    ps = [rng.standard_normal(s).astype(nt) for s in small]
+    qs = [rng.standard_normal(s).astype(nt) for s in small]
+    p32 = rng.standard_normal(small[0]).astype(np.float32)
+    x, z = kb.placeholder(list(shape), dtype), kb.placeholder(list(shape), dtype)
+
+    def program(a, b, c, d):
+        t = kb.op("add", kb.op("multiply", x, const(a)), kb.op("subtract", z, const(b)))
+        u = kb.op("multiply", kb.op("tanh", t), const(c))
+        return kb.op("add", u, kb.op("cast", const(d), dtype))
+
+    def want(a, b, c, d):
+        return np.tanh(xs * a + (zs - b)) * c + d.astype(nt)
+
+    f, g = program(*ps, p32), program(*qs, -p32)
+    fused, plain = both([x, z], [f, g], xs, zs)
+    same(fused, plain)
+    kb.assert_close(fused[0], want(*ps, p32), dtype)
+    kb.assert_close(fused[1], want(*qs, -p32), dtype)
+    one, other = kb.Function([x, z], [f]), kb.Function([x, z], [g])
+    for _ in range(2):
+        same(one(xs, zs), fused[:1])
+        same(other(xs, zs), fused[1:])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_casts_and_activations(dtype):
     """Casts from other dtypes (int, bool, the other float) become converting loads."""
     rng = np.random.default_rng(3)
