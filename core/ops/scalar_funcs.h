@@ -115,10 +115,15 @@ KB_HD inline T scalar_softplus(T a) {
   return a > T(0) ? a + std::log1p(std::exp(-a)) : std::log1p(std::exp(a));
 }
 
-// Integer division truncates and yields 0 for a zero divisor instead of trapping.
+// Integer division truncates and yields 0 for a zero divisor instead of trapping; the lowest
+// value divided by -1 wraps to itself (two's complement) instead of trapping.
 template <class T>
 KB_HD inline T scalar_div(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    if (b == T(-1)) return T(U(0) - U(a));
+    return b == T(0) ? T(0) : T(a / b);
+  } else if constexpr (std::is_integral_v<T>) {
     return b == T(0) ? T(0) : T(a / b);
   } else {
     return a / b;

@@ -150,6 +150,18 @@ def test_divide_integer_truncates():
     assert_close(ev(lambda a, b: op("divide", a, b), x, y), [3, -3, 2, 0], kb.I32)
 
 
+@pytest.mark.parametrize("itype", [kb.I8, kb.I16, kb.I32, kb.I64])
+def test_divide_integer_edge_cases_do_not_trap(itype):
+    # a zero divisor gives 0; the lowest value over -1 wraps to itself (x86 traps on it for 32
+    # and 64 bits, which took the process down)
+    nt = kb.NP_OF[itype]
+    lo, hi = np.iinfo(nt).min, np.iinfo(nt).max
+    x = np.array([lo, lo, hi, -5, 5, lo], nt)
+    y = np.array([-1, 0, -1, -1, 0, 1], nt)
+    assert_close(ev(lambda a, b: op("divide", a, b), x, y), np.array([lo, 0, -hi, 5, 0, lo], nt),
+                 itype)
+
+
 def test_compare_integer_and_bool():
     x = np.array([1, 2, 3], np.int64)
     assert_close(ev(lambda a, b: op("greater", a, b), x, np.int64(2)), [False, False, True],

@@ -143,6 +143,20 @@ def test_arg_reduce_ties_and_ints(name, ref, dt):
     assert_close(ev(lambda t: op(name, t, 0), xi), ref(xi, axis=0), kb.I64)
 
 
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_arg_reduce_empty_axis(name):
+    # No position to name: an error when the graph is built (dim known) or when fed (unknown);
+    # an empty output over a non-empty axis is fine.
+    x = np.zeros((0, 3), np.float32)
+    assert "empty" in error_of(name, const(x), 0)
+    p = kb.placeholder([-1, 3])
+    with pytest.raises(kb.KBError, match="empty") as e:
+        kb.run(op(name, p, 0), [(p, x)])
+    assert e.value.status == 1  # KB_ERROR_INVALID_ARGUMENT
+    assert ev(lambda t: op(name, t, 1), x, mode="ph").shape == (0,)
+    assert ev(lambda t: op(name, t, 0), np.ones((4, 3), np.float32), mode="ph").tolist() == [0] * 3
+
+
 # ---- bad input ------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", sorted(REDUCE) + ["any", "all"])
 def test_reduce_bad_input(name):
