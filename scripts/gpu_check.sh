@@ -2,10 +2,10 @@
 # On a GPU machine (through the device tool, carry [".carry"]): build the library and the CUDA
 # plugin, then run the CUDA tests, the examples, the NumPy reference suite through the GPU and the
 # GPU benchmarks. Stages: build, tests, suite, bench (default: all, in that order), and memcheck
-# (the CUDA tests under compute-sanitizer, only when named). Each stage
-# rebuilds what changed and leaves its logs under $OUT, so the stages can also run as separate
-# calls when one call's time is short: `bash scripts/gpu_check.sh build tests`, then
-# `bash scripts/gpu_check.sh suite`, then `bash scripts/gpu_check.sh bench`.
+# (the CUDA tests under compute-sanitizer, only when named). The build stage always runs first
+# (incremental after the first call) and each stage leaves its logs under $OUT, so the stages can
+# also run as separate calls when one call's time is short: `bash scripts/gpu_check.sh tests`,
+# then `bash scripts/gpu_check.sh suite`, then `bash scripts/gpu_check.sh bench`.
 #
 # The GPU machine has no apt: recreate .carry (Eigen, GoogleTest, oneDNN) here with
 #   mkdir -p .carry/usr/include .carry/usr/lib/x86_64-linux-gnu/cmake .carry/usr/share/eigen3
@@ -23,25 +23,35 @@ stages=("$@")
 [ ${#stages[@]} -eq 0 ] && stages=(build tests suite bench)
 status=0
 
+# Configures (once) and brings the GPU build up to date; fails unless the plugin finds the GPU,
+# so that no later stage passes on the CPU unseen.
 build() {
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
-  cmake -S . -B build-gpu -G Ninja -DCMAKE_PREFIX_PATH=$PWD/.carry/usr \
-    -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release -DKB_WERROR=OFF \
-    > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; return 1; }
+  if [ ! -f build-gpu/build.ninja ]; then
+    cmake -S . -B build-gpu -G Ninja -DCMAKE_PREFIX_PATH=$PWD/.carry/usr \
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release -DKB_WERROR=OFF \
+      > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; return 1; }
+  fi
   cmake --build build-gpu -j16 --target kbackend kbackend_cuda kb_cuda_tests device_info \
     train_mlp kb_bench > "$OUT/build.log" 2>&1 ||
     { grep -E "error" "$OUT/build.log" | head -30; tail -20 "$OUT/build.log"; return 1; }
-  ./build-gpu/tests/device_info
+  local info
+  info=$(./build-gpu/tests/device_info)
+  echo "$info"
+  echo "$info" | grep -q "cuda devices: 1" || { echo "build: the plugin does not see the GPU"; return 1; }
 }
 
 tests() {
-  local rc=0
+  local rc=0 out
   ./build-gpu/tests/kb_cuda_tests > "$OUT/cuda_tests.log" 2>&1 || rc=1
   grep -E "^\[  (FAILED|PASSED|SKIPPED) |Failure|cpp:[0-9]+" "$OUT/cuda_tests.log" | head -60
   bash tests/cuda/fallback_test.sh build-gpu > "$OUT/fallback.log" 2>&1 || rc=1
   tail -3 "$OUT/fallback.log"
-  ./build-gpu/train_mlp examples/data/digits.csv | tail -3
-  KB_DEVICE=cpu ./build-gpu/train_mlp examples/data/digits.csv | tail -1
+  for device in cuda cpu; do
+    out=$(KB_DEVICE=$device ./build-gpu/train_mlp examples/data/digits.csv) || rc=1
+    echo "$out" | tail -1
+    echo "$out" | grep -q "test accuracy" || { echo "train_mlp ($device): no accuracy"; rc=1; }
+  done
   return $rc
 }
 
@@ -76,6 +86,8 @@ memcheck() {
 
 bench() { bash scripts/gpu_bench.sh 2>&1 | grep -E "^(heuristics: )?\{" | tee "$OUT/bench_all.jsonl"; }
 
+# Every stage runs on an up-to-date build of what is here (the build stage, when not named, first).
+[[ " ${stages[*]} " == *" build "* ]] || stages=(build "${stages[@]}")
 for s in "${stages[@]}"; do
   echo "== $s"
   case $s in

@@ -13,7 +13,9 @@ namespace kb {
 
 namespace {
 
-constexpr size_t kAlign = 64;
+// cudaMalloc's alignment, which device libraries may count on (vectorized loads, cuDNN's and
+// cuBLASLt's algorithm choice); beyond a CPU cache line, at a few bytes per value.
+constexpr size_t kAlign = 256;
 
 size_t aligned(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 

@@ -122,7 +122,8 @@ Kernel make_centered_dot(const KernelArgs& k) {
   ChannelLayout l = channel_layout(k.in[1].shape.dims, k.node.attrs);
   bool center = k.node.attrs.i("center") != 0;
   bool last = l.inner == 1;
-  int64_t chunk_rows = last ? kChunkRows : std::max<int64_t>(1, kChunkValues / l.inner);
+  int64_t chunk_rows =
+      last ? kChunkRows : std::max<int64_t>(1, kChunkValues / std::max<int64_t>(l.inner, 1));
   int64_t chunks = (l.outer + chunk_rows - 1) / chunk_rows;
   int64_t grid_y = last ? (l.channels + kLanes - 1) / kLanes : l.channels;
   // Beyond a grid's second dimension or its first: the CPU's kernel.

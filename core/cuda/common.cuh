@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/backend/device.h"
 #include "core/backend/kernel.h"
 #include "core/backend/pool_problem.h"
 #include "core/backend/reduce_plan.h"
@@ -111,11 +112,12 @@ struct Registration {
   KernelFactory factory;
 };
 std::vector<Registration>& registrations();
-struct Registrar {
-  Registrar(const char* op, KernelFactory f) { registrations().push_back({op, f}); }
-};
+constexpr int kMaxDims = kMaxDeviceRank;
 
-constexpr int kMaxDims = 8;
+// Registers an op's factory; the plugin declines operands of rank above kMaxDims for them all.
+struct Registrar {
+  Registrar(const char* op, KernelFactory f);
+};
 
 // Up to three operands iterated over the same output index space.
 struct StridedMap {

@@ -290,20 +290,37 @@ bool measure_algorithms() {
 // Algorithms needing more workspace than this are passed over (FFT ones can want gigabytes).
 constexpr size_t kMaxWorkspace = size_t(1) << 30;
 
+// cudnnFind into perf; measuring allocates outside the plugin's cache, so when device memory runs
+// short (for the whole call or for some algorithms) the cache's idle blocks go back to CUDA and
+// the measuring runs once more.
+template <class Find, class Perf>
+bool measure(Find& find, int max, int& found, Perf* perf) {
+  for (int attempt = 0;; ++attempt) {
+    found = 0;
+    cudnnStatus_t st = find(max, &found, perf);
+    bool short_of_memory = st == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED;
+    for (int i = 0; i < found; ++i)
+      short_of_memory |= perf[i].status == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED;
+    if (!short_of_memory || attempt == 1) return st == CUDNN_STATUS_SUCCESS;
+    release_cached_memory();
+  }
+}
+
 // The algorithm of one convolution pass, with its workspace size (use(algo) records both and
 // returns the size query's status; the size goes to `workspace`). Measured: the fastest
 // deterministic algorithm that ran (the results of a call do not depend on timing); else, or when
-// measuring fails, the heuristics' first deterministic algorithm that supports the problem, then
-// their first at all. float32 and float64 take only algorithms without tensor-op math (TF32 would
-// round float32's operands); 16-bit data runs with the math type an algorithm was measured or
-// suggested with. False: none (the kernel is declined).
-template <class Perf, class Find, class Heuristic, class Use>
+// measuring fails, the heuristics' first deterministic algorithm that supports the problem and
+// runs (trial(): one call on scratch memory, since a suggestion can still be refused when
+// called), then their first at all that runs. float32 and float64 take only algorithms without
+// tensor-op math (TF32 would round float32's operands); 16-bit data runs with the math type an
+// algorithm was measured or suggested with. False: none (the kernel is declined).
+template <class Perf, class Find, class Heuristic, class Use, class Trial>
 bool choose_algorithm(cudnnConvolutionDescriptor_t conv, bool half_data, size_t& workspace,
-                      Find&& find, Heuristic&& heuristic, Use&& use) {
+                      Find&& find, Heuristic&& heuristic, Use&& use, Trial&& trial) {
   constexpr int kMax = 16;
   Perf perf[kMax];
   int found = 0;
-  auto first = [&](bool deterministic_only) {
+  auto first = [&](bool deterministic_only, bool measured) {
     for (int i = 0; i < found; ++i) {
       const Perf& a = perf[i];
       bool tensor_ops =
@@ -313,16 +330,16 @@ bool choose_algorithm(cudnnConvolutionDescriptor_t conv, bool half_data, size_t&
         continue;
       if (half_data && cudnnSetConvolutionMathType(conv, a.mathType) != CUDNN_STATUS_SUCCESS)
         continue;
-      if (use(a.algo, &workspace) == CUDNN_STATUS_SUCCESS && workspace <= kMaxWorkspace)
+      if (use(a.algo, &workspace) == CUDNN_STATUS_SUCCESS && workspace <= kMaxWorkspace &&
+          (measured || trial(workspace) == CUDNN_STATUS_SUCCESS))
         return true;
     }
     return false;
   };
-  if (measure_algorithms() && find(kMax, &found, perf) == CUDNN_STATUS_SUCCESS && first(true))
-    return true;
+  if (measure_algorithms() && measure(find, kMax, found, perf) && first(true, true)) return true;
   found = 0;
   if (heuristic(kMax, &found, perf) != CUDNN_STATUS_SUCCESS) return false;
-  return first(true) || first(false);
+  return first(true, false) || first(false, false);
 }
 
 // The descriptors and algorithm of one convolution pass, or null where cuDNN has no algorithm.
@@ -338,6 +355,21 @@ std::shared_ptr<ConvState> conv_state(const KernelArgs& k, int which) {
   if (!make_conv_plan(g, xd, kd, yd, p)) return nullptr;
   auto s = make_state(p, dnn_type<T>());
   bool half_data = is_narrow_float_v<T>, chosen = false;
+  // The trial calls' operands (contents ignored), made for the first one.
+  const compute_t<T> one = 1, zero = 0;  // cuDNN scales 16-bit float data by floats
+  std::shared_ptr<void> tx, tw, ty;
+  int64_t y_numel = numel(Dims(p.y.dims.begin(), p.y.dims.end()));
+  bool empty = numel(p.padded_dims) == 0 || numel(p.split_kernel) == 0 || y_numel == 0;
+  auto trial = [&](size_t workspace, auto&& call) {
+    if (empty) return CUDNN_STATUS_SUCCESS;
+    if (!tx) {
+      tx = scratch(size_t(numel(p.padded_dims)) * sizeof(T));
+      tw = scratch(size_t(numel(p.split_kernel)) * sizeof(T));
+      ty = scratch(size_t(y_numel) * sizeof(T));
+    }
+    auto ws = scratch(workspace);
+    return call(ws.get(), workspace);
+  };
   if (which == 0) {
     chosen = choose_algorithm<cudnnConvolutionFwdAlgoPerf_t>(
         s->conv->d, half_data, s->workspace,
@@ -353,6 +385,12 @@ std::shared_ptr<ConvState> conv_state(const KernelArgs& k, int which) {
           s->fwd = a;
           return cudnnGetConvolutionForwardWorkspaceSize(handle(), s->x->d, s->w->d, s->conv->d,
                                                          s->y->d, a, workspace);
+        },
+        [&](size_t workspace) {
+          return trial(workspace, [&](void* ws, size_t n) {
+            return cudnnConvolutionForward(handle(), &one, s->x->d, tx.get(), s->w->d, tw.get(),
+                                           s->conv->d, s->fwd, ws, n, &zero, s->y->d, ty.get());
+          });
         });
   } else if (which == 1) {
     chosen = choose_algorithm<cudnnConvolutionBwdDataAlgoPerf_t>(
@@ -369,6 +407,13 @@ std::shared_ptr<ConvState> conv_state(const KernelArgs& k, int which) {
           s->bwd_data = a;
           return cudnnGetConvolutionBackwardDataWorkspaceSize(handle(), s->w->d, s->y->d,
                                                               s->conv->d, s->x->d, a, workspace);
+        },
+        [&](size_t workspace) {
+          return trial(workspace, [&](void* ws, size_t n) {
+            return cudnnConvolutionBackwardData(handle(), &one, s->w->d, tw.get(), s->y->d,
+                                                ty.get(), s->conv->d, s->bwd_data, ws, n, &zero,
+                                                s->x->d, tx.get());
+          });
         });
   } else {
     chosen = choose_algorithm<cudnnConvolutionBwdFilterAlgoPerf_t>(
@@ -385,6 +430,13 @@ std::shared_ptr<ConvState> conv_state(const KernelArgs& k, int which) {
           s->bwd_filter = a;
           return cudnnGetConvolutionBackwardFilterWorkspaceSize(handle(), s->x->d, s->y->d,
                                                                 s->conv->d, s->w->d, a, workspace);
+        },
+        [&](size_t workspace) {
+          return trial(workspace, [&](void* ws, size_t n) {
+            return cudnnConvolutionBackwardFilter(handle(), &one, s->x->d, tx.get(), s->y->d,
+                                                  ty.get(), s->conv->d, s->bwd_filter, ws, n, &zero,
+                                                  s->w->d, tw.get());
+          });
         });
   }
   return chosen ? s : nullptr;
@@ -575,6 +627,19 @@ struct PoolState {
   }
 };
 
+// Forward: a is x, the result y. Backward: a is dy, the result dx; only average pooling's gradient
+// comes here (max pooling's is the plugin's kernel), and it does not depend on the forward result
+// that cuDNN's call takes: dy, of y's layout, stands in for it.
+template <class T>
+cudnnStatus_t pool_call(const PoolState& s, bool backward, const void* a, const void* x,
+                        void* result) {
+  const compute_t<T> one = 1, zero = 0;
+  if (!backward)
+    return cudnnPoolingForward(handle(), s.pool, &one, s.x->d, a, &zero, s.y->d, result);
+  return cudnnPoolingBackward(handle(), s.pool, &one, s.y->d, a, s.y->d, a, s.x->d, x, &zero,
+                              s.x->d, result);
+}
+
 template <class T>
 Kernel pool_kernel(const KernelArgs& k, bool backward) {
   PoolKernel which = backward ? PoolKernel::backward : PoolKernel::forward;
@@ -602,25 +667,23 @@ Kernel pool_kernel(const KernelArgs& k, bool backward) {
   check_dnn(cudnnSetPoolingNdDescriptor(s->pool, mode, CUDNN_NOT_PROPAGATE_NAN, int(window.size()),
                                         window.data(), pad.data(), stride.data()),
             "pooling descriptor");
+  // One call on scratch memory at plan time: a configuration cuDNN refuses when called goes to
+  // the plugin's own kernel instead of failing every call.
+  if (numel(xd) > 0 && numel(p.y) > 0) {
+    auto x = scratch(size_t(numel(xd)) * sizeof(T)), y = scratch(size_t(numel(p.y)) * sizeof(T));
+    void* result = backward ? x.get() : y.get();
+    if (pool_call<T>(*s, backward, backward ? y.get() : x.get(), x.get(), result) !=
+        CUDNN_STATUS_SUCCESS)
+      return window_pool_kernel(k, which);
+  }
   return [s, backward](const Ins& in, Buffer& out) {
     if (out.numel() == 0) return;
-    const compute_t<T> one = 1, zero = 0;
     std::shared_ptr<void> keep_a, keep_b;
     const void* a = dnn_operand(in[0]->data(), in[0]->nbytes(), keep_a);
-    if (!backward) {
-      return into_dnn_result(out, [&](void* y) {
-        check_dnn(cudnnPoolingForward(handle(), s->pool, &one, s->x->d, a, &zero, s->y->d, y),
-                  "pooling forward");
-      });
-    }
-    // Only average pooling's gradient comes here (max pooling's is the plugin's kernel), and it
-    // does not depend on the forward result that cuDNN's call takes: dy (a), of y's layout,
-    // stands in for it.
-    const void* x = dnn_operand(in[1]->data(), in[1]->nbytes(), keep_b);
-    into_dnn_result(out, [&](void* dx) {
-      check_dnn(cudnnPoolingBackward(handle(), s->pool, &one, s->y->d, a, s->y->d, a, s->x->d, x,
-                                     &zero, s->x->d, dx),
-                "pooling backward");
+    const void* x = backward ? dnn_operand(in[1]->data(), in[1]->nbytes(), keep_b) : nullptr;
+    into_dnn_result(out, [&](void* result) {
+      check_dnn(pool_call<T>(*s, backward, a, x, result),
+                backward ? "pooling backward" : "pooling forward");
     });
   };
 }

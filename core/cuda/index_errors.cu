@@ -56,7 +56,8 @@ RowFlag::RowFlag() {
 void RowFlag::defer(const Buffer& idx, int64_t width, const char* who, TupleCheck check) {
   PendingChecks& p = pending();
   kb::check(p.settled == round_, Status::internal, who, ": index checks settled mid-launch");
-  kb::check(width >= 1 && width <= kMaxDims, Status::internal, who, ": index tuples of ", width);
+  // width 0: tuples of no index (a gather of whole tensors), which no row can fail.
+  kb::check(width >= 0 && width <= kMaxDims, Status::internal, who, ": index tuples of ", width);
   if (idx.dtype == DType::i32)
     keep_flagged_tuple<<<1, 1, 0, stream()>>>(flag_, idx.as<int32_t>(), width);
   else

@@ -34,7 +34,12 @@ cublasHandle_t handle() {
   return library_handle<cublasHandle_t>(
       [](cublasHandle_t* p) {
         if (cublasCreate(p) != CUBLAS_STATUS_SUCCESS) return false;
-        if (cublasSetStream(*p, stream()) != CUBLAS_STATUS_SUCCESS) {
+        // 16-bit products accumulate in float throughout: no split-K partial sums rounded to
+        // 16 bits, which the CPU never does.
+        if (cublasSetStream(*p, stream()) != CUBLAS_STATUS_SUCCESS ||
+            cublasSetMathMode(*p, cublasMath_t(CUBLAS_DEFAULT_MATH |
+                                               CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)) !=
+                CUBLAS_STATUS_SUCCESS) {
           cublasDestroy(*p);
           return false;
         }

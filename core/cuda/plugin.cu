@@ -8,6 +8,7 @@
 
 #include "core/backend/device.h"
 #include "core/cuda/common.cuh"
+#include "core/ops/op.h"
 
 namespace kb::cuda {
 
@@ -124,9 +125,10 @@ void check_cuda(cudaError_t e, const char* what) {
 
 void release_cached_memory() {
   use_device();
-  cudaStreamSynchronize(g_stream);  // the cached blocks' last users have run
   Pool& pl = pool();
+  // Locked before the wait: a block freed after it could still have work queued on the stream.
   std::lock_guard<std::mutex> l(pl.mu);
+  cudaStreamSynchronize(g_stream);  // the cached blocks' last users have run
   for (auto& kv : pl.free) {
     cudaFree(kv.second);
     pl.sizes.erase(kv.second);
@@ -146,6 +148,19 @@ std::vector<Registration>& registrations() {
   static std::vector<Registration> r;
   return r;
 }
+
+Registrar::Registrar(const char* op, KernelFactory f) { registrations().push_back({op, f}); }
+
+namespace {
+// What the host calls for every op: operands of rank above kMaxDims, which the strided kernels
+// cannot index, are declined (the CPU's kernel runs the step); the rest go to the op's factory.
+Kernel factory_of_any_op(const KernelArgs& k) {
+  if (beyond_device_rank(k)) return Kernel{};
+  for (const Registration& r : registrations())
+    if (k.node.op->name == r.op) return r.factory(k);
+  return Kernel{};
+}
+}  // namespace
 
 StridedMap make_map(const Dims& out, const std::vector<Dims>& ins) {
   check(out.size() <= size_t(kMaxDims), Status::not_implemented, "cuda: rank ", out.size(),
@@ -188,12 +203,14 @@ extern "C" __attribute__((visibility("default"))) int32_t kb_cuda_plugin_init(
       return 1;
     }
     kb::cuda::g_ordinal = host->ordinal;
-    if (cudaSetDevice(host->ordinal) != cudaSuccess ||
-        cudaStreamCreateWithFlags(&kb::cuda::g_stream, cudaStreamNonBlocking) != cudaSuccess) {
-      say("cannot create a CUDA stream");
+    e = cudaSetDevice(host->ordinal);
+    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&kb::cuda::g_stream, cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+      say(std::string("cannot create a CUDA stream: ") + cudaGetErrorString(e));
       return 1;
     }
-    for (auto& r : kb::cuda::registrations()) host->register_kernel("cuda", r.op, r.factory);
+    for (auto& r : kb::cuda::registrations())
+      host->register_kernel("cuda", r.op, kb::cuda::factory_of_any_op);
     host->register_device(kb::Device::cuda, &kb::cuda::kApi);
     return 0;
   } catch (const std::exception& ex) {

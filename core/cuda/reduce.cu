@@ -12,18 +12,31 @@ namespace {
 using Ins = std::vector<const Buffer*>;
 constexpr int kThreads = 256;
 
-// float16 accumulates in float, like it computes.
+// Floating types accumulate in double and integers in int64, as on the CPU, so that both devices
+// round a sum once.
 template <class T>
-using acc_t = std::conditional_t<is_float_v<T>, compute_t<T>, int64_t>;
+using acc_t = std::conditional_t<is_float_v<T>, double, int64_t>;
 
-template <class A>
+// The identity of a reduction of T accumulated in A: an integer max or min over an empty axis is
+// T's lowest or highest value, not int64's.
+template <class A, class T>
 __device__ A reduce_identity(int mode) {
   if (mode == 0) return A(0);
   if (mode == 1) return A(1);
   if constexpr (std::is_floating_point_v<A>) {
     return mode == 2 ? A(-INFINITY) : A(INFINITY);
   } else {
-    return mode == 2 ? std::numeric_limits<A>::lowest() : std::numeric_limits<A>::max();
+    return mode == 2 ? A(std::numeric_limits<T>::lowest()) : A(std::numeric_limits<T>::max());
+  }
+}
+
+// An accumulated value as O: a 16-bit float through float, as the CPU rounds it.
+template <class O, class A>
+__device__ O narrow(A a) {
+  if constexpr (is_float_v<O>) {
+    return O(compute_t<O>(a));
+  } else {
+    return O(a);
   }
 }
 
@@ -42,15 +55,16 @@ __device__ A combine(int mode, A acc, A v) {
 }
 
 // Rows of length r (inner == 1), `parts` blocks per row: block b reduces chunk b % parts of row
-// b / parts into out[b]. parts == 1 reduces whole rows.
-template <class T, class A, class O>
+// b / parts into out[b]. parts == 1 reduces whole rows. E: the element type being reduced (x may
+// hold its partial results in A).
+template <class E, class T, class A, class O>
 __global__ void reduce_chunks(const T* x, O* out, int64_t outer, int64_t r, int parts, int mode) {
   __shared__ A part[kThreads];
   int64_t chunk = (r + parts - 1) / parts;
   for (int64_t b = blockIdx.x; b < outer * parts; b += gridDim.x) {
     int64_t row = b / parts, p = b % parts;
     int64_t begin = p * chunk, end = begin + chunk < r ? begin + chunk : r;
-    A acc = reduce_identity<A>(mode);
+    A acc = reduce_identity<A, E>(mode);
     for (int64_t j = begin + threadIdx.x; j < end; j += blockDim.x)
       acc = combine<A>(mode, acc, A(x[row * r + j]));
     part[threadIdx.x] = acc;
@@ -60,7 +74,7 @@ __global__ void reduce_chunks(const T* x, O* out, int64_t outer, int64_t r, int 
         part[threadIdx.x] = combine<A>(mode, part[threadIdx.x], part[threadIdx.x + s]);
       __syncthreads();
     }
-    if (threadIdx.x == 0) out[b] = O(part[0]);
+    if (threadIdx.x == 0) out[b] = narrow<O>(part[0]);
     __syncthreads();
   }
 }
@@ -72,9 +86,9 @@ __global__ void reduce_cols(const T* x, T* out, int64_t outer, int64_t r, int64_
   KB_GRID_LOOP(i, n) {
     int64_t o = i / inner, k = i % inner;
     const T* p = x + o * r * inner + k;
-    A acc = reduce_identity<A>(mode);
+    A acc = reduce_identity<A, T>(mode);
     for (int64_t j = 0; j < r; ++j) acc = combine<A>(mode, acc, A(p[j * inner]));
-    out[i] = T(acc);
+    out[i] = narrow<T>(acc);
   }
 }
 
@@ -82,7 +96,7 @@ __global__ void reduce_cols(const T* x, T* out, int64_t outer, int64_t r, int64_
 template <class A, class T>
 __global__ void copy_cast(const A* partial, int64_t stride, T* out, int64_t n) {
   KB_GRID_LOOP(i, n)
-  out[i] = T(partial[i * stride]);
+  out[i] = narrow<T>(partial[i * stride]);
 }
 
 template <class T>
@@ -129,15 +143,16 @@ void run_reduce(int mode, const ReducePlan& p, const Buffer& in, Buffer& out) {
     A* pa = static_cast<A*>(partial.get());
     A* rows = pa + p.outer * parts;
     int64_t blocks = p.outer * parts;
-    reduce_chunks<T, A, A>
+    reduce_chunks<T, T, A, A>
         <<<unsigned(blocks), kThreads, 0, stream()>>>(x, pa, p.outer, p.r, parts, mode);
-    reduce_chunks<A, A, A>
+    reduce_chunks<T, A, A, A>
         <<<unsigned(p.outer), kThreads, 0, stream()>>>(pa, rows, p.outer, parts, 1, mode);
     after_launch("reduce");
     copy_cast<<<blocks_for(p.outer), kThreads, 0, stream()>>>(rows, 1, out.as<T>(), p.outer);
   } else if (p.inner == 1) {
     unsigned grid = unsigned(p.outer < 65535 * 4 ? p.outer : 65535 * 4);
-    reduce_chunks<T, A, T><<<grid, kThreads, 0, stream()>>>(x, out.as<T>(), p.outer, p.r, 1, mode);
+    reduce_chunks<T, T, A, T>
+        <<<grid, kThreads, 0, stream()>>>(x, out.as<T>(), p.outer, p.r, 1, mode);
   } else {
     int64_t n = p.outer * p.inner;
     reduce_cols<T, A>
@@ -146,28 +161,25 @@ void run_reduce(int mode, const ReducePlan& p, const Buffer& in, Buffer& out) {
   after_launch("reduce");
 }
 
-template <class F>
-Kernel reduce_kernel(DType t, F&& make) {
+// The kernel of a reduction planned as p; bool reduces as uint8. Declines a transposition the
+// device's strided copy cannot index (rank beyond kMaxDims): the CPU's kernel takes it.
+Kernel reduce_kernel(DType t, int mode, const ReducePlan& p) {
+  if (p.needs_transpose && p.perm.size() > size_t(kMaxDims)) return Kernel{};
   return dispatch_dtype(t, [&](auto z) -> Kernel {
-    using T = decltype(z);
-    if constexpr (std::is_same_v<T, bool>) {
-      return make(uint8_t{});
-    } else {
-      return make(T{});
-    }
+    using T = std::conditional_t<std::is_same_v<decltype(z), bool>, uint8_t, decltype(z)>;
+    return [mode, p](const Ins& in, Buffer& out) {
+      if (!out.storage) out.storage = scratch(out.nbytes());
+      run_reduce<T>(mode, p, *in[0], out);
+    };
   });
 }
 
 Kernel make_reduce(const KernelArgs& k) {
-  int mode = int(k.node.attrs.i("mode"));
   std::vector<int64_t> axes;
   int64_t rank = k.in[0].shape.rank();
   for (int64_t a : k.node.attrs.ints("axes")) axes.push_back(a < 0 ? a + rank : a);
-  ReducePlan p = plan_reduce(k.in[0].shape.dims, axes);
-  return reduce_kernel(k.in[0].dtype, [&](auto z) -> Kernel {
-    using T = decltype(z);
-    return [mode, p](const Ins& in, Buffer& out) { run_reduce<T>(mode, p, *in[0], out); };
-  });
+  return reduce_kernel(k.in[0].dtype, int(k.node.attrs.i("mode")),
+                       plan_reduce(k.in[0].shape.dims, axes));
 }
 Registrar reg_reduce("Reduce", make_reduce);
 
@@ -175,18 +187,9 @@ Kernel make_sum_to_like(const KernelArgs& k) {
   const Dims& gd = k.in[0].shape.dims;
   const Dims& ld = k.out.shape.dims;
   if (gd == ld) return [](const Ins& in, Buffer& out) { out.storage = in[0]->storage; };
-  ReducePlan p = plan_reduce(gd, sum_to_axes(gd, ld));
-  return reduce_kernel(k.in[0].dtype, [&](auto z) -> Kernel {
-    using T = decltype(z);
-    if constexpr (std::is_same_v<T, uint8_t>) {
-      return Kernel{};
-    } else {
-      return [p](const Ins& in, Buffer& out) {
-        if (!out.storage) out.storage = scratch(out.nbytes());
-        run_reduce<T>(0, p, *in[0], out);
-      };
-    }
-  });
+  // bool has no sum: the CPU's kernel reports it.
+  if (is_bool(k.in[0].dtype)) return Kernel{};
+  return reduce_kernel(k.in[0].dtype, 0, plan_reduce(gd, sum_to_axes(gd, ld)));
 }
 Registrar reg_sum_to_like("SumToLike", make_sum_to_like);
 

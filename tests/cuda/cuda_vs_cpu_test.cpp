@@ -1646,3 +1646,137 @@ TEST(CudaVsCpu, DeviceIndexErrorsStayWithTheirThread) {
 }
 
 }  // namespace
+
+// Shapes and index types at the kernels' edges: integer max and min over an empty axis (the
+// element type's lowest and highest value), argmax over an empty axis (the CPU's error), gather
+// by int32 indices, and rank 9 (beyond the strided kernels: the CPU runs those steps, or the plan
+// fails under KB_DEVICE_FALLBACK=error).
+TEST(CudaVsCpu, EdgeShapesAndIndexTypes) {
+  SKIP_WITHOUT_GPU();
+  using ReduceFn = kb_status (*)(kb_tensor*, const int64_t*, size_t, int32_t, kb_tensor**);
+  Input empty{{0, 3}, KB_FLOAT32, {}};
+  for (ReduceFn fn : {kb_max, kb_min})
+    for (kb_data_type t : {KB_INT8, KB_INT16, KB_INT32, KB_UINT8})
+      compare(
+          {empty},
+          [fn, t](const std::vector<kb_tensor*>& x) {
+            int64_t axis = 0;
+            kb_tensor *c = nullptr, *m = nullptr, *y = nullptr;
+            kb_cast(x[0], t, &c);
+            fn(c, &axis, 1, 0, &m);
+            kb_cast(m, KB_INT64, &y);
+            kb_tensor_release(c);
+            kb_tensor_release(m);
+            return y;
+          },
+          0);
+  {  // the axis's length known only when fed
+    int64_t shape[2] = {-1, 3};
+    kb_tensor *x = nullptr, *y = nullptr;
+    ok(kb_placeholder(shape, 2, 2, KB_FLOAT32, 0, "x", &x));
+    ok(kb_argmax(x, 0, &y));
+    kb_compiled_function* f = nullptr;
+    ok(kb_function(&x, 1, &y, 1, nullptr, 0, &f));
+    ok(kb_function_set_device(f, KB_DEVICE_CUDA));
+    kb_tensor* d = make_data(empty);
+    kb_tensor_list* out = nullptr;
+    EXPECT_EQ(kb_function_call(f, &d, 1, &out), KB_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(kb_last_error_message()).find("argmax: the reduction axis 0 is empty"),
+              std::string::npos)
+        << kb_last_error_message();
+    EXPECT_EQ(out, nullptr);
+    kb_function_release(f);
+    for (kb_tensor* t : {x, y, d}) kb_tensor_release(t);
+  }
+
+  std::vector<int32_t> idx32 = {3, 0, 3, 9, 1};
+  int64_t ishape[1] = {5};
+  for (int grad = 0; grad < 2; ++grad)
+    compare(
+        {random_input({10, 4}, KB_FLOAT32, 60)},
+        [&](const std::vector<kb_tensor*>& x) {
+          kb_tensor *it = nullptr, *y = nullptr;
+          kb_tensor_from_data(idx32.data(), KB_INT32, ishape, 1, &it);
+          kb_gather(x[0], it, &y);
+          kb_tensor_release(it);
+          return grad ? grad_of(x[0], y, 61) : y;
+        },
+        2e-5);
+
+  std::vector<int64_t> deep = {2, 1, 2, 1, 2, 1, 2, 1, 3};
+  auto add_and_sum = [](const std::vector<kb_tensor*>& x) {
+    int64_t axes[3] = {0, 4, 8};
+    kb_tensor *s = nullptr, *y = nullptr;
+    kb_add(x[0], x[1], &s);
+    kb_sum(s, axes, 3, 0, &y);
+    kb_tensor_release(s);
+    return y;
+  };
+  std::vector<Input> deep_inputs{random_input(deep, KB_FLOAT32, 64),
+                                 random_input(deep, KB_FLOAT32, 65)};
+  unsetenv("KB_DEVICE_FALLBACK");
+  compare(deep_inputs, add_and_sum, 2e-5);
+  setenv("KB_DEVICE_FALLBACK", "error", 1);
+  expect_device_error(deep_inputs, add_and_sum, KB_ERROR_NOT_IMPLEMENTED, "declines");
+}
+
+// Cells no window covers (10x10 by 5x5, valid, stride 2: the last row and column): the
+// gradients of the input there are zero on both devices (backward data, average pooling's
+// gradient); conv2d_transpose as its own op (values and both gradients); average pooling and its
+// gradient in float16 and bfloat16.
+TEST(CudaVsCpu, UncoveredCellsTransposedConvAndSixteenBitPooling) {
+  SKIP_WITHOUT_GPU();
+  for (auto& dc : kDtypes) {
+    for (int wrt = 0; wrt < 2; ++wrt)
+      compare(
+          {random_input({2, 10, 10, 3}, dc.t, 140), random_input({5, 5, 3, 4}, dc.t, 141)},
+          [wrt](const std::vector<kb_tensor*>& x) {
+            int64_t st[2] = {2, 2}, dil[2] = {1, 1};
+            kb_tensor* y = nullptr;
+            kb_conv2d(x[0], x[1], st, 2, KB_PADDING_VALID, KB_CHANNELS_LAST, dil, 2, &y);
+            return grad_of(x[wrt], y, 142);
+          },
+          dc.rtol * 50);
+    compare(
+        {random_input({2, 3, 10, 10}, dc.t, 143)},
+        [](const std::vector<kb_tensor*>& x) {
+          int64_t ps[2] = {5, 5}, st[2] = {2, 2};
+          kb_tensor* y = nullptr;
+          kb_pool2d(x[0], ps, 2, st, 2, KB_PADDING_VALID, KB_CHANNELS_FIRST, KB_POOL_AVG, &y);
+          return grad_of(x[0], y, 144);
+        },
+        dc.rtol * 10);
+    for (kb_padding pad : {KB_PADDING_VALID, KB_PADDING_SAME})
+      for (int wrt = 0; wrt < 3; ++wrt) {
+        SCOPED_TRACE(std::string("conv2d_transpose ") +
+                     (pad == KB_PADDING_SAME ? "same" : "valid") + " wrt " + std::to_string(wrt));
+        compare(
+            {random_input({2, 5, 4, 6}, dc.t, 145), random_input({3, 3, 4, 6}, dc.t, 146)},
+            [pad, wrt](const std::vector<kb_tensor*>& x) {
+              int64_t st[2] = {2, 2}, dil[2] = {1, 1};
+              int64_t out_shape[4] = {-1, pad == KB_PADDING_SAME ? 10 : 11,
+                                      pad == KB_PADDING_SAME ? 8 : 9, 4};
+              kb_tensor* y = nullptr;
+              kb_conv2d_transpose(x[0], x[1], out_shape, 4, st, 2, pad, KB_CHANNELS_LAST, dil, 2,
+                                  &y);
+              return wrt ? grad_of(x[wrt - 1], y, 147) : y;
+            },
+            dc.rtol * 50);
+      }
+  }
+  for (kb_data_type t : {KB_FLOAT16, KB_BFLOAT16})
+    for (int grad = 0; grad < 2; ++grad) {
+      SCOPED_TRACE(std::string(t == KB_FLOAT16 ? "float16" : "bfloat16") + " average pooling" +
+                   (grad ? " gradient" : ""));
+      compare({random_input({2, 9, 9, 3}, KB_FLOAT32, 148)},
+              in_type(t,
+                      [grad](const std::vector<kb_tensor*>& x) {
+                        int64_t ps[2] = {3, 3}, st[2] = {2, 2};
+                        kb_tensor* y = nullptr;
+                        kb_pool2d(x[0], ps, 2, st, 2, KB_PADDING_SAME, KB_CHANNELS_LAST,
+                                  KB_POOL_AVG, &y);
+                        return grad ? grad_of(x[0], y, 149) : y;
+                      }),
+              t == KB_FLOAT16 ? 4e-3 : 3e-2);
+    }
+}

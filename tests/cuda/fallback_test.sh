@@ -6,11 +6,13 @@ build=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp -P "$build"/libkbackend.so* "$tmp"/
-# LD_LIBRARY_PATH wins over the binaries' RUNPATH: they load the copy that has no plugin beside it.
-out=$(LD_LIBRARY_PATH="$tmp" "$build"/tests/device_info)
+# LD_LIBRARY_PATH wins over the binaries' RUNPATH: they load the copy that has no plugin beside it
+# (the rest of the path stays: the core's own dependencies may be found through it).
+lib_path="$tmp${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+out=$(LD_LIBRARY_PATH="$lib_path" "$build"/tests/device_info)
 echo "$out" | grep -q "cuda devices: 0" || { echo "expected no GPU without the plugin: $out"; exit 1; }
 echo "$out" | grep -q "plugin not loaded" || { echo "expected 'plugin not loaded': $out"; exit 1; }
-LD_LIBRARY_PATH="$tmp" "$build"/train_mlp "$(dirname "$0")/../../examples/data/digits.csv" | grep -q "test accuracy"
+LD_LIBRARY_PATH="$lib_path" "$build"/train_mlp "$(dirname "$0")/../../examples/data/digits.csv" | grep -q "test accuracy"
 out=$(KB_DISABLE_CUDA=1 "$build"/tests/device_info)
 echo "$out" | grep -q "disabled by KB_DISABLE_CUDA=1" || { echo "KB_DISABLE_CUDA ignored: $out"; exit 1; }
 # KB_DEVICE: cuda:N picks the GPU; a GPU the driver does not have, or a value of another form,

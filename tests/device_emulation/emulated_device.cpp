@@ -119,6 +119,7 @@ KernelFactory cpu_factory(const char* op) { return g_host->find_kernel("cpu", op
 
 template <size_t I>
 Kernel emulated(const KernelArgs& a) {
+  if (kb::beyond_device_rank(a)) return Kernel{};  // as the CUDA plugin declines them
   std::optional<Kernel> shared = kb::emulation::element_kernel(kOps[I], a, cpu_factory);
   Kernel k = shared ? std::move(*shared) : g_cpu[I](a);
   if (!k) return Kernel{};
