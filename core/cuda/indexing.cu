@@ -220,6 +220,52 @@ __global__ void arg_kernel(const T* x, int64_t* out, AxisView v, bool is_max) {
   }
 }
 
+// A lane's value as the warp shuffles it (no shuffle of 8- or 16-bit integers).
+template <class C>
+__device__ C shuffle_down(C v, int offset) {
+  if constexpr (sizeof(C) < 4) {
+    return C(__shfl_down_sync(0xffffffffu, int(v), offset));
+  } else if constexpr (std::is_same_v<C, int64_t>) {
+    return C(__shfl_down_sync(0xffffffffu, (long long)v, offset));
+  } else {
+    return __shfl_down_sync(0xffffffffu, v, offset);
+  }
+}
+
+// Long rows (inner == 1): a warp per row. The CPU's scan keeps its first value until a strictly
+// larger (smaller) one comes, so its answer is the lowest position of the extreme value among
+// those that are not NaN, or 0 when the first value is NaN; each lane finds it for its strided
+// part, then the lanes' candidates combine (a tie to the lower position).
+template <class T>
+__global__ void arg_rows_kernel(const T* x, int64_t* out, int64_t rows, int64_t n, bool is_max) {
+  using C = compute_t<T>;
+  const int lane = threadIdx.x % 32;
+  const int64_t warps = int64_t(gridDim.x) * blockDim.x / 32;
+  for (int64_t r = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) / 32; r < rows; r += warps) {
+    const T* p = x + r * n;
+    C bv = C(0);
+    int64_t best = -1;
+    for (int64_t j = lane; j < n; j += 32) {
+      C c = C(p[j]);
+      if (c != c) continue;  // NaN
+      if (best < 0 || (is_max ? c > bv : c < bv)) bv = c, best = j;
+    }
+    for (int offset = 16; offset > 0; offset >>= 1) {
+      C other = shuffle_down(bv, offset);
+      int64_t at = int64_t(__shfl_down_sync(0xffffffffu, (long long)best, offset));
+      bool better = best < 0 || (is_max ? other > bv : other < bv) || (other == bv && at < best);
+      if (at >= 0 && better) bv = other, best = at;
+    }
+    if (lane == 0) {
+      C first = C(p[0]);
+      out[r] = first != first || best < 0 ? 0 : best;
+    }
+  }
+}
+
+// Rows at least this long take a warp each.
+constexpr int64_t kWarpRowLength = 64;
+
 Kernel make_arg_reduce(const KernelArgs& k) {
   AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
   // An empty axis has no position to name: the CPU's factory reports it.
@@ -233,8 +279,12 @@ Kernel make_arg_reduce(const KernelArgs& k) {
       return [v, is_max](const Ins& in, Buffer& out) {
         int64_t n = v.outer * v.inner;
         if (n == 0) return;
-        arg_kernel<<<blocks_for(n), 256, 0, stream()>>>(in[0]->as<T>(), out.as<int64_t>(), v,
-                                                        is_max);
+        if (v.inner == 1 && v.n >= kWarpRowLength)
+          arg_rows_kernel<<<blocks_for(v.outer * 32), 256, 0, stream()>>>(
+              in[0]->as<T>(), out.as<int64_t>(), v.outer, v.n, is_max);
+        else
+          arg_kernel<<<blocks_for(n), 256, 0, stream()>>>(in[0]->as<T>(), out.as<int64_t>(), v,
+                                                          is_max);
         after_launch("argmax");
       };
     }

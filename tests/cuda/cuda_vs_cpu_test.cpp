@@ -627,6 +627,30 @@ TEST(CudaVsCpu, GatherArgmaxInTopK) {
           0);
     }
   }
+  // Long rows (a warp per row on the GPU): many ties (values on a grid of quarters), a NaN first
+  // in row 1 and inside row 2, a row of one value; then integer rows (cast inside the graph).
+  const int64_t length = 3000;
+  Input long_rows = random_input({5, length}, KB_FLOAT32, 57);
+  for (double& v : long_rows.values) v = std::round(v * 4) / 4;
+  Input int_rows = long_rows;
+  long_rows.values[size_t(length)] = NAN;
+  long_rows.values[size_t(2 * length + 17)] = NAN;
+  for (int64_t i = 0; i < length; ++i) long_rows.values[size_t(4 * length + i)] = 1.5;
+  for (kb_data_type t : {KB_FLOAT32, KB_FLOAT64, KB_INT8, KB_INT32, KB_INT64})
+    for (int is_max = 0; is_max < 2; ++is_max) {
+      SCOPED_TRACE("long rows, type " + std::to_string(int(t)) + (is_max ? " argmax" : " argmin"));
+      bool is_int = t != KB_FLOAT32 && t != KB_FLOAT64;
+      compare(
+          {is_int ? int_rows : long_rows},
+          [t, is_max](const std::vector<kb_tensor*>& x) {
+            kb_tensor *c = nullptr, *y = nullptr;
+            kb_cast(x[0], t, &c);
+            (is_max ? kb_argmax : kb_argmin)(c, 1, &y);
+            kb_tensor_release(c);
+            return y;
+          },
+          0);
+    }
   // An out-of-range index on the device is an error, not a crash.
   {
     int64_t rshape[2] = {10, 4}, bad_idx[2] = {2, 12}, bshape[1] = {2};
