@@ -298,9 +298,13 @@ bool measure(Find& find, int max, int& found, Perf* perf) {
   for (int attempt = 0;; ++attempt) {
     found = 0;
     cudnnStatus_t st = find(max, &found, perf);
-    bool short_of_memory = st == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED;
-    for (int i = 0; i < found; ++i)
-      short_of_memory |= perf[i].status == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED;
+    auto allocation_failed = [](cudnnStatus_t e) {
+      return e == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED ||
+             e == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
+    };
+    bool short_of_memory = allocation_failed(st);
+    for (int i = 0; i < found; ++i) short_of_memory |= allocation_failed(perf[i].status);
+    if (st != CUDNN_STATUS_SUCCESS || short_of_memory) cudaGetLastError();  // not the next launch's
     if (!short_of_memory || attempt == 1) return st == CUDNN_STATUS_SUCCESS;
     release_cached_memory();
   }
@@ -360,15 +364,23 @@ std::shared_ptr<ConvState> conv_state(const KernelArgs& k, int which) {
   std::shared_ptr<void> tx, tw, ty;
   int64_t y_numel = numel(Dims(p.y.dims.begin(), p.y.dims.end()));
   bool empty = numel(p.padded_dims) == 0 || numel(p.split_kernel) == 0 || y_numel == 0;
+  // A trial without the memory for it refuses that algorithm only (one with a smaller workspace
+  // may follow); a refused call's error is not the next launch's.
   auto trial = [&](size_t workspace, auto&& call) {
     if (empty) return CUDNN_STATUS_SUCCESS;
-    if (!tx) {
-      tx = scratch(size_t(numel(p.padded_dims)) * sizeof(T));
-      tw = scratch(size_t(numel(p.split_kernel)) * sizeof(T));
-      ty = scratch(size_t(y_numel) * sizeof(T));
+    cudnnStatus_t st = CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED;
+    try {
+      if (!tx) {
+        tx = scratch(size_t(numel(p.padded_dims)) * sizeof(T));
+        tw = scratch(size_t(numel(p.split_kernel)) * sizeof(T));
+        ty = scratch(size_t(y_numel) * sizeof(T));
+      }
+      auto ws = scratch(workspace);
+      st = call(ws.get(), workspace);
+    } catch (const Error&) {
     }
-    auto ws = scratch(workspace);
-    return call(ws.get(), workspace);
+    if (st != CUDNN_STATUS_SUCCESS) cudaGetLastError();
+    return st;
   };
   if (which == 0) {
     chosen = choose_algorithm<cudnnConvolutionFwdAlgoPerf_t>(
@@ -669,12 +681,19 @@ Kernel pool_kernel(const KernelArgs& k, bool backward) {
             "pooling descriptor");
   // One call on scratch memory at plan time: a configuration cuDNN refuses when called goes to
   // the plugin's own kernel instead of failing every call.
+  // Without the memory for the trial, the plugin's kernel too.
   if (numel(xd) > 0 && numel(p.y) > 0) {
-    auto x = scratch(size_t(numel(xd)) * sizeof(T)), y = scratch(size_t(numel(p.y)) * sizeof(T));
-    void* result = backward ? x.get() : y.get();
-    if (pool_call<T>(*s, backward, backward ? y.get() : x.get(), x.get(), result) !=
-        CUDNN_STATUS_SUCCESS)
+    cudnnStatus_t st = CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED;
+    try {
+      size_t xb = size_t(numel(xd)) * sizeof(T), yb = size_t(numel(p.y)) * sizeof(T);
+      auto x = scratch(xb), y = scratch(yb), result = scratch(backward ? xb : yb);
+      st = pool_call<T>(*s, backward, backward ? y.get() : x.get(), x.get(), result.get());
+    } catch (const Error&) {
+    }
+    if (st != CUDNN_STATUS_SUCCESS) {
+      cudaGetLastError();
       return window_pool_kernel(k, which);
+    }
   }
   return [s, backward](const Ins& in, Buffer& out) {
     if (out.numel() == 0) return;
