@@ -328,6 +328,20 @@ def unfused(fn, *args):
             os.environ["KB_FUSE"] = old
 
 
+def results_by_thread_count(script, tmp_path, counts=(1, 2)):
+    """Runs `python -c script N PATH` for each thread count N (the script sets it with
+    kb_set_num_threads and saves its results to PATH with np.save); returns the loaded arrays."""
+    import subprocess
+    import sys
+    env = dict(os.environ, PYTHONPATH=_here + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    results = []
+    for threads in counts:
+        path = str(tmp_path / f"t{threads}.npy")
+        subprocess.run([sys.executable, "-c", script, str(threads), path], env=env, check=True)
+        results.append(np.load(path))
+    return results
+
+
 def _plan_log(script, case, **env):
     """The plan lines that `python -c script case` logs (KB_LOG_PLAN=1):
     "kbackend plan (<device>): <op>@<device> ..."."""

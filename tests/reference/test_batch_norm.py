@@ -117,18 +117,8 @@ np.save(sys.argv[2], np.concatenate([a.ravel() for a in out]))
 
 
 def test_sums_do_not_depend_on_the_thread_count(tmp_path):
-    import os
-    import subprocess
-    import sys
-    here = os.path.dirname(os.path.abspath(__file__))
-    env = dict(os.environ, PYTHONPATH=here + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    results = []
-    for threads in (1, 2):
-        path = str(tmp_path / f"t{threads}.npy")
-        subprocess.run([sys.executable, "-c", THREADS_SCRIPT, str(threads), path], env=env,
-                       check=True)
-        results.append(np.load(path))
-    np.testing.assert_array_equal(results[0], results[1])
+    one, two = kb.results_by_thread_count(THREADS_SCRIPT, tmp_path)
+    np.testing.assert_array_equal(one, two)
 
 
 @pytest.mark.parametrize("xs,axes", [((3, 2, 2, 3), [0, 1, 2]), ((3, 3, 2, 2), [0, 2, 3]),

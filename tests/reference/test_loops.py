@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import kb
-from kb import F32, F64, Tensor, check, const, lib, placeholder, run, variable
+from kb import F64, Tensor, check, const, lib, placeholder, run, variable
 
 STEP = CFUNCTYPE(c_int32, c_void_p, c_void_p, POINTER(c_void_p), c_size_t, POINTER(c_void_p),
                  POINTER(c_void_p))

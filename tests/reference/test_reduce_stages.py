@@ -2,9 +2,6 @@
 size-1 and size-0 axes between them): the CPU reduces one block at a time, the results kept in the
 accumulation type between stages, so the result is still rounded once and does not depend on the
 thread count."""
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -107,12 +104,5 @@ np.save(sys.argv[2], np.concatenate([a.astype(np.float64).ravel() for a in out])
 
 
 def test_results_do_not_depend_on_the_thread_count(tmp_path):
-    here = os.path.dirname(os.path.abspath(__file__))
-    env = dict(os.environ, PYTHONPATH=here + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    results = []
-    for threads in (1, 2):
-        path = str(tmp_path / f"t{threads}.npy")
-        subprocess.run([sys.executable, "-c", THREADS_SCRIPT, str(threads), path], env=env,
-                       check=True)
-        results.append(np.load(path))
-    np.testing.assert_array_equal(results[0], results[1])
+    one, two = kb.results_by_thread_count(THREADS_SCRIPT, tmp_path)
+    np.testing.assert_array_equal(one, two)

@@ -5,7 +5,6 @@ position and of threading."""
 import numpy as np
 import pytest
 
-import kb
 from kb import F32, F64, assert_close, ev, i64, op
 
 LENGTHS = [1, 3, 63, 64, 65, 127, 1023, 1024, 1025, 2048 + 77, 4096]
