@@ -6,6 +6,8 @@
 // messages; their extended labels go back in one copy. Decoding stays on the CPU, as TensorFlow
 // decodes there.
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 
 #include "core/cuda/common.cuh"
 #include "core/ops/ctc_batch.h"
@@ -47,8 +49,19 @@ __global__ void grad_kernel(CtcTable q, CtcScratch s, T* out) {
 }
 
 // The scratch of one chunk of the batch (log-softmax, alpha, beta and occupancies in double):
-// large batches of long sequences run in several chunks instead of asking for gigabytes.
-constexpr size_t kScratchBytes = size_t(256) << 20;
+// large batches of long sequences run in several chunks instead of asking for gigabytes. 256 MiB,
+// or KB_CUDA_CTC_SCRATCH_BYTES when set (read per plan; a budget below one entry's scratch runs
+// one entry at a time).
+size_t scratch_budget() {
+  const char* e = std::getenv("KB_CUDA_CTC_SCRATCH_BYTES");
+  if (e && *e) {
+    try {
+      return size_t(std::stoull(e));
+    } catch (const std::exception&) {
+    }
+  }
+  return size_t(256) << 20;
+}
 
 // Threads of a recursion's block: one per state up to a warp multiple, at most 256.
 unsigned recursion_threads(int64_t states) {
@@ -57,7 +70,7 @@ unsigned recursion_threads(int64_t states) {
 }
 
 template <bool Grad, class T>
-void run_ctc(const CtcProblem& p, const Ins& in, Buffer& out) {
+void run_ctc(const CtcProblem& p, size_t budget, const Ins& in, Buffer& out) {
   if (p.batch == 0) return;
   std::vector<int32_t> labels = host_copy<int32_t>(*in[1], 0, p.batch * p.max_label);
   std::vector<int32_t> label_length = host_copy<int32_t>(*in[2], 0, p.batch);
@@ -73,8 +86,8 @@ void run_ctc(const CtcProblem& p, const Ins& in, Buffer& out) {
   check_cuda(cudaStreamSynchronize(stream()), "ctc: copy of the labels");
   CtcTable all = ctc_table(p, static_cast<const int32_t*>(table_mem.get()));
 
-  // The batch in chunks whose scratch fits kScratchBytes, one after another over the same memory.
-  int64_t per_chunk = all.entries_within(kScratchBytes, Grad);
+  // The batch in chunks whose scratch fits the budget, one after another over the same memory.
+  int64_t per_chunk = all.entries_within(budget, Grad);
   std::shared_ptr<void> mem = scratch(sizeof(double) * all.chunk(0, per_chunk).scratch_size(Grad));
   const T* x = in[0]->as<T>();
   unsigned threads = recursion_threads(all.states);
@@ -98,9 +111,10 @@ template <bool Grad>
 Kernel make_ctc_loss(const KernelArgs& k) {
   const Dims& d = k.in[0].shape.dims;
   CtcProblem p{d[0], d[1], d[2], k.in[1].shape.dims[1]};
+  size_t budget = scratch_budget();
   if (k.in[0].dtype == DType::f32)
-    return [p](const Ins& in, Buffer& out) { run_ctc<Grad, float>(p, in, out); };
-  return [p](const Ins& in, Buffer& out) { run_ctc<Grad, double>(p, in, out); };
+    return [p, budget](const Ins& in, Buffer& out) { run_ctc<Grad, float>(p, budget, in, out); };
+  return [p, budget](const Ins& in, Buffer& out) { run_ctc<Grad, double>(p, budget, in, out); };
 }
 Registrar r1("CtcLoss", make_ctc_loss<false>);
 Registrar r2("CtcLossGrad", make_ctc_loss<true>);

@@ -1218,16 +1218,28 @@ TEST(CudaVsCpu, CtcLossAndGradient) {
     kb_ctc_batch_cost(x[1], x[0], x[3], x[2], &y);
     return y;
   };
-  for (auto& dc : kDtypes)
-    for (int grad = 0; grad < 2; ++grad)
-      compare(
-          {random_input({batch, steps, classes}, dc.t, 101, 0.05, 1), labels, label_length,
-           input_length},
-          [&](const std::vector<kb_tensor*>& x) {
-            kb_tensor* y = cost(x);
-            return grad ? grad_of(x[0], y, 102) : y;
-          },
-          dc.rtol * 10);
+  // The whole batch in one chunk of scratch, then in chunks: an entry takes 1080 bytes of
+  // scratch for the loss and 2160 for the gradient, so the budgets give chunks of 1, 2 and 4
+  // entries (loss) and 1, 1 and 2 (gradient); a budget of 1 byte runs one entry at a time.
+  const char* budgets[] = {nullptr, "1", "2500", "4500"};
+  for (const char* budget : budgets) {
+    SCOPED_TRACE(std::string("scratch budget ") + (budget ? budget : "default"));
+    if (budget)
+      setenv("KB_CUDA_CTC_SCRATCH_BYTES", budget, 1);
+    else
+      unsetenv("KB_CUDA_CTC_SCRATCH_BYTES");
+    for (auto& dc : kDtypes)
+      for (int grad = 0; grad < 2; ++grad)
+        compare(
+            {random_input({batch, steps, classes}, dc.t, 101, 0.05, 1), labels, label_length,
+             input_length},
+            [&](const std::vector<kb_tensor*>& x) {
+              kb_tensor* y = cost(x);
+              return grad ? grad_of(x[0], y, 102) : y;
+            },
+            dc.rtol * 10);
+  }
+  unsetenv("KB_CUDA_CTC_SCRATCH_BYTES");
 
   Input short_input = input_length;
   short_input.values[1] = 3;  // entry 1 has 4 labels
