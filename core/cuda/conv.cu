@@ -679,9 +679,8 @@ Kernel pool_kernel(const KernelArgs& k, bool backward) {
   check_dnn(cudnnSetPoolingNdDescriptor(s->pool, mode, CUDNN_NOT_PROPAGATE_NAN, int(window.size()),
                                         window.data(), pad.data(), stride.data()),
             "pooling descriptor");
-  // One call on scratch memory at plan time: a configuration cuDNN refuses when called goes to
-  // the plugin's own kernel instead of failing every call.
-  // Without the memory for the trial, the plugin's kernel too.
+  // One call on scratch memory at plan time: a configuration cuDNN refuses when called, or one
+  // without the memory for the trial, goes to the plugin's own kernel instead of failing calls.
   if (numel(xd) > 0 && numel(p.y) > 0) {
     cudnnStatus_t st = CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED;
     try {

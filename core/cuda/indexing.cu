@@ -268,8 +268,6 @@ constexpr int64_t kWarpRowLength = 64;
 
 Kernel make_arg_reduce(const KernelArgs& k) {
   AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
-  // An empty axis has no position to name: the CPU's factory reports it.
-  if (v.n == 0 && v.outer * v.inner > 0) return Kernel{};
   bool is_max = k.node.attrs.i("mode") == 0;
   return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);

@@ -161,10 +161,9 @@ void run_reduce(int mode, const ReducePlan& p, const Buffer& in, Buffer& out) {
   after_launch("reduce");
 }
 
-// The kernel of a reduction planned as p; bool reduces as uint8. Declines a transposition the
-// device's strided copy cannot index (rank beyond kMaxDims): the CPU's kernel takes it.
+// The kernel of a reduction planned as p; bool reduces as uint8. (Ranks beyond kMaxDims never
+// come here: the plugin declines them for every op.)
 Kernel reduce_kernel(DType t, int mode, const ReducePlan& p) {
-  if (p.needs_transpose && p.perm.size() > size_t(kMaxDims)) return Kernel{};
   return dispatch_dtype(t, [&](auto z) -> Kernel {
     using T = std::conditional_t<std::is_same_v<decltype(z), bool>, uint8_t, decltype(z)>;
     return [mode, p](const Ins& in, Buffer& out) {

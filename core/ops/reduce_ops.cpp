@@ -74,6 +74,8 @@ TensorType infer_arg_reduce(const Ins& in, const Attrs& a) {
         "argmax: the input needs rank >= 1");
   check(!is_bool(in[0].dtype), Status::dtype, "argmax: bool input is not supported");
   int64_t axis = normalize_axis(a.i("axis"), in[0].shape.rank(), "argmax");
+  // An empty axis has no position to name. Plans infer again with the concrete dims before they
+  // make a kernel, so no kernel sees one.
   check(in[0].shape.dims[axis] != 0, Status::invalid_argument, "argmax: the reduction axis ", axis,
         " is empty");
   Dims out = in[0].shape.dims;
