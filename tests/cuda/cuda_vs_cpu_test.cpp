@@ -41,6 +41,13 @@ struct Input {
   std::vector<int64_t> shape;
   kb_data_type dtype;
   std::vector<double> values;
+  bool batch_unknown = false;  // the placeholder's first dim is unknown until the call
+
+  std::vector<int64_t> declared_shape() const {
+    std::vector<int64_t> d = shape;
+    if (batch_unknown && !d.empty()) d[0] = -1;
+    return d;
+  }
 };
 
 Input random_input(std::vector<int64_t> shape, kb_data_type t, unsigned seed, double lo = -2,
@@ -99,7 +106,8 @@ void compare(const std::vector<Input>& inputs,
   std::vector<kb_tensor*> phs;
   for (auto& in : inputs) {
     kb_tensor* p;
-    ok(kb_placeholder(in.shape.data(), in.shape.size(), -1, in.dtype, 0, "in", &p));
+    std::vector<int64_t> shape = in.declared_shape();
+    ok(kb_placeholder(shape.data(), shape.size(), -1, in.dtype, 0, "in", &p));
     phs.push_back(p);
   }
   kb_tensor* y = build(phs);
@@ -910,13 +918,21 @@ TEST(CudaVsCpu, MlpTrainingSteps) {
   for (size_t i = 0; i < final_w[0].size(); ++i) EXPECT_NEAR(final_w[0][i], final_w[1][i], 1e-10);
 }
 
-// float16 and bfloat16 on both devices: float32 inputs cast to the type inside the graph, the
-// operation in it (computed in float, stored rounded), the result cast back to float32.
+// float16 and bfloat16 on both devices: float32 inputs cast to the type inside the graph (others,
+// such as indices, stay as they are), the operation in it (computed in float, stored rounded), the
+// result cast back to float32.
 using Build = std::function<kb_tensor*(const std::vector<kb_tensor*>&)>;
 Build in_type(kb_data_type t, Build op) {
   return [t, op](const std::vector<kb_tensor*>& x) {
     std::vector<kb_tensor*> h(x.size());
-    for (size_t i = 0; i < x.size(); ++i) kb_cast(x[i], t, &h[i]);
+    for (size_t i = 0; i < x.size(); ++i) {
+      kb_data_type xt = KB_FLOAT32;
+      kb_dtype(x[i], &xt);
+      if (xt == KB_FLOAT32)
+        kb_cast(x[i], t, &h[i]);
+      else
+        kb_tensor_retain(x[i]), h[i] = x[i];
+    }
     kb_tensor* y = op(h);
     kb_tensor* r = nullptr;
     if (y) kb_cast(y, KB_FLOAT32, &r);
@@ -1041,11 +1057,225 @@ void sixteen_bit_floats(kb_data_type t) {
           0);
 }
 
+// The kernels that sixteen_bit_floats leaves out, each in float16 or bfloat16 (the CUDA plugin
+// takes both wherever it takes float32, except for the float32-only fused products and CTC,
+// whose inputs are float32 or float64).
+void more_sixteen_bit_kernels(kb_data_type t) {
+  const double rtol = t == KB_FLOAT16 ? 4e-3 : 3e-2;
+  auto check = [&](const char* name, std::vector<Input> inputs, Build op, double tol) {
+    SCOPED_TRACE(name);
+    compare(inputs, in_type(t, std::move(op)), tol);
+  };
+  const std::pair<const char*, UnaryFn> unary[] = {
+      {"abs", kb_abs},         {"cos", kb_cos},       {"log", kb_log},
+      {"sigmoid", kb_sigmoid}, {"sin", kb_sin},       {"sign", kb_sign},
+      {"round", kb_round},     {"square", kb_square}, {"softplus", kb_softplus}};
+  for (auto& [name, fn] : unary)
+    check(
+        name, {random_input({6, 11}, KB_FLOAT32, 130, 0.1, 3)},
+        [fn = fn](const std::vector<kb_tensor*>& x) {
+          kb_tensor* y = nullptr;
+          fn(x[0], &y);
+          return y;
+        },
+        rtol);
+  const std::pair<const char*, BinaryFn> binary[] = {{"maximum", kb_maximum},
+                                                     {"minimum", kb_minimum},
+                                                     {"equal", kb_equal},
+                                                     {"not_equal", kb_not_equal},
+                                                     {"greater_equal", kb_greater_equal},
+                                                     {"less", kb_less},
+                                                     {"less_equal", kb_less_equal}};
+  for (auto& [name, fn] : binary)
+    check(
+        name, {random_input({4, 1, 6}, KB_FLOAT32, 131), random_input({5, 1}, KB_FLOAT32, 132)},
+        [fn = fn](const std::vector<kb_tensor*>& x) {
+          kb_tensor *r = nullptr, *y = nullptr;
+          kb_round(x[0], &r);  // ties, for the comparisons
+          fn(r, x[1], &y);
+          kb_tensor_release(r);
+          return y;
+        },
+        rtol);
+  check(
+      "pow, relu", {random_input({6, 7}, KB_FLOAT32, 133, 0.1, 2)},
+      [](const std::vector<kb_tensor*>& x) {
+        kb_tensor *p = nullptr, *y = nullptr;
+        kb_pow(x[0], 1.7, &p);
+        kb_relu(p, 0, nullptr, 0, &y);
+        kb_tensor_release(p);
+        return grad_of(x[0], y, 134);
+      },
+      rtol * 4);
+  for (int wrt = 0; wrt < 2; ++wrt)
+    check(
+        "binary_crossentropy from logits",
+        {random_input({6, 9}, KB_FLOAT32, 135, 0, 1), random_input({6, 9}, KB_FLOAT32, 136, -6, 6)},
+        [wrt](const std::vector<kb_tensor*>& x) {
+          kb_tensor* y = nullptr;
+          kb_binary_crossentropy(x[0], x[1], 1, &y);
+          return wrt ? grad_of(x[1], y, 137) : y;
+        },
+        rtol * 4);
+  for (int grad = 0; grad < 2; ++grad) {
+    check(
+        "categorical_crossentropy from logits, logsumexp",
+        {random_input({8, 10}, KB_FLOAT32, 138, 0, 1), random_input({8, 10}, KB_FLOAT32, 139)},
+        [grad](const std::vector<kb_tensor*>& x) {
+          kb_tensor *c = nullptr, *l = nullptr, *y = nullptr;
+          int64_t axis = 1;
+          kb_categorical_crossentropy(x[0], x[1], 1, -1, &c);
+          kb_logsumexp(x[1], &axis, 1, 0, &l);
+          kb_add(c, l, &y);
+          kb_tensor_release(c);
+          kb_tensor_release(l);
+          return grad ? grad_of(x[1], y, 140) : y;
+        },
+        rtol * 4);
+    check(
+        "select, switch on a computed condition",
+        {random_input({3, 4}, KB_FLOAT32, 141), random_input({3, 4}, KB_FLOAT32, 142)},
+        [grad](const std::vector<kb_tensor*>& x) {
+          kb_tensor *g = nullptr, *sel = nullptr, *sx = nullptr, *cond = nullptr, *y = nullptr;
+          kb_greater(x[0], x[1], &g);
+          kb_switch(g, x[0], x[1], &sel);
+          kb_sum(x[0], nullptr, 0, 0, &sx);
+          kb_greater(sx, sx, &cond);  // false
+          kb_switch(cond, x[1], sel, &y);
+          for (kb_tensor* v : {g, sel, sx, cond}) kb_tensor_release(v);
+          return grad ? grad_of(x[0], y, 143) : y;
+        },
+        rtol);
+    check(
+        "concatenate, spatial padding, reverse, slice, tile, permute, stop_gradient",
+        {random_input({2, 3, 4, 5}, KB_FLOAT32, 144), random_input({5}, KB_FLOAT32, 145)},
+        [grad](const std::vector<kb_tensor*>& x) {
+          kb_tensor *b = nullptr, *st = nullptr, *parts[2] = {x[0], nullptr}, *c = nullptr,
+                    *pd = nullptr, *rv = nullptr, *sl = nullptr, *tl = nullptr, *y = nullptr;
+          kb_add(x[0], x[1], &b);  // its gradient: SumToLike
+          kb_stop_gradient(b, &st);
+          kb_square(b, &parts[1]);
+          kb_concatenate(parts, 2, 1, &c);
+          int64_t pads[4] = {1, 0, 2, 1}, axes[2] = {0, 2}, start[4] = {0, 1, 1, 0},
+                  size[4] = {2, 4, 3, -1}, mult[4] = {1, 2, 1, 1}, perm[4] = {3, 1, 0, 2};
+          kb_spatial_2d_padding(c, pads, 4, KB_CHANNELS_FIRST, &pd);
+          kb_reverse(pd, axes, 2, &rv);
+          kb_slice(rv, start, size, 4, &sl);
+          kb_tile(sl, mult, 4, &tl);
+          kb_permute_dimensions(tl, perm, 4, &y);
+          for (kb_tensor* v : {b, st, parts[1], c, pd, rv, sl, tl}) kb_tensor_release(v);
+          return grad ? grad_of(x[1], y, 146) : y;
+        },
+        rtol * 4);
+    check(
+        "resize_images, identity, max pooling's second derivative",
+        {random_input({2, 4, 5, 3}, KB_FLOAT32, 147)},
+        [grad](const std::vector<kb_tensor*>& x) {
+          int64_t ps[2] = {2, 2};
+          kb_tensor *r = nullptr, *id = nullptr, *p = nullptr, *sq = nullptr;
+          // nearest: bilinear resizing computes in float32 whatever the type (as TensorFlow's)
+          kb_resize_images(x[0], 2, 3, KB_CHANNELS_LAST, KB_INTERPOLATION_NEAREST, &r);
+          kb_identity(r, "id", &id);
+          kb_pool2d(id, ps, 2, ps, 2, KB_PADDING_VALID, KB_CHANNELS_LAST, KB_POOL_MAX, &p);
+          kb_square(p, &sq);
+          for (kb_tensor* v : {r, id, p}) kb_tensor_release(v);
+          return grad ? grad_of(x[0], grad_of(x[0], sq, 148), 149) : sq;
+        },
+        rtol * 8);
+  }
+  Input idx{{6, 2}, KB_INT64, {0, 1, 2, 3, 1, 0, 0, 1, 3, 2, 2, 0}};
+  Input rows{{5}, KB_INT64, {3, 0, 3, 1, 2}};
+  check(
+      "gather, sparse tensor, to_dense, gather_nd, scatter_nd",
+      {idx, rows, random_input({6}, KB_FLOAT32, 150), random_input({4, 5}, KB_FLOAT32, 151)},
+      [](const std::vector<kb_tensor*>& x) {
+        int64_t shape[2] = {4, 5};
+        kb_tensor *sp = nullptr, *d = nullptr, *ad = nullptr, *a = nullptr, *gt = nullptr,
+                  *p = nullptr, *s = nullptr, *gv = nullptr, *sv = nullptr, *g3 = nullptr,
+                  *y = nullptr;
+        kb_sparse_tensor(x[0], x[2], shape, 2, "sp", &sp);
+        kb_to_dense(sp, &d);
+        kb_add(sp, x[3], &ad);
+        kb_add(ad, d, &a);
+        kb_gather(a, x[1], &gt);
+        kb_multiply(gt, gt, &p);
+        kb_sum(p, nullptr, 0, 0, &s);
+        kb_tensor_list* gl = nullptr;
+        if (kb_gradients(s, &x[2], 1, &gl) == KB_OK) {  // GatherNd
+          kb_tensor_list_get(gl, 0, &gv);
+          kb_tensor_list_release(gl);
+        }
+        if (gv) {  // gv: GatherNd; its gradient: ScatterNdLike and ScatterAddLike
+          kb_sum(gv, nullptr, 0, 0, &sv);
+          g3 = grad_of(x[3], gv, 152);  // releases gv
+          kb_multiply(g3, sv, &y);
+        }
+        for (kb_tensor* v : {sp, d, ad, a, gt, p, s, sv, g3}) kb_tensor_release(v);
+        return y;
+      },
+      rtol * 8);
+  check(
+      "in_top_k", {random_input({6, 9}, KB_FLOAT32, 153), Input{{6}, KB_INT64, {0, 8, 3, 3, 5, 1}}},
+      [](const std::vector<kb_tensor*>& x) {
+        kb_tensor* y = nullptr;
+        kb_in_top_k(x[0], x[1], 3, &y);
+        return y;
+      },
+      0);
+  compare(
+      {Input{{3, 5}, KB_INT64, {4, 2, 7, 1, 1, 3, 3, 0, 5, 6, 9, 8, 2, 4, 4}},
+       Input{{3}, KB_INT64, {2, 5, 0}}},
+      [t](const std::vector<kb_tensor*>& x) {  // a fill after a step of run-time shape
+        kb_tensor *sp = nullptr, *i, *v, *ds, *ones, *vt, *a, *y;
+        kb_ctc_label_dense_to_sparse(x[0], x[1], &sp);
+        kb_sparse_parts(sp, &i, &v, &ds);
+        kb_ones_like(v, t, "ones", &ones);
+        kb_cast(v, t, &vt);
+        kb_add(ones, vt, &a);
+        kb_cast(a, KB_FLOAT32, &y);
+        for (kb_tensor* r : {sp, i, v, ds, ones, vt, a}) kb_tensor_release(r);
+        return y;
+      },
+      0);
+  // Draws (and dropout's floor) in the type: a fresh node per device (a node counts its runs).
+  const int64_t seed = 55;
+  for (int dropout = 0; dropout < 2; ++dropout) {
+    SCOPED_TRACE(dropout ? "dropout" : "random_uniform");
+    std::vector<double> runs[2];
+    for (int dev = 0; dev < 2; ++dev) {
+      const int64_t shape[2] = {9, 13};
+      kb_tensor *r = nullptr, *y = nullptr;
+      ok(kb_random_uniform(shape, 2, 0.5, 2.0, t, &seed, &r));
+      if (dropout)
+        ok(kb_dropout(r, 0.4, nullptr, 0, &seed, &y)), kb_tensor_release(r);
+      else
+        y = r;
+      kb_tensor* y32 = nullptr;
+      ok(kb_cast(y, KB_FLOAT32, &y32));
+      kb_compiled_function* f;
+      OK_OR_RETURN(kb_function(nullptr, 0, &y32, 1, nullptr, 0, &f));
+      OK_OR_RETURN(kb_function_set_device(f, dev ? KB_DEVICE_CUDA : KB_DEVICE_CPU));
+      kb_tensor_list* out;
+      OK_OR_RETURN(kb_function_call(f, nullptr, 0, &out));
+      kb_tensor* v;
+      OK_OR_RETURN(kb_tensor_list_get(out, 0, &v));
+      runs[dev] = read(v);
+      kb_tensor_release(v);
+      kb_tensor_list_release(out);
+      kb_function_release(f);
+      kb_tensor_release(y32);
+      kb_tensor_release(y);
+    }
+    ASSERT_EQ(runs[0], runs[1]);
+  }
+}
+
 TEST(CudaVsCpu, SixteenBitFloats) {
   SKIP_WITHOUT_GPU();
   for (kb_data_type t : {KB_FLOAT16, KB_BFLOAT16}) {
     SCOPED_TRACE(t == KB_FLOAT16 ? "float16" : "bfloat16");
     sixteen_bit_floats(t);
+    more_sixteen_bit_kernels(t);
   }
 }
 
@@ -1815,4 +2045,104 @@ TEST(CudaVsCpu, UncoveredCellsTransposedConvAndSixteenBitPooling) {
                       }),
               t == KB_FLOAT16 ? 4e-3 : 3e-2);
     }
+}
+
+// Kernels that Keras functions reach only inside others: log1p (binary crossentropy from
+// logits), floor (dropout's mask, from the CPU's draws), fills of a shape known only when the
+// function is called (zeros_like, ones_like), identity, and a sparse tensor used as a plain one.
+TEST(CudaVsCpu, KernelsReachedThroughOtherFunctions) {
+  SKIP_WITHOUT_GPU();
+  for (auto& dc : kDtypes) {
+    for (int wrt = 0; wrt < 2; ++wrt)
+      compare(
+          {random_input({6, 9}, dc.t, 120, 0, 1), random_input({6, 9}, dc.t, 121, -6, 6)},
+          [wrt](const std::vector<kb_tensor*>& x) {
+            kb_tensor* y = nullptr;
+            kb_binary_crossentropy(x[0], x[1], 1, &y);
+            return wrt ? grad_of(x[1], y, 122) : y;
+          },
+          dc.rtol);
+    Input batch = random_input({5, 4}, dc.t, 123);
+    batch.batch_unknown = true;
+    compare(
+        {batch},
+        [dc](const std::vector<kb_tensor*>& x) {
+          kb_tensor *zeros, *ones, *id, *a, *y;
+          kb_zeros_like(x[0], dc.t, "zeros", &zeros);
+          kb_ones_like(x[0], dc.t, "ones", &ones);
+          kb_identity(x[0], "id", &id);
+          kb_subtract(ones, zeros, &a);
+          kb_multiply(a, id, &y);
+          for (kb_tensor* v : {zeros, ones, id, a}) kb_tensor_release(v);
+          return y;
+        },
+        dc.rtol);
+    compare(
+        {batch},
+        [](const std::vector<kb_tensor*>& x) {
+          kb_tensor* y = nullptr;
+          kb_identity(x[0], "id", &y);
+          return y;
+        },
+        0);
+    // A fill of a shape known only after a step of data-dependent shape (Where) runs: the only
+    // fill that is not folded into a constant when the plan is made.
+    compare(
+        {Input{{3, 5}, KB_INT64, {4, 2, 7, 1, 1, 3, 3, 0, 5, 6, 9, 8, 2, 4, 4}},
+         Input{{3}, KB_INT64, {2, 5, 0}}},
+        [dc](const std::vector<kb_tensor*>& x) {
+          kb_tensor *sp = nullptr, *i, *v, *ds, *ones, *vt, *y;
+          kb_ctc_label_dense_to_sparse(x[0], x[1], &sp);
+          kb_sparse_parts(sp, &i, &v, &ds);
+          kb_ones_like(v, dc.t, "ones", &ones);
+          kb_cast(v, dc.t, &vt);
+          kb_add(ones, vt, &y);
+          for (kb_tensor* t : {sp, i, v, ds, ones, vt}) kb_tensor_release(t);
+          return y;
+        },
+        0);
+    Input idx{{4, 2}, KB_INT64, {0, 1, 2, 3, 0, 1, 1, 0}};  // (0, 1) twice
+    for (int grad = 0; grad < 2; ++grad)
+      compare(
+          {idx, random_input({4}, dc.t, 124), random_input({3, 4}, dc.t, 125)},
+          [grad](const std::vector<kb_tensor*>& x) {
+            int64_t shape[2] = {3, 4};
+            kb_tensor *sp = nullptr, *y = nullptr;
+            kb_sparse_tensor(x[0], x[1], shape, 2, "sp", &sp);
+            kb_add(sp, x[2], &y);
+            kb_tensor_release(sp);
+            return grad ? grad_of(x[1], y, 126) : y;
+          },
+          dc.rtol);
+  }
+  // Dropout draws the CPU's numbers on the GPU: a fresh node per device (a node counts its runs).
+  const int64_t seed = 77;
+  for (kb_data_type t : {KB_FLOAT32, KB_FLOAT64}) {
+    std::vector<double> kept[2];
+    for (int dev = 0; dev < 2; ++dev) {
+      kb_tensor *x = make_data(random_input({13, 11}, t, 127, 0.5, 1.5)), *y = nullptr;
+      ok(kb_dropout(x, 0.3, nullptr, 0, &seed, &y));
+      kb_compiled_function* f;
+      OK_OR_RETURN(kb_function(nullptr, 0, &y, 1, nullptr, 0, &f));
+      OK_OR_RETURN(kb_function_set_device(f, dev ? KB_DEVICE_CUDA : KB_DEVICE_CPU));
+      kb_tensor_list* out;
+      OK_OR_RETURN(kb_function_call(f, nullptr, 0, &out));
+      kb_tensor* v;
+      OK_OR_RETURN(kb_tensor_list_get(out, 0, &v));
+      kept[dev] = read(v);
+      kb_tensor_release(v);
+      kb_tensor_list_release(out);
+      kb_function_release(f);
+      kb_tensor_release(y);
+      kb_tensor_release(x);
+    }
+    ASSERT_EQ(kept[0].size(), kept[1].size());
+    int zeros = 0;
+    for (size_t i = 0; i < kept[0].size(); ++i) {
+      EXPECT_NEAR(kept[0][i], kept[1][i], 1e-6 * (1 + std::fabs(kept[0][i]))) << "at " << i;
+      zeros += kept[0][i] == 0;
+    }
+    EXPECT_GT(zeros, 0);
+    EXPECT_LT(zeros, int(kept[0].size()));
+  }
 }

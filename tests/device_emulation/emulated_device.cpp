@@ -7,6 +7,7 @@
 // not the CUDA kernels; except that where a CUDA kernel runs a per-element function shared with
 // the host (element_kernels.h), the emulated kernel runs that function.
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "core/backend/device.h"
+#include "core/graph/dtype.h"
 #include "core/util/error.h"
 #include "core/ops/scalar_ops.h"
 #include "element_kernels.h"
@@ -113,6 +115,37 @@ Buffer on_host(const Buffer& b, const char* role, size_t i) {
   return h;
 }
 
+// Which operations ran on the device, and with which operand types: with
+// KB_EMULATED_COVERAGE=<file>, written there when the process exits, one line per registered
+// operation ("Op runs dtype..."), so that a suite can be checked to run every kernel of the plugin
+// (tests/cuda/coverage_test.sh).
+struct Coverage {
+  std::atomic<uint64_t> runs[kNumOps] = {};
+  std::atomic<uint32_t> dtypes[kNumOps] = {};  // bit t: an operand or the result of DType t
+
+  void record(size_t op, const std::vector<const Buffer*>& in, const Buffer& out) {
+    uint32_t bits = 1u << int(out.dtype);
+    for (const Buffer* b : in) bits |= 1u << int(b->dtype);
+    runs[op].fetch_add(1, std::memory_order_relaxed);
+    dtypes[op].fetch_or(bits, std::memory_order_relaxed);
+  }
+
+  ~Coverage() {
+    const char* path = std::getenv("KB_EMULATED_COVERAGE");
+    if (!path || !*path) return;
+    FILE* f = std::fopen(path, "w");
+    if (!f) return;
+    for (size_t i = 0; i < kNumOps; ++i) {
+      std::fprintf(f, "%s %llu", kOps[i], static_cast<unsigned long long>(runs[i].load()));
+      for (int t = 0; t < kb::kNumDTypes; ++t)
+        if (dtypes[i].load() & (1u << t)) std::fprintf(f, " %s", kb::dtype_name(kb::DType(t)));
+      std::fprintf(f, "\n");
+    }
+    std::fclose(f);
+  }
+};
+Coverage g_coverage;
+
 KernelFactory g_cpu[kNumOps];
 const kb::PluginHost* g_host = nullptr;
 KernelFactory cpu_factory(const char* op) { return g_host->find_kernel("cpu", op); }
@@ -132,6 +165,7 @@ Kernel emulated(const KernelArgs& a) {
       host.push_back(on_host(*in[i], "input", i));
       ptrs.push_back(&host.back());
     }
+    g_coverage.record(I, in, out);
     Buffer o = on_host(out, "output", 0);
     void* given = o.storage.get();
     try {
