@@ -45,6 +45,9 @@ tests() {
   local rc=0 out
   ./build-gpu/tests/kb_cuda_tests > "$OUT/cuda_tests.log" 2>&1 || rc=1
   grep -E "^\[  (FAILED|PASSED|SKIPPED) |Failure|cpp:[0-9]+" "$OUT/cuda_tests.log" | head -60
+  # Unfused: the plain elementwise kernels, which fusion otherwise replaces.
+  KB_FUSE=0 ./build-gpu/tests/kb_cuda_tests > "$OUT/cuda_tests_unfused.log" 2>&1 || rc=1
+  grep -E "^\[  (FAILED|PASSED|SKIPPED) |Failure|cpp:[0-9]+" "$OUT/cuda_tests_unfused.log" | head -30
   bash tests/cuda/fallback_test.sh build-gpu > "$OUT/fallback.log" 2>&1 || rc=1
   tail -3 "$OUT/fallback.log"
   for device in cuda cpu; do

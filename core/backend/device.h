@@ -49,7 +49,9 @@ struct PluginHost {
   KernelFactory (*find_kernel)(const char* device, const char* op);  // nullptr when none
   int32_t ordinal;  // the GPU to run on (KB_DEVICE=cuda:N; 0 by default)
 };
-constexpr int32_t kPluginHostVersion = 5;
+// Changes whenever what crosses between the two does: these structures, the kernel interface, or
+// the numbering of the scalar table's operations that fused programs carry (6).
+constexpr int32_t kPluginHostVersion = 6;
 // Returns 0 on success; otherwise writes a reason (NUL-terminated) into reason[reason_size].
 using PluginInitFn = int32_t (*)(const PluginHost* host, char* reason, size_t reason_size);
 

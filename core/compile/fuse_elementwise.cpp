@@ -14,11 +14,10 @@ namespace kb {
 
 namespace {
 
-// Table operations a float group can evaluate: numeric or floating domain, result of the
-// input's dtype (the comparisons and logical operations yield bool and stay unfused).
+// Table operations a float group can evaluate: those whose result has the input's dtype (the
+// comparisons and IsFinite yield bool and stay unfused).
 #define KB_FUSE_NAME(Name, ...) #Name,
-#define KB_FUSE_OK(Name, Dom, Res, ...) \
-  (ScalarDomain::Dom != ScalarDomain::B && ScalarResult::Res == ScalarResult::SAME),
+#define KB_FUSE_OK(Name, Dom, Res, ...) (ScalarResult::Res == ScalarResult::SAME),
 const char* const kUnaryNames[] = {KB_UNARY_OPS(KB_FUSE_NAME)};
 const bool kUnaryOk[] = {KB_UNARY_OPS(KB_FUSE_OK)};
 const char* const kBinaryNames[] = {KB_BINARY_OPS(KB_FUSE_NAME)};
@@ -40,8 +39,7 @@ int table_index(const std::string& name, int kind) {
 }
 
 // The table position of a comparison (a binary operation of numbers yielding bool), else -1.
-#define KB_FUSE_CMP(Name, Dom, Res, ...) \
-  (ScalarDomain::Dom != ScalarDomain::B && ScalarResult::Res == ScalarResult::BOOL),
+#define KB_FUSE_CMP(Name, Dom, Res, ...) (ScalarResult::Res == ScalarResult::BOOL),
 const bool kBinaryCompare[] = {KB_BINARY_OPS(KB_FUSE_CMP)};
 #undef KB_FUSE_CMP
 int comparison_index(const std::string& name) {

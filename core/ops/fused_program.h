@@ -31,21 +31,16 @@ enum UnaryIndex { KB_UNARY_OPS(KB_INDEX) };
 enum BinaryIndex { KB_BINARY_OPS(KB_INDEX) };
 #undef KB_INDEX
 
-// Bool-only operations never join a float group (core/compile/fuse_elementwise.cpp).
-#define KB_UNARY_CASE(Name, Dom, Res, expr, grad)         \
-  case kOp##Name:                                         \
-    if constexpr (ScalarDomain::Dom != ScalarDomain::B) { \
-      auto f = [](T a) { return expr; };                  \
-      return T(f(x));                                     \
-    }                                                     \
-    break;
-#define KB_BINARY_CASE(Name, Dom, Res, expr, ga, gb)      \
-  case kOp##Name:                                         \
-    if constexpr (ScalarDomain::Dom != ScalarDomain::B) { \
-      auto f = [](T a, T b) { return expr; };             \
-      return T(f(x, y));                                  \
-    }                                                     \
-    break;
+#define KB_UNARY_CASE(Name, Dom, Res, expr, grad) \
+  case kOp##Name: {                               \
+    auto f = [](T a) { return expr; };            \
+    return T(f(x));                               \
+  }
+#define KB_BINARY_CASE(Name, Dom, Res, expr, ga, gb) \
+  case kOp##Name: {                                  \
+    auto f = [](T a, T b) { return expr; };          \
+    return T(f(x, y));                               \
+  }
 
 template <class T>
 KB_HD T unary_op(int op, T x) {

@@ -46,14 +46,9 @@ void check_domain(DType t, ScalarDomain d, const std::string& who) {
     case ScalarDomain::A:
       ok = true;
       break;
-    case ScalarDomain::B:
-      ok = is_bool(t);
-      break;
   }
   if (!ok) {
-    const char* want = d == ScalarDomain::F   ? "a floating dtype"
-                       : d == ScalarDomain::N ? "a numeric dtype"
-                                              : "bool";
+    const char* want = d == ScalarDomain::F ? "a floating dtype" : "a numeric dtype";
     fail(Status::dtype, who, ": expected ", want, ", got ", dtype_name(t));
   }
 }

@@ -1,6 +1,6 @@
 // THE table of elementwise scalar operations. One row per operation:
 //   X(Name, domain, result, cpu expression on `a` (and `b`), gradient)
-// domain: F = floating only, N = numeric (floating and integer), A = any type, B = bool only.
+// domain: F = floating only, N = numeric (floating and integer), A = any type.
 // result: SAME = the input dtype, BOOL = bool.
 // The CPU expression is evaluated with `a`, `b` of the compute type (float for float16).
 // The gradient is written with graph builders over x (input), y (second input, binary only),
@@ -26,10 +26,7 @@
   X(Sign, N, SAME, (decltype(a)((a > 0) - (a < 0))), KB_NO_GRAD)                       \
   X(Round, F, SAME, std::nearbyint(a), KB_NO_GRAD)                                     \
   X(Floor, F, SAME, std::floor(a), KB_NO_GRAD)                                         \
-  X(Ceil, F, SAME, std::ceil(a), KB_NO_GRAD)                                           \
-  X(IsFinite, F, BOOL, std::isfinite(a), KB_NO_GRAD)                                   \
-  X(IsNan, F, BOOL, std::isnan(a), KB_NO_GRAD)                                         \
-  X(LogicalNot, B, BOOL, (!a), KB_NO_GRAD)
+  X(IsFinite, F, BOOL, std::isfinite(a), KB_NO_GRAD)
 
 #define KB_BINARY_OPS(X)                                                                 \
   X(Add, N, SAME, (a + b), dy, dy)                                                       \
@@ -47,11 +44,9 @@
   X(Greater, A, BOOL, (a > b), KB_NO_GRAD, KB_NO_GRAD)                                   \
   X(GreaterEqual, A, BOOL, (a >= b), KB_NO_GRAD, KB_NO_GRAD)                             \
   X(Less, A, BOOL, (a < b), KB_NO_GRAD, KB_NO_GRAD)                                      \
-  X(LessEqual, A, BOOL, (a <= b), KB_NO_GRAD, KB_NO_GRAD)                                \
-  X(LogicalAnd, B, BOOL, (a && b), KB_NO_GRAD, KB_NO_GRAD)                               \
-  X(LogicalOr, B, BOOL, (a || b), KB_NO_GRAD, KB_NO_GRAD)
+  X(LessEqual, A, BOOL, (a <= b), KB_NO_GRAD, KB_NO_GRAD)
 
 namespace kb {
-enum class ScalarDomain { F, N, A, B };
+enum class ScalarDomain { F, N, A };
 enum class ScalarResult { SAME, BOOL };
 }  // namespace kb

@@ -62,8 +62,6 @@ constexpr bool in_domain() {
     return is_float_v<T>;
   } else if constexpr (D == ScalarDomain::N) {
     return !std::is_same_v<T, bool>;
-  } else if constexpr (D == ScalarDomain::B) {
-    return std::is_same_v<T, bool>;
   } else {
     return true;
   }
