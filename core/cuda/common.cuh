@@ -13,6 +13,7 @@
 #include "core/backend/kernel.h"
 #include "core/backend/pool_problem.h"
 #include "core/backend/reduce_plan.h"
+#include "core/backend/strided_map.h"
 #include "core/util/dispatch.h"
 
 namespace kb::cuda {
@@ -119,28 +120,7 @@ struct Registrar {
   Registrar(const char* op, KernelFactory f);
 };
 
-// Up to three operands iterated over the same output index space.
-struct StridedMap {
-  int rank = 0;
-  int64_t dims[kMaxDims] = {};
-  int64_t stride[3][kMaxDims] = {};
-
-  __device__ void offsets(int64_t i, int64_t* off, int n) const {
-    for (int k = 0; k < n; ++k) off[k] = 0;
-    for (int d = rank - 1; d >= 0; --d) {
-      int64_t idx = i % dims[d];
-      i /= dims[d];
-      for (int k = 0; k < n; ++k) off[k] += idx * stride[k][d];
-    }
-  }
-};
-
-// Builds a map over out dims with broadcast strides for each input dims list.
-StridedMap make_map(const Dims& out, const std::vector<Dims>& ins);
-
-// out[out_base + i·out_strides] = in[in_base + i·in_strides] for every index i of `dims`
-// (element offsets; strides may be 0 or negative). m: stride[0] = out, stride[1] = in.
-StridedMap copy_map(const Dims& dims, const Dims& out_strides, const Dims& in_strides);
+// out[out_base + offset0(i)] = in[in_base + offset1(i)] for i < n (core/backend/strided_map.h).
 void strided_copy_on_device(const Buffer& in, int64_t in_base, Buffer& out, int64_t out_base,
                             const StridedMap& m, int64_t n);
 void zero_on_device(Buffer& out);

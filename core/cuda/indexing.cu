@@ -1,97 +1,17 @@
-// CUDA kernels for slicing, concatenation, tiling, reversal, gather/scatter, arg-reductions,
-// cumulative scans and in_top_k.
+// CUDA kernels for tiling's gradient, gather/scatter, arg-reductions, cumulative scans and
+// in_top_k (slices, concatenation, tiling and reversal are copies: core/cuda/movement.cu).
 #include "core/backend/layout.h"
 #include "core/cuda/common.cuh"
 #include "core/cuda/atomic_sums.cuh"
 #include "core/cuda/index_errors.cuh"
-#include "core/ops/slice_spec.h"
 
 namespace kb::cuda {
 namespace {
 
 using Ins = std::vector<const Buffer*>;
 
-Kernel make_strided_slice(const KernelArgs& k) {
-  SliceMap sm = slice_map(k.in[0].shape.dims, k.node.attrs);
-  StridedMap m = copy_map(sm.dims, contiguous_strides(sm.dims), sm.src_strides);
-  int64_t n = numel(sm.dims), base = sm.base;
-  return [m, n, base](const Ins& in, Buffer& out) {
-    strided_copy_on_device(*in[0], base, out, 0, m, n);
-  };
-}
-Registrar r1("StridedSlice", make_strided_slice);
-
-Kernel make_strided_slice_grad(const KernelArgs& k) {
-  SliceMap sm = slice_map(k.out.shape.dims, k.node.attrs);
-  StridedMap m = copy_map(sm.dims, sm.src_strides, contiguous_strides(sm.dims));
-  int64_t n = numel(sm.dims), base = sm.base;
-  return [m, n, base](const Ins& in, Buffer& out) {
-    zero_on_device(out);
-    strided_copy_on_device(*in[0], 0, out, base, m, n);
-  };
-}
-Registrar r2("StridedSliceGrad", make_strided_slice_grad);
-
-// Concat and SplitLike see each part as (outer, width) elements inside rows of `total`.
-struct Parts {
-  int64_t outer = 1, total = 0;
-  std::vector<int64_t> widths, offsets;
-};
-Parts parts_of(const std::vector<TensorType>& parts, int64_t axis) {
-  Parts p;
-  const Dims& d0 = parts[0].shape.dims;
-  int64_t inner = 1;
-  for (int64_t i = 0; i < axis; ++i) p.outer *= d0[i];
-  for (size_t i = axis + 1; i < d0.size(); ++i) inner *= d0[i];
-  for (auto& t : parts) {
-    p.offsets.push_back(p.total);
-    p.widths.push_back(t.shape.dims[axis] * inner);
-    p.total += p.widths.back();
-  }
-  return p;
-}
-
-Kernel make_concat(const KernelArgs& k) {
-  Parts p = parts_of(k.in, k.node.attrs.i("axis"));
-  return [p](const Ins& in, Buffer& out) {
-    for (size_t i = 0; i < in.size(); ++i) {
-      Dims d{p.outer, p.widths[i]};
-      StridedMap m = copy_map(d, {p.total, 1}, {p.widths[i], 1});
-      strided_copy_on_device(*in[i], 0, out, p.offsets[i], m, p.outer * p.widths[i]);
-    }
-  };
-}
-Registrar r3("Concat", make_concat);
-
-Kernel make_split_like(const KernelArgs& k) {
-  std::vector<TensorType> parts(k.in.begin() + 1, k.in.end());
-  Parts p = parts_of(parts, k.node.attrs.i("axis"));
-  int64_t i = k.node.attrs.i("index");
-  Dims d{p.outer, p.widths[i]};
-  StridedMap m = copy_map(d, {p.widths[i], 1}, {p.total, 1});
-  int64_t n = p.outer * p.widths[i], base = p.offsets[i];
-  return [m, n, base](const Ins& in, Buffer& out) {
-    strided_copy_on_device(*in[0], base, out, 0, m, n);
-  };
-}
-Registrar r4("SplitLike", make_split_like);
-
-// Tile as a broadcast over interleaved (multiple, dim) axes; TileGrad sums over the multiples.
-Kernel make_tile(const KernelArgs& k) {
-  const Dims& d = k.in[0].shape.dims;
-  const auto& mult = k.node.attrs.ints("multiples");
-  if (2 * d.size() > size_t(kMaxDims)) return Kernel{};
-  Dims cs = contiguous_strides(d), od, src;
-  for (size_t i = 0; i < d.size(); ++i) {
-    od.push_back(mult[i]), src.push_back(0);
-    od.push_back(d[i]), src.push_back(cs[i]);
-  }
-  StridedMap m = copy_map(od, contiguous_strides(od), src);
-  int64_t n = numel(od);
-  return [m, n](const Ins& in, Buffer& out) { strided_copy_on_device(*in[0], 0, out, 0, m, n); };
-}
-Registrar r5("Tile", make_tile);
-
+// TileGrad sums the gradient over the multiples: a reduction of the interleaved (multiple, dim)
+// axes that Tile broadcasts over (core/backend/copy_plan.cpp).
 Kernel make_tile_grad(const KernelArgs& k) {
   const Dims& d = k.out.shape.dims;
   const auto& mult = k.node.attrs.ints("multiples");
@@ -111,24 +31,7 @@ Kernel make_tile_grad(const KernelArgs& k) {
     reduce_on_device(0, p, view, out);
   };
 }
-Registrar r6("TileGrad", make_tile_grad);
-
-Kernel make_reverse(const KernelArgs& k) {
-  const Dims& d = k.in[0].shape.dims;
-  Dims src = contiguous_strides(d);
-  int64_t base = 0;
-  for (int64_t ax : k.node.attrs.ints("axes")) {
-    if (ax < 0) ax += int64_t(d.size());
-    base += (d[ax] - 1) * src[ax];
-    src[ax] = -src[ax];
-  }
-  StridedMap m = copy_map(d, contiguous_strides(d), src);
-  int64_t n = numel(d);
-  return [m, n, base](const Ins& in, Buffer& out) {
-    strided_copy_on_device(*in[0], base, out, 0, m, n);
-  };
-}
-Registrar r7("Reverse", make_reverse);
+Registrar r1("TileGrad", make_tile_grad);
 
 template <class E, class I>
 __global__ void gather_kernel(const E* ref, const I* idx, E* out, int64_t n_idx, int64_t row,
@@ -162,7 +65,7 @@ Kernel make_gather(const KernelArgs& k) {
     };
   });
 }
-Registrar r8("Gather", make_gather);
+Registrar r2("Gather", make_gather);
 
 template <class T, class I>
 __global__ void scatter_add_kernel(const T* g, const I* idx, sum_t<T>* acc, int64_t n_idx,
@@ -203,7 +106,7 @@ Kernel make_scatter_add_like(const KernelArgs& k) {
     }
   });
 }
-Registrar r9("ScatterAddLike", make_scatter_add_like);
+Registrar r3("ScatterAddLike", make_scatter_add_like);
 
 template <class T>
 __global__ void arg_kernel(const T* x, int64_t* out, AxisView v, bool is_max) {
@@ -288,7 +191,7 @@ Kernel make_arg_reduce(const KernelArgs& k) {
     }
   });
 }
-Registrar r10("ArgReduce", make_arg_reduce);
+Registrar r4("ArgReduce", make_arg_reduce);
 
 template <class T>
 __global__ void scan_kernel(const T* x, T* out, AxisView v, bool is_sum) {
@@ -322,7 +225,7 @@ Kernel make_cumulative(const KernelArgs& k) {
     }
   });
 }
-Registrar r11("Cumulative", make_cumulative);
+Registrar r5("Cumulative", make_cumulative);
 
 template <class T, class I>
 __global__ void in_top_k_kernel(const T* p, const I* targets, bool* out, int64_t batch,
@@ -366,7 +269,7 @@ Kernel make_in_top_k(const KernelArgs& k) {
     }
   });
 }
-Registrar r12("InTopK", make_in_top_k);
+Registrar r6("InTopK", make_in_top_k);
 
 }  // namespace
 }  // namespace kb::cuda

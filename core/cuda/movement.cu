@@ -1,5 +1,8 @@
-// CUDA: views (reshape family alias their input), Transpose and BroadcastLike as strided copies,
-// Pad, and Switch (the branch chosen on the device: no condition read back to the host).
+// CUDA: views (reshape family alias their input), the kernels that only move elements as strided
+// copies (core/backend/copy_plan.h: slices, concatenation, tiling, reversal, transposes,
+// broadcasts, padding), and Switch (the branch chosen on the device: no condition read back to
+// the host).
+#include "core/backend/copy_plan.h"
 #include "core/cuda/common.cuh"
 
 namespace kb::cuda {
@@ -27,43 +30,24 @@ __global__ void strided_copy_kernel(const E* in, E* out, int64_t n, StridedMap m
   }
 }
 
-// Copies with out strides = contiguous over m's dims (stride[0]) and in strides = stride[1].
-void launch_copy(const Buffer& in, Buffer& out, const StridedMap& m) {
-  int64_t n = 1;
-  for (int d = 0; d < m.rank; ++d) n *= m.dims[d];
-  StridedMap c = m;
-  int64_t acc = 1;
-  for (int d = m.rank - 1; d >= 0; --d) c.stride[0][d] = acc, acc *= m.dims[d];
-  if (n == 0) return;
-  strided_copy_on_device(in, 0, out, 0, c, n);
-}
-
-Kernel make_transpose(const KernelArgs& k) {
-  std::vector<int64_t> perm = k.node.attrs.ints("perm");
-  return [perm](const Ins& in, Buffer& out) { transpose_on_device(*in[0], out, perm); };
-}
-Registrar r7("Transpose", make_transpose);
-
-Kernel make_broadcast_like(const KernelArgs& k) {
-  const Dims& od = k.out.shape.dims;
-  StridedMap m = make_map(od, {od, k.in[0].shape.dims});
-  return [m](const Ins& in, Buffer& out) { launch_copy(*in[0], out, m); };
-}
-Registrar r8("BroadcastLike", make_broadcast_like);
-
-// Zero padding: a zeroed output, the input copied in at its offset (pad_before).
-Kernel make_pad(const KernelArgs& k) {
-  const Dims& in = k.in[0].shape.dims;
-  const Dims& od = k.out.shape.dims;
-  Placement pl = placement(in, od, k.node.attrs.ints("pad_before"));
-  StridedMap m = copy_map(in, pl.outer_strides, pl.inner_strides);
-  int64_t n = numel(in), base = pl.offset;
-  return [m, base, n](const Ins& ins, Buffer& out) {
-    zero_on_device(out);  // all-bits-zero is zero for every dtype
-    strided_copy_on_device(*ins[0], 0, out, base, m, n);
+Kernel make_copy(const KernelArgs& k) {
+  std::optional<CopyPlan> plan = copy_plan(k);
+  if (!plan || !plan->fits) return Kernel{};
+  return [p = std::move(*plan)](const Ins& in, Buffer& out) {
+    if (p.zero_first) zero_on_device(out);  // all-bits-zero is zero for every dtype
+    for (const CopyPart& c : p.parts)
+      strided_copy_on_device(*in[size_t(c.input)], c.in_base, out, c.out_base, c.map, c.n);
   };
 }
-Registrar r9("Pad", make_pad);
+Registrar r7("StridedSlice", make_copy);
+Registrar r8("StridedSliceGrad", make_copy);
+Registrar r9("Concat", make_copy);
+Registrar r10("SplitLike", make_copy);
+Registrar r11("Tile", make_copy);
+Registrar r12("Reverse", make_copy);
+Registrar r13("Transpose", make_copy);
+Registrar r14("BroadcastLike", make_copy);
+Registrar r15("Pad", make_copy);
 
 // Switch with a condition unknown at plan time (then the branches have one concrete shape): every
 // thread reads the condition and copies its element of the chosen branch.
@@ -86,7 +70,7 @@ Kernel make_switch(const KernelArgs& k) {
     after_launch("switch");
   };
 }
-Registrar r10("Switch", make_switch);
+Registrar r16("Switch", make_switch);
 
 }  // namespace
 
@@ -101,27 +85,8 @@ void strided_copy_on_device(const Buffer& in, int64_t in_base, Buffer& out, int6
   after_launch("copy");
 }
 
-StridedMap copy_map(const Dims& dims, const Dims& out_strides, const Dims& in_strides) {
-  check(dims.size() <= size_t(kMaxDims), Status::not_implemented, "cuda: rank ", dims.size(),
-        " is above ", kMaxDims);
-  StridedMap m;
-  m.rank = int(dims.size());
-  for (size_t d = 0; d < dims.size(); ++d) {
-    m.dims[d] = dims[d];
-    m.stride[0][d] = out_strides[d];
-    m.stride[1][d] = in_strides[d];
-  }
-  return m;
-}
-
 void transpose_on_device(const Buffer& in, Buffer& out, const std::vector<int64_t>& perm) {
-  const Dims& d = in.dims;
-  Dims od(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) od[i] = d[perm[i]];
-  StridedMap m = make_map(od, {od});
-  Dims cs = contiguous_strides(d);
-  for (size_t i = 0; i < perm.size(); ++i) m.stride[1][i] = cs[perm[i]];
-  launch_copy(in, out, m);
+  strided_copy_on_device(in, 0, out, 0, transpose_map(in.dims, perm), in.numel());
 }
 
 }  // namespace kb::cuda

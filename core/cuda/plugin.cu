@@ -162,16 +162,6 @@ Kernel factory_of_any_op(const KernelArgs& k) {
 }
 }  // namespace
 
-StridedMap make_map(const Dims& out, const std::vector<Dims>& ins) {
-  check(out.size() <= size_t(kMaxDims), Status::not_implemented, "cuda: rank ", out.size(),
-        " is above ", kMaxDims);
-  StridedMap m;
-  m.rank = int(out.size());
-  for (size_t d = 0; d < out.size(); ++d) m.dims[d] = out[d];
-  for (size_t k = 0; k < ins.size(); ++k) broadcast_strides(ins[k], out, m.stride[k]);
-  return m;
-}
-
 }  // namespace kb::cuda
 
 extern "C" __attribute__((visibility("default"))) int32_t kb_cuda_plugin_init(

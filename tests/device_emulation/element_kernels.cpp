@@ -170,6 +170,7 @@ std::optional<Kernel> element_kernel(const char* op, const KernelArgs& args,
   if (std::strcmp(op, "ResizeGrad") == 0) return resize_kernel(args, true);
   if (std::strcmp(op, "CtcLoss") == 0) return ctc_kernel<false>(args);
   if (std::strcmp(op, "CtcLossGrad") == 0) return ctc_kernel<true>(args);
+  if (std::optional<Kernel> strided = strided_kernel(op, args)) return strided;
   return dtype_declines(op, args);
 }
 

@@ -1,6 +1,7 @@
 // The emulated device's own kernels for the operations whose CUDA kernels run one shared
 // per-element function (core/util/pool_windows.h, core/util/resize_taps.h,
-// core/ops/fused_program.h, core/util/epilogue_value.h): the same function over every element, on
+// core/ops/fused_program.h, core/util/epilogue_value.h) or one shared strided map
+// (core/backend/strided_map.h): the same function over every element, on
 // the host, so that the suites run on the emulated device test what the GPU computes (and where the
 // plugin declines), not the CPU kernel. The kernels the plugin declines by dtype alone (integer
 // products, boolean argmax) decline the same dtypes and otherwise run the CPU kernel.
@@ -16,5 +17,9 @@ namespace kb::emulation {
 // CPU's kernel factory of another op, for kernels that the GPU composes (FusedConv's convolution).
 std::optional<Kernel> element_kernel(const char* op, const KernelArgs& args,
                                      KernelFactory (*cpu)(const char* name));
+
+// The plugin's strided kernels (copies, broadcasting binary operations, select) over the maps the
+// plugin builds (strided_kernels.cpp); nullopt for the other ops.
+std::optional<Kernel> strided_kernel(const char* op, const KernelArgs& args);
 
 }  // namespace kb::emulation
