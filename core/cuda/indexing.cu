@@ -4,6 +4,7 @@
 #include "core/cuda/common.cuh"
 #include "core/cuda/atomic_sums.cuh"
 #include "core/cuda/index_errors.cuh"
+#include "core/util/axis_scans.h"
 
 namespace kb::cuda {
 namespace {
@@ -113,13 +114,7 @@ __global__ void arg_kernel(const T* x, int64_t* out, AxisView v, bool is_max) {
   int64_t total = v.outer * v.inner;
   KB_GRID_LOOP(t, total) {
     const T* p = x + (t / v.inner) * v.n * v.inner + t % v.inner;
-    int64_t best = 0;
-    compute_t<T> bv = p[0];
-    for (int64_t j = 1; j < v.n; ++j) {
-      compute_t<T> c = p[j * v.inner];
-      if (is_max ? c > bv : c < bv) bv = c, best = j;
-    }
-    out[t] = best;
+    out[t] = arg_scan<compute_t<T>>(p, v.n, v.inner, is_max);
   }
 }
 
@@ -135,39 +130,25 @@ __device__ C shuffle_down(C v, int offset) {
   }
 }
 
-// Long rows (inner == 1): a warp per row. The CPU's scan keeps its first value until a strictly
-// larger (smaller) one comes, so its answer is the lowest position of the extreme value among
-// those that are not NaN, or 0 when the first value is NaN; each lane finds it for its strided
-// part, then the lanes' candidates combine (a tie to the lower position).
+// Long rows (inner == 1): a warp per row (core/util/axis_scans.h). Each lane finds the candidate
+// of its strided part; the candidates combine down the warp, a tie to the lower position.
 template <class T>
 __global__ void arg_rows_kernel(const T* x, int64_t* out, int64_t rows, int64_t n, bool is_max) {
   using C = compute_t<T>;
-  const int lane = threadIdx.x % 32;
-  const int64_t warps = int64_t(gridDim.x) * blockDim.x / 32;
-  for (int64_t r = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) / 32; r < rows; r += warps) {
+  const int lane = threadIdx.x % kArgLanes;
+  const int64_t warps = int64_t(gridDim.x) * blockDim.x / kArgLanes;
+  for (int64_t r = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) / kArgLanes; r < rows;
+       r += warps) {
     const T* p = x + r * n;
-    C bv = C(0);
-    int64_t best = -1;
-    for (int64_t j = lane; j < n; j += 32) {
-      C c = C(p[j]);
-      if (c != c) continue;  // NaN
-      if (best < 0 || (is_max ? c > bv : c < bv)) bv = c, best = j;
+    ArgCandidate<C> best = arg_lane<C>(p, n, lane, kArgLanes, is_max);
+    for (int offset = kArgLanes / 2; offset > 0; offset >>= 1) {
+      ArgCandidate<C> other{shuffle_down(best.value, offset),
+                            int64_t(__shfl_down_sync(0xffffffffu, (long long)best.at, offset))};
+      if (arg_prefer(best, other, is_max)) best = other;
     }
-    for (int offset = 16; offset > 0; offset >>= 1) {
-      C other = shuffle_down(bv, offset);
-      int64_t at = int64_t(__shfl_down_sync(0xffffffffu, (long long)best, offset));
-      bool better = best < 0 || (is_max ? other > bv : other < bv) || (other == bv && at < best);
-      if (at >= 0 && better) bv = other, best = at;
-    }
-    if (lane == 0) {
-      C first = C(p[0]);
-      out[r] = first != first || best < 0 ? 0 : best;
-    }
+    if (lane == 0) out[r] = arg_row_result<C>(p, best);
   }
 }
-
-// Rows at least this long take a warp each.
-constexpr int64_t kWarpRowLength = 64;
 
 Kernel make_arg_reduce(const KernelArgs& k) {
   AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
@@ -180,8 +161,8 @@ Kernel make_arg_reduce(const KernelArgs& k) {
       return [v, is_max](const Ins& in, Buffer& out) {
         int64_t n = v.outer * v.inner;
         if (n == 0) return;
-        if (v.inner == 1 && v.n >= kWarpRowLength)
-          arg_rows_kernel<<<blocks_for(v.outer * 32), 256, 0, stream()>>>(
+        if (v.inner == 1 && v.n >= kArgWarpRowLength)
+          arg_rows_kernel<<<blocks_for(v.outer * kArgLanes), 256, 0, stream()>>>(
               in[0]->as<T>(), out.as<int64_t>(), v.outer, v.n, is_max);
         else
           arg_kernel<<<blocks_for(n), 256, 0, stream()>>>(in[0]->as<T>(), out.as<int64_t>(), v,
@@ -198,13 +179,7 @@ __global__ void scan_kernel(const T* x, T* out, AxisView v, bool is_sum) {
   int64_t total = v.outer * v.inner;
   KB_GRID_LOOP(t, total) {
     int64_t base = (t / v.inner) * v.n * v.inner + t % v.inner;
-    using C = compute_t<T>;
-    C acc = is_sum ? C(0) : C(1);
-    for (int64_t j = 0; j < v.n; ++j) {
-      C c = C(x[base + j * v.inner]);
-      acc = is_sum ? C(acc + c) : C(acc * c);
-      out[base + j * v.inner] = T(acc);
-    }
+    cumulative_line<compute_t<T>>(x + base, out + base, v.n, v.inner, is_sum);
   }
 }
 

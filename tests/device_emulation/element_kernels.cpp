@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/backend/layout.h"
 #include "core/backend/pool_problem.h"
 #include "core/ops/conv_ops.h"
 #include "core/ops/ctc_batch.h"
 #include "core/ops/fused_program.h"
 #include "core/ops/resize_geom.h"
+#include "core/util/axis_scans.h"
 #include "core/util/dispatch.h"
 #include "core/util/epilogue_value.h"
 
@@ -120,6 +122,64 @@ Kernel ctc_kernel(const KernelArgs& k) {
   return k.in[0].dtype == DType::f32 ? typed(float{}) : typed(double{});
 }
 
+// As core/cuda/indexing.cu: a line scanned per output, or for long rows the warp's 32 lane
+// candidates combined in its order of shuffles (a lane whose partner lies past the warp keeps its
+// own candidate).
+Kernel arg_reduce_kernel(const KernelArgs& k) {
+  AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
+  bool is_max = k.node.attrs.i("mode") == 0;
+  return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    if constexpr (std::is_same_v<T, bool>) {
+      return Kernel{};
+    } else {
+      using C = compute_t<T>;
+      return [v, is_max](const Ins& in, Buffer& out) {
+        const T* x = in[0]->as<T>();
+        int64_t* o = out.as<int64_t>();
+        for (int64_t t = 0; t < v.outer * v.inner; ++t) {
+          const T* p = x + (t / v.inner) * v.n * v.inner + t % v.inner;
+          if (v.inner != 1 || v.n < kArgWarpRowLength) {
+            o[t] = arg_scan<C>(p, v.n, v.inner, is_max);
+            continue;
+          }
+          std::vector<ArgCandidate<C>> lanes;
+          for (int lane = 0; lane < kArgLanes; ++lane)
+            lanes.push_back(arg_lane<C>(p, v.n, lane, kArgLanes, is_max));
+          for (int offset = kArgLanes / 2; offset > 0; offset >>= 1) {
+            std::vector<ArgCandidate<C>> next = lanes;
+            for (int lane = 0; lane + offset < kArgLanes; ++lane)
+              if (arg_prefer(lanes[lane], lanes[lane + offset], is_max))
+                next[lane] = lanes[lane + offset];
+            lanes = next;
+          }
+          o[t] = arg_row_result<C>(p, lanes[0]);
+        }
+      };
+    }
+  });
+}
+
+// As core/cuda/indexing.cu's scan kernel: a line per output position across the axis.
+Kernel cumulative_kernel(const KernelArgs& k) {
+  AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
+  bool is_sum = k.node.attrs.i("mode") == 0;
+  return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    if constexpr (std::is_same_v<T, bool>) {
+      return Kernel{};
+    } else {
+      return [v, is_sum](const Ins& in, Buffer& out) {
+        for (int64_t t = 0; t < v.outer * v.inner; ++t) {
+          int64_t base = (t / v.inner) * v.n * v.inner + t % v.inner;
+          cumulative_line<compute_t<T>>(in[0]->as<T>() + base, out.as<T>() + base, v.n, v.inner,
+                                        is_sum);
+        }
+      };
+    }
+  });
+}
+
 // As core/cuda/conv.cu's FusedConv where cuDNN's fused call is not taken: the convolution (the
 // CPU's), then the epilogue kernel's function over every element.
 Kernel fused_conv_kernel(const KernelArgs& k, KernelFactory cpu_conv) {
@@ -152,8 +212,6 @@ std::optional<Kernel> dtype_declines(const char* op, const KernelArgs& k) {
   // cuBLAS multiplies floating types only; gather's gradient and in_top_k are for floats.
   if (is("MatMul") || is("ScatterAddLike")) return unless(!is_floating(k.out.dtype));
   if (is("InTopK")) return unless(!is_floating(k.in[0].dtype));
-  // argmax/argmin and cumulative sums or products of booleans.
-  if (is("ArgReduce") || is("Cumulative")) return unless(k.in[0].dtype == DType::b8);
   return std::nullopt;
 }
 
@@ -170,6 +228,8 @@ std::optional<Kernel> element_kernel(const char* op, const KernelArgs& args,
   if (std::strcmp(op, "ResizeGrad") == 0) return resize_kernel(args, true);
   if (std::strcmp(op, "CtcLoss") == 0) return ctc_kernel<false>(args);
   if (std::strcmp(op, "CtcLossGrad") == 0) return ctc_kernel<true>(args);
+  if (std::strcmp(op, "ArgReduce") == 0) return arg_reduce_kernel(args);
+  if (std::strcmp(op, "Cumulative") == 0) return cumulative_kernel(args);
   if (std::optional<Kernel> strided = strided_kernel(op, args)) return strided;
   return dtype_declines(op, args);
 }
