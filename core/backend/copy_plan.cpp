@@ -84,14 +84,8 @@ CopyPlan tile(const KernelArgs& k) {
 
 CopyPlan reverse(const KernelArgs& k) {
   const Dims& d = k.in[0].shape.dims;
-  Dims src = contiguous_strides(d);
-  int64_t base = 0;
-  for (int64_t ax : k.node.attrs.ints("axes")) {
-    if (ax < 0) ax += int64_t(d.size());
-    base += (d[size_t(ax)] - 1) * src[size_t(ax)];
-    src[size_t(ax)] = -src[size_t(ax)];
-  }
-  return single(copy_map(d, contiguous_strides(d), src), numel(d), base);
+  Reversal r = reversal(d, k.node.attrs.ints("axes"));
+  return single(copy_map(d, contiguous_strides(d), r.strides), numel(d), r.offset);
 }
 
 CopyPlan transpose(const KernelArgs& k) {

@@ -1,5 +1,8 @@
 #include "core/backend/reduce_plan.h"
 
+#include <algorithm>
+
+#include "core/ops/op.h"
 #include "core/util/error.h"
 
 namespace kb {
@@ -115,6 +118,29 @@ std::vector<int64_t> sum_to_axes(const Dims& gd, const Dims& ld) {
     }
   }
   return axes;
+}
+
+DeviceReduceSchedule device_reduce_schedule(const ReducePlan& p) {
+  DeviceReduceSchedule s;
+  s.outer = p.outer, s.r = p.r, s.inner = p.inner;
+  if (!p.needs_transpose && p.inner > 1 && p.outer * p.inner < 4096 && p.r >= 2048) {
+    // One thread per column would walk each of these long columns serially.
+    s.columns_to_rows = true;
+    s.outer = p.outer * p.inner, s.inner = 1;
+  }
+  // Few long rows: spread each over many blocks, then reduce the partial results.
+  if (s.inner == 1 && s.outer < 1024 && s.r >= 65536) s.parts = std::min<int64_t>(1024, s.r / 8192);
+  return s;
+}
+
+DeviceReduction device_reduction(const KernelArgs& k) {
+  const Dims& dims = k.in[0].shape.dims;
+  if (k.node.op->name == "SumToLike")
+    return {0, plan_reduce(dims, sum_to_axes(dims, k.out.shape.dims))};
+  std::vector<int64_t> axes;
+  int64_t rank = int64_t(dims.size());
+  for (int64_t a : k.node.attrs.ints("axes")) axes.push_back(a < 0 ? a + rank : a);
+  return {int(k.node.attrs.i("mode")), plan_reduce(dims, axes)};
 }
 
 }  // namespace kb

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/backend/kernel.h"
 #include "core/graph/shape.h"
 
 namespace kb {
@@ -29,6 +30,26 @@ struct ReducePlan {
 
 // `axes` normalized; empty means all axes.
 ReducePlan plan_reduce(const Dims& dims, std::vector<int64_t> axes);
+
+// How the device runs a plan (core/cuda/reduce.cu; core/util/device_reduce.h has the arithmetic):
+// after the plan's transpose, if any, long strided columns that are few are made rows by a second
+// transpose ((outer, r, inner) -> (outer, inner, r)); then rows of length r (inner == 1) take a
+// block each, or `parts` blocks each and a second pass over the parts when they are few and long,
+// and columns take a thread each.
+struct DeviceReduceSchedule {
+  bool columns_to_rows = false;
+  int64_t outer = 1, r = 1, inner = 1;  // the reduction that runs last
+  int64_t parts = 1;
+};
+DeviceReduceSchedule device_reduce_schedule(const ReducePlan& p);
+
+// What a Reduce or SumToLike step reduces on the device: mode (0 sum, 1 prod, 2 max, 3 min) and
+// plan. Not for SumToLike of one shape, which is a view.
+struct DeviceReduction {
+  int mode = 0;
+  ReducePlan plan;
+};
+DeviceReduction device_reduction(const KernelArgs& k);
 
 // The axes of `from` to sum so that the result has the shape `to` (undoing broadcasting);
 // fails when `to` does not broadcast to `from`.

@@ -187,13 +187,9 @@ KernelRegistrar k14("cpu", "TileGrad", make_tile_grad);
 
 Kernel make_reverse(const KernelArgs& k) {
   const Dims& d = k.in[0].shape.dims;
-  Dims src = contiguous_strides(d);
-  int64_t base = 0;
-  for (int64_t ax : k.node.attrs.ints("axes")) {
-    if (ax < 0) ax += int64_t(d.size());
-    base += (d[ax] - 1) * src[ax];
-    src[ax] = -src[ax];
-  }
+  Reversal r = reversal(d, k.node.attrs.ints("axes"));
+  Dims src = r.strides;
+  int64_t base = r.offset;
   size_t es = dtype_size(k.out.dtype);
   Dims dense = contiguous_strides(d);
   return [d, dense, src, base, es](const Ins& in, Buffer& out) {

@@ -4,55 +4,15 @@
 #include "core/backend/layout.h"
 #include "core/backend/reduce_plan.h"
 #include "core/cuda/common.cuh"
+#include "core/util/device_reduce.h"
 #include "core/ops/build.h"
+#include "core/ops/op.h"
 
 namespace kb::cuda {
 namespace {
 
 using Ins = std::vector<const Buffer*>;
-constexpr int kThreads = 256;
-
-// Floating types accumulate in double and integers in int64, as on the CPU, so that both devices
-// round a sum once.
-template <class T>
-using acc_t = std::conditional_t<is_float_v<T>, double, int64_t>;
-
-// The identity of a reduction of T accumulated in A: an integer max or min over an empty axis is
-// T's lowest or highest value, not int64's.
-template <class A, class T>
-__device__ A reduce_identity(int mode) {
-  if (mode == 0) return A(0);
-  if (mode == 1) return A(1);
-  if constexpr (std::is_floating_point_v<A>) {
-    return mode == 2 ? A(-INFINITY) : A(INFINITY);
-  } else {
-    return mode == 2 ? A(std::numeric_limits<T>::lowest()) : A(std::numeric_limits<T>::max());
-  }
-}
-
-// An accumulated value as O: a 16-bit float through float, as the CPU rounds it.
-template <class O, class A>
-__device__ O narrow(A a) {
-  if constexpr (is_float_v<O>) {
-    return O(compute_t<O>(a));
-  } else {
-    return O(a);
-  }
-}
-
-template <class A>
-__device__ A combine(int mode, A acc, A v) {
-  switch (mode) {
-    case 0:
-      return acc + v;
-    case 1:
-      return acc * v;
-    case 2:
-      return (v > acc || v != v) ? v : acc;
-    default:
-      return (v < acc || v != v) ? v : acc;
-  }
-}
+constexpr int kThreads = kReduceThreads;
 
 // Rows of length r (inner == 1), `parts` blocks per row: block b reduces chunk b % parts of row
 // b / parts into out[b]. parts == 1 reduces whole rows. E: the element type being reduced (x may
@@ -60,21 +20,17 @@ __device__ A combine(int mode, A acc, A v) {
 template <class E, class T, class A, class O>
 __global__ void reduce_chunks(const T* x, O* out, int64_t outer, int64_t r, int parts, int mode) {
   __shared__ A part[kThreads];
-  int64_t chunk = (r + parts - 1) / parts;
   for (int64_t b = blockIdx.x; b < outer * parts; b += gridDim.x) {
-    int64_t row = b / parts, p = b % parts;
-    int64_t begin = p * chunk, end = begin + chunk < r ? begin + chunk : r;
-    A acc = reduce_identity<A, E>(mode);
-    for (int64_t j = begin + threadIdx.x; j < end; j += blockDim.x)
-      acc = combine<A>(mode, acc, A(x[row * r + j]));
-    part[threadIdx.x] = acc;
+    int64_t row = b / parts, begin, end;
+    reduce_chunk(r, parts, b % parts, &begin, &end);
+    part[threadIdx.x] = reduce_thread_share<E, A>(x + row * r, begin, end, threadIdx.x, mode);
     __syncthreads();
     for (int s = blockDim.x / 2; s > 0; s >>= 1) {
       if (int(threadIdx.x) < s)
-        part[threadIdx.x] = combine<A>(mode, part[threadIdx.x], part[threadIdx.x + s]);
+        part[threadIdx.x] = reduce_combine<A>(mode, part[threadIdx.x], part[threadIdx.x + s]);
       __syncthreads();
     }
-    if (threadIdx.x == 0) out[b] = narrow<O>(part[0]);
+    if (threadIdx.x == 0) out[b] = reduce_narrow<O>(part[0]);
     __syncthreads();
   }
 }
@@ -85,78 +41,59 @@ __global__ void reduce_cols(const T* x, T* out, int64_t outer, int64_t r, int64_
   int64_t n = outer * inner;
   KB_GRID_LOOP(i, n) {
     int64_t o = i / inner, k = i % inner;
-    const T* p = x + o * r * inner + k;
-    A acc = reduce_identity<A, T>(mode);
-    for (int64_t j = 0; j < r; ++j) acc = combine<A>(mode, acc, A(p[j * inner]));
-    out[i] = narrow<T>(acc);
+    out[i] = reduce_narrow<T>(reduce_column<A>(x + o * r * inner + k, r, inner, mode));
   }
 }
 
-// out[i] = T(partial[i * stride]).
+// out[i] = T(partial[i]).
 template <class A, class T>
-__global__ void copy_cast(const A* partial, int64_t stride, T* out, int64_t n) {
-  KB_GRID_LOOP(i, n)
-  out[i] = narrow<T>(partial[i * stride]);
+__global__ void copy_cast(const A* partial, T* out, int64_t n) {
+  KB_GRID_LOOP(i, n) out[i] = reduce_narrow<T>(partial[i]);
 }
 
+// x permuted into scratch memory (kept alive by the returned block).
+template <class T>
+std::shared_ptr<void> transposed(const T*& x, DType t, const Dims& dims,
+                                 const std::vector<int64_t>& perm) {
+  Buffer src(t, dims);
+  src.storage = std::shared_ptr<void>(std::shared_ptr<void>{}, const_cast<T*>(x));
+  src.device = Device::cuda;
+  Buffer dst(t, Dims{});
+  dst.device = Device::cuda;
+  std::shared_ptr<void> tmp = scratch(src.nbytes());
+  dst.storage = tmp;
+  transpose_on_device(src, dst, perm);
+  x = static_cast<const T*>(tmp.get());
+  return tmp;
+}
+
+// The plan's schedule (core/backend/reduce_plan.h), in the order the emulated device follows.
 template <class T>
 void run_reduce(int mode, const ReducePlan& p, const Buffer& in, Buffer& out) {
-  using A = acc_t<T>;
+  using A = reduce_acc_t<T>;
   const T* x = in.as<T>();
-  std::shared_ptr<void> tmp;
-  if (p.needs_transpose) {
-    Buffer t(in.dtype, Dims{});
-    Dims td(p.perm.size());
-    for (size_t i = 0; i < p.perm.size(); ++i) td[i] = in.dims[p.perm[i]];
-    t.dims = td;
-    t.device = Device::cuda;
-    tmp = scratch(in.nbytes());
-    t.storage = tmp;
-    transpose_on_device(in, t, p.perm);
-    x = t.as<T>();
-  }
   if (p.outer * p.inner == 0) return;
-  if (!p.needs_transpose && p.inner > 1 && p.outer * p.inner < 4096 && p.r >= 2048) {
-    // Few outputs over long strided columns (a bias gradient: sum over N*H*W): one thread per
-    // column would be serial; make the columns rows first.
-    Buffer src(in.dtype, Dims{p.outer, p.r, p.inner});
-    src.storage = std::shared_ptr<void>(std::shared_ptr<void>{}, const_cast<T*>(x));
-    src.device = Device::cuda;
-    Buffer t(in.dtype, Dims{p.outer, p.inner, p.r});
-    t.device = Device::cuda;
-    tmp = scratch(in.nbytes());
-    t.storage = tmp;
-    transpose_on_device(src, t, {0, 2, 1});
-    ReducePlan rows;
-    rows.outer = p.outer * p.inner;
-    rows.r = p.r;
-    rows.inner = 1;
-    rows.dims = t.dims;
-    Buffer rows_in = t;
-    run_reduce<T>(mode, rows, rows_in, out);
-    return;
-  }
-  if (p.inner == 1 && p.outer < 1024 && p.r >= 65536) {
-    // Few long rows: spread each row over many blocks, then reduce the partial results.
-    int parts = int(std::min<int64_t>(1024, p.r / 8192));
-    std::shared_ptr<void> partial = scratch(sizeof(A) * size_t(p.outer * (parts + 1)));
+  DeviceReduceSchedule s = device_reduce_schedule(p);
+  std::shared_ptr<void> permuted, as_rows;
+  if (p.needs_transpose) permuted = transposed(x, in.dtype, in.dims, p.perm);
+  if (s.columns_to_rows) as_rows = transposed(x, in.dtype, {p.outer, p.r, p.inner}, {0, 2, 1});
+  if (s.parts > 1) {
+    std::shared_ptr<void> partial = scratch(sizeof(A) * size_t(s.outer * (s.parts + 1)));
     A* pa = static_cast<A*>(partial.get());
-    A* rows = pa + p.outer * parts;
-    int64_t blocks = p.outer * parts;
-    reduce_chunks<T, T, A, A>
-        <<<unsigned(blocks), kThreads, 0, stream()>>>(x, pa, p.outer, p.r, parts, mode);
+    A* rows = pa + s.outer * s.parts;
+    reduce_chunks<T, T, A, A><<<unsigned(s.outer * s.parts), kThreads, 0, stream()>>>(
+        x, pa, s.outer, s.r, int(s.parts), mode);
     reduce_chunks<T, A, A, A>
-        <<<unsigned(p.outer), kThreads, 0, stream()>>>(pa, rows, p.outer, parts, 1, mode);
+        <<<unsigned(s.outer), kThreads, 0, stream()>>>(pa, rows, s.outer, s.parts, 1, mode);
     after_launch("reduce");
-    copy_cast<<<blocks_for(p.outer), kThreads, 0, stream()>>>(rows, 1, out.as<T>(), p.outer);
-  } else if (p.inner == 1) {
-    unsigned grid = unsigned(p.outer < 65535 * 4 ? p.outer : 65535 * 4);
+    copy_cast<<<blocks_for(s.outer), kThreads, 0, stream()>>>(rows, out.as<T>(), s.outer);
+  } else if (s.inner == 1) {
+    unsigned grid = unsigned(s.outer < 65535 * 4 ? s.outer : 65535 * 4);
     reduce_chunks<T, T, A, T>
-        <<<grid, kThreads, 0, stream()>>>(x, out.as<T>(), p.outer, p.r, 1, mode);
+        <<<grid, kThreads, 0, stream()>>>(x, out.as<T>(), s.outer, s.r, 1, mode);
   } else {
-    int64_t n = p.outer * p.inner;
-    reduce_cols<T, A>
-        <<<blocks_for(n), kThreads, 0, stream()>>>(x, out.as<T>(), p.outer, p.r, p.inner, mode);
+    reduce_cols<T, A><<<blocks_for(s.outer * s.inner), kThreads, 0, stream()>>>(
+        x, out.as<T>(), s.outer, s.r, s.inner, mode);
   }
   after_launch("reduce");
 }
@@ -174,23 +111,18 @@ Kernel reduce_kernel(DType t, int mode, const ReducePlan& p) {
 }
 
 Kernel make_reduce(const KernelArgs& k) {
-  std::vector<int64_t> axes;
-  int64_t rank = k.in[0].shape.rank();
-  for (int64_t a : k.node.attrs.ints("axes")) axes.push_back(a < 0 ? a + rank : a);
-  return reduce_kernel(k.in[0].dtype, int(k.node.attrs.i("mode")),
-                       plan_reduce(k.in[0].shape.dims, axes));
+  const Dims& gd = k.in[0].shape.dims;
+  if (k.node.op->name == "SumToLike") {
+    if (gd == k.out.shape.dims)
+      return [](const Ins& in, Buffer& out) { out.storage = in[0]->storage; };
+    // bool has no sum: the CPU's kernel reports it.
+    if (is_bool(k.in[0].dtype)) return Kernel{};
+  }
+  DeviceReduction r = device_reduction(k);
+  return reduce_kernel(k.in[0].dtype, r.mode, r.plan);
 }
 Registrar reg_reduce("Reduce", make_reduce);
-
-Kernel make_sum_to_like(const KernelArgs& k) {
-  const Dims& gd = k.in[0].shape.dims;
-  const Dims& ld = k.out.shape.dims;
-  if (gd == ld) return [](const Ins& in, Buffer& out) { out.storage = in[0]->storage; };
-  // bool has no sum: the CPU's kernel reports it.
-  if (is_bool(k.in[0].dtype)) return Kernel{};
-  return reduce_kernel(k.in[0].dtype, 0, plan_reduce(gd, sum_to_axes(gd, ld)));
-}
-Registrar reg_sum_to_like("SumToLike", make_sum_to_like);
+Registrar reg_sum_to_like("SumToLike", make_reduce);
 
 // Softmax over rows of length n (inner == 1): one block per row. C: the compute type.
 template <class T, bool Log, class C = compute_t<T>>

@@ -52,6 +52,16 @@ Placement placement(const Dims& inner, const Dims& outer, const std::vector<int6
   return p;
 }
 
+Reversal reversal(const Dims& dims, const std::vector<int64_t>& axes) {
+  Reversal r{contiguous_strides(dims), 0};
+  for (int64_t ax : axes) {
+    size_t a = size_t(ax < 0 ? ax + int64_t(dims.size()) : ax);
+    r.offset += (dims[a] - 1) * r.strides[a];
+    r.strides[a] = -r.strides[a];
+  }
+  return r;
+}
+
 int64_t normalize_axis(int64_t axis, int64_t rank, const char* who) {
   check(axis >= -rank && axis < rank, Status::invalid_argument, who, ": axis ", axis,
         " is out of range for rank ", rank);

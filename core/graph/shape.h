@@ -60,6 +60,14 @@ struct Placement {
   int64_t offset = 0;
 };
 Placement placement(const Dims& inner, const Dims& outer, const std::vector<int64_t>& origin);
+// A row-major tensor of `dims` reversed along `axes` (negative ones count from the end), read as a
+// strided view of it: the element offset of the view's first element and its strides (negative
+// along `axes`).
+struct Reversal {
+  Dims strides;
+  int64_t offset = 0;
+};
+Reversal reversal(const Dims& dims, const std::vector<int64_t>& axes);
 // Normalizes a possibly negative axis against rank; fails naming `who` when out of range.
 int64_t normalize_axis(int64_t axis, int64_t rank, const char* who);
 
