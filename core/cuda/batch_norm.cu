@@ -3,11 +3,13 @@
 // once (batch_norm_affine, the CPU's operations: this file is compiled with -fmad=false), then
 // one thread per value. BatchCenteredDot: blocks sum chunks of rows per channel in double into
 // scratch (channels last: a warp's lanes read 32 adjacent channels; otherwise a block reads one
-// channel's runs), then one thread per channel adds its chunks in order.
+// channel's runs), then one thread per channel adds its chunks in order
+// (core/util/device_batch_norm.h).
 #include <algorithm>
 
 #include "core/cuda/common.cuh"
 #include "core/util/batch_norm.h"
+#include "core/util/device_batch_norm.h"
 
 namespace kb::cuda {
 namespace {
@@ -54,33 +56,22 @@ Kernel make_batch_norm(const KernelArgs& k) {
   });
 }
 
-constexpr int kLanes = 32, kRowsAtOnce = 8, kChunkRows = 256;  // channels last
-constexpr int kThreads = 256, kChunkValues = 8192;             // channels first
-
-template <bool Center, class T, class C>
-__device__ double centered_term(const T* a, const T* x, C mean, int64_t i) {
-  C av = Center ? C(a[i]) - mean : C(a[i]);
-  return double(av * (C(x[i]) - mean));
-}
+using Chunks = CenteredDotChunks;
 
 // Block (chunk q, tile of 32 channels): partial[q * channels + c].
 template <bool Center, class T, class C>
 __global__ void channels_last_sums(const T* a, const T* x, const T* mean, double* partial,
-                                   ChannelLayout l) {
-  __shared__ double part[kRowsAtOnce][kLanes];
-  int64_t c = int64_t(blockIdx.y) * kLanes + threadIdx.x;
-  int64_t first = int64_t(blockIdx.x) * kChunkRows;
-  int64_t last = first + kChunkRows < l.outer ? first + kChunkRows : l.outer;
+                                   ChannelLayout l, Chunks chunks) {
+  __shared__ double part[Chunks::kRowsAtOnce][Chunks::kLanes];
+  int64_t c = int64_t(blockIdx.y) * Chunks::kLanes + threadIdx.x, first, last;
+  chunks.rows(blockIdx.x, l.outer, &first, &last);
   double s = 0;
-  if (c < l.channels) {
-    C m = C(mean[c]);
-    for (int64_t o = first + threadIdx.y; o < last; o += kRowsAtOnce)
-      s += centered_term<Center>(a, x, m, o * l.channels + c);
-  }
+  if (c < l.channels)
+    s = centered_rows_sum<Center>(a, x, C(mean[c]), l, first, last, threadIdx.y, c);
   part[threadIdx.y][threadIdx.x] = s;
   __syncthreads();
   if (threadIdx.y == 0 && c < l.channels) {
-    for (int r = 1; r < kRowsAtOnce; ++r) s += part[r][threadIdx.x];
+    for (int r = 1; r < Chunks::kRowsAtOnce; ++r) s += part[r][threadIdx.x];
     partial[int64_t(blockIdx.x) * l.channels + c] = s;
   }
 }
@@ -88,21 +79,13 @@ __global__ void channels_last_sums(const T* a, const T* x, const T* mean, double
 // Block (chunk q, channel c): the chunk's rows' runs of channel c.
 template <bool Center, class T, class C>
 __global__ void channel_runs_sums(const T* a, const T* x, const T* mean, double* partial,
-                                  ChannelLayout l, int64_t chunk_rows) {
-  __shared__ double part[kThreads];
-  int64_t c = blockIdx.y;
-  int64_t first = int64_t(blockIdx.x) * chunk_rows;
-  int64_t last = first + chunk_rows < l.outer ? first + chunk_rows : l.outer;
-  int64_t values = (last - first) * l.inner;
-  C m = C(mean[c]);
-  double s = 0;
-  for (int64_t j = threadIdx.x; j < values; j += kThreads) {
-    int64_t o = first + j / l.inner, i = j % l.inner;
-    s += centered_term<Center>(a, x, m, (o * l.channels + c) * l.inner + i);
-  }
-  part[threadIdx.x] = s;
+                                  ChannelLayout l, Chunks chunks) {
+  __shared__ double part[Chunks::kThreads];
+  int64_t c = blockIdx.y, first, last;
+  chunks.rows(blockIdx.x, l.outer, &first, &last);
+  part[threadIdx.x] = centered_runs_share<Center>(a, x, C(mean[c]), l, first, last, threadIdx.x, c);
   __syncthreads();
-  for (int w = kThreads / 2; w > 0; w >>= 1) {
+  for (int w = Chunks::kThreads / 2; w > 0; w >>= 1) {
     if (int(threadIdx.x) < w) part[threadIdx.x] += part[threadIdx.x + w];
     __syncthreads();
   }
@@ -111,53 +94,47 @@ __global__ void channel_runs_sums(const T* a, const T* x, const T* mean, double*
 
 template <class T, class C>
 __global__ void add_chunks(const double* partial, T* out, int64_t chunks, int64_t channels) {
-  KB_GRID_LOOP(c, channels) {
-    double s = 0;
-    for (int64_t q = 0; q < chunks; ++q) s += partial[q * channels + c];
-    out[c] = T(C(s));
-  }
+  KB_GRID_LOOP(c, channels) out[c] = T(C(centered_chunks_sum(partial, chunks, channels, c)));
 }
 
 Kernel make_centered_dot(const KernelArgs& k) {
   ChannelLayout l = channel_layout(k.in[1].shape.dims, k.node.attrs);
   bool center = k.node.attrs.i("center") != 0;
-  bool last = l.inner == 1;
-  int64_t chunk_rows =
-      last ? kChunkRows : std::max<int64_t>(1, kChunkValues / std::max<int64_t>(l.inner, 1));
-  int64_t chunks = (l.outer + chunk_rows - 1) / chunk_rows;
-  int64_t grid_y = last ? (l.channels + kLanes - 1) / kLanes : l.channels;
+  Chunks chunks(l);
   // Beyond a grid's second dimension or its first: the CPU's kernel.
-  if (grid_y > 65535 || chunks > int64_t(1) << 30) return Kernel{};
+  if (chunks.tiles > 65535 || chunks.chunks > int64_t(1) << 30) return Kernel{};
   // x is floating (the ops' inference checks it).
   return dispatch_float<Kernel>(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     using C = compute_t<T>;
     return [=](const Ins& in, Buffer& out) {
       if (l.channels == 0) return;
-      if (chunks == 0) {  // nothing to sum: zeros
+      if (chunks.chunks == 0) {  // nothing to sum: zeros
         check_cuda(cudaMemsetAsync(out.data(), 0, out.nbytes(), stream()), "zero sums");
         return;
       }
-      std::shared_ptr<void> sums = scratch(size_t(chunks * l.channels) * sizeof(double));
+      std::shared_ptr<void> sums = scratch(size_t(chunks.chunks * l.channels) * sizeof(double));
       double* partial = static_cast<double*>(sums.get());
       const T *a = in[0]->as<T>(), *x = in[1]->as<T>(), *mean = in[2]->as<T>();
-      dim3 grid{unsigned(chunks), unsigned(grid_y)};
-      if (last) {
-        dim3 block{kLanes, kRowsAtOnce};
+      dim3 grid{unsigned(chunks.chunks), unsigned(chunks.tiles)};
+      if (chunks.channels_last) {
+        dim3 block{Chunks::kLanes, Chunks::kRowsAtOnce};
         if (center)
-          channels_last_sums<true, T, C><<<grid, block, 0, stream()>>>(a, x, mean, partial, l);
+          channels_last_sums<true, T, C>
+              <<<grid, block, 0, stream()>>>(a, x, mean, partial, l, chunks);
         else
-          channels_last_sums<false, T, C><<<grid, block, 0, stream()>>>(a, x, mean, partial, l);
+          channels_last_sums<false, T, C>
+              <<<grid, block, 0, stream()>>>(a, x, mean, partial, l, chunks);
       } else if (center) {
         channel_runs_sums<true, T, C>
-            <<<grid, kThreads, 0, stream()>>>(a, x, mean, partial, l, chunk_rows);
+            <<<grid, Chunks::kThreads, 0, stream()>>>(a, x, mean, partial, l, chunks);
       } else {
         channel_runs_sums<false, T, C>
-            <<<grid, kThreads, 0, stream()>>>(a, x, mean, partial, l, chunk_rows);
+            <<<grid, Chunks::kThreads, 0, stream()>>>(a, x, mean, partial, l, chunks);
       }
       after_launch("centered sums");
-      add_chunks<T, C>
-          <<<blocks_for(l.channels), 256, 0, stream()>>>(partial, out.as<T>(), chunks, l.channels);
+      add_chunks<T, C><<<blocks_for(l.channels), 256, 0, stream()>>>(partial, out.as<T>(),
+                                                                     chunks.chunks, l.channels);
       after_launch("centered sums (chunks)");
     };
   });

@@ -5,6 +5,7 @@
 #include "core/backend/reduce_plan.h"
 #include "core/cuda/common.cuh"
 #include "core/util/device_reduce.h"
+#include "core/util/device_softmax.h"
 #include "core/ops/build.h"
 #include "core/ops/op.h"
 
@@ -124,36 +125,31 @@ Kernel make_reduce(const KernelArgs& k) {
 Registrar reg_reduce("Reduce", make_reduce);
 Registrar reg_sum_to_like("SumToLike", make_reduce);
 
-// Softmax over rows of length n (inner == 1): one block per row. C: the compute type.
+// Softmax over rows of length n (inner == 1): one block per row (core/util/device_softmax.h).
 template <class T, bool Log, class C = compute_t<T>>
 __global__ void softmax_rows(const T* x, T* out, int64_t outer, int64_t n) {
   __shared__ C part[kThreads];
   for (int64_t row = blockIdx.x; row < outer; row += gridDim.x) {
     const T* p = x + row * n;
     T* o = out + row * n;
-    C mx = C(-INFINITY);
-    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) mx = C(p[j]) > mx ? C(p[j]) : mx;
-    part[threadIdx.x] = mx;
+    part[threadIdx.x] = softmax_share_max<C>(p, n, threadIdx.x);
     __syncthreads();
     for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-      if (int(threadIdx.x) < s && part[threadIdx.x + s] > part[threadIdx.x])
-        part[threadIdx.x] = part[threadIdx.x + s];
+      if (int(threadIdx.x) < s)
+        part[threadIdx.x] = softmax_max_of(part[threadIdx.x], part[threadIdx.x + s]);
       __syncthreads();
     }
-    mx = part[0];
-    if (!isfinite(mx)) mx = C(0);
+    C mx = softmax_shift(part[0]);
     __syncthreads();
-    C sum = 0;
-    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) sum += exp(C(p[j]) - mx);
-    part[threadIdx.x] = sum;
+    part[threadIdx.x] = softmax_share_sum<C>(p, n, threadIdx.x, mx);
     __syncthreads();
     for (int s = blockDim.x / 2; s > 0; s >>= 1) {
       if (int(threadIdx.x) < s) part[threadIdx.x] += part[threadIdx.x + s];
       __syncthreads();
     }
-    sum = part[0];
+    C sum = part[0];
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x)
-      o[j] = T(Log ? C(p[j]) - mx - log(sum) : exp(C(p[j]) - mx) / sum);
+      o[j] = T(softmax_value<Log>(C(p[j]), mx, sum));
     __syncthreads();
   }
 }
@@ -163,18 +159,7 @@ __global__ void softmax_cols(const T* x, T* out, int64_t outer, int64_t n, int64
   int64_t total = outer * inner;
   KB_GRID_LOOP(i, total) {
     int64_t base = (i / inner) * n * inner + i % inner;
-    C mx = C(-INFINITY);
-    for (int64_t j = 0; j < n; ++j) {
-      C v = C(x[base + j * inner]);
-      mx = v > mx ? v : mx;
-    }
-    if (!isfinite(mx)) mx = C(0);
-    C sum = 0;
-    for (int64_t j = 0; j < n; ++j) sum += exp(C(x[base + j * inner]) - mx);
-    for (int64_t j = 0; j < n; ++j) {
-      C v = C(x[base + j * inner]) - mx;
-      out[base + j * inner] = T(Log ? v - log(sum) : exp(v) / sum);
-    }
+    softmax_line<Log, C>(x + base, out + base, n, inner);
   }
 }
 

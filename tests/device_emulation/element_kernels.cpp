@@ -232,6 +232,7 @@ std::optional<Kernel> element_kernel(const char* op, const KernelArgs& args,
   if (std::strcmp(op, "Cumulative") == 0) return cumulative_kernel(args);
   if (std::optional<Kernel> strided = strided_kernel(op, args)) return strided;
   if (std::optional<Kernel> reduce = device_reduce_kernel(op, args)) return reduce;
+  if (std::optional<Kernel> norm = batch_norm_kernel(op, args)) return norm;
   return dtype_declines(op, args);
 }
 

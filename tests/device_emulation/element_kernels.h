@@ -1,11 +1,11 @@
 // The emulated device's own kernels for the operations whose CUDA kernels run one shared
-// per-element function (core/util/pool_windows.h, core/util/resize_taps.h,
+// per-element function or strided map (core/util/pool_windows.h, core/util/resize_taps.h,
 // core/ops/fused_program.h, core/util/epilogue_value.h, core/util/axis_scans.h,
-// core/util/device_reduce.h) or one shared strided map (core/backend/strided_map.h): the same
-// function over every element, on the host, so that the suites run on the emulated device test
-// what the GPU computes (and where the plugin declines), not the CPU kernel. The kernels the
-// plugin declines by dtype alone (integer products, gather's gradient of integers) decline the
-// same dtypes and otherwise run the CPU kernel.
+// core/util/device_reduce.h, core/util/device_softmax.h, core/util/device_batch_norm.h,
+// core/backend/strided_map.h): the same function over every element, on the host, so that the
+// suites run on the emulated device test what the GPU computes (and where the plugin declines),
+// not the CPU kernel. The kernels the plugin declines by dtype alone (integer products, gather's
+// gradient of integers) decline the same dtypes and otherwise run the CPU kernel.
 #pragma once
 #include <optional>
 
@@ -23,8 +23,12 @@ std::optional<Kernel> element_kernel(const char* op, const KernelArgs& args,
 // plugin builds (strided_kernels.cpp); nullopt for the other ops.
 std::optional<Kernel> strided_kernel(const char* op, const KernelArgs& args);
 
-// Reduce and SumToLike in the plugin's schedule and order of sums (reduce_kernels.cpp); nullopt
-// for the other ops.
+// Reduce, SumToLike, Softmax and LogSoftmax in the plugin's schedule and order of sums
+// (reduce_kernels.cpp); nullopt for the other ops.
 std::optional<Kernel> device_reduce_kernel(const char* op, const KernelArgs& args);
+
+// BatchNorm and BatchCenteredDot in the plugin's order of sums (batch_norm_kernels.cpp); nullopt
+// for the other ops.
+std::optional<Kernel> batch_norm_kernel(const char* op, const KernelArgs& args);
 
 }  // namespace kb::emulation

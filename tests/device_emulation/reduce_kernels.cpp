@@ -1,14 +1,17 @@
-// The emulated device's Reduce and SumToLike: core/cuda/reduce.cu's schedule of a plan
-// (device_reduce_schedule) and its arithmetic (core/util/device_reduce.h) on the host, each block's
-// kReduceThreads threads and their tree of partial results in the GPU's order, so that the order
-// of the sums (and the transposes and chunks that lead to it) is the one a GPU computes.
+// The emulated device's Reduce, SumToLike, Softmax and LogSoftmax: core/cuda/reduce.cu's schedule
+// of a plan (device_reduce_schedule) and its arithmetic (core/util/device_reduce.h,
+// core/util/device_softmax.h) on the host, each block's kReduceThreads threads and their tree of
+// partial results in the GPU's order, so that the order of the sums (and the transposes and chunks
+// that lead to it) is the one a GPU computes.
 #include <cstring>
 #include <vector>
 
+#include "core/backend/layout.h"
 #include "core/backend/reduce_plan.h"
 #include "core/backend/strided_map.h"
 #include "core/ops/op.h"
 #include "core/util/device_reduce.h"
+#include "core/util/device_softmax.h"
 #include "element_kernels.h"
 
 namespace kb::emulation {
@@ -77,9 +80,50 @@ Kernel reduce_kernel(DType t, int mode, const ReducePlan& p) {
   });
 }
 
+// As core/cuda/reduce.cu's softmax kernels: a row's block of threads and their two trees, or a
+// line per thread across a strided axis.
+template <bool Log>
+Kernel softmax_kernel(const KernelArgs& k) {
+  AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
+  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    if constexpr (!is_float_v<T>) {
+      return Kernel{};
+    } else {
+      using C = compute_t<T>;
+      return [v](const Ins& in, Buffer& out) {
+        const T* x = in[0]->as<T>();
+        T* o = out.as<T>();
+        if (v.inner != 1) {
+          for (int64_t i = 0; i < v.outer * v.inner; ++i) {
+            int64_t base = (i / v.inner) * v.n * v.inner + i % v.inner;
+            softmax_line<Log, C>(x + base, o + base, v.n, v.inner);
+          }
+          return;
+        }
+        for (int64_t row = 0; row < v.outer; ++row) {
+          const T* p = x + row * v.n;
+          C shares[kReduceThreads];
+          for (int t = 0; t < kReduceThreads; ++t) shares[t] = softmax_share_max<C>(p, v.n, t);
+          for (int s = kReduceThreads / 2; s > 0; s >>= 1)
+            for (int t = 0; t < s; ++t) shares[t] = softmax_max_of(shares[t], shares[t + s]);
+          C mx = softmax_shift(shares[0]);
+          for (int t = 0; t < kReduceThreads; ++t) shares[t] = softmax_share_sum<C>(p, v.n, t, mx);
+          for (int s = kReduceThreads / 2; s > 0; s >>= 1)
+            for (int t = 0; t < s; ++t) shares[t] += shares[t + s];
+          for (int64_t j = 0; j < v.n; ++j)
+            o[row * v.n + j] = T(softmax_value<Log>(C(p[j]), mx, shares[0]));
+        }
+      };
+    }
+  });
+}
+
 }  // namespace
 
 std::optional<Kernel> device_reduce_kernel(const char* op, const KernelArgs& k) {
+  if (std::strcmp(op, "Softmax") == 0) return softmax_kernel<false>(k);
+  if (std::strcmp(op, "LogSoftmax") == 0) return softmax_kernel<true>(k);
   if (std::strcmp(op, "SumToLike") == 0) {
     // One shape: a view (the CPU's kernel aliases, as the plugin's does); bool has no sum.
     if (k.in[0].shape.dims == k.out.shape.dims) return std::nullopt;
