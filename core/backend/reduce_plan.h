@@ -43,9 +43,11 @@ struct DeviceReduceSchedule {
 };
 DeviceReduceSchedule device_reduce_schedule(const ReducePlan& p);
 
-// What a Reduce or SumToLike step reduces on the device: mode (0 sum, 1 prod, 2 max, 3 min) and
-// plan. Not for SumToLike of one shape, which is a view.
+// What a Reduce or SumToLike step does on the device: alias its input (SumToLike of one shape),
+// nothing (declined: bool has no sum, and the CPU's kernel reports it), or reduce with mode (0 sum,
+// 1 prod, 2 max, 3 min) and plan.
 struct DeviceReduction {
+  bool view = false, declined = false;
   int mode = 0;
   ReducePlan plan;
 };

@@ -7,7 +7,6 @@
 #include "core/util/device_reduce.h"
 #include "core/util/device_softmax.h"
 #include "core/ops/build.h"
-#include "core/ops/op.h"
 
 namespace kb::cuda {
 namespace {
@@ -112,14 +111,9 @@ Kernel reduce_kernel(DType t, int mode, const ReducePlan& p) {
 }
 
 Kernel make_reduce(const KernelArgs& k) {
-  const Dims& gd = k.in[0].shape.dims;
-  if (k.node.op->name == "SumToLike") {
-    if (gd == k.out.shape.dims)
-      return [](const Ins& in, Buffer& out) { out.storage = in[0]->storage; };
-    // bool has no sum: the CPU's kernel reports it.
-    if (is_bool(k.in[0].dtype)) return Kernel{};
-  }
   DeviceReduction r = device_reduction(k);
+  if (r.view) return [](const Ins& in, Buffer& out) { out.storage = in[0]->storage; };
+  if (r.declined) return Kernel{};
   return reduce_kernel(k.in[0].dtype, r.mode, r.plan);
 }
 Registrar reg_reduce("Reduce", make_reduce);

@@ -124,14 +124,10 @@ Kernel softmax_kernel(const KernelArgs& k) {
 std::optional<Kernel> device_reduce_kernel(const char* op, const KernelArgs& k) {
   if (std::strcmp(op, "Softmax") == 0) return softmax_kernel<false>(k);
   if (std::strcmp(op, "LogSoftmax") == 0) return softmax_kernel<true>(k);
-  if (std::strcmp(op, "SumToLike") == 0) {
-    // One shape: a view (the CPU's kernel aliases, as the plugin's does); bool has no sum.
-    if (k.in[0].shape.dims == k.out.shape.dims) return std::nullopt;
-    if (is_bool(k.in[0].dtype)) return Kernel{};
-  } else if (std::strcmp(op, "Reduce") != 0) {
-    return std::nullopt;
-  }
+  if (std::strcmp(op, "SumToLike") != 0 && std::strcmp(op, "Reduce") != 0) return std::nullopt;
   DeviceReduction r = device_reduction(k);
+  if (r.view) return std::nullopt;  // the CPU's kernel aliases, as the plugin's does
+  if (r.declined) return Kernel{};
   return reduce_kernel(k.in[0].dtype, r.mode, r.plan);
 }
 
