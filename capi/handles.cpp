@@ -101,7 +101,15 @@ std::shared_ptr<Buffer> buffer_from(const void* data, kb_data_type dtype, const 
           " has a negative dimension");
   auto b = Buffer::make(t, d);
   check(b->nbytes() == 0 || data != nullptr, Status::invalid_argument, who, ": data is NULL");
-  if (b->nbytes()) std::memcpy(b->data(), data, b->nbytes());
+  if (t == DType::b8) {
+    // Any nonzero byte is true (C's and NumPy's view): stored as 1, since the kernels read
+    // bools as bool and a byte of 2 would be an invalid value to them.
+    const auto* src = static_cast<const uint8_t*>(data);
+    auto* dst = static_cast<uint8_t*>(b->data());
+    for (size_t i = 0; i < b->nbytes(); ++i) dst[i] = src[i] != 0;
+  } else if (b->nbytes()) {
+    std::memcpy(b->data(), data, b->nbytes());
+  }
   return b;
 }
 

@@ -1,10 +1,16 @@
 #include "core/backend/threads.h"
 
 #include <omp.h>
+#include <pthread.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
+#include <condition_variable>
 #include <cstdlib>
+#include <mutex>
+#include <vector>
 
 #include "core/util/error.h"
 
@@ -12,23 +18,81 @@ namespace kb {
 namespace {
 
 std::atomic<int> chosen_threads{0};  // 0: the default
+// The largest team this process has shown it can start (see can_start_threads).
+std::atomic<int> proven_threads{1};
 
 int default_threads() {
   static const int n = [] {
     if (const char* v = std::getenv("KB_NUM_THREADS")) {
-      int k = std::atoi(v);
-      if (k >= 1) return k;
+      long k = std::strtol(v, nullptr, 10);
+      if (k >= 1) return int(std::min<long>(k, max_threads()));
     }
-    return std::max(1, omp_get_max_threads());
+    return std::clamp(omp_get_max_threads(), 1, max_threads());
   }();
   return n;
 }
 
+// Starts n - 1 threads that all exist at once, then lets them finish. The OpenMP runtime ends
+// the process when it cannot create a team's threads ("Thread creation failed"), so a count the
+// process cannot reach (a task or pids limit, address space for their stacks) is refused here,
+// where it can still be reported. Returns how many could be started.
+int start_probe_threads(int n) {
+  std::mutex m;
+  std::condition_variable done;
+  bool release = false;
+  std::vector<pthread_t> started;
+  started.reserve(size_t(n));
+  struct Probe {
+    std::mutex* m;
+    std::condition_variable* done;
+    bool* release;
+  } probe{&m, &done, &release};
+  auto body = [](void* p) -> void* {
+    auto* pr = static_cast<Probe*>(p);
+    std::unique_lock<std::mutex> lock(*pr->m);
+    pr->done->wait(lock, [&] { return *pr->release; });
+    return nullptr;
+  };
+  for (int i = 1; i < n; ++i) {
+    pthread_t t;
+    if (pthread_create(&t, nullptr, body, &probe) != 0) break;
+    started.push_back(t);
+  }
+  {
+    std::lock_guard<std::mutex> lock(m);
+    release = true;
+  }
+  done.notify_all();
+  for (pthread_t t : started) pthread_join(t, nullptr);
+  return int(started.size()) + 1;
+}
+
 }  // namespace
 
+int max_threads() {
+  // libgomp starts a team with per-thread data on the starting thread's stack, so a huge count
+  // overflows it (100000 did); more than a few threads per CPU only adds waiting.
+  static const int n = [] {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    long limit = std::max<long>(64, 4 * std::max<long>(cpus, 1));
+    return int(std::min<long>({limit, long(omp_get_thread_limit()), 4096L}));
+  }();
+  return n;
+}
+
 void set_num_threads(int n) {
-  check(n >= 0, Status::invalid_argument,
-        "set_num_threads: the number of threads must be >= 1 (or 0 for the default), got ", n);
+  check(n >= 0 && n <= max_threads(), Status::invalid_argument,
+        "set_num_threads: the number of threads must be between 1 and ", max_threads(),
+        " (or 0 for the default), got ", n);
+  if (n > proven_threads) {
+    int reached = start_probe_threads(n);
+    check(reached >= n, Status::out_of_memory, "set_num_threads: cannot start ", n,
+          " threads: the process could start only ", reached,
+          " (a limit on its tasks or memory); the thread count stays ", num_threads());
+    int seen = proven_threads;
+    while (seen < n && !proven_threads.compare_exchange_weak(seen, n)) {
+    }
+  }
   chosen_threads = n;
   use_num_threads();
 }

@@ -5,7 +5,9 @@ namespace kb {
 
 // n >= 1, or 0 for the default: KB_NUM_THREADS when set, else OpenMP's (OMP_NUM_THREADS, else
 // the cores). Applies to calls from every thread from their next entry into the library.
+// Refuses n above max_threads(), and a count of threads the process cannot start.
 void set_num_threads(int n);
+int max_threads();
 int num_threads();
 
 // OpenMP's thread count is a per-thread setting: a thread entering the library applies ours.

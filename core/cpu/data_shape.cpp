@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/backend/kernel.h"
+#include "core/util/convert_value.h"
 #include "core/util/dispatch.h"
 
 namespace kb {
@@ -42,7 +43,7 @@ Kernel make_trim_trailing(const KernelArgs& k) {
   return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     using C = compute_t<T>;
-    C pad = C(value);
+    C pad = convert_value<double, C>(value);
     return [axis, pad](const Ins& in, Buffer& out) {
       const Buffer& x = *in[0];
       int64_t outer = 1, inner = 1, len = x.dims[size_t(axis)];

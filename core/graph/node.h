@@ -30,6 +30,8 @@ struct Node;
 using NodePtr = std::shared_ptr<Node>;
 
 struct Node {
+  ~Node();
+
   const OpDef* op = nullptr;
   std::vector<NodePtr> inputs;
   Attrs attrs;
@@ -55,5 +57,31 @@ struct Node {
   int64_t rank() const { return type.shape.rank(); }
   bool is(const char* op_name) const;
 };
+
+// Releasing the last handle of a long chain of nodes would recurse once per node through the
+// inputs' destructors and overflow a thread's stack (50k nodes on a 1 MiB stack, the JVM's
+// default). The outermost destructor on a thread instead collects the inputs it drops and
+// releases them one at a time; destructors run inside that loop only hand their inputs over.
+inline Node::~Node() {
+  thread_local std::vector<NodePtr>* pending = nullptr;
+  if (pending) {
+    try {
+      for (NodePtr& in : inputs)
+        if (in) pending->push_back(std::move(in));
+    } catch (...) {
+      // Out of memory: the inputs left in `inputs` are released by recursion, as before.
+    }
+    return;
+  }
+  std::vector<NodePtr> dropped;
+  dropped.swap(inputs);
+  pending = &dropped;
+  while (!dropped.empty()) {
+    NodePtr last = std::move(dropped.back());
+    dropped.pop_back();
+    last.reset();
+  }
+  pending = nullptr;
+}
 
 }  // namespace kb

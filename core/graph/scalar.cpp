@@ -1,6 +1,7 @@
 // Reading and writing single scalars of any dtype (constants, attributes).
 #include "core/graph/scalar.h"
 
+#include "core/util/convert_value.h"
 #include "core/util/dispatch.h"
 
 namespace kb {
@@ -10,10 +11,8 @@ void write_scalar(DType t, void* p, double v) {
     using T = decltype(z);
     if constexpr (is_narrow_float_v<T>)
       *static_cast<T*>(p) = T(static_cast<float>(v));
-    else if constexpr (std::is_same_v<T, bool>)
-      *static_cast<T*>(p) = v != 0;
     else
-      *static_cast<T*>(p) = static_cast<T>(v);
+      *static_cast<T*>(p) = convert_value<double, T>(v);
   });
 }
 

@@ -6,6 +6,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/util/convert_value.h"
 #include "core/util/host_device.h"
 
 namespace kb {
@@ -127,23 +128,6 @@ KB_HD inline T scalar_div(T a, T b) {
     return b == T(0) ? T(0) : T(a / b);
   } else {
     return a / b;
-  }
-}
-
-// Value conversion between arithmetic types as NumPy casts: to bool is "!= 0"; floating to
-// integer truncates, NaN gives 0 and out-of-range values saturate.
-template <class S, class D>
-KB_HD inline D convert_value(S x) {
-  if constexpr (std::is_same_v<D, bool>) {
-    return x != S(0);
-  } else if constexpr (std::is_integral_v<D> && std::is_floating_point_v<S>) {
-    if (x != x) return D(0);
-    if (double(x) >= double(std::numeric_limits<D>::max())) return std::numeric_limits<D>::max();
-    if (double(x) <= double(std::numeric_limits<D>::lowest()))
-      return std::numeric_limits<D>::lowest();
-    return D(x);
-  } else {
-    return D(x);
   }
 }
 
