@@ -162,8 +162,12 @@ NodePtr conv_transpose(const char* who, size_t nsp, const NodePtr& x, const Node
     size_t ax = spatial_axis(first, i);
     got[i] = xd[ax];
     if (kd[i] < 0) continue;
-    int64_t keff = (kd[i] - 1) * dilation[i] + 1;
-    int64_t padded = output_shape[ax] + r.pad_before[i] + r.pad_after[i];
+    int64_t keff = dilated_size(kd[i], dilation[i], who);
+    int64_t padded = 0;
+    check(!__builtin_add_overflow(output_shape[ax], r.pad_before[i], &padded) &&
+              !__builtin_add_overflow(padded, r.pad_after[i], &padded),
+          Status::invalid_argument, who, ": output_shape ", dims_str(output_shape), " padded by ",
+          r.pad_before[i], " and ", r.pad_after[i], " overflows int64");
     check(keff <= padded, Status::shape, who, ": the kernel window (", keff,
           ") is larger than the padded output_shape (", padded, ")");
     expect[i] = (padded - keff) / strides[i] + 1;

@@ -5,6 +5,7 @@
 #include "core/api/api.h"
 #include "core/api/nn_more.h"
 #include "core/ops/build.h"
+#include "core/util/checked_math.h"
 #include "core/util/error.h"
 
 namespace kb::api {
@@ -46,6 +47,7 @@ NodePtr window_slice(const NodePtr& x, const std::vector<int64_t>& axes,
   for (size_t i = 0; i < axes.size(); ++i) {
     int64_t ax = axes[i];
     b[ax] = begin[i];
+    // No overflow: check_fits bounded (count - 1) * step + the window, and begin < the window.
     e[ax] = begin[i] + (count[i] - 1) * step[i] + 1;
     s[ax] = step[i];
     mask &= ~(int64_t(1) << ax);
@@ -65,7 +67,11 @@ void check_fits(const NodePtr& x, const std::vector<int64_t>& axes,
                 const std::vector<int64_t>& step, const char* who) {
   for (size_t i = 0; i < axes.size(); ++i) {
     int64_t n = x->shape().dims[axes[i]];
-    int64_t need = (count[i] - 1) * step[i] + ksize[i];
+    int64_t need = checked_add(
+        checked_mul(count[i] - 1, step[i], who, ": ", count[i], " output positions at stride ",
+                    step[i], " span more than INT64_MAX input positions"),
+        ksize[i], who, ": ", count[i], " output positions of a window ", ksize[i], " at stride ",
+        step[i], " span more than INT64_MAX input positions");
     check(n < 0 || need <= n, Status::shape, who, ": ", count[i], " output positions of a window ",
           ksize[i], " at stride ", step[i], " need ", need, " input positions on axis ", axes[i],
           ", inputs ", x->shape().str(), " have ", n);
@@ -99,14 +105,16 @@ NodePtr local_conv1d(const NodePtr& inputs, const NodePtr& kernel, const Ints& k
   int64_t C = inputs->shape().dims[2];
   check(C >= 0, Status::shape, who, ": the number of channels must be known, got ",
         inputs->shape().str());
-  check(feat == k * C, Status::shape, who, ": kernel ", kernel->shape().str(), " has ", feat,
-        " patch features but kernel_size ", k, " x ", C, " channels gives ", k * C);
+  int64_t patch =
+      checked_mul(k, C, who, ": kernel_size ", k, " x ", C, " channels overflows int64");
+  check(feat == patch, Status::shape, who, ": kernel ", kernel->shape().str(), " has ", feat,
+        " patch features but kernel_size ", k, " x ", C, " channels gives ", patch);
   check(L >= 1, Status::shape, who, ": the kernel has no output positions");
   check_fits(inputs, {1}, {k}, {L}, {s}, who);
   std::vector<NodePtr> parts;
   for (int64_t t = 0; t < k; ++t) parts.push_back(window_slice(inputs, {1}, {t}, {L}, {s}));
   // (B, L, k, C) -> (B, L, k*C), feature index t*C + c -> (L, B, k*C)
-  NodePtr patches = kb::reshape(stack_at(parts, 2), {batch_dim(inputs), L, k * C});
+  NodePtr patches = kb::reshape(stack_at(parts, 2), {batch_dim(inputs), L, patch});
   NodePtr y = matmul(kb::transpose(patches, {1, 0, 2}), kernel, false, false);  // (L, B, F)
   return kb::transpose(y, {1, 0, 2});
 }
@@ -125,11 +133,17 @@ NodePtr local_conv2d(const NodePtr& inputs, const NodePtr& kernel, const Ints& k
   int64_t C = inputs->shape().dims[first ? 1 : 3], F = kd[2];
   check(C >= 0, Status::shape, who, ": the number of channels must be known, got ",
         inputs->shape().str());
-  check(kd[0] == R * Cc, Status::shape, who, ": kernel ", kernel->shape().str(), " has ", kd[0],
-        " output positions but output_shape ", dims_str(output_shape), " gives ", R * Cc);
-  check(kd[1] == kh * kw * C, Status::shape, who, ": kernel ", kernel->shape().str(), " has ",
-        kd[1], " patch features but kernel_size ", dims_str(kernel_size), " x ", C,
-        " channels gives ", kh * kw * C);
+  int64_t positions = checked_mul(R, Cc, who, ": output_shape ", dims_str(output_shape),
+                                  " has more than INT64_MAX positions");
+  int64_t patch = checked_mul(checked_mul(kh, kw, who, ": kernel_size ", dims_str(kernel_size),
+                                          " has more than INT64_MAX cells"),
+                              C, who, ": kernel_size ", dims_str(kernel_size), " x ", C,
+                              " channels overflows int64");
+  check(kd[0] == positions, Status::shape, who, ": kernel ", kernel->shape().str(), " has ", kd[0],
+        " output positions but output_shape ", dims_str(output_shape), " gives ", positions);
+  check(kd[1] == patch, Status::shape, who, ": kernel ", kernel->shape().str(), " has ", kd[1],
+        " patch features but kernel_size ", dims_str(kernel_size), " x ", C, " channels gives ",
+        patch);
   std::vector<int64_t> axes = first ? std::vector<int64_t>{2, 3} : std::vector<int64_t>{1, 2};
   check_fits(inputs, axes, kernel_size, output_shape, strides, who);
   std::vector<NodePtr> parts;
@@ -140,11 +154,11 @@ NodePtr local_conv2d(const NodePtr& inputs, const NodePtr& kernel, const Ints& k
   NodePtr patches;  // (R*Cc, B, features)
   if (first) {
     // (B, C, kh*kw, R, Cc) -> (B, C*kh*kw, R*Cc): feature index c*kh*kw + p*kw + q
-    NodePtr st = kb::reshape(stack_at(parts, 2), {B, C * kh * kw, R * Cc});
+    NodePtr st = kb::reshape(stack_at(parts, 2), {B, patch, positions});
     patches = kb::transpose(st, {2, 0, 1});
   } else {
     // (B, R, Cc, kh*kw, C) -> (B, R*Cc, kh*kw*C): feature index (p*kw + q)*C + c
-    NodePtr st = kb::reshape(stack_at(parts, 3), {B, R * Cc, kh * kw * C});
+    NodePtr st = kb::reshape(stack_at(parts, 3), {B, positions, patch});
     patches = kb::transpose(st, {1, 0, 2});
   }
   NodePtr y = matmul(patches, kernel, false, false);  // (R*Cc, B, F)

@@ -1,5 +1,7 @@
 #include "core/api/loops.h"
 
+#include <algorithm>
+
 #include "core/api/api.h"
 #include "core/ops/build.h"
 #include "core/ops/loop.h"
@@ -21,7 +23,9 @@ NodePtr step_of(const NodePtr& x, int64_t index) {
   std::vector<int64_t> b(r, 0), e(r, 0), s(r, 1);
   b[0] = index;
   int64_t rest = 0;
-  for (int64_t i = 1; i < r; ++i) rest |= int64_t(1) << i;
+  // The masks have 64 bits: past them the slice fails its inference, but the shift must not
+  // overflow first.
+  for (int64_t i = 1; i < std::min<int64_t>(r, 64); ++i) rest |= int64_t(1) << i;
   return make_node("StridedSlice", {x},
                    {{"begin", b},
                     {"end", e},
@@ -164,7 +168,7 @@ static NodePtr fold(const FoldFunction& fn, NodePtr elems, NodePtr acc, bool rig
     std::vector<int64_t> b(r, 0), e(r, 0), s(r, 1);
     b[0] = 1;
     int64_t rest = 0;
-    for (int64_t i = 1; i < r; ++i) rest |= int64_t(1) << i;
+    for (int64_t i = 1; i < std::min<int64_t>(r, 64); ++i) rest |= int64_t(1) << i;  // as step_of
     elems = make_node("StridedSlice", {elems},
                       {{"begin", b},
                        {"end", e},

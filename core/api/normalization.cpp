@@ -10,6 +10,7 @@
 #include "core/api/nn_more.h"
 #include "core/ops/build.h"
 #include "core/ops/infer_util.h"
+#include "core/util/checked_math.h"
 #include "core/util/error.h"
 
 namespace kb::api {
@@ -195,7 +196,10 @@ NormalizedBatch normalize_batch_in_training(const NodePtr& x, const NodePtr& gam
   int64_t kept = 1;
   for (int64_t i = 0; i < r; ++i)
     if (!std::binary_search(axes.begin(), axes.end(), i))
-      kept = xd[i] < 0 || kept < 0 ? -1 : kept * xd[i];
+      kept = xd[i] < 0 || kept < 0 ? -1
+                                   : checked_mul(kept, xd[i], who, ": x ", x->shape().str(),
+                                                 " has more than INT64_MAX positions outside the "
+                                                 "reduction axes");
   auto checked = [&](const NodePtr& p, const char* what) {
     if (!p) return;
     int64_t n = p->shape().numel();

@@ -4,6 +4,7 @@
 #include "core/api/sparse.h"
 #include "core/ops/build.h"
 #include "core/ops/infer_util.h"
+#include "core/util/checked_math.h"
 #include "core/util/error.h"
 
 namespace kb::api {
@@ -95,7 +96,8 @@ NodePtr batch_flatten(const NodePtr& x) {
     if (d[i] < 0)
       rest_known = false;
     else
-      rest *= d[i];
+      rest = checked_mul(rest, d[i], "batch_flatten: the trailing dimensions of ", dims_str(d),
+                         " hold more than INT64_MAX elements");
   }
   if (rest_known) return kb::reshape(x, {-1, rest});
   check(d[0] >= 0, Status::not_implemented, "batch_flatten: dimensions ", dims_str(d),
@@ -153,6 +155,8 @@ NodePtr reverse(const NodePtr& x, const std::vector<int64_t>& axes) {
 NodePtr slice(const NodePtr& x, const std::vector<int64_t>& start,
               const std::vector<int64_t>& size) {
   int64_t r = known_rank(x, "slice");
+  check(r <= 64, Status::invalid_argument, "slice: a tensor of rank ", r,
+        " cannot be sliced (at most 64 axes)");
   check(int64_t(start.size()) == r && int64_t(size.size()) == r, Status::invalid_argument,
         "slice: start and size need ", r, " entries, got ", start.size(), " and ", size.size());
   std::vector<int64_t> end(r), strides(r, 1);
@@ -165,9 +169,11 @@ NodePtr slice(const NodePtr& x, const std::vector<int64_t>& start,
     if (size[i] == -1) {
       end_mask |= int64_t(1) << i;
     } else {
-      check(d < 0 || start[i] + size[i] <= d, Status::invalid_argument, "slice: start ", start[i],
+      // size <= d - start rather than start + size <= d, which overflows for huge sizes.
+      check(d < 0 || size[i] <= d - start[i], Status::invalid_argument, "slice: start ", start[i],
             " + size ", size[i], " exceeds dimension ", d, " on axis ", i);
-      end[i] = start[i] + size[i];
+      end[i] = checked_add(start[i], size[i], "slice: start ", start[i], " + size ", size[i],
+                           " overflows int64 on axis ", i);
     }
   }
   return make_node("StridedSlice", {x},
@@ -198,6 +204,8 @@ NodePtr strided_slice(const NodePtr& x, const std::vector<int64_t>& begin,
   size_t n = begin.size();
   check(end.size() == n && strides.size() == n, Status::invalid_argument,
         "strided_slice: begin, end and strides differ in length");
+  check(n <= 64, Status::invalid_argument, "strided_slice: ", n,
+        " slice entries (the masks have 64 bits)");
   // New axes first become size-1 axes of the input; then every axis has one slice entry.
   NodePtr v = x;
   std::vector<int64_t> b, e, s;
@@ -218,6 +226,9 @@ NodePtr strided_slice(const NodePtr& x, const std::vector<int64_t>& begin,
   int64_t vr = v->rank();
   check(int64_t(b.size()) <= vr, Status::invalid_argument, "strided_slice: ", n,
         " slice entries for a tensor of rank ", r);
+  // The masks hold one bit per axis.
+  check(vr <= 64, Status::invalid_argument, "strided_slice: a tensor of rank ", vr,
+        " cannot be sliced (at most 64 axes)");
   while (int64_t(b.size()) < vr) {  // remaining axes are taken whole
     bm |= int64_t(1) << b.size();
     em |= int64_t(1) << b.size();

@@ -5,6 +5,7 @@
 
 #include "core/api/api.h"
 #include "core/ops/build.h"
+#include "core/util/checked_math.h"
 #include "core/util/error.h"
 
 namespace kb::api {
@@ -102,7 +103,9 @@ NodePtr sparse_concatenate(const Tensors& xs, int64_t axis) {
       int64_t& to = dims[size_t(a)];
       int64_t from = d[size_t(a)];
       if (a == axis)
-        to = to < 0 || from < 0 ? -1 : to + from;
+        to = to < 0 || from < 0 ? -1
+                                : checked_add(to, from, "concatenate: the dense sizes along axis ",
+                                              axis, " add up to more than INT64_MAX");
       else
         check(to < 0 || from < 0 || to == from, Status::shape,
               "concatenate: sparse tensors of shapes ", xs[0]->shape().str(), " and ",

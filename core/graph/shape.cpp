@@ -14,14 +14,24 @@ bool Shape::fully_known() const {
 int64_t Shape::numel() const { return fully_known() ? kb::numel(dims) : -1; }
 
 int64_t numel(const Dims& dims) {
-  // At most INT64_MAX / 8 elements, so that the byte size of any dtype fits in int64 too.
-  constexpr int64_t kMax = INT64_MAX / 8;
   int64_t n = 1;
+  bool empty = false;
   // An if rather than check(): check() formats its message on every call, and this is hot.
-  for (int64_t d : dims)
-    if (__builtin_mul_overflow(n, d, &n) || n > kMax || n < -kMax)
-      fail(Status::invalid_argument, "the shape ", dims_str(dims), " has too many elements");
-  return n;
+  for (int64_t d : dims) {
+    // A zero dim makes the count 0 but not the strides of the other axes: those must fit too.
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
+    if (__builtin_mul_overflow(n, d, &n) || n > kMaxElements || n < -kMaxElements)
+      fail_too_many_elements(dims.data(), dims.size());
+  }
+  return empty ? 0 : n;
+}
+
+void fail_too_many_elements(const int64_t* dims, size_t n) {
+  fail(Status::invalid_argument, "the shape ", dims_str(Dims(dims, dims + n)),
+       " has too many elements");
 }
 
 std::string dims_str(const Dims& dims) {
@@ -42,7 +52,8 @@ void broadcast_strides(const Dims& in, const Dims& out, int64_t* stride) {
   int64_t acc = 1;
   for (size_t d = in.size(); d-- > 0;) {
     stride[off + d] = in[d] == 1 ? 0 : acc;
-    acc *= in[d];
+    if (d > 0 && __builtin_mul_overflow(acc, in[d], &acc))
+      fail_too_many_elements(in.data(), in.size());
   }
 }
 

@@ -29,8 +29,14 @@ struct Shape {
   std::string str() const;
 };
 
+// At most this many elements, so that the byte size of any dtype fits in int64 too.
+constexpr int64_t kMaxElements = INT64_MAX / 8;
+
+// The element count; fails when it, or the product of the nonzero dims, exceeds kMaxElements
+// (NumPy's rule: (0, 2^62, 2^62) is rejected too, since its strides would overflow).
 int64_t numel(const Dims& dims);
 std::string dims_str(const Dims& dims);
+[[noreturn]] void fail_too_many_elements(const int64_t* dims, size_t n);
 
 // Row-major element strides of `dims`, as a container of type Out (Dims, or a SmallVector for
 // strides built on every call).
@@ -40,7 +46,10 @@ Out contiguous_strides_as(const In& dims) {
   int64_t acc = 1;
   for (size_t i = dims.size(); i-- > 0;) {
     s[i] = acc;
-    acc *= dims[i];
+    // Dims that numel() let through never overflow here; the others (a view's dims that no
+    // allocation checked) fail rather than wrap. The product of all dims is no stride: not formed.
+    if (i > 0 && __builtin_mul_overflow(acc, dims[i], &acc))
+      fail_too_many_elements(dims.data(), dims.size());
   }
   return s;
 }

@@ -12,6 +12,7 @@
 // derivatives work.
 #include "core/ops/build.h"
 #include "core/ops/op.h"
+#include "core/util/checked_math.h"
 #include "core/util/error.h"
 
 namespace kb {
@@ -32,7 +33,8 @@ int64_t channels_of(const TensorType& x, const Attrs& a, const char* who) {
   for (int64_t i = begin; i < end; ++i) {
     int64_t d = x.shape.dims[size_t(i)];
     if (d < 0) return -1;
-    c *= d;
+    c = checked_mul(c, d, who, ": the kept axes of x ", x.shape.str(),
+                    " hold more than INT64_MAX channels");
   }
   return c;
 }

@@ -40,13 +40,13 @@ ConvGeom ConvGeom::resolved(const Dims& x, const Dims& k) const {
   if (!(same || causal) || x.size() != nsp() + 2 || k.size() != nsp() + 2) return g;
   for (size_t i = 0; i < nsp(); ++i) {
     if (causal && k[i] >= 1 && dilation.size() == nsp() && pad_before.size() == nsp()) {
-      g.pad_before[i] = dilation[i] * (k[i] - 1);
+      g.pad_before[i] = dilated_size(k[i], dilation[i], who) - 1;
       g.pad_after[i] = 0;
       continue;
     }
     int64_t in = x[spatial_axis(channels_first, i)];
     if (!same || in < 0 || k[i] < 1 || strides[i] < 1 || dilation.size() != nsp()) continue;
-    auto [pb, pa] = same_padding(in, (k[i] - 1) * dilation[i] + 1, strides[i]);
+    auto [pb, pa] = same_padding(in, dilated_size(k[i], dilation[i], who), strides[i]);
     g.pad_before[i] = pb;
     g.pad_after[i] = pa;
   }
@@ -109,18 +109,35 @@ PoolWindows pool_windows(const PoolGeom& g, const Dims& x, const Dims& y) {
   return w;
 }
 
+int64_t dilated_size(int64_t k, int64_t dilation, const std::string& who) {
+  if (k < 0) return -1;
+  check(k >= 1, Status::shape, who, ": empty kernel window");
+  int64_t span = 0;
+  check(!__builtin_mul_overflow(k - 1, dilation, &span) && span < INT64_MAX,
+        Status::invalid_argument, who, ": a window of ", k, " cells dilated by ", dilation,
+        " spans more than INT64_MAX cells");
+  return span + 1;
+}
+
 int64_t windowed_size(int64_t in, int64_t k_eff, int64_t s, int64_t pb, int64_t pa,
                       const std::string& who, const char* what) {
   if (in < 0 || k_eff < 0) return -1;
-  int64_t padded = in + pb + pa;
+  // The kernels index from -pb to the padded extent (i + pb, o * s - pb + z * d): it must fit.
+  int64_t padded = 0;
+  check(!__builtin_add_overflow(in, pb, &padded) && !__builtin_add_overflow(padded, pa, &padded),
+        Status::invalid_argument, who, ": a dimension of ", in, " padded by ", pb, " and ", pa,
+        " overflows int64");
   check(k_eff <= padded, Status::shape, who, ": the ", what, " (", k_eff,
         ") is larger than the padded input (", padded, ")");
   return (padded - k_eff) / s + 1;
 }
 
 std::pair<int64_t, int64_t> same_padding(int64_t in, int64_t k_eff, int64_t s) {
-  int64_t out = (in + s - 1) / s;
-  int64_t total = std::max<int64_t>((out - 1) * s + k_eff - in, 0);
+  // Keras: out = ceil(in / s), total = (out - 1) * s + k_eff - in. Written with the cells from the
+  // last window's start to the end, in - (out - 1) * s (in [1, s]), so that strides and windows
+  // near INT64_MAX do not overflow it.
+  int64_t tail = in > 0 ? in - (in - 1) / s * s : s;
+  int64_t total = std::max<int64_t>(k_eff - tail, 0);
   return {total / 2, total - total / 2};
 }
 

@@ -8,6 +8,7 @@
 #include "core/ops/build.h"
 #include "core/ops/infer_util.h"
 #include "core/ops/op.h"
+#include "core/util/checked_math.h"
 #include "core/util/error.h"
 
 namespace kb {
@@ -72,11 +73,12 @@ Dims conv_out_dims(const Dims& x, const Dims& k, const ConvGeom& g) {
         " input channels do not split into ", g.groups, " groups");
   Dims out(nsp + 2);
   out[0] = x[0];
-  out[ca] = ocg < 0 ? -1 : ocg * g.groups;
+  out[ca] = ocg < 0
+                ? -1
+                : checked_mul(ocg, g.groups, g.who, ": ", ocg, " output channels per group times ",
+                              g.groups, " groups overflows int64");
   for (size_t i = 0; i < nsp; ++i) {
-    int64_t ks = k[i];
-    check(ks < 0 || ks >= 1, Status::shape, g.who, ": empty kernel window");
-    int64_t keff = ks < 0 ? -1 : (ks - 1) * g.dilation[i] + 1;
+    int64_t keff = dilated_size(k[i], g.dilation[i], g.who);
     size_t ax = spatial_axis(g.channels_first, i);
     out[ax] = windowed_size(x[ax], keff, g.strides[i], g.pad_before[i], g.pad_after[i], g.who,
                             "kernel window");

@@ -75,6 +75,10 @@ inline ChannelPlacement channel_placement(bool channels_first, const Dims& d) {
   return c;
 }
 
+// The extent (k - 1) * dilation + 1 of a window of k cells dilated by `dilation` >= 1; -1 when k
+// is unknown (< 0). Fails naming `who` for an empty window and when it does not fit in int64.
+int64_t dilated_size(int64_t k, int64_t dilation, const std::string& who);
+
 // Output size of a window of (dilated) extent `k_eff` over `in` padded by pb + pa at stride s;
 // -1 when `in` is unknown. Fails naming `who` and `what` (the window) when it does not fit.
 int64_t windowed_size(int64_t in, int64_t k_eff, int64_t s, int64_t pb, int64_t pa,

@@ -35,7 +35,12 @@ TensorType infer_pad(const Ins& in, const Attrs& a) {
   for (int64_t i = 0; i < r; ++i) {
     check(pb[i] >= 0 && pa[i] >= 0, Status::invalid_argument, who,
           ": padding must be non-negative, got ", dims_str(pb), " and ", dims_str(pa));
-    if (out[i] >= 0) out[i] += pb[i] + pa[i];
+    if (out[i] < 0) continue;
+    int64_t d = out[i];
+    check(!__builtin_add_overflow(d, pb[i], &out[i]) &&
+              !__builtin_add_overflow(out[i], pa[i], &out[i]),
+          Status::invalid_argument, who, ": padding axis ", i, " of size ", d, " by ", pb[i],
+          " and ", pa[i], " overflows int64");
   }
   return {in[0].dtype, Shape(out)};
 }

@@ -7,6 +7,7 @@
 #include "core/ops/infer_util.h"
 #include "core/ops/op.h"
 #include "core/ops/slice_spec.h"
+#include "core/util/checked_math.h"
 #include "core/util/error.h"
 
 namespace kb {
@@ -19,7 +20,7 @@ using Grads = std::vector<NodePtr>;
 TensorType infer_reshape(const Ins& in, const Attrs& a) {
   const auto& spec = a.ints("dims");
   int infer_at = -1;
-  int64_t known = 1;
+  int64_t known = 1, nonzero = 1;
   for (size_t i = 0; i < spec.size(); ++i) {
     if (spec[i] == -1) {
       check(infer_at < 0, Status::invalid_argument, "reshape: more than one -1 in the shape ",
@@ -27,8 +28,13 @@ TensorType infer_reshape(const Ins& in, const Attrs& a) {
       infer_at = int(i);
     } else {
       check(spec[i] >= 0, Status::invalid_argument, "reshape: invalid dimension ", spec[i]);
-      check(!__builtin_mul_overflow(known, spec[i], &known), Status::invalid_argument,
-            "reshape: the shape ", dims_str(spec), " has too many elements");
+      // numel()'s limit, on the nonzero dims: a 0 empties the result, but the strides of the
+      // other axes must still fit (NumPy rejects (0, 2^62, 2^62) too).
+      if (spec[i] != 0 &&
+          (__builtin_mul_overflow(nonzero, spec[i], &nonzero) || nonzero > kMaxElements))
+        fail(Status::invalid_argument, "reshape: the shape ", dims_str(spec),
+             " has too many elements");
+      known *= spec[i];  // 0, or the product of the nonzero dims: no overflow
     }
   }
   Dims out = spec;
@@ -59,7 +65,10 @@ TensorType infer_reshape_like(const Ins& in, const Attrs& attrs) {
           "reshape: cannot split ", x.str(), " by the leading axes of ", like.str());
     Dims d(like.dims.begin(), like.dims.begin() + keep);
     int64_t lead = 1;
-    for (int64_t v : d) lead = v < 0 || lead < 0 ? -1 : lead * v;
+    for (int64_t v : d)
+      lead = v < 0 || lead < 0 ? -1
+                               : checked_mul(lead, v, "reshape: the leading axes of ", like.str(),
+                                             " hold more than INT64_MAX elements");
     check(lead < 0 || x.dims[0] < 0 || lead == x.dims[0], Status::shape, "reshape: cannot split ",
           x.str(), " by the leading axes of ", like.str());
     d.insert(d.end(), x.dims.begin() + 1, x.dims.end());
@@ -187,7 +196,9 @@ TensorType concat_type(const Ins& in, size_t first, int64_t axis, const char* wh
     for (int64_t i = 0; i < r; ++i) {
       int64_t d = t.shape.dims[i];
       if (i == axis) {
-        out[i] = (out[i] < 0 || d < 0) ? -1 : out[i] + d;
+        out[i] = (out[i] < 0 || d < 0) ? -1
+                                       : checked_add(out[i], d, who, ": the sizes along axis ",
+                                                     axis, " add up to more than INT64_MAX");
       } else if (out[i] < 0) {
         out[i] = d;
       } else {

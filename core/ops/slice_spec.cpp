@@ -14,6 +14,9 @@ std::vector<AxisSlice> resolve_slices(const Dims& dims, const Attrs& a, const ch
   check(begin.size() == dims.size() && end.size() == dims.size() && strides.size() == dims.size(),
         Status::invalid_argument, who, ": the slice spec has ", begin.size(),
         " entries but the tensor has rank ", dims.size());
+  // The masks hold one bit per axis.
+  check(dims.size() <= 64, Status::invalid_argument, who, ": a tensor of rank ", dims.size(),
+        " cannot be sliced (at most 64 axes)");
   std::vector<AxisSlice> out(dims.size());
   for (size_t i = 0; i < dims.size(); ++i) {
     int64_t n = dims[i], b = begin[i], e = end[i], s = strides[i];
@@ -43,11 +46,15 @@ std::vector<AxisSlice> resolve_slices(const Dims& dims, const Attrs& a, const ch
     if (s > 0) {
       start = (bm >> i) & 1 ? 0 : (b < 0 ? std::max(b + n, int64_t(0)) : std::min(b, n));
       stop = (em >> i) & 1 ? n : (e < 0 ? std::max(e + n, int64_t(0)) : std::min(e, n));
-      r.length = stop > start ? (stop - start + s - 1) / s : 0;
+      // ceil((stop - start) / s) without forming stop - start + s - 1, which overflows for steps
+      // near INT64_MAX (x[0:6:INT64_MAX] is x[0:1], as in NumPy).
+      r.length = stop > start ? (stop - start - 1) / s + 1 : 0;
     } else {
       start = (bm >> i) & 1 ? n - 1 : (b < 0 ? std::max(b + n, int64_t(-1)) : std::min(b, n - 1));
       stop = (em >> i) & 1 ? -1 : (e < 0 ? std::max(e + n, int64_t(-1)) : std::min(e, n - 1));
-      r.length = start > stop ? (start - stop + (-s) - 1) / (-s) : 0;
+      // The same for s < 0, without -s (which overflows for INT64_MIN): the quotient of a
+      // non-negative by a negative number truncates toward zero.
+      r.length = start > stop ? 1 - (start - stop - 1) / s : 0;
     }
     r.start = start;
   }
@@ -57,14 +64,14 @@ std::vector<AxisSlice> resolve_slices(const Dims& dims, const Attrs& a, const ch
 SliceMap slice_map(const Dims& src, const Attrs& a) {
   auto sl = resolve_slices(src, a, "slice");
   SliceMap m;
-  int64_t stride = 1;
-  Dims cs(src.size());
-  for (size_t i = src.size(); i-- > 0;) cs[i] = stride, stride *= src[i];
+  Dims cs = contiguous_strides(src);
   for (size_t i = 0; i < src.size(); ++i) {
     m.base += sl[i].start * cs[i];
     if (sl[i].shrink) continue;
     m.dims.push_back(sl[i].length);
-    m.src_strides.push_back(sl[i].step * cs[i]);
+    // A step that takes one element may reach far past the axis, and overflow times the row
+    // stride; the stride of a one-element axis is never applied, so the step is dropped there.
+    m.src_strides.push_back(sl[i].length > 1 ? sl[i].step * cs[i] : cs[i]);
   }
   return m;
 }

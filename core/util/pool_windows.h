@@ -33,7 +33,8 @@ struct PoolWindows {
     hi = top / s[ax] + 1;
     if (hi > out[ax]) hi = out[ax];
     int64_t first = top - w[ax] + 1;
-    lo = first <= 0 ? 0 : (first + s[ax] - 1) / s[ax];
+    // ceil(first / s) without first + s - 1, which overflows for strides near INT64_MAX.
+    lo = first <= 0 ? 0 : (first - 1) / s[ax] + 1;
   }
   KB_HD int64_t cell_count(const int64_t o[3]) const {
     int64_t n = 1;

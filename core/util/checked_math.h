@@ -1,0 +1,33 @@
+// int64 arithmetic on sizes a caller chose (dims, starts, steps, paddings, dilations, factors):
+// a sum or product that does not fit fails with Status::invalid_argument and the caller's message
+// instead of wrapping around into a plausible-looking negative or small dimension.
+#pragma once
+#include <cstdint>
+
+#include "core/util/error.h"
+
+namespace kb {
+
+// The message parts are only formatted on overflow, so these cost one branch when nothing fails.
+template <class... Parts>
+int64_t checked_add(int64_t a, int64_t b, const Parts&... parts) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) fail(Status::invalid_argument, parts...);
+  return r;
+}
+
+template <class... Parts>
+int64_t checked_sub(int64_t a, int64_t b, const Parts&... parts) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r)) fail(Status::invalid_argument, parts...);
+  return r;
+}
+
+template <class... Parts>
+int64_t checked_mul(int64_t a, int64_t b, const Parts&... parts) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) fail(Status::invalid_argument, parts...);
+  return r;
+}
+
+}  // namespace kb
