@@ -75,6 +75,7 @@ _sig = {
     "kb_l2_normalize": (S, [T, I64P, c_size_t, OUT]),
     "kb_bias_add": (S, [T, T, E, OUT]),
     "kb_in_top_k": (S, [T, T, c_int64, OUT]),
+    "kb_function_device": (S, [c_void_p, POINTER(c_int32)]),
 }
 for _n in ["square", "abs", "sqrt", "exp", "log", "round", "sign", "sin", "cos", "negative",
            "flatten", "batch_flatten", "transpose", "sigmoid", "hard_sigmoid", "tanh", "softplus",
