@@ -214,7 +214,11 @@ NodePtr sparse_categorical_crossentropy(const NodePtr& target, const NodePtr& ou
   NodePtr t = kb::cast(kb::reshape(target, {-1}), DType::i64);
   NodePtr logits = kb::reshape(out, {-1, classes});
   NodePtr ls = make_node("LogSoftmax", {logits}, {{"axis", int64_t(1)}});
-  NodePtr loss = neg(reduce_sum(mul(kb::cast(one_hot(t, classes), out->dtype()), ls), {1}, false));
+  // The target's log-probability picked, not a one-hot product: 0 * -inf at a class of no
+  // probability would make the loss NaN (TensorFlow's sparse kernel picks it too).
+  NodePtr is_target =
+      binary("Equal", kb::expand_dims(t, 1), arange(0, double(classes), 1, DType::i64));
+  NodePtr loss = neg(reduce_sum(select(is_target, ls, zeros_like(ls)), {1}, false));
   if (r >= 3) {
     Dims d(out->shape().dims.begin(), out->shape().dims.end() - 1);
     int unknown = 0;

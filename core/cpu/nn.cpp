@@ -54,9 +54,9 @@ Kernel make_softmax_kernel(const KernelArgs& k) {
                 C sum = 0;
                 for (int64_t j = 0; j < n; ++j) sum += std::exp(C(x[base + j * inner]) - mx);
                 if constexpr (Log) {
-                  C ls = std::log(sum) + mx;
+                  C ls = std::log(sum);  // (x - mx) - ls: see softmax_row_f32
                   for (int64_t j = 0; j < n; ++j)
-                    o[base + j * inner] = T(C(x[base + j * inner]) - ls);
+                    o[base + j * inner] = T(C(x[base + j * inner]) - mx - ls);
                 } else {
                   for (int64_t j = 0; j < n; ++j)
                     o[base + j * inner] = T(std::exp(C(x[base + j * inner]) - mx) / sum);

@@ -167,9 +167,12 @@ KB_SIMD_CLONES_FMA float exp_shifted_row(const float* __restrict x, float* __res
   return float(1.0 / lane_sum(e, n, [](float v) { return v; }));
 }
 
-KB_SIMD_CLONES_FMA float log_sum_exp_shifted(const float* __restrict x, int64_t n, float mx) {
-  double sum = lane_sum(x, n, [mx](float v) { return exp_nonpositive(v - mx); });
-  return float(std::log(sum)) + mx;
+// log(sum(exp(x - mx))), and the shifted row x - mx into `shifted`.
+KB_SIMD_CLONES_FMA float log_sum_exp_shifted(const float* __restrict x, float* __restrict shifted,
+                                             int64_t n, float mx) {
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j) shifted[j] = x[j] - mx;
+  return float(std::log(lane_sum(shifted, n, [](float v) { return exp_nonpositive(v); })));
 }
 
 }  // namespace
@@ -190,8 +193,10 @@ void softmax_row_f32(const float* x, float* out, float* scratch, int64_t n, bool
   // gives exp(-inf) = 0 and 0 / 0 = NaN, as the plain loop.
   if (!std::isfinite(mx)) mx = 0.0f;
   if (log) {
-    // x * 1 - shift is x - shift exactly
-    store_affine(x, out, n, 1.0f, -log_sum_exp_shifted(x, n, mx), stream);
+    // (x - mx) - log(sum), in that order: x - (mx + log(sum)) loses log(sum) beside a large mx
+    // (log_softmax of three equal entries of 1e30 came out 0). s * 1 - ls is s - ls exactly.
+    float ls = log_sum_exp_shifted(x, scratch, n, mx);
+    store_affine(scratch, out, n, 1.0f, -ls, stream);
     return;
   }
   // The exponentials go to a scratch row that stays in the cache; only the result goes out

@@ -116,6 +116,23 @@ KB_HD inline T scalar_softplus(T a) {
   return a > T(0) ? a + std::log1p(std::exp(-a)) : std::log1p(std::exp(a));
 }
 
+// maximum and minimum propagate a NaN in either operand, as NumPy's (and so clip and
+// l2_normalize keep a NaN instead of replacing it with a bound).
+template <class T>
+KB_HD inline T scalar_max(T a, T b) {
+  if constexpr (std::is_integral_v<T>)
+    return a >= b ? a : b;
+  else
+    return a >= b || a != a ? a : b;
+}
+template <class T>
+KB_HD inline T scalar_min(T a, T b) {
+  if constexpr (std::is_integral_v<T>)
+    return a <= b ? a : b;
+  else
+    return a <= b || a != a ? a : b;
+}
+
 // Integer division truncates and yields 0 for a zero divisor instead of trapping; the lowest
 // value divided by -1 wraps to itself (two's complement) instead of trapping.
 template <class T>

@@ -35,9 +35,9 @@
   X(Div, N, SAME, scalar_div(a, b), div(dy, y), neg(div(mul(dy, z), y)))                 \
   X(Pow, F, SAME, std::pow(a, b), mul(dy, mul(y, pow_(x, sub(y, scalar_like(y, 1.0))))), \
     mul(dy, mul(z, unary("Log", x))))                                                    \
-  X(Maximum, N, SAME, (a >= b ? a : b), mul(dy, cast(greater_equal(x, y), x->dtype())),  \
+  X(Maximum, N, SAME, scalar_max(a, b), mul(dy, cast(greater_equal(x, y), x->dtype())),  \
     mul(dy, cast(less(x, y), y->dtype())))                                               \
-  X(Minimum, N, SAME, (a <= b ? a : b), mul(dy, cast(less_equal(x, y), x->dtype())),     \
+  X(Minimum, N, SAME, scalar_min(a, b), mul(dy, cast(less_equal(x, y), x->dtype())),     \
     mul(dy, cast(greater(x, y), y->dtype())))                                            \
   X(Equal, A, BOOL, (a == b), KB_NO_GRAD, KB_NO_GRAD)                                    \
   X(NotEqual, A, BOOL, (a != b), KB_NO_GRAD, KB_NO_GRAD)                                 \

@@ -18,10 +18,10 @@ tensor's dtype (clip bounds, 1 - p), the reference does the same before continui
 Where the library departs from the mathematical value in the way TensorFlow does (softmax of a
 row holding +inf, the logistic loss at infinite logits, l2_normalize whose sum of squares
 overflows, a zero target times a -inf log-probability), the test asserts that documented
-behaviour and says so. Where the library is simply wrong, the single case is marked
-xfail(strict=True) with the defect named.
+behaviour and says so. Four defects these tests found are fixed: the CPU's log-softmax
+subtracted max + log(sum) as one term, maximum/minimum (so clip and l2_normalize) dropped a NaN,
+and the sparse crossentropy from logits multiplied a -inf log-probability by a zero one-hot.
 """
-import ctypes
 
 import numpy as np
 import pytest
@@ -83,50 +83,12 @@ def f64(a):
     return np.asarray(a, np.float64)
 
 
-def on_cpu(f, mode):
-    """Whether the CPU kernels compute f's results: a graph of constants alone is folded on the
-    host as it is built (KB_LOG_PLAN shows an empty plan), a function of placeholders runs on
-    its device (kb_function_device; the CPU unless a GPU, or the emulated one, is there)."""
-    if mode == "const":
-        return True
-    d = ctypes.c_int32()
-    kb.check(kb.lib.kb_function_device(f.f, ctypes.byref(d)))
-    return d.value == 0  # KB_DEVICE_CPU
-
-
-def evaluate(fn, *arrays, mode="ph"):
-    """ev(fn, *arrays, mode=mode), and whether the CPU kernels computed it."""
-    ts, feeds = kb.feed_tensors([np.asarray(a) for a in arrays], mode)
-    f = kb.Function([p for p, _ in feeds], [fn(*ts)])
-    return f(*[v for _, v in feeds])[0], on_cpu(f, mode)
-
-
 def grads_of(build, arrays, wrt):
-    """The gradients of sum(build(*placeholders)) with respect to arrays[i], i in wrt, and
-    whether the CPU kernels computed them."""
+    """The gradients of sum(build(*placeholders)) with respect to arrays[i], i in wrt."""
     phs = [kb.placeholder(list(a.shape), kb.CODE_OF[a.dtype]) for a in arrays]
     loss = op("sum", build(*phs), None, 0, 0)
     f = kb.Function(phs, kb.gradients(loss, [phs[i] for i in wrt]))
-    return f(*arrays), on_cpu(f, "ph")
-
-
-# The rows of extreme_row_table on which the CPU's LogSoftmax is wrong (the device's is right).
-LOG_SOFTMAX_ROWS = {"near-1e4", "near1e4", "big_tie", "-big_tie"}
-LOG_SOFTMAX_CPU = (
-    "CPU LogSoftmax computes x - (max + log(sum exp(x - max))) instead of (x - max) - log(sum): "
-    "softmax_row_f32 (core/cpu/row_kernels.cpp, float32 rows) stores x - (float(log(sum)) + mx) "
-    "and the generic loop (core/cpu/nn.cpp, float64 and strided axes) x - (log(sum) + mx), so "
-    "log(sum) is rounded at the maximum's scale: log_softmax([1e30]*3) (float32) or "
-    "([1e300]*3) (float64) is 0 instead of -log 3 (loss 0 instead of 1.0986; gradient "
-    "exp(0) - t = 1 - t instead of 1/3 - t), and rows near +-1e4 lose ~4e-4 absolute in "
-    "float32 (~5e-13 in float64). The device kernel (core/util/device_softmax.h "
-    "softmax_value: v - mx - log(sum)) and TensorFlow subtract in the right order")
-
-
-def mark_log_softmax_defect(request, row_id, cpu):
-    """A strict xfail for a LOG_SOFTMAX_ROWS row that the CPU kernels compute."""
-    if cpu and row_id in LOG_SOFTMAX_ROWS:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=LOG_SOFTMAX_CPU))
+    return f(*arrays)
 
 
 # ---- float64 references --------------------------------------------------------------------
@@ -302,10 +264,9 @@ def logits_and_targets(rows, dt):
 
 
 @pytest.mark.parametrize("row", ROW_IDS)
-def test_categorical_crossentropy_logits_extreme(row, dt, mode, request):
+def test_categorical_crossentropy_logits_extreme(row, dt, mode):
     t, x = logits_and_targets(extreme_rows(dt, [row]), dt)
-    r, cpu = evaluate(lambda a, b: op("categorical_crossentropy", a, b, 1, -1), t, x, mode=mode)
-    mark_log_softmax_defect(request, row, cpu)
+    r = ev(lambda a, b: op("categorical_crossentropy", a, b, 1, -1), t, x, mode=mode)
     assert np.all(np.isfinite(r))
     # -sum(t * log_softmax): exactly 0 up to roundings of O(1) terms for a sure right answer
     close(r, -np.sum(f64(t) * ref_log_softmax(f64(x)), -1), dt, atol=ATOL1[dt])
@@ -361,16 +322,9 @@ def test_categorical_crossentropy_probabilities_extreme(dt, mode):
     close(r, ref_cce_probs(t, o, dt), dt, atol=ATOL1[dt])
 
 
-CLIP_NAN = ("clip(x, lo, hi) is Maximum(x, lo) then Minimum(., hi), and Maximum is "
-            "`a >= b ? a : b` (core/ops/scalar_ops.h), so clip(NaN) returns the lower bound: a "
-            "NaN probability becomes epsilon and the loss is finite instead of NaN (TensorFlow's "
-            "clip_by_value, std::min/std::max with x first, propagates NaN)")
-
-
 @pytest.mark.parametrize("case", [
-    pytest.param("nan", marks=pytest.mark.xfail(strict=True, reason=CLIP_NAN)),
-    pytest.param("zero_row", marks=pytest.mark.xfail(
-        strict=True, reason="p = 0 / sum(0) = NaN, then " + CLIP_NAN)),
+    "nan",
+    "zero_row",  # p = 0 / sum(0) = NaN, kept by clip
 ])
 def test_categorical_crossentropy_probabilities_nan(case, dt, mode):
     bad = [NAN, 0.5, 0.5] if case == "nan" else [0.0, 0.0, 0.0]
@@ -387,11 +341,10 @@ def sparse_cases(rows):
 
 
 @pytest.mark.parametrize("row", ROW_IDS)
-def test_sparse_categorical_crossentropy_logits_extreme(row, dt, mode, request):
+def test_sparse_categorical_crossentropy_logits_extreme(row, dt, mode):
     t, x = sparse_cases(extreme_rows(dt, [row]))
-    r, cpu = evaluate(lambda a, b: op("sparse_categorical_crossentropy", a, b, 1, -1), t, x,
+    r = ev(lambda a, b: op("sparse_categorical_crossentropy", a, b, 1, -1), t, x,
                       mode=mode)
-    mark_log_softmax_defect(request, row, cpu)
     assert np.all(np.isfinite(r))
     expected = -ref_log_softmax(f64(x))[np.arange(len(t)), t]
     close(r, expected, dt, atol=ATOL1[dt])  # a loss of ~0: absolute 8 / 64 ulp of 1
@@ -404,15 +357,6 @@ def test_sparse_categorical_crossentropy_logits_inf_and_nan(dt, mode):
     close(r, [NAN, INF, -ref_log_softmax(f64(x[2]))[2]], dt)  # the -inf class as the target
 
 
-SPARSE_ONE_HOT = (
-    "sparse_categorical_crossentropy(from_logits) forms -sum(one_hot(t) * log_softmax(x)) "
-    "(core/api/nn.cpp), so a class whose log-probability is -inf (a -inf logit, or x - max "
-    "overflowing) and which is not the target gives 0 * -inf = NaN; TensorFlow's "
-    "SparseSoftmaxCrossEntropyWithLogits takes log(sum_exp) - shifted[t] alone and returns the "
-    "finite loss")
-
-
-@pytest.mark.xfail(strict=True, reason=SPARSE_ONE_HOT)
 def test_sparse_categorical_crossentropy_logits_minus_inf_off_target(dt, mode):
     h = HUGE[dt]
     x = arr([[0.0, -INF, 1.0], [h, -h, 0.0], [1.0, 2.0, 3.0]], dt)
@@ -436,7 +380,6 @@ def test_sparse_categorical_crossentropy_probabilities_extreme(dt, mode):
     close(r, ref_scce_probs(t, o, dt), dt, atol=ATOL1[dt])  # losses near 0: 8 / 64 ulp of 1
 
 
-@pytest.mark.xfail(strict=True, reason=CLIP_NAN)
 def test_sparse_categorical_crossentropy_probabilities_nan(dt, mode):
     o = arr([[0.2, 0.3, 0.5], [NAN, 0.5, 0.5], [0.5, 0.25, 0.25]], dt)
     t = np.array([2, 1, 0])
@@ -492,7 +435,6 @@ def test_binary_crossentropy_probabilities_extreme(dt, mode):
     close(r, ref_bce_probs(t, o, dt), dt, atol=ATOL1[dt])
 
 
-@pytest.mark.xfail(strict=True, reason=CLIP_NAN)
 def test_binary_crossentropy_probabilities_nan(dt, mode):
     t = arr([1.0, 0.0, 1.0], dt)
     o = arr([0.5, NAN, 0.25], dt)
@@ -552,10 +494,6 @@ def test_l2_normalize_overflow_as_tensorflow(dt, mode):
     close(r, [[0.0, 0.0, 0.0], [0.0, -0.0, 0.0], [NAN, 0.0, 0.0], [0.6, 0.0, 0.8]], dt)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "l2_normalize is x / sqrt(Maximum(sum(x^2), 1e-12)) and Maximum is `a >= b ? a : b`, so a "
-    "NaN sum of squares becomes 1e-12: the NaN row's other entries come out as x * 1e6 "
-    "(finite, wrong) instead of NaN; TensorFlow's maximum propagates the NaN to the whole row"))
 def test_l2_normalize_nan_row(dt, mode):
     x = arr([[3.0, 4.0, 0.0], [NAN, 1.0, 2.0], [0.0, 0.0, 2.0]], dt)
     r = ev(lambda t: op("l2_normalize", t, i64([-1]), 1), x, mode=mode)
@@ -564,10 +502,9 @@ def test_l2_normalize_nan_row(dt, mode):
 
 # ---- gradients at extreme inputs -------------------------------------------------------------
 @pytest.mark.parametrize("row", ROW_IDS)
-def test_softmax_crossentropy_logits_gradient(row, dt, request):
+def test_softmax_crossentropy_logits_gradient(row, dt):
     t, x = logits_and_targets(extreme_rows(dt, [row]), dt)
-    (g,), cpu = grads_of(lambda a, b: op("categorical_crossentropy", a, b, 1, -1), [t, x], [1])
-    mark_log_softmax_defect(request, row, cpu)
+    (g,) = grads_of(lambda a, b: op("categorical_crossentropy", a, b, 1, -1), [t, x], [1])
     assert np.all(np.isfinite(g))
     # softmax(x) * sum(t) - t: differences of probabilities, absolute 8 / 64 ulp of 1
     close(g, ref_softmax(f64(x)) * np.sum(f64(t), -1, keepdims=True) - f64(t), dt,
@@ -575,11 +512,10 @@ def test_softmax_crossentropy_logits_gradient(row, dt, request):
 
 
 @pytest.mark.parametrize("row", ROW_IDS)
-def test_sparse_softmax_crossentropy_logits_gradient(row, dt, request):
+def test_sparse_softmax_crossentropy_logits_gradient(row, dt):
     t, x = sparse_cases(extreme_rows(dt, [row]))
-    (g,), cpu = grads_of(lambda a, b: op("sparse_categorical_crossentropy", a, b, 1, -1),
+    (g,) = grads_of(lambda a, b: op("sparse_categorical_crossentropy", a, b, 1, -1),
                          [t, x], [1])
-    mark_log_softmax_defect(request, row, cpu)
     assert np.all(np.isfinite(g))
     close(g, ref_softmax(f64(x)) - np.eye(3)[t], dt, atol=ATOL1[dt])  # softmax - onehot
 
@@ -587,7 +523,7 @@ def test_sparse_softmax_crossentropy_logits_gradient(row, dt, request):
 def test_softmax_gradient(dt):
     x = extreme_rows(dt)
     w = np.tile(arr([0.5, -1.0, 2.0], dt), (len(x), 1))
-    (g,), _ = grads_of(lambda a, b: op("multiply", op("softmax", a, -1), b), [x, w], [0])
+    (g,) = grads_of(lambda a, b: op("multiply", op("softmax", a, -1), b), [x, w], [0])
     assert np.all(np.isfinite(g))
     y = ref_softmax(f64(x))
     close(g, y * (f64(w) - np.sum(y * f64(w), -1, keepdims=True)), dt, atol=ATOL1[dt])
@@ -595,7 +531,7 @@ def test_softmax_gradient(dt):
 
 def test_logsumexp_gradient(dt):
     x = extreme_rows(dt)
-    (g,), _ = grads_of(lambda a: op("logsumexp", a, i64([-1]), 1, 0), [x], [0])
+    (g,) = grads_of(lambda a: op("logsumexp", a, i64([-1]), 1, 0), [x], [0])
     assert np.all(np.isfinite(g))
     close(g, ref_softmax(f64(x)), dt, atol=ATOL1[dt])  # softmax: shares next to 0
 
@@ -611,7 +547,7 @@ GRAD_REF = {
 def test_activation_gradient(name, dt):
     b = BIG[dt]
     x = arr([-b, -1e4, -1.0, 0.0, 1.0, 1e4, b], dt)
-    (g,), _ = grads_of(lambda a: op(name, a), [x], [0])
+    (g,) = grads_of(lambda a: op(name, a), [x], [0])
     assert np.all(np.isfinite(g))
     with np.errstate(over="ignore"):
         expected = GRAD_REF[name](f64(x))
@@ -623,6 +559,6 @@ def test_activation_gradient(name, dt):
 def test_binary_crossentropy_logits_gradient(dt):
     b = BIG[dt]
     t, z = grid([-b, -1e4, -1.0, 1.0, 1e4, b], dt)
-    (g,), _ = grads_of(lambda a, c: op("binary_crossentropy", a, c, 1), [t, z], [1])
+    (g,) = grads_of(lambda a, c: op("binary_crossentropy", a, c, 1), [t, z], [1])
     assert np.all(np.isfinite(g))
     close(g, ref_sigmoid(f64(z)) - f64(t), dt, atol=ATOL1[dt])  # sigmoid(z) - t
