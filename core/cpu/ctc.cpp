@@ -199,12 +199,16 @@ class BeamSearch {
   size_t size() const { return heap_.size(); }
 
  private:
-  // Orders a min-heap: the lowest total at the front.
-  auto lower() const {
-    return [this](int64_t a, int64_t b) {
-      return entries_[size_t(a)].newp.total > entries_[size_t(b)].newp.total;
-    };
-  }
+  // Orders a min-heap: the lowest total at the front. A named type, not a lambda behind an auto
+  // return: step() above calls lower(), and clang rejects a call to a member function whose
+  // deduced return type is not yet known (member bodies are parsed in order).
+  struct Lower {
+    const std::vector<BeamEntry>* entries;
+    bool operator()(int64_t a, int64_t b) const {
+      return (*entries)[size_t(a)].newp.total > (*entries)[size_t(b)].newp.total;
+    }
+  };
+  Lower lower() const { return Lower{&entries_}; }
   void push(int64_t e) {
     heap_.push_back(e);
     std::push_heap(heap_.begin(), heap_.end(), lower());

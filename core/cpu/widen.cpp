@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #if defined(__GNUC__) && defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -40,8 +41,14 @@ __attribute__((target("avx,f16c"))) void narrow_f16c(const float* s, half* d, in
   for (; i < n; ++i) d[i] = half(s[i]);
 }
 
+// F16C's bit read with CPUID: clang 14's __builtin_cpu_supports rejects "f16c". Its "avx" (as
+// GCC's) also asks the OS whether it saves the YMM registers, which F16C's VEX code needs too.
 bool has_f16c() {
-  static const bool yes = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  static const bool yes = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) &&
+           (ecx & bit_F16C) != 0;
+  }();
   return yes;
 }
 #else
