@@ -99,8 +99,9 @@ std::shared_ptr<Buffer> buffer_from(const void* data, kb_data_type dtype, const 
   for (int64_t v : d)
     check(v >= 0, Status::invalid_argument, who, ": shape ", dims_str(d),
           " has a negative dimension");
+  // Checked before allocating: a NULL with a large shape is a mistake, not a request for memory.
+  check(data != nullptr || numel(d) == 0, Status::invalid_argument, who, ": data is NULL");
   auto b = Buffer::make(t, d);
-  check(b->nbytes() == 0 || data != nullptr, Status::invalid_argument, who, ": data is NULL");
   if (t == DType::b8) {
     // Any nonzero byte is true (C's and NumPy's view): stored as 1, since the kernels read
     // bools as bool and a byte of 2 would be an invalid value to them.

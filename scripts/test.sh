@@ -44,14 +44,33 @@ echo "== example"
 ./build/train_lstm
 ./build/train_cnn examples/data/digits.csv
 
-echo "== AddressSanitizer"
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DKB_SANITIZE=ON -DKB_WERROR=ON >/dev/null
-cmake --build build-asan -j"$JOBS" --target kb_capi_tests kb_hpp_tests train_mlp train_lstm train_cnn
+echo "== AddressSanitizer and UBSan (clang; the same build serves the fuzzer)"
+# A folder configured by another compiler is made anew (CMake cannot switch compilers in place).
+if [ -f build-asan/CMakeCache.txt ] && ! grep -q "^CMAKE_CXX_COMPILER:FILEPATH=.*clang++" build-asan/CMakeCache.txt; then
+  rm -rf build-asan
+fi
+# -O1: the sanitized tests and the fuzzer run several times faster than at -O0, reports alike.
+CC=clang CXX=clang++ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DKB_SANITIZE=ON -DKB_FUZZ=ON \
+  -DKB_WERROR=ON -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DCMAKE_C_FLAGS_DEBUG="-g -O1" >/dev/null
+cmake --build build-asan -j"$JOBS" --target kb_capi_tests kb_hpp_tests train_mlp train_lstm train_cnn \
+  kb_capi_fuzzer
 ASAN_OPTIONS=detect_leaks=1 ./build-asan/tests/kb_capi_tests --gtest_brief=1
 ASAN_OPTIONS=detect_leaks=1 ./build-asan/tests/kb_hpp_tests --gtest_brief=1
 ASAN_OPTIONS=detect_leaks=1 ./build-asan/train_mlp examples/data/digits.csv >/dev/null
 ASAN_OPTIONS=detect_leaks=1 ./build-asan/train_lstm >/dev/null
 ASAN_OPTIONS=detect_leaks=1 ./build-asan/train_cnn examples/data/digits.csv >/dev/null
+
+echo "== fuzzing the C ABI (libFuzzer under ASan and UBSan, ${KB_FUZZ_SECONDS:-180} s)"
+bash tests/fuzz/run.sh build-asan "${KB_FUZZ_SECONDS:-180}"
+
+echo "== ThreadSanitizer (clang): the C ABI from several threads"
+# One OpenMP thread: the runtimes' own synchronization is not instrumented (libgomp, libomp), and
+# the races looked for are between the callers' threads.
+CC=clang CXX=clang++ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DKB_TSAN=ON -DKB_WERROR=ON \
+  -DKB_BINDINGS=OFF -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DCMAKE_C_FLAGS_DEBUG="-g -O1" >/dev/null
+cmake --build build-tsan -j"$JOBS" --target kb_capi_tests
+KB_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  ./build-tsan/tests/kb_capi_tests --gtest_brief=1 --gtest_filter='Concurrency.*'
 
 echo "== language bindings"
 bash bindings/run_tests.sh

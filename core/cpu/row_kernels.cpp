@@ -151,13 +151,14 @@ void store_affine(const float* a, float* o, int64_t n, float scale, float shift,
 }
 
 // exp(x) for x <= 0 or NaN (a softmax's x - max): exp_float without the work that range does
-// not need (no overflow, round-to-nearest in one instruction for the floor-of-x+0.5 sequence,
-// NaN kept by the clamp's operand order). Within 2 ulp of std::exp; below -104 the result is 0
-// through the subnormals as exp_float's.
+// not need (no overflow, round-to-nearest in one instruction for the floor-of-x+0.5 sequence).
+// Within 2 ulp of std::exp; below -104 the result is 0 through the subnormals as exp_float's. A
+// NaN is clamped too (its conversion to int would be undefined) and added back, as exp_float's.
 inline float exp_nonpositive(float x) {
-  float xc = x < -104.0f ? -104.0f : x;
+  float xc = x >= -104.0f ? x : -104.0f;
   float fn = std::nearbyint(xc * 1.44269504088896341f);
-  return times_pow2(exp_reduced(reduce_by_ln2(xc, fn)), int(fn));
+  float nan = x != x ? x : 0.0f;
+  return times_pow2(exp_reduced(reduce_by_ln2(xc, fn)), int(fn)) + nan;
 }
 
 KB_SIMD_CLONES_FMA float exp_shifted_row(const float* __restrict x, float* __restrict e, int64_t n,

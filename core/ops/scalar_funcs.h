@@ -53,7 +53,9 @@ inline float times_pow2(float y, int n) {
 // expf: a degree-6 polynomial on [-ln2/2, ln2/2] scaled by 2^n; within 2 ulp of std::exp,
 // overflow to inf, underflow through the subnormals to 0, NaN kept).
 inline float exp_float(float x) {
-  float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
+  // A NaN takes the low bound here (its conversion to int below would be undefined) and comes
+  // back through `nan`.
+  float xc = x >= -104.0f ? (x > 89.0f ? 89.0f : x) : -104.0f;
   float fx = xc * 1.44269504088896341f + 0.5f;
   int n = int(fx);
   n -= float(n) > fx ? 1 : 0;  // floor

@@ -216,6 +216,19 @@ TEST(ScalarArguments, ConstantsOfOutOfRangeValuesSaturate) {
             std::vector<int64_t>(3, std::numeric_limits<int64_t>::lowest()));
 }
 
+// Integer arithmetic that overflows wraps around, as NumPy's (it was undefined behaviour).
+TEST(IntegerOverflow, WrapsAsNumPy) {
+  Tensor x = constant<int32_t>({46341, std::numeric_limits<int32_t>::max()}, {2});
+  Tensor sq = un(kb_square, x.get());
+  EXPECT_EQ(values<int32_t>(eval(sq.get()).get()), (std::vector<int32_t>{-2147479015, 1}));
+  Tensor sum = bin(kb_add, x.get(), x.get());
+  EXPECT_EQ(values<int32_t>(eval(sum.get()).get()), (std::vector<int32_t>{92682, -2}));
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  Tensor y = constant<int64_t>({big, big, 2}, {3});
+  Tensor total = make([&](kb_tensor** o) { return kb_sum(y.get(), nullptr, 0, 0, o); });
+  EXPECT_EQ(values<int64_t>(eval(total.get()).get()), (std::vector<int64_t>{0}));
+}
+
 // Products with an empty result or an empty inner dimension, of every dtype the products take.
 template <class T>
 void check_empty_products(kb_data_type dtype) {
