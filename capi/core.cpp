@@ -26,10 +26,7 @@ KB_API kb_status kb_last_error_code(void) { return capi::last_code(); }
 KB_API const char* kb_last_error_message(void) { return capi::last_message(); }
 KB_API void kb_clear_error(void) { capi::clear_error(); }
 KB_API void kb_set_error(kb_status code, const char* message) {
-  try {
-    capi::set_error(code, message ? message : "");
-  } catch (...) {
-  }
+  capi::set_error(code, message ? message : "");
 }
 
 KB_API const char* kb_dtype_name(kb_data_type dtype) {

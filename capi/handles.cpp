@@ -8,18 +8,41 @@ namespace kb::capi {
 namespace {
 thread_local kb_status g_code = KB_OK;
 thread_local std::string g_message;
+// Set when the message could not be stored (no memory for it).
+thread_local const char* g_fixed_message = nullptr;
 }  // namespace
 
-void set_error(kb_status code, const std::string& message) {
+void set_error(kb_status code, const char* who, const char* message) noexcept {
   g_code = code;
-  g_message = message;
+  g_fixed_message = nullptr;
+  try {
+    g_message.clear();  // keeps its capacity: a short message needs no allocation
+    size_t n = std::strlen(who);
+    if (std::strncmp(message, who, n) != 0) g_message.append(who).append(": ");
+    if (code == KB_ERROR_INTERNAL) g_message.append("internal error: ");
+    g_message.append(message);
+  } catch (...) {
+    g_message.clear();
+    g_fixed_message = "out of memory while reporting an error";
+  }
 }
-void clear_error() {
+void set_error(kb_status code, const char* message) noexcept {
+  g_code = code;
+  g_fixed_message = nullptr;
+  try {
+    g_message.assign(message);
+  } catch (...) {
+    g_message.clear();
+    g_fixed_message = "out of memory while reporting an error";
+  }
+}
+void clear_error() noexcept {
   g_code = KB_OK;
+  g_fixed_message = nullptr;
   g_message.clear();
 }
 kb_status last_code() { return g_code; }
-const char* last_message() { return g_message.c_str(); }
+const char* last_message() { return g_fixed_message ? g_fixed_message : g_message.c_str(); }
 
 std::vector<NodePtr> tensor_list_arg(kb_tensor* const* ts, size_t n, const char* who,
                                      const char* what) {

@@ -30,31 +30,32 @@ struct kb_compiled_function {
 
 namespace kb::capi {
 
-void set_error(kb_status code, const std::string& message);
-void clear_error();
+// Records an error: `message`, prefixed with "who: " unless it starts with `who`. Never throws:
+// out of memory for the message itself, the code stays and the message becomes a fixed text.
+void set_error(kb_status code, const char* who, const char* message) noexcept;
+void set_error(kb_status code, const char* message) noexcept;
+void clear_error() noexcept;
 
 // Runs `body`, turning every exception into a status and a message that names `who`.
 template <class F>
 kb_status guard(const char* who, F&& body) noexcept {
+  kb_status code = KB_ERROR_INTERNAL;
   try {
     body();
     clear_error();
     return KB_OK;
   } catch (const kb::Error& e) {
-    std::string m = e.what();
-    if (m.rfind(who, 0) != 0) m = std::string(who) + ": " + m;
-    set_error(static_cast<kb_status>(e.code()), m);
-    return static_cast<kb_status>(e.code());
+    code = static_cast<kb_status>(e.code());
+    set_error(code, who, e.what());
   } catch (const std::bad_alloc&) {
-    set_error(KB_ERROR_OUT_OF_MEMORY, std::string(who) + ": out of memory");
-    return KB_ERROR_OUT_OF_MEMORY;
+    code = KB_ERROR_OUT_OF_MEMORY;
+    set_error(code, who, "out of memory");
   } catch (const std::exception& e) {
-    set_error(KB_ERROR_INTERNAL, std::string(who) + ": internal error: " + e.what());
-    return KB_ERROR_INTERNAL;
+    set_error(code, who, e.what());  // an internal error: set_error says so
   } catch (...) {
-    set_error(KB_ERROR_INTERNAL, std::string(who) + ": unknown internal error");
-    return KB_ERROR_INTERNAL;
+    set_error(code, who, "an exception of unknown type");
   }
+  return code;
 }
 
 template <class T>

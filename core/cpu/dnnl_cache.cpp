@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <list>
 #include <mutex>
+#include <new>
 #include <unordered_map>
 
 #include "core/cpu/loops.h"
@@ -137,6 +138,7 @@ Runner::Runner(std::shared_ptr<const PrimSpec> spec, int64_t work) : spec_(std::
 
 void Runner::execute(const dnnl::primitive& p, const std::vector<dnnl_exec_arg_t>& args) {
   dnnl_status_t st = dnnl_primitive_execute(p.get(), stream().get(), int(args.size()), args.data());
+  if (st == dnnl_out_of_memory) throw std::bad_alloc();  // KB_ERROR_OUT_OF_MEMORY at the ABI
   if (st != dnnl_success) throw dnnl::error(st, "could not execute a primitive");
 }
 

@@ -49,6 +49,7 @@ void gemm_dnnl(const MatMulDims& d, const float* a, const float* b, float* c) {
     dnnl_status_t st = dnnl_sgemm(
         d.ta ? 'T' : 'N', d.tb ? 'T' : 'N', d.m, d.n, d.k, 1.0f, a + i * d.a_rows * d.a_cols,
         d.a_cols, b + i * d.b_rows * d.b_cols, d.b_cols, 0.0f, c + i * d.m * d.n, d.n);
+    check(st != dnnl_out_of_memory, Status::out_of_memory, "dot: out of memory in oneDNN's sgemm");
     check(st == dnnl_success, Status::internal, "dot: oneDNN sgemm failed (status ", int(st), ")");
   }
 }

@@ -122,12 +122,9 @@ std::shared_ptr<void> host_allocate(size_t bytes) {
   if (rounded == 0) rounded = 64;
   HostPool& hp = pool();
   void* p = hp.take(rounded);
-  try {
-    return std::shared_ptr<void>(p, [rounded](void* q) { pool().give(q, rounded); });
-  } catch (...) {
-    std::free(p);
-    throw;
-  }
+  // When the control block cannot be allocated, shared_ptr's constructor calls the deleter on p
+  // itself before it throws: freeing p here too was a double free.
+  return std::shared_ptr<void>(p, [rounded](void* q) { pool().give(q, rounded); });
 }
 
 }  // namespace kb
