@@ -31,6 +31,10 @@ struct ReducePlan {
 // `axes` normalized; empty means all axes.
 ReducePlan plan_reduce(const Dims& dims, std::vector<int64_t> axes);
 
+// Bool reduces as uint8 on every device (any = max, all = min), whose min over nothing would be
+// 255: `all` over an empty axis is true, a byte of 1, which the caller writes instead.
+inline bool bool_all_of_nothing(int mode, const ReducePlan& p) { return mode == 3 && p.r == 0; }
+
 // How the device runs a plan (core/cuda/reduce.cu; core/util/device_reduce.h has the arithmetic):
 // after the plan's transpose, if any, long strided columns that are few are made rows by a second
 // transpose ((outer, r, inner) -> (outer, inner, r)); then rows of length r (inner == 1) take a

@@ -1,5 +1,6 @@
 // CPU reductions: Reduce (sum/prod/max/min), SumToLike, BroadcastLike, ArgReduce, Cumulative.
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <numeric>
 
@@ -195,6 +196,8 @@ Kernel make_reduce(const KernelArgs& k) {
     if constexpr (std::is_same_v<T, bool>) {
       // any/all are max/min over bool.
       return [mode, p](const std::vector<const Buffer*>& in, Buffer& out) {
+        if (bool_all_of_nothing(int(mode), p))
+          return void(std::memset(out.data(), 1, out.nbytes()));
         run_reduce<uint8_t>(mode, p, reinterpret_cast<const uint8_t*>(in[0]->data()),
                             reinterpret_cast<uint8_t*>(out.data()));
       };
@@ -311,6 +314,7 @@ void reduce_into(ReduceMode mode, const Buffer& in, const std::vector<int64_t>& 
   dispatch_dtype(in.dtype, [&](auto z) {
     using T = decltype(z);
     if constexpr (std::is_same_v<T, bool>) {
+      if (bool_all_of_nothing(int(mode), p)) return void(std::memset(out.data(), 1, out.nbytes()));
       run_reduce<uint8_t>(mode, p, static_cast<const uint8_t*>(in.data()),
                           static_cast<uint8_t*>(out.data()));
     } else {

@@ -102,9 +102,12 @@ void run_reduce(int mode, const ReducePlan& p, const Buffer& in, Buffer& out) {
 // come here: the plugin declines them for every op.)
 Kernel reduce_kernel(DType t, int mode, const ReducePlan& p) {
   return dispatch_dtype(t, [&](auto z) -> Kernel {
-    using T = std::conditional_t<std::is_same_v<decltype(z), bool>, uint8_t, decltype(z)>;
+    constexpr bool kBool = std::is_same_v<decltype(z), bool>;
+    using T = std::conditional_t<kBool, uint8_t, decltype(z)>;
     return [mode, p](const Ins& in, Buffer& out) {
       if (!out.storage) out.storage = scratch(out.nbytes());
+      if (kBool && bool_all_of_nothing(mode, p))
+        return check_cuda(cudaMemsetAsync(out.data(), 1, out.nbytes(), stream()), "memset");
       run_reduce<T>(mode, p, *in[0], out);
     };
   });
@@ -190,6 +193,8 @@ void reduce_on_device(int mode, const ReducePlan& p, const Buffer& in, Buffer& o
   dispatch_dtype(in.dtype, [&](auto z) {
     using T = decltype(z);
     if constexpr (std::is_same_v<T, bool>) {
+      if (bool_all_of_nothing(mode, p))
+        return check_cuda(cudaMemsetAsync(out.data(), 1, out.nbytes(), stream()), "memset");
       run_reduce<uint8_t>(mode, p, in, out);
     } else {
       run_reduce<T>(mode, p, in, out);

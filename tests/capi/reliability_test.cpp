@@ -162,6 +162,23 @@ TEST(BoolBytes, NonzeroBytesAreTrueEverywhereTheyEnter) {
   EXPECT_EQ(values<int32_t>(at(out, 0).get()), want);
 }
 
+// all() over an empty axis is true, stored as the byte 1 (bool reduces as uint8, whose min
+// over nothing was 255; the fuzzer found the invalid bool value).
+TEST(BoolBytes, AllOverAnEmptyAxisIsOne) {
+  std::vector<uint8_t> none;
+  const Shape shape = {0, 3};
+  Tensor x = make(
+      [&](kb_tensor** o) { return kb_tensor_from_data(none.data(), KB_BOOL, shape.data(), 2, o); });
+  const int64_t axis = 0;
+  for (auto f : {kb_all, kb_min, kb_any, kb_max}) {
+    Tensor r = make([&](kb_tensor** o) { return f(x.get(), &axis, 1, 0, o); });
+    std::vector<uint8_t> raw(3, 7);
+    ok(kb_tensor_copy_to(eval(r.get()).get(), raw.data(), raw.size()), "copy_to");
+    uint8_t want = f == kb_all || f == kb_min ? 1 : 0;
+    EXPECT_EQ(raw, std::vector<uint8_t>(3, want));
+  }
+}
+
 // clip(x, lo, hi) of an integer tensor: bounds beyond the type saturate instead of wrapping.
 template <class T>
 void check_clip_saturates(kb_data_type dtype) {

@@ -75,8 +75,13 @@ void run_reduce(int mode, const ReducePlan& p, const Buffer& in, Buffer& out) {
 // As core/cuda/reduce.cu's reduce_kernel: bool reduces as uint8.
 Kernel reduce_kernel(DType t, int mode, const ReducePlan& p) {
   return dispatch_dtype(t, [&](auto z) -> Kernel {
-    using T = std::conditional_t<std::is_same_v<decltype(z), bool>, uint8_t, decltype(z)>;
-    return [mode, p](const Ins& in, Buffer& out) { run_reduce<T>(mode, p, *in[0], out); };
+    constexpr bool kBool = std::is_same_v<decltype(z), bool>;
+    using T = std::conditional_t<kBool, uint8_t, decltype(z)>;
+    return [mode, p](const Ins& in, Buffer& out) {
+      if (kBool && bool_all_of_nothing(mode, p))
+        return void(std::memset(out.data(), 1, out.nbytes()));
+      run_reduce<T>(mode, p, *in[0], out);
+    };
   });
 }
 

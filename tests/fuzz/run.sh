@@ -21,5 +21,5 @@ export KB_NUM_THREADS=1
 # interesting ones build several tensors before they misuse them.
 args=(-max_total_time="$seconds" -max_len=2048 -len_control=0 -timeout=30 -rss_limit_mb=4096 -malloc_limit_mb=4096
       -print_final_stats=1 -artifact_prefix="$build/fuzz-findings/")
-if [ "$jobs" -gt 1 ]; then args+=(-fork="$jobs" -ignore_crashes=0); fi
+if [ "$jobs" -gt 1 ]; then args+=(-fork="$jobs" -ignore_crashes=0 -ignore_ooms=0 -ignore_timeouts=0); fi
 "$fuzzer" "${args[@]}" "$build/fuzz-corpus" tests/fuzz/corpus
