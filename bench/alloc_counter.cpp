@@ -14,13 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 
-extern "C" {
-void* __libc_malloc(size_t);
-void* __libc_calloc(size_t, size_t);
-void* __libc_realloc(void*, size_t);
-void* __libc_memalign(size_t, size_t);
-void __libc_free(void*);
-}
+#include "libc_alloc.h"
 
 namespace {
 std::atomic<uint64_t> allocations{0};

@@ -16,13 +16,7 @@
 #include <string>
 #include <vector>
 
-extern "C" {
-void* __libc_malloc(size_t);
-void* __libc_calloc(size_t, size_t);
-void* __libc_realloc(void*, size_t);
-void* __libc_memalign(size_t, size_t);
-void __libc_free(void*);
-}
+#include "bench/libc_alloc.h"
 
 namespace {
 
