@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Every test: warnings-as-errors build, C ABI and C++ layer tests (GoogleTest), NumPy reference
 # tests (pytest over the C ABI), the C and C++ examples, the C ABI and C++ layer tests again under
-# AddressSanitizer, the language bindings (Python, Rust, Java, C#, Go), and packaging. The
+# clang's AddressSanitizer and UBSan, the C ABI fuzzer (libFuzzer, KB_FUZZ_SECONDS), the
+# concurrency tests under ThreadSanitizer, the language bindings (Python, Rust, Java, C#, Go),
+# Keras, and packaging. The
 # GoogleTest, NumPy reference and Keras tests run again on the emulated GPU
 # (tests/device_emulation), which makes every plan a device plan.
 set -euo pipefail
