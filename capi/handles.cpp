@@ -10,31 +10,33 @@ thread_local kb_status g_code = KB_OK;
 thread_local std::string g_message;
 // Set when the message could not be stored (no memory for it).
 thread_local const char* g_fixed_message = nullptr;
-}  // namespace
 
-void set_error(kb_status code, const char* who, const char* message) noexcept {
+// Stores the message `fill` writes into g_message; out of memory, a fixed text instead.
+template <class F>
+void record(kb_status code, F&& fill) noexcept {
   g_code = code;
   g_fixed_message = nullptr;
   try {
-    g_message.clear();  // keeps its capacity: a short message needs no allocation
-    size_t n = std::strlen(who);
-    if (std::strncmp(message, who, n) != 0) g_message.append(who).append(": ");
-    if (code == KB_ERROR_INTERNAL) g_message.append("internal error: ");
-    g_message.append(message);
+    fill(g_message);
   } catch (...) {
     g_message.clear();
     g_fixed_message = "out of memory while reporting an error";
   }
 }
+
+}  // namespace
+
+void set_error(kb_status code, const char* who, const char* message) noexcept {
+  record(code, [&](std::string& m) {
+    m.clear();  // keeps its capacity: a short message needs no allocation
+    if (std::strncmp(message, who, std::strlen(who)) != 0) m.append(who).append(": ");
+    if (code == KB_ERROR_INTERNAL) m.append("internal error: ");
+    m.append(message);
+  });
+}
 void set_error(kb_status code, const char* message) noexcept {
-  g_code = code;
-  g_fixed_message = nullptr;
-  try {
-    g_message.assign(message);
-  } catch (...) {
-    g_message.clear();
-    g_fixed_message = "out of memory while reporting an error";
-  }
+  // assign, which may read its own buffer: a callback may pass kb_last_error_message() on.
+  record(code, [&](std::string& m) { m.assign(message); });
 }
 void clear_error() noexcept {
   g_code = KB_OK;

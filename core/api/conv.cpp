@@ -5,6 +5,7 @@
 #include "core/api/api.h"
 #include "core/ops/build.h"
 #include "core/ops/conv_ops.h"
+#include "core/util/checked_math.h"
 #include "core/util/error.h"
 
 namespace kb::api {
@@ -163,11 +164,9 @@ NodePtr conv_transpose(const char* who, size_t nsp, const NodePtr& x, const Node
     got[i] = xd[ax];
     if (kd[i] < 0) continue;
     int64_t keff = dilated_size(kd[i], dilation[i], who);
-    int64_t padded = 0;
-    check(!__builtin_add_overflow(output_shape[ax], r.pad_before[i], &padded) &&
-              !__builtin_add_overflow(padded, r.pad_after[i], &padded),
-          Status::invalid_argument, who, ": output_shape ", dims_str(output_shape), " padded by ",
-          r.pad_before[i], " and ", r.pad_after[i], " overflows int64");
+    int64_t padded = padded_size(output_shape[ax], r.pad_before[i], r.pad_after[i], who,
+                                 ": output_shape ", dims_str(output_shape), " padded by ",
+                                 r.pad_before[i], " and ", r.pad_after[i], " overflows int64");
     check(keff <= padded, Status::shape, who, ": the kernel window (", keff,
           ") is larger than the padded output_shape (", padded, ")");
     expect[i] = (padded - keff) / strides[i] + 1;

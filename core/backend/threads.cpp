@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <climits>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
@@ -18,7 +17,7 @@ namespace kb {
 namespace {
 
 std::atomic<int> chosen_threads{0};  // 0: the default
-// The largest team this process has shown it can start (see can_start_threads).
+// The largest team this process has shown it can start (see start_probe_threads).
 std::atomic<int> proven_threads{1};
 
 int default_threads() {
@@ -37,32 +36,29 @@ int default_threads() {
 // process cannot reach (a task or pids limit, address space for their stacks) is refused here,
 // where it can still be reported. Returns how many could be started.
 int start_probe_threads(int n) {
-  std::mutex m;
-  std::condition_variable done;
-  bool release = false;
-  std::vector<pthread_t> started;
-  started.reserve(size_t(n));
-  struct Probe {
-    std::mutex* m;
-    std::condition_variable* done;
-    bool* release;
-  } probe{&m, &done, &release};
-  auto body = [](void* p) -> void* {
-    auto* pr = static_cast<Probe*>(p);
-    std::unique_lock<std::mutex> lock(*pr->m);
-    pr->done->wait(lock, [&] { return *pr->release; });
+  struct Gate {
+    std::mutex m;
+    std::condition_variable opened;
+    bool open = false;
+  } gate;
+  auto wait_for_gate = [](void* p) -> void* {
+    auto* g = static_cast<Gate*>(p);
+    std::unique_lock<std::mutex> lock(g->m);
+    g->opened.wait(lock, [g] { return g->open; });
     return nullptr;
   };
+  std::vector<pthread_t> started;
+  started.reserve(size_t(n));
   for (int i = 1; i < n; ++i) {
     pthread_t t;
-    if (pthread_create(&t, nullptr, body, &probe) != 0) break;
+    if (pthread_create(&t, nullptr, wait_for_gate, &gate) != 0) break;
     started.push_back(t);
   }
   {
-    std::lock_guard<std::mutex> lock(m);
-    release = true;
+    std::lock_guard<std::mutex> lock(gate.m);
+    gate.open = true;
   }
-  done.notify_all();
+  gate.opened.notify_all();
   for (pthread_t t : started) pthread_join(t, nullptr);
   return int(started.size()) + 1;
 }

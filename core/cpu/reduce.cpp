@@ -182,6 +182,13 @@ void run_reduce(ReduceMode mode, const ReducePlan& p, const T* x, T* out) {
   reduce_stage<T, A, T>(mode, stages[last], buffer[(last - 1) % 2], out);
 }
 
+// any/all are max/min over bool, reduced as its bytes.
+void run_bool_reduce(ReduceMode mode, const ReducePlan& p, const Buffer& in, Buffer& out) {
+  if (bool_all_of_nothing(int(mode), p)) return void(std::memset(out.data(), 1, out.nbytes()));
+  run_reduce<uint8_t>(mode, p, static_cast<const uint8_t*>(in.data()),
+                      static_cast<uint8_t*>(out.data()));
+}
+
 std::vector<int64_t> concrete_axes(const Attrs& a, int64_t rank) {
   std::vector<int64_t> axes;
   for (int64_t ax : a.ints("axes")) axes.push_back(ax < 0 ? ax + rank : ax);
@@ -194,12 +201,8 @@ Kernel make_reduce(const KernelArgs& k) {
   return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     if constexpr (std::is_same_v<T, bool>) {
-      // any/all are max/min over bool.
       return [mode, p](const std::vector<const Buffer*>& in, Buffer& out) {
-        if (bool_all_of_nothing(int(mode), p))
-          return void(std::memset(out.data(), 1, out.nbytes()));
-        run_reduce<uint8_t>(mode, p, reinterpret_cast<const uint8_t*>(in[0]->data()),
-                            reinterpret_cast<uint8_t*>(out.data()));
+        run_bool_reduce(mode, p, *in[0], out);
       };
     } else {
       return [mode, p](const std::vector<const Buffer*>& in, Buffer& out) {
@@ -314,9 +317,7 @@ void reduce_into(ReduceMode mode, const Buffer& in, const std::vector<int64_t>& 
   dispatch_dtype(in.dtype, [&](auto z) {
     using T = decltype(z);
     if constexpr (std::is_same_v<T, bool>) {
-      if (bool_all_of_nothing(int(mode), p)) return void(std::memset(out.data(), 1, out.nbytes()));
-      run_reduce<uint8_t>(mode, p, static_cast<const uint8_t*>(in.data()),
-                          static_cast<uint8_t*>(out.data()));
+      run_bool_reduce(mode, p, in, out);
     } else {
       run_reduce<T>(mode, p, in.as<T>(), out.as<T>());
     }

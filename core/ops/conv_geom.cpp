@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/ops/conv_ops.h"
+#include "core/util/checked_math.h"
 #include "core/util/error.h"
 #include "core/util/spatial_layout.h"
 
@@ -123,10 +124,8 @@ int64_t windowed_size(int64_t in, int64_t k_eff, int64_t s, int64_t pb, int64_t 
                       const std::string& who, const char* what) {
   if (in < 0 || k_eff < 0) return -1;
   // The kernels index from -pb to the padded extent (i + pb, o * s - pb + z * d): it must fit.
-  int64_t padded = 0;
-  check(!__builtin_add_overflow(in, pb, &padded) && !__builtin_add_overflow(padded, pa, &padded),
-        Status::invalid_argument, who, ": a dimension of ", in, " padded by ", pb, " and ", pa,
-        " overflows int64");
+  int64_t padded = padded_size(in, pb, pa, who, ": a dimension of ", in, " padded by ", pb, " and ",
+                               pa, " overflows int64");
   check(k_eff <= padded, Status::shape, who, ": the ", what, " (", k_eff,
         ") is larger than the padded input (", padded, ")");
   return (padded - k_eff) / s + 1;

@@ -9,6 +9,7 @@
 #include "core/ops/build.h"
 #include "core/ops/infer_util.h"
 #include "core/ops/op.h"
+#include "core/util/checked_math.h"
 #include "core/util/error.h"
 
 namespace kb {
@@ -36,11 +37,8 @@ TensorType infer_pad(const Ins& in, const Attrs& a) {
     check(pb[i] >= 0 && pa[i] >= 0, Status::invalid_argument, who,
           ": padding must be non-negative, got ", dims_str(pb), " and ", dims_str(pa));
     if (out[i] < 0) continue;
-    int64_t d = out[i];
-    check(!__builtin_add_overflow(d, pb[i], &out[i]) &&
-              !__builtin_add_overflow(out[i], pa[i], &out[i]),
-          Status::invalid_argument, who, ": padding axis ", i, " of size ", d, " by ", pb[i],
-          " and ", pa[i], " overflows int64");
+    out[i] = padded_size(out[i], pb[i], pa[i], who, ": padding axis ", i, " of size ", out[i],
+                         " by ", pb[i], " and ", pa[i], " overflows int64");
   }
   return {in[0].dtype, Shape(out)};
 }

@@ -17,17 +17,16 @@ int64_t checked_add(int64_t a, int64_t b, const Parts&... parts) {
 }
 
 template <class... Parts>
-int64_t checked_sub(int64_t a, int64_t b, const Parts&... parts) {
-  int64_t r;
-  if (__builtin_sub_overflow(a, b, &r)) fail(Status::invalid_argument, parts...);
-  return r;
-}
-
-template <class... Parts>
 int64_t checked_mul(int64_t a, int64_t b, const Parts&... parts) {
   int64_t r;
   if (__builtin_mul_overflow(a, b, &r)) fail(Status::invalid_argument, parts...);
   return r;
+}
+
+// The extent of an axis of `size` padded by `before` and `after` (all non-negative).
+template <class... Parts>
+int64_t padded_size(int64_t size, int64_t before, int64_t after, const Parts&... parts) {
+  return checked_add(checked_add(size, before, parts...), after, parts...);
 }
 
 }  // namespace kb
