@@ -346,17 +346,31 @@ bool choose_algorithm(cudnnConvolutionDescriptor_t conv, bool half_data, size_t&
   return first(true, false) || first(false, false);
 }
 
+// One convolution pass: its geometry and the dims of its data x, Keras kernel k and forward
+// result y. which: 0 forward (x, k) -> y; 1 backward data (dy, k, x) -> dx; 2 backward filter
+// (x, dy, k) -> dk.
+struct ConvProblem {
+  ConvGeom g;
+  Dims x, k, y;
+  int which = 0;
+};
+
+ConvProblem conv_problem(const KernelArgs& k, int which) {
+  ConvProblem c;
+  c.g = ConvGeom::from(k.node.attrs);
+  c.x = which == 1 ? k.out.shape.dims : k.in[0].shape.dims;
+  c.k = which == 2 ? k.out.shape.dims : k.in[1].shape.dims;
+  c.y = which == 0 ? k.out.shape.dims : (which == 1 ? k.in[0].shape.dims : k.in[1].shape.dims);
+  c.which = which;
+  return c;
+}
+
 // The descriptors and algorithm of one convolution pass, or null where cuDNN has no algorithm.
-// which: 0 forward (x, k) -> y; 1 backward data (dy, k, x) -> dx; 2 backward filter (x, dy, k).
 template <class T>
-std::shared_ptr<ConvState> conv_state(const KernelArgs& k, int which) {
-  ConvGeom g = ConvGeom::from(k.node.attrs);
-  const Dims& xd = which == 1 ? k.out.shape.dims : k.in[0].shape.dims;
-  const Dims& kd = which == 2 ? k.out.shape.dims : k.in[1].shape.dims;
-  const Dims& yd =
-      which == 0 ? k.out.shape.dims : (which == 1 ? k.in[0].shape.dims : k.in[1].shape.dims);
+std::shared_ptr<ConvState> conv_state(const ConvProblem& c) {
+  const int which = c.which;
   ConvPlan p;
-  if (!make_conv_plan(g, xd, kd, yd, p)) return nullptr;
+  if (!make_conv_plan(c.g, c.x, c.k, c.y, p)) return nullptr;
   auto s = make_state(p, dnn_type<T>());
   bool half_data = is_narrow_float_v<T>, chosen = false;
   // The trial calls' operands (contents ignored), made for the first one.
@@ -465,10 +479,10 @@ void forward_into(const ConvState& s, const void* x, const void* w, void* y) {
 }
 
 template <class T>
-Kernel conv_kernel(const KernelArgs& k, int which) {
-  auto s = conv_state<T>(k, which);
+Kernel conv_kernel(const ConvProblem& c) {
+  auto s = conv_state<T>(c);
   if (!s) return Kernel{};
-  return [s, which](const Ins& in, Buffer& out) {
+  return [s, which = c.which](const Ins& in, Buffer& out) {
     if (out.numel() == 0) return;
     std::shared_ptr<void> keep, keep_x, keep_dy;
     const ConvPlan& p = s->p;
@@ -511,12 +525,54 @@ Kernel conv_kernel(const KernelArgs& k, int which) {
   };
 }
 
-// A problem cuDNN cannot describe or has no algorithm for is declined (the CPU runs it).
+// The pass of a channels-last problem on channels-first copies of its data operands: cuDNN 9
+// has no engine for some channels-last problems that it runs channels-first (float64 backward
+// passes and 3-D float64 convolutions on Hopper). Empty where cuDNN declines that too.
+template <class T>
+Kernel channels_first_kernel(const ConvProblem& c) {
+  int64_t rank = int64_t(c.x.size());
+  std::vector<int64_t> to_cf{0, rank - 1}, from_cf{0};
+  for (int64_t i = 1; i + 1 < rank; ++i) to_cf.push_back(i), from_cf.push_back(i + 1);
+  from_cf.push_back(1);
+  ConvProblem cf = c;
+  cf.g.channels_first = true;
+  cf.x = permuted_dims(c.x, to_cf);
+  cf.y = permuted_dims(c.y, to_cf);
+  Kernel inner = conv_kernel<T>(cf);
+  if (!inner) return Kernel{};
+  // The operands that have the data layout (a third operand only lends its shape: not read).
+  std::vector<bool> data_in =
+      c.which == 2 ? std::vector<bool>{true, true} : std::vector<bool>{true};
+  bool data_out = c.which != 2;
+  return [inner, to_cf, from_cf, data_in, data_out](const Ins& in, Buffer& out) {
+    if (out.numel() == 0) return;
+    std::vector<Buffer> moved(in.size());
+    std::vector<std::shared_ptr<void>> keep(in.size() + 1);
+    Ins cf_in(in);
+    for (size_t i = 0; i < data_in.size(); ++i) {
+      moved[i] = scratch_buffer(in[i]->dtype, permuted_dims(in[i]->dims, to_cf), keep[i]);
+      transpose_on_device(*in[i], moved[i], to_cf);
+      cf_in[i] = &moved[i];
+    }
+    if (!data_out) return inner(cf_in, out);
+    Buffer y = scratch_buffer(out.dtype, permuted_dims(out.dims, to_cf), keep.back());
+    inner(cf_in, y);
+    transpose_on_device(y, out, from_cf);
+  };
+}
+
+// A problem cuDNN cannot describe or has no algorithm for, in its own layout or channels-first,
+// is declined (the CPU runs it).
 template <int Which>
 Kernel make_conv(const KernelArgs& k) {
   try {
-    return dispatch_float<Kernel>(k.out.dtype,
-                                  [&](auto z) { return conv_kernel<decltype(z)>(k, Which); });
+    ConvProblem c = conv_problem(k, Which);
+    return dispatch_float<Kernel>(k.out.dtype, [&](auto z) {
+      using T = decltype(z);
+      Kernel kernel = conv_kernel<T>(c);
+      if (!kernel && !c.g.channels_first) kernel = channels_first_kernel<T>(c);
+      return kernel;
+    });
   } catch (const Error&) {
   }
   return Kernel{};
@@ -588,7 +644,7 @@ bool make_fused_call(FusedConvState& f) {
 template <class T>
 Kernel fused_conv_kernel(const KernelArgs& k) {
   auto f = std::make_shared<FusedConvState>();
-  f->conv = conv_state<T>(k, 0);
+  f->conv = conv_state<T>(conv_problem(k, 0));
   if (!f->conv) return Kernel{};
   ConvGeom g = ConvGeom::from(k.node.attrs);
   const Dims& yd = k.out.shape.dims;

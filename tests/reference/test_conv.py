@@ -305,9 +305,11 @@ def test_conv2d_transpose(xs, strides, padding, out_sp, df, dt, mode, rng):
     r = kb.ev(lambda a, b: kc.conv2d_transpose(a, b, oshape, strides, padding, df),
               fmt_in(x, df), k, mode=mode)
     check(fmt_out(r, df), expected, dt)
-    # deconv2d is the legacy name of the same function
-    r2 = kb.ev(lambda a, b: kc.deconv2d(a, b, oshape, strides, padding, df), fmt_in(x, df), k)
-    np.testing.assert_array_equal(r2, r)
+    # deconv2d is the legacy name of the same function. Not compared bit for bit with r: a GPU
+    # measures its algorithms per plan, and two plans may pick different ones.
+    r2 = kb.ev(lambda a, b: kc.deconv2d(a, b, oshape, strides, padding, df), fmt_in(x, df), k,
+               mode=mode)
+    check(fmt_out(r2, df), expected, dt)
 
 
 def test_conv2d_transpose_is_adjoint_of_conv2d(rng):
