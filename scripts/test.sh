@@ -23,9 +23,13 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKB_WERROR=ON >/dev/null
 cmake --build build -j"$JOBS"
 
 echo "== exported symbols"
-if nm -D --defined-only build/libkbackend.so | awk '{print $3}' | grep -v '^kb_' | grep -q .; then
-  echo "symbols other than kb_* are exported:"; nm -D --defined-only build/libkbackend.so | grep -v ' kb_'; exit 1
-fi
+for lib in build/libkbackend.so build/libkbackend_cuda.so build/tests/libkb_emulated_device.so; do
+  [ -f "$lib" ] || continue
+  if nm -D --defined-only "$lib" | awk '{print $3}' | grep -v '^kb_' | grep -q .; then
+    echo "$lib exports symbols other than kb_*:"; nm -D --defined-only "$lib" | grep -v ' kb_' | head
+    exit 1
+  fi
+done
 
 echo "== GoogleTest"
 (cd build && ctest --output-on-failure -j"$JOBS")
