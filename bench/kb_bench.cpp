@@ -159,54 +159,89 @@ std::function<void()> calls(kb_compiled_function* f, std::vector<kb_tensor*> ins
   return [outs] { (*outs)(); };
 }
 
-// W1: y = sigmoid(x * w + b) * tanh(x), x of 4096x4096 float32 fed per call, w and b (4096,)
-// variables broadcast over the rows; y comes back to the caller. At least 128 MiB move per call
-// (x read, y written).
+// W1, W2, W4 and W5 on the GPU keep x on the device (a variable) and read back one number per
+// result (its sum), as the PyTorch peer keeps its tensors there: the time is the kernels', not
+// tens of MB over PCIe each way. On the CPU x is fed per call (as a training batch is) and the
+// results are returned.
+struct ResidentInputBench {
+  kb_tensor* x = nullptr;        // placeholder (CPU) or variable (GPU)
+  kb_tensor* xd = nullptr;       // the data
+  std::vector<kb_tensor*> keep;  // released at the end
+  bool resident = false;
+
+  ResidentInputBench(kb_device_kind dev, const std::vector<int64_t>& xs, unsigned seed) {
+    resident = dev == KB_DEVICE_CUDA;
+    xd = data(xs, seed);
+    if (resident)
+      ok(kb_variable_from_tensor(xd, KB_FLOAT32, "x", &x), "x");
+    else
+      ok(kb_placeholder(xs.data(), xs.size(), int64_t(xs.size()), KB_FLOAT32, 0, "x", &x), "x");
+    keep = {x, xd};
+  }
+  // A function of x returning outs (or, resident, their sums) on dev.
+  kb_compiled_function* function(std::vector<kb_tensor*> outs, kb_device_kind dev) {
+    if (resident)
+      for (auto& o : outs) {
+        kb_tensor* s;
+        ok(kb_sum(o, nullptr, 0, 0, &s), "sum");
+        keep.push_back(s);
+        o = s;
+      }
+    kb_compiled_function* f;
+    ok(kb_function(resident ? nullptr : &x, resident ? 0 : 1, outs.data(), outs.size(), nullptr, 0,
+                   &f),
+       "function");
+    ok(kb_function_set_device(f, dev), "device");
+    return f;
+  }
+  std::function<void()> call(kb_compiled_function* f) {
+    return resident ? calls(f, {}) : calls(f, {xd});
+  }
+  ~ResidentInputBench() {
+    for (auto* t : keep) kb_tensor_release(t);
+  }
+};
+
+// W1: y = sigmoid(x * w + b) * tanh(x), x of 4096x4096 float32 fed per call (resident on the
+// GPU), w and b (4096,) variables broadcast over the rows; y comes back to the caller (its sum on
+// the GPU). At least 128 MiB move per call (x read, y written).
 void w1(kb_device_kind dev, const char* name, int repeats) {
   const int64_t rows = 4096, cols = 4096;
-  int64_t xs[2] = {rows, cols};
-  kb_tensor *x, *w, *b, *xw, *xwb, *sg, *th, *y;
-  ok(kb_placeholder(xs, 2, 2, KB_FLOAT32, 0, "x", &x), "x");
+  ResidentInputBench in(dev, {rows, cols}, 23);
+  kb_tensor *w, *b, *xw, *xwb, *sg, *th, *y;
   kb_tensor* dw = data({cols}, 21);
   kb_tensor* db = data({cols}, 22);
   ok(kb_variable_from_tensor(dw, KB_FLOAT32, "w", &w), "w");
   ok(kb_variable_from_tensor(db, KB_FLOAT32, "b", &b), "b");
-  ok(kb_multiply(x, w, &xw), "multiply");
+  ok(kb_multiply(in.x, w, &xw), "multiply");
   ok(kb_add(xw, b, &xwb), "add");
   ok(kb_sigmoid(xwb, &sg), "sigmoid");
-  ok(kb_tanh(x, &th), "tanh");
+  ok(kb_tanh(in.x, &th), "tanh");
   ok(kb_multiply(sg, th, &y), "multiply");
-  kb_compiled_function* f;
-  ok(kb_function(&x, 1, &y, 1, nullptr, 0, &f), "function");
-  ok(kb_function_set_device(f, dev), "device");
-  kb_tensor* xd = data({rows, cols}, 23);
+  kb_compiled_function* f = in.function({y}, dev);
   double bytes = 2.0 * double(rows * cols) * sizeof(float);
-  measure("W1 sigmoid(x*w+b)*tanh(x) 16M", name, 3, repeats, calls(f, {xd}), 0, bytes);
+  measure("W1 sigmoid(x*w+b)*tanh(x) 16M", name, 3, repeats, in.call(f), 0, bytes);
   kb_function_release(f);
-  for (auto* t : {x, w, b, xw, xwb, sg, th, y, dw, db, xd}) kb_tensor_release(t);
+  for (auto* t : {w, b, xw, xwb, sg, th, y, dw, db}) kb_tensor_release(t);
 }
 
 // W2: the sum over the last axis, and the softmax over the last axis, of a 4096x4096 float32 fed
-// per call. The sum reads 64 MiB; the softmax reads 64 MiB and writes 64 MiB.
+// per call (resident on the GPU). The sum reads 64 MiB; the softmax reads 64 MiB and writes 64 MiB.
 void w2(kb_device_kind dev, const char* name, int repeats) {
   const int64_t n = 4096;
-  int64_t xs[2] = {n, n}, last = -1;
-  kb_tensor *x, *s, *p;
-  ok(kb_placeholder(xs, 2, 2, KB_FLOAT32, 0, "x", &x), "x");
-  ok(kb_sum(x, &last, 1, 0, &s), "sum");
-  ok(kb_softmax(x, -1, &p), "softmax");
-  kb_compiled_function *fs, *fp;
-  ok(kb_function(&x, 1, &s, 1, nullptr, 0, &fs), "function");
-  ok(kb_function(&x, 1, &p, 1, nullptr, 0, &fp), "function");
-  ok(kb_function_set_device(fs, dev), "device");
-  ok(kb_function_set_device(fp, dev), "device");
-  kb_tensor* xd = data({n, n}, 24);
+  int64_t last = -1;
+  ResidentInputBench in(dev, {n, n}, 24);
+  kb_tensor *s, *p;
+  ok(kb_sum(in.x, &last, 1, 0, &s), "sum");
+  ok(kb_softmax(in.x, -1, &p), "softmax");
+  kb_compiled_function* fs = in.function({s}, dev);
+  kb_compiled_function* fp = in.function({p}, dev);
   double mat = double(n * n) * sizeof(float);
-  measure("W2 sum last axis 4096x4096", name, 3, repeats, calls(fs, {xd}), 0, mat);
-  measure("W2 softmax last axis 4096x4096", name, 3, repeats, calls(fp, {xd}), 0, 2 * mat);
+  measure("W2 sum last axis 4096x4096", name, 3, repeats, in.call(fs), 0, mat);
+  measure("W2 softmax last axis 4096x4096", name, 3, repeats, in.call(fp), 0, 2 * mat);
   kb_function_release(fs);
   kb_function_release(fp);
-  for (auto* t : {x, s, p, xd}) kb_tensor_release(t);
+  for (auto* t : {s, p}) kb_tensor_release(t);
 }
 
 // W6: an LSTM (Keras' LSTMCell: four gates, each x W_k + h U_k + b_k) through kb_rnn with a C step
@@ -604,49 +639,6 @@ void w9(kb_device_kind dev, const char* name, int repeats) {
   for (auto* t : {a, b, c, da, db}) kb_tensor_release(t);
 }
 
-// W4 and W5 on the GPU keep x on the device (a variable) and read back one number per result
-// (its sum), as the PyTorch peer keeps its tensors there: the time is the kernels', not 25.7 MB
-// over PCIe each way. On the CPU x is fed per call (as a training batch is) and the results are
-// returned.
-struct ConvLikeBench {
-  kb_tensor* x = nullptr;        // placeholder (CPU) or variable (GPU)
-  kb_tensor* xd = nullptr;       // the data
-  std::vector<kb_tensor*> keep;  // released at the end
-  bool resident = false;
-
-  ConvLikeBench(kb_device_kind dev, const std::vector<int64_t>& xs, unsigned seed) {
-    resident = dev == KB_DEVICE_CUDA;
-    xd = data(xs, seed);
-    if (resident)
-      ok(kb_variable_from_tensor(xd, KB_FLOAT32, "x", &x), "x");
-    else
-      ok(kb_placeholder(xs.data(), xs.size(), int64_t(xs.size()), KB_FLOAT32, 0, "x", &x), "x");
-    keep = {x, xd};
-  }
-  // A function of x returning outs (or, resident, their sums) on dev.
-  kb_compiled_function* function(std::vector<kb_tensor*> outs, kb_device_kind dev) {
-    if (resident)
-      for (auto& o : outs) {
-        kb_tensor* s;
-        ok(kb_sum(o, nullptr, 0, 0, &s), "sum");
-        keep.push_back(s);
-        o = s;
-      }
-    kb_compiled_function* f;
-    ok(kb_function(resident ? nullptr : &x, resident ? 0 : 1, outs.data(), outs.size(), nullptr, 0,
-                   &f),
-       "function");
-    ok(kb_function_set_device(f, dev), "device");
-    return f;
-  }
-  std::function<void()> call(kb_compiled_function* f) {
-    return resident ? calls(f, {}) : calls(f, {xd});
-  }
-  ~ConvLikeBench() {
-    for (auto* t : keep) kb_tensor_release(t);
-  }
-};
-
 // W4: conv2d 3x3 'same', batch 32, 64 -> 64 channels, 56x56, in both data formats; the forward
 // pass alone, and forward + backward (the gradients of sum(y) with respect to x and the kernel).
 // The kernel is a variable.
@@ -656,7 +648,7 @@ void w4(kb_device_kind dev, const char* name, int repeats) {
     const char* fmt = df == KB_CHANNELS_LAST ? "channels_last" : "channels_first";
     std::vector<int64_t> xs = df == KB_CHANNELS_LAST ? std::vector<int64_t>{n, hw, hw, c}
                                                      : std::vector<int64_t>{n, c, hw, hw};
-    ConvLikeBench b(dev, xs, 12);
+    ResidentInputBench b(dev, xs, 12);
     kb_tensor *k, *y, *s;
     int64_t kshape[4] = {3, 3, c, c};
     int64_t seed = 11;
@@ -691,7 +683,7 @@ void w5(kb_device_kind dev, const char* name, int repeats) {
     const char* fmt = df == KB_CHANNELS_LAST ? "channels_last" : "channels_first";
     std::vector<int64_t> xs = df == KB_CHANNELS_LAST ? std::vector<int64_t>{n, hw, hw, c}
                                                      : std::vector<int64_t>{n, c, hw, hw};
-    ConvLikeBench b(dev, xs, 13);
+    ResidentInputBench b(dev, xs, 13);
     kb_tensor *y, *s;
     int64_t pool[2] = {2, 2};
     ok(kb_pool2d(b.x, pool, 2, pool, 2, KB_PADDING_VALID, df, KB_POOL_MAX, &y), "pool2d");
