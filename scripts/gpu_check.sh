@@ -66,6 +66,13 @@ suite() {
   KB_LOG_PLAN=1 KBACKEND_LIB=$PWD/build-gpu/libkbackend.so python3 -m pytest -q -s \
     -p no:cacheprovider tests/reference > "$OUT/suite.log" 2> /tmp/suite_plans.log
   local rc=$?
+  if [ $rc -gt 128 ] && python3 -c "import xdist" 2>/dev/null; then
+    # A crash ends a serial run: the tests after it never ran. Workers of pytest-xdist are
+    # replaced when one crashes, so this run lists every failure (the crashed tests too).
+    echo "suite: the serial run crashed (status $rc); again in 8 workers"
+    KBACKEND_LIB=$PWD/build-gpu/libkbackend.so python3 -m pytest -q -n 8 -p no:cacheprovider \
+      -rfE --tb=short tests/reference > "$OUT/suite.log" 2>&1
+  fi
   grep -E "^(FAILED|ERROR)" "$OUT/suite.log" | head -40
   tail -3 "$OUT/suite.log"
   grep "^kbackend plan (cuda)" /tmp/suite_plans.log | grep -o "[A-Za-z]*@cpu" | sort | uniq -c |
