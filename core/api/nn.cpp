@@ -43,14 +43,15 @@ NodePtr dot(const NodePtr& x, const NodePtr& y) {
     if (i != ry - 2) perm.push_back(i);
   NodePtr y2 = kb::reshape(kb::transpose(y, perm), {k, -1});
   NodePtr out = matmul(x2, y2, false, false);
-  Dims od(xd.begin(), xd.end() - 1);
-  od.insert(od.end(), yd.begin(), yd.end() - 2);
-  od.push_back(yd[ry - 1]);
-  int unknown = 0;
-  for (auto d : od) unknown += d < 0;
-  check(unknown <= 1, Status::not_implemented, "dot: more than one unknown dimension in x ",
-        x->shape().str());
-  return kb::reshape(out, od);
+  // (rows, rest) -> (rows, y's dims but the contracted one), then rows split into x's leading
+  // axes as x has them when the function runs: any number of them may be unknown now.
+  Dims rows_then_y{-1};
+  rows_then_y.insert(rows_then_y.end(), yd.begin(), yd.end() - 2);
+  rows_then_y.push_back(yd[ry - 1]);
+  out = kb::reshape(out, rows_then_y);
+  if (rx == 1) return kb::squeeze(out, 0);
+  if (rx == 2) return out;
+  return make_node("ReshapeLike", {out, x}, {{"keep", rx - 1}});
 }
 
 NodePtr batch_dot(const NodePtr& x0, const NodePtr& y0,
@@ -219,13 +220,8 @@ NodePtr sparse_categorical_crossentropy(const NodePtr& target, const NodePtr& ou
   NodePtr is_target =
       binary("Equal", kb::expand_dims(t, 1), arange(0, double(classes), 1, DType::i64));
   NodePtr loss = neg(reduce_sum(select(is_target, ls, zeros_like(ls)), {1}, false));
-  if (r >= 3) {
-    Dims d(out->shape().dims.begin(), out->shape().dims.end() - 1);
-    int unknown = 0;
-    for (auto& v : d) unknown += v < 0;
-    check(unknown <= 1, Status::not_implemented, who, ": more than one unknown dimension");
-    loss = kb::reshape(loss, d);
-  }
+  // One loss per leading position of the output, as many of them unknown as may be.
+  if (r >= 3) loss = make_node("ReshapeLike", {loss, out}, {{"keep", r - 1}});
   return loss;
 }
 

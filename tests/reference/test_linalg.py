@@ -35,6 +35,30 @@ def test_dot_unknown_batch(dt, rng):
         assert_close(r[1], np.dot(x, w3), dt)
 
 
+def test_dot_several_unknown_dims(dt, rng):
+    """x of (None, None, 4) (Dense over sequences of unknown length), and of rank 4 with three
+    unknown dims; y of rank 2 and 3. The result keeps x's leading dims as they are at run time,
+    and the gradient reaches x with x's shape."""
+    w = randn(rng, (4, 5), dt)
+    w3 = randn(rng, (2, 4, 5), dt)
+    p = kb.placeholder([-1, -1, 4], dt)
+    p4 = kb.placeholder([-1, -1, -1, 4], dt)
+    out, out3, out4 = op("dot", p, const(w)), op("dot", p, const(w3)), op("dot", p4, const(w))
+    assert out.shape == (None, None, 5)
+    assert out3.shape == (None, None, 2, 5)
+    assert out4.shape == (None, None, None, 5)
+    (g,) = kb.gradients(op("sum", op("square", out3), None, 0, 0), [p])
+    f = kb.Function([p, p4], [out, out3, out4, g])
+    for n, t in ((1, 7), (3, 2)):
+        x, x4 = randn(rng, (n, t, 4), dt), randn(rng, (n, t, 2, 4), dt)
+        r = f(x, x4)
+        assert_close(r[0], np.dot(x, w), dt)
+        assert_close(r[1], np.dot(x, w3), dt)
+        assert_close(r[2], np.dot(x4, w), dt)
+        y3 = np.dot(x.astype(np.float64), w3)
+        assert_close(r[3], np.einsum("ntij,ikj->ntk", 2 * y3, w3), dt)
+
+
 def np_batch_dot(x, y, axes):
     """A NumPy emulation of Keras 2.2.4 TF batch_dot (the algorithm of section 5)."""
     xn, yn = x.ndim, y.ndim
