@@ -118,6 +118,7 @@ KB_API kb_status kb_stack(kb_tensor* const* xs, size_t n, int64_t axis, kb_tenso
     });                                                                                   \
   }
 KB_CAPI_LIST(kb_reshape, "reshape", "shape", api::reshape)
+KB_CAPI_BINARY(kb_reshape_to, "reshape", api::reshape_to(xn, yn))
 KB_CAPI_LIST(kb_permute_dimensions, "permute_dimensions", "pattern", api::permute_dimensions)
 KB_CAPI_LIST(kb_tile, "tile", "n", api::tile)
 KB_CAPI_LIST(kb_reverse, "reverse", "axes", api::reverse)

@@ -375,6 +375,10 @@ KB_API kb_status kb_argmin(kb_tensor* x, int64_t axis, kb_tensor** out);
 /* ---- shape ---------------------------------------------------------------------------------- */
 KB_API kb_status kb_concatenate(kb_tensor* const* xs, size_t n, int64_t axis, kb_tensor** out);
 KB_API kb_status kb_reshape(kb_tensor* x, const int64_t* shape, size_t ndim, kb_tensor** out);
+/* reshape to the dims that `shape`, an integer vector of known length, holds when the function
+ * runs (one entry may be -1): Keras' K.reshape(x, (K.shape(x)[0], K.shape(x)[1], -1)). Dims
+ * known when the graph is built (constants, static dims) give the result's static shape. */
+KB_API kb_status kb_reshape_to(kb_tensor* x, kb_tensor* shape, kb_tensor** out);
 KB_API kb_status kb_permute_dimensions(kb_tensor* x, const int64_t* pattern, size_t n,
                                        kb_tensor** out);
 KB_API kb_status kb_repeat_elements(kb_tensor* x, int64_t rep, int64_t axis, kb_tensor** out);

@@ -68,6 +68,8 @@ NodePtr argmin(const NodePtr& x, int64_t axis);
 // ---- shape ----------------------------------------------------------------------------------
 NodePtr concatenate(const Tensors& xs, int64_t axis);
 NodePtr reshape(const NodePtr& x, const Dims& shape);
+// x reshaped to the dims an integer vector holds when the function runs (one may be -1).
+NodePtr reshape_to(const NodePtr& x, const NodePtr& shape);
 NodePtr permute_dimensions(const NodePtr& x, const std::vector<int64_t>& pattern);
 NodePtr repeat_elements(const NodePtr& x, int64_t rep, int64_t axis);
 NodePtr repeat(const NodePtr& x, int64_t n);

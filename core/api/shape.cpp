@@ -2,6 +2,7 @@
 // one_hot, reverse, slice, gather, strided slicing, shape.
 #include "core/api/api.h"
 #include "core/api/sparse.h"
+#include "core/graph/scalar.h"
 #include "core/ops/build.h"
 #include "core/ops/infer_util.h"
 #include "core/util/checked_math.h"
@@ -34,6 +35,49 @@ NodePtr concatenate(const Tensors& xs, int64_t axis) {
 NodePtr reshape(const NodePtr& x, const Dims& shape) {
   require(x, "reshape", "x");
   return kb::reshape(x, shape);
+}
+
+// The value of a scalar known when the graph is built, else -1.
+static int64_t static_dim(const NodePtr& scalar) {
+  try {
+    NodePtr v = static_value(scalar);
+    return int64_t(read_scalar(v->value->dtype, v->value->data()));
+  } catch (const Error&) {
+    return -1;  // known only when a function runs
+  }
+}
+
+NodePtr reshape_to(const NodePtr& x, const NodePtr& shape) {
+  const char* who = "reshape";
+  require(x, who, "x");
+  require(shape, who, "shape");
+  const Shape& s = shape->shape();
+  check(is_integer(shape->dtype()) && s.rank_known && s.rank() == 1 && s.dims[0] >= 0,
+        Status::invalid_argument, who,
+        ": the shape must be an integer vector of known length, got ", dtype_name(shape->dtype()),
+        s.str());
+  NodePtr target = shape->dtype() == DType::i64 ? shape : kb::cast(shape, DType::i64);
+  // Known now (a stack of numbers, of dims known when the graph is built): a plain reshape.
+  NodePtr now;
+  try {
+    now = static_value(target);
+  } catch (const Error& e) {
+    if (e.code() != Status::invalid_argument) throw;  // else known only when a function runs
+  }
+  if (now) {
+    const int64_t* d = now->value->as<int64_t>();
+    return kb::reshape(x, Dims(d, d + now->value->numel()));
+  }
+  // What is known now, entry by entry, where the shape is a stack of scalars (as Keras writes
+  // (K.shape(x)[0], -1, 3)): the result's static shape.
+  Dims known(size_t(s.dims[0]), -1);
+  const Tensors* entries = shape->is("Concat") ? &shape->inputs : nullptr;
+  if (entries && entries->size() == known.size())
+    for (size_t i = 0; i < known.size(); ++i) {
+      const NodePtr& e = (*entries)[i];
+      if (e->is("ExpandDims") && e->inputs[0]->rank() == 0) known[i] = static_dim(e->inputs[0]);
+    }
+  return make_node("ReshapeTo", {x, target}, {{"dims", known}});
 }
 
 NodePtr permute_dimensions(const NodePtr& x, const std::vector<int64_t>& pattern) {

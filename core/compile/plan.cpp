@@ -245,7 +245,13 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
         }
       }
       if (known) check_switch_branches(n, in_types);
-      si.type = n.op->infer(in_types, n.attrs);
+      if (n.op->infer_values) {
+        std::vector<const Buffer*> values;
+        for (auto& c : n.inputs) values.push_back(info.at(c.get()).constant.get());
+        si.type = n.op->infer_values(in_types, values, n.attrs);
+      } else {
+        si.type = n.op->infer(in_types, n.attrs);
+      }
       check(!known || n.op->dynamic || si.type.shape.fully_known(), Status::shape, n.op->name,
             ": could not determine the shape of '", n.name, "' for these inputs");
       KernelFactory cpu_f = cpu_factory(n);

@@ -10,6 +10,7 @@
 #include "core/cpu/transpose.h"
 #include "core/graph/scalar.h"
 #include "core/graph/session.h"
+#include "core/ops/reshape_dims.h"
 #include "core/ops/slice_spec.h"
 #include "core/util/dispatch.h"
 
@@ -27,6 +28,16 @@ KernelRegistrar k3("cpu", "ExpandDims", make_alias);
 KernelRegistrar k4("cpu", "Squeeze", make_alias);
 KernelRegistrar k5("cpu", "Identity", make_alias);
 KernelRegistrar k6("cpu", "StopGradient", make_alias);
+
+// ReshapeTo: the target's values, read now.
+Kernel make_reshape_to(const KernelArgs&) {
+  return [](const Ins& in, Buffer& out) {
+    const int64_t* spec = in[1]->as<int64_t>();
+    out.dims = reshape_dims(Shape(in[0]->dims), Dims(spec, spec + in[1]->numel()));
+    out.storage = in[0]->storage;
+  };
+}
+KernelRegistrar k6t("cpu", "ReshapeTo", make_reshape_to);
 
 Kernel make_print(const KernelArgs& k) {
   std::string message = k.node.attrs.s("message");

@@ -4,6 +4,7 @@
 // the host).
 #include "core/backend/copy_plan.h"
 #include "core/cuda/common.cuh"
+#include "core/ops/reshape_dims.h"
 
 namespace kb::cuda {
 namespace {
@@ -18,6 +19,17 @@ Registrar r2("ReshapeLike", make_alias);
 Registrar r3("ExpandDims", make_alias);
 Registrar r4("Squeeze", make_alias);
 Registrar r5("Identity", make_alias);
+
+// ReshapeTo: where the plan knows the target, a view; else the target (a few int64s) read back
+// from the device.
+Kernel make_reshape_to(const KernelArgs& k) {
+  if (k.out.shape.fully_known()) return make_alias(k);
+  return [](const Ins& in, Buffer& out) {
+    out.dims = reshape_dims(Shape(in[0]->dims), host_copy<int64_t>(*in[1], 0, in[1]->numel()));
+    out.storage = in[0]->storage;
+  };
+}
+Registrar r5t("ReshapeTo", make_reshape_to);
 Registrar r6("StopGradient", make_alias);
 
 // out[out_base + offset0(i)] = in[in_base + offset1(i)] over the index space of m.

@@ -19,7 +19,13 @@ NodePtr make_node(const std::string& op_name, std::vector<NodePtr> inputs, Attrs
     types.push_back(in->type);
   }
   auto n = std::make_shared<Node>();
-  n->type = def.infer(types, attrs);
+  if (def.infer_values) {
+    std::vector<const Buffer*> values;
+    for (auto& in : inputs) values.push_back(in->is("Constant") ? in->value.get() : nullptr);
+    n->type = def.infer_values(types, values, attrs);
+  } else {
+    n->type = def.infer(types, attrs);
+  }
   n->op = &def;
   n->inputs = std::move(inputs);
   n->attrs = std::move(attrs);

@@ -19,6 +19,12 @@ using GradFn = std::vector<NodePtr> (*)(const NodePtr& node, const NodePtr& dy);
 using GradPartsFn = std::vector<NodePtr> (*)(const NodePtr& node,
                                              const std::vector<NodePtr>& dparts);
 
+// Shape inference that also sees the inputs whose values are known (values[i], null where not):
+// constants when a graph is built, and every value a plan folds once its input shapes are known
+// (K.shape(x)[1] of a fed x).
+using InferValuesFn = TensorType (*)(const std::vector<TensorType>& inputs,
+                                     const std::vector<const Buffer*>& values, const Attrs& attrs);
+
 struct OpDef {
   std::string name;
   InferFn infer = nullptr;
@@ -31,6 +37,8 @@ struct OpDef {
   // The output's dims depend on the input values (where, trimming, sparse densify): infer may
   // leave dims unknown; the kernel receives `out` without storage, sets its dims and allocates.
   bool dynamic = false;
+  // For a dynamic op whose shape known values determine: used instead of infer (null: infer).
+  InferValuesFn infer_values = nullptr;
   // An input read for its type alone (the "like" operand of BroadcastLike and friends), or -1.
   // Kernels never read it at run time, so a plan that knows its shape need not compute it.
   int shape_input = -1;

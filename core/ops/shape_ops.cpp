@@ -6,6 +6,7 @@
 #include "core/ops/build.h"
 #include "core/ops/infer_util.h"
 #include "core/ops/op.h"
+#include "core/ops/reshape_dims.h"
 #include "core/ops/slice_spec.h"
 #include "core/util/checked_math.h"
 #include "core/util/error.h"
@@ -18,41 +19,51 @@ using Grads = std::vector<NodePtr>;
 
 // ---- reshape family -------------------------------------------------------------------------
 TensorType infer_reshape(const Ins& in, const Attrs& a) {
-  const auto& spec = a.ints("dims");
-  int infer_at = -1;
-  int64_t known = 1, nonzero = 1;
-  for (size_t i = 0; i < spec.size(); ++i) {
-    if (spec[i] == -1) {
-      check(infer_at < 0, Status::invalid_argument, "reshape: more than one -1 in the shape ",
-            dims_str(spec));
-      infer_at = int(i);
-    } else {
-      check(spec[i] >= 0, Status::invalid_argument, "reshape: invalid dimension ", spec[i]);
-      // numel()'s limit, on the nonzero dims: a 0 empties the result, but the strides of the
-      // other axes must still fit (NumPy rejects (0, 2^62, 2^62) too).
-      if (spec[i] != 0 &&
-          (__builtin_mul_overflow(nonzero, spec[i], &nonzero) || nonzero > kMaxElements))
-        fail(Status::invalid_argument, "reshape: the shape ", dims_str(spec),
-             " has too many elements");
-      known *= spec[i];  // 0, or the product of the nonzero dims: no overflow
-    }
-  }
-  Dims out = spec;
-  int64_t n = in[0].shape.numel();
-  if (n >= 0) {
-    if (infer_at >= 0) {
-      check(known > 0 && n % known == 0, Status::shape, "reshape: cannot reshape ",
-            in[0].shape.str(), " into ", dims_str(spec));
-      out[infer_at] = n / known;
-    } else {
-      check(n == known, Status::shape, "reshape: cannot reshape ", in[0].shape.str(), " (", n,
-            " elements) into ", dims_str(spec), " (", known, " elements)");
-    }
-  }
-  return {in[0].dtype, Shape(out)};
+  return {in[0].dtype, Shape(reshape_dims(in[0].shape, a.ints("dims")))};
 }
 Grads grad_reshape(const NodePtr& n, const NodePtr& dy) { return {reshape_like(dy, n->inputs[0])}; }
 OpRegistrar r1({"Reshape", infer_reshape, grad_reshape, false, true});
+
+// ReshapeTo(x, shape): x with the dims that the 1-D int64 tensor `shape` holds (one may be -1)
+// when the function runs. Attribute dims: those known when the graph is built (-1 elsewhere).
+// Where a plan knows the shape's value (K.shape(y)[1] of a fed y folds), the result's dims are
+// known to the plan and the steps after it get kernels at plan time; elsewhere the kernel reads
+// the value.
+TensorType reshape_to_type(const Ins& in, const Buffer* shape, const Attrs& a) {
+  check_arity(in, 2, "reshape");
+  const Shape& s = in[1].shape;
+  check(in[1].dtype == DType::i64 && s.rank_known && s.rank() == 1 && s.dims[0] >= 0,
+        Status::internal, "reshape: the target must be an int64 vector of known length, got ",
+        dtype_name(in[1].dtype), s.str());
+  if (shape) {
+    Dims spec(shape->as<int64_t>(), shape->as<int64_t>() + shape->numel());
+    return {in[0].dtype, Shape(reshape_dims(in[0].shape, spec))};
+  }
+  Dims hint = a.ints("dims");
+  check(int64_t(hint.size()) == s.dims[0], Status::internal, "reshape: ", hint.size(),
+        " known dims for a target of ", s.dims[0]);
+  int unknown = 0;
+  for (int64_t d : hint) unknown += d < 0;
+  // One unknown among known sizes is the -1 of a reshape: x's count gives it where known.
+  if (unknown == 1) return {in[0].dtype, Shape(reshape_dims(in[0].shape, hint))};
+  return {in[0].dtype, Shape(hint)};
+}
+TensorType infer_reshape_to(const Ins& in, const Attrs& a) {
+  return reshape_to_type(in, nullptr, a);
+}
+TensorType infer_reshape_to_values(const Ins& in, const std::vector<const Buffer*>& values,
+                                   const Attrs& a) {
+  return reshape_to_type(in, values.size() > 1 ? values[1] : nullptr, a);
+}
+Grads grad_reshape_to(const NodePtr& n, const NodePtr& dy) {
+  return {reshape_like(dy, n->inputs[0]), nullptr};
+}
+OpRegistrar r1t({.name = "ReshapeTo",
+                 .infer = infer_reshape_to,
+                 .grad = grad_reshape_to,
+                 .view = true,
+                 .dynamic = true,
+                 .infer_values = infer_reshape_to_values});
 
 // ReshapeLike(x, like): x with like's shape; with keep = k > 0, x's axis 0 is split into like's
 // first k axes (x of (T*B, n) like (T, B, m) -> (T, B, n)).

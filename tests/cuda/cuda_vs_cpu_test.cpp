@@ -2155,3 +2155,32 @@ TEST(CudaVsCpu, KernelsReachedThroughOtherFunctions) {
     EXPECT_LT(zeros, int(kept[0].size()));
   }
 }
+
+// reshape_to with a target the plan folds (from the fed shape: a view) and with one read from
+// values when the function runs (the kernel reads it back from the device).
+TEST(CudaVsCpu, ReshapeToTargetsKnownWhenRun) {
+  SKIP_WITHOUT_GPU();
+  Input x = random_input({2, 3, 6}, KB_FLOAT64, 91);
+  x.batch_unknown = true;
+  Input rows{{1}, KB_INT64, {4}};
+  for (int from_values = 0; from_values < 2; ++from_values)
+    compare(
+        {x, rows},
+        [from_values](const std::vector<kb_tensor*>& in) {
+          int64_t zero = 0, minus_one = -1, one = 1;
+          kb_tensor *shape = nullptr, *index = nullptr, *first = nullptr, *first64 = nullptr,
+                    *rest = nullptr, *target = nullptr, *r = nullptr, *y = nullptr;
+          ok(kb_shape(in[0], &shape));
+          ok(kb_tensor_from_data(&zero, KB_INT64, &one, 1, &index));
+          ok(kb_gather(shape, index, &first));
+          ok(kb_cast(first, KB_INT64, &first64));
+          ok(kb_tensor_from_data(&minus_one, KB_INT64, &one, 1, &rest));
+          kb_tensor* parts[2] = {from_values ? in[1] : first64, rest};
+          ok(kb_concatenate(parts, 2, 0, &target));
+          ok(kb_reshape_to(in[0], target, &r));
+          ok(kb_multiply(r, r, &y));
+          for (kb_tensor* t : {shape, index, first, first64, rest, target, r}) kb_tensor_release(t);
+          return y;
+        },
+        1e-12);
+}

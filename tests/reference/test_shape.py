@@ -50,6 +50,54 @@ def test_reshape(shape, dt, mode, rng):
                  x.reshape(shape), dt)
 
 
+def dim_of(x, i):
+    """K.shape(x)[i]: a scalar int32 tensor."""
+    return op("gather", op("shape", x), const(np.int32(i)))
+
+
+def test_reshape_to_dims_known_when_run(dt, rng):
+    """reshape_to with two dims from K.shape(x) (TimeDistributed's reshape): the static shape
+    keeps what is known, values and gradient follow the fed shapes, and a target that does
+    not fit fails when the function runs."""
+    p = kb.placeholder([-1, -1, 6], dt)
+    entries = [dim_of(p, 0), dim_of(p, 1), const(np.int32(2)), const(np.int32(-1))]
+    target = op("stack", handles(entries), 4, 0)
+    y = op("reshape_to", p, target)
+    assert y.shape == (None, None, 2, None)  # as TensorFlow's: x's element count is unknown
+    w = randn(rng, (2, 3), dt)
+    (g,) = kb.gradients(op("sum", op("multiply", y, const(w)), None, 0, 0), [p])
+    f = kb.Function([p], [y, g])
+    for shape in ((1, 5, 6), (4, 2, 6)):
+        x = randn(rng, shape, dt)
+        r = f(x)
+        assert_close(r[0], x.reshape(shape[0], shape[1], 2, 3), dt)
+        assert_close(r[1], np.broadcast_to(w.reshape(6), shape), dt)
+    # a target known only from values: its kernel reads it when the function runs
+    n = kb.placeholder([], kb.I32)
+    minus_one = const(np.int32(-1))
+    z = op("reshape_to", p, op("stack", handles([n, minus_one]), 2, 0))
+    assert z.shape == (None, None)
+    fz = kb.Function([p, n], [z])
+    x = randn(rng, (2, 3, 6), dt)
+    assert_close(fz(x, np.int32(4))[0], x.reshape(4, 9), dt)
+    with pytest.raises(kb.KBError, match="cannot reshape"):
+        fz(x, np.int32(5))
+    # known when the graph is built: a plain reshape
+    q = kb.placeholder([-1, 4, 6], dt)
+    q1 = dim_of(q, 1)
+    s = op("reshape_to", q, op("stack", handles([q1, minus_one]), 2, 0))
+    assert s.shape == (4, None)
+
+
+def test_reshape_to_errors():
+    x = const(np.ones((2, 3), np.float32))
+    assert "integer vector" in error_of("reshape_to", x, const(np.ones(2, np.float32)))
+    assert "integer vector" in error_of("reshape_to", x, const(np.ones((1, 2), np.int32)))
+    assert "cannot reshape" in error_of("reshape_to", x, const(np.array([4, 2], np.int64)))
+    assert "more than one -1" in error_of("reshape_to", x, const(np.array([-1, -1], np.int32)))
+    assert error_of("reshape_to", None, x).startswith("reshape")
+
+
 @pytest.mark.parametrize("pattern", [(0, 1, 2), (2, 0, 1), (1, 0, 2), (2, 1, 0)])
 def test_permute_dimensions(pattern, dt, mode, rng):
     x = randn(rng, (2, 3, 4), dt)

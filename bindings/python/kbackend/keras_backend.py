@@ -248,12 +248,13 @@ def shape(x):
 
 @_synced
 def reshape(x, shape):
-    """Keras' reshape. The C function takes the shape as numbers; a shape entry that is a scalar
-    tensor (the Reshape layer writes ``(K.shape(x)[0],) + target_shape``) becomes -1 when it is
-    the only unknown, and x's own dimension's static size or -1 when it is ``K.shape(x)[i]``."""
+    """Keras' reshape. A shape of numbers is kb_reshape's; one given as a tensor, or as a tuple
+    holding scalar tensors (TimeDistributed writes ``(-1, K.shape(x)[1]) + dims``), is
+    kb_reshape_to's, whose entries are known when the function runs. ``K.shape(x)[i]`` of a dim of
+    x known now is that number, and ``(K.shape(x)[0], -1)`` a plain reshape where x's other dims
+    are known, so that the result's static shape keeps what Keras' layers expect."""
     if is_tensor(shape):
-        raise NotImplementedError("reshape: a shape given as one tensor is not supported; give "
-                                  "a tuple of ints and scalar tensors")
+        return _kb["reshape_to"](x, shape)
     entries = list(shape)
     dynamic = [i for i, d in enumerate(entries) if is_tensor(d)]
     x_dims = _kb["int_shape"](x) if dynamic else None
@@ -275,12 +276,14 @@ def reshape(x, shape):
             for d in rest:
                 size *= d
             entries[entries.index(-1)] = size // known if known else 0
-    if len(dynamic) > 1 or dynamic and -1 in [d for d in entries if not is_tensor(d)]:
-        raise NotImplementedError("reshape: the shape %r has more than one dimension known only "
-                                  "when the function runs" % (tuple(shape),))
-    if dynamic:
-        entries[dynamic[0]] = -1
-    return _kb["reshape"](x, [int(d) for d in entries])
+    if len(dynamic) == 1 and -1 not in [d for d in entries if not is_tensor(d)]:
+        entries[dynamic[0]] = -1  # the only unknown: a plain reshape infers it
+        dynamic = []
+    if not dynamic:
+        return _kb["reshape"](x, [int(d) for d in entries])
+    parts = [_kb["cast"](d, "int64") if is_tensor(d) else _kb["constant"](int(d), dtype="int64")
+             for d in entries]
+    return _kb["reshape_to"](x, _kb["stack"](parts, axis=0))
 
 
 @_synced

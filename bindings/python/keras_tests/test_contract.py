@@ -96,8 +96,11 @@ def test_reshape_with_a_tensor_dimension():
     # x's own batch size with -1: the -1 is x's other dims over the given ones
     z = K.reshape(x, (K.shape(x)[0], -1, 3))
     np.testing.assert_array_equal(K.function([x], [z])([v])[0], v.reshape(2, 2, 3))
+    # several dims known only when the function runs, as the TensorFlow backend takes them
     w = K.placeholder(shape=(None, None))
-    with pytest.raises(NotImplementedError):
-        K.reshape(w, (K.shape(w)[0], -1, 3))
-    with pytest.raises(NotImplementedError):
-        K.reshape(x, (K.shape(x)[0], K.shape(w)[1], 3))
+    a = K.reshape(w, (K.shape(w)[0], -1, 3))
+    assert K.int_shape(a) == (None, None, 3)
+    u = np.arange(12, dtype=np.float32).reshape(2, 6)
+    np.testing.assert_array_equal(K.function([w], [a])([u])[0], u.reshape(2, 2, 3))
+    b = K.reshape(x, (K.shape(x)[0], K.shape(w)[0], 3))
+    np.testing.assert_array_equal(K.function([x, w], [b])([v, u])[0], v.reshape(2, 2, 3))
