@@ -82,6 +82,10 @@ resize_images(x, height_factor, width_factor, data_format, interpolation="neares
 local_conv1d(inputs, kernel, kernel_size, strides, data_format=None)
 local_conv2d(inputs, kernel, kernel_size, strides, output_shape, data_format=None)
 pool3d(x, pool_size, strides=(1, 1, 1), padding="valid", data_format=None, pool_mode="max")
+temporal_padding(x, padding=(1, 1))
+spatial_2d_padding(x, padding=((1, 1), (1, 1)), data_format=None)
+spatial_3d_padding(x, padding=((1, 1), (1, 1), (1, 1)), data_format=None)
+to_dense(tensor: "x")
 map_fn(fn, elems, name=None, dtype=None)
 foldl(fn, elems, initializer=None, name=None)
 foldr(fn, elems, initializer=None, name=None)
@@ -145,7 +149,9 @@ def _shape_arg(shape):
     return [-1 if d is None else d for d in shape]
 
 
-def _converter(c_name, c_type):
+def _converter(c_name, c_type, rank=None):
+    """The conversion of a Keras argument for a C parameter; rank: how many spatial dims the
+    function's tuple parameters have (the length of its tuple defaults), where it has them."""
     if c_type in _TENSOR_TYPES:
         return lambda v, like: as_tensor(v, like)
     if c_type in _TENSOR_LIST_TYPES:
@@ -157,12 +163,22 @@ def _converter(c_name, c_type):
     if c_name in _SHAPE_NAMES:
         return lambda v, like: _shape_arg(_flat_ints(v))
     if c_type == "int64_t const *":  # also nested, as Keras' paddings ((1, 2), (0, 1))
+        if rank and not c_name.startswith("padding"):  # strides=2 for (2, 2), as TensorFlow's
+            return lambda v, like: _flat_ints((v,) * rank if _is_int(v) else v)
         return lambda v, like: _flat_ints(v)
     if c_type in ("double", "double const *"):
         return lambda v, like: _number(v, float)
-    if c_type in ("int64_t", "int32_t"):
-        return lambda v, like: _number(v, int)
+    if c_type in ("int64_t", "int32_t"):  # Keras' 1-D layers pass strides as 1-tuples
+        return lambda v, like: _number(v[0] if _is_one_tuple(v) else v, int)
     return None
+
+
+def _is_int(v):
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def _is_one_tuple(v):
+    return isinstance(v, (list, tuple)) and len(v) == 1
 
 
 def _number(v, kind):
@@ -200,7 +216,9 @@ def _make_function(name, cfunc, spec):
     signature = inspect.Signature([
         inspect.Parameter(k, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=d)
         for k, _, d in spec])
-    plan = [(k, c, _converter(c, c_types[c])) for k, c, _ in spec]
+    tuples = [len(d) for _, _, d in spec if isinstance(d, tuple) and all(_is_int(e) for e in d)]
+    rank = tuples[0] if tuples and len(set(tuples)) == 1 else None
+    plan = [(k, c, _converter(c, c_types[c], rank)) for k, c, _ in spec]
     post = _RESULTS.get(name)
 
     def function(*args, **kwargs):

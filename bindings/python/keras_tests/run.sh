@@ -21,19 +21,23 @@ if ! "$BUILD/venv/bin/python" -c 'import importlib.metadata as m; assert m.versi
   "$BUILD/venv/bin/pip" install -q --no-deps keras==2.2.4
 fi
 # Keras' NumPy reference of the backend (tests/keras/backend/reference_operations.py) ships in the
-# Keras 2.2.4 source distribution only: fetched once into build-bind/ for test_keras_reference.py.
+# Keras 2.2.4 source distribution only: fetched once into build-bind/ for test_keras_reference.py,
+# with the TensorFlow backend's source, whose signatures test_contract.py compares with ours.
 REF_DIR=$BUILD/keras-2.2.4-sdist
 REF=$REF_DIR/Keras-2.2.4/tests/keras/backend/reference_operations.py
-if [ ! -f "$REF" ]; then
+TF_BACKEND=$REF_DIR/Keras-2.2.4/keras/backend/tensorflow_backend.py
+if [ ! -f "$REF" ] || [ ! -f "$TF_BACKEND" ]; then
   mkdir -p "$REF_DIR"
-  if "$BUILD/venv/bin/pip" download -q --no-deps --no-binary :all: -d "$REF_DIR" keras==2.2.4 &&
+  if { [ -f "$REF_DIR/Keras-2.2.4.tar.gz" ] ||
+       "$BUILD/venv/bin/pip" download -q --no-deps --no-binary :all: -d "$REF_DIR" keras==2.2.4; } &&
      tar -xzf "$REF_DIR/Keras-2.2.4.tar.gz" -C "$REF_DIR" \
-       Keras-2.2.4/tests/keras/backend/reference_operations.py; then :
+       Keras-2.2.4/tests/keras/backend/reference_operations.py \
+       Keras-2.2.4/keras/backend/tensorflow_backend.py; then :
   else
-    echo "run.sh: could not fetch the Keras 2.2.4 sdist; test_keras_reference.py is skipped" >&2
+    echo "run.sh: could not fetch the Keras 2.2.4 sdist; the tests that read it are skipped" >&2
   fi
 fi
-export KERAS_REFERENCE_OPERATIONS=$REF
+export KERAS_REFERENCE_OPERATIONS=$REF KERAS_TF_BACKEND_SOURCE=$TF_BACKEND
 KERAS_HOME=$(mktemp -d)
 trap 'rm -rf "$KERAS_HOME"' EXIT
 export KERAS_HOME KERAS_BACKEND=kbackend.keras_backend

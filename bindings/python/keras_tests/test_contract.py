@@ -104,3 +104,57 @@ def test_reshape_with_a_tensor_dimension():
     np.testing.assert_array_equal(K.function([w], [a])([u])[0], u.reshape(2, 2, 3))
     b = K.reshape(x, (K.shape(x)[0], K.shape(w)[0], 3))
     np.testing.assert_array_equal(K.function([x, w], [b])([v, u])[0], v.reshape(2, 2, 3))
+
+
+# The TensorFlow backend's functions that are TensorFlow's own business.
+_TF_ONLY = {"get_session", "set_session"}
+
+
+def test_signatures_are_the_tensorflow_backends():
+    """Every public function of Keras 2.2.4's TensorFlow backend exists here with the same
+    parameter names and defaults (read from its source, which run.sh extracts from the sdist)."""
+    import ast
+    import inspect
+    import os
+    source = os.environ.get("KERAS_TF_BACKEND_SOURCE", "")
+    if not os.path.isfile(source):
+        pytest.skip("the Keras 2.2.4 sdist's tensorflow_backend.py is not available")
+    with open(source, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    differences = []
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef) or node.name.startswith("_"):
+            continue
+        if node.name in _TF_ONLY:
+            continue
+        args, defaults = node.args.args, node.args.defaults
+        theirs = [(a.arg, inspect.Parameter.empty) for a in args[:len(args) - len(defaults)]]
+        theirs += [(a.arg, ast.literal_eval(d)) for a, d in zip(args[len(args) - len(defaults):],
+                                                                defaults)]
+        ours = getattr(K, node.name, None)
+        if ours is None:
+            differences.append("%s: missing" % node.name)
+            continue
+        params = [(p.name, p.default) for p in inspect.signature(ours).parameters.values()
+                  if p.kind is p.POSITIONAL_OR_KEYWORD]
+        if params != theirs:
+            differences.append("%s: %s, TensorFlow's %s" % (node.name, params, theirs))
+    assert not differences, "\n".join(differences)
+
+
+def test_ints_where_the_backend_documents_tuples():
+    """As the TensorFlow backend: 1-tuples for the 1-D functions' ints, an int for a tuple of
+    strides or a pool size, NumPy integers, and the padding functions' defaults."""
+    x1 = K.variable(np.ones((1, 8, 2), "float32"))
+    k1 = K.variable(np.ones((3, 2, 1), "float32"))
+    pk1 = K.variable(np.ones((1, 2, 3), "float32"))
+    x = K.variable(np.ones((1, 4, 4, 2), "float32"))
+    k = K.variable(np.ones((3, 3, 2, 1), "float32"))
+    assert K.int_shape(K.conv1d(x1, k1, (1,), dilation_rate=(2,))) == (1, 4, 1)
+    assert K.int_shape(K.separable_conv1d(x1, k1, pk1, (2,), dilation_rate=(1,))) == (1, 3, 3)
+    assert K.int_shape(K.conv2d(x, k, 1, dilation_rate=np.int64(1))) == (1, 2, 2, 1)
+    assert K.int_shape(K.pool2d(x, 2, 2)) == (1, 2, 2, 2)
+    assert K.int_shape(K.pool3d(K.zeros((1, 4, 4, 4, 1)), 2, np.int32(2))) == (1, 2, 2, 2, 1)
+    assert K.int_shape(K.temporal_padding(x1)) == (1, 10, 2)
+    assert K.int_shape(K.spatial_2d_padding(x)) == (1, 6, 6, 2)
+    assert K.int_shape(K.spatial_3d_padding(K.zeros((1, 2, 2, 2, 1)))) == (1, 4, 4, 4, 1)

@@ -32,6 +32,10 @@ CASES = {
                                                L.AveragePooling1D(),
                                                L.GlobalAveragePooling1D()]),
     "1D padding": ((8, 3), lambda: [L.ZeroPadding1D(2), L.Cropping1D(1), L.UpSampling1D(2)]),
+    # the 1-D layers pass their strides and dilation as 1-tuples
+    "Conv1D SeparableConv1D strided": ((12, 3), lambda: [L.Conv1D(4, 3, strides=2),
+                                                         L.SeparableConv1D(4, 2, dilation_rate=2),
+                                                         L.MaxPooling1D(2, strides=1)]),
     "LocallyConnected1D": ((6, 3), lambda: [L.LocallyConnected1D(4, 3)]),
     "LocallyConnected2D": ((5, 5, 2), lambda: [L.LocallyConnected2D(3, 3)]),
     "Permute RepeatVector": ((5, 4), lambda: [L.Permute((2, 1)), L.Flatten(),
