@@ -100,13 +100,13 @@ NodePtr eye(int64_t size, DType dtype, const std::string& name) {
 NodePtr zeros_like(const NodePtr& x, std::optional<DType> dtype, const std::string& name) {
   require(x, "zeros_like", "x");
   auto n = fill_like(x, 0.0, dtype.value_or(x->dtype()));
-  if (!name.empty()) n->name = Session::get().scoped_name(name);
+  if (!name.empty()) n->name = Session::get().unique_name(name);
   return n;
 }
 NodePtr ones_like(const NodePtr& x, std::optional<DType> dtype, const std::string& name) {
   require(x, "ones_like", "x");
   auto n = fill_like(x, 1.0, dtype.value_or(x->dtype()));
-  if (!name.empty()) n->name = Session::get().scoped_name(name);
+  if (!name.empty()) n->name = Session::get().unique_name(name);
   return n;
 }
 NodePtr identity(const NodePtr& x, const std::string& name) {

@@ -118,6 +118,7 @@ void Session::clear_session() {
   phase_.reset();
   phase_stack_.clear();
   scopes_.clear();
+  names_in_use_.clear();
 }
 
 bool Session::manual_variable_initialization() const {
@@ -195,6 +196,19 @@ std::string Session::scoped_name(const std::string& base) {
   std::string s;
   for (auto& sc : scopes_) s += sc + "/";
   return s + base;
+}
+
+std::string Session::unique_name(const std::string& base) {
+  std::string name = scoped_name(base);
+  std::lock_guard<std::mutex> l(mu_);
+  int64_t& count = names_in_use_[name];
+  if (count++ == 0) return name;
+  // TensorFlow's rule: name_<k> for the first k from the count on that is still free.
+  std::string candidate;
+  for (int64_t k = count - 1;; ++k) {
+    candidate = name + "_" + std::to_string(k);
+    if (names_in_use_.emplace(candidate, 1).second) return candidate;
+  }
 }
 
 uint64_t Session::next_node_id() { return next_id_.fetch_add(1); }

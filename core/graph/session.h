@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <unordered_map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -45,6 +46,10 @@ class Session {
   void push_name_scope(const std::string& scope);
   void pop_name_scope();
   std::string scoped_name(const std::string& base);
+  // scoped_name made unique in this session as TensorFlow's graphs make names unique: the
+  // first "scope/w" is itself, the next ones "scope/w_1", "scope/w_2"... (Keras saves weights
+  // under their names, which must differ).
+  std::string unique_name(const std::string& base);
 
   uint64_t next_node_id();
 
@@ -63,6 +68,7 @@ class Session {
   bool manual_init_ = false;
   std::map<std::string, int64_t> uids_;
   std::vector<std::string> scopes_;
+  std::unordered_map<std::string, int64_t> names_in_use_;  // unique_name's counts
   std::optional<int> phase_;
   std::vector<std::optional<int>> phase_stack_;
   NodePtr phase_node_;

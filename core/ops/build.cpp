@@ -31,7 +31,8 @@ NodePtr make_node(const std::string& op_name, std::vector<NodePtr> inputs, Attrs
   n->attrs = std::move(attrs);
   Session& s = Session::get();
   n->id = s.next_node_id();
-  n->name = s.scoped_name(name.empty() ? op_name + "_" + std::to_string(n->id) : name);
+  n->name =
+      name.empty() ? s.scoped_name(op_name + "_" + std::to_string(n->id)) : s.unique_name(name);
   for (auto& in : n->inputs)
     if (in->uses_learning_phase) n->uses_learning_phase = true;
   return n;
@@ -46,7 +47,8 @@ NodePtr make_leaf(const std::string& op_name, TensorType type, const std::string
   n->value = std::move(value);
   Session& s = Session::get();
   n->id = s.next_node_id();
-  n->name = s.scoped_name(name.empty() ? op_name + "_" + std::to_string(n->id) : name);
+  n->name =
+      name.empty() ? s.scoped_name(op_name + "_" + std::to_string(n->id)) : s.unique_name(name);
   return n;
 }
 

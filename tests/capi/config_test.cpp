@@ -221,6 +221,7 @@ TEST(Config, GetUid) {
 
 TEST(Config, NameScopes) {
   SessionGuard restore;
+  KB_ASSERT_OK(kb_clear_session());  // the names earlier tests used are free again
   KB_ASSERT_OK(kb_name_scope_push("outer"));
   Tensor a = placeholder({2}, KB_FLOAT32, "a");
   KB_ASSERT_OK(kb_name_scope_push("inner"));
@@ -247,6 +248,21 @@ TEST(Config, NameScopes) {
   expect_error(kb_name_scope_push(""), KB_ERROR_INVALID_ARGUMENT, "name_scope");
   Tensor d = placeholder({2}, KB_FLOAT32, "d");
   EXPECT_EQ(tensor_name(d.get()), "d");
+
+  // Names are unique in the session, as TensorFlow's: a name in use gets the first free _k.
+  Tensor c1 = placeholder({2}, KB_FLOAT32, "c");
+  Tensor c_1 = placeholder({2}, KB_FLOAT32, "c_1");
+  Tensor c2 = placeholder({2}, KB_FLOAT32, "c");
+  EXPECT_EQ(tensor_name(c1.get()), "c_1");
+  EXPECT_EQ(tensor_name(c_1.get()), "c_1_1");
+  EXPECT_EQ(tensor_name(c2.get()), "c_2");
+  KB_ASSERT_OK(kb_name_scope_push("outer"));
+  Tensor w2 = variable_f32({1, 2}, {2}, "inner/w");
+  EXPECT_EQ(tensor_name(w2.get()), "outer/inner/w_1");
+  KB_ASSERT_OK(kb_name_scope_pop());
+  KB_ASSERT_OK(kb_clear_session());  // a new graph's names
+  Tensor c3 = placeholder({2}, KB_FLOAT32, "c");
+  EXPECT_EQ(tensor_name(c3.get()), "c");
 }
 
 TEST(Config, ManualVariableInitialization) {
