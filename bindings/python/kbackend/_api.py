@@ -376,15 +376,23 @@ for _name in ("foldl", "foldr"):
 def _rnn(step_function, inputs, initial_states, go_backwards=False, mask=None, constants=None,
          unroll=False, input_length=None):
     """Keras' rnn: step_function(input, states) -> (output, new_states) is called with Tensors
-    (states followed by the constants). Returns (last_output, outputs, new_states)."""
+    (states followed by the constants). Returns (last_output, outputs, new_states); as the
+    TensorFlow backend's, last_output has _uses_learning_phase where the steps depend on the
+    learning phase (the recurrent layers' dropout), which Keras' RNN layer then passes on."""
+    step_uses_phase = []
+
     def step(x, states):
         output, new_states = step_function(Tensor(x), [Tensor(s) for s in states])
+        step_uses_phase.append(getattr(output, "_uses_learning_phase", False))
         return output, list(new_states)
 
     last, outputs, states = _c.kb_rnn(step, as_tensor(inputs), list(initial_states),
                                       go_backwards, as_tensor(mask), list(constants or []),
                                       unroll, input_length)
-    return Tensor(last), Tensor(outputs), [Tensor(s) for s in states]
+    last = Tensor(last)
+    last._uses_learning_phase = any(step_uses_phase) or bool(
+        _c.kb_tensor_uses_learning_phase(last))
+    return last, Tensor(outputs), [Tensor(s) for s in states]
 
 
 @_register
