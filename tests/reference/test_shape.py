@@ -122,6 +122,22 @@ def test_repeat_elements_unknown_batch(axis, dt, rng):
         assert_close(f(x)[0], np.repeat(x, 2, axis), dt)
 
 
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_repeat_elements_and_batch_flatten_two_unknown_dims(axis, dt, rng):
+    p = kb.placeholder([-1, -1, 3], dt)
+    rep, flat = op("repeat_elements", p, 2, axis), op("batch_flatten", p)
+    assert rep.shape == (None, None, 6 if axis == 2 else 3)
+    assert flat.shape == (None, None)
+    (g,) = kb.gradients(op("sum", op("square", rep), None, 0, 0), [p])
+    f = kb.Function([p], [rep, flat, g])
+    for shape in ((1, 4, 3), (3, 2, 3)):
+        x = randn(rng, shape, dt)
+        r = f(x)
+        assert_close(r[0], np.repeat(x, 2, axis), dt)
+        assert_close(r[1], x.reshape(shape[0], -1), dt)
+        assert_close(r[2], 4 * x, dt)  # each element appears twice in the sum of squares
+
+
 def test_repeat(dt, mode, rng):
     x = randn(rng, (3, 4), dt)
     r = ev(lambda t: op("repeat", t, 5), x, mode=mode)
