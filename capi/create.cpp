@@ -137,6 +137,17 @@ KB_API kb_status kb_arange(double start, const double* stop, double step, kb_dat
   });
 }
 
+KB_API kb_status kb_arange_to(kb_tensor* start, kb_tensor* stop, kb_tensor* step,
+                              kb_data_type dtype, kb_tensor** out) {
+  return guard("arange", [&] {
+    out_arg(out, "arange");
+    DType t = dtype == KB_DTYPE_DEFAULT ? DType::i32 : capi::dtype_arg(dtype, "arange");
+    const NodePtr& a = tensor_arg(start, "arange", "start");
+    NodePtr b = stop ? tensor_arg(stop, "arange", "stop") : nullptr;
+    *out = wrap(api::arange_to(a, b, tensor_arg(step, "arange", "step"), t));
+  });
+}
+
 // ---- inspect -------------------------------------------------------------------------------
 KB_API kb_status kb_is_sparse(kb_tensor* x, int32_t* out) {
   return guard("is_sparse", [&] {

@@ -119,6 +119,14 @@ KB_API kb_status kb_stack(kb_tensor* const* xs, size_t n, int64_t axis, kb_tenso
   }
 KB_CAPI_LIST(kb_reshape, "reshape", "shape", api::reshape)
 KB_CAPI_BINARY(kb_reshape_to, "reshape", api::reshape_to(xn, yn))
+KB_CAPI_BINARY(kb_tile_to, "tile", api::tile_to(xn, yn))
+KB_API kb_status kb_slice_to(kb_tensor* x, kb_tensor* start, kb_tensor* size, kb_tensor** out) {
+  return guard("slice", [&] {
+    out_arg(out, "slice");
+    *out = wrap(api::slice_to(tensor_arg(x, "slice"), tensor_arg(start, "slice", "start"),
+                              tensor_arg(size, "slice", "size")));
+  });
+}
 KB_CAPI_LIST(kb_permute_dimensions, "permute_dimensions", "pattern", api::permute_dimensions)
 KB_CAPI_LIST(kb_tile, "tile", "n", api::tile)
 KB_CAPI_LIST(kb_reverse, "reverse", "axes", api::reverse)

@@ -175,6 +175,10 @@ KB_API kb_status kb_random_normal_variable(const int64_t* shape, size_t ndim, do
 /* stop NULL: [0, start). dtype KB_DTYPE_DEFAULT: int32. */
 KB_API kb_status kb_arange(double start, const double* stop, double step, kb_data_type dtype,
                            kb_tensor** out);
+/* arange of numeric scalar tensors whose values are known when the function runs (Keras'
+ * K.arange(K.shape(x)[1])); stop NULL: [0, start). A constant where they are known now. */
+KB_API kb_status kb_arange_to(kb_tensor* start, kb_tensor* stop, kb_tensor* step,
+                              kb_data_type dtype, kb_tensor** out);
 
 /* ---- inspect ----------------------------------------------------------------------------- */
 KB_API kb_status kb_is_sparse(kb_tensor* x, int32_t* out);
@@ -384,6 +388,8 @@ KB_API kb_status kb_permute_dimensions(kb_tensor* x, const int64_t* pattern, siz
 KB_API kb_status kb_repeat_elements(kb_tensor* x, int64_t rep, int64_t axis, kb_tensor** out);
 KB_API kb_status kb_repeat(kb_tensor* x, int64_t n, kb_tensor** out);
 KB_API kb_status kb_tile(kb_tensor* x, const int64_t* n, size_t count, kb_tensor** out);
+/* tile by an integer vector (one entry per axis of x) known when the function runs. */
+KB_API kb_status kb_tile_to(kb_tensor* x, kb_tensor* n, kb_tensor** out);
 KB_API kb_status kb_flatten(kb_tensor* x, kb_tensor** out);
 KB_API kb_status kb_batch_flatten(kb_tensor* x, kb_tensor** out);
 KB_API kb_status kb_expand_dims(kb_tensor* x, int64_t axis, kb_tensor** out);
@@ -393,6 +399,9 @@ KB_API kb_status kb_one_hot(kb_tensor* indices, int64_t num_classes, kb_tensor**
 KB_API kb_status kb_reverse(kb_tensor* x, const int64_t* axes, size_t naxes, kb_tensor** out);
 KB_API kb_status kb_slice(kb_tensor* x, const int64_t* start, const int64_t* size, size_t n,
                           kb_tensor** out);
+/* slice with integer vectors start and size (one entry per axis; size -1: to the end) known
+ * when the function runs. */
+KB_API kb_status kb_slice_to(kb_tensor* x, kb_tensor* start, kb_tensor* size, kb_tensor** out);
 KB_API kb_status kb_gather(kb_tensor* reference, kb_tensor* indices, kb_tensor** out);
 /* x[...] as NumPy: one (begin, end, stride) per entry; bit i of a mask applies to entry i. */
 KB_API kb_status kb_strided_slice(kb_tensor* x, const int64_t* begin, const int64_t* end,

@@ -29,6 +29,8 @@ NodePtr random_uniform_variable(const Dims& shape, double low, double high, DTyp
 NodePtr random_normal_variable(const Dims& shape, double mean, double scale, DType dtype,
                                const std::string& name, std::optional<int64_t> seed);
 NodePtr arange(double start, std::optional<double> stop, double step, DType dtype);
+// arange with scalar tensors (stop null: [0, start)), values known when the function runs.
+NodePtr arange_to(const NodePtr& start, const NodePtr& stop, const NodePtr& step, DType dtype);
 int64_t count_params(const NodePtr& x);
 
 // ---- elementwise ----------------------------------------------------------------------------
@@ -74,6 +76,9 @@ NodePtr permute_dimensions(const NodePtr& x, const std::vector<int64_t>& pattern
 NodePtr repeat_elements(const NodePtr& x, int64_t rep, int64_t axis);
 NodePtr repeat(const NodePtr& x, int64_t n);
 NodePtr tile(const NodePtr& x, const std::vector<int64_t>& n);
+// tile and slice with integer vectors whose values are known when the function runs.
+NodePtr tile_to(const NodePtr& x, const NodePtr& n);
+NodePtr slice_to(const NodePtr& x, const NodePtr& start, const NodePtr& size);
 NodePtr flatten(const NodePtr& x);
 NodePtr batch_flatten(const NodePtr& x);
 NodePtr expand_dims(const NodePtr& x, int64_t axis);

@@ -149,21 +149,25 @@ NodePtr random_normal_variable(const Dims& shape, double mean, double scale, DTy
 }
 
 NodePtr arange(double start, std::optional<double> stop, double step, DType dtype) {
-  check(step != 0, Status::invalid_argument, "arange: step is zero");
-  check(std::isfinite(start) && std::isfinite(step) && (!stop || std::isfinite(*stop)),
-        Status::invalid_argument, "arange: start, stop and step must be finite");
   if (!stop) {
     stop = start < 0 ? 0.0 : start;
     start = 0;
   }
-  double count = std::ceil((*stop - start) / step);
-  check(count < 0x1p62, Status::invalid_argument, "arange: ", count, " values are too many");
-  int64_t n = count > 0 ? int64_t(count) : 0;
-  auto b = Buffer::make(dtype, {n});
-  size_t es = dtype_size(dtype);
-  for (int64_t i = 0; i < n; ++i)
-    write_scalar(dtype, static_cast<char*>(b->data()) + i * int64_t(es), start + double(i) * step);
-  return constant_node(b);
+  return constant_node(range_values(start, *stop, step, dtype));
+}
+
+NodePtr arange_to(const NodePtr& start, const NodePtr& stop, const NodePtr& step, DType dtype) {
+  require(start, "arange", "start");
+  require(step, "arange", "step");
+  NodePtr from = stop ? start : scalar_constant(0, start->dtype());
+  NodePtr to = stop ? stop : start;  // arange(n): [0, n), as Keras'
+  NodePtr n = make_node("RangeTo", {from, to, step}, {{"dtype", int64_t(dtype)}});
+  try {  // known now (numbers, static dims): the constant
+    return static_value(n);
+  } catch (const Error& e) {
+    if (e.code() != Status::invalid_argument) throw;
+    return n;
+  }
 }
 
 int64_t count_params(const NodePtr& x) {

@@ -1,6 +1,9 @@
 // shape functions: concatenate, reshape, permute, repeat, tile, flatten, expand/squeeze, stack,
 // one_hot, reverse, slice, gather, strided slicing, shape.
 #include "core/api/api.h"
+
+#include <optional>
+
 #include "core/api/sparse.h"
 #include "core/graph/scalar.h"
 #include "core/ops/build.h"
@@ -37,14 +40,29 @@ NodePtr reshape(const NodePtr& x, const Dims& shape) {
   return kb::reshape(x, shape);
 }
 
-// The value of a scalar known when the graph is built, else -1.
-static int64_t static_dim(const NodePtr& scalar) {
+// The value of a scalar known when the graph is built.
+static std::optional<int64_t> static_dim(const NodePtr& scalar) {
   try {
     NodePtr v = static_value(scalar);
     return int64_t(read_scalar(v->value->dtype, v->value->data()));
-  } catch (const Error&) {
-    return -1;  // known only when a function runs
+  } catch (const Error& e) {
+    if (e.code() != Status::invalid_argument) throw;
+    return std::nullopt;  // known only when a function runs
   }
+}
+
+// The entries of an integer vector known now, `unknown` elsewhere: where the vector is a stack
+// of scalars (as Keras writes (K.shape(x)[0], -1, 3)), those that static values determine.
+static Dims entries_now(const NodePtr& v, int64_t unknown) {
+  Dims known(size_t(v->shape().dims[0]), unknown);
+  const Tensors* entries = v->is("Concat") ? &v->inputs : nullptr;
+  if (entries && entries->size() == known.size())
+    for (size_t i = 0; i < known.size(); ++i) {
+      const NodePtr& e = (*entries)[i];
+      if (e->is("ExpandDims") && e->inputs[0]->rank() == 0)
+        known[i] = static_dim(e->inputs[0]).value_or(unknown);
+    }
+  return known;
 }
 
 NodePtr reshape_to(const NodePtr& x, const NodePtr& shape) {
@@ -68,16 +86,7 @@ NodePtr reshape_to(const NodePtr& x, const NodePtr& shape) {
     const int64_t* d = now->value->as<int64_t>();
     return kb::reshape(x, Dims(d, d + now->value->numel()));
   }
-  // What is known now, entry by entry, where the shape is a stack of scalars (as Keras writes
-  // (K.shape(x)[0], -1, 3)): the result's static shape.
-  Dims known(size_t(s.dims[0]), -1);
-  const Tensors* entries = shape->is("Concat") ? &shape->inputs : nullptr;
-  if (entries && entries->size() == known.size())
-    for (size_t i = 0; i < known.size(); ++i) {
-      const NodePtr& e = (*entries)[i];
-      if (e->is("ExpandDims") && e->inputs[0]->rank() == 0) known[i] = static_dim(e->inputs[0]);
-    }
-  return make_node("ReshapeTo", {x, target}, {{"dims", known}});
+  return make_node("ReshapeTo", {x, target}, {{"dims", entries_now(shape, -1)}});
 }
 
 NodePtr permute_dimensions(const NodePtr& x, const std::vector<int64_t>& pattern) {
@@ -133,6 +142,45 @@ NodePtr tile(const NodePtr& x, const std::vector<int64_t>& n) {
   check(int64_t(n.size()) == r, Status::invalid_argument, "tile: ", n.size(),
         " repetition counts for a tensor of rank ", r);
   return make_node("Tile", {x}, {{"multiples", n}});
+}
+
+// An integer vector argument of `n` entries, as int64.
+static NodePtr int64_argument(const NodePtr& v, int64_t n, const char* who, const char* what) {
+  require(v, who, what);
+  const Shape& s = v->shape();
+  check(is_integer(v->dtype()) && s.rank_known && s.rank() == 1 && s.dims[0] == n,
+        Status::invalid_argument, who, ": ", what, " must be an integer vector of ", n,
+        " entries, got ", dtype_name(v->dtype()), s.str());
+  return v->dtype() == DType::i64 ? v : kb::cast(v, DType::i64);
+}
+
+// The values of an int64 vector when constants and static dims determine them now.
+static std::optional<std::vector<int64_t>> ints_now(const NodePtr& v) {
+  try {
+    NodePtr c = static_value(v);
+    const int64_t* d = c->value->as<int64_t>();
+    return std::vector<int64_t>(d, d + c->value->numel());
+  } catch (const Error& e) {
+    if (e.code() != Status::invalid_argument) throw;
+    return std::nullopt;  // known only when a function runs
+  }
+}
+
+NodePtr tile_to(const NodePtr& x, const NodePtr& n) {
+  int64_t r = known_rank(x, "tile");
+  NodePtr m = int64_argument(n, r, "tile", "n");
+  if (auto now = ints_now(m)) return tile(x, *now);
+  return make_node("TileTo", {x, m}, {{"multiples", entries_now(n, -1)}});
+}
+
+NodePtr slice_to(const NodePtr& x, const NodePtr& start, const NodePtr& size) {
+  int64_t r = known_rank(x, "slice");
+  NodePtr b = int64_argument(start, r, "slice", "start");
+  NodePtr z = int64_argument(size, r, "slice", "size");
+  auto b_now = ints_now(b), z_now = ints_now(z);
+  if (b_now && z_now) return slice(x, *b_now, *z_now);
+  return make_node("SliceTo", {x, b, z},
+                   {{"start", entries_now(start, -2)}, {"size", entries_now(size, -2)}});
 }
 
 NodePtr flatten(const NodePtr& x) {
@@ -208,35 +256,8 @@ NodePtr reverse(const NodePtr& x, const std::vector<int64_t>& axes) {
 
 NodePtr slice(const NodePtr& x, const std::vector<int64_t>& start,
               const std::vector<int64_t>& size) {
-  int64_t r = known_rank(x, "slice");
-  check(r <= 64, Status::invalid_argument, "slice: a tensor of rank ", r,
-        " cannot be sliced (at most 64 axes)");
-  check(int64_t(start.size()) == r && int64_t(size.size()) == r, Status::invalid_argument,
-        "slice: start and size need ", r, " entries, got ", start.size(), " and ", size.size());
-  std::vector<int64_t> end(r), strides(r, 1);
-  int64_t end_mask = 0;
-  for (int64_t i = 0; i < r; ++i) {
-    int64_t d = x->shape().dims[i];
-    check(start[i] >= 0 && (d < 0 || start[i] <= d), Status::invalid_argument, "slice: start ",
-          start[i], " is out of range on axis ", i);
-    check(size[i] >= -1, Status::invalid_argument, "slice: invalid size ", size[i]);
-    if (size[i] == -1) {
-      end_mask |= int64_t(1) << i;
-    } else {
-      // size <= d - start rather than start + size <= d, which overflows for huge sizes.
-      check(d < 0 || size[i] <= d - start[i], Status::invalid_argument, "slice: start ", start[i],
-            " + size ", size[i], " exceeds dimension ", d, " on axis ", i);
-      end[i] = checked_add(start[i], size[i], "slice: start ", start[i], " + size ", size[i],
-                           " overflows int64 on axis ", i);
-    }
-  }
-  return make_node("StridedSlice", {x},
-                   {{"begin", start},
-                    {"end", end},
-                    {"strides", strides},
-                    {"begin_mask", int64_t(0)},
-                    {"end_mask", end_mask},
-                    {"shrink_mask", int64_t(0)}});
+  known_rank(x, "slice");
+  return make_node("StridedSlice", {x}, slice_attrs(x->shape().dims, start, size));
 }
 
 NodePtr gather(const NodePtr& reference, const NodePtr& indices) {

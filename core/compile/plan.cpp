@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <string>
 #include <tuple>
@@ -76,10 +77,45 @@ void check_switch_branches(const Node& n, const std::vector<TensorType>& in_type
          "; branches of different shapes need a condition known when the function is built");
 }
 
+Kernel specialize_when_run(const KernelArgs& k);
+
 KernelFactory cpu_factory(const Node& n) {
   KernelFactory f = find_kernel("cpu", n.op->name);
+  if (!f && n.op->specialize) return specialize_when_run;
   check(f != nullptr, Status::not_implemented, n.op->name, ": no CPU kernel");
   return f;
+}
+
+// An op with tensor arguments whose values the plan did not know (OpDef::specialize): the CPU
+// specializes it for the values it has when the function runs, and runs what that gives.
+Kernel specialize_when_run(const KernelArgs& k) {
+  const Node* node = &k.node;
+  return [node](const std::vector<const Buffer*>& in, Buffer& out) {
+    NodePtr s = node->op->specialize(*node, in);
+    check(s != nullptr, Status::internal, node->op->name, ": no specialization for its values");
+    if (s->is("Constant")) {
+      out.dims = s->value->dims;
+      out.storage = s->value->storage;
+      return;
+    }
+    std::vector<const Buffer*> args;
+    std::vector<TensorType> types;
+    for (auto& c : s->inputs) {
+      const Buffer* b = c->is("Constant") ? c->value.get() : nullptr;
+      for (size_t j = 0; !b && j < node->inputs.size(); ++j)
+        if (node->inputs[j] == c) b = in[j];
+      check(b != nullptr, Status::internal, node->op->name, ": a specialization reads '", c->name,
+            "', which is not an input");
+      args.push_back(b);
+      types.push_back({b->dtype, Shape(b->dims)});
+    }
+    TensorType t = s->op->infer(types, s->attrs);
+    Kernel kernel = cpu_factory(*s)(KernelArgs{*s, types, t});
+    out.dims = t.shape.dims;
+    if (!s->op->view && !s->op->dynamic) out.allocate();
+    kernel(args, out);
+    if (!out.storage) out.allocate();
+  };
 }
 
 // KB_DEVICE_FALLBACK=error: a step whose device kernel declines its types fails the plan
@@ -180,8 +216,30 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
   std::unordered_map<const Buffer*, int> const_ids;
   auto new_slot = [&]() { return plan->num_slots++; };
 
-  auto plan_node = [&](const NodePtr& np) {
+  // An op with tensor arguments whose values are known now, as the ops of static attributes
+  // it specializes into (OpDef::specialize), or null.
+  auto specialization = [&](const Node& n) -> NodePtr {
+    if (!n.op->specialize) return nullptr;
+    std::vector<const Buffer*> values;
+    for (auto& c : n.inputs) {
+      const SlotInfo& ci = info.at(c.get());
+      if (!ci.type.shape.fully_known()) return nullptr;
+      values.push_back(ci.constant.get());
+    }
+    return n.op->specialize(n, values);
+  };
+
+  std::function<void(const NodePtr&)> plan_node;
+  plan_node = [&](const NodePtr& np) {
     const Node& n = *np;
+    if (NodePtr s = specialization(n)) {
+      plan->nodes.push_back(s);
+      for (auto& c : s->inputs)  // constants it made (n's own inputs are planned)
+        if (!info.count(c.get())) plan_node(c);
+      plan_node(s);
+      info[&n] = info.at(s.get());
+      return;
+    }
     SlotInfo si;
     auto in_it = input_index.find(&n);
     int fed_phase = -1;

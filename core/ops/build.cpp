@@ -1,10 +1,12 @@
 #include "core/ops/build.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/graph/scalar.h"
 #include "core/graph/session.h"
 #include "core/ops/op.h"
+#include "core/util/checked_math.h"
 #include "core/util/error.h"
 
 namespace kb {
@@ -154,6 +156,47 @@ NodePtr unreduce(const NodePtr& dy, const NodePtr& x, const std::vector<int64_t>
     for (int64_t a : all) g = expand_dims(g, a);
   }
   return broadcast_like(g, x);
+}
+
+std::shared_ptr<Buffer> range_values(double start, double stop, double step, DType t) {
+  check(step != 0, Status::invalid_argument, "arange: step is zero");
+  check(std::isfinite(start) && std::isfinite(step) && std::isfinite(stop),
+        Status::invalid_argument, "arange: start, stop and step must be finite");
+  double count = std::ceil((stop - start) / step);
+  check(count < 0x1p62, Status::invalid_argument, "arange: ", count, " values are too many");
+  int64_t n = count > 0 ? int64_t(count) : 0;
+  auto b = Buffer::make(t, {n});
+  size_t es = dtype_size(t);
+  for (int64_t i = 0; i < n; ++i)
+    write_scalar(t, static_cast<char*>(b->data()) + i * int64_t(es), start + double(i) * step);
+  return b;
+}
+
+Attrs slice_attrs(const Dims& d, const std::vector<int64_t>& start,
+                  const std::vector<int64_t>& size) {
+  int64_t r = int64_t(d.size());
+  check(r <= 64, Status::invalid_argument, "slice: a tensor of rank ", r,
+        " cannot be sliced (at most 64 axes)");
+  check(int64_t(start.size()) == r && int64_t(size.size()) == r, Status::invalid_argument,
+        "slice: start and size need ", r, " entries, got ", start.size(), " and ", size.size());
+  std::vector<int64_t> end(static_cast<size_t>(r), 0), strides(static_cast<size_t>(r), 1);
+  int64_t end_mask = 0;
+  for (size_t i = 0; i < size_t(r); ++i) {
+    check(start[i] >= 0 && (d[i] < 0 || start[i] <= d[i]), Status::invalid_argument,
+          "slice: start ", start[i], " is out of range on axis ", i);
+    check(size[i] >= -1, Status::invalid_argument, "slice: invalid size ", size[i]);
+    if (size[i] == -1) {
+      end_mask |= int64_t(1) << i;
+    } else {
+      // size <= d - start rather than start + size <= d, which overflows for huge sizes.
+      check(d[i] < 0 || size[i] <= d[i] - start[i], Status::invalid_argument, "slice: start ",
+            start[i], " + size ", size[i], " exceeds dimension ", d[i], " on axis ", i);
+      end[i] = checked_add(start[i], size[i], "slice: start ", start[i], " + size ", size[i],
+                           " overflows int64 on axis ", i);
+    }
+  }
+  return {{"begin", start},           {"end", end},           {"strides", strides},
+          {"begin_mask", int64_t(0)}, {"end_mask", end_mask}, {"shrink_mask", int64_t(0)}};
 }
 
 }  // namespace kb

@@ -55,6 +55,13 @@ NodePtr size_of(const NodePtr& x, std::vector<int64_t> axes, DType t);  // empty
 NodePtr identity(const NodePtr& x);
 NodePtr stop_gradient(const NodePtr& x);
 
+// Keras' arange values: ceil((stop - start) / step) of them (none when negative), of dtype t.
+std::shared_ptr<Buffer> range_values(double start, double stop, double step, DType t);
+// The StridedSlice attributes of Keras' slice(x, start, size) (size -1: to the end) for x of
+// dims d (-1 where unknown); checks them against what d says.
+Attrs slice_attrs(const Dims& d, const std::vector<int64_t>& start,
+                  const std::vector<int64_t>& size);
+
 // Reverses a reduction's shape change: dy (reduced over `axes` without keepdims) -> x's shape.
 NodePtr unreduce(const NodePtr& dy, const NodePtr& x, const std::vector<int64_t>& axes,
                  bool keepdims);

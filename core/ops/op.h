@@ -19,6 +19,11 @@ using GradFn = std::vector<NodePtr> (*)(const NodePtr& node, const NodePtr& dy);
 using GradPartsFn = std::vector<NodePtr> (*)(const NodePtr& node,
                                              const std::vector<NodePtr>& dparts);
 
+// An op with arguments given as tensors (a tile's multiples, a range's bounds) as the ops of
+// static attributes that compute the same for these values (values[i]: input i's value, null
+// where not known), or null while a value it needs is unknown. The new nodes read n's inputs.
+using SpecializeFn = NodePtr (*)(const Node& n, const std::vector<const Buffer*>& values);
+
 // Shape inference that also sees the inputs whose values are known (values[i], null where not):
 // constants when a graph is built, and every value a plan folds once its input shapes are known
 // (K.shape(x)[1] of a fed x).
@@ -39,6 +44,9 @@ struct OpDef {
   bool dynamic = false;
   // For a dynamic op whose shape known values determine: used instead of infer (null: infer).
   InferValuesFn infer_values = nullptr;
+  // Plans specialize the op where they know the values (folded K.shape(x) arithmetic, constants);
+  // elsewhere the CPU does so when the function runs, for the values it then has.
+  SpecializeFn specialize = nullptr;
   // An input read for its type alone (the "like" operand of BroadcastLike and friends), or -1.
   // Kernels never read it at run time, so a plan that knows its shape need not compute it.
   int shape_input = -1;

@@ -89,6 +89,57 @@ def test_reshape_to_dims_known_when_run(dt, rng):
     assert s.shape == (4, None)
 
 
+def test_tile_slice_arange_with_tensor_arguments(dt, rng):
+    """tile_to, slice_to and arange_to with arguments from K.shape (a plan folds them: static
+    ops) and from fed values (the CPU specializes them when the function runs), with their
+    gradients; numbers known now give the static ops at once."""
+    p = kb.placeholder([-1, -1, 3], dt)
+    k = kb.placeholder([], kb.I32)
+    one, two, zero = const(np.int32(1)), const(np.int32(2)), const(np.int32(0))
+    minus_one = const(np.int32(-1))
+    d1 = dim_of(p, 1)
+    m_shape = [one, d1, one]
+    m_value = [k, one, two]
+    multiples = op("stack", handles(m_shape), 3, 0)
+    fed_multiples = op("stack", handles(m_value), 3, 0)
+    t1, t2 = op("tile_to", p, multiples), op("tile_to", p, fed_multiples)
+    assert t1.shape == (None, None, 3) and t2.shape == (None, None, 6)
+    starts = [zero, one, zero]
+    sizes = [minus_one, k, two]
+    start, size = op("stack", handles(starts), 3, 0), op("stack", handles(sizes), 3, 0)
+    s1 = op("slice_to", p, start, size)
+    assert s1.shape == (None, None, 2)
+    r1 = op("arange_to", d1, None, one, kb.I32)
+    r2 = op("arange_to", one, k, two, kb.F64)
+    assert r1.shape == (None,) and r2.shape == (None,)
+    loss = op("add", op("sum", op("square", t2), None, 0, 0), op("sum", op("square", s1), None, 0, 0))
+    (g,) = kb.gradients(loss, [p])
+    f = kb.Function([p, k], [t1, t2, s1, r1, r2, g])
+    for shape, kv in (((2, 3, 3), 2), ((1, 4, 3), 3)):
+        x = randn(rng, shape, dt)
+        r = f(x, np.int32(kv))
+        assert_close(r[0], np.tile(x, (1, shape[1], 1)), dt)
+        assert_close(r[1], np.tile(x, (kv, 1, 2)), dt)
+        assert_close(r[2], x[:, 1:1 + kv, 0:2], dt)
+        np.testing.assert_array_equal(r[3], np.arange(shape[1], dtype=np.int32))
+        np.testing.assert_array_equal(r[4], np.arange(1, kv, 2, dtype=np.float64))
+        grad = 2 * x * kv * 2
+        grad[:, 1:1 + kv, 0:2] += 2 * x[:, 1:1 + kv, 0:2]
+        assert_close(r[5], grad, dt)
+    # numbers known now: the static ops, folded
+    c = op("arange_to", const(np.int32(5)), None, one, kb.I64)
+    np.testing.assert_array_equal(kb.run(c), np.arange(5))
+    q = const(np.ones((2, 3), np.float32))
+    assert op("tile_to", q, const(np.array([2, 1], np.int32))).shape == (4, 3)
+    assert op("slice_to", q, const(np.array([0, 1])), const(np.array([-1, 2]))).shape == (2, 2)
+    assert "integer vector of 2" in error_of("tile_to", q, const(np.array([1.0, 2.0])))
+    assert "integer vector of 2" in error_of("slice_to", q, const(np.array([0])), const(np.array([1])))
+    with pytest.raises(kb.KBError, match="negative multiple"):
+        kb.Function([k], [op("tile_to", q, op("stack", handles([k, one]), 2, 0))])(np.int32(-1))
+    with pytest.raises(kb.KBError, match="step is zero"):
+        kb.Function([k], [op("arange_to", zero, two, k, kb.I32)])(np.int32(0))
+
+
 def test_reshape_to_errors():
     x = const(np.ones((2, 3), np.float32))
     assert "integer vector" in error_of("reshape_to", x, const(np.ones(2, np.float32)))
