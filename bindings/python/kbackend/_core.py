@@ -291,10 +291,68 @@ def wrap(result):
     return result
 
 
+def _is_tensor(v):
+    return isinstance(v, (Tensor, _c.Tensor))
+
+
 def _strided_slice(x, key):
-    """x[key] through kb_strided_slice: ints, slices (any step), None (new axis), Ellipsis."""
+    """x[key] through kb_strided_slice: ints, slices (any step), None (new axis), Ellipsis; and,
+    as Keras' code and map_fn step functions write them, scalar int tensors as indices (x[i],
+    through kb_gather) and as bounds of slices of step 1 (x[:, 1:n], through kb_slice_to)."""
     if not isinstance(key, tuple):
         key = (key,)
+    if any(_is_tensor(k) or isinstance(k, slice) and (_is_tensor(k.start) or _is_tensor(k.stop))
+           for k in key):
+        return _tensor_indexed(x, key)
+    return _static_strided_slice(x, key)
+
+
+def _tensor_indexed(x, key):
+    """x[key] for keys with tensors: the static entries first (a tensor entry keeps its axis),
+    then the tensor slices on their axes, then the tensor indices, last axis first."""
+    static, axis, slices, indices = [], 0, [], []
+    for k in key:
+        if k is Ellipsis:
+            raise IndexError("x[...]: an ellipsis cannot be combined with tensor indices")
+        if _is_tensor(k):
+            static.append(slice(None))
+            indices.append((axis, k))
+        elif isinstance(k, slice) and (_is_tensor(k.start) or _is_tensor(k.stop)):
+            if k.step not in (None, 1):
+                raise ValueError("x[...]: a slice with tensor bounds needs step 1")
+            static.append(slice(None))
+            slices.append((axis, k))
+        else:
+            static.append(k)
+        if k is None or not isinstance(k, (int, np.integer)) or _is_tensor(k):
+            axis += 1  # int indices drop their axis; None adds one, slices keep theirs
+    y = _static_strided_slice(x, tuple(static)) if static else x
+    rank = _c.kb_ndim(y)
+    if slices:
+        start, size = [0] * rank, [-1] * rank
+        for a, k in slices:
+            start[a] = 0 if k.start is None else k.start
+            if k.stop is not None:
+                begin = as_tensor(np.int64(start[a])) if not _is_tensor(start[a]) else start[a]
+                stop = k.stop if _is_tensor(k.stop) else as_tensor(np.int64(k.stop))
+                size[a] = _c.kb_subtract(_c.kb_cast(stop, _c.KB_INT64),
+                                         _c.kb_cast(begin, _c.KB_INT64))
+        y = _c.kb_slice_to(y, _vector(start), _vector(size))
+    for a, k in sorted(indices, key=lambda e: -e[0]):
+        perm = [a] + [i for i in range(rank) if i != a]
+        y = _c.kb_gather(_c.kb_permute_dimensions(y, perm), k)
+        rank -= 1
+    return y
+
+
+def _vector(entries):
+    """ints and scalar tensors as an int64 vector (a stack of scalars)."""
+    parts = [_c.kb_cast(e, _c.KB_INT64) if _is_tensor(e) else as_tensor(np.int64(e))
+             for e in entries]
+    return _c.kb_stack(parts, 0)
+
+
+def _static_strided_slice(x, key):
     n_ellipsis = sum(1 for k in key if k is Ellipsis)
     if n_ellipsis > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -333,8 +391,6 @@ def _strided_slice(x, key):
 def _index(k):
     if isinstance(k, (bool, np.bool_)):
         raise TypeError("x[...]: boolean indices are not supported")
-    if isinstance(k, (Tensor, _c.Tensor)):
-        raise TypeError("x[...]: tensor indices are not supported; use kbackend.gather")
     try:
         return operator.index(k)
     except TypeError:

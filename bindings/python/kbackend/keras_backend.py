@@ -281,9 +281,56 @@ def reshape(x, shape):
         dynamic = []
     if not dynamic:
         return _kb["reshape"](x, [int(d) for d in entries])
-    parts = [_kb["cast"](d, "int64") if is_tensor(d) else _kb["constant"](int(d), dtype="int64")
-             for d in entries]
-    return _kb["reshape_to"](x, _kb["stack"](parts, axis=0))
+    return _kb["reshape_to"](x, _int64_vector(entries))
+
+
+def _int64_vector(entries):
+    """A tensor, or a sequence of ints and scalar tensors, as an int64 vector tensor (a stack of
+    the entries, which the library reads entry by entry for what is known now)."""
+    if is_tensor(entries):
+        return entries
+    return _kb["stack"]([_kb["cast"](d, "int64") if is_tensor(d)
+                         else _kb["constant"](int(d), dtype="int64") for d in entries], axis=0)
+
+
+def _has_tensors(value):
+    return is_tensor(value) or isinstance(value, (list, tuple)) and _builtins.any(
+        is_tensor(v) for v in value)
+
+
+@_synced
+def arange(start, stop=None, step=1, dtype="int32"):
+    """Keras' arange; start, stop and step may be scalar tensors (K.arange(K.shape(x)[1]))."""
+    if not _has_tensors([start, stop, step]):
+        return _kb["arange"](start, stop, step, dtype)
+    start, step = (_kb["constant"](v) if not is_tensor(v) else v for v in (start, step))
+    if stop is not None and not is_tensor(stop):
+        stop = _kb["constant"](stop)
+    return _kb["arange_to"](start, stop, step, dtype)
+
+
+@_synced
+def tile(x, n):
+    """Keras' tile; n may hold scalar tensors or be an integer vector tensor."""
+    if _has_tensors(n):
+        return _kb["tile_to"](x, _int64_vector(n))
+    return _kb["tile"](x, n)
+
+
+@_synced
+def repeat(x, n):
+    """Keras' repeat; n may be a scalar tensor."""
+    if is_tensor(n):
+        return _kb["tile_to"](_kb["expand_dims"](x, 1), _int64_vector([1, n, 1]))
+    return _kb["repeat"](x, n)
+
+
+@_synced
+def slice(x, start, size):  # noqa: A001 - Keras' name
+    """Keras' slice; start and size may hold scalar tensors or be integer vector tensors."""
+    if _has_tensors(start) or _has_tensors(size):
+        return _kb["slice_to"](x, _int64_vector(start), _int64_vector(size))
+    return _kb["slice"](x, start, size)
 
 
 @_synced

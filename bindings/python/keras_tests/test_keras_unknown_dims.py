@@ -79,3 +79,32 @@ def test_reshape_to_dims_from_k_shape():
         ry, rz = f([v])
         np.testing.assert_array_equal(ry, v.reshape(shape[0], shape[1], 2, 3))
         np.testing.assert_array_equal(rz, v.reshape(-1, 6))
+
+
+def test_tensor_arguments_and_indices():
+    """K.tile, K.repeat, K.slice and K.arange with scalar tensors from K.shape, and a Tensor
+    indexed by scalar tensors (x[i], x[:, i], x[:, 1:n]), with gradients through them."""
+    x = K.placeholder((None, None, 4))
+    s = K.shape(x)
+    n, last = s[1], s[1] - 1
+    outs = [K.tile(x, (1, n, 1)), K.repeat(x[:, 0, :], n), K.slice(x, (0, 1, 0), (-1, n - 1, 2)),
+            K.arange(n), K.arange(1, n, 2, dtype="float32"), x[s[0] - 1], x[:, last], x[:, 1:n]]
+    loss = K.sum(K.square(outs[0])) + K.sum(outs[2]) + K.sum(outs[7] * 3)
+    outs.append(K.gradients(loss, [x])[0])
+    f = K.function([x], outs)
+    for shape in ((2, 3, 4), (3, 5, 4)):
+        v = np.random.RandomState(5).rand(*shape).astype("float32")
+        t = shape[1]
+        r = f([v])
+        np.testing.assert_allclose(r[0], np.tile(v, (1, t, 1)), rtol=1e-6)
+        np.testing.assert_allclose(r[1], np.repeat(v[:, None, 0, :], t, axis=1), rtol=1e-6)
+        np.testing.assert_allclose(r[2], v[:, 1:, :2], rtol=1e-6)
+        np.testing.assert_array_equal(r[3], np.arange(t))
+        np.testing.assert_array_equal(r[4], np.arange(1, t, 2, dtype="float32"))
+        np.testing.assert_array_equal(r[5], v[shape[0] - 1])
+        np.testing.assert_array_equal(r[6], v[:, t - 1])
+        np.testing.assert_array_equal(r[7], v[:, 1:t])
+        grad = 2 * v * t
+        grad[:, 1:, :2] += 1
+        grad[:, 1:t] += 3
+        np.testing.assert_allclose(r[8], grad, rtol=1e-5)

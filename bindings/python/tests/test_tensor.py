@@ -99,10 +99,22 @@ def test_slicing_errors():
         t[..., ...]
     with pytest.raises(TypeError):
         t["a"]
-    with pytest.raises(TypeError):
-        t[K.constant(1, dtype="int32")]
     with pytest.raises(ValueError):
         t[::0]
+    with pytest.raises(IndexError):  # tensor indices take no ellipsis
+        t[..., K.constant(1, dtype="int32")]
+    with pytest.raises(ValueError):  # nor slices of other steps than 1 with tensor bounds
+        t[:K.constant(1, dtype="int32"):2]
+
+
+def test_tensor_indices():
+    """Scalar tensors as indices (through gather) and as slice bounds (through slice_to)."""
+    t = K.constant(A)
+    i = K.constant(1, dtype="int32")
+    np.testing.assert_array_equal(t[i].numpy(), A[1])
+    np.testing.assert_array_equal(t[:, i].numpy(), A[:, 1])
+    np.testing.assert_array_equal(t[i:, :i].numpy(), A[1:, :1])
+    np.testing.assert_array_equal(t[None, i, 1:].numpy(), A[None, 1, 1:])
 
 
 def test_context_manager_and_close():
