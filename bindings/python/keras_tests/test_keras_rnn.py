@@ -97,3 +97,36 @@ def test_gru_and_simple_rnn(layer, lr, tmp_path):
                                      binary=True)
     check_fit_loss_is_evaluate_loss(model, x_train, y_train)
     print("%s test accuracy: %.4f" % (layer, acc))
+
+
+def test_sequence_labelling_of_unknown_length(tmp_path):
+    """LSTM(return_sequences) + TimeDistributed(Dense) over Input((None, 1)): at every step, is
+    the running sum of the +-1 steps so far positive. Trained on sequences of 9 steps, tested
+    on sequences of 15: the model's dims are unknown until each call."""
+    from keras import layers
+    from keras.models import Sequential
+    from keras.optimizers import Adam
+
+    def data(n, steps, seed):
+        rng = np.random.RandomState(seed)
+        x = rng.choice([-1.0, 1.0], size=(n, steps, 1)).astype(np.float32)
+        return x, (np.cumsum(x, axis=1) > 0).astype(np.float32)
+
+    x_train, y_train = data(1200, 9, 5)
+    x_test, y_test = data(400, 15, 6)
+
+    def build():
+        model = Sequential([layers.LSTM(16, return_sequences=True, input_shape=(None, 1)),
+                            layers.TimeDistributed(layers.Dense(1, activation="sigmoid"))])
+        model.compile(optimizer=Adam(lr=0.01), loss="binary_crossentropy", metrics=["accuracy"])
+        return model
+
+    np.random.seed(7)
+    model = build()
+    assert model.output_shape == (None, None, 1)
+    history = model.fit(x_train, y_train, epochs=12, batch_size=32, verbose=0,
+                        validation_data=(x_test, y_test))
+    acc = check_fit_evaluate_predict(model, build, history, x_test, y_test, tmp_path, 0.95,
+                                     binary=True)
+    check_fit_loss_is_evaluate_loss(model, x_train, y_train)
+    print("sequence labelling (train 9 steps, test 15) accuracy: %.4f" % acc)
