@@ -78,6 +78,7 @@ TEST(HppValues, RoundTripsEveryElementType) {
 }
 
 TEST(HppValues, ShapeDtypeNameId) {
+  K::clear_session();  // names are unique in a session: these tests read them back
   Tensor c = Tensor::from<float>({1, 2, 3, 4, 5, 6}, {2, 3});
   EXPECT_EQ(c.shape(), (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(c.ndim(), 2);
@@ -108,6 +109,7 @@ TEST(HppValues, ShapeDtypeNameId) {
 }
 
 TEST(HppValues, VariablesConstantsAndSetValue) {
+  K::clear_session();  // names are unique in a session: this test reads one back
   Tensor v = K::variable({1.0f, 2.0f, 3.0f, 4.0f}, {2, 2}, DType::none, "v");
   EXPECT_EQ(v.dtype(), K::floatx());  // Keras: dtype None is floatx
   EXPECT_EQ(v.name(), "v");
@@ -746,6 +748,7 @@ TEST(HppLoops, MapFnFoldlFoldr) {
 
 TEST(HppScopes, NameScopeNamesTensors) {
   SessionGuard restore;
+  K::clear_session();  // names are unique in a session: this test reads them back
   {
     K::NameScope outer("outer");
     {
