@@ -32,10 +32,9 @@ NodePtr dot(const NodePtr& x, const NodePtr& y) {
   int64_t k = xd[rx - 1];
   check(k < 0 || yd[ry - 2] < 0 || k == yd[ry - 2], Status::shape, "dot: shapes ", x->shape().str(),
         " and ", y->shape().str(), " are not aligned");
-  for (int64_t i = 0; i < ry; ++i)
-    check(yd[i] >= 0, Status::not_implemented, "dot: y of rank > 2 needs a fully known shape, got ",
-          y->shape().str());
-  k = yd[ry - 2];
+  k = k >= 0 ? k : yd[ry - 2];
+  check(k >= 0, Status::not_implemented, "dot: the contracted dimension of ", x->shape().str(),
+        " and ", y->shape().str(), " must be known");
   // x -> (-1, k); y -> (k, rest) with y's contracted axis moved to the front.
   NodePtr x2 = kb::reshape(x, {-1, k});
   std::vector<int64_t> perm{ry - 2};
@@ -43,6 +42,19 @@ NodePtr dot(const NodePtr& x, const NodePtr& y) {
     if (i != ry - 2) perm.push_back(i);
   NodePtr y2 = kb::reshape(kb::transpose(y, perm), {k, -1});
   NodePtr out = matmul(x2, y2, false, false);
+  if (!y->shape().fully_known()) {
+    // The result's dims, x's leading ones and y's but the contracted one, as they are when the
+    // function runs.
+    std::vector<int64_t> lead(size_t(rx - 1)), rest(perm.begin() + 1, perm.end());
+    for (int64_t i = 0; i + 1 < rx; ++i) lead[size_t(i)] = i;
+    NodePtr target = make_node("Concat",
+                               {make_node("Gather", {shape_vector(x), int64_vector(lead)}),
+                                make_node("Gather", {shape_vector(y), int64_vector(rest)})},
+                               {{"axis", int64_t(0)}});
+    Dims known(xd.begin(), xd.end() - 1);
+    for (int64_t i : rest) known.push_back(yd[size_t(i)]);
+    return kb::reshape_to(out, target, known);
+  }
   // (rows, rest) -> (rows, y's dims but the contracted one), then rows split into x's leading
   // axes as x has them when the function runs: any number of them may be unknown now.
   Dims rows_then_y{-1};

@@ -94,25 +94,6 @@ NodePtr permute_dimensions(const NodePtr& x, const std::vector<int64_t>& pattern
   return make_node("Transpose", {x}, {{"perm", pattern}});
 }
 
-// An int64 vector constant.
-static NodePtr int64_vector(const Dims& v) {
-  auto b = Buffer::make(DType::i64, {int64_t(v.size())});
-  for (size_t i = 0; i < v.size(); ++i) b->as<int64_t>()[i] = v[i];
-  return constant_node(b);
-}
-
-// x's dims as an int64 vector, their values when the function runs.
-static NodePtr dims_of(const NodePtr& x) { return kb::cast(make_node("ShapeOf", {x}), DType::i64); }
-
-// x reshaped to `target` (an int64 vector) whose static part is `known` (-1 elsewhere): a plain
-// reshape where at most one dim is unknown now, else ReshapeTo (dims known when it runs).
-static NodePtr reshape_to_known(const NodePtr& x, const Dims& known, const NodePtr& target) {
-  int unknown = 0;
-  for (int64_t v : known) unknown += v < 0;
-  if (unknown <= 1) return kb::reshape(x, known);
-  return make_node("ReshapeTo", {x, target}, {{"dims", known}});
-}
-
 NodePtr repeat_elements(const NodePtr& x, int64_t rep, int64_t axis) {
   int64_t r = known_rank(x, "repeat_elements");
   check(r >= 1, Status::shape, "repeat_elements: the input needs rank >= 1");
@@ -127,7 +108,7 @@ NodePtr repeat_elements(const NodePtr& x, int64_t rep, int64_t axis) {
         "repeat_elements: repetition count ", rep, " is too large");
   Dims times(size_t(r), 1);
   times[size_t(ax)] = rep;
-  return reshape_to_known(t, d, mul(dims_of(x), int64_vector(times)));
+  return kb::reshape_to(t, mul(shape_vector(x), int64_vector(times)), d);
 }
 
 NodePtr repeat(const NodePtr& x, int64_t n) {
@@ -202,9 +183,9 @@ NodePtr batch_flatten(const NodePtr& x) {
                          " hold more than INT64_MAX elements");
   }
   if (rest_known) return kb::reshape(x, {-1, rest});
-  NodePtr batch = make_node("Gather", {dims_of(x), int64_vector({0})});
+  NodePtr batch = make_node("Gather", {shape_vector(x), int64_vector({0})});
   NodePtr target = make_node("Concat", {batch, int64_vector({-1})}, {{"axis", int64_t(0)}});
-  return reshape_to_known(x, {d[0], -1}, target);
+  return kb::reshape_to(x, target, {d[0], -1});
 }
 
 NodePtr expand_dims(const NodePtr& x, int64_t axis) {

@@ -199,4 +199,19 @@ Attrs slice_attrs(const Dims& d, const std::vector<int64_t>& start,
           {"begin_mask", int64_t(0)}, {"end_mask", end_mask}, {"shrink_mask", int64_t(0)}};
 }
 
+NodePtr int64_vector(const std::vector<int64_t>& v) {
+  auto b = Buffer::make(DType::i64, {int64_t(v.size())});
+  for (size_t i = 0; i < v.size(); ++i) b->as<int64_t>()[i] = v[i];
+  return constant_node(b);
+}
+
+NodePtr shape_vector(const NodePtr& x) { return cast(make_node("ShapeOf", {x}), DType::i64); }
+
+NodePtr reshape_to(const NodePtr& x, const NodePtr& target, const std::vector<int64_t>& known) {
+  int unknown = 0;
+  for (int64_t v : known) unknown += v < 0;
+  if (unknown <= 1) return reshape(x, known);
+  return make_node("ReshapeTo", {x, target}, {{"dims", known}});
+}
+
 }  // namespace kb

@@ -55,6 +55,14 @@ NodePtr size_of(const NodePtr& x, std::vector<int64_t> axes, DType t);  // empty
 NodePtr identity(const NodePtr& x);
 NodePtr stop_gradient(const NodePtr& x);
 
+// An int64 vector constant.
+NodePtr int64_vector(const std::vector<int64_t>& v);
+// x's dims as an int64 vector, their values when the function runs.
+NodePtr shape_vector(const NodePtr& x);
+// x reshaped to `target` (an int64 vector) whose entries known now are `known` (-1 elsewhere):
+// a plain reshape where at most one is unknown, else ReshapeTo (resolved when it runs).
+NodePtr reshape_to(const NodePtr& x, const NodePtr& target, const std::vector<int64_t>& known);
+
 // Keras' arange values: ceil((stop - start) / step) of them (none when negative), of dtype t.
 std::shared_ptr<Buffer> range_values(double start, double stop, double step, DType t);
 // The StridedSlice attributes of Keras' slice(x, start, size) (size -1: to the end) for x of

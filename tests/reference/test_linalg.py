@@ -59,6 +59,28 @@ def test_dot_several_unknown_dims(dt, rng):
         assert_close(r[3], np.einsum("ntij,ikj->ntk", 2 * y3, w3), dt)
 
 
+def test_dot_y_of_unknown_dims(dt, rng):
+    """y of rank 3 whose first dim is known only when the function runs (TensorFlow takes it),
+    x of rank 1, 2 and 3; the contracted dim must be known on one side."""
+    py = kb.placeholder([-1, 4, 5], dt)
+    p1, p2, p3 = kb.placeholder([4], dt), kb.placeholder([-1, 4], dt), kb.placeholder([-1, -1, 4], dt)
+    o1, o2, o3 = op("dot", p1, py), op("dot", p2, py), op("dot", p3, py)
+    assert o1.shape == (None, 5) and o2.shape == (None, None, 5)
+    assert o3.shape == (None, None, None, 5)
+    (g,) = kb.gradients(op("sum", op("square", o3), None, 0, 0), [py])
+    f = kb.Function([p1, p2, p3, py], [o1, o2, o3, g])
+    for m in (1, 3):
+        x1, x2, x3 = randn(rng, (4,), dt), randn(rng, (2, 4), dt), randn(rng, (2, 3, 4), dt)
+        y = randn(rng, (m, 4, 5), dt)
+        r = f(x1, x2, x3, y)
+        for got, x in zip(r[:3], (x1, x2, x3)):
+            assert_close(got, np.dot(x.astype(np.float64), y), dt)
+        y3 = np.dot(x3.astype(np.float64), y)
+        assert_close(r[3], np.einsum("abmj,abi->mij", 2 * y3, x3), dt)
+    unknown_k = kb.placeholder([2, 3, -1], dt)
+    assert "contracted dimension" in error_of("dot", unknown_k, kb.placeholder([2, -1, 5], dt))
+
+
 def np_batch_dot(x, y, axes):
     """A NumPy emulation of Keras 2.2.4 TF batch_dot (the algorithm of section 5)."""
     xn, yn = x.ndim, y.ndim
