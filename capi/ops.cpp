@@ -120,6 +120,13 @@ KB_API kb_status kb_stack(kb_tensor* const* xs, size_t n, int64_t axis, kb_tenso
 KB_CAPI_LIST(kb_reshape, "reshape", "shape", api::reshape)
 KB_CAPI_BINARY(kb_reshape_to, "reshape", api::reshape_to(xn, yn))
 KB_CAPI_BINARY(kb_tile_to, "tile", api::tile_to(xn, yn))
+KB_API kb_status kb_one_hot_to(kb_tensor* indices, kb_tensor* num_classes, kb_tensor** out) {
+  return guard("one_hot", [&] {
+    out_arg(out, "one_hot");
+    *out = wrap(api::one_hot_to(tensor_arg(indices, "one_hot", "indices"),
+                                tensor_arg(num_classes, "one_hot", "num_classes")));
+  });
+}
 KB_API kb_status kb_slice_to(kb_tensor* x, kb_tensor* start, kb_tensor* size, kb_tensor** out) {
   return guard("slice", [&] {
     out_arg(out, "slice");

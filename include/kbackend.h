@@ -396,6 +396,8 @@ KB_API kb_status kb_expand_dims(kb_tensor* x, int64_t axis, kb_tensor** out);
 KB_API kb_status kb_squeeze(kb_tensor* x, int64_t axis, kb_tensor** out);
 KB_API kb_status kb_stack(kb_tensor* const* xs, size_t n, int64_t axis, kb_tensor** out);
 KB_API kb_status kb_one_hot(kb_tensor* indices, int64_t num_classes, kb_tensor** out);
+/* one_hot with num_classes an integer scalar tensor known when the function runs. */
+KB_API kb_status kb_one_hot_to(kb_tensor* indices, kb_tensor* num_classes, kb_tensor** out);
 KB_API kb_status kb_reverse(kb_tensor* x, const int64_t* axes, size_t naxes, kb_tensor** out);
 KB_API kb_status kb_slice(kb_tensor* x, const int64_t* start, const int64_t* size, size_t n,
                           kb_tensor** out);

@@ -85,6 +85,8 @@ NodePtr expand_dims(const NodePtr& x, int64_t axis);
 NodePtr squeeze(const NodePtr& x, int64_t axis);
 NodePtr stack(const Tensors& xs, int64_t axis);
 NodePtr one_hot(const NodePtr& indices, int64_t num_classes);
+// one_hot with num_classes an integer scalar tensor (known when the function runs).
+NodePtr one_hot_to(const NodePtr& indices, const NodePtr& num_classes);
 NodePtr reverse(const NodePtr& x, const std::vector<int64_t>& axes);
 NodePtr slice(const NodePtr& x, const std::vector<int64_t>& start,
               const std::vector<int64_t>& size);

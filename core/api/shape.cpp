@@ -229,6 +229,22 @@ NodePtr one_hot(const NodePtr& indices, int64_t num_classes) {
   return kb::cast(binary("Equal", idx, classes), DType::f32);
 }
 
+NodePtr one_hot_to(const NodePtr& indices, const NodePtr& num_classes) {
+  require(indices, "one_hot", "indices");
+  require(num_classes, "one_hot", "num_classes");
+  check(is_integer(indices->dtype()), Status::dtype, "one_hot: indices must be integers, got ",
+        dtype_name(indices->dtype()));
+  check(is_integer(num_classes->dtype()) && num_classes->shape().rank_known &&
+            num_classes->rank() == 0,
+        Status::invalid_argument, "one_hot: num_classes must be an integer scalar, got ",
+        dtype_name(num_classes->dtype()), num_classes->shape().str());
+  known_rank(indices, "one_hot");
+  NodePtr idx = kb::expand_dims(kb::cast(indices, DType::i64), indices->rank());
+  NodePtr classes = arange_to(scalar_constant(0, DType::i64), num_classes,
+                              scalar_constant(1, DType::i64), DType::i64);
+  return kb::cast(binary("Equal", idx, classes), DType::f32);
+}
+
 NodePtr reverse(const NodePtr& x, const std::vector<int64_t>& axes) {
   int64_t r = known_rank(x, "reverse");
   auto ax = normalize_axes(axes, r, "reverse");

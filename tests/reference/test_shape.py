@@ -140,6 +140,23 @@ def test_tile_slice_arange_with_tensor_arguments(dt, rng):
         kb.Function([k], [op("arange_to", zero, two, k, kb.I32)])(np.int32(0))
 
 
+def test_one_hot_to():
+    """num_classes a scalar tensor: from a fed value (a range made when the function runs) and
+    known now (the constant range)."""
+    idx = kb.placeholder([-1], kb.I32)
+    n = kb.placeholder([], kb.I32)
+    y = op("one_hot_to", idx, n)
+    assert y.shape == (None, None)
+    f = kb.Function([idx, n], [y])
+    for classes in (3, 5):
+        v = np.array([0, 2, 1, 2], np.int32)
+        np.testing.assert_array_equal(f(v, np.int32(classes))[0], np.eye(classes)[v])
+    three = const(np.int64(3))
+    assert op("one_hot_to", idx, three).shape == (None, 3)
+    assert "integer scalar" in error_of("one_hot_to", idx, const(np.float32(3)))
+    assert "indices must be integers" in error_of("one_hot_to", const(np.ones(2, np.float32)), three)
+
+
 def test_reshape_to_errors():
     x = const(np.ones((2, 3), np.float32))
     assert "integer vector" in error_of("reshape_to", x, const(np.ones(2, np.float32)))

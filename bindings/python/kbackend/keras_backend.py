@@ -310,6 +310,14 @@ def arange(start, stop=None, step=1, dtype="int32"):
 
 
 @_synced
+def one_hot(indices, num_classes):
+    """Keras' one_hot; num_classes may be a scalar tensor."""
+    if is_tensor(num_classes):
+        return _kb["one_hot_to"](indices, num_classes)
+    return _kb["one_hot"](indices, num_classes)
+
+
+@_synced
 def tile(x, n):
     """Keras' tile; n may hold scalar tensors or be an integer vector tensor."""
     if _has_tensors(n):

@@ -82,15 +82,16 @@ def test_reshape_to_dims_from_k_shape():
 
 
 def test_tensor_arguments_and_indices():
-    """K.tile, K.repeat, K.slice and K.arange with scalar tensors from K.shape, and a Tensor
+    """K.tile, K.repeat, K.slice, K.arange and K.one_hot with scalar tensors from K.shape, and a Tensor
     indexed by scalar tensors (x[i], x[:, i], x[:, 1:n]), with gradients through them."""
     x = K.placeholder((None, None, 4))
     s = K.shape(x)
     n, last = s[1], s[1] - 1
     outs = [K.tile(x, (1, n, 1)), K.repeat(x[:, 0, :], n), K.slice(x, (0, 1, 0), (-1, n - 1, 2)),
-            K.arange(n), K.arange(1, n, 2, dtype="float32"), x[s[0] - 1], x[:, last], x[:, 1:n]]
+            K.arange(n), K.arange(1, n, 2, dtype="float32"), x[s[0] - 1], x[:, last], x[:, 1:n],
+            K.one_hot(K.arange(n), n + 1)]
     loss = K.sum(K.square(outs[0])) + K.sum(outs[2]) + K.sum(outs[7] * 3)
-    outs.append(K.gradients(loss, [x])[0])
+    outs.insert(8, K.gradients(loss, [x])[0])
     f = K.function([x], outs)
     for shape in ((2, 3, 4), (3, 5, 4)):
         v = np.random.RandomState(5).rand(*shape).astype("float32")
@@ -108,3 +109,4 @@ def test_tensor_arguments_and_indices():
         grad[:, 1:, :2] += 1
         grad[:, 1:t] += 3
         np.testing.assert_allclose(r[8], grad, rtol=1e-5)
+        np.testing.assert_array_equal(r[9], np.eye(t + 1)[:t])
