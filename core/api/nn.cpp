@@ -217,7 +217,18 @@ NodePtr sparse_categorical_crossentropy(const NodePtr& target, const NodePtr& ou
     out = kb::transpose(out, perm);
   }
   int64_t classes = out->shape().dims[r - 1];
-  check(classes > 0, Status::not_implemented, who, ": the number of classes must be known");
+  // The classes' count and range as they are when the function runs, where unknown now.
+  NodePtr class_range, logits_shape;
+  if (classes >= 0) {
+    class_range = arange(0, double(classes), 1, DType::i64);
+  } else {
+    NodePtr count =
+        make_node("Gather", {shape_vector(out), scalar_constant(double(r - 1), DType::i64)});
+    class_range = arange_to(scalar_constant(0, DType::i64), count, scalar_constant(1, DType::i64),
+                            DType::i64);
+    logits_shape = make_node("Concat", {int64_vector({-1}), kb::expand_dims(count, 0)},
+                             {{"axis", int64_t(0)}});
+  }
   if (!from_logits) {
     double eps = Session::get().epsilon();
     out = unary("Log", clip(out, eps, 1.0 - eps));
@@ -225,12 +236,12 @@ NodePtr sparse_categorical_crossentropy(const NodePtr& target, const NodePtr& ou
   check(is_integer(target->dtype()) || is_floating(target->dtype()), Status::dtype, who,
         ": target must be numeric");
   NodePtr t = kb::cast(kb::reshape(target, {-1}), DType::i64);
-  NodePtr logits = kb::reshape(out, {-1, classes});
+  NodePtr logits =
+      logits_shape ? kb::reshape_to(out, logits_shape, {-1, -1}) : kb::reshape(out, {-1, classes});
   NodePtr ls = make_node("LogSoftmax", {logits}, {{"axis", int64_t(1)}});
   // The target's log-probability picked, not a one-hot product: 0 * -inf at a class of no
   // probability would make the loss NaN (TensorFlow's sparse kernel picks it too).
-  NodePtr is_target =
-      binary("Equal", kb::expand_dims(t, 1), arange(0, double(classes), 1, DType::i64));
+  NodePtr is_target = binary("Equal", kb::expand_dims(t, 1), class_range);
   NodePtr loss = neg(reduce_sum(select(is_target, ls, zeros_like(ls)), {1}, false));
   // One loss per leading position of the output, as many of them unknown as may be.
   if (r >= 3) loss = make_node("ReshapeLike", {loss, out}, {{"keep", r - 1}});

@@ -204,6 +204,27 @@ def test_sparse_categorical_crossentropy_unknown_batch(dt, rng):
         assert_close(f(t, o)[0], np_scce(t, o.astype(float)), dt)
 
 
+def test_sparse_categorical_crossentropy_unknown_classes(dt, rng):
+    """The classes' count known only when the function runs (TensorFlow takes it), rank 3 with
+    every dim unknown, from logits or probabilities; the gradient of the logits is
+    softmax - one_hot."""
+    pt, po = kb.placeholder([-1, -1], kb.I32), kb.placeholder([-1, -1, -1], dt)
+    probs = op("sparse_categorical_crossentropy", pt, po, 0, -1)
+    logits = op("sparse_categorical_crossentropy", pt, po, 1, -1)
+    assert logits.shape == (None, None)
+    (g,) = kb.gradients(op("sum", logits, None, 0, 0), [po])
+    f = kb.Function([pt, po], [probs, logits, g])
+    for shape in ((2, 3, 4), (1, 2, 7)):
+        c = shape[-1]
+        t = rng.integers(0, c, shape[:2]).astype(np.int32)
+        o = rng.random(shape).astype(kb.NP_OF[dt])
+        r = f(t, o)
+        assert_close(r[0], np_scce(t, o.astype(float), -1, False), dt)
+        assert_close(r[1], np_scce(t, o.astype(float), -1, True), dt)
+        e = np.exp(o - o.max(-1, keepdims=True))
+        assert_close(r[2], e / e.sum(-1, keepdims=True) - np.eye(c)[t], dt)
+
+
 def np_bce(target, output, from_logits=False, eps=1e-7):
     """The clip bounds and 1 - p are rounded to output's dtype, as in TensorFlow."""
     z = output.astype(np.float64)
