@@ -131,6 +131,9 @@ NodePtr print_tensor(const NodePtr& x, const std::string& message);
 void set_value(const NodePtr& x, const std::shared_ptr<Buffer>& value);
 // The value of x when constants and static shapes alone determine it, as a constant.
 NodePtr static_value(const NodePtr& x);
+// The value of a scalar, or of an integer tensor's entries, where static_value knows it now.
+std::optional<double> static_scalar(const NodePtr& x);
+std::optional<std::vector<int64_t>> static_ints(const NodePtr& x);
 
 // Shared checks.
 void require(const NodePtr& x, const char* who, const char* what);

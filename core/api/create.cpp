@@ -161,13 +161,10 @@ NodePtr arange_to(const NodePtr& start, const NodePtr& stop, const NodePtr& step
   require(step, "arange", "step");
   NodePtr from = stop ? start : scalar_constant(0, start->dtype());
   NodePtr to = stop ? stop : start;  // arange(n): [0, n), as Keras'
-  NodePtr n = make_node("RangeTo", {from, to, step}, {{"dtype", int64_t(dtype)}});
-  try {  // known now (numbers, static dims): the constant
-    return static_value(n);
-  } catch (const Error& e) {
-    if (e.code() != Status::invalid_argument) throw;
-    return n;
-  }
+  NodePtr range = make_node("RangeTo", {from, to, step}, {{"dtype", int64_t(dtype)}});  // checks
+  auto a = static_scalar(from), b = static_scalar(to), c = static_scalar(step);
+  if (a && b && c) return constant_node(range_values(*a, *b, *c, dtype));  // known now
+  return range;
 }
 
 int64_t count_params(const NodePtr& x) {

@@ -40,17 +40,6 @@ NodePtr reshape(const NodePtr& x, const Dims& shape) {
   return kb::reshape(x, shape);
 }
 
-// The value of a scalar known when the graph is built.
-static std::optional<int64_t> static_dim(const NodePtr& scalar) {
-  try {
-    NodePtr v = static_value(scalar);
-    return int64_t(read_scalar(v->value->dtype, v->value->data()));
-  } catch (const Error& e) {
-    if (e.code() != Status::invalid_argument) throw;
-    return std::nullopt;  // known only when a function runs
-  }
-}
-
 // The entries of an integer vector known now, `unknown` elsewhere: where the vector is a stack
 // of scalars (as Keras writes (K.shape(x)[0], -1, 3)), those that static values determine.
 static Dims entries_now(const NodePtr& v, int64_t unknown) {
@@ -60,7 +49,7 @@ static Dims entries_now(const NodePtr& v, int64_t unknown) {
     for (size_t i = 0; i < known.size(); ++i) {
       const NodePtr& e = (*entries)[i];
       if (e->is("ExpandDims") && e->inputs[0]->rank() == 0)
-        known[i] = static_dim(e->inputs[0]).value_or(unknown);
+        if (auto d = static_scalar(e->inputs[0])) known[i] = int64_t(*d);
     }
   return known;
 }
@@ -76,16 +65,7 @@ NodePtr reshape_to(const NodePtr& x, const NodePtr& shape) {
         s.str());
   NodePtr target = shape->dtype() == DType::i64 ? shape : kb::cast(shape, DType::i64);
   // Known now (a stack of numbers, of dims known when the graph is built): a plain reshape.
-  NodePtr now;
-  try {
-    now = static_value(target);
-  } catch (const Error& e) {
-    if (e.code() != Status::invalid_argument) throw;  // else known only when a function runs
-  }
-  if (now) {
-    const int64_t* d = now->value->as<int64_t>();
-    return kb::reshape(x, Dims(d, d + now->value->numel()));
-  }
+  if (auto now = static_ints(target)) return kb::reshape(x, *now);
   return make_node("ReshapeTo", {x, target}, {{"dims", entries_now(shape, -1)}});
 }
 
@@ -135,22 +115,10 @@ static NodePtr int64_argument(const NodePtr& v, int64_t n, const char* who, cons
   return v->dtype() == DType::i64 ? v : kb::cast(v, DType::i64);
 }
 
-// The values of an int64 vector when constants and static dims determine them now.
-static std::optional<std::vector<int64_t>> ints_now(const NodePtr& v) {
-  try {
-    NodePtr c = static_value(v);
-    const int64_t* d = c->value->as<int64_t>();
-    return std::vector<int64_t>(d, d + c->value->numel());
-  } catch (const Error& e) {
-    if (e.code() != Status::invalid_argument) throw;
-    return std::nullopt;  // known only when a function runs
-  }
-}
-
 NodePtr tile_to(const NodePtr& x, const NodePtr& n) {
   int64_t r = known_rank(x, "tile");
   NodePtr m = int64_argument(n, r, "tile", "n");
-  if (auto now = ints_now(m)) return tile(x, *now);
+  if (auto now = static_ints(m)) return tile(x, *now);
   return make_node("TileTo", {x, m}, {{"multiples", entries_now(n, -1)}});
 }
 
@@ -158,7 +126,7 @@ NodePtr slice_to(const NodePtr& x, const NodePtr& start, const NodePtr& size) {
   int64_t r = known_rank(x, "slice");
   NodePtr b = int64_argument(start, r, "slice", "start");
   NodePtr z = int64_argument(size, r, "slice", "size");
-  auto b_now = ints_now(b), z_now = ints_now(z);
+  auto b_now = static_ints(b), z_now = static_ints(z);
   if (b_now && z_now) return slice(x, *b_now, *z_now);
   return make_node("SliceTo", {x, b, z},
                    {{"start", entries_now(start, -2)}, {"size", entries_now(size, -2)}});

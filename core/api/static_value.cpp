@@ -1,6 +1,7 @@
 // static_value: the value of a tensor that constants and static shapes alone determine. Keras
 // computes shapes with tensor arithmetic on K.shape(x) (Conv2DTranspose: K.shape(x)[1] * 2);
 // where those dims are known when the graph is built, the result is a number now.
+#include <optional>
 #include <unordered_map>
 
 #include "core/api/api.h"
@@ -78,6 +79,28 @@ NodePtr static_value(const NodePtr& x) {
   require(x, "static_value", "x");
   std::unordered_map<const Node*, NodePtr> done;
   return constant_node(evaluate(rebuild(x, done)), x->name);
+}
+
+std::optional<NodePtr> static_value_if_known(const NodePtr& x) {
+  try {
+    return static_value(x);
+  } catch (const Error& e) {
+    if (e.code() != Status::invalid_argument) throw;
+    return std::nullopt;  // known only when a function runs
+  }
+}
+
+std::optional<double> static_scalar(const NodePtr& x) {
+  auto v = static_value_if_known(x);
+  if (!v) return std::nullopt;
+  return read_scalar((*v)->value->dtype, (*v)->value->data());
+}
+
+std::optional<std::vector<int64_t>> static_ints(const NodePtr& x) {
+  auto v = static_value_if_known(kb::cast(x, DType::i64));
+  if (!v) return std::nullopt;
+  const int64_t* d = (*v)->value->as<int64_t>();
+  return std::vector<int64_t>(d, d + (*v)->value->numel());
 }
 
 }  // namespace kb::api

@@ -126,7 +126,11 @@ def test_tile_slice_arange_with_tensor_arguments(dt, rng):
         grad = 2 * x * kv * 2
         grad[:, 1:1 + kv, 0:2] += 2 * x[:, 1:1 + kv, 0:2]
         assert_close(r[5], grad, dt)
-    # numbers known now: the static ops, folded
+    # numbers known now: the static ops, folded (dims known when the graph is built too)
+    q4 = kb.placeholder([-1, 4], dt)
+    q4_dim = dim_of(q4, 1)
+    assert op("arange_to", q4_dim, None, one, kb.I32).shape == (4,)
+    assert op("one_hot_to", k, q4_dim).shape == (4,)
     c = op("arange_to", const(np.int32(5)), None, one, kb.I64)
     np.testing.assert_array_equal(kb.run(c), np.arange(5))
     q = const(np.ones((2, 3), np.float32))
