@@ -15,8 +15,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -470,37 +472,23 @@ class Session {
   }
 
   void axis_op() {
+    using AxisFn = kb_status (*)(kb_tensor*, int64_t, kb_tensor**);
+    static const std::pair<const char*, AxisFn> kAxisOps[] = {
+        {"kb_cumsum", kb_cumsum},  {"kb_cumprod", kb_cumprod}, {"kb_argmax", kb_argmax},
+        {"kb_argmin", kb_argmin},  {"kb_softmax", kb_softmax}, {"kb_expand_dims", kb_expand_dims},
+        {"kb_squeeze", kb_squeeze}};
     int i = slot_index();
     int64_t axis = in_.axis();
-    switch (in_.pick(8)) {
-      case 0:
-        return tensor_call("kb_cumsum", {i},
-                           [&](kb_tensor** o) { return kb_cumsum(tensor(i), axis, o); });
-      case 1:
-        return tensor_call("kb_cumprod", {i},
-                           [&](kb_tensor** o) { return kb_cumprod(tensor(i), axis, o); });
-      case 2:
-        return tensor_call("kb_argmax", {i},
-                           [&](kb_tensor** o) { return kb_argmax(tensor(i), axis, o); });
-      case 3:
-        return tensor_call("kb_argmin", {i},
-                           [&](kb_tensor** o) { return kb_argmin(tensor(i), axis, o); });
-      case 4:
-        return tensor_call("kb_softmax", {i},
-                           [&](kb_tensor** o) { return kb_softmax(tensor(i), axis, o); });
-      case 5:
-        return tensor_call("kb_expand_dims", {i},
-                           [&](kb_tensor** o) { return kb_expand_dims(tensor(i), axis, o); });
-      case 6:
-        return tensor_call("kb_squeeze", {i},
-                           [&](kb_tensor** o) { return kb_squeeze(tensor(i), axis, o); });
-      default: {
-        std::vector<int64_t> a = in_.axes(3);
-        return tensor_call("kb_l2_normalize", {i}, [&](kb_tensor** o) {
-          return kb_l2_normalize(tensor(i), a.data(), in_.count_up_to(a.size()), o);
-        });
-      }
+    uint32_t k = in_.pick(8);
+    if (k < std::size(kAxisOps)) {
+      AxisFn fn = kAxisOps[k].second;
+      return tensor_call(kAxisOps[k].first, {i},
+                         [&](kb_tensor** o) { return fn(tensor(i), axis, o); });
     }
+    std::vector<int64_t> a = in_.axes(3);
+    return tensor_call("kb_l2_normalize", {i}, [&](kb_tensor** o) {
+      return kb_l2_normalize(tensor(i), a.data(), in_.count_up_to(a.size()), o);
+    });
   }
 
   void reshape_like() {
