@@ -54,16 +54,21 @@ static Dims entries_now(const NodePtr& v, int64_t unknown) {
   return known;
 }
 
+// An integer vector argument of `n` entries (n < 0: of any known length), as int64.
+static NodePtr int64_argument(const NodePtr& v, int64_t n, const char* who, const char* what) {
+  require(v, who, what);
+  const Shape& s = v->shape();
+  check(is_integer(v->dtype()) && s.rank_known && s.rank() == 1 && s.dims[0] >= 0 &&
+            (n < 0 || s.dims[0] == n),
+        Status::invalid_argument, who, ": ", what, " must be an integer vector of ",
+        n < 0 ? std::string("known length") : std::to_string(n) + " entries", ", got ",
+        dtype_name(v->dtype()), s.str());
+  return kb::cast(v, DType::i64);
+}
+
 NodePtr reshape_to(const NodePtr& x, const NodePtr& shape) {
-  const char* who = "reshape";
-  require(x, who, "x");
-  require(shape, who, "shape");
-  const Shape& s = shape->shape();
-  check(is_integer(shape->dtype()) && s.rank_known && s.rank() == 1 && s.dims[0] >= 0,
-        Status::invalid_argument, who,
-        ": the shape must be an integer vector of known length, got ", dtype_name(shape->dtype()),
-        s.str());
-  NodePtr target = shape->dtype() == DType::i64 ? shape : kb::cast(shape, DType::i64);
+  require(x, "reshape", "x");
+  NodePtr target = int64_argument(shape, -1, "reshape", "the shape");
   // Known now (a stack of numbers, of dims known when the graph is built): a plain reshape.
   if (auto now = static_ints(target)) return kb::reshape(x, *now);
   return make_node("ReshapeTo", {x, target}, {{"dims", entries_now(shape, -1)}});
@@ -103,16 +108,6 @@ NodePtr tile(const NodePtr& x, const std::vector<int64_t>& n) {
   check(int64_t(n.size()) == r, Status::invalid_argument, "tile: ", n.size(),
         " repetition counts for a tensor of rank ", r);
   return make_node("Tile", {x}, {{"multiples", n}});
-}
-
-// An integer vector argument of `n` entries, as int64.
-static NodePtr int64_argument(const NodePtr& v, int64_t n, const char* who, const char* what) {
-  require(v, who, what);
-  const Shape& s = v->shape();
-  check(is_integer(v->dtype()) && s.rank_known && s.rank() == 1 && s.dims[0] == n,
-        Status::invalid_argument, who, ": ", what, " must be an integer vector of ", n,
-        " entries, got ", dtype_name(v->dtype()), s.str());
-  return v->dtype() == DType::i64 ? v : kb::cast(v, DType::i64);
 }
 
 NodePtr tile_to(const NodePtr& x, const NodePtr& n) {

@@ -38,18 +38,20 @@ TensorType infer_tile_to(const Ins& in, const Values& v, const Attrs& a) {
   check_arity(in, 2, "tile");
   int64_t r = rank_of(in[0], "tile");
   check_vector(in[1], r, "tile", "multiples");
+  // The multiples' values where known, else those known when the graph was built (attribute
+  // multiples, -1 where unknown).
+  const Buffer* m = v.size() > 1 ? v[1] : nullptr;
   Dims d = in[0].shape.dims;
   for (size_t i = 0; i < d.size(); ++i) {
-    if (v.size() > 1 && v[1]) {
-      int64_t m = v[1]->as<int64_t>()[i];
-      check(m >= 0, Status::invalid_argument, "tile: negative multiple ", m);
-      check(d[i] < 0 || !__builtin_mul_overflow(d[i], m, &d[i]), Status::invalid_argument,
-            "tile: multiple ", m, " is too large");
-      if (m == 0) d[i] = 0;
-    } else if (d[i] != 0) {  // the multiple known now (attribute multiples), else -1
-      int64_t m = a.has("multiples") ? a.ints("multiples")[i] : -1;
-      d[i] = m < 0 || d[i] < 0 ? -1 : (m == 0 ? 0 : d[i] * m);
+    int64_t k = m ? m->as<int64_t>()[i] : (a.has("multiples") ? a.ints("multiples")[i] : -1);
+    if (m) check(k >= 0, Status::invalid_argument, "tile: negative multiple ", k);
+    if (k < 0) {
+      if (d[i] != 0) d[i] = -1;
+      continue;
     }
+    check(d[i] < 0 || !__builtin_mul_overflow(d[i], k, &d[i]), Status::invalid_argument,
+          "tile: multiple ", k, " is too large");
+    if (k == 0) d[i] = 0;
   }
   return {in[0].dtype, Shape(d)};
 }

@@ -337,7 +337,7 @@ def _tensor_indexed(x, key):
                 stop = k.stop if _is_tensor(k.stop) else as_tensor(np.int64(k.stop))
                 size[a] = _c.kb_subtract(_c.kb_cast(stop, _c.KB_INT64),
                                          _c.kb_cast(begin, _c.KB_INT64))
-        y = _c.kb_slice_to(y, _vector(start), _vector(size))
+        y = _c.kb_slice_to(y, int64_vector(start), int64_vector(size))
     for a, k in sorted(indices, key=lambda e: -e[0]):
         perm = [a] + [i for i in range(rank) if i != a]
         y = _c.kb_gather(_c.kb_permute_dimensions(y, perm), k)
@@ -345,11 +345,14 @@ def _tensor_indexed(x, key):
     return y
 
 
-def _vector(entries):
-    """ints and scalar tensors as an int64 vector (a stack of scalars)."""
+def int64_vector(entries):
+    """ints and scalar tensors as an int64 vector (a stack of scalars, which the library reads
+    entry by entry for what is known now); a tensor passes through."""
+    if _is_tensor(entries):
+        return entries
     parts = [_c.kb_cast(e, _c.KB_INT64) if _is_tensor(e) else as_tensor(np.int64(e))
              for e in entries]
-    return _c.kb_stack(parts, 0)
+    return Tensor(_c.kb_stack(parts, 0))
 
 
 def _static_strided_slice(x, key):

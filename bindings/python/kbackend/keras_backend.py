@@ -29,6 +29,7 @@ from ._core import Function as _Function
 from ._core import Tensor as _Tensor
 from ._core import as_tensor as _as_tensor
 from ._core import dtype_arg as _dtype_arg
+from ._core import int64_vector as _int64_vector
 from ._core import is_scipy_sparse as _is_scipy_sparse
 from ._core import sparse_from_scipy as _sparse_from_scipy
 from ._core import to_numpy as _to_numpy
@@ -282,15 +283,6 @@ def reshape(x, shape):
     if not dynamic:
         return _kb["reshape"](x, [int(d) for d in entries])
     return _kb["reshape_to"](x, _int64_vector(entries))
-
-
-def _int64_vector(entries):
-    """A tensor, or a sequence of ints and scalar tensors, as an int64 vector tensor (a stack of
-    the entries, which the library reads entry by entry for what is known now)."""
-    if is_tensor(entries):
-        return entries
-    return _kb["stack"]([_kb["cast"](d, "int64") if is_tensor(d)
-                         else _kb["constant"](int(d), dtype="int64") for d in entries], axis=0)
 
 
 def _has_tensors(value):
