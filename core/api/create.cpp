@@ -9,7 +9,7 @@
 #include "core/ops/build.h"
 #include "core/util/error.h"
 #include "core/util/philox.h"
-#include "core/util/random_draw.h"
+#include "core/kernel_plans/random_draw.h"
 
 namespace kb::api {
 
@@ -129,7 +129,8 @@ static NodePtr random_variable(const Dims& shape, DType dtype, const std::string
   auto buf = Buffer::make(dtype, shape);
   PhiloxStream rng(seed_or_random(seed));
   size_t es = dtype_size(dtype);
-  // u keeps as many bits as the dtype holds, as the Random primitive's (core/util/random_draw.h).
+  // u keeps as many bits as the dtype holds, as the Random primitive's
+  // (core/kernel_plans/random_draw.h).
   double bits = std::ldexp(1.0, uniform_bits(dtype));
   for (int64_t i = 0; i < buf->numel(); ++i) {
     double v =

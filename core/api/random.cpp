@@ -7,7 +7,7 @@
 #include "core/api/nn_more.h"
 #include "core/ops/build.h"
 #include "core/util/error.h"
-#include "core/util/random_draw.h"
+#include "core/ops/random_spec.h"
 
 namespace kb::api {
 

@@ -9,8 +9,8 @@
 #include "core/cpu/loops.h"
 #include "core/cpu/scratch.h"
 #include "core/cpu/simd_targets.h"
-#include "core/util/batch_norm.h"
-#include "core/util/dispatch.h"
+#include "core/kernel_plans/batch_norm.h"
+#include "core/graph/dispatch.h"
 
 namespace kb::cpu {
 namespace {

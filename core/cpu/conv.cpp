@@ -13,7 +13,7 @@
 #include "core/cpu/widen.h"
 #include "core/cpu/loops.h"
 #include "core/ops/conv_ops.h"
-#include "core/util/dispatch.h"
+#include "core/graph/dispatch.h"
 
 namespace kb::cpu {
 namespace {

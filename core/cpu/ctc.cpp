@@ -3,7 +3,8 @@
 // merged unless a blank separates them):
 // - the loss log-softmaxes each step's logits and runs the forward (and, for the gradient, the
 //   backward) recursion over the label with blanks interleaved, in log space and in double
-//   precision whatever the storage dtype (core/util/ctc_recursion.h, which the GPU runs too);
+//   precision whatever the storage dtype (core/kernel_plans/ctc_recursion.h, which the GPU runs
+//   too);
 // - greedy decoding takes each step's first maximum, merges repeats and drops blanks; its score
 //   is -sum_t max_c logits;
 // - beam search is TensorFlow's prefix beam search (CTCBeamSearchDecoder with merge_repeated):
@@ -21,7 +22,7 @@
 
 #include "core/backend/kernel.h"
 #include "core/cpu/loops.h"
-#include "core/ops/ctc_batch.h"
+#include "core/kernel_plans/ctc_batch.h"
 #include "core/util/error.h"
 
 namespace kb::cpu {
@@ -58,8 +59,8 @@ const T* typed(const Buffer* b) {
 }
 
 // ---- loss ---------------------------------------------------------------------------------------
-// Each entry runs the per-cell functions of core/util/ctc_recursion.h in order, over scratch of
-// its own size.
+// Each entry runs the per-cell functions of core/kernel_plans/ctc_recursion.h in order, over
+// scratch of its own size.
 template <bool Grad>
 Kernel make_ctc_loss(const KernelArgs& k) {
   const Dims& d = k.in[0].shape.dims;

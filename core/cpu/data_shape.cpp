@@ -4,7 +4,7 @@
 
 #include "core/backend/kernel.h"
 #include "core/util/convert_value.h"
-#include "core/util/dispatch.h"
+#include "core/graph/dispatch.h"
 
 namespace kb {
 namespace {

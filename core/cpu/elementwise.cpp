@@ -7,7 +7,8 @@
 #include "core/ops/op.h"
 #include "core/ops/scalar_funcs.h"
 #include "core/ops/scalar_ops.h"
-#include "core/util/dispatch.h"
+#include "core/graph/dispatch.h"
+#include "core/kernel_plans/scalar_domain.h"
 
 namespace kb::cpu {
 namespace {

@@ -4,8 +4,8 @@
 #include <cstdint>
 
 #include "core/cpu/loops.h"
-#include "core/util/dispatch.h"
-#include "core/util/epilogue_value.h"
+#include "core/graph/dispatch.h"
+#include "core/kernel_plans/epilogue_value.h"
 
 namespace kb::cpu {
 

@@ -17,7 +17,7 @@
 #include "core/ops/op.h"
 #include "core/ops/scalar_funcs.h"
 #include "core/ops/scalar_ops.h"
-#include "core/util/dispatch.h"
+#include "core/graph/dispatch.h"
 
 namespace kb::cpu {
 namespace {

@@ -1,15 +1,15 @@
 // CPU kernels of Pad (zero padding), Resize and ResizeGrad (core/ops/image_ops.cpp).
 //
-// Resize and ResizeGrad gather the taps of core/util/resize_taps.h, listed per axis once per
-// shape, over channels innermost (no scatter, no atomics).
+// Resize and ResizeGrad gather the taps of core/kernel_plans/resize_taps.h, listed per axis once
+// per shape, over channels innermost (no scatter, no atomics).
 #include <algorithm>
 #include <array>
 #include <cstring>
 
 #include "core/backend/kernel.h"
 #include "core/cpu/loops.h"
-#include "core/ops/resize_geom.h"
-#include "core/util/dispatch.h"
+#include "core/kernel_plans/resize_geom.h"
+#include "core/graph/dispatch.h"
 
 namespace kb::cpu {
 namespace {
@@ -47,7 +47,7 @@ KernelRegistrar k1("cpu", "Pad", make_pad);
 
 // ---- Resize / ResizeGrad ----------------------------------------------------------------------
 // For each destination index of one axis: the source indices and weights it sums (CSR), from the
-// taps of core/util/resize_taps.h.
+// taps of core/kernel_plans/resize_taps.h.
 struct AxisMap {
   std::vector<int64_t> off{0}, idx;
   std::vector<double> w;

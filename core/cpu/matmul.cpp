@@ -11,12 +11,12 @@
 #include <cstring>
 
 #include "core/backend/kernel.h"
-#include "core/backend/layout.h"
+#include "core/kernel_plans/layout.h"
 #include "core/cpu/dnnl_cache.h"
 #include "core/cpu/epilogue.h"
 #include "core/cpu/loops.h"
 #include "core/cpu/widen.h"
-#include "core/util/dispatch.h"
+#include "core/graph/dispatch.h"
 #include "core/util/error.h"
 
 namespace kb::cpu {

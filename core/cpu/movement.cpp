@@ -12,7 +12,7 @@
 #include "core/graph/session.h"
 #include "core/ops/reshape_dims.h"
 #include "core/ops/slice_spec.h"
-#include "core/util/dispatch.h"
+#include "core/graph/dispatch.h"
 
 namespace kb::cpu {
 namespace {

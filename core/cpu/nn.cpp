@@ -4,11 +4,11 @@
 #include <vector>
 
 #include "core/backend/kernel.h"
-#include "core/backend/layout.h"
+#include "core/kernel_plans/layout.h"
 #include "core/cpu/loops.h"
 #include "core/cpu/scratch.h"
 #include "core/cpu/row_kernels.h"
-#include "core/util/dispatch.h"
+#include "core/graph/dispatch.h"
 
 namespace kb::cpu {
 namespace {

@@ -3,7 +3,7 @@
 // forward_training pass inside the backward kernel) except max pooling's backward pass over
 // windows that do not overlap with channels last, a direct loop; other floating types,
 // MaxPoolGradGrad and any problem oneDNN declines run through reference loops over the per-element
-// functions of core/util/pool_windows.h (the CUDA kernels' too). Max takes the
+// functions of core/kernel_plans/pool_windows.h (the CUDA kernels' too). Max takes the
 // first maximum of a window and ignores padded cells; avg divides by the number of real cells.
 #include <cstring>
 #include <limits>
@@ -14,9 +14,9 @@
 #include "core/cpu/loops.h"
 #include "core/cpu/row_kernels.h"
 #include "core/ops/conv_ops.h"
-#include "core/util/dispatch.h"
-#include "core/backend/pool_problem.h"
-#include "core/util/pool_windows.h"
+#include "core/graph/dispatch.h"
+#include "core/kernel_plans/pool_problem.h"
+#include "core/kernel_plans/pool_windows.h"
 
 namespace kb::cpu {
 namespace {
@@ -42,8 +42,8 @@ Geo make_geo(const PoolProblem& p) {
   return g;
 }
 
-// The reference loops: the per-element functions of core/util/pool_windows.h over every element,
-// in parallel.
+// The reference loops: the per-element functions of core/kernel_plans/pool_windows.h over every
+// element, in parallel.
 template <class F>
 void for_elements(int64_t n, int64_t per_element, F&& f) {
   parallel_for(

@@ -1,8 +1,9 @@
-// CPU kernel of Random (core/ops/random_ops.cpp); the numbers are core/util/random_draw.h's.
+// CPU kernel of Random (core/ops/random_ops.cpp); the numbers are
+// core/kernel_plans/random_draw.h's.
 #include "core/backend/kernel.h"
 #include "core/cpu/loops.h"
-#include "core/util/dispatch.h"
-#include "core/util/random_draw.h"
+#include "core/graph/dispatch.h"
+#include "core/kernel_plans/random_draw.h"
 
 namespace kb::cpu {
 namespace {

@@ -5,14 +5,14 @@
 #include <numeric>
 
 #include "core/backend/kernel.h"
-#include "core/backend/layout.h"
-#include "core/backend/reduce_plan.h"
+#include "core/kernel_plans/layout.h"
+#include "core/kernel_plans/reduce_plan.h"
 #include "core/cpu/loops.h"
 #include "core/cpu/scratch.h"
 #include "core/cpu/reduce.h"
 #include "core/cpu/row_kernels.h"
 #include "core/ops/build.h"
-#include "core/util/dispatch.h"
+#include "core/graph/dispatch.h"
 
 namespace kb::cpu {
 namespace {

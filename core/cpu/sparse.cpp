@@ -5,8 +5,8 @@
 
 #include "core/backend/kernel.h"
 #include "core/cpu/sum_into.h"
-#include "core/ops/coo_index.h"
-#include "core/util/dispatch.h"
+#include "core/kernel_plans/coo_index.h"
+#include "core/graph/dispatch.h"
 #include "core/util/small_vector.h"
 
 namespace kb {

@@ -9,7 +9,7 @@
 #include "core/backend/kernel.h"
 #include "core/cpu/scratch.h"
 #include "core/cpu/widen.h"
-#include "core/util/dispatch.h"
+#include "core/graph/dispatch.h"
 
 namespace kb::cpu {
 

@@ -9,7 +9,7 @@
 #endif
 
 #include "core/cpu/loops.h"
-#include "core/util/dispatch.h"
+#include "core/graph/dispatch.h"
 
 namespace kb::cpu {
 namespace {

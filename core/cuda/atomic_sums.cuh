@@ -13,7 +13,7 @@
 
 #include "core/cuda/common.cuh"
 #include "core/ops/scalar_funcs.h"
-#include "core/util/dispatch.h"
+#include "core/graph/dispatch.h"
 
 namespace kb::cuda {
 

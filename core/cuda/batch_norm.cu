@@ -1,15 +1,15 @@
 // CUDA kernels of BatchNorm and BatchCenteredDot (core/ops/batch_norm_ops.cpp) over x viewed as
-// (outer, channels, inner) (core/util/batch_norm.h). BatchNorm: each channel's factor and offset
-// once (batch_norm_affine, the CPU's operations: this file is compiled with -fmad=false), then
-// one thread per value. BatchCenteredDot: blocks sum chunks of rows per channel in double into
+// (outer, channels, inner) (core/kernel_plans/batch_norm.h). BatchNorm: each channel's factor and
+// offset once (batch_norm_affine, the CPU's operations: this file is compiled with -fmad=false),
+// then one thread per value. BatchCenteredDot: blocks sum chunks of rows per channel in double into
 // scratch (channels last: a warp's lanes read 32 adjacent channels; otherwise a block reads one
 // channel's runs), then one thread per channel adds its chunks in order
-// (core/util/device_batch_norm.h).
+// (core/kernel_plans/device_batch_norm.h).
 #include <algorithm>
 
 #include "core/cuda/common.cuh"
-#include "core/util/batch_norm.h"
-#include "core/util/device_batch_norm.h"
+#include "core/kernel_plans/batch_norm.h"
+#include "core/kernel_plans/device_batch_norm.h"
 
 namespace kb::cuda {
 namespace {

@@ -11,10 +11,10 @@
 
 #include "core/backend/device.h"
 #include "core/backend/kernel.h"
-#include "core/backend/pool_problem.h"
-#include "core/backend/reduce_plan.h"
-#include "core/backend/strided_map.h"
-#include "core/util/dispatch.h"
+#include "core/kernel_plans/pool_problem.h"
+#include "core/kernel_plans/reduce_plan.h"
+#include "core/kernel_plans/strided_map.h"
+#include "core/graph/dispatch.h"
 
 namespace kb::cuda {
 
@@ -120,7 +120,8 @@ struct Registrar {
   Registrar(const char* op, KernelFactory f);
 };
 
-// out[out_base + offset0(i)] = in[in_base + offset1(i)] for i < n (core/backend/strided_map.h).
+// out[out_base + offset0(i)] = in[in_base + offset1(i)] for i < n
+// (core/kernel_plans/strided_map.h).
 void strided_copy_on_device(const Buffer& in, int64_t in_base, Buffer& out, int64_t out_base,
                             const StridedMap& m, int64_t n);
 void zero_on_device(Buffer& out);

@@ -1,6 +1,6 @@
 // CUDA kernels of CtcLoss and CtcLossGrad through the CPU's per-cell functions
-// (core/util/ctc_recursion.h): a thread per row of log-softmax and of the gradient, a block per
-// batch entry for the forward and backward recursions (a thread per state, a barrier per step),
+// (core/kernel_plans/ctc_recursion.h): a thread per row of log-softmax and of the gradient, a block
+// per batch entry for the forward and backward recursions (a thread per state, a barrier per step),
 // over chunks of the batch whose scratch fits a budget.
 // The labels and lengths are read on the host first, to be checked with the CPU's rules and
 // messages; their extended labels go back in one copy. Decoding stays on the CPU, as TensorFlow
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "core/cuda/common.cuh"
-#include "core/ops/ctc_batch.h"
+#include "core/kernel_plans/ctc_batch.h"
 
 namespace kb::cuda {
 namespace {

@@ -4,6 +4,7 @@
 #include "core/graph/scalar.h"
 #include "core/ops/scalar_funcs.h"
 #include "core/ops/scalar_ops.h"
+#include "core/kernel_plans/scalar_domain.h"
 
 namespace kb::cuda {
 namespace {

@@ -1,8 +1,8 @@
-// The epilogue of a fused convolution or matrix product (core/util/epilogue_value.h) as its own
-// kernel, where the library's fused call is not available.
+// The epilogue of a fused convolution or matrix product (core/kernel_plans/epilogue_value.h) as its
+// own kernel, where the library's fused call is not available.
 #pragma once
 #include "core/cuda/common.cuh"
-#include "core/util/epilogue_value.h"
+#include "core/kernel_plans/epilogue_value.h"
 
 namespace kb::cuda {
 

@@ -1,9 +1,9 @@
 // CUDA kernel of FusedElementwise: one thread per element runs the group's register program
-// (core/ops/fused_program.h), every thread the same instruction at once (no divergence). The
-// program and the input strides travel as the kernel's parameter; a group beyond its fixed sizes
-// is declined and stays unfused.
+// (core/kernel_plans/fused_program.h), every thread the same instruction at once (no divergence).
+// The program and the input strides travel as the kernel's parameter; a group beyond its fixed
+// sizes is declined and stays unfused.
 #include "core/cuda/common.cuh"
-#include "core/ops/fused_program.h"
+#include "core/kernel_plans/fused_program.h"
 
 namespace kb::cuda {
 namespace {

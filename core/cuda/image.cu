@@ -1,8 +1,8 @@
 // CUDA kernels of Resize and ResizeGrad: one thread per result element runs resize_at
-// (core/util/resize_taps.h), the taps the CPU kernel lists, accumulated as the CPU does (integer
-// images too); the gradient gathers (no atomics).
+// (core/kernel_plans/resize_taps.h), the taps the CPU kernel lists, accumulated as the CPU does
+// (integer images too); the gradient gathers (no atomics).
 #include "core/cuda/common.cuh"
-#include "core/ops/resize_geom.h"
+#include "core/kernel_plans/resize_geom.h"
 
 namespace kb::cuda {
 namespace {

@@ -1,10 +1,10 @@
 // CUDA kernels for tiling's gradient, gather/scatter, arg-reductions, cumulative scans and
 // in_top_k (slices, concatenation, tiling and reversal are copies: core/cuda/movement.cu).
-#include "core/backend/layout.h"
+#include "core/kernel_plans/layout.h"
 #include "core/cuda/common.cuh"
 #include "core/cuda/atomic_sums.cuh"
 #include "core/cuda/index_errors.cuh"
-#include "core/util/axis_scans.h"
+#include "core/kernel_plans/axis_scans.h"
 
 namespace kb::cuda {
 namespace {
@@ -12,7 +12,7 @@ namespace {
 using Ins = std::vector<const Buffer*>;
 
 // TileGrad sums the gradient over the multiples: a reduction of the interleaved (multiple, dim)
-// axes that Tile broadcasts over (core/backend/copy_plan.cpp).
+// axes that Tile broadcasts over (core/kernel_plans/copy_plan.cpp).
 Kernel make_tile_grad(const KernelArgs& k) {
   const Dims& d = k.out.shape.dims;
   const auto& mult = k.node.attrs.ints("multiples");
@@ -130,8 +130,8 @@ __device__ C shuffle_down(C v, int offset) {
   }
 }
 
-// Long rows (inner == 1): a warp per row (core/util/axis_scans.h). Each lane finds the candidate
-// of its strided part; the candidates combine down the warp, a tie to the lower position.
+// Long rows (inner == 1): a warp per row (core/kernel_plans/axis_scans.h). Each lane finds the
+// candidate of its strided part; the candidates combine down the warp, a tie to the lower position.
 template <class T>
 __global__ void arg_rows_kernel(const T* x, int64_t* out, int64_t rows, int64_t n, bool is_max) {
   using C = compute_t<T>;

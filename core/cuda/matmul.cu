@@ -8,7 +8,7 @@
 #include <memory>
 #include <mutex>
 
-#include "core/backend/layout.h"
+#include "core/kernel_plans/layout.h"
 #include "core/cuda/common.cuh"
 #include "core/cuda/epilogue.cuh"
 

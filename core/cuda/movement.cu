@@ -1,8 +1,8 @@
 // CUDA: views (reshape family alias their input), the kernels that only move elements as strided
-// copies (core/backend/copy_plan.h: slices, concatenation, tiling, reversal, transposes,
+// copies (core/kernel_plans/copy_plan.h: slices, concatenation, tiling, reversal, transposes,
 // broadcasts, padding), and Switch (the branch chosen on the device: no condition read back to
 // the host).
-#include "core/backend/copy_plan.h"
+#include "core/kernel_plans/copy_plan.h"
 #include "core/cuda/common.cuh"
 #include "core/ops/reshape_dims.h"
 

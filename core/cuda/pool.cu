@@ -1,10 +1,10 @@
-// CUDA pooling through the per-element functions of core/util/pool_windows.h (the CPU reference
-// loops' own): Pool and PoolBackward where cuDNN cannot describe the padding (asymmetric 'same')
-// or the size, max pooling's gradient (the first of tied maxima, as the CPU's), and
+// CUDA pooling through the per-element functions of core/kernel_plans/pool_windows.h (the CPU
+// reference loops' own): Pool and PoolBackward where cuDNN cannot describe the padding (asymmetric
+// 'same') or the size, max pooling's gradient (the first of tied maxima, as the CPU's), and
 // MaxPoolGradGrad. One thread per output cell (forward, MaxPoolGradGrad) or input cell
 // (backward: it gathers the outputs reading it, no atomics).
 #include "core/cuda/common.cuh"
-#include "core/backend/pool_problem.h"
+#include "core/kernel_plans/pool_problem.h"
 
 namespace kb::cuda {
 namespace {

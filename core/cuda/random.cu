@@ -1,7 +1,8 @@
-// CUDA kernel of Random: the same numbers as the CPU's (core/util/random_draw.h), one thread per
-// uniform block or normal element; the run number comes from the node's counter, as on the CPU.
+// CUDA kernel of Random: the same numbers as the CPU's (core/kernel_plans/random_draw.h), one
+// thread per uniform block or normal element; the run number comes from the node's counter, as on
+// the CPU.
 #include "core/cuda/common.cuh"
-#include "core/util/random_draw.h"
+#include "core/kernel_plans/random_draw.h"
 
 namespace kb::cuda {
 namespace {

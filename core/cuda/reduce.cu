@@ -1,11 +1,11 @@
 // CUDA reductions (Reduce, SumToLike) and softmax / log-softmax.
 #include <cfloat>
 
-#include "core/backend/layout.h"
-#include "core/backend/reduce_plan.h"
+#include "core/kernel_plans/layout.h"
+#include "core/kernel_plans/reduce_plan.h"
 #include "core/cuda/common.cuh"
-#include "core/util/device_reduce.h"
-#include "core/util/device_softmax.h"
+#include "core/kernel_plans/device_reduce.h"
+#include "core/kernel_plans/device_softmax.h"
 #include "core/ops/build.h"
 
 namespace kb::cuda {
@@ -67,7 +67,7 @@ std::shared_ptr<void> transposed(const T*& x, DType t, const Dims& dims,
   return tmp;
 }
 
-// The plan's schedule (core/backend/reduce_plan.h), in the order the emulated device follows.
+// The plan's schedule (core/kernel_plans/reduce_plan.h), in the order the emulated device follows.
 template <class T>
 void run_reduce(int mode, const ReducePlan& p, const Buffer& in, Buffer& out) {
   using A = reduce_acc_t<T>;
@@ -122,7 +122,8 @@ Kernel make_reduce(const KernelArgs& k) {
 Registrar reg_reduce("Reduce", make_reduce);
 Registrar reg_sum_to_like("SumToLike", make_reduce);
 
-// Softmax over rows of length n (inner == 1): one block per row (core/util/device_softmax.h).
+// Softmax over rows of length n (inner == 1): one block per row
+// (core/kernel_plans/device_softmax.h).
 template <class T, bool Log, class C = compute_t<T>>
 __global__ void softmax_rows(const T* x, T* out, int64_t outer, int64_t n) {
   __shared__ C part[kThreads];

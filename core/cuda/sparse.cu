@@ -3,13 +3,13 @@
 // slice); sums go through atomics (core/cuda/atomic_sums.cuh), so a duplicate's floating-point
 // sum may differ from the CPU's in its last bits (integer sums are exact, wrapping as the CPU's
 // do). A kernel that meets an index tuple out of range flags its row; the run fails with the
-// CPU's message for it when it settles (core/cuda/index_errors.cuh, core/ops/coo_index.h).
+// CPU's message for it when it settles (core/cuda/index_errors.cuh, core/kernel_plans/coo_index.h).
 // dense_shape's values are read on the host: they are the result's dims.
 #include "core/cuda/atomic_sums.cuh"
 #include "core/cuda/common.cuh"
 #include "core/cuda/index_errors.cuh"
-#include "core/ops/coo_index.h"
-#include "core/util/nd_index.h"
+#include "core/kernel_plans/coo_index.h"
+#include "core/kernel_plans/nd_index.h"
 
 namespace kb::cuda {
 namespace {

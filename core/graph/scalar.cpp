@@ -2,7 +2,7 @@
 #include "core/graph/scalar.h"
 
 #include "core/util/convert_value.h"
-#include "core/util/dispatch.h"
+#include "core/graph/dispatch.h"
 
 namespace kb {
 

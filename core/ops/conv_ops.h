@@ -23,7 +23,6 @@
 
 #include "core/graph/attrs.h"
 #include "core/graph/shape.h"
-#include "core/util/pool_windows.h"
 
 namespace kb {
 
@@ -55,9 +54,6 @@ struct PoolGeom {
   static PoolGeom from(const Attrs& a);
   PoolGeom resolved(const Dims& x) const;  // 'same' pads for input dims x
 };
-
-// The windows of a pooling of x into y (g resolved: its pads known).
-PoolWindows pool_windows(const PoolGeom& g, const Dims& x, const Dims& y);
 
 // The axis of the channels and of the first spatial dimension for a tensor of rank nsp + 2.
 inline size_t channel_axis(bool channels_first, size_t nsp) { return channels_first ? 1 : nsp + 1; }

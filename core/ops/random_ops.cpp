@@ -7,7 +7,7 @@
 // is read), a -1 entry of dims takes that input's dimension, the dims right-aligned against it.
 #include "core/ops/op.h"
 #include "core/util/error.h"
-#include "core/util/random_draw.h"
+#include "core/ops/random_spec.h"
 
 namespace kb {
 namespace {

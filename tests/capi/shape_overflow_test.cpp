@@ -268,9 +268,9 @@ TEST(ShapeOverflow, SamePaddingHugeStrides) {
   EXPECT_EQ(values<double>(eval(c.get()).get()), (std::vector<double>{6}));
 }
 
-// core/util/pool_windows.h readers: the first output reading an input cell, ceil(first / s), was
-// (first + s - 1) / s, which overflowed for strides near INT64_MAX: pooling's gradient read dy
-// before its start and gave cells outside every window a gradient.
+// core/kernel_plans/pool_windows.h readers: the first output reading an input cell, ceil(first /
+// s), was (first + s - 1) / s, which overflowed for strides near INT64_MAX: pooling's gradient read
+// dy before its start and gave cells outside every window a gradient.
 TEST(ShapeOverflow, PoolGradientHugeStrides) {
   Tensor x = variable<double>({1, 2, 3}, {1, 3, 1, 1});
   int64_t pool[2] = {1, 1}, strides[2] = {kMax, 1};

@@ -1,12 +1,12 @@
 // The emulated device's BatchNorm and BatchCenteredDot: core/cuda/batch_norm.cu's factors and
-// values (core/util/batch_norm.h), and its chunks of sums with each block's threads combined in
-// the GPU's order (core/util/device_batch_norm.h), on the host.
+// values (core/kernel_plans/batch_norm.h), and its chunks of sums with each block's threads
+// combined in the GPU's order (core/kernel_plans/device_batch_norm.h), on the host.
 #include <cstring>
 #include <vector>
 
 #include "core/ops/op.h"
-#include "core/util/device_batch_norm.h"
-#include "core/util/dispatch.h"
+#include "core/kernel_plans/device_batch_norm.h"
+#include "core/graph/dispatch.h"
 #include "element_kernels.h"
 
 namespace kb::emulation {

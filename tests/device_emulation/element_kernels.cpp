@@ -3,15 +3,15 @@
 #include <algorithm>
 #include <cstring>
 
-#include "core/backend/layout.h"
-#include "core/backend/pool_problem.h"
+#include "core/kernel_plans/layout.h"
+#include "core/kernel_plans/pool_problem.h"
 #include "core/ops/conv_ops.h"
-#include "core/ops/ctc_batch.h"
-#include "core/ops/fused_program.h"
-#include "core/ops/resize_geom.h"
-#include "core/util/axis_scans.h"
-#include "core/util/dispatch.h"
-#include "core/util/epilogue_value.h"
+#include "core/kernel_plans/ctc_batch.h"
+#include "core/kernel_plans/fused_program.h"
+#include "core/kernel_plans/resize_geom.h"
+#include "core/kernel_plans/axis_scans.h"
+#include "core/graph/dispatch.h"
+#include "core/kernel_plans/epilogue_value.h"
 
 namespace kb::emulation {
 namespace {

@@ -1,11 +1,13 @@
 // The emulated device's own kernels for the operations whose CUDA kernels run one shared
-// per-element function or strided map (core/util/pool_windows.h, core/util/resize_taps.h,
-// core/ops/fused_program.h, core/util/epilogue_value.h, core/util/axis_scans.h,
-// core/util/device_reduce.h, core/util/device_softmax.h, core/util/device_batch_norm.h,
-// core/backend/strided_map.h): the same function over every element, on the host, so that the
-// suites run on the emulated device test what the GPU computes (and where the plugin declines),
-// not the CPU kernel. The kernels the plugin declines by dtype alone (integer products, gather's
-// gradient of integers) decline the same dtypes and otherwise run the CPU kernel.
+// per-element function or strided map (core/kernel_plans/pool_windows.h,
+// core/kernel_plans/resize_taps.h, core/kernel_plans/fused_program.h,
+// core/kernel_plans/epilogue_value.h, core/kernel_plans/axis_scans.h,
+// core/kernel_plans/device_reduce.h, core/kernel_plans/device_softmax.h,
+// core/kernel_plans/device_batch_norm.h, core/kernel_plans/strided_map.h): the same function over
+// every element, on the host, so that the suites run on the emulated device test what the GPU
+// computes (and where the plugin declines), not the CPU kernel. The kernels the plugin declines by
+// dtype alone (integer products, gather's gradient of integers) decline the same dtypes and
+// otherwise run the CPU kernel.
 #pragma once
 #include <optional>
 

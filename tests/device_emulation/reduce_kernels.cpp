@@ -1,17 +1,17 @@
 // The emulated device's Reduce, SumToLike, Softmax and LogSoftmax: core/cuda/reduce.cu's schedule
-// of a plan (device_reduce_schedule) and its arithmetic (core/util/device_reduce.h,
-// core/util/device_softmax.h) on the host, each block's kReduceThreads threads and their tree of
-// partial results in the GPU's order, so that the order of the sums (and the transposes and chunks
-// that lead to it) is the one a GPU computes.
+// of a plan (device_reduce_schedule) and its arithmetic (core/kernel_plans/device_reduce.h,
+// core/kernel_plans/device_softmax.h) on the host, each block's kReduceThreads threads and their
+// tree of partial results in the GPU's order, so that the order of the sums (and the transposes and
+// chunks that lead to it) is the one a GPU computes.
 #include <cstring>
 #include <vector>
 
-#include "core/backend/layout.h"
-#include "core/backend/reduce_plan.h"
-#include "core/backend/strided_map.h"
+#include "core/kernel_plans/layout.h"
+#include "core/kernel_plans/reduce_plan.h"
+#include "core/kernel_plans/strided_map.h"
 #include "core/ops/op.h"
-#include "core/util/device_reduce.h"
-#include "core/util/device_softmax.h"
+#include "core/kernel_plans/device_reduce.h"
+#include "core/kernel_plans/device_softmax.h"
 #include "element_kernels.h"
 
 namespace kb::emulation {

@@ -1,17 +1,18 @@
 // The emulated device's kernels for the CUDA plugin's strided kernels: the copies of
-// core/backend/copy_plan.h and the broadcasting binary operations and select of
-// core/cuda/elementwise.cu, over the same maps (core/backend/strided_map.h), on the host. Every
-// offset a map yields is checked against its operand, so that a map reading or writing outside a
-// tensor (which a GPU would do silently) fails the suites.
+// core/kernel_plans/copy_plan.h and the broadcasting binary operations and select of
+// core/cuda/elementwise.cu, over the same maps (core/kernel_plans/strided_map.h), on the host.
+// Every offset a map yields is checked against its operand, so that a map reading or writing
+// outside a tensor (which a GPU would do silently) fails the suites.
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
-#include "core/backend/copy_plan.h"
+#include "core/kernel_plans/copy_plan.h"
 #include "core/ops/op.h"
 #include "core/ops/scalar_funcs.h"
 #include "core/ops/scalar_ops.h"
-#include "core/util/dispatch.h"
+#include "core/graph/dispatch.h"
+#include "core/kernel_plans/scalar_domain.h"
 #include "element_kernels.h"
 
 namespace kb::emulation {

@@ -11,25 +11,12 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "core/graph/attrs.h"
-#include "core/util/dispatch.h"
+#include "core/graph/dispatch.h"
+#include "core/ops/random_spec.h"
 #include "core/util/host_device.h"
 #include "core/util/philox.h"
 
 namespace kb {
-
-enum RandomDist : int64_t { kUniform = 0, kNormal = 1, kTruncatedNormal = 2 };
-
-// A Random node's attributes: the distribution, its parameters (uniform: [a, b); normal: mean
-// a, stddev b) and the seed.
-struct RandomSpec {
-  int64_t dist;
-  double a, b;
-  uint64_t seed;
-};
-inline RandomSpec random_spec(const Attrs& at) {
-  return {at.i("dist"), at.f("a"), at.f("b"), uint64_t(at.i("seed"))};
-}
 
 struct RandomDraw {
   uint32_t k0, k1;

@@ -35,11 +35,11 @@ ReducePlan plan_reduce(const Dims& dims, std::vector<int64_t> axes);
 // 255: `all` over an empty axis is true, a byte of 1, which the caller writes instead.
 inline bool bool_all_of_nothing(int mode, const ReducePlan& p) { return mode == 3 && p.r == 0; }
 
-// How the device runs a plan (core/cuda/reduce.cu; core/util/device_reduce.h has the arithmetic):
-// after the plan's transpose, if any, long strided columns that are few are made rows by a second
-// transpose ((outer, r, inner) -> (outer, inner, r)); then rows of length r (inner == 1) take a
-// block each, or `parts` blocks each and a second pass over the parts when they are few and long,
-// and columns take a thread each.
+// How the device runs a plan (core/cuda/reduce.cu; core/kernel_plans/device_reduce.h has the
+// arithmetic): after the plan's transpose, if any, long strided columns that are few are made rows
+// by a second transpose ((outer, r, inner) -> (outer, inner, r)); then rows of length r (inner ==
+// 1) take a block each, or `parts` blocks each and a second pass over the parts when they are few
+// and long, and columns take a thread each.
 struct DeviceReduceSchedule {
   bool columns_to_rows = false;
   int64_t outer = 1, r = 1, inner = 1;  // the reduction that runs last

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "core/util/batch_norm.h"
+#include "core/kernel_plans/batch_norm.h"
 #include "core/util/host_device.h"
 
 namespace kb {

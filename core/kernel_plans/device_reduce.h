@@ -9,7 +9,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "core/util/dispatch.h"
+#include "core/graph/dispatch.h"
 #include "core/util/host_device.h"
 
 namespace kb {

@@ -1,4 +1,4 @@
-#include "core/ops/ctc_batch.h"
+#include "core/kernel_plans/ctc_batch.h"
 
 #include "core/util/error.h"
 

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "core/util/device_reduce.h"
+#include "core/kernel_plans/device_reduce.h"
 #include "core/util/host_device.h"
 
 namespace kb {

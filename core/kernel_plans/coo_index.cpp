@@ -1,7 +1,7 @@
-#include "core/ops/coo_index.h"
+#include "core/kernel_plans/coo_index.h"
 
 #include "core/util/error.h"
-#include "core/util/nd_index.h"
+#include "core/kernel_plans/nd_index.h"
 
 namespace kb {
 

@@ -1,4 +1,4 @@
-#include "core/backend/reduce_plan.h"
+#include "core/kernel_plans/reduce_plan.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "core/backend/strided_map.h"
+#include "core/kernel_plans/strided_map.h"
 
 #include "core/util/error.h"
 

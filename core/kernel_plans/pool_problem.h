@@ -2,11 +2,15 @@
 // (dy, x) -> dx, MaxPoolGradGrad (gx, x) -> a tensor shaped as y.
 #pragma once
 #include "core/backend/kernel.h"
+#include "core/kernel_plans/pool_windows.h"
 #include "core/ops/conv_ops.h"
 
 namespace kb {
 
 enum class PoolKernel { forward, backward, max_grad_grad };
+
+// The windows of a pooling of x into y (g resolved: its pads known).
+PoolWindows pool_windows(const PoolGeom& g, const Dims& x, const Dims& y);
 
 struct PoolProblem {
   PoolGeom geom;  // resolved for x: its pads known

@@ -12,7 +12,7 @@
 #include "core/backend/kernel.h"
 #include "core/ops/scalar_funcs.h"
 #include "core/ops/scalar_ops.h"
-#include "core/util/dispatch.h"
+#include "core/graph/dispatch.h"
 #include "core/util/error.h"
 #include "core/util/narrow_float.h"
 #include "core/util/host_device.h"

@@ -4,7 +4,6 @@
 #include <type_traits>
 
 #include "core/graph/dtype.h"
-#include "core/ops/scalar_ops.h"
 #include "core/util/error.h"
 #include "core/util/narrow_float.h"
 
@@ -53,18 +52,6 @@ R dispatch_float(DType t, F&& f) {
     else
       return R{};
   });
-}
-
-// Whether a scalar-op domain (core/ops/scalar_ops.h) admits storage type T.
-template <ScalarDomain D, class T>
-constexpr bool in_domain() {
-  if constexpr (D == ScalarDomain::F) {
-    return is_float_v<T>;
-  } else if constexpr (D == ScalarDomain::N) {
-    return !std::is_same_v<T, bool>;
-  } else {
-    return true;
-  }
 }
 
 }  // namespace kb

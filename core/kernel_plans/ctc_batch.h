@@ -1,5 +1,5 @@
-// A batch of CTC losses laid out for the per-cell functions of core/util/ctc_recursion.h: the
-// label sequences, checked with TensorFlow's rules and packed as extended labels in one int32
+// A batch of CTC losses laid out for the per-cell functions of core/kernel_plans/ctc_recursion.h:
+// the label sequences, checked with TensorFlow's rules and packed as extended labels in one int32
 // array (a device takes it in one copy), and scratch rows for a chunk of the batch's entries (all
 // of them when they fit a budget). The GPU's kernels and the emulated device run the row
 // functions below over every row of each chunk.
@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/util/ctc_recursion.h"
+#include "core/kernel_plans/ctc_recursion.h"
 
 namespace kb {
 

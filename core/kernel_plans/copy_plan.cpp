@@ -1,4 +1,4 @@
-#include "core/backend/copy_plan.h"
+#include "core/kernel_plans/copy_plan.h"
 
 #include <cstring>
 

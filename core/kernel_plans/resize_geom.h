@@ -2,8 +2,8 @@
 #pragma once
 #include "core/graph/attrs.h"
 #include "core/graph/shape.h"
-#include "core/util/resize_taps.h"
-#include "core/util/spatial_layout.h"
+#include "core/kernel_plans/resize_taps.h"
+#include "core/kernel_plans/spatial_layout.h"
 
 namespace kb {
 

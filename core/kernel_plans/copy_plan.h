@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/backend/kernel.h"
-#include "core/backend/strided_map.h"
+#include "core/kernel_plans/strided_map.h"
 
 namespace kb {
 
