@@ -28,18 +28,9 @@ struct DeviceApi {
   void (*settle)();
 };
 
-// The most dims a device kernel indexes (the CUDA plugin's strided maps hold that many): a step
-// with an operand of higher rank is declined by the device and runs on the CPU.
+// The most dims a device kernel indexes (the CUDA plugin's strided maps hold that many): the
+// compiler runs a step with an operand of higher rank on the CPU.
 constexpr int kMaxDeviceRank = 8;
-inline bool beyond_device_rank(const KernelArgs& k) {
-  auto deep = [](const TensorType& t) {
-    return t.shape.rank_known && t.shape.rank() > kMaxDeviceRank;
-  };
-  if (deep(k.out)) return true;
-  for (const TensorType& t : k.in)
-    if (deep(t)) return true;
-  return false;
-}
 
 // What the core hands to the plugin's entry point `kb_cuda_plugin_init`.
 struct PluginHost {

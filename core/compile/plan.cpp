@@ -134,8 +134,19 @@ std::string types_str(const std::vector<TensorType>& in) {
   return s;
 }
 
+// Whether a step has an operand of more dims than a device kernel indexes.
+bool beyond_device_rank(const KernelArgs& k) {
+  auto deep = [](const TensorType& t) {
+    return t.shape.rank_known && t.shape.rank() > kMaxDeviceRank;
+  };
+  if (deep(k.out)) return true;
+  for (const TensorType& t : k.in)
+    if (deep(t)) return true;
+  return false;
+}
+
 // The kernel of a step and where it runs: on `device` when that has a kernel accepting these
-// types (a device factory declines with an empty Kernel), else on the CPU.
+// types (a device factory declines with an empty Kernel) and their ranks, else on the CPU.
 std::pair<Kernel, Device> step_kernel(const Node& n, const std::vector<TensorType>& in,
                                       const TensorType& out, Device device,
                                       const std::vector<bool>* used_parts = nullptr) {
@@ -143,7 +154,8 @@ std::pair<Kernel, Device> step_kernel(const Node& n, const std::vector<TensorTyp
   KernelArgs args{n, in, out, used_parts};
   if (device != Device::cpu)
     if (KernelFactory f = find_kernel(device_name(device), n.op->name)) {
-      if (Kernel k = f(args)) return {std::move(k), device};
+      if (!beyond_device_rank(args))
+        if (Kernel k = f(args)) return {std::move(k), device};
       // The CPU's factory first: bad input gets its message, not the fallback's.
       Kernel k = cpu_f(args);
       check(!fallback_is_error(), Status::not_implemented, n.op->name, ": the ",

@@ -100,9 +100,7 @@ __global__ void add_chunks(const double* partial, T* out, int64_t chunks, int64_
 Kernel make_centered_dot(const KernelArgs& k) {
   ChannelLayout l = channel_layout(k.in[1].shape.dims, k.node.attrs);
   bool center = k.node.attrs.i("center") != 0;
-  Chunks chunks(l);
-  // Beyond a grid's second dimension or its first: the CPU's kernel.
-  if (chunks.tiles > 65535 || chunks.chunks > int64_t(1) << 30) return Kernel{};
+  Chunks chunks(l);  // fits a grid (core/kernel_plans/cuda_ops.cpp)
   // x is floating (the ops' inference checks it).
   return dispatch_float<Kernel>(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);

@@ -115,7 +115,8 @@ struct Registration {
 std::vector<Registration>& registrations();
 constexpr int kMaxDims = kMaxDeviceRank;
 
-// Registers an op's factory; the plugin declines operands of rank above kMaxDims for them all.
+// Registers an op's factory: the op has a row in core/kernel_plans/cuda_ops.cpp, which the plugin
+// asks first.
 struct Registrar {
   Registrar(const char* op, KernelFactory f);
 };

@@ -84,14 +84,6 @@ void gemm(const Gemm& g, const T* a, const T* b, T* c) {
   }
 }
 
-// cuBLAS takes sizes, leading dimensions and the batch count as int: a product with any of them
-// beyond INT32_MAX is declined (the CPU computes it).
-bool fits_cublas(const Gemm& g) {
-  for (int64_t v : {g.batch, g.m, g.n, g.k, g.a_cols, g.b_cols})
-    if (v > std::numeric_limits<int>::max()) return false;
-  return true;
-}
-
 // out = op(in[0]) op(in[1]); zeros when the inner dimension is empty.
 template <class T>
 void product_into(const Gemm& g, const Ins& in, Buffer& out) {
@@ -109,7 +101,6 @@ Kernel make_matmul(const KernelArgs& k) {
     if constexpr (!is_float_v<T>) {
       return Kernel{};
     } else {
-      if (!fits_cublas(g)) return Kernel{};
       return [g](const Ins& in, Buffer& out) {
         if (out.numel()) product_into<T>(g, in, out);
       };
@@ -209,12 +200,10 @@ bool make_lt_product(const Gemm& g, bool bias, bool relu, LtProduct& p) {
 }
 
 // FusedMatMul(a, b[, bias]), attributes transpose_a, transpose_b, relu; float32 (the rewrite
-// fuses float32 products only).
+// fuses float32 products only) and within cuBLAS's sizes (core/kernel_plans/cuda_ops.cpp).
 Kernel make_fused_matmul(const KernelArgs& k) {
-  if (k.out.dtype != DType::f32) return Kernel{};
   Gemm g = gemm_dims(k.in[0].shape.dims, k.in[1].shape.dims, k.node.attrs.i("transpose_a") != 0,
                      k.node.attrs.i("transpose_b") != 0);
-  if (!fits_cublas(g)) return Kernel{};  // its fallback is a cuBLAS product
   bool bias = k.in.size() == 3, relu = k.node.attrs.i("relu", 0) != 0;
   auto p = std::make_shared<LtProduct>();
   if (g.k > 0 && numel(k.out.shape.dims) > 0) make_lt_product(g, bias, relu, *p);

@@ -8,6 +8,7 @@
 
 #include "core/backend/device.h"
 #include "core/cuda/common.cuh"
+#include "core/kernel_plans/cuda_ops.h"
 #include "core/ops/op.h"
 
 namespace kb::cuda {
@@ -152,13 +153,26 @@ std::vector<Registration>& registrations() {
 Registrar::Registrar(const char* op, KernelFactory f) { registrations().push_back({op, f}); }
 
 namespace {
-// What the host calls for every op: operands of rank above kMaxDims, which the strided kernels
-// cannot index, are declined (the CPU's kernel runs the step); the rest go to the op's factory.
+// What the host calls for every op: a problem that the table of the device's operations declines
+// (core/kernel_plans/cuda_ops.cpp) runs on the CPU; the rest go to the op's factory.
 Kernel factory_of_any_op(const KernelArgs& k) {
-  if (beyond_device_rank(k)) return Kernel{};
+  if (!cuda_takes(k)) return Kernel{};
   for (const Registration& r : registrations())
     if (k.node.op->name == r.op) return r.factory(k);
   return Kernel{};
+}
+
+// The registered factories and the table name the same operations; "" when they do, else the
+// first difference.
+std::string table_mismatch() {
+  for (const Registration& r : registrations())
+    if (!find_cuda_op(r.op)) return std::string(r.op) + " has a kernel but no row in cuda_ops";
+  for (const DeviceOp& op : cuda_ops()) {
+    bool found = false;
+    for (const Registration& r : registrations()) found = found || op.name == std::string(r.op);
+    if (!found) return std::string(op.name) + " has a row in cuda_ops but no kernel";
+  }
+  return "";
 }
 }  // namespace
 
@@ -175,6 +189,10 @@ extern "C" __attribute__((visibility("default"))) int32_t kb_cuda_plugin_init(
   try {
     if (!host || host->version != kb::kPluginHostVersion) {
       say("core and plugin versions differ");
+      return 1;
+    }
+    if (std::string m = kb::cuda::table_mismatch(); !m.empty()) {
+      say(m);
       return 1;
     }
     int count = 0;

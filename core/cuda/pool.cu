@@ -53,7 +53,6 @@ Registrar r1("MaxPoolGradGrad", make_max_pool_grad_grad);
 
 Kernel window_pool_kernel(const KernelArgs& k, PoolKernel which) {
   PoolProblem p = pool_problem(k, which);
-  if (p.geom.nsp() > 3) return Kernel{};
   PoolWindows g = p.windows();
   bool avg = p.avg();
   // Other dtypes are declined: the CPU kernel reports the error.

@@ -94,7 +94,6 @@ Kernel with_value_and_index_types(DType t, DType i, F&& f) {
 // SparseTensor / SparseToDense (indices, values, dense_shape): duplicates add up.
 Kernel make_to_dense(const KernelArgs& k) {
   Dims static_dims = k.node.attrs.ints("shape");
-  if (static_dims.size() > size_t(kMaxDims)) return Kernel{};
   return with_value_and_index_types(k.out.dtype, k.in[0].dtype, [&](auto z, auto zi) -> Kernel {
     using T = decltype(z);
     using I = decltype(zi);
@@ -116,7 +115,6 @@ Registrar r2("SparseToDense", make_to_dense);
 Kernel make_gather_nd(const KernelArgs& k) {
   int64_t depth = k.in[1].shape.dims.back();
   Dims xd = k.in[0].shape.dims;
-  if (depth > kMaxDims) return Kernel{};
   int64_t slice = 1;
   for (size_t d = size_t(depth); d < xd.size(); ++d) slice *= xd[d];
   size_t bytes = dtype_size(k.out.dtype);
@@ -144,7 +142,6 @@ Registrar r3("GatherNd", make_gather_nd);
 Kernel make_scatter_nd_like(const KernelArgs& k) {
   int64_t depth = k.in[1].shape.dims.back();
   Dims od = k.out.shape.dims;
-  if (depth > kMaxDims) return Kernel{};
   int64_t slice = 1;
   for (size_t d = size_t(depth); d < od.size(); ++d) slice *= od[d];
   return with_value_and_index_types(k.out.dtype, k.in[1].dtype, [&](auto z, auto zi) -> Kernel {

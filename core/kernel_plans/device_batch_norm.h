@@ -28,6 +28,8 @@ struct CenteredDotChunks {
     chunks = (l.outer + chunk_rows - 1) / chunk_rows;
     tiles = channels_last ? (l.channels + kLanes - 1) / kLanes : l.channels;
   }
+  // Whether the tiles fit a grid's second dimension and the chunks its first.
+  bool fit_grid() const { return tiles <= 65535 && chunks <= int64_t(1) << 30; }
   // Rows [first, last) of chunk q.
   KB_HD void rows(int64_t q, int64_t outer, int64_t* first, int64_t* last) const {
     *first = q * chunk_rows;

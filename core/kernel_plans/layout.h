@@ -2,6 +2,7 @@
 // a batched matrix product as row-major GEMM dimensions. Header-only and device-neutral.
 #pragma once
 #include <cstdint>
+#include <limits>
 
 #include "core/graph/shape.h"
 
@@ -47,6 +48,14 @@ inline GemmDims gemm_dims(const Dims& ad, const Dims& bd, bool ta, bool tb) {
   g.k = ta ? g.a_rows : g.a_cols;
   g.n = tb ? g.b_rows : g.b_cols;
   return g;
+}
+
+// cuBLAS takes sizes, leading dimensions and the batch count as int: a product with any of them
+// beyond INT32_MAX is declined (the CPU computes it).
+inline bool fits_cublas(const GemmDims& g) {
+  for (int64_t v : {g.batch, g.m, g.n, g.k, g.a_cols, g.b_cols})
+    if (v > std::numeric_limits<int>::max()) return false;
+  return true;
 }
 
 }  // namespace kb

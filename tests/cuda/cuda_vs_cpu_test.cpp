@@ -1750,6 +1750,42 @@ TEST(CudaVsCpu, DeclinedStepsAndFallbackErrors) {
   setenv("KB_DEVICE_FALLBACK", "error", 1);
   expect_device_error(inputs, int_product, KB_ERROR_NOT_IMPLEMENTED,
                       "MatMul: the cuda kernel declines");
+
+  // Tiling of rank 5 and its gradient interleave ten axes, more than a device map holds: the
+  // table of the device's operations declines both (the emulated device too: it asks the same
+  // table). The forward step is the first to decline.
+  auto tile_grad = [](const std::vector<kb_tensor*>& x) {
+    const int64_t mult[] = {2, 1, 2, 1, 2};
+    kb_tensor *t = nullptr, *s = nullptr, *g = nullptr;
+    kb_tile(x[0], mult, 5, &t);
+    kb_sum(t, nullptr, 0, 0, &s);
+    kb_tensor_list* grads = nullptr;
+    if (kb_gradients(s, &x[0], 1, &grads) == KB_OK) {
+      kb_tensor_list_get(grads, 0, &g);
+      kb_tensor_list_release(grads);
+    }
+    kb_tensor_release(t);
+    kb_tensor_release(s);
+    return g;
+  };
+  std::vector<Input> deep{random_input({2, 3, 2, 1, 2}, KB_FLOAT32, 128)};
+  unsetenv("KB_DEVICE_FALLBACK");
+  compare(deep, tile_grad, 0);
+  setenv("KB_DEVICE_FALLBACK", "error", 1);
+  expect_device_error(deep, tile_grad, KB_ERROR_NOT_IMPLEMENTED, "Tile: the cuda kernel declines");
+
+  // Above kMaxDeviceRank dims the compiler keeps any step on the CPU.
+  auto absolute = [](const std::vector<kb_tensor*>& x) {
+    kb_tensor* y = nullptr;
+    kb_abs(x[0], &y);
+    return y;
+  };
+  std::vector<Input> rank9{random_input({1, 2, 1, 2, 1, 2, 1, 2, 3}, KB_FLOAT32, 129)};
+  unsetenv("KB_DEVICE_FALLBACK");
+  compare(rank9, absolute, 0);
+  setenv("KB_DEVICE_FALLBACK", "error", 1);
+  expect_device_error(rank9, absolute, KB_ERROR_NOT_IMPLEMENTED, "Abs: the cuda kernel declines");
+  unsetenv("KB_DEVICE_FALLBACK");
 }
 
 // What one call of a function gave: its status and message, its output and a variable's value.

@@ -200,21 +200,6 @@ Kernel fused_conv_kernel(const KernelArgs& k, KernelFactory cpu_conv) {
   });
 }
 
-// The plugin's kernels that decline by dtype alone (nullopt: the CPU's kernel runs on the
-// emulated device; an empty kernel: declined, as on the GPU).
-std::optional<Kernel> unless(bool declined) {
-  if (declined) return Kernel{};
-  return std::nullopt;
-}
-
-std::optional<Kernel> dtype_declines(const char* op, const KernelArgs& k) {
-  auto is = [op](const char* name) { return std::strcmp(op, name) == 0; };
-  // cuBLAS multiplies floating types only; gather's gradient and in_top_k are for floats.
-  if (is("MatMul") || is("ScatterAddLike")) return unless(!is_floating(k.out.dtype));
-  if (is("InTopK")) return unless(!is_floating(k.in[0].dtype));
-  return std::nullopt;
-}
-
 }  // namespace
 
 std::optional<Kernel> element_kernel(const char* op, const KernelArgs& args,
@@ -232,8 +217,7 @@ std::optional<Kernel> element_kernel(const char* op, const KernelArgs& args,
   if (std::strcmp(op, "Cumulative") == 0) return cumulative_kernel(args);
   if (std::optional<Kernel> strided = strided_kernel(op, args)) return strided;
   if (std::optional<Kernel> reduce = device_reduce_kernel(op, args)) return reduce;
-  if (std::optional<Kernel> norm = batch_norm_kernel(op, args)) return norm;
-  return dtype_declines(op, args);
+  return batch_norm_kernel(op, args);
 }
 
 }  // namespace kb::emulation

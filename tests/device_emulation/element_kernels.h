@@ -5,9 +5,8 @@
 // core/kernel_plans/device_reduce.h, core/kernel_plans/device_softmax.h,
 // core/kernel_plans/device_batch_norm.h, core/kernel_plans/strided_map.h): the same function over
 // every element, on the host, so that the suites run on the emulated device test what the GPU
-// computes (and where the plugin declines), not the CPU kernel. The kernels the plugin declines by
-// dtype alone (integer products, gather's gradient of integers) decline the same dtypes and
-// otherwise run the CPU kernel.
+// computes, not the CPU kernel. Which problems they take is not theirs to say: the emulated device
+// asks the table of the CUDA device's operations first (core/kernel_plans/cuda_ops.h).
 #pragma once
 #include <optional>
 
@@ -15,8 +14,7 @@
 
 namespace kb::emulation {
 
-// nullopt: `op` has no shared element function (the emulator runs the CPU kernel); an empty
-// kernel: the CUDA plugin declines this problem (the core runs the CPU kernel). cpu(name): the
+// nullopt: `op` has no shared element function (the emulator runs the CPU kernel). cpu(name): the
 // CPU's kernel factory of another op, for kernels that the GPU composes (FusedConv's convolution).
 std::optional<Kernel> element_kernel(const char* op, const KernelArgs& args,
                                      KernelFactory (*cpu)(const char* name));

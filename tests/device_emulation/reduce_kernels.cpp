@@ -132,7 +132,6 @@ std::optional<Kernel> device_reduce_kernel(const char* op, const KernelArgs& k) 
   if (std::strcmp(op, "SumToLike") != 0 && std::strcmp(op, "Reduce") != 0) return std::nullopt;
   DeviceReduction r = device_reduction(k);
   if (r.view) return std::nullopt;  // the CPU's kernel aliases, as the plugin's does
-  if (r.declined) return Kernel{};
   return reduce_kernel(k.in[0].dtype, r.mode, r.plan);
 }
 
