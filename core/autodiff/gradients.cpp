@@ -4,12 +4,12 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "core/compile/plan.h"
 #include "core/graph/scalar.h"
 #include "core/ops/build.h"
 #include "core/ops/op.h"
 #include "core/ops/slice_spec.h"
 #include "core/util/error.h"
+#include "core/graph/traversal.h"
 
 namespace kb {
 

@@ -10,6 +10,7 @@
 #include "core/ops/build.h"
 #include "core/ops/op.h"
 #include "core/util/error.h"
+#include "core/graph/traversal.h"
 
 namespace kb {
 

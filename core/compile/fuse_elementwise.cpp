@@ -1,6 +1,19 @@
-#include "core/compile/fuse_elementwise.h"
+// The elementwise fusion pass (core/compile/passes.h): maximal trees of elementwise steps of a plan
+// (the scalar-op table's unary and binary operations and casts, float32 or float64, all of the same
+// concrete output shape) whose intermediate values are read only inside the tree (not returned, not
+// an update value) become one FusedElementwise step. It reads the tree's external inputs (each may
+// broadcast to the output shape) and evaluates a small register program per block of elements
+// (CPU) or per element (CUDA). In a device plan only the steps on the plan's device fuse, when
+// the device has the kernel (a device factory may decline a group: it then stays unfused).
+//
+// FusedElementwise attributes:
+//   program: 5 ints per instruction {kind, op, dst, a, b}; kind 0 = load input a (converted to
+//            the output dtype), 1 = unary table op number `op` of register a, 2 = binary table
+//            op number `op` of registers a and b. Op numbers are positions in KB_UNARY_OPS /
+//            KB_BINARY_OPS (core/ops/scalar_ops.h).
+//   registers: how many registers the program uses; result: the register holding the output.
+#include "core/compile/passes.h"
 
-#include <cstdlib>
 #include <string>
 #include <unordered_map>
 
@@ -92,8 +105,6 @@ Member classify(const Step& st, Device device, const std::vector<TensorType>& sl
 }  // namespace
 
 void fuse_elementwise(Plan& plan, const std::vector<TensorType>& input_types) {
-  const char* env = std::getenv("KB_FUSE");
-  if (env && std::string(env) == "0") return;
   // Steps the plan's device runs fuse into a step it runs; those falling back to the CPU in a
   // device plan stay as they are.
   const Device device = plan.device;

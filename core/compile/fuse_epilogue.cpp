@@ -1,6 +1,12 @@
-#include "core/compile/fuse_epilogue.h"
+// The epilogue rewrite (core/compile/passes.h): a convolution or a matrix product followed by a
+// bias add and/or a relu becomes one FusedConv / FusedMatMul node (oneDNN's bias and relu post-ops
+// on the CPU; on the GPU cuDNN's fused forward convolution and cuBLASLt's epilogues) when the
+// intermediate values have no other reader. Gradients are taken on the user's graph before any
+// function is compiled, so the rewrite sees forward and gradient nodes alike and only fuses where
+// nothing else reads the product's or the bias add's value (readers of their shape alone are
+// redirected).
+#include "core/compile/passes.h"
 
-#include <cstdlib>
 #include <string>
 #include <unordered_map>
 
@@ -10,6 +16,7 @@
 #include "core/ops/build.h"
 #include "core/ops/conv_ops.h"
 #include "core/ops/op.h"
+#include "core/graph/traversal.h"
 
 namespace kb {
 
@@ -63,24 +70,14 @@ struct Fusion {
   NodePtr fused;                      // created when the graph is rebuilt
 };
 
-// Set while the rewritten graph is planned, so that build_plan does not come back here.
-thread_local bool planning_rewritten = false;
-
 }  // namespace
 
-std::shared_ptr<Plan> fused_plan(const std::vector<NodePtr>& inputs,
-                                 const std::vector<TensorType>& input_types,
-                                 const std::vector<NodePtr>& outputs,
-                                 const std::vector<NodePtr>& updates, int phase, Device device,
-                                 const std::vector<int>& fed_phases) {
-  if (planning_rewritten) return nullptr;
-  const char* env = std::getenv("KB_FUSE");
-  if (env && std::string(env) == "0") return nullptr;
-
+bool rewrite_epilogues(std::vector<NodePtr>& outputs, std::vector<NodePtr>& updates,
+                       Device device) {
   std::vector<NodePtr> roots = outputs;
   roots.insert(roots.end(), updates.begin(), updates.end());
   for (auto& r : roots)
-    if (!r) return nullptr;  // build_plan reports it
+    if (!r) return false;  // lower reports it
   std::vector<NodePtr> order = topo_order(roots);
 
   // Readers of each value (not counting readers of its shape alone); outputs count as readers.
@@ -125,7 +122,7 @@ std::shared_ptr<Plan> fused_plan(const std::vector<NodePtr>& inputs,
     for (const Node* p : f.replaced) fusion_of[p] = fusions.size();
     fusions.push_back(std::move(f));
   }
-  if (fusions.empty()) return nullptr;
+  if (fusions.empty()) return false;
 
   // Nodes downstream of a fusion are rebuilt; a Random node must not be (its draws are counted
   // per node), so the fusions upstream of one are dropped.
@@ -154,7 +151,7 @@ std::shared_ptr<Plan> fused_plan(const std::vector<NodePtr>& inputs,
     if (!keep[i])
       for (const Node* p : fusions[i].replaced) fusion_of.erase(p);
   }
-  if (!kept_any) return nullptr;
+  if (!kept_any) return false;
 
   // Rebuild: the replaced nodes become their fusion's node, which reads the product's inputs
   // and the bias; nodes whose inputs changed are copied with the new inputs; everything else
@@ -181,7 +178,7 @@ std::shared_ptr<Plan> fused_plan(const std::vector<NodePtr>& inputs,
           NodePtr c = pending.back();
           pending.pop_back();
           int& st = state[c.get()];
-          if (st == 1) return nullptr;  // a fusion would depend on itself: leave the graph alone
+          if (st == 1) return false;  // a fusion would depend on itself: leave the graph alone
           if (st == 0) {
             st = 1;
             auto d = deps(c.get());
@@ -235,23 +232,9 @@ std::shared_ptr<Plan> fused_plan(const std::vector<NodePtr>& inputs,
     now[n.get()] = copy;
   }
 
-  struct Holder {
-    std::vector<NodePtr> outputs, updates;  // the rewritten graph, which the plan's steps name
-    std::shared_ptr<Plan> plan;
-  };
-  auto holder = std::make_shared<Holder>();
-  for (auto& o : outputs) holder->outputs.push_back(mapped(o));
-  for (auto& u : updates) holder->updates.push_back(mapped(u));
-  planning_rewritten = true;
-  try {
-    holder->plan = build_plan(inputs, input_types, holder->outputs, holder->updates, phase, device,
-                              fed_phases);
-  } catch (...) {
-    planning_rewritten = false;
-    throw;
-  }
-  planning_rewritten = false;
-  return std::shared_ptr<Plan>(holder, holder->plan.get());
+  for (auto& o : outputs) o = mapped(o);
+  for (auto& u : updates) u = mapped(u);
+  return true;
 }
 
 }  // namespace kb

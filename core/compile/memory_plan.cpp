@@ -1,7 +1,6 @@
 #include "core/compile/memory_plan.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <numeric>
 #include <string>
 
@@ -33,11 +32,8 @@ struct Group {
 
 }  // namespace
 
-void plan_memory(Plan& plan) {
-  static const bool arena_off = [] {
-    const char* v = std::getenv("KB_ARENA");
-    return v && std::string(v) == "0";
-  }();
+void plan_memory(Plan& plan, bool arena) {
+  const bool arena_off = !arena;
   const size_t n_slots = size_t(plan.num_slots);
   std::vector<int>& producer = plan.producer;
   producer.assign(n_slots, -1);

@@ -22,7 +22,8 @@ struct OutputPlace;
 // plan: Step::arena_offset and Plan::arena_bytes. Two values share bytes only when their
 // lifetimes (extended by the views that alias them) do not overlap, or when an elementwise step
 // on the CPU writes its result over an operand it reads for the last time, element by element.
-void plan_memory(Plan& plan);
+// Without `arena` (KB_ARENA=0) every value has an allocation of its own.
+void plan_memory(Plan& plan, bool arena);
 
 // What a run of a plan reuses from the previous run: the arena, a Buffer object per step
 // (handed out again once nothing outside the plan holds it, with its storage when that is the

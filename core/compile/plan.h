@@ -23,12 +23,14 @@ struct RunTimeKernels {
   };
   std::mutex mu;
   std::map<std::string, Entry> by_signature;
+  bool fallback_is_error = false;  // the plan's CompileOptions
 };
 
 struct Step {
   Kernel kernel;
   std::vector<int> in;
   int out = -1;
+  std::vector<TensorType> in_types;  // known at plan time: what the kernel is chosen for
   TensorType out_type;
   bool view = false;
   std::vector<int> release;  // slots whose last reader is this step
@@ -100,8 +102,5 @@ std::vector<std::shared_ptr<Buffer>> run_plan(const Plan& plan,
 // signature and kept).
 const RunTimeKernels::Entry& run_time_kernel(const Step& st,
                                              const std::vector<std::shared_ptr<Buffer>>& slots);
-
-// Nodes reachable from roots, inputs before their users.
-std::vector<NodePtr> topo_order(const std::vector<NodePtr>& roots);
 
 }  // namespace kb

@@ -1,4 +1,4 @@
-// CPU kernel of FusedElementwise (core/compile/fuse_elementwise.h): the register program runs
+// CPU kernel of FusedElementwise (core/compile/fuse_elementwise.cpp): the register program runs
 // over blocks of kBlock elements; each instruction is one loop over the block with the scalar
 // table's expression, so the compiler vectorizes it as it does the single-op kernels, and the
 // values evaluated per element are the same as the unfused steps'. Blocks are split across

@@ -1,4 +1,4 @@
-// A FusedElementwise node's register program (core/compile/fuse_elementwise.h) evaluated one
+// A FusedElementwise node's register program (core/compile/fuse_elementwise.cpp) evaluated one
 // element at a time: the body of the CUDA kernel (one thread per element) and of the emulated
 // device's kernel, with the scalar table's expressions as the single-op kernels use them. Inputs
 // are read through their broadcast strides and converted as the Cast kernel converts. The

@@ -77,7 +77,7 @@ std::vector<NodePtr> grad_cast(const NodePtr& n, const NodePtr& dy) {
 OpRegistrar reg_cast({"Cast", infer_cast, grad_cast});
 
 // FusedElementwise(inputs...): made only by the plan-time rewrite (core/compile/
-// fuse_elementwise.h) with the concrete output type in its attributes dtype and dims.
+// fuse_elementwise.cpp) with the concrete output type in its attributes dtype and dims.
 TensorType infer_fused_elementwise(const std::vector<TensorType>&, const Attrs& a) {
   return {static_cast<DType>(a.i("dtype")), Shape(a.ints("dims"))};
 }

@@ -15,6 +15,7 @@
 
 #include "core/graph/node.h"
 #include "core/graph/subgraph.h"
+#include "core/graph/traversal.h"
 
 namespace kb {
 
@@ -41,12 +42,6 @@ NodePtr tuple_get(const NodePtr& tuple, int64_t index);
 // outer values a body reads. In topological order.
 std::vector<NodePtr> captured_values(const std::vector<NodePtr>& roots,
                                      const std::vector<NodePtr>& bound);
-
-// Nodes reachable from roots without descending into `boundary` nodes (which are included);
-// with values_only, nor into inputs read for their type alone.
-std::vector<NodePtr> topo_order_within(const std::vector<NodePtr>& roots,
-                                       const std::vector<NodePtr>& boundary,
-                                       bool values_only = false);
 
 // The nodes of `order` (inputs before their users) that are one of `seeds` or read one,
 // directly or through others: the values that change when the seeds do.

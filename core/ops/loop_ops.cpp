@@ -11,32 +11,6 @@
 
 namespace kb {
 
-std::vector<NodePtr> topo_order_within(const std::vector<NodePtr>& roots,
-                                       const std::vector<NodePtr>& boundary, bool values_only) {
-  std::unordered_set<const Node*> stop;
-  for (auto& b : boundary) stop.insert(b.get());
-  std::vector<NodePtr> order;
-  std::unordered_set<const Node*> done;
-  std::vector<std::pair<NodePtr, size_t>> stack;
-  for (auto& r : roots) {
-    if (!r || done.count(r.get())) continue;
-    stack.push_back({r, 0});
-    while (!stack.empty()) {
-      auto& [n, i] = stack.back();
-      if (!stop.count(n.get()) && i < n->inputs.size()) {
-        size_t k = i++;
-        if (values_only && reads_shape_only(*n, k)) continue;
-        NodePtr c = n->inputs[k];
-        if (!done.count(c.get())) stack.push_back({c, 0});
-      } else {
-        if (done.insert(n.get()).second) order.push_back(n);
-        stack.pop_back();
-      }
-    }
-  }
-  return order;
-}
-
 std::unordered_set<const Node*> dependents(const std::vector<NodePtr>& order,
                                            const std::vector<NodePtr>& seeds) {
   std::unordered_set<const Node*> d;
@@ -284,7 +258,8 @@ std::vector<NodePtr> grad_loop(const NodePtr& loop, const std::vector<NodePtr>& 
     std::vector<NodePtr> boundary = body_inputs(back);
     boundary.insert(boundary.end(), body.outputs.begin() + n_out + n_state, body.outputs.end());
     std::unordered_set<const Node*> read;
-    for (auto& n : topo_order_within(body_results(back), boundary, true)) read.insert(n.get());
+    for (auto& n : topo_order_within(body_results(back), boundary, reads_shape_only))
+      read.insert(n.get());
     std::unordered_map<const Node*, NodePtr> stored;
     for (int64_t a = 0; a < n_aux; ++a) {
       const NodePtr& product = body.outputs[size_t(n_out + n_state + a)];

@@ -1,0 +1,45 @@
+// The compiler's passes, in the order build_plan (core/compile/plan.cpp) runs them; each is a
+// function of its own file.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "core/compile/options.h"
+#include "core/compile/plan.h"
+
+namespace kb {
+
+// rewrite_epilogues (fuse_epilogue.cpp): a product with its bias add and relu becomes one fused
+// node; rewrites `outputs` and `updates` in place, false when there was nothing to fuse.
+bool rewrite_epilogues(std::vector<NodePtr>& outputs, std::vector<NodePtr>& updates, Device device);
+
+// lower (lower.cpp): the graph as a schedule of steps over slots, their kernels not yet chosen:
+// pruned to what the roots need (one branch of a Switch on a value known now), leaves bound,
+// ops of known tensor arguments specialized, constant and shape-only values folded, common
+// subexpressions merged. Arguments as build_plan's.
+std::shared_ptr<Plan> lower(const std::vector<NodePtr>& inputs,
+                            const std::vector<TensorType>& input_types,
+                            const std::vector<NodePtr>& outputs,
+                            const std::vector<NodePtr>& updates, int phase, Device device,
+                            const std::vector<int>& fed_phases);
+
+// choose_kernels (choose_kernels.cpp): each step's kernel and device, the plan's device where
+// its kernel takes the step, else the CPU.
+void choose_kernels(Plan& plan, const CompileOptions& options);
+
+// fuse_elementwise (fuse_elementwise.cpp): trees of elementwise steps become one step.
+void fuse_elementwise(Plan& plan, const std::vector<TensorType>& input_types);
+
+// drop_unread_steps (drop_unread_steps.cpp): steps whose value nothing reads go.
+void drop_unread_steps(Plan& plan);
+
+// log_plan (log_plan.cpp): the steps on stderr at KB_LOG_PLAN's level (nothing at 0).
+void log_plan(const Plan& plan, int level);
+
+// place_constants (place_constants.cpp): constants that device steps read go there once, now.
+void place_constants(Plan& plan);
+
+// plan_memory (memory_plan.cpp): buffer lifetimes, in-place steps and the arena.
+void plan_memory(Plan& plan, bool arena);
+
+}  // namespace kb
