@@ -3,6 +3,7 @@
 
 #include "capi/handles.h"
 #include "core/api/api.h"
+#include "core/api/control.h"
 #include "core/backend/threads.h"
 #include "core/graph/session.h"
 #include "core/ops/build.h"
@@ -216,7 +217,7 @@ KB_API kb_status kb_manual_variable_initialization(int32_t value) {
 KB_API kb_status kb_learning_phase(kb_tensor** out) {
   return guard("learning_phase", [&] {
     out_arg(out, "learning_phase");
-    *out = wrap(Session::get().learning_phase());
+    *out = wrap(api::learning_phase());
   });
 }
 KB_API kb_status kb_set_learning_phase(int32_t value) {

@@ -18,6 +18,19 @@ NodePtr call(const Branch& b, const char* who, const char* what) {
 
 }  // namespace
 
+NodePtr learning_phase() {
+  Session& s = Session::get();
+  if (auto fixed = s.fixed_learning_phase()) return scalar_constant(double(*fixed), DType::b8);
+  if (NodePtr n = s.phase_node()) return n;
+  // make_leaf takes the session's lock (for the name scope): the node is made before it is kept.
+  Attrs a;
+  a.set("default", int64_t{0});
+  NodePtr n =
+      make_leaf("LearningPhase", TensorType{DType::b8, Shape(Dims{})}, "keras_learning_phase", a);
+  n->uses_learning_phase = true;
+  return s.keep_phase_node(std::move(n));
+}
+
 NodePtr switch_(const NodePtr& condition, const Branch& then_expression,
                 const Branch& else_expression) {
   require(condition, "switch", "condition");
@@ -77,7 +90,7 @@ NodePtr in_train_phase(const Branch& x, const Branch& alt, const NodePtr& traini
     if (auto p = Session::get().fixed_learning_phase())
       return *p ? call(x, who, "x") : call(alt, who, "alt");
   }
-  NodePtr t = uses_phase ? Session::get().learning_phase() : training;
+  NodePtr t = uses_phase ? learning_phase() : training;
   NodePtr r = switch_(
       t, [&] { return call(x, who, "x"); }, [&] { return call(alt, who, "alt"); });
   if (uses_phase) r->uses_learning_phase = true;

@@ -1,4 +1,5 @@
-// switch, in_train_phase, in_test_phase (Keras TF semantics, KERAS_SEMANTICS.md section 10).
+// learning_phase, switch, in_train_phase, in_test_phase (Keras TF semantics,
+// KERAS_SEMANTICS.md section 10).
 #pragma once
 #include <functional>
 #include <optional>
@@ -9,6 +10,10 @@ namespace kb::api {
 
 // A branch: a tensor, or a function that builds one (called when the graph is built).
 using Branch = std::function<NodePtr()>;
+
+// The learning phase: a bool constant when fixed (set_learning_phase), else the session's
+// placeholder with default 0.
+NodePtr learning_phase();
 
 NodePtr switch_(const NodePtr& condition, const Branch& then_expression,
                 const Branch& else_expression);

@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/autodiff/loop_gradients.h"
 #include "core/graph/scalar.h"
 #include "core/ops/build.h"
 #include "core/ops/op.h"
@@ -105,10 +106,10 @@ std::vector<NodePtr> gradients(const NodePtr& loss, const std::vector<NodePtr>& 
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const NodePtr& n = *it;
     std::vector<NodePtr> ig;
-    if (n->op->grad_parts) {
+    if (n->is("Loop")) {
       auto pg = part_grads.find(n.get());
       if (pg == part_grads.end()) continue;
-      ig = n->op->grad_parts(n, pg->second);
+      ig = grad_loop(n, pg->second);
     } else {
       NodePtr g = total(n);
       if (!g) continue;

@@ -114,8 +114,21 @@ void probe_cuda() {
 }
 }  // namespace
 
+namespace {
+// Buffer::allocate's device memory (core/graph/buffer.h).
+std::shared_ptr<void> allocate_on_device(Device device, size_t bytes) {
+  const DeviceApi* api = device_api(device);
+  check(api != nullptr, Status::device, "no ", device_name(device), " device");
+  void* p = api->alloc(bytes == 0 ? 64 : bytes);
+  if (!p) throw std::bad_alloc();
+  auto free_fn = api->free;
+  return std::shared_ptr<void>(p, [free_fn](void* q) { free_fn(q); });
+}
+}  // namespace
+
 void register_device(Device d, const DeviceApi* api) {
   if (d == Device::cuda) g_cuda = api;
+  set_device_allocator(allocate_on_device);
 }
 
 const DeviceApi* device_api(Device d) {
@@ -143,15 +156,6 @@ const char* device_name(Device d) { return d == Device::cpu ? "cpu" : "cuda"; }
 Device default_device() {
   if (device_setting().cpu) return Device::cpu;
   return cuda_available() ? Device::cuda : Device::cpu;
-}
-
-void allocate_on_device(Buffer& b, size_t bytes) {
-  const DeviceApi* api = device_api(b.device);
-  check(api != nullptr, Status::device, "no ", device_name(b.device), " device");
-  void* p = api->alloc(bytes == 0 ? 64 : bytes);
-  if (!p) throw std::bad_alloc();
-  auto free_fn = api->free;
-  b.storage = std::shared_ptr<void>(p, [free_fn](void* q) { free_fn(q); });
 }
 
 void settle(Device d) {

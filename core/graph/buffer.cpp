@@ -2,17 +2,25 @@
 
 #include "core/graph/host_pool.h"
 
-#include <cstdlib>
+#include <atomic>
 #include <new>
+
+#include "core/util/error.h"
 
 namespace kb {
 
-void allocate_on_device(Buffer& b, size_t bytes);  // core/backend/device.cpp
+namespace {
+std::atomic<DeviceAllocator> g_device_allocator{nullptr};
+}  // namespace
+
+void set_device_allocator(DeviceAllocator allocator) { g_device_allocator.store(allocator); }
 
 void Buffer::allocate() {
   size_t bytes = nbytes();
   if (device != Device::cpu) {
-    allocate_on_device(*this, bytes);
+    DeviceAllocator a = g_device_allocator.load();
+    check(a != nullptr, Status::device, "no device is registered to hold a buffer");
+    storage = a(device, bytes);
     return;
   }
   storage = host_allocate(bytes);

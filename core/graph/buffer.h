@@ -36,4 +36,9 @@ struct Buffer {
   static std::shared_ptr<Buffer> from_bytes(DType t, Dims d, const void* src);
 };
 
+// Where device memory comes from: the device layer (core/backend/device.cpp) installs it when a
+// device registers. Storage of `bytes` (at least one) on `device`, or an exception.
+using DeviceAllocator = std::shared_ptr<void> (*)(Device device, size_t bytes);
+void set_device_allocator(DeviceAllocator allocator);
+
 }  // namespace kb

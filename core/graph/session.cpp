@@ -7,7 +7,6 @@
 #include <regex>
 #include <sstream>
 
-#include "core/ops/build.h"
 #include "core/util/error.h"
 
 namespace kb {
@@ -130,24 +129,14 @@ void Session::set_manual_variable_initialization(bool v) {
   manual_init_ = v;
 }
 
-NodePtr Session::learning_phase() {
-  std::optional<int> fixed;
-  NodePtr existing;
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    fixed = phase_;
-    existing = phase_node_;
-  }
-  if (fixed) return scalar_constant(static_cast<double>(*fixed), DType::b8);
-  if (existing) return existing;
-  // make_leaf takes mu_ (for the name scope), so the node is built without holding it.
-  Attrs a;
-  a.set("default", int64_t{0});
-  NodePtr n =
-      make_leaf("LearningPhase", TensorType{DType::b8, Shape(Dims{})}, "keras_learning_phase", a);
-  n->uses_learning_phase = true;
+NodePtr Session::phase_node() const {
   std::lock_guard<std::mutex> l(mu_);
-  if (!phase_node_) phase_node_ = n;
+  return phase_node_;
+}
+
+NodePtr Session::keep_phase_node(NodePtr n) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (!phase_node_) phase_node_ = std::move(n);
   return phase_node_;
 }
 

@@ -36,9 +36,12 @@ class Session {
   bool manual_variable_initialization() const;
   void set_manual_variable_initialization(bool v);
 
-  // The learning phase: a bool scalar placeholder with default 0, unless fixed.
-  NodePtr learning_phase();
+  // The learning phase (api::learning_phase builds its node): fixed, or a bool scalar
+  // placeholder with default 0, made once per session.
   std::optional<int> fixed_learning_phase() const;
+  NodePtr phase_node() const;  // null until kept
+  // Keeps n as the placeholder unless one was kept meanwhile; returns the one kept.
+  NodePtr keep_phase_node(NodePtr n);
   void set_learning_phase(int value);
   void push_learning_phase(int value);
   void pop_learning_phase();

@@ -14,11 +14,6 @@ using InferFn = TensorType (*)(const std::vector<TensorType>& inputs, const Attr
 // gradients of gradients work.
 using GradFn = std::vector<NodePtr> (*)(const NodePtr& node, const NodePtr& dy);
 
-// For nodes with a tuple type (Loop): one gradient per part (nullptr where none flows) in,
-// one gradient per input out.
-using GradPartsFn = std::vector<NodePtr> (*)(const NodePtr& node,
-                                             const std::vector<NodePtr>& dparts);
-
 // An op with arguments given as tensors (a tile's multiples, a range's bounds) as the ops of
 // static attributes that compute the same for these values (values[i]: input i's value, null
 // where not known), or null while a value it needs is unknown. The new nodes read n's inputs.
@@ -38,7 +33,6 @@ struct OpDef {
   bool view = false;        // the kernel may alias input 0's storage
   bool shape_only = false;  // the value depends on input shapes only (folded once shapes are known)
   bool leaf = false;        // placeholder, variable, constant
-  GradPartsFn grad_parts = nullptr;  // tuple-typed ops: gradient from the parts' gradients
   // The output's dims depend on the input values (where, trimming, sparse densify): infer may
   // leave dims unknown; the kernel receives `out` without storage, sets its dims and allocates.
   bool dynamic = false;
