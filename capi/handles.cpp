@@ -93,6 +93,26 @@ Dims dims_arg(const int64_t* dims, size_t ndim, const char* who, const char* wha
   return Dims(dims, dims + ndim);
 }
 
+std::vector<int64_t> list_arg(const int64_t* v, size_t n, const std::vector<int64_t>& fallback,
+                              const char* who, const char* what) {
+  if (!v) {
+    check(n == 0, Status::invalid_argument, who, ": ", what, " is NULL but its count is ", n);
+    return fallback;
+  }
+  return dims_arg(v, n, who, what);
+}
+
+std::vector<int64_t> required_list_arg(const int64_t* v, size_t n, const char* who,
+                                       const char* what) {
+  check(v != nullptr, Status::invalid_argument, who, ": ", what, " is NULL");
+  return dims_arg(v, n, who, what);
+}
+
+std::optional<int64_t> seed_arg(const int64_t* seed) {
+  if (!seed) return std::nullopt;
+  return *seed;
+}
+
 std::optional<std::vector<int64_t>> axes_arg(const int64_t* axes, size_t n, const char* who) {
   if (!axes) {
     check(n == 0, Status::invalid_argument, who, ": axes is NULL but its count is ", n);

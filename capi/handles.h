@@ -79,6 +79,12 @@ kb_tensor_list* wrap_list(std::vector<NodePtr> ns);
 DType dtype_arg(kb_data_type d, const char* who);  // rejects KB_DTYPE_DEFAULT
 std::optional<DType> optional_dtype_arg(kb_data_type d, const char* who);
 Dims dims_arg(const int64_t* dims, size_t ndim, const char* who, const char* what);
+// A flat list argument: NULL (count 0) means `fallback`.
+std::vector<int64_t> list_arg(const int64_t* v, size_t n, const std::vector<int64_t>& fallback,
+                              const char* who, const char* what);
+std::vector<int64_t> required_list_arg(const int64_t* v, size_t n, const char* who,
+                                       const char* what);
+std::optional<int64_t> seed_arg(const int64_t* seed);  // NULL: none
 std::optional<std::vector<int64_t>> axes_arg(const int64_t* axes, size_t n, const char* who);
 std::string name_arg(const char* name);
 std::string lower(const char* s);  // for the kb_parse_* helpers (Keras lower-cases options)

@@ -3,7 +3,7 @@
 // position at once, and a batched MatMul applies each position's own weights. Gradients come from
 // the primitives (StridedSlice, Concat, Reshape, Transpose, MatMul).
 #include "core/api/api.h"
-#include "core/api/nn_more.h"
+#include "core/api/local_conv.h"
 #include "core/ops/build.h"
 #include "core/util/checked_math.h"
 #include "core/util/error.h"

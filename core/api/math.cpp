@@ -153,24 +153,32 @@ NodePtr logsumexp(const NodePtr& x, const Axes& a, bool k) {
   return add(unary("Log", s), mk);
 }
 
-static NodePtr cumulative(const NodePtr& x, int64_t axis, int64_t mode, const char* who) {
+static NodePtr cumulative(const NodePtr& x, int64_t axis, ScanMode mode, const char* who) {
   require(x, who, "x");
   check(x->shape().rank_known && x->rank() >= 1, Status::shape, who,
         ": the input needs a known rank >= 1");
   int64_t ax = normalize_axis(axis, x->rank(), who);
-  return make_node("Cumulative", {x}, {{"mode", mode}, {"axis", ax}});
+  return make_node("Cumulative", {x}, {{"mode", int64_t(mode)}, {"axis", ax}});
 }
-NodePtr cumsum(const NodePtr& x, int64_t axis) { return cumulative(x, axis, 0, "cumsum"); }
-NodePtr cumprod(const NodePtr& x, int64_t axis) { return cumulative(x, axis, 1, "cumprod"); }
+NodePtr cumsum(const NodePtr& x, int64_t axis) {
+  return cumulative(x, axis, ScanMode::sum, "cumsum");
+}
+NodePtr cumprod(const NodePtr& x, int64_t axis) {
+  return cumulative(x, axis, ScanMode::prod, "cumprod");
+}
 
-static NodePtr arg_reduce(const NodePtr& x, int64_t axis, int64_t mode, const char* who) {
+static NodePtr arg_reduce(const NodePtr& x, int64_t axis, ArgMode mode, const char* who) {
   require(x, who, "x");
   check(x->shape().rank_known && x->rank() >= 1, Status::shape, who,
         ": the input needs a known rank >= 1");
   int64_t ax = normalize_axis(axis, x->rank(), who);
-  return make_node("ArgReduce", {x}, {{"mode", mode}, {"axis", ax}});
+  return make_node("ArgReduce", {x}, {{"mode", int64_t(mode)}, {"axis", ax}});
 }
-NodePtr argmax(const NodePtr& x, int64_t axis) { return arg_reduce(x, axis, 0, "argmax"); }
-NodePtr argmin(const NodePtr& x, int64_t axis) { return arg_reduce(x, axis, 1, "argmin"); }
+NodePtr argmax(const NodePtr& x, int64_t axis) {
+  return arg_reduce(x, axis, ArgMode::max, "argmax");
+}
+NodePtr argmin(const NodePtr& x, int64_t axis) {
+  return arg_reduce(x, axis, ArgMode::min, "argmin");
+}
 
 }  // namespace kb::api

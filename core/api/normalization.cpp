@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "core/api/api.h"
-#include "core/api/nn_more.h"
+#include "core/api/normalization.h"
 #include "core/ops/build.h"
 #include "core/ops/infer_util.h"
 #include "core/util/checked_math.h"

@@ -1,7 +1,7 @@
 // temporal_padding, spatial_2d_padding, spatial_3d_padding over the Pad primitive; resize_images
 // and resize_volumes over Resize (KERAS_SEMANTICS.md section 8).
 #include "core/api/api.h"
-#include "core/api/nn_more.h"
+#include "core/api/padding_resize.h"
 #include "core/ops/build.h"
 #include "core/util/error.h"
 
@@ -43,7 +43,8 @@ NodePtr resize(const char* who, const NodePtr& x, const Ints& factors, bool firs
                Interpolation mode) {
   Attrs a{{"layout", int64_t(first)},
           {"factors", factors},
-          {"mode", int64_t(mode == Interpolation::bilinear)},
+          {"mode",
+           int64_t(mode == Interpolation::bilinear ? ResizeMode::bilinear : ResizeMode::nearest)},
           {"who", std::string(who)}};
   return make_node("Resize", {x}, a);
 }

@@ -4,7 +4,7 @@
 #include <random>
 
 #include "core/api/api.h"
-#include "core/api/nn_more.h"
+#include "core/api/random.h"
 #include "core/ops/build.h"
 #include "core/util/error.h"
 #include "core/ops/random_spec.h"

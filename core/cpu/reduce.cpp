@@ -13,6 +13,7 @@
 #include "core/cpu/row_kernels.h"
 #include "core/ops/build.h"
 #include "core/graph/dispatch.h"
+#include "core/ops/modes.h"
 
 namespace kb::cpu {
 namespace {
@@ -196,7 +197,7 @@ std::vector<int64_t> concrete_axes(const Attrs& a, int64_t rank) {
 }
 
 Kernel make_reduce(const KernelArgs& k) {
-  auto mode = static_cast<ReduceMode>(k.node.attrs.i("mode"));
+  auto mode = mode_of<ReduceMode>(k.node.attrs);
   ReducePlan p = plan_reduce(k.in[0].shape.dims, concrete_axes(k.node.attrs, k.in[0].shape.rank()));
   return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
@@ -261,7 +262,7 @@ KernelRegistrar kr_broadcast_like("cpu", "BroadcastLike", make_broadcast_like);
 // (outer, n, inner) view of an axis.
 Kernel make_arg_reduce(const KernelArgs& k) {
   AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
-  bool is_max = k.node.attrs.i("mode") == 0;
+  bool is_max = mode_of<ArgMode>(k.node.attrs) == ArgMode::max;
   return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     using C = compute_t<T>;
@@ -286,7 +287,7 @@ KernelRegistrar kr_arg_reduce("cpu", "ArgReduce", make_arg_reduce);
 
 Kernel make_cumulative(const KernelArgs& k) {
   AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
-  bool is_sum = k.node.attrs.i("mode") == 0;
+  bool is_sum = mode_of<ScanMode>(k.node.attrs) == ScanMode::sum;
   return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     using C = compute_t<T>;

@@ -5,6 +5,7 @@
 #include "core/cuda/atomic_sums.cuh"
 #include "core/cuda/index_errors.cuh"
 #include "core/kernel_plans/axis_scans.h"
+#include "core/ops/modes.h"
 
 namespace kb::cuda {
 namespace {
@@ -151,7 +152,7 @@ __global__ void arg_rows_kernel(const T* x, int64_t* out, int64_t rows, int64_t 
 
 Kernel make_arg_reduce(const KernelArgs& k) {
   AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
-  bool is_max = k.node.attrs.i("mode") == 0;
+  bool is_max = mode_of<ArgMode>(k.node.attrs) == ArgMode::max;
   return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     if constexpr (std::is_same_v<T, bool>) {
@@ -184,7 +185,7 @@ __global__ void scan_kernel(const T* x, T* out, AxisView v, bool is_sum) {
 
 Kernel make_cumulative(const KernelArgs& k) {
   AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
-  bool is_sum = k.node.attrs.i("mode") == 0;
+  bool is_sum = mode_of<ScanMode>(k.node.attrs) == ScanMode::sum;
   return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     if constexpr (std::is_same_v<T, bool>) {

@@ -2,6 +2,7 @@
 #pragma once
 #include "core/graph/attrs.h"
 #include "core/graph/shape.h"
+#include "core/ops/modes.h"
 #include "core/kernel_plans/resize_taps.h"
 #include "core/kernel_plans/spatial_layout.h"
 
@@ -11,7 +12,7 @@ namespace kb {
 inline ResizeGeom resize_geom(const Attrs& a, const Dims& src, const Dims& dst, bool adjoint) {
   ResizeGeom g;
   g.channels_first = a.i("layout") != 0;
-  g.bilinear = a.i("mode") == 1;
+  g.bilinear = mode_of<ResizeMode>(a) == ResizeMode::bilinear;
   g.adjoint = adjoint;
   const std::vector<int64_t>& factors = a.ints("factors");
   size_t nsp = factors.size(), off = 3 - nsp;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/graph/node.h"
+#include "core/ops/modes.h"
 
 namespace kb {
 
@@ -36,7 +37,6 @@ NodePtr less_equal(const NodePtr& a, const NodePtr& b);
 NodePtr cast(const NodePtr& x, DType t);
 NodePtr select(const NodePtr& cond, const NodePtr& a, const NodePtr& b);
 
-enum class ReduceMode : int64_t { sum = 0, prod = 1, max = 2, min = 3 };
 // `axes` must be normalized (non-negative, sorted, unique); empty means all axes.
 NodePtr reduce(const NodePtr& x, ReduceMode mode, std::vector<int64_t> axes, bool keepdims);
 NodePtr reduce_sum(const NodePtr& x, std::vector<int64_t> axes, bool keepdims);

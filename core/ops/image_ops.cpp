@@ -68,19 +68,19 @@ OpRegistrar r1({"Pad", infer_pad, grad_pad});
 struct ResizeAttrs {
   bool channels_first;
   std::vector<int64_t> factors;
-  int64_t mode;
+  ResizeMode mode;
   std::string who;
 };
 
 ResizeAttrs resize_attrs(const Attrs& a) {
-  ResizeAttrs r{a.i("layout") != 0, a.ints("factors"), a.i("mode"), who_of(a, "resize")};
+  ResizeAttrs r{a.i("layout") != 0, a.ints("factors"), mode_of<ResizeMode>(a), who_of(a, "resize")};
   check(r.factors.size() == 2 || r.factors.size() == 3, Status::invalid_argument, r.who, ": ",
         r.factors.size(), " factors (2 or 3 spatial dimensions are supported)");
   for (int64_t f : r.factors)
     check(f >= 1, Status::invalid_argument, r.who, ": factors must be positive, got ",
           dims_str(r.factors));
-  check(r.mode == 0 || r.mode == 1, Status::invalid_argument, r.who, ": unknown interpolation ",
-        r.mode);
+  check(r.mode == ResizeMode::nearest || r.mode == ResizeMode::bilinear, Status::invalid_argument,
+        r.who, ": unknown interpolation ", int64_t(r.mode));
   return r;
 }
 
@@ -89,7 +89,7 @@ void check_resize_input(const TensorType& t, const ResizeAttrs& r, const char* w
   check(t.shape.rank_known && t.shape.rank() == int64_t(nsp + 2), Status::shape, r.who, ": ", what,
         " must have rank ", nsp + 2, ", got ", t.shape.str());
   check(!is_bool(t.dtype), Status::dtype, r.who, ": ", what, " must be numeric, got bool");
-  check(r.mode == 0 || is_floating(t.dtype), Status::dtype, r.who,
+  check(r.mode == ResizeMode::nearest || is_floating(t.dtype), Status::dtype, r.who,
         ": bilinear interpolation needs a floating input, got ", dtype_name(t.dtype));
 }
 

@@ -13,7 +13,7 @@ using Grads = std::vector<NodePtr>;
 TensorType infer_reduce(const Ins& in, const Attrs& a) {
   const auto& axes = a.ints("axes");
   bool keep = a.i("keepdims") != 0;
-  auto mode = static_cast<ReduceMode>(a.i("mode"));
+  auto mode = mode_of<ReduceMode>(a);
   if (mode == ReduceMode::sum || mode == ReduceMode::prod)
     check(!is_bool(in[0].dtype), Status::dtype, "reduce: cannot sum or multiply bool values");
   if (axes.empty()) {
@@ -40,7 +40,7 @@ Grads grad_reduce(const NodePtr& n, const NodePtr& dy) {
   const NodePtr& x = n->inputs[0];
   const auto& axes = n->attrs.ints("axes");
   bool keep = n->attrs.i("keepdims") != 0;
-  auto mode = static_cast<ReduceMode>(n->attrs.i("mode"));
+  auto mode = mode_of<ReduceMode>(n->attrs);
   NodePtr g = unreduce(dy, x, axes, keep);
   switch (mode) {
     case ReduceMode::sum:
@@ -98,9 +98,10 @@ Grads grad_cumulative(const NodePtr& n, const NodePtr& dy) {
     return make_node("Reverse", {v}, {{"axes", std::vector<int64_t>{axis}}});
   };
   auto rcumsum = [&](const NodePtr& v) {
-    return rev(make_node("Cumulative", {rev(v)}, {{"mode", int64_t(0)}, {"axis", axis}}));
+    return rev(
+        make_node("Cumulative", {rev(v)}, {{"mode", int64_t(ScanMode::sum)}, {"axis", axis}}));
   };
-  if (n->attrs.i("mode") == 0) return {rcumsum(dy)};
+  if (mode_of<ScanMode>(n->attrs) == ScanMode::sum) return {rcumsum(dy)};
   // d/dx_i of prod_{j<=k} x_j = z_k / x_i (for i <= k); valid where x has no zeros.
   return {div(rcumsum(mul(dy, n)), x)};
 }

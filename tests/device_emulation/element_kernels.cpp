@@ -12,6 +12,7 @@
 #include "core/kernel_plans/axis_scans.h"
 #include "core/graph/dispatch.h"
 #include "core/kernel_plans/epilogue_value.h"
+#include "core/ops/modes.h"
 
 namespace kb::emulation {
 namespace {
@@ -127,7 +128,7 @@ Kernel ctc_kernel(const KernelArgs& k) {
 // own candidate).
 Kernel arg_reduce_kernel(const KernelArgs& k) {
   AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
-  bool is_max = k.node.attrs.i("mode") == 0;
+  bool is_max = mode_of<ArgMode>(k.node.attrs) == ArgMode::max;
   return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     if constexpr (std::is_same_v<T, bool>) {
@@ -163,7 +164,7 @@ Kernel arg_reduce_kernel(const KernelArgs& k) {
 // As core/cuda/indexing.cu's scan kernel: a line per output position across the axis.
 Kernel cumulative_kernel(const KernelArgs& k) {
   AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
-  bool is_sum = k.node.attrs.i("mode") == 0;
+  bool is_sum = mode_of<ScanMode>(k.node.attrs) == ScanMode::sum;
   return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     if constexpr (std::is_same_v<T, bool>) {

@@ -1,7 +1,7 @@
 """normalize_batch_in_training through its primitives (BatchNorm, BatchCenteredDot): which paths
 take them, their precision (two-pass variance, double sums, 16-bit floats), sums that do not
 depend on the thread count, and second derivatives. Values and first gradients of every path are
-in test_nn_more.py."""
+in test_batch_normalization.py."""
 import ctypes
 from ctypes import c_double, c_void_p
 
@@ -10,9 +10,9 @@ import pytest
 
 import kb
 from kb import BF16, F16, F32, const, i64, narrow_store, narrow_values, op
-from test_nn_more import FUSED_EPS, fd_check, np_moments
-from test_nn_more import normalize_batch_in_training as normalize_batch
-from test_nn_more import reduce_sum as total
+from kb_layers import FUSED_EPS, fd_check, np_moments
+from kb_layers import normalize_batch_in_training as normalize_batch
+from kb_layers import reduce_sum as total
 
 lib = kb.lib
 
@@ -21,7 +21,7 @@ PLAN_SCRIPT = r"""
 import sys
 import numpy as np
 import kb
-from test_nn_more import normalize_batch_in_training as normalize_batch, reduce_sum as total
+from kb_layers import normalize_batch_in_training as normalize_batch, reduce_sum as total
 shape, axes = {"nhwc": ((4, 3, 2, 5), [0, 1, 2]), "nchw": ((4, 3, 2, 5), [0, 2, 3]),
                "dense": ((6, 4), [0]), "two_kept": ((4, 3, 2, 5), [0, 1]),
                "apart": ((3, 5, 4), [1]), "gamma_per_row": ((3, 5, 4), [0, 1])}[sys.argv[1]]
@@ -102,7 +102,7 @@ THREADS_SCRIPT = r"""
 import sys
 import numpy as np
 import kb
-from test_nn_more import normalize_batch_in_training as normalize_batch, reduce_sum as total
+from kb_layers import normalize_batch_in_training as normalize_batch, reduce_sum as total
 kb.lib.kb_set_num_threads(int(sys.argv[1]))
 rng = np.random.default_rng(3)
 out = []

@@ -1,5 +1,6 @@
-"""A plan drops the steps whose values nothing reads (core/compile/plan.cpp): a value named only
-for its shape (zeros_like of a product) is not computed, and the results are unchanged."""
+"""A plan drops the steps whose values nothing reads (core/compile/drop_unread_steps.cpp): a value
+named only for its shape (zeros_like of a product) or as a like operand (the sin(x) whose shape
+sum's gradient broadcasts to) is not computed, and the results are unchanged."""
 import numpy as np
 
 import kb
