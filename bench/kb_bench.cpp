@@ -1,16 +1,16 @@
-// kbackend side of the benchmark workloads W1-W10 (/work/shared/BENCHMARKS.md,
-// docs/performance.md): W1 (sigmoid(x*w + b) * tanh(x) of 16M floats), W2 (sum and softmax over the
-// last axis of 4096x4096), W3 (dot of square float32 matrices), W4 (conv2d 3x3, 64 channels, 56x56,
-// batch 32), W5 (max pooling 2x2 of 32x64x56x56), W6 (LSTM through kb_rnn, 100 steps), W7 (one MLP
-// 784-512-512-10 training step, batch 128), W8 (one CNN training step), W9 (call overhead of a
-// compiled function adding two 1-element tensors) and W10 (peak resident memory of W7 and W8, each
-// in a fresh process). Prints one JSON line per measurement: the median wall time, its spread, and
-// the median CPU time of the process per call (cpu_ms), the median heap allocations (malloc and
-// friends, all threads: allocs_per_call; of one more call, those inside oneDNN:
-// onednn_allocs_per_call of attributed_allocs) and minor page faults (faults_per_call); W1/W2
-// add the bytes a call must move at least, W3/W4 the flops. "machine" lines give the limits of this
-// machine (memory bandwidth of a large copy, fp32 FMA peak from /proc/cpuinfo).
-// Usage: kb_bench cpu|cuda [repeats] [workloads, e.g. W4,W5,machine]
+// kbackend side of the benchmark workloads W1-W10 (docs/performance.md): W1 (sigmoid(x*w + b) *
+// tanh(x) of 16M floats), W2 (sum and softmax over the last axis of 4096x4096), W3 (dot of square
+// float32 matrices), W4 (conv2d 3x3, 64 channels, 56x56, batch 32), W5 (max pooling 2x2 of
+// 32x64x56x56), W6 (LSTM through kb_rnn, 100 steps), W7 (one MLP 784-512-512-10 training step,
+// batch 128), W8 (one CNN training step), W9 (call overhead of a compiled function adding two
+// 1-element tensors) and W10 (peak resident memory of W7 and W8, each in a fresh process). Prints
+// one JSON line per measurement: the median wall time, its spread, and the median CPU time of the
+// process per call (cpu_ms), the median heap allocations (malloc and friends, all threads:
+// allocs_per_call; of one more call, those inside oneDNN: onednn_allocs_per_call of
+// attributed_allocs) and minor page faults (faults_per_call); W1/W2 add the bytes a call must move
+// at least, W3/W4 the flops. "machine" lines give the limits of this machine (memory bandwidth of a
+// large copy, fp32 FMA peak from /proc/cpuinfo). Usage: kb_bench cpu|cuda [repeats] [workloads,
+// e.g. W4,W5,machine]
 //        kb_bench cpu rss W7|W8   (internal: runs one step workload, prints its peak memory)
 #include <kbackend.h>
 #include <spawn.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The benchmark suite (/work/shared/BENCHMARKS.md, docs/performance.md): every workload W1-W10 in
+# The benchmark suite (docs/performance.md): every workload W1-W10 in
 # kbackend (kb_bench) and in every peer that is installed (PyTorch eager and torch.jit.script,
 # TensorFlow tf.function, NumPy; bench/setup_peers.sh installs them outside the repository),
 # alternating the systems round by round (A B C D A B C D ...), each with warm-up and repeats; then

@@ -86,7 +86,7 @@ set -e
 if [ "$rc" != 0 ]; then
   cat "$TMP/abidiff.txt" >&2
   if [ $((rc & 3)) != 0 ]; then fail "abidiff could not compare (status $rc)"; fi
-  fail "ABI break against $ABI_BASELINE (abidiff status $rc; bit 8 = removed symbols). Never change an exported signature: add a new function (DESIGN.md 5)."
+  fail "ABI break against $ABI_BASELINE (abidiff status $rc; bit 8 = removed symbols). Never change an exported signature: add a new function (docs/architecture.md, The C ABI)."
 fi
 NBASE=$(grep -c "<elf-symbol name='kb_" "$ABI_BASELINE" || true)
 say "ABI: compatible with $ABI_BASELINE ($NBASE symbols there, $((NSYMS - NBASE)) added since)"

@@ -9,7 +9,7 @@
 #
 # Never run it to make run.sh pass after it reported an ABI break (a removed function, a changed
 # parameter, return or struct type, a renumbered enum): that breaks every program built against
-# libkbackend.so.1. Add a new function instead (DESIGN.md section 5), or, for a deliberate break,
+# libkbackend.so.1. Add a new function instead (docs/architecture.md, "The C ABI"), or, for a deliberate break,
 # bump KB_ABI_MAJOR (the soname) in CMakeLists.txt and KB_ABI_VERSION in include/kbackend.h first.
 #
 # Usage: bash tests/packaging/update_abi_baseline.sh   then review `git diff --stat` and commit

@@ -5,10 +5,10 @@
 //! set (a build tree of this source tree) or when pkg-config finds nothing, else pkg-config's
 //! `includedir`.
 //!
-//! The header follows fixed conventions (DESIGN.md section 5): `KB_API` function declarations,
-//! `typedef enum` option types, `typedef struct X X` handles, function-pointer typedefs, and
-//! fixed-width integer, `size_t`, `double`, `char` and `void` pointer types. A declaration
-//! using anything else is skipped with a cargo warning rather than guessed.
+//! The header follows fixed conventions (docs/architecture.md, "The C ABI"): `KB_API` function
+//! declarations, `typedef enum` option types, `typedef struct X X` handles, function-pointer
+//! typedefs, and fixed-width integer, `size_t`, `double`, `char` and `void` pointer types. A
+//! declaration using anything else is skipped with a cargo warning rather than guessed.
 use std::env;
 use std::fmt::Write as _;
 use std::fs;
