@@ -3,6 +3,8 @@ wrappers with Keras' argument conventions (strings for padding, data_format and 
 import ctypes
 from ctypes import POINTER, c_char_p, c_int32, c_int64, c_size_t
 
+import numpy as np
+
 import kb
 from kb import OUT, I64P, S, E, T, i64, op
 
@@ -140,3 +142,27 @@ def pool2d(*a, **kw):
 
 def pool3d(*a, **kw):
     return op("pool3d", *pool_args(*a, **kw))
+
+
+# Data formats: arrays are made channels last and moved for channels first.
+LAST, FIRST = "channels_last", "channels_first"
+
+
+def to_first(a):
+    return np.ascontiguousarray(np.moveaxis(a, -1, 1))
+
+
+def to_last(a):
+    return np.ascontiguousarray(np.moveaxis(a, 1, -1))
+
+
+def fmt_in(a, df):
+    return to_first(a) if df == FIRST else a
+
+
+def fmt_out(a, df):
+    return to_last(a) if df == FIRST else a
+
+
+def randn(rng, shape, dt, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(kb.NP_OF[dt])

@@ -11,7 +11,7 @@ import numpy as np
 import kb
 from kb import E, F64, I64P, OUT, S, T, const, i64, op
 
-LAST, FIRST = "channels_last", "channels_first"
+from kb_conv import FIRST, LAST
 FORMAT = {None: -1, LAST: kb.CHANNELS_LAST, FIRST: kb.CHANNELS_FIRST}
 
 lib = kb.lib
@@ -45,26 +45,6 @@ for _n, (_res, _args) in _sig.items():
 def enum(table, v):
     """A string option through its table; an int passes through (to test bad values)."""
     return v if isinstance(v, int) else table[v]
-
-
-def to_first(a):
-    return np.ascontiguousarray(np.moveaxis(a, -1, 1))
-
-
-def to_last(a):
-    return np.ascontiguousarray(np.moveaxis(a, 1, -1))
-
-
-def fmt_in(a, df):
-    return to_first(a) if df == FIRST else a
-
-
-def fmt_out(a, df):
-    return to_last(a) if df == FIRST else a
-
-
-def randn(rng, shape, dt, scale=1.0):
-    return (rng.standard_normal(shape) * scale).astype(kb.NP_OF[dt])
 
 
 def image_data_format():

@@ -12,10 +12,10 @@ import pytest
 
 import kb
 import kb_conv as kc
+from kb_conv import FIRST, LAST, fmt_in, fmt_out, randn, to_last
 from kb import const, error_of, op
 
 F32, F64 = kb.F32, kb.F64
-LAST, FIRST = "channels_last", "channels_first"
 
 
 # ---- NumPy references (channels-last; the tests move channels for channels_first) ---------------
@@ -95,26 +95,6 @@ def np_pool(x, pool, strides, pads, mode):
         cells.append(xp[(slice(None),) + sl + (slice(None),)])
     cells = np.stack(cells)
     return np.nanmax(cells, axis=0) if mode == "max" else np.nanmean(cells, axis=0)
-
-
-def to_first(a):
-    return np.ascontiguousarray(np.moveaxis(a, -1, 1))
-
-
-def to_last(a):
-    return np.ascontiguousarray(np.moveaxis(a, 1, -1))
-
-
-def fmt_in(a, df):
-    return to_first(a) if df == FIRST else a
-
-
-def fmt_out(a, df):
-    return to_last(a) if df == FIRST else a
-
-
-def randn(rng, shape, dt, scale=1.0):
-    return (rng.standard_normal(shape) * scale).astype(kb.NP_OF[dt])
 
 
 def kernel(rng, shape, dt, fan_in):

@@ -13,7 +13,8 @@ import pytest
 
 import kb
 from kb import const, error_of, i64, op
-from kb_layers import randn, reduce_sum
+from kb_conv import randn
+from kb_layers import reduce_sum
 
 F32, F64 = kb.F32, kb.F64
 lib = kb.lib

@@ -13,8 +13,8 @@ import pytest
 
 import kb
 from kb import const, error_of, op
-from kb_layers import (FIRST, FORMAT, H, LAST, enum, fd_check, fmt_in, fmt_out, randn, reduce_sum,
-                       to_first, to_last, weighted)
+from kb_conv import FIRST, fmt_in, fmt_out, LAST, randn, to_first, to_last
+from kb_layers import FORMAT, H, enum, fd_check, reduce_sum, weighted
 
 F32, F64 = kb.F32, kb.F64
 NEAREST, BILINEAR = 0, 1
