@@ -261,8 +261,9 @@ KernelRegistrar kr_broadcast_like("cpu", "BroadcastLike", make_broadcast_like);
 
 // (outer, n, inner) view of an axis.
 Kernel make_arg_reduce(const KernelArgs& k) {
-  AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
-  bool is_max = mode_of<ArgMode>(k.node.attrs) == ArgMode::max;
+  const AxisScan scan = arg_reduce_scan(k);
+  const AxisView v = scan.v;
+  const bool is_max = scan.first_mode;
   return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     using C = compute_t<T>;
@@ -286,8 +287,9 @@ Kernel make_arg_reduce(const KernelArgs& k) {
 KernelRegistrar kr_arg_reduce("cpu", "ArgReduce", make_arg_reduce);
 
 Kernel make_cumulative(const KernelArgs& k) {
-  AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
-  bool is_sum = mode_of<ScanMode>(k.node.attrs) == ScanMode::sum;
+  const AxisScan scan = cumulative_scan(k);
+  const AxisView v = scan.v;
+  const bool is_sum = scan.first_mode;
   return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     using C = compute_t<T>;

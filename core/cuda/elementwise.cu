@@ -34,41 +34,33 @@ __global__ void binary_kernel(const T* a, const T* b, O* o, int64_t n, StridedMa
 
 template <ScalarDomain D, ScalarResult R, class F>
 Kernel unary_factory(const KernelArgs& k) {
-  return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
+  return dispatch_in_domain<D, Kernel>(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (!in_domain<D, T>()) {
-      return Kernel{};
-    } else {
-      using O = std::conditional_t<R == ScalarResult::BOOL, bool, T>;
-      return [](const Ins& in, Buffer& out) {
-        int64_t n = out.numel();
-        if (n == 0) return;
-        unary_kernel<<<blocks_for(n), 256, 0, stream()>>>(in[0]->as<T>(), out.as<O>(), n, F{});
-        after_launch("unary");
-      };
-    }
+    using O = std::conditional_t<R == ScalarResult::BOOL, bool, T>;
+    return [](const Ins& in, Buffer& out) {
+      int64_t n = out.numel();
+      if (n == 0) return;
+      unary_kernel<<<blocks_for(n), 256, 0, stream()>>>(in[0]->as<T>(), out.as<O>(), n, F{});
+      after_launch("unary");
+    };
   });
 }
 
 template <ScalarDomain D, ScalarResult R, class F>
 Kernel binary_factory(const KernelArgs& k) {
-  return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
+  return dispatch_in_domain<D, Kernel>(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (!in_domain<D, T>()) {
-      return Kernel{};
-    } else {
-      using O = std::conditional_t<R == ScalarResult::BOOL, bool, T>;
-      const Dims& od = k.out.shape.dims;
-      bool same = k.in[0].shape.dims == od && k.in[1].shape.dims == od;
-      StridedMap m = make_map(od, {od, k.in[0].shape.dims, k.in[1].shape.dims});
-      return [m, same](const Ins& in, Buffer& out) {
-        int64_t n = out.numel();
-        if (n == 0) return;
-        binary_kernel<<<blocks_for(n), 256, 0, stream()>>>(in[0]->as<T>(), in[1]->as<T>(),
-                                                           out.as<O>(), n, m, same, F{});
-        after_launch("binary");
-      };
-    }
+    using O = std::conditional_t<R == ScalarResult::BOOL, bool, T>;
+    const Dims& od = k.out.shape.dims;
+    bool same = k.in[0].shape.dims == od && k.in[1].shape.dims == od;
+    StridedMap m = make_map(od, {od, k.in[0].shape.dims, k.in[1].shape.dims});
+    return [m, same](const Ins& in, Buffer& out) {
+      int64_t n = out.numel();
+      if (n == 0) return;
+      binary_kernel<<<blocks_for(n), 256, 0, stream()>>>(in[0]->as<T>(), in[1]->as<T>(),
+                                                         out.as<O>(), n, m, same, F{});
+      after_launch("binary");
+    };
   });
 }
 

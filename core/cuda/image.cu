@@ -15,18 +15,14 @@ __global__ void resize_kernel(ResizeGeom g, const T* x, T* y, int64_t n) {
 template <bool Adjoint>
 Kernel make_resize(const KernelArgs& k) {
   ResizeGeom g = resize_geom(k.node.attrs, k.in[0].shape.dims, k.out.shape.dims, Adjoint);
-  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
+  return dispatch_non_bool<Kernel>(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (std::is_same_v<T, bool>) {
-      return Kernel{};  // boolean images: the CPU kernel
-    } else {
-      return [g](const std::vector<const Buffer*>& in, Buffer& out) {
-        int64_t n = out.numel();
-        if (n == 0) return;
-        resize_kernel<<<blocks_for(n), 256, 0, stream()>>>(g, in[0]->as<T>(), out.as<T>(), n);
-        after_launch("resize");
-      };
-    }
+    return [g](const std::vector<const Buffer*>& in, Buffer& out) {
+      int64_t n = out.numel();
+      if (n == 0) return;
+      resize_kernel<<<blocks_for(n), 256, 0, stream()>>>(g, in[0]->as<T>(), out.as<T>(), n);
+      after_launch("resize");
+    };
   });
 }
 Registrar r1("Resize", make_resize<false>);

@@ -82,29 +82,25 @@ __global__ void scatter_add_kernel(const T* g, const I* idx, sum_t<T>* acc, int6
 Kernel make_scatter_add_like(const KernelArgs& k) {
   int64_t rows = k.out.shape.dims[0];
   int64_t row = rows ? numel(k.out.shape.dims) / rows : 0;
-  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
+  return dispatch_float<Kernel>(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (!is_float_v<T>) {
-      return Kernel{};
-    } else {
-      return with_index_type(k.in[1].dtype, [&](auto zi) -> Kernel {
-        using I = decltype(zi);
-        return [rows, row](const Ins& in, Buffer& out) {
-          SumTarget<T> sum(out);
-          int64_t n_idx = in[1]->numel();
-          if (n_idx * row == 0) {
-            check_indices_on_host(*in[1], rows, "gather", "index");
-            return sum.finish();
-          }
-          RowFlag flag;
-          scatter_add_kernel<<<blocks_for(n_idx * row), 256, 0, stream()>>>(
-              in[0]->as<T>(), in[1]->as<I>(), sum.acc(), n_idx, row, rows, flag.ptr());
-          after_launch("scatter_add");
-          sum.finish();
-          defer_index_check(flag, *in[1], rows, "gather", "index");
-        };
-      });
-    }
+    return with_index_type(k.in[1].dtype, [&](auto zi) -> Kernel {
+      using I = decltype(zi);
+      return [rows, row](const Ins& in, Buffer& out) {
+        SumTarget<T> sum(out);
+        int64_t n_idx = in[1]->numel();
+        if (n_idx * row == 0) {
+          check_indices_on_host(*in[1], rows, "gather", "index");
+          return sum.finish();
+        }
+        RowFlag flag;
+        scatter_add_kernel<<<blocks_for(n_idx * row), 256, 0, stream()>>>(
+            in[0]->as<T>(), in[1]->as<I>(), sum.acc(), n_idx, row, rows, flag.ptr());
+        after_launch("scatter_add");
+        sum.finish();
+        defer_index_check(flag, *in[1], rows, "gather", "index");
+      };
+    });
   });
 }
 Registrar r3("ScatterAddLike", make_scatter_add_like);
@@ -113,7 +109,7 @@ template <class T>
 __global__ void arg_kernel(const T* x, int64_t* out, AxisView v, bool is_max) {
   int64_t total = v.outer * v.inner;
   KB_GRID_LOOP(t, total) {
-    const T* p = x + (t / v.inner) * v.n * v.inner + t % v.inner;
+    const T* p = x + v.line_start(t);
     out[t] = arg_scan<compute_t<T>>(p, v.n, v.inner, is_max);
   }
 }
@@ -151,25 +147,22 @@ __global__ void arg_rows_kernel(const T* x, int64_t* out, int64_t rows, int64_t 
 }
 
 Kernel make_arg_reduce(const KernelArgs& k) {
-  AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
-  bool is_max = mode_of<ArgMode>(k.node.attrs) == ArgMode::max;
-  return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
+  const AxisScan scan = arg_reduce_scan(k);
+  const AxisView v = scan.v;
+  const bool is_max = scan.first_mode;
+  return dispatch_non_bool<Kernel>(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (std::is_same_v<T, bool>) {
-      return Kernel{};
-    } else {
-      return [v, is_max](const Ins& in, Buffer& out) {
-        int64_t n = v.outer * v.inner;
-        if (n == 0) return;
-        if (v.inner == 1 && v.n >= kArgWarpRowLength)
-          arg_rows_kernel<<<blocks_for(v.outer * kArgLanes), 256, 0, stream()>>>(
-              in[0]->as<T>(), out.as<int64_t>(), v.outer, v.n, is_max);
-        else
-          arg_kernel<<<blocks_for(n), 256, 0, stream()>>>(in[0]->as<T>(), out.as<int64_t>(), v,
-                                                          is_max);
-        after_launch("argmax");
-      };
-    }
+    return [v, is_max](const Ins& in, Buffer& out) {
+      int64_t n = v.outer * v.inner;
+      if (n == 0) return;
+      if (v.inner == 1 && v.n >= kArgWarpRowLength)
+        arg_rows_kernel<<<blocks_for(v.outer * kArgLanes), 256, 0, stream()>>>(
+            in[0]->as<T>(), out.as<int64_t>(), v.outer, v.n, is_max);
+      else
+        arg_kernel<<<blocks_for(n), 256, 0, stream()>>>(in[0]->as<T>(), out.as<int64_t>(), v,
+                                                        is_max);
+      after_launch("argmax");
+    };
   });
 }
 Registrar r4("ArgReduce", make_arg_reduce);
@@ -178,26 +171,23 @@ template <class T>
 __global__ void scan_kernel(const T* x, T* out, AxisView v, bool is_sum) {
   int64_t total = v.outer * v.inner;
   KB_GRID_LOOP(t, total) {
-    int64_t base = (t / v.inner) * v.n * v.inner + t % v.inner;
+    int64_t base = v.line_start(t);
     cumulative_line<compute_t<T>>(x + base, out + base, v.n, v.inner, is_sum);
   }
 }
 
 Kernel make_cumulative(const KernelArgs& k) {
-  AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
-  bool is_sum = mode_of<ScanMode>(k.node.attrs) == ScanMode::sum;
-  return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
+  const AxisScan scan = cumulative_scan(k);
+  const AxisView v = scan.v;
+  const bool is_sum = scan.first_mode;
+  return dispatch_non_bool<Kernel>(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (std::is_same_v<T, bool>) {
-      return Kernel{};
-    } else {
-      return [v, is_sum](const Ins& in, Buffer& out) {
-        int64_t n = v.outer * v.inner;
-        if (n == 0) return;
-        scan_kernel<<<blocks_for(n), 256, 0, stream()>>>(in[0]->as<T>(), out.as<T>(), v, is_sum);
-        after_launch("cumsum");
-      };
-    }
+    return [v, is_sum](const Ins& in, Buffer& out) {
+      int64_t n = v.outer * v.inner;
+      if (n == 0) return;
+      scan_kernel<<<blocks_for(n), 256, 0, stream()>>>(in[0]->as<T>(), out.as<T>(), v, is_sum);
+      after_launch("cumsum");
+    };
   });
 }
 Registrar r5("Cumulative", make_cumulative);
@@ -224,24 +214,20 @@ __global__ void in_top_k_kernel(const T* p, const I* targets, bool* out, int64_t
 Kernel make_in_top_k(const KernelArgs& k) {
   int64_t top = k.node.attrs.i("k");
   int64_t classes = k.in[0].shape.dims[1];
-  return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
+  return dispatch_float<Kernel>(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (!is_float_v<T>) {
-      return Kernel{};
-    } else {
-      return with_index_type(k.in[1].dtype, [&](auto zi) -> Kernel {
-        using I = decltype(zi);
-        return [top, classes](const Ins& in, Buffer& out) {
-          int64_t batch = out.numel();
-          if (batch == 0) return;
-          RowFlag flag;
-          in_top_k_kernel<<<blocks_for(batch), 256, 0, stream()>>>(
-              in[0]->as<T>(), in[1]->as<I>(), out.as<bool>(), batch, classes, top, flag.ptr());
-          after_launch("in_top_k");
-          defer_index_check(flag, *in[1], classes, "in_top_k", "target");
-        };
-      });
-    }
+    return with_index_type(k.in[1].dtype, [&](auto zi) -> Kernel {
+      using I = decltype(zi);
+      return [top, classes](const Ins& in, Buffer& out) {
+        int64_t batch = out.numel();
+        if (batch == 0) return;
+        RowFlag flag;
+        in_top_k_kernel<<<blocks_for(batch), 256, 0, stream()>>>(
+            in[0]->as<T>(), in[1]->as<I>(), out.as<bool>(), batch, classes, top, flag.ptr());
+        after_launch("in_top_k");
+        defer_index_check(flag, *in[1], classes, "in_top_k", "target");
+      };
+    });
   });
 }
 Registrar r6("InTopK", make_in_top_k);

@@ -96,15 +96,11 @@ void product_into(const Gemm& g, const Ins& in, Buffer& out) {
 Kernel make_matmul(const KernelArgs& k) {
   Gemm g = gemm_dims(k.in[0].shape.dims, k.in[1].shape.dims, k.node.attrs.i("transpose_a") != 0,
                      k.node.attrs.i("transpose_b") != 0);
-  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
+  return dispatch_float<Kernel>(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (!is_float_v<T>) {
-      return Kernel{};
-    } else {
-      return [g](const Ins& in, Buffer& out) {
-        if (out.numel()) product_into<T>(g, in, out);
-      };
-    }
+    return [g](const Ins& in, Buffer& out) {
+      if (out.numel()) product_into<T>(g, in, out);
+    };
   });
 }
 Registrar reg_matmul("MatMul", make_matmul);

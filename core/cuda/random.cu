@@ -21,24 +21,20 @@ __global__ void normal_kernel(RandomDraw d, T* o, int64_t n, int64_t dist, doubl
 Kernel make_random(const KernelArgs& k) {
   const Node* node = &k.node;
   RandomSpec r = random_spec(k.node.attrs);
-  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
+  return dispatch_float<Kernel>(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (!is_float_v<T>) {
-      return Kernel{};  // the CPU kernel reports the error
-    } else {
-      return [node, r](const std::vector<const Buffer*>&, Buffer& out) {
-        RandomDraw d = random_draw(r.seed, node->runs.fetch_add(1));
-        int64_t n = out.numel();
-        if (n == 0) return;
-        if (r.dist == kUniform) {
-          uniform_kernel<<<blocks_for(random_uniform_blocks<T>(n)), 256, 0, stream()>>>(
-              d, out.as<T>(), n, r.a, r.b);
-        } else {
-          normal_kernel<<<blocks_for(n), 256, 0, stream()>>>(d, out.as<T>(), n, r.dist, r.a, r.b);
-        }
-        after_launch("random");
-      };
-    }
+    return [node, r](const std::vector<const Buffer*>&, Buffer& out) {
+      RandomDraw d = random_draw(r.seed, node->runs.fetch_add(1));
+      int64_t n = out.numel();
+      if (n == 0) return;
+      if (r.dist == kUniform) {
+        uniform_kernel<<<blocks_for(random_uniform_blocks<T>(n)), 256, 0, stream()>>>(
+            d, out.as<T>(), n, r.a, r.b);
+      } else {
+        normal_kernel<<<blocks_for(n), 256, 0, stream()>>>(d, out.as<T>(), n, r.dist, r.a, r.b);
+      }
+      after_launch("random");
+    };
   });
 }
 Registrar reg_random("Random", make_random);

@@ -152,36 +152,31 @@ __global__ void softmax_rows(const T* x, T* out, int64_t outer, int64_t n) {
 }
 
 template <class T, bool Log, class C = compute_t<T>>
-__global__ void softmax_cols(const T* x, T* out, int64_t outer, int64_t n, int64_t inner) {
-  int64_t total = outer * inner;
+__global__ void softmax_cols(const T* x, T* out, AxisView v) {
+  int64_t total = v.outer * v.inner;
   KB_GRID_LOOP(i, total) {
-    int64_t base = (i / inner) * n * inner + i % inner;
-    softmax_line<Log, C>(x + base, out + base, n, inner);
+    int64_t base = v.line_start(i);
+    softmax_line<Log, C>(x + base, out + base, v.n, v.inner);
   }
 }
 
 template <bool Log>
 Kernel make_softmax(const KernelArgs& k) {
   AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
-  int64_t outer = v.outer, n = v.n, inner = v.inner;
-  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
+  return dispatch_float<Kernel>(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (!is_float_v<T>) {
-      return Kernel{};
-    } else {
-      return [outer, n, inner](const Ins& in, Buffer& out) {
-        if (outer * n * inner == 0) return;
-        if (inner == 1) {
-          unsigned grid = unsigned(outer < 65535 * 4 ? outer : 65535 * 4);
-          softmax_rows<T, Log>
-              <<<grid, kThreads, 0, stream()>>>(in[0]->as<T>(), out.as<T>(), outer, n);
-        } else {
-          softmax_cols<T, Log><<<blocks_for(outer * inner), kThreads, 0, stream()>>>(
-              in[0]->as<T>(), out.as<T>(), outer, n, inner);
-        }
-        after_launch("softmax");
-      };
-    }
+    return [v](const Ins& in, Buffer& out) {
+      if (v.outer * v.n * v.inner == 0) return;
+      if (v.inner == 1) {
+        unsigned grid = unsigned(v.outer < 65535 * 4 ? v.outer : 65535 * 4);
+        softmax_rows<T, Log>
+            <<<grid, kThreads, 0, stream()>>>(in[0]->as<T>(), out.as<T>(), v.outer, v.n);
+      } else {
+        softmax_cols<T, Log><<<blocks_for(v.outer * v.inner), kThreads, 0, stream()>>>(
+            in[0]->as<T>(), out.as<T>(), v);
+      }
+      after_launch("softmax");
+    };
   });
 }
 Registrar reg_softmax("Softmax", make_softmax<false>);

@@ -54,4 +54,15 @@ R dispatch_float(DType t, F&& f) {
   });
 }
 
+// f(value of the storage type) for every dtype but bool; R{} for bool (no order, no sum).
+template <class R, class F>
+R dispatch_non_bool(DType t, F&& f) {
+  return dispatch_dtype(t, [&](auto z) -> R {
+    if constexpr (std::is_same_v<decltype(z), bool>)
+      return R{};
+    else
+      return f(z);
+  });
+}
+
 }  // namespace kb

@@ -4,13 +4,19 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/backend/kernel.h"
 #include "core/graph/shape.h"
+#include "core/ops/modes.h"
+#include "core/util/host_device.h"
 
 namespace kb {
 
 // A tensor seen around one axis: outer blocks, n positions along the axis, inner stride.
 struct AxisView {
   int64_t outer = 1, n = 1, inner = 1;
+
+  // The first element of line t (t < outer * inner), whose elements lie `inner` apart.
+  KB_HD int64_t line_start(int64_t t) const { return (t / inner) * n * inner + t % inner; }
 };
 
 inline AxisView axis_view(const Dims& d, int64_t axis) {
@@ -25,6 +31,21 @@ inline AxisView axis_view(const Dims& d, int64_t axis) {
       v.inner *= d[i];
   }
   return v;
+}
+
+// What ArgReduce and Cumulative read from their step: the lines along the axis, and whether
+// the reduction takes the maximum (ArgReduce) or the scan sums (Cumulative).
+struct AxisScan {
+  AxisView v;
+  bool first_mode;  // ArgMode::max, ScanMode::sum
+};
+inline AxisScan arg_reduce_scan(const KernelArgs& k) {
+  return {axis_view(k.in[0].shape.dims, k.node.attrs.i("axis")),
+          mode_of<ArgMode>(k.node.attrs) == ArgMode::max};
+}
+inline AxisScan cumulative_scan(const KernelArgs& k) {
+  return {axis_view(k.in[0].shape.dims, k.node.attrs.i("axis")),
+          mode_of<ScanMode>(k.node.attrs) == ScanMode::sum};
 }
 
 // C (batch, m, n) = op(A) (batch, m, k) x op(B) (batch, k, n), all row-major.

@@ -20,4 +20,16 @@ constexpr bool in_domain() {
   }
 }
 
+// f(value of the storage type) for the dtypes domain D admits; R{} (a declined kernel) for the
+// others.
+template <ScalarDomain D, class R, class F>
+R dispatch_in_domain(DType t, F&& f) {
+  return dispatch_dtype(t, [&](auto z) -> R {
+    if constexpr (in_domain<D, decltype(z)>())
+      return f(z);
+    else
+      return R{};
+  });
+}
+
 }  // namespace kb

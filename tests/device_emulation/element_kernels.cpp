@@ -24,41 +24,33 @@ Kernel pool_kernel(const KernelArgs& k, PoolKernel which) {
   PoolProblem p = pool_problem(k, which);
   PoolWindows g = p.windows();
   bool avg = p.avg();
-  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
+  return dispatch_float<Kernel>(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (!is_float_v<T>) {
-      return Kernel{};
-    } else {
-      using C = compute_t<T>;
-      return [g, avg, which](const Ins& in, Buffer& out) {
-        T* o = out.as<T>();
-        for (int64_t e = 0; e < out.numel(); ++e) {
-          if (which == PoolKernel::forward)
-            o[e] = pool_forward_at<C, pool_acc_t<T>>(g, avg, in[0]->as<T>(), e);
-          else if (which == PoolKernel::backward)
-            o[e] = pool_backward_at<C>(g, avg, in[0]->as<T>(), in[1]->as<T>(), e);
-          else
-            o[e] = max_pool_grad_grad_at<C>(g, in[0]->as<T>(), in[1]->as<T>(), e);
-        }
-      };
-    }
+    using C = compute_t<T>;
+    return [g, avg, which](const Ins& in, Buffer& out) {
+      T* o = out.as<T>();
+      for (int64_t e = 0; e < out.numel(); ++e) {
+        if (which == PoolKernel::forward)
+          o[e] = pool_forward_at<C, pool_acc_t<T>>(g, avg, in[0]->as<T>(), e);
+        else if (which == PoolKernel::backward)
+          o[e] = pool_backward_at<C>(g, avg, in[0]->as<T>(), in[1]->as<T>(), e);
+        else
+          o[e] = max_pool_grad_grad_at<C>(g, in[0]->as<T>(), in[1]->as<T>(), e);
+      }
+    };
   });
 }
 
 // As core/cuda/image.cu.
 Kernel resize_kernel(const KernelArgs& k, bool adjoint) {
   ResizeGeom g = resize_geom(k.node.attrs, k.in[0].shape.dims, k.out.shape.dims, adjoint);
-  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
+  return dispatch_non_bool<Kernel>(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (std::is_same_v<T, bool>) {
-      return Kernel{};
-    } else {
-      return [g](const Ins& in, Buffer& out) {
-        T* o = out.as<T>();
-        for (int64_t e = 0; e < out.numel(); ++e)
-          o[e] = resize_at<resize_acc_t<T>, compute_t<T>>(g, in[0]->as<T>(), e);
-      };
-    }
+    return [g](const Ins& in, Buffer& out) {
+      T* o = out.as<T>();
+      for (int64_t e = 0; e < out.numel(); ++e)
+        o[e] = resize_at<resize_acc_t<T>, compute_t<T>>(g, in[0]->as<T>(), e);
+    };
   });
 }
 
@@ -127,57 +119,51 @@ Kernel ctc_kernel(const KernelArgs& k) {
 // candidates combined in its order of shuffles (a lane whose partner lies past the warp keeps its
 // own candidate).
 Kernel arg_reduce_kernel(const KernelArgs& k) {
-  AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
-  bool is_max = mode_of<ArgMode>(k.node.attrs) == ArgMode::max;
-  return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
+  const AxisScan scan = arg_reduce_scan(k);
+  const AxisView v = scan.v;
+  const bool is_max = scan.first_mode;
+  return dispatch_non_bool<Kernel>(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (std::is_same_v<T, bool>) {
-      return Kernel{};
-    } else {
-      using C = compute_t<T>;
-      return [v, is_max](const Ins& in, Buffer& out) {
-        const T* x = in[0]->as<T>();
-        int64_t* o = out.as<int64_t>();
-        for (int64_t t = 0; t < v.outer * v.inner; ++t) {
-          const T* p = x + (t / v.inner) * v.n * v.inner + t % v.inner;
-          if (v.inner != 1 || v.n < kArgWarpRowLength) {
-            o[t] = arg_scan<C>(p, v.n, v.inner, is_max);
-            continue;
-          }
-          std::vector<ArgCandidate<C>> lanes;
-          for (int lane = 0; lane < kArgLanes; ++lane)
-            lanes.push_back(arg_lane<C>(p, v.n, lane, kArgLanes, is_max));
-          for (int offset = kArgLanes / 2; offset > 0; offset >>= 1) {
-            std::vector<ArgCandidate<C>> next = lanes;
-            for (int lane = 0; lane + offset < kArgLanes; ++lane)
-              if (arg_prefer(lanes[lane], lanes[lane + offset], is_max))
-                next[lane] = lanes[lane + offset];
-            lanes = next;
-          }
-          o[t] = arg_row_result<C>(p, lanes[0]);
+    using C = compute_t<T>;
+    return [v, is_max](const Ins& in, Buffer& out) {
+      const T* x = in[0]->as<T>();
+      int64_t* o = out.as<int64_t>();
+      for (int64_t t = 0; t < v.outer * v.inner; ++t) {
+        const T* p = x + v.line_start(t);
+        if (v.inner != 1 || v.n < kArgWarpRowLength) {
+          o[t] = arg_scan<C>(p, v.n, v.inner, is_max);
+          continue;
         }
-      };
-    }
+        std::vector<ArgCandidate<C>> lanes;
+        for (int lane = 0; lane < kArgLanes; ++lane)
+          lanes.push_back(arg_lane<C>(p, v.n, lane, kArgLanes, is_max));
+        for (int offset = kArgLanes / 2; offset > 0; offset >>= 1) {
+          std::vector<ArgCandidate<C>> next = lanes;
+          for (int lane = 0; lane + offset < kArgLanes; ++lane)
+            if (arg_prefer(lanes[lane], lanes[lane + offset], is_max))
+              next[lane] = lanes[lane + offset];
+          lanes = next;
+        }
+        o[t] = arg_row_result<C>(p, lanes[0]);
+      }
+    };
   });
 }
 
 // As core/cuda/indexing.cu's scan kernel: a line per output position across the axis.
 Kernel cumulative_kernel(const KernelArgs& k) {
-  AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
-  bool is_sum = mode_of<ScanMode>(k.node.attrs) == ScanMode::sum;
-  return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
+  const AxisScan scan = cumulative_scan(k);
+  const AxisView v = scan.v;
+  const bool is_sum = scan.first_mode;
+  return dispatch_non_bool<Kernel>(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (std::is_same_v<T, bool>) {
-      return Kernel{};
-    } else {
-      return [v, is_sum](const Ins& in, Buffer& out) {
-        for (int64_t t = 0; t < v.outer * v.inner; ++t) {
-          int64_t base = (t / v.inner) * v.n * v.inner + t % v.inner;
-          cumulative_line<compute_t<T>>(in[0]->as<T>() + base, out.as<T>() + base, v.n, v.inner,
-                                        is_sum);
-        }
-      };
-    }
+    return [v, is_sum](const Ins& in, Buffer& out) {
+      for (int64_t t = 0; t < v.outer * v.inner; ++t) {
+        int64_t base = v.line_start(t);
+        cumulative_line<compute_t<T>>(in[0]->as<T>() + base, out.as<T>() + base, v.n, v.inner,
+                                      is_sum);
+      }
+    };
   });
 }
 

@@ -90,37 +90,33 @@ Kernel reduce_kernel(DType t, int mode, const ReducePlan& p) {
 template <bool Log>
 Kernel softmax_kernel(const KernelArgs& k) {
   AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
-  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
+  return dispatch_float<Kernel>(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (!is_float_v<T>) {
-      return Kernel{};
-    } else {
-      using C = compute_t<T>;
-      return [v](const Ins& in, Buffer& out) {
-        const T* x = in[0]->as<T>();
-        T* o = out.as<T>();
-        if (v.inner != 1) {
-          for (int64_t i = 0; i < v.outer * v.inner; ++i) {
-            int64_t base = (i / v.inner) * v.n * v.inner + i % v.inner;
-            softmax_line<Log, C>(x + base, o + base, v.n, v.inner);
-          }
-          return;
+    using C = compute_t<T>;
+    return [v](const Ins& in, Buffer& out) {
+      const T* x = in[0]->as<T>();
+      T* o = out.as<T>();
+      if (v.inner != 1) {
+        for (int64_t i = 0; i < v.outer * v.inner; ++i) {
+          int64_t base = v.line_start(i);
+          softmax_line<Log, C>(x + base, o + base, v.n, v.inner);
         }
-        for (int64_t row = 0; row < v.outer; ++row) {
-          const T* p = x + row * v.n;
-          C shares[kReduceThreads];
-          for (int t = 0; t < kReduceThreads; ++t) shares[t] = softmax_share_max<C>(p, v.n, t);
-          for (int s = kReduceThreads / 2; s > 0; s >>= 1)
-            for (int t = 0; t < s; ++t) shares[t] = softmax_max_of(shares[t], shares[t + s]);
-          C mx = softmax_shift(shares[0]);
-          for (int t = 0; t < kReduceThreads; ++t) shares[t] = softmax_share_sum<C>(p, v.n, t, mx);
-          for (int s = kReduceThreads / 2; s > 0; s >>= 1)
-            for (int t = 0; t < s; ++t) shares[t] += shares[t + s];
-          for (int64_t j = 0; j < v.n; ++j)
-            o[row * v.n + j] = T(softmax_value<Log>(C(p[j]), mx, shares[0]));
-        }
-      };
-    }
+        return;
+      }
+      for (int64_t row = 0; row < v.outer; ++row) {
+        const T* p = x + row * v.n;
+        C shares[kReduceThreads];
+        for (int t = 0; t < kReduceThreads; ++t) shares[t] = softmax_share_max<C>(p, v.n, t);
+        for (int s = kReduceThreads / 2; s > 0; s >>= 1)
+          for (int t = 0; t < s; ++t) shares[t] = softmax_max_of(shares[t], shares[t + s]);
+        C mx = softmax_shift(shares[0]);
+        for (int t = 0; t < kReduceThreads; ++t) shares[t] = softmax_share_sum<C>(p, v.n, t, mx);
+        for (int s = kReduceThreads / 2; s > 0; s >>= 1)
+          for (int t = 0; t < s; ++t) shares[t] += shares[t + s];
+        for (int64_t j = 0; j < v.n; ++j)
+          o[row * v.n + j] = T(softmax_value<Log>(C(p[j]), mx, shares[0]));
+      }
+    };
   });
 }
 

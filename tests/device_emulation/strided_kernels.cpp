@@ -51,28 +51,24 @@ Kernel copy_kernel(const KernelArgs& k, const CopyPlan& plan) {
 // the broadcast map; computed in compute_t<T>.
 template <ScalarDomain D, ScalarResult R, class F>
 Kernel binary_kernel(const KernelArgs& k) {
-  return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
+  return dispatch_in_domain<D, Kernel>(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    if constexpr (!in_domain<D, T>()) {
-      return Kernel{};
-    } else {
-      using O = std::conditional_t<R == ScalarResult::BOOL, bool, T>;
-      using C = compute_t<T>;
-      const Dims& od = k.out.shape.dims;
-      bool same = k.in[0].shape.dims == od && k.in[1].shape.dims == od;
-      StridedMap m = make_map(od, {od, k.in[0].shape.dims, k.in[1].shape.dims});
-      return [m, same, op = k.node.op->name](const Ins& in, Buffer& out) {
-        const T *a = in[0]->as<T>(), *b = in[1]->as<T>();
-        O* o = out.as<O>();
-        for (int64_t i = 0; i < out.numel(); ++i) {
-          int64_t off[3] = {i, i, i};
-          if (!same) m.offsets(i, off, 3);
-          C x = C(a[inside(off[1], in[0]->numel(), op, "first operand")]);
-          C y = C(b[inside(off[2], in[1]->numel(), op, "second operand")]);
-          o[inside(off[0], out.numel(), op, "output")] = O(F{}(x, y));
-        }
-      };
-    }
+    using O = std::conditional_t<R == ScalarResult::BOOL, bool, T>;
+    using C = compute_t<T>;
+    const Dims& od = k.out.shape.dims;
+    bool same = k.in[0].shape.dims == od && k.in[1].shape.dims == od;
+    StridedMap m = make_map(od, {od, k.in[0].shape.dims, k.in[1].shape.dims});
+    return [m, same, op = k.node.op->name](const Ins& in, Buffer& out) {
+      const T *a = in[0]->as<T>(), *b = in[1]->as<T>();
+      O* o = out.as<O>();
+      for (int64_t i = 0; i < out.numel(); ++i) {
+        int64_t off[3] = {i, i, i};
+        if (!same) m.offsets(i, off, 3);
+        C x = C(a[inside(off[1], in[0]->numel(), op, "first operand")]);
+        C y = C(b[inside(off[2], in[1]->numel(), op, "second operand")]);
+        o[inside(off[0], out.numel(), op, "output")] = O(F{}(x, y));
+      }
+    };
   });
 }
 
