@@ -119,14 +119,14 @@ TEST(Config, FloatxIsTheDefaultDtype) {
   int64_t shape[] = {2};
   kb_tensor* raw = nullptr;
   KB_ASSERT_OK(kb_variable(data.data(), KB_FLOAT32, shape, 1, KB_DTYPE_DEFAULT, "v", &raw));
-  Tensor v(raw);
+  Tensor v = Tensor::adopt(raw);
   EXPECT_EQ(dtype_of(v.get()), KB_FLOAT64);
   EXPECT_EQ(values<double>(v.get()), (std::vector<double>{1, 2}));
   KB_ASSERT_OK(kb_placeholder(shape, 1, 1, KB_DTYPE_DEFAULT, 0, "p", &raw));
-  Tensor p(raw);
+  Tensor p = Tensor::adopt(raw);
   EXPECT_EQ(dtype_of(p.get()), KB_FLOAT64);
   KB_ASSERT_OK(kb_zeros(shape, 1, KB_DTYPE_DEFAULT, nullptr, &raw));
-  Tensor z(raw);
+  Tensor z = Tensor::adopt(raw);
   EXPECT_EQ(dtype_of(z.get()), KB_FLOAT64);
 
   int32_t ints[] = {1, -2, 3};

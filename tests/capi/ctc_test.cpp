@@ -28,7 +28,7 @@ Decoded decode(kb_tensor* y_pred, kb_tensor* il, int32_t greedy, int64_t width, 
   kb_tensor_list* l = nullptr;
   kb_tensor* lp = nullptr;
   ok(kb_ctc_decode(y_pred, il, greedy, width, top, &l, &lp), "ctc_decode");
-  return {List(l), Tensor(lp)};
+  return {List(l), Tensor::adopt(lp)};
 }
 
 std::vector<double> uniform(int64_t b, int64_t t, int64_t c) {

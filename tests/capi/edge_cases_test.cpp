@@ -39,7 +39,7 @@ void expect_build_or_eval_fails(kb_status got, kb_tensor* out, const std::string
     expect_fail(got, out, KB_ERROR_INVALID_ARGUMENT, prefix, what);
     return;
   }
-  Tensor built(out);
+  Tensor built = Tensor::adopt(out);
   kb_tensor* value = nullptr;
   kb_status st = kb_eval(built.get(), &value);
   std::string msg = kb_last_error_message();

@@ -179,7 +179,7 @@ TEST(Errors, LibraryAndHandles) {
   EXPECT_NE(kb_last_error_code(), KB_OK);
   Tensor x = scalar_f32(3);
   KB_ASSERT_OK(kb_square(x.get(), &out));
-  Tensor sq(out);
+  Tensor sq = Tensor::adopt(out);
   EXPECT_EQ(kb_last_error_code(), KB_OK);
   EXPECT_STREQ(kb_last_error_message(), "");
 

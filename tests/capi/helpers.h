@@ -1,9 +1,10 @@
-// RAII handles and small conveniences for the C ABI tests. Every helper that can fail throws
+// Owning handles and small conveniences for the C ABI tests. Every helper that can fail throws
 // std::runtime_error with kb_last_error_message(); GoogleTest reports the exception as a failure
 // of the test that called it.
 #pragma once
 #include <gtest/gtest.h>
 #include <kbackend.h>
+#include <kbackend.hpp>
 
 #include <cmath>
 #include <cstdint>
@@ -16,18 +17,11 @@
 
 namespace kbt {
 
-struct TensorDeleter {
-  void operator()(kb_tensor* t) const { kb_tensor_release(t); }
-};
-struct ListDeleter {
-  void operator()(kb_tensor_list* l) const { kb_tensor_list_release(l); }
-};
-struct FunctionDeleter {
-  void operator()(kb_compiled_function* f) const { kb_function_release(f); }
-};
-using Tensor = std::unique_ptr<kb_tensor, TensorDeleter>;
-using List = std::unique_ptr<kb_tensor_list, ListDeleter>;
-using Function = std::unique_ptr<kb_compiled_function, FunctionDeleter>;
+// What the C ABI returns is held in the C++ header's owning handles (kbackend.hpp), as every
+// C++ program holds them; the calls themselves go through the C ABI, which these tests test.
+using Tensor = kbackend::Tensor;
+using Function = kbackend::Function;
+using List = kbackend::detail::ListPtr;
 
 // Throws unless status is KB_OK.
 inline void ok(kb_status status, const std::string& what = "") {
@@ -41,7 +35,7 @@ template <class F>
 Tensor make(F&& f, const std::string& what = "") {
   kb_tensor* out = nullptr;
   ok(f(&out), what);
-  return Tensor(out);
+  return Tensor::adopt(out);
 }
 
 template <class T>
@@ -85,7 +79,7 @@ Tensor constant(const std::vector<T>& data, const Shape& shape) {
     ok(kb_tensor_from_data(data.data(), DTypeOf<T>::value, shape.data(), shape.size(), &out),
        "tensor_from_data");
   }
-  return Tensor(out);
+  return Tensor::adopt(out);
 }
 inline Tensor constant_f32(const std::vector<float>& data, const Shape& shape) {
   return constant<float>(data, shape);
@@ -99,7 +93,7 @@ Tensor variable(const std::vector<T>& data, const Shape& shape, const char* name
   ok(kb_variable(data.data(), DTypeOf<T>::value, shape.data(), shape.size(), DTypeOf<T>::value,
                  name, &out),
      "variable");
-  return Tensor(out);
+  return Tensor::adopt(out);
 }
 inline Tensor variable_f32(const std::vector<float>& data, const Shape& shape,
                            const char* name = nullptr) {
@@ -111,7 +105,7 @@ inline Tensor placeholder(const Shape& shape, kb_data_type dtype = KB_FLOAT32,
   kb_tensor* out = nullptr;
   ok(kb_placeholder(shape.data(), shape.size(), int64_t(shape.size()), dtype, 0, name, &out),
      "placeholder");
-  return Tensor(out);
+  return Tensor::adopt(out);
 }
 
 inline kb_data_type dtype_of(kb_tensor* t) {
@@ -159,7 +153,7 @@ inline Function function(const std::vector<kb_tensor*>& inputs,
   ok(kb_function(inputs.data(), inputs.size(), outputs.data(), outputs.size(), updates.data(),
                  updates.size(), &f),
      "function");
-  return Function(f);
+  return Function::adopt(f);
 }
 
 inline List call(kb_compiled_function* f, const std::vector<kb_tensor*>& inputs = {}) {
@@ -174,7 +168,7 @@ inline List call(const Function& f, const std::vector<kb_tensor*>& inputs = {}) 
 inline Tensor at(const List& l, size_t i) {
   kb_tensor* out = nullptr;
   ok(kb_tensor_list_get(l.get(), i, &out), "tensor_list_get");
-  return Tensor(out);
+  return Tensor::adopt(out);
 }
 
 // Values of output i of a call.
@@ -190,12 +184,12 @@ using BinaryFn = kb_status (*)(kb_tensor*, kb_tensor*, kb_tensor**);
 inline Tensor un(UnaryFn f, kb_tensor* x) {
   kb_tensor* out = nullptr;
   ok(f(x, &out), "unary op");
-  return Tensor(out);
+  return Tensor::adopt(out);
 }
 inline Tensor bin(BinaryFn f, kb_tensor* x, kb_tensor* y) {
   kb_tensor* out = nullptr;
   ok(f(x, y, &out), "binary op");
-  return Tensor(out);
+  return Tensor::adopt(out);
 }
 
 inline std::string tensor_name(kb_tensor* t) {

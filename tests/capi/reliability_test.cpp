@@ -45,7 +45,7 @@ TEST(DeepGraph, ReleasingALongChainOnASmallStackDoesNotRecurse) {
     kb_tensor_release(last);  // the chain is held only by its last node
     last = next;
   }
-  x.reset();
+  x = Tensor();
   run_on_small_stack(size_t(1) << 20, [last] { kb_tensor_release(last); });
   // The library still builds and runs after the release.
   Tensor y = un(kb_negative, constant_f32({1, -2}, {2}).get());

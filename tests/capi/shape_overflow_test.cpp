@@ -315,7 +315,7 @@ TEST(ShapeOverflow, SparseConcatenate) {
   kb_tensor *a = nullptr, *b = nullptr;
   KB_ASSERT_OK(kb_placeholder(da.data(), 2, 2, KB_FLOAT32, 1, "a", &a));
   KB_ASSERT_OK(kb_placeholder(db.data(), 2, 2, KB_FLOAT32, 1, "b", &b));
-  Tensor ta(a), tb(b);
+  Tensor ta = Tensor::adopt(a), tb = Tensor::adopt(b);
   kb_tensor* xs[2] = {a, b};
   EXPECT_ERROR(INVALID, "concatenate", "INT64_MAX", kb_concatenate(xs, 2, 0, &out));
 }

@@ -141,7 +141,7 @@ TEST(SteadyState, RnnTrainingStepAllocatesNothing) {
   ok(kb_rnn(rnn_step, wu, x.get(), init, 1, 0, nullptr, nullptr, 0, 0, nullptr, &last, &outputs,
             &states),
      "rnn");
-  Tensor last_t(last), outputs_t(outputs);
+  Tensor last_t = Tensor::adopt(last), outputs_t = Tensor::adopt(outputs);
   List states_l(states);
   Tensor sq = un(kb_square, outputs_t.get());
   Tensor loss = make([&](kb_tensor** o) { return kb_mean(sq.get(), nullptr, 0, 0, o); });
