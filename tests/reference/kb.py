@@ -307,6 +307,19 @@ def ev(fn, *arrays, mode="const"):
     return run(fn(*ts), feeds)
 
 
+def central_differences(loss_f, inputs, i, h=1e-6):
+    """d loss / d inputs[i] by central differences, one element at a time (loss_f(*inputs)[0] is
+    the scalar loss; inputs float64 arrays)."""
+    fd = np.zeros_like(inputs[i])
+    for j in range(inputs[i].size):
+        xp = [a.copy() for a in inputs]
+        xm = [a.copy() for a in inputs]
+        xp[i].flat[j] += h
+        xm[i].flat[j] -= h
+        fd.flat[j] = (loss_f(*xp)[0] - loss_f(*xm)[0]) / (2 * h)
+    return fd
+
+
 def error_of(name, *args):
     """Calls kb_<name>(*args, &out) which must fail; returns its message."""
     st, msg = status_of(name, *args)

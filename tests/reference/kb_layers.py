@@ -80,13 +80,7 @@ def fd_check(build, *inputs, seed=0, rtol=1e-5, atol=1e-7, nonlinear=False):
     loss_f = kb.Function(phs, [loss])
     for i, g in enumerate(res):
         assert g.shape == inputs[i].shape
-        fd = np.zeros_like(inputs[i])
-        for j in range(inputs[i].size):
-            xp = [a.copy() for a in inputs]
-            xm = [a.copy() for a in inputs]
-            xp[i].flat[j] += H
-            xm[i].flat[j] -= H
-            fd.flat[j] = (loss_f(*xp)[0] - loss_f(*xm)[0]) / (2 * H)
+        fd = kb.central_differences(loss_f, inputs, i)
         np.testing.assert_allclose(g, fd, rtol=rtol, atol=atol, err_msg=f"input {i}")
     return res
 

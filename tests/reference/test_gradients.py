@@ -27,17 +27,6 @@ def weighted_loss(y, seed):
     return reduce_sum(op("multiply", y, const(w)))
 
 
-def central_differences(loss_f, inputs, i):
-    fd = np.zeros_like(inputs[i])
-    for j in range(inputs[i].size):
-        xp = [a.copy() for a in inputs]
-        xm = [a.copy() for a in inputs]
-        xp[i].flat[j] += H
-        xm[i].flat[j] -= H
-        fd.flat[j] = (loss_f(*xp)[0] - loss_f(*xm)[0]) / (2 * H)
-    return fd
-
-
 def fd_check(build, *inputs, wrt=None, seed=0):
     """Checks the gradients of sum(build(*placeholders) * w) with respect to inputs[wrt]."""
     inputs = [np.asarray(a, np.float64) for a in inputs]
@@ -51,7 +40,7 @@ def fd_check(build, *inputs, wrt=None, seed=0):
     loss_f = kb.Function(phs, [loss])
     for g, i in zip(res, wrt):
         assert g.dtype == np.float64 and g.shape == inputs[i].shape
-        fd = central_differences(loss_f, inputs, i)
+        fd = kb.central_differences(loss_f, inputs, i)
         np.testing.assert_allclose(g, fd, rtol=RTOL, atol=ATOL, err_msg=f"input {i}")
     return res
 
@@ -357,7 +346,7 @@ def test_gradient_unknown_batch():
     f, loss_f = kb.Function([p], g), kb.Function([p], [loss])
     for n in (1, 4):
         x = randn(n, 3)
-        np.testing.assert_allclose(f(x)[0], central_differences(loss_f, [x], 0), rtol=RTOL,
+        np.testing.assert_allclose(f(x)[0], kb.central_differences(loss_f, [x], 0), rtol=RTOL,
                                    atol=ATOL)
 
 
