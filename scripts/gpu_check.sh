@@ -58,20 +58,21 @@ tests() {
   return $rc
 }
 
-# The NumPy reference suite with the GPU as the default device. Its plans are logged (uncaptured,
-# to a file outside $OUT) and the steps that ran on the CPU within GPU plans are counted by
-# operation into $OUT/suite_fallbacks.txt.
+# The NumPy reference suite with the GPU as the default device, every case's inputs fed
+# (KB_REFERENCE_FEED=1: none folds on the CPU). Its plans are logged (uncaptured, to a file
+# outside $OUT) and the steps that ran on the CPU within GPU plans are counted by operation into
+# $OUT/suite_fallbacks.txt.
 suite() {
   python3 -c "import numpy, pytest" 2>/dev/null || { echo "suite: no numpy/pytest here"; return 1; }
-  KB_LOG_PLAN=1 KBACKEND_LIB=$PWD/build-gpu/libkbackend.so python3 -m pytest -q -s \
-    -p no:cacheprovider tests/reference > "$OUT/suite.log" 2> /tmp/suite_plans.log
+  KB_REFERENCE_FEED=1 KB_LOG_PLAN=1 KBACKEND_LIB=$PWD/build-gpu/libkbackend.so \
+    python3 -m pytest -q -s -p no:cacheprovider tests/reference > "$OUT/suite.log" 2> /tmp/suite_plans.log
   local rc=$?
   if [ $rc -gt 128 ] && python3 -c "import xdist" 2>/dev/null; then
     # A crash ends a serial run: the tests after it never ran. Workers of pytest-xdist are
     # replaced when one crashes, so this run lists every failure (the crashed tests too).
     echo "suite: the serial run crashed (status $rc); again in 8 workers"
-    KBACKEND_LIB=$PWD/build-gpu/libkbackend.so python3 -m pytest -q -n 8 -p no:cacheprovider \
-      -rfE --tb=short tests/reference > "$OUT/suite.log" 2>&1
+    KB_REFERENCE_FEED=1 KBACKEND_LIB=$PWD/build-gpu/libkbackend.so python3 -m pytest -q -n 8 \
+      -p no:cacheprovider -rfE --tb=short tests/reference > "$OUT/suite.log" 2>&1
   fi
   grep -E "^(FAILED|ERROR)" "$OUT/suite.log" | head -40
   tail -3 "$OUT/suite.log"

@@ -38,9 +38,11 @@ if ls tests/reference/test_*.py >/dev/null 2>&1; then
   echo "== NumPy reference tests"
   KBACKEND_LIB="$PWD/build/libkbackend.so" /usr/bin/python3 -m pytest -q tests/reference
   # Again with the emulated GPU (tests/device_emulation) as the default device: every plan a
-  # device plan, the CUDA plugin's kernels on device memory that host code cannot touch.
+  # device plan, the CUDA plugin's kernels on device memory that host code cannot touch, and
+  # every case's inputs fed (KB_REFERENCE_FEED=1), so that none folds on the CPU.
   echo "== NumPy reference tests on the emulated GPU"
-  KB_CUDA_PLUGIN="$PWD/build/tests/libkb_emulated_device.so" KBACKEND_LIB="$PWD/build/libkbackend.so" \
+  KB_REFERENCE_FEED=1 KB_CUDA_PLUGIN="$PWD/build/tests/libkb_emulated_device.so" \
+    KBACKEND_LIB="$PWD/build/libkbackend.so" \
     /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/reference
 fi
 
