@@ -70,7 +70,7 @@ void emu_synchronize() {}
 // of range is reported when the thread settles, after later steps have run (index_errors.cuh).
 // The emulated device defers the errors of the same steps (DeviceOp::defers_index_errors) so that
 // the core's settling is tested: the first error is the one reported, and no update takes effect.
-// The calling thread's first deferred error since it last settled (only the first is reported).
+// Kept here: the calling thread's first deferred error since it last settled.
 std::exception_ptr& first_deferred_error() {
   thread_local std::exception_ptr first;
   return first;
