@@ -113,7 +113,7 @@ Kernel make_batch_norm(const KernelArgs& k) {
               affine_run(x + r * n, y + r * n, scale[c], shift[c], n);
             }
           },
-          std::max<int64_t>(1, kParallelGrain / n));
+          std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)));
     };
   });
 }
