@@ -165,6 +165,12 @@ std::shared_ptr<Buffer> range_values(double start, double stop, double step, DTy
   double count = std::ceil((stop - start) / step);
   check(count < 0x1p62, Status::invalid_argument, "arange: ", count, " values are too many");
   int64_t n = count > 0 ? int64_t(count) : 0;
+  // A range is filled on the host, often when a graph is built (one_hot's and a sparse
+  // crossentropy's class range from a declared dim): past 1 GiB that is an allocation to refuse
+  // with a message, not one to attempt.
+  constexpr double kMaxRangeBytes = 0x1p30;
+  check(double(n) * double(dtype_size(t)) <= kMaxRangeBytes, Status::out_of_memory, "arange: ", n,
+        " values of ", dtype_name(t), " take more than the 1 GiB a range may");
   auto b = Buffer::make(t, {n});
   size_t es = dtype_size(t);
   for (int64_t i = 0; i < n; ++i)

@@ -222,6 +222,18 @@ def test_arange_other_dtypes_and_errors():
     assert error_of("arange", 0.0, None, 1.0, 42).startswith("arange:")
 
 
+OUT_OF_MEMORY = 5  # KB_ERROR_OUT_OF_MEMORY
+
+
+def test_arange_beyond_a_gigabyte_is_refused():
+    """A range is filled on the host: past 1 GiB the call fails with out-of-memory, not the
+    process (a sparse crossentropy over a declared 2^31 classes asked for 16 GiB)."""
+    status, message = kb.status_of("arange", 0.0, ctypes.byref(ctypes.c_double(2.0 ** 28 + 1)),
+                                   1.0, kb.F32)
+    assert status == OUT_OF_MEMORY and message.startswith("arange:"), (status, message)
+    assert arange(0, 2 ** 20, 1, kb.F32).shape == (2 ** 20,)
+
+
 def random_var(kind, shape, a, b, dtype, seed):
     s = None if seed is None else ctypes.byref(ctypes.c_int64(seed))
     return op("random_%s_variable" % kind, i64(shape), len(shape), a, b, dtype, None, s)
