@@ -329,6 +329,39 @@ def central_differences(loss_f, inputs, i, h=1e-6):
     return fd
 
 
+def reduce_sum(t):
+    return op("sum", t, None, 0, 0)
+
+
+def weighted(y, seed):
+    """sum(y * w) for a fixed random w of y's (concrete) shape and dtype."""
+    w = np.random.default_rng(seed).standard_normal(y.shape) + 0.3
+    return reduce_sum(op("multiply", y, const(w.astype(NP_OF[y.dtype]))))
+
+
+def grads_of(build, inputs, dt, seed=0, nonlinear=False):
+    """Gradients of sum(build(...) * w) (of tanh(build(...)) with nonlinear) w.r.t. every input."""
+    phs = [placeholder(list(a.shape), dt) for a in inputs]
+    y = build(*phs)
+    if nonlinear:
+        y = op("tanh", y)
+    loss = weighted(y, seed)
+    return phs, loss, gradients(loss, phs)
+
+
+def fd_check(build, *inputs, seed=0, rtol=1e-5, atol=1e-7, nonlinear=False):
+    """The float64 gradients of grads_of against central finite differences; returns them."""
+    inputs = [np.asarray(a, np.float64) for a in inputs]
+    phs, loss, grads = grads_of(build, inputs, F64, seed, nonlinear)
+    res = Function(phs, grads)(*inputs)
+    loss_f = Function(phs, [loss])
+    for i, g in enumerate(res):
+        assert g.shape == inputs[i].shape
+        fd = central_differences(loss_f, inputs, i)
+        np.testing.assert_allclose(g, fd, rtol=rtol, atol=atol, err_msg=f"input {i}")
+    return res
+
+
 def error_of(name, *args):
     """Calls kb_<name>(*args, &out) which must fail; returns its message."""
     st, msg = status_of(name, *args)

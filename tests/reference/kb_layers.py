@@ -1,15 +1,13 @@
 """ctypes declarations of the paddings, resizing, normalization, random tensors and dropout, and
 locally connected parts of include/kbackend.h, and the helpers their tests share (test_padding.py,
 test_resize.py, test_batch_normalization.py, test_batch_norm.py, test_random.py,
-test_local_conv.py): data formats, random inputs, the normalize_batch_in_training wrapper, and
-gradient checks by central finite differences."""
+test_local_conv.py): data formats, the finite-difference step, and the
+normalize_batch_in_training wrapper (the gradient check itself is kb.fd_check)."""
 import ctypes
 from ctypes import POINTER, c_char_p, c_double, c_int32, c_int64, c_size_t, c_void_p
 
-import numpy as np
-
 import kb
-from kb import E, F64, I64P, OUT, S, T, const, i64, op
+from kb import E, I64P, OUT, S, T, i64
 
 from kb_conv import FIRST, LAST
 FORMAT = {None: -1, LAST: kb.CHANNELS_LAST, FIRST: kb.CHANNELS_FIRST}
@@ -53,36 +51,8 @@ def image_data_format():
     return f.value
 
 
-def reduce_sum(t):
-    return op("sum", t, None, 0, 0)
-
-
 # ---- gradients by central finite differences (float64) ------------------------------------------
 H = 1e-6
-
-
-def weighted(y, seed):
-    w = np.random.default_rng(seed).standard_normal(y.shape) + 0.3
-    return reduce_sum(op("multiply", y, const(w.astype(kb.NP_OF[y.dtype]))))
-
-
-def fd_check(build, *inputs, seed=0, rtol=1e-5, atol=1e-7, nonlinear=False):
-    """Gradients of sum(build(...) * w) (of tanh(build(...)) with nonlinear) w.r.t. every input
-    against central finite differences."""
-    inputs = [np.asarray(a, np.float64) for a in inputs]
-    phs = [kb.placeholder(list(a.shape), F64) for a in inputs]
-    y = build(*phs)
-    if nonlinear:
-        y = op("tanh", y)
-    loss = weighted(y, seed)
-    grads = kb.gradients(loss, phs)
-    res = kb.Function(phs, grads)(*inputs)
-    loss_f = kb.Function(phs, [loss])
-    for i, g in enumerate(res):
-        assert g.shape == inputs[i].shape
-        fd = kb.central_differences(loss_f, inputs, i)
-        np.testing.assert_allclose(g, fd, rtol=rtol, atol=atol, err_msg=f"input {i}")
-    return res
 
 
 # ---- batch normalization (also test_batch_norm.py) ----------------------------------------------

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import kb
-from kb import BF16, F16, F32, const, i64, narrow_store, narrow_values, op
-from kb_layers import FUSED_EPS, fd_check, np_moments
+from kb import BF16, F16, F32, const, fd_check, i64, narrow_store, narrow_values, op
+from kb import reduce_sum as total
+from kb_layers import FUSED_EPS, np_moments
 from kb_layers import normalize_batch_in_training as normalize_batch
-from kb_layers import reduce_sum as total
 
 lib = kb.lib
 
@@ -21,7 +21,8 @@ PLAN_SCRIPT = r"""
 import sys
 import numpy as np
 import kb
-from kb_layers import normalize_batch_in_training as normalize_batch, reduce_sum as total
+from kb import reduce_sum as total
+from kb_layers import normalize_batch_in_training as normalize_batch
 shape, axes = {"nhwc": ((4, 3, 2, 5), [0, 1, 2]), "nchw": ((4, 3, 2, 5), [0, 2, 3]),
                "dense": ((6, 4), [0]), "two_kept": ((4, 3, 2, 5), [0, 1]),
                "apart": ((3, 5, 4), [1]), "gamma_per_row": ((3, 5, 4), [0, 1])}[sys.argv[1]]
@@ -102,7 +103,8 @@ THREADS_SCRIPT = r"""
 import sys
 import numpy as np
 import kb
-from kb_layers import normalize_batch_in_training as normalize_batch, reduce_sum as total
+from kb import reduce_sum as total
+from kb_layers import normalize_batch_in_training as normalize_batch
 kb.lib.kb_set_num_threads(int(sys.argv[1]))
 rng = np.random.default_rng(3)
 out = []

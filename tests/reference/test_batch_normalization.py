@@ -16,7 +16,8 @@ import pytest
 import kb
 from kb import const, error_of, i64, op
 from kb_conv import randn, to_first
-from kb_layers import FUSED_EPS, fd_check, normalize_batch_in_training, np_moments, reduce_sum
+from kb import fd_check, reduce_sum
+from kb_layers import FUSED_EPS, normalize_batch_in_training, np_moments
 
 F32, F64 = kb.F32, kb.F64
 lib = kb.lib

@@ -13,7 +13,7 @@ import pytest
 import kb
 import kb_conv as kc
 from kb_conv import FIRST, LAST, fmt_in, fmt_out, randn, to_last
-from kb import const, error_of, op
+from kb import const, error_of, fd_check, grads_of, weighted
 
 F32, F64 = kb.F32, kb.F64
 
@@ -455,37 +455,6 @@ def test_pool2d_wide(dt, rng):
 
 
 # ---- gradients ----------------------------------------------------------------------------------
-def reduce_sum(t):
-    return op("sum", t, None, 0, 0)
-
-
-def weighted(y, seed):
-    w = np.random.default_rng(seed).standard_normal(y.shape) + 0.3
-    return reduce_sum(op("multiply", y, const(w.astype(kb.NP_OF[y.dtype]))))
-
-
-def grads_of(build, inputs, dt, seed=0, nonlinear=False):
-    """Gradients of sum(build(...) * w) (optionally of tanh(build(...))) w.r.t. every input."""
-    phs = [kb.placeholder(list(a.shape), dt) for a in inputs]
-    y = build(*phs)
-    if nonlinear:
-        y = op("tanh", y)
-    loss = weighted(y, seed)
-    return phs, loss, kb.gradients(loss, phs)
-
-
-def fd_check(build, *inputs, seed=0, rtol=1e-5, atol=1e-7):
-    inputs = [np.asarray(a, np.float64) for a in inputs]
-    phs, loss, grads = grads_of(build, inputs, F64, seed)
-    res = kb.Function(phs, grads)(*inputs)
-    loss_f = kb.Function(phs, [loss])
-    for i, g in enumerate(res):
-        assert g.shape == inputs[i].shape
-        fd = kb.central_differences(loss_f, inputs, i)
-        np.testing.assert_allclose(g, fd, rtol=rtol, atol=atol, err_msg=f"input {i}")
-    return res
-
-
 def f32_matches_f64(build, *inputs, seed=0):
     """The float32 gradients (oneDNN backward primitives) equal the float64 ones (reference)."""
     inputs = [np.asarray(a, np.float64) for a in inputs]

@@ -11,7 +11,8 @@ import pytest
 import kb
 from kb import const, error_of, i64, op
 from kb_conv import FIRST, fmt_in, LAST, randn
-from kb_layers import FORMAT, enum, fd_check, image_data_format
+from kb import fd_check
+from kb_layers import FORMAT, enum, image_data_format
 
 F32, F64 = kb.F32, kb.F64
 lib = kb.lib

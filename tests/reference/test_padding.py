@@ -11,7 +11,8 @@ import pytest
 import kb
 from kb import const, error_of, i64, op
 from kb_conv import FIRST, fmt_in, fmt_out, LAST, randn
-from kb_layers import FORMAT, enum, fd_check, image_data_format, reduce_sum
+from kb import fd_check, reduce_sum
+from kb_layers import FORMAT, enum, image_data_format
 
 F32, F64 = kb.F32, kb.F64
 lib = kb.lib

@@ -14,7 +14,7 @@ import pytest
 import kb
 from kb import const, error_of, i64, op
 from kb_conv import randn
-from kb_layers import reduce_sum
+from kb import reduce_sum
 
 F32, F64 = kb.F32, kb.F64
 lib = kb.lib

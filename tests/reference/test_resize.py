@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import kb
-from kb import const, error_of, op
+from kb import const, error_of, fd_check, op, reduce_sum, weighted
 from kb_conv import FIRST, fmt_in, fmt_out, LAST, randn, to_first, to_last
-from kb_layers import FORMAT, H, enum, fd_check, reduce_sum, weighted
+from kb_layers import FORMAT, H, enum
 
 F32, F64 = kb.F32, kb.F64
 NEAREST, BILINEAR = 0, 1
