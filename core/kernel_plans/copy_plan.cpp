@@ -73,7 +73,7 @@ CopyPlan split_like(const KernelArgs& k) {
 CopyPlan tile(const KernelArgs& k) {
   const Dims& d = k.in[0].shape.dims;
   const auto& mult = k.node.attrs.ints("multiples");
-  if (2 * d.size() > size_t(kMaxDeviceRank)) return CopyPlan{false, false, {}};
+  if (!tile_fits_device(d.size())) return CopyPlan{false, false, {}};
   Dims cs = contiguous_strides(d), od, src;
   for (size_t i = 0; i < d.size(); ++i) {
     od.push_back(mult[i]), src.push_back(0);

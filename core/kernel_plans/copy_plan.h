@@ -27,4 +27,8 @@ struct CopyPlan {
 // SplitLike, Tile, Reverse, Transpose, BroadcastLike, Pad); nullopt for any other op.
 std::optional<CopyPlan> copy_plan(const KernelArgs& k);
 
+// Tile and its gradient see a tensor of rank r as 2r interleaved (multiple, dim) axes: whether
+// a device map holds them.
+inline bool tile_fits_device(size_t rank) { return 2 * rank <= size_t(kMaxDeviceRank); }
+
 }  // namespace kb

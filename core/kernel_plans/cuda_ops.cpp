@@ -30,10 +30,8 @@ bool copy_fits(const KernelArgs& k) {
   return p && p->fits;
 }
 
-// TileGrad reduces the interleaved (multiple, dim) axes: twice the output's rank.
-bool tile_grad_fits(const KernelArgs& k) {
-  return 2 * k.out.shape.dims.size() <= size_t(kMaxDeviceRank);
-}
+// TileGrad reduces the interleaved (multiple, dim) axes of its output.
+bool tile_grad_fits(const KernelArgs& k) { return tile_fits_device(k.out.shape.dims.size()); }
 
 // A condition unknown at plan time: the branches must have one shape (else the CPU says why).
 bool switch_branches_agree(const KernelArgs& k) { return k.in[1].shape.dims == k.in[2].shape.dims; }
