@@ -4,7 +4,8 @@ Keras 2.2.4 on kbackend (KERAS_BACKEND=kbackend.keras_backend) or tf.keras. One 
   kbackend:  KERAS_BACKEND=kbackend.keras_backend KERAS_HOME=$(mktemp -d) \
              PYTHONPATH=build-bind/bindings/python:bindings/python/keras_tests \
              build-bind/venv/bin/python bench/keras_speed.py keras [epochs] [models]
-  tf.keras:  /work/tf-venv/bin/python bench/keras_speed.py tf.keras [epochs] [models]
+  tf.keras:  build/peers/tensorflow/bin/python bench/keras_speed.py tf.keras [epochs] [models]
+             (bash bench/setup_peers.sh tensorflow makes that venv)
 
 Models (the ones bindings/python/keras_tests trains): mlp (Dense 64 + Dropout + Dense 10, SGD
 nesterov), cnn (Conv2D 16 + BatchNormalization + MaxPooling2D + Conv2D 32 + Dense 10, Adam),

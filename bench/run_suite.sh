@@ -5,12 +5,15 @@
 # alternating the systems round by round (A B C D A B C D ...), each with warm-up and repeats; then
 # one table (bench/suite_table.py): per workload the median per system, kbackend / best peer, the
 # spread and, for W1-W3, the fraction of the machine's bandwidth or fp32 peak.
+# With BUSY=1 each system also runs, in the same round right after its quiet run, beside a
+# competing CPU-bound process that the script starts pinned to the last core and stops after (as a
+# service or another rank sharing the machine would); the table then adds each system's busy time /
+# quiet time and kbackend's busy ratio to the best peer.
 # Usage: bash bench/run_suite.sh [rounds=2] [repeats=10]
 # Environment: KB_BENCH (default build/kb_bench; built when missing), WORKLOADS (default all, e.g.
-# W4,W5,W8), SYSTEMS (default kbackend,pytorch,tensorflow,numpy), TORCH_PYTHON (default
-# /work/bench-venv/bin/python), TF_PYTHON (default /work/tf-venv/bin/python), NUMPY_PYTHON
-# (default TORCH_PYTHON), OUT (a folder for the JSON lines and table.json; default a temporary
-# one). Not run by the tests; no peer is ever a dependency of the library.
+# W4,W5,W8), SYSTEMS (default kbackend,pytorch,tensorflow,numpy), PEERS, TORCH_PYTHON,
+# TF_PYTHON, NUMPY_PYTHON (bench/peer_paths.sh), OUT (a folder for the JSON lines and table.json;
+# default a temporary one). Not run by the tests; no peer is ever a dependency of the library.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-2}
@@ -18,9 +21,7 @@ repeats=${2:-10}
 workloads=${WORKLOADS:-}
 systems=${SYSTEMS:-kbackend,pytorch,tensorflow,numpy}
 kb=${KB_BENCH:-build/kb_bench}
-torch_py=${TORCH_PYTHON:-/work/bench-venv/bin/python}
-tf_py=${TF_PYTHON:-/work/tf-venv/bin/python}
-np_py=${NUMPY_PYTHON:-$torch_py}
+source bench/peer_paths.sh
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
 if [ ! -x "$kb" ]; then
@@ -61,6 +62,18 @@ for r in $(seq 1 "$rounds"); do
     ${cmd[$s]} cpu "$repeats" $workloads > "$out/$s.$r.jsonl" 2> "$out/$s.$r.err" ||
       { echo "  $s failed (see $out/$s.$r.err)"; tail -3 "$out/$s.$r.err"; }
     echo "  $((SECONDS - start)) s"
+    if [ "${BUSY:-0}" = 1 ]; then
+      taskset -c "$(($(nproc) - 1))" bash -c 'while :; do :; done' &
+      hog=$!
+      echo "round $r: $s beside a busy core (pid $hog)" | tee -a "$out/load.txt"
+      start=$SECONDS
+      # shellcheck disable=SC2086
+      ${cmd[$s]} cpu "$repeats" $workloads > "$out/$s.$r.busy.jsonl" 2> "$out/$s.$r.busy.err" ||
+        { echo "  $s failed (see $out/$s.$r.busy.err)"; tail -3 "$out/$s.$r.busy.err"; }
+      kill "$hog"
+      wait "$hog" 2> /dev/null || true
+      echo "  $((SECONDS - start)) s"
+    fi
   done
 done
 echo "load at the end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/load.txt"

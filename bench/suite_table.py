@@ -3,8 +3,11 @@ and round, <system>.<round>.jsonl, in a folder) and prints one Markdown table, p
 median over rounds of each system's per-round median, the ratio kbackend / best peer (below 1:
 kbackend is faster or smaller), the spread, and for W1-W3 the fraction of this machine's limit
 (W1/W2: bytes a call must move / time vs the copy bandwidth; W3: GFLOP/s vs the fp32 FMA peak).
-Then kbackend's heap allocations and page faults per call in the steady state. Writes the same
-as JSON (table.json in the folder). Standard library only.
+Then kbackend's heap allocations and page faults per call in the steady state. Files named
+<system>.<round>.busy.jsonl (bench/run_suite.sh with BUSY=1: the same round beside a busy core)
+add a second table: per workload and system the busy median / quiet median, and kbackend's busy
+median / the best peer's. Writes the same as JSON (table.json in the folder). Standard library
+only.
 Usage: python3 bench/suite_table.py FOLDER"""
 import glob
 import json
@@ -17,18 +20,43 @@ ORDER = ["kbackend", "pytorch", "pytorch-jit", "pytorch-compile", "tensorflow", 
 
 
 def load(folder):
-    machine, runs = [], {}  # runs[workload][system] = [record per round]
+    """machine records (quiet runs only), quiet runs and busy runs: runs[workload][system] is a
+    list of one record per round."""
+    machine, quiet, busy = [], {}, {}
     for path in sorted(glob.glob(os.path.join(folder, "*.jsonl"))):
+        is_busy = path.endswith(".busy.jsonl")
+        runs = busy if is_busy else quiet
         for line in open(path):
             line = line.strip()
             if not line.startswith("{"):
                 continue
             rec = json.loads(line)
             if rec["system"] == "machine":
-                machine.append(rec)
+                if not is_busy:
+                    machine.append(rec)
             else:
                 runs.setdefault(rec["workload"], {}).setdefault(rec["system"], []).append(rec)
-    return machine, runs
+    return machine, quiet, busy
+
+
+def busy_rows(quiet, busy):
+    """Per workload: each system's busy median / quiet median, and kbackend's busy median / the
+    best peer's busy median."""
+    rows = []
+    for w in sorted(busy, key=natural):
+        row = {"workload": w, "slowdown": {}, "busy_median": {}}
+        for s, recs in busy[w].items():
+            med = statistics.median(value(r) for r in recs)
+            row["busy_median"][s] = med
+            if s in quiet.get(w, {}):
+                row["slowdown"][s] = med / statistics.median(value(r) for r in quiet[w][s])
+        peers = {s: m for s, m in row["busy_median"].items() if s != "kbackend"}
+        if peers and "kbackend" in row["busy_median"]:
+            best = min(peers, key=peers.get)
+            row["best_peer"] = best
+            row["ratio"] = row["busy_median"]["kbackend"] / peers[best]
+        rows.append(row)
+    return rows
 
 
 def natural(workload):
@@ -69,7 +97,7 @@ def limit_fraction(workload, recs, med, bandwidth, peak):
 
 def main():
     folder = sys.argv[1]
-    machine, runs = load(folder)
+    machine, runs, busy = load(folder)
     bandwidth = max((m["bandwidth_gbps"] for m in machine), default=None)
     peak = machine[0]["peak_gflops"] if machine else None
     systems = [s for s in ORDER if any(s in d for d in runs.values())]
@@ -137,6 +165,20 @@ def main():
                   f"{st['onednn_allocs_per_call']:.0f} | {st['faults_per_call']:.0f} |")
     table = {"machine": machine, "bandwidth_gbps": bandwidth, "peak_gflops": peak,
              "systems": systems, "rows": rows}
+    if busy:
+        table["busy_rows"] = busy_rows(runs, busy)
+        print("\nBeside a busy core (a CPU-bound process pinned to the last core, same rounds): "
+              "busy median / quiet median per system, and kbackend's busy median / the best "
+              "peer's busy median")
+        head = ["workload"] + systems + ["kbackend busy / best peer busy"]
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+        for row in table["busy_rows"]:
+            cells = [row["workload"]]
+            cells += [f"{row['slowdown'][s]:.2f}" if s in row["slowdown"] else "-"
+                      for s in systems]
+            cells.append(f"{row['ratio']:.2f} ({row['best_peer']})" if "ratio" in row else "-")
+            print("| " + " | ".join(cells) + " |")
     with open(os.path.join(folder, "table.json"), "w") as f:
         json.dump(table, f, indent=1)
     print(f"(JSON lines and table.json in {folder})")

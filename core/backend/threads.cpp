@@ -11,6 +11,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/backend/cpu_limits.h"
 #include "core/util/error.h"
 
 namespace kb {
@@ -26,7 +27,10 @@ int default_threads() {
       long k = std::strtol(v, nullptr, 10);
       if (k >= 1) return int(std::min<long>(k, max_threads()));
     }
-    return std::clamp(omp_get_max_threads(), 1, max_threads());
+    int n = omp_get_max_threads();
+    // OpenMP counts the affinity mask's CPUs; a cgroup's quota may allow fewer.
+    if (!std::getenv("OMP_NUM_THREADS")) n = std::min(n, usable_cpus());
+    return std::clamp(n, 1, max_threads());
   }();
   return n;
 }

@@ -1,5 +1,8 @@
 // Configuration and process-wide session state: epsilon, floatx, image data format, threads,
 // uids, name scopes and the learning phase. Every test puts back what it changes.
+#include <sched.h>
+
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,6 +46,20 @@ TEST(Config, Epsilon) {
   KB_ASSERT_OK(kb_set_epsilon(0.5));
   KB_ASSERT_OK(kb_epsilon(&e));
   EXPECT_EQ(e, 0.5);
+}
+
+// Without KB_NUM_THREADS or OMP_NUM_THREADS the pool has at most one thread per CPU of the
+// affinity mask (ctest's threads_follow_affinity runs this under `taskset -c 0`).
+TEST(Config, DefaultThreadsAreUsableCpus) {
+  if (std::getenv("KB_NUM_THREADS") || std::getenv("OMP_NUM_THREADS"))
+    GTEST_SKIP() << "a thread count is set in the environment";
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  KB_ASSERT_OK(kb_set_num_threads(0));
+  int32_t n = 0;
+  KB_ASSERT_OK(kb_num_threads(&n));
+  EXPECT_GE(n, 1);
+  EXPECT_LE(n, CPU_COUNT(&set));
 }
 
 TEST(Config, NumThreads) {
