@@ -54,9 +54,11 @@ class CMakeBuild(build_ext):
         os.makedirs(target, exist_ok=True)
         shutil.copyfile(extension, self.get_ext_fullpath(ext.name))
         shutil.copyfile(os.path.join(built, "kbackend.py"), os.path.join(target, "kbackend.py"))
-        # the native library (under its soname) and the CUDA plugin it loads from its folder
-        shutil.copyfile(os.path.realpath(os.path.join(build_dir, "libkbackend.so.1")),
-                        os.path.join(target, "libkbackend.so.1"))
+        # the native library (under its soname), the library it needs from its own folder
+        # (its RUNPATH has $ORIGIN) and the CUDA plugin it loads from there
+        for lib in ("libkbackend.so.1", "libkbackend_omp.so.1"):
+            shutil.copyfile(os.path.realpath(os.path.join(build_dir, lib)),
+                            os.path.join(target, lib))
         for plugin in glob.glob(os.path.join(build_dir, "libkbackend_cuda.so")):
             shutil.copyfile(plugin, os.path.join(target, os.path.basename(plugin)))
 

@@ -5,7 +5,7 @@ set -euo pipefail
 build=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cp -P "$build"/libkbackend.so* "$tmp"/
+cp -P "$build"/libkbackend.so* "$build"/libkbackend_omp.so* "$tmp"/
 # LD_LIBRARY_PATH wins over the binaries' RUNPATH: they load the copy that has no plugin beside it
 # (the rest of the path stays: the core's own dependencies may be found through it).
 lib_path="$tmp${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
