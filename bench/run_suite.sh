@@ -65,6 +65,7 @@ for r in $(seq 1 "$rounds"); do
     if [ "${BUSY:-0}" = 1 ]; then
       taskset -c "$(($(nproc) - 1))" bash -c 'while :; do :; done' &
       hog=$!
+      trap 'kill "$hog" 2> /dev/null' EXIT  # never left running, even when a run fails
       echo "round $r: $s beside a busy core (pid $hog)" | tee -a "$out/load.txt"
       start=$SECONDS
       # shellcheck disable=SC2086

@@ -4,8 +4,7 @@
 
 namespace kb::cpu {
 
-int64_t omp_threads() { return omp_get_num_threads(); }
-int64_t omp_thread() { return omp_get_thread_num(); }
+int64_t omp_max_threads() { return omp_get_max_threads(); }
 
 SerialScope::SerialScope(bool serial) {
   if (!serial) return;

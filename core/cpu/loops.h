@@ -1,6 +1,7 @@
 // Loop helpers for CPU kernels: parallel flat loops and strided (broadcasting) row iteration.
 #pragma once
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -11,8 +12,8 @@ namespace kb::cpu {
 
 constexpr int64_t kParallelGrain = 1 << 15;
 
-int64_t omp_threads();
-int64_t omp_thread();
+// The size of the team the calling thread's next parallel region gets.
+int64_t omp_max_threads();
 
 // Multiply-adds below which a GEMM or a oneDNN primitive runs on the calling thread alone: there
 // a parallel region costs more than it saves, and on a busy machine the calling thread waits for
@@ -34,19 +35,27 @@ class SerialScope {
   int saved_ = 0;
 };
 
-// Calls body(begin, end) over [0, n) split across the OpenMP threads when n is large.
+// Chunks per thread of a parallel_for: a thread that the scheduler has taken away (another
+// process on its core) leaves its chunks to the others, instead of the region waiting for its one
+// share; more chunks balance finer but claim more often.
+constexpr int64_t kChunksPerThread = 8;
+
+// Calls body(begin, end) over [0, n) split into chunks of at least `grain` that the OpenMP threads
+// claim in turn when n is large. The body must not depend on how [0, n) is split.
 template <class F>
 void parallel_for(int64_t n, F&& body, int64_t grain = kParallelGrain) {
-  if (n < grain * 2) {
+  int64_t threads = omp_max_threads();
+  if (n < grain * 2 || threads == 1) {
     body(int64_t(0), n);
     return;
   }
+  int64_t chunks = n / grain < threads * kChunksPerThread ? n / grain : threads * kChunksPerThread;
+  std::atomic<int64_t> next{0};
 #pragma omp parallel
   {
-    int64_t nt = omp_threads(), t = omp_thread();
-    int64_t chunk = (n + nt - 1) / nt;
-    int64_t b = t * chunk, e = b + chunk < n ? b + chunk : n;
-    if (b < e) body(b, e);
+    for (int64_t c = next.fetch_add(1, std::memory_order_relaxed); c < chunks;
+         c = next.fetch_add(1, std::memory_order_relaxed))
+      body(n * c / chunks, n * (c + 1) / chunks);
   }
 }
 
