@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/backend/cpu_limits.h"
+#include "core/backend/cpu_load.h"
 #include "core/util/error.h"
 
 namespace kb {
@@ -103,7 +104,7 @@ int num_threads() {
 }
 
 void use_num_threads() {
-  int n = num_threads();
+  int n = threads_left_free(num_threads());
   if (omp_get_max_threads() != n) omp_set_num_threads(n);
 }
 

@@ -11,7 +11,8 @@ void set_num_threads(int n);
 int max_threads();
 int num_threads();
 
-// OpenMP's thread count is a per-thread setting: a thread entering the library applies ours.
+// OpenMP's thread count is a per-thread setting: a thread entering the library applies ours, less
+// the CPUs other processes are keeping busy (threads_left_free).
 void use_num_threads();
 
 }  // namespace kb

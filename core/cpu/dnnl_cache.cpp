@@ -64,6 +64,8 @@ size_t cache_size() {
   return lru().items.size();
 }
 
+Key::Key(const char* kind) : s_(kind) { add(int64_t(omp_max_threads())); }
+
 Key& Key::add(int64_t v) {
   s_ += '|';
   s_ += std::to_string(v);

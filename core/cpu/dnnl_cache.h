@@ -31,10 +31,12 @@ std::shared_ptr<const T> cached(const std::string& key, F&& make) {
 size_t cache_size();
 constexpr size_t kCacheCapacity = 256;
 
-// Builds cache keys: `Key("conv_fwd").add(dims)...str()`.
+// Builds cache keys: `Key("conv_fwd").add(dims)...str()`. Every key holds the calling thread's
+// OpenMP team size: oneDNN fixes a primitive's thread count when it makes it, and the team
+// changes with the machine's load (threads_left_free).
 class Key {
  public:
-  explicit Key(const char* kind) : s_(kind) {}
+  explicit Key(const char* kind);
   Key& add(int64_t v);
   Key& add(const std::vector<int64_t>& v);
   const std::string& str() const { return s_; }

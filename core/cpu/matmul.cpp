@@ -5,7 +5,6 @@
 // for the rest. FusedMatMul adds a bias per column and a relu (oneDNN post-ops on the primitive,
 // one pass after the GEMM otherwise).
 #include <dnnl.h>
-#include <omp.h>
 
 #include <Eigen/Core>
 #include <cstring>
@@ -94,7 +93,6 @@ std::shared_ptr<const du::PrimSpec> matmul_spec(const MatMulDims& d, Epilogue e)
                         .add(int64_t(d.tb))
                         .add(int64_t(e.bias))
                         .add(int64_t(e.relu))
-                        .add(int64_t(omp_get_max_threads()))
                         .str();
   return du::cached<du::PrimSpec>(key, [&] {
     using namespace dnnl;
