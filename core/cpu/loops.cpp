@@ -2,12 +2,24 @@
 
 #include <omp.h>
 
+#include "core/backend/threads.h"
+
 namespace kb::cpu {
+namespace {
+thread_local int serial_depth = 0;
+}
 
 int64_t omp_max_threads() { return omp_get_max_threads(); }
 
+int64_t parallel_for_threads(int64_t grains) {
+  if (serial_depth > 0 || omp_in_parallel()) return 1;
+  return grains >= kWholePoolGrains ? num_threads() : omp_get_max_threads();
+}
+
 SerialScope::SerialScope(bool serial) {
   if (!serial) return;
+  serial_ = true;
+  ++serial_depth;
   saved_ = omp_get_max_threads();
   if (saved_ > 1)
     omp_set_num_threads(1);
@@ -17,6 +29,7 @@ SerialScope::SerialScope(bool serial) {
 
 SerialScope::~SerialScope() {
   if (saved_ > 0) omp_set_num_threads(saved_);
+  if (serial_) --serial_depth;
 }
 
 }  // namespace kb::cpu

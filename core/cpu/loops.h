@@ -14,6 +14,15 @@ constexpr int64_t kParallelGrain = 1 << 15;
 
 // The size of the team the calling thread's next parallel region gets.
 int64_t omp_max_threads();
+// Grains of work from which a parallel_for keeps the whole pool while other processes take CPUs.
+constexpr int64_t kWholePoolGrains = 64;
+// The team of a parallel_for over `grains` grains: 1 inside a SerialScope or a parallel region;
+// the whole pool for a long one, even while other processes take CPUs (kb::threads_left_free
+// shrinks the calling thread's OpenMP team then), as its chunks are claimed in turn and a thread
+// that gets a share of a busy CPU still adds that share (W1 beside a busy core: 70 against 83
+// ms); the calling thread's team for a short one, which a late thread would only delay (an LSTM
+// step's gates: W6 fwd+bwd 194 against 168 ms with the whole pool).
+int64_t parallel_for_threads(int64_t grains);
 
 // Multiply-adds below which a GEMM or a oneDNN primitive runs on the calling thread alone: there
 // a parallel region costs more than it saves, and on a busy machine the calling thread waits for
@@ -23,7 +32,8 @@ constexpr int64_t kSerialWork = int64_t(1) << 20;
 
 // While alive with `serial` true, the OpenMP regions the calling thread opens (Eigen's GEMM,
 // oneDNN, parallel_for) use one thread; the thread's setting is restored after. Other threads
-// are not affected (the thread count is a per-thread OpenMP setting).
+// are not affected (the thread count is a per-thread OpenMP setting, and the scope's depth is
+// per thread).
 class SerialScope {
  public:
   explicit SerialScope(bool serial);
@@ -33,6 +43,7 @@ class SerialScope {
 
  private:
   int saved_ = 0;
+  bool serial_ = false;
 };
 
 // Chunks per thread of a parallel_for: a thread that the scheduler has taken away (another
@@ -44,14 +55,18 @@ constexpr int64_t kChunksPerThread = 8;
 // claim in turn when n is large. The body must not depend on how [0, n) is split.
 template <class F>
 void parallel_for(int64_t n, F&& body, int64_t grain = kParallelGrain) {
-  int64_t threads = omp_max_threads();
-  if (n < grain * 2 || threads == 1) {
+  if (n < grain * 2) {
+    body(int64_t(0), n);
+    return;
+  }
+  int64_t threads = parallel_for_threads(n / grain);
+  if (threads == 1) {
     body(int64_t(0), n);
     return;
   }
   int64_t chunks = n / grain < threads * kChunksPerThread ? n / grain : threads * kChunksPerThread;
   std::atomic<int64_t> next{0};
-#pragma omp parallel
+#pragma omp parallel num_threads(int(threads))
   {
     for (int64_t c = next.fetch_add(1, std::memory_order_relaxed); c < chunks;
          c = next.fetch_add(1, std::memory_order_relaxed))
