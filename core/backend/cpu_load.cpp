@@ -88,22 +88,27 @@ int threads_left_free(int pool) {
   static std::atomic<int> taken{0};  // CPUs of the mask that others kept busy
   static std::atomic<bool> readable{true};
   if (!enabled || pool <= 1 || !readable) return pool;
+  // Checked on every call without a lock; the sample itself takes one, and a thread that finds
+  // it taken goes on with the last answer.
+  static std::atomic<double> due{0};
+  double now = seconds_now();
+  if (now < due.load(std::memory_order_relaxed)) return std::max(1, pool - taken);
   static std::mutex m;
-  static double last_time = -1, last_busy = 0, last_total = 0, last_own = 0;
+  static double last_busy = 0, last_total = 0, last_own = 0;
   std::unique_lock<std::mutex> lock(m, std::try_to_lock);
-  if (lock.owns_lock() && seconds_now() - last_time >= kWindowSeconds) {
+  if (lock.owns_lock() && now >= due) {
     double busy, total, own;
     int cpus;
     if (!mask_cpu_times("", &busy, &total, &cpus) || !own_cpu_time("", &own)) {
       readable = false;
       return pool;
     }
-    if (last_time >= 0 && total > last_total) {
+    if (last_total > 0 && total > last_total) {
       double window = (total - last_total) / cpus;
       double free = free_cpus(cpus, busy - last_busy, own - last_own, window);
       taken = int(std::lround(cpus - free));
     }
-    last_time = seconds_now();
+    due = now + kWindowSeconds;
     last_busy = busy;
     last_total = total;
     last_own = own;
