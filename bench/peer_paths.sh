@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # sourced: the scripts that source it read these
 # Where the benchmark peers' virtual environments live, sourced by the scripts in bench/ from the
 # repository root. PEERS (default build/peers, beside the build outputs and ignored by git) holds
 # torch/ (PyTorch and NumPy) and tensorflow/; TORCH_PYTHON, TF_PYTHON and NUMPY_PYTHON name other

@@ -21,6 +21,7 @@ repeats=${2:-10}
 workloads=${WORKLOADS:-}
 systems=${SYSTEMS:-kbackend,pytorch,tensorflow,numpy}
 kb=${KB_BENCH:-build/kb_bench}
+# shellcheck source=bench/peer_paths.sh
 source bench/peer_paths.sh
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
@@ -53,27 +54,28 @@ done
 
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
 echo "systems: ${active[*]}; rounds $rounds, repeats $repeats, workloads ${workloads:-all}"
+# One run of system $1 in round $2, its JSON lines to $out/$1.$2$3.jsonl ($3: "" or ".busy").
+run_system() {
+  local s=$1 r=$2 suffix=$3 start=$SECONDS
+  # shellcheck disable=SC2086  # the command is a program and its script
+  ${cmd[$s]} cpu "$repeats" $workloads > "$out/$s.$r$suffix.jsonl" 2> "$out/$s.$r$suffix.err" ||
+    { echo "  $s failed (see $out/$s.$r$suffix.err)"; tail -3 "$out/$s.$r$suffix.err"; }
+  echo "  $((SECONDS - start)) s"
+}
+
 for r in $(seq 1 "$rounds"); do
   for s in "${active[@]}"; do
     load=$(cut -d' ' -f1-3 /proc/loadavg)
     echo "round $r: $s (load $load)" | tee -a "$out/load.txt"
-    start=$SECONDS
-    # shellcheck disable=SC2086  # the command is a program and its script
-    ${cmd[$s]} cpu "$repeats" $workloads > "$out/$s.$r.jsonl" 2> "$out/$s.$r.err" ||
-      { echo "  $s failed (see $out/$s.$r.err)"; tail -3 "$out/$s.$r.err"; }
-    echo "  $((SECONDS - start)) s"
+    run_system "$s" "$r" ""
     if [ "${BUSY:-0}" = 1 ]; then
       taskset -c "$(($(nproc) - 1))" bash -c 'while :; do :; done' &
       hog=$!
       trap 'kill "$hog" 2> /dev/null' EXIT  # never left running, even when a run fails
       echo "round $r: $s beside a busy core (pid $hog)" | tee -a "$out/load.txt"
-      start=$SECONDS
-      # shellcheck disable=SC2086
-      ${cmd[$s]} cpu "$repeats" $workloads > "$out/$s.$r.busy.jsonl" 2> "$out/$s.$r.busy.err" ||
-        { echo "  $s failed (see $out/$s.$r.busy.err)"; tail -3 "$out/$s.$r.busy.err"; }
+      run_system "$s" "$r" .busy
       kill "$hog"
       wait "$hog" 2> /dev/null || true
-      echo "  $((SECONDS - start)) s"
     fi
   done
 done

@@ -8,6 +8,7 @@
 # Usage: bash bench/setup_peers.sh [torch|tensorflow ...] (default both)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/peer_paths.sh
 source bench/peer_paths.sh
 targets=${*:-torch tensorflow}
 venv_of() { dirname "$(dirname "$1")"; }

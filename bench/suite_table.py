@@ -39,6 +39,12 @@ def load(folder):
     return machine, quiet, busy
 
 
+def best_peer(medians):
+    """The system other than kbackend with the smallest median, or None."""
+    peers = [s for s in medians if s != "kbackend"]
+    return min(peers, key=medians.get) if peers else None
+
+
 def busy_rows(quiet, busy):
     """Per workload: each system's busy median / quiet median, and kbackend's busy median / the
     best peer's busy median."""
@@ -50,11 +56,10 @@ def busy_rows(quiet, busy):
             row["busy_median"][s] = med
             if s in quiet.get(w, {}):
                 row["slowdown"][s] = med / statistics.median(value(r) for r in quiet[w][s])
-        peers = {s: m for s, m in row["busy_median"].items() if s != "kbackend"}
-        if peers and "kbackend" in row["busy_median"]:
-            best = min(peers, key=peers.get)
+        best = best_peer(row["busy_median"])
+        if best and "kbackend" in row["busy_median"]:
             row["best_peer"] = best
-            row["ratio"] = row["busy_median"]["kbackend"] / peers[best]
+            row["ratio"] = row["busy_median"]["kbackend"] / row["busy_median"][best]
         rows.append(row)
     return rows
 
@@ -111,12 +116,12 @@ def main():
             row["systems"][s] = {"median": med, "rounds": [value(r) for r in recs],
                                  "spread": spread(recs),
                                  "limit_fraction": limit_fraction(w, recs, med, bandwidth, peak)}
-        peers = {s: v for s, v in row["systems"].items() if s != "kbackend"}
-        if peers:
-            best = min(peers, key=lambda s: peers[s]["median"])
+        best = best_peer({s: v["median"] for s, v in row["systems"].items()})
+        if best:
             row["best_peer"] = best
             if "kbackend" in row["systems"]:
-                row["ratio"] = row["systems"]["kbackend"]["median"] / peers[best]["median"]
+                row["ratio"] = (row["systems"]["kbackend"]["median"]
+                                / row["systems"][best]["median"])
         kb_recs = [r for r in d.get("kbackend", []) if "allocs_per_call" in r]
         if kb_recs:
             row["kbackend_steady_state"] = {
