@@ -3,34 +3,15 @@
 #include "core/backend/cpu_limits.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 #include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
 #include <string>
+
+#include "fake_root.h"
 
 namespace {
 
-namespace fs = std::filesystem;
-
-class FakeRoot {
- public:
-  FakeRoot() {
-    char tmpl[] = "/tmp/kb_cpu_limits_XXXXXX";
-    dir_ = mkdtemp(tmpl);
-  }
-  ~FakeRoot() { fs::remove_all(dir_); }
-  void write(const std::string& path, const std::string& text) {
-    fs::path p = dir_ + path;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p) << text;
-  }
-  const std::string& dir() const { return dir_; }
-
- private:
-  std::string dir_;
-};
+using kbt::FakeRoot;
 
 const char* kV2Mount = "30 24 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw\n";
 const char* kV1Mounts =
@@ -76,10 +57,8 @@ TEST(CpuLimits, V1QuotaOfTheCpuHierarchy) {
   FakeRoot r;
   r.write("/proc/self/mountinfo", kV1Mounts);
   r.write("/proc/self/cgroup", "4:memory:/docker/abc\n2:cpu,cpuacct:/docker/abc\n");
-  r.write("/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "-1\n");
-  r.write("/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us", "100000\n");
-  r.write("/sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_quota_us", "250000\n");
-  r.write("/sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_period_us", "100000\n");
+  r.write_cfs("/sys/fs/cgroup/cpu,cpuacct", "-1", "100000");
+  r.write_cfs("/sys/fs/cgroup/cpu,cpuacct/docker/abc", "250000", "100000");
   EXPECT_EQ(kb::cgroup_cpu_limit(r.dir()), 3);
 }
 
@@ -89,8 +68,7 @@ TEST(CpuLimits, V1MountOfASubtree) {
   r.write("/proc/self/mountinfo",
           "40 30 0:28 /docker/abc /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpuacct,cpu\n");
   r.write("/proc/self/cgroup", "2:cpuacct,cpu:/docker/abc\n");
-  r.write("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "100000\n");
-  r.write("/sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000\n");
+  r.write_cfs("/sys/fs/cgroup/cpu", "100000", "100000");
   EXPECT_EQ(kb::cgroup_cpu_limit(r.dir()), 1);
 }
 

@@ -5,30 +5,16 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
 #include <string>
+
+#include "fake_root.h"
 
 namespace {
 
-namespace fs = std::filesystem;
-
-struct FakeProc {
-  FakeProc() {
-    char tmpl[] = "/tmp/kb_cpu_load_XXXXXX";
-    dir = mkdtemp(tmpl);
-    fs::create_directories(dir + "/proc/self");
-  }
-  ~FakeProc() { fs::remove_all(dir); }
-  void write(const std::string& path, const std::string& text) {
-    std::ofstream(dir + path) << text;
-  }
-  std::string dir;
-};
+using kbt::FakeRoot;
 
 TEST(CpuLoad, FreeCpus) {
   EXPECT_DOUBLE_EQ(kb::free_cpus(2, 100, 100, 100), 2);  // all the busy time was ours
@@ -47,7 +33,7 @@ TEST(CpuLoad, StatFields) {
 }
 
 TEST(CpuLoad, ParsesProc) {
-  FakeProc p;
+  FakeRoot p;
   cpu_set_t mask;
   ASSERT_EQ(sched_getaffinity(0, sizeof(mask), &mask), 0);
   int first = -1;
@@ -59,18 +45,18 @@ TEST(CpuLoad, ParsesProc) {
                             " 10 1 4 100 5 1 1 3 0 0\ncpu99999 1 1 1 1 1 1 1 1\nintr 5\n");
   double busy = 0, total = 0, own = 0;
   int cpus = 0;
-  ASSERT_TRUE(kb::mask_cpu_times(p.dir, &busy, &total, &cpus));
+  ASSERT_TRUE(kb::mask_cpu_times(p.dir(), &busy, &total, &cpus));
   EXPECT_EQ(cpus, 1);
   EXPECT_DOUBLE_EQ(busy, 20);
   EXPECT_DOUBLE_EQ(total, 125);
   p.write("/proc/self/stat", "42 (my (odd) name) R 1 42 42 0 -1 4194560 100 0 0 0 70 30 0 0");
-  ASSERT_TRUE(kb::own_cpu_time(p.dir, &own));
+  ASSERT_TRUE(kb::own_cpu_time(p.dir(), &own));
   EXPECT_DOUBLE_EQ(own, 100);
   p.write("/proc/self/stat", "42 (short) R 1 2");
-  EXPECT_FALSE(kb::own_cpu_time(p.dir, &own));
-  FakeProc empty;
-  EXPECT_FALSE(kb::mask_cpu_times(empty.dir, &busy, &total, &cpus));
-  EXPECT_FALSE(kb::own_cpu_time(empty.dir, &own));
+  EXPECT_FALSE(kb::own_cpu_time(p.dir(), &own));
+  FakeRoot empty;
+  EXPECT_FALSE(kb::mask_cpu_times(empty.dir(), &busy, &total, &cpus));
+  EXPECT_FALSE(kb::own_cpu_time(empty.dir(), &own));
 }
 
 // A child spinning on one of this process' CPUs shows as at least half a CPU taken (more load
