@@ -43,6 +43,8 @@ typedef enum kb_status {
   KB_ERROR_OUT_OF_MEMORY = 5,
   KB_ERROR_DEVICE = 6,
   KB_ERROR_INTERNAL = 7,
+  KB_ERROR_UNAVAILABLE = 8, /* a part the call needs is missing: the MPI plugin or library */
+  KB_ERROR_DISTRIBUTED = 9, /* a collective did not complete (deadline, ranks differ, failure) */
   KB_STATUS_FORCE_INT32_MIN = -2147483647 - 1, /* keeps the type int32-wide */
   KB_STATUS_FORCE_INT32_MAX = 2147483647
 } kb_status;
@@ -679,6 +681,50 @@ KB_API kb_status kb_in_test_phase(kb_tensor* x, kb_tensor* alt, kb_tensor* train
 KB_API kb_status kb_in_test_phase_fn(kb_branch_function x_fn, void* x_data,
                                      kb_branch_function alt_fn, void* alt_data, kb_tensor* training,
                                      kb_training mode, kb_tensor** out);
+
+/* ---- data-parallel training ----------------------------------------------------------------
+ * One process per device, started by an MPI launcher (mpirun, srun), each running the same
+ * program on its share of the data. kb_dist_init joins the job (Open MPI through
+ * libkbackend_mpi.so beside libkbackend.so, or the file KB_MPI_PLUGIN names); it fails with
+ * KB_ERROR_UNAVAILABLE, the message saying what is missing, where the library was built without
+ * MPI or the MPI library cannot load. Until it succeeds the process is rank 0 of 1 and every
+ * collective is the identity, so the same program runs without a launcher.
+ * Every process must issue the same collectives in the same order (build the same graphs, call
+ * the same functions). Each waits at most the timeout (kb_dist_set_timeout, KB_DIST_TIMEOUT;
+ * 300 s by default); a collective that fails or passes it fails with KB_ERROR_DISTRIBUTED, and
+ * so does every later one. The library never ends the process itself. */
+typedef enum kb_reduce_op {
+  KB_REDUCE_SUM = 0,
+  KB_REDUCE_AVERAGE = 1, /* the sum divided by the number of processes (integers truncate) */
+  KB_REDUCE_OP_FORCE_INT32_MIN = -2147483647 - 1, /* keeps the type int32-wide */
+  KB_REDUCE_OP_FORCE_INT32_MAX = 2147483647
+} kb_reduce_op;
+KB_API kb_status kb_parse_reduce_op(const char* name, kb_reduce_op* out); /* "sum", "average" */
+KB_API kb_status kb_dist_init(void); /* a second call does nothing */
+KB_API kb_status kb_dist_initialized(int32_t* out);
+KB_API kb_status kb_dist_rank(int32_t* out);
+KB_API kb_status kb_dist_size(int32_t* out);
+KB_API kb_status kb_dist_local_rank(int32_t* out); /* the rank among the processes of its host */
+KB_API kb_status kb_dist_barrier(void);
+/* Waits for every process, then leaves the job: the process is rank 0 of 1 again, and
+   kb_dist_init cannot join again (MPI does not restart). */
+KB_API kb_status kb_dist_finalize(void);
+KB_API kb_status kb_dist_set_timeout(double seconds);
+KB_API kb_status kb_dist_timeout(double* out);
+/* The engine's version ("Open MPI v4.1.4, ..."); "" before kb_dist_init. Owned by the library. */
+KB_API const char* kb_dist_engine(void);
+/* Collectives in a graph, run each time a function computes them (their gradients are
+   collectives too). all_reduce: the sum or average of x over the processes (float32, float64 or
+   an integer dtype); broadcast: rank root's x; all_gather: the processes' x (of one shape)
+   concatenated along axis 0 in rank order, for the job kb_dist_init joined. */
+KB_API kb_status kb_all_reduce(kb_tensor* x, kb_reduce_op op, kb_tensor** out);
+KB_API kb_status kb_broadcast(kb_tensor* x, int32_t root, kb_tensor** out);
+KB_API kb_status kb_all_gather(kb_tensor* x, kb_tensor** out);
+/* Eager: sets n variables to rank root's values (before training: the same initial weights);
+   reduces count values of dtype into result (metrics; result may be values). */
+KB_API kb_status kb_dist_broadcast_variables(kb_tensor* const* variables, size_t n, int32_t root);
+KB_API kb_status kb_dist_all_reduce(const void* values, void* result, size_t count,
+                                    kb_data_type dtype, kb_reduce_op op);
 
 #ifdef __cplusplus
 }

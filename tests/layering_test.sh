@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Includes run down the layers only (docs/architecture.md). The layers, bottom to top: util,
 # graph, ops, backend, kernel_plans, compile, autodiff, api, then capi. The devices (cpu, cuda)
-# may include kernel_plans and what lies below it, never each other, compile, autodiff or api;
+# and the collectives' MPI engine (mpi) may include kernel_plans and what lies below it, never
+# each other, compile, autodiff or api;
 # and no layer above the devices includes a device library's header (Eigen, oneDNN, CUDA, MPI).
 # Fails on any include that breaks this.
 # Usage: layering_test.sh <source dir>
@@ -10,7 +11,7 @@ cd "${1:?usage: layering_test.sh <source dir>}" || exit 2
 
 declare -A rank=([util]=0 [graph]=1 [ops]=2 [backend]=3 [kernel_plans]=4 [compile]=5 [autodiff]=6
   [api]=7)
-declare -A device=([cpu]=1 [cuda]=1)
+declare -A device=([cpu]=1 [cuda]=1 [mpi]=1)
 bad=0
 while IFS= read -r file; do
   layer=$(echo "$file" | cut -d/ -f2)

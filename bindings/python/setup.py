@@ -8,7 +8,6 @@ Environment:
                       CMakeCache.txt yet it is configured for this Python; then the target
                       kbackend_python is built there (CMAKE_BUILD_PARALLEL_LEVEL jobs, default 2).
 """
-import glob
 import os
 import re
 import shutil
@@ -55,12 +54,13 @@ class CMakeBuild(build_ext):
         shutil.copyfile(extension, self.get_ext_fullpath(ext.name))
         shutil.copyfile(os.path.join(built, "kbackend.py"), os.path.join(target, "kbackend.py"))
         # the native library (under its soname), the library it needs from its own folder
-        # (its RUNPATH has $ORIGIN) and the CUDA plugin it loads from there
+        # (its RUNPATH has $ORIGIN) and the plugins it loads from there (CUDA, MPI)
         for lib in ("libkbackend.so.1", "libkbackend_omp.so.1"):
             shutil.copyfile(os.path.realpath(os.path.join(build_dir, lib)),
                             os.path.join(target, lib))
-        for plugin in glob.glob(os.path.join(build_dir, "libkbackend_cuda.so")):
-            shutil.copyfile(plugin, os.path.join(target, os.path.basename(plugin)))
+        for plugin in ("libkbackend_cuda.so", "libkbackend_mpi.so"):
+            if os.path.exists(os.path.join(build_dir, plugin)):
+                shutil.copyfile(os.path.join(build_dir, plugin), os.path.join(target, plugin))
 
 
 os.makedirs(os.path.join(build_folder(), "setuptools"), exist_ok=True)

@@ -443,6 +443,7 @@ KB_PY_SCALAR_OUT(kb_dim_ordering, PyLong_FromLong((long)temp$argnum))
 KB_PY_SCALAR_OUT(kb_device_kind, PyLong_FromLong((long)temp$argnum))
 KB_PY_SCALAR_OUT(kb_padding, PyLong_FromLong((long)temp$argnum))
 KB_PY_SCALAR_OUT(kb_pool_mode, PyLong_FromLong((long)temp$argnum))
+KB_PY_SCALAR_OUT(kb_reduce_op, PyLong_FromLong((long)temp$argnum))
 
 /* kb_int_shape / kb_get_variable_shape: a tuple (None for unknown dims), None for unknown rank. */
 %typemap(in, numinputs=0) (int64_t* dims, size_t capacity, int64_t* ndim)
@@ -621,6 +622,27 @@ KB_PY_SCALAR_OUT(kb_pool_mode, PyLong_FromLong((long)temp$argnum))
   Py_XDECREF(result$argnum);
 }
 
+/* kb_dist_all_reduce(in, out, count, dtype, op): an array-like in, a new array of its dtype and
+ * shape out. */
+%typemap(in) (const void* values, void* result, size_t count, kb_data_type dtype)
+    (PyArrayObject* arr = NULL, PyObject* result = NULL) {
+  arr = kb_py_as_array($input, &$4);
+  if (!arr) SWIG_fail;
+  result = PyArray_SimpleNew(PyArray_NDIM(arr), PyArray_DIMS(arr), PyArray_TYPE(arr));
+  if (!result) SWIG_fail;
+  $1 = PyArray_DATA(arr);
+  $2 = PyArray_DATA((PyArrayObject*)result);
+  $3 = (size_t)PyArray_SIZE(arr);
+}
+%typemap(argout) (const void* values, void* result, size_t count, kb_data_type dtype) {
+  %append_output(result$argnum);
+  result$argnum = NULL;
+}
+%typemap(freearg) (const void* values, void* result, size_t count, kb_data_type dtype) {
+  Py_XDECREF(arr$argnum);
+  Py_XDECREF(result$argnum);
+}
+
 /* ---- options: a string (as Keras spells it), an int, or None ------------------------------- */
 %define KB_PY_STRING_ENUM(TYPE, NONE_VALUE, PARSER)
 %{
@@ -644,6 +666,7 @@ KB_PY_STRING_ENUM(kb_pool_mode, KB_POOL_MAX, kb_parse_pool_mode)
 KB_PY_STRING_ENUM(kb_interpolation, KB_INTERPOLATION_NEAREST, kb_parse_interpolation)
 KB_PY_STRING_ENUM(kb_dim_ordering, KB_DIM_ORDERING_TF, kb_py_parse_dim_ordering)
 KB_PY_STRING_ENUM(kb_device_kind, KB_DEVICE_CPU, kb_py_parse_device)
+KB_PY_STRING_ENUM(kb_reduce_op, KB_REDUCE_SUM, kb_parse_reduce_op)
 KB_PY_STRING_ENUM(kb_status, KB_OK, kb_py_parse_status)
 
 /* kb_set_print_sink(sink, user_data): a Python callable taking the text, or None. */

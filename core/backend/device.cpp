@@ -8,6 +8,7 @@
 #include <mutex>
 #include <new>
 
+#include "core/backend/plugin_file.h"
 #include "core/util/error.h"
 
 namespace kb {
@@ -48,19 +49,6 @@ DeviceSetting device_setting() {
   return s;
 }
 
-// The plugin file: KB_CUDA_PLUGIN, else libkbackend_cuda.so in the core library's folder.
-std::string plugin_path(bool* named) {
-  const char* env = std::getenv("KB_CUDA_PLUGIN");
-  *named = env && *env;
-  if (*named) return env;
-  Dl_info info{};
-  if (!dladdr(reinterpret_cast<void*>(&plugin_path), &info) || !info.dli_fname) return "";
-  std::string dir = info.dli_fname;
-  auto slash = dir.rfind('/');
-  dir = slash == std::string::npos ? "." : dir.substr(0, slash);
-  return dir + "/libkbackend_cuda.so";
-}
-
 void probe_cuda() {
   if (const char* off = std::getenv("KB_DISABLE_CUDA"); off && std::string(off) == "1") {
     g_reason = "disabled by KB_DISABLE_CUDA=1";
@@ -72,7 +60,7 @@ void probe_cuda() {
     return;
   }
   bool named = false;
-  std::string path = plugin_path(&named);
+  std::string path = plugin_file("KB_CUDA_PLUGIN", "libkbackend_cuda.so", &named);
   if (path.empty()) {
     g_reason = "cannot locate the core library";
     return;

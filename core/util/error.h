@@ -17,6 +17,8 @@ enum class Status : int32_t {
   out_of_memory = 5,
   device = 6,
   internal = 7,
+  unavailable = 8,  // a part the call needs is not there (the MPI plugin, its library)
+  distributed = 9,  // a collective did not complete: a deadline, ranks that differ, a failure
 };
 
 class Error : public std::runtime_error {

@@ -23,6 +23,9 @@ from ._core import (DTYPE_NAMES, Function, Tensor, as_tensor, dtype_arg, numpy_d
 # `= default` is Keras' default. Functions not listed keep the C parameter names, all required.
 _SIGNATURES = r'''
 set_epsilon(e: "value")
+broadcast(x, root=0)
+dist_broadcast_variables(variables, root=0)
+dist_all_reduce(values, op="average")
 set_floatx(floatx: "dtype")
 cast_to_floatx(x: "src")
 set_image_data_format(data_format: "format")

@@ -1,0 +1,288 @@
+#include "core/backend/collectives.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "core/backend/plugin_file.h"
+#include "core/graph/dispatch.h"
+#include "core/ops/collective_ops.h"
+#include "core/util/error.h"
+
+namespace kb::dist {
+namespace {
+
+enum class State { single, running, finalized };
+
+struct World {
+  std::mutex mu;  // one collective at a time: every rank must issue them in the same order
+  State state = State::single;
+  CommApi api{};
+  std::string failure;    // the first failed collective's message: later ones fail with it
+  uint64_t sequence = 0;  // collectives started, for messages
+  double timeout = 300;
+  bool timeout_set = false;  // by set_timeout_seconds, over KB_DIST_TIMEOUT
+  // Buffers of collectives that never completed: the engine may still write into them, so they
+  // are never freed.
+  std::vector<std::shared_ptr<void>> abandoned;
+};
+// Never destroyed: a rank may run a collective from a static destructor of its own.
+World& world() {
+  static World* w = new World;
+  return *w;
+}
+
+double timeout_from_environment() {
+  const char* env = std::getenv("KB_DIST_TIMEOUT");
+  if (!env || !*env) return 300;
+  char* end = nullptr;
+  double v = std::strtod(env, &end);
+  check(end && *end == '\0' && v > 0 && v < 1e9, Status::invalid_argument, "KB_DIST_TIMEOUT=", env,
+        " is not a positive number of seconds");
+  return v;
+}
+
+std::string where(const World& w) {
+  return "rank " + std::to_string(w.api.rank) + " of " + std::to_string(w.api.size);
+}
+
+[[noreturn]] void fail_world(World& w, const std::string& message) {
+  w.failure = message;
+  fail(Status::distributed, message);
+}
+
+// Starts op and waits for it, polling the engine (progress happens inside its test calls): first
+// at full speed, then yielding the core, then sleeping, so a long wait costs no CPU.
+void run(World& w, const CommOp& op, const std::string& what,
+         std::initializer_list<std::shared_ptr<void>> owners) {
+  if (!w.failure.empty())
+    fail(Status::distributed, where(w), ": ", what, ": an earlier collective failed (", w.failure,
+         ")");
+  uint64_t n = ++w.sequence;
+  char reason[512] = {0};
+  void* request = nullptr;
+  if (w.api.start(&op, &request, reason, sizeof reason) != 0)
+    fail_world(w, where(w) + ": " + what + " (collective " + std::to_string(n) + "): " + reason);
+  using Clock = std::chrono::steady_clock;
+  auto begin = Clock::now();
+  auto deadline =
+      begin + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(w.timeout));
+  for (uint64_t polls = 0;; ++polls) {
+    int32_t done = 0;
+    if (w.api.test(request, &done, reason, sizeof reason) != 0)
+      fail_world(w, where(w) + ": " + what + " (collective " + std::to_string(n) + "): " + reason);
+    if (done) return;
+    if (polls < 4096 || polls % 64 != 0) continue;
+    auto now = Clock::now();
+    if (now > deadline) {
+      for (const auto& o : owners) w.abandoned.push_back(o);
+      fail_world(w, where(w) + ": " + what + " (collective " + std::to_string(n) +
+                        ") did not complete within " + std::to_string(w.timeout) +
+                        " s: another rank stalled, failed or issued different collectives");
+    }
+    if (now - begin > std::chrono::milliseconds(100))
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    else if (now - begin > std::chrono::milliseconds(2))
+      std::this_thread::yield();
+  }
+}
+
+// Whether collectives go to the engine (a job of several processes) or are the identity.
+bool distributed(const World& w) { return w.state == State::running && w.api.size > 1; }
+
+std::string reason_of(const char* what, const std::string& path) {
+  const char* e = dlerror();
+  return std::string(what) + (e ? e : path);
+}
+
+}  // namespace
+
+void init() {
+  World& w = world();
+  std::lock_guard<std::mutex> lock(w.mu);
+  if (w.state == State::running) return;
+  check(w.state != State::finalized, Status::invalid_argument,
+        "dist_init: the distributed runtime was finalized; it cannot start again in a process");
+  if (!w.timeout_set) w.timeout = timeout_from_environment();
+  bool named = false;
+  std::string path = plugin_file("KB_MPI_PLUGIN", "libkbackend_mpi.so", &named);
+  check(!path.empty(), Status::unavailable, "dist_init: cannot locate the core library");
+  check(access(path.c_str(), R_OK) == 0, Status::unavailable, "dist_init: the MPI plugin ", path,
+        " is not there (the library was built without MPI: install an MPI such as Debian's "
+        "libopenmpi-dev and rebuild)");
+  // RTLD_GLOBAL: Open MPI loads its components as modules that resolve symbols of libmpi.
+  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  check(
+      h != nullptr, Status::unavailable,
+      reason_of("dist_init: the MPI plugin did not load (is the MPI library installed?): ", path));
+  auto start = reinterpret_cast<CommInitFn>(dlsym(h, "kb_comm_plugin_init"));
+  check(start != nullptr, Status::unavailable, "dist_init: ", path, " has no kb_comm_plugin_init");
+  char reason[512] = {0};
+  CommApi api{};
+  if (start(kCommPluginVersion, &api, reason, sizeof reason) != 0)
+    fail(Status::unavailable, "dist_init: ", reason);
+  w.api = api;
+  w.state = State::running;
+}
+
+bool initialized() {
+  World& w = world();
+  std::lock_guard<std::mutex> lock(w.mu);
+  return w.state == State::running;
+}
+
+int32_t rank() {
+  World& w = world();
+  std::lock_guard<std::mutex> lock(w.mu);
+  return w.state == State::running ? w.api.rank : 0;
+}
+
+int32_t size() {
+  World& w = world();
+  std::lock_guard<std::mutex> lock(w.mu);
+  return w.state == State::running ? w.api.size : 1;
+}
+
+int32_t local_rank() {
+  World& w = world();
+  std::lock_guard<std::mutex> lock(w.mu);
+  return w.state == State::running ? w.api.local_rank : 0;
+}
+
+std::string engine() {
+  World& w = world();
+  std::lock_guard<std::mutex> lock(w.mu);
+  return w.state == State::running && w.api.engine ? w.api.engine : "";
+}
+
+void all_reduce(const Buffer& send, Buffer& recv, bool average, const std::string& what) {
+  check(summable_across_processes(send.dtype), Status::dtype, what, ": cannot sum ",
+        dtype_name(send.dtype), " across processes");
+  check(send.dtype == recv.dtype && send.numel() == recv.numel(), Status::internal, what,
+        ": operand and result differ");
+  World& w = world();
+  std::lock_guard<std::mutex> lock(w.mu);
+  if (!distributed(w)) {
+    if (send.data() != recv.data()) std::memcpy(recv.data(), send.data(), send.nbytes());
+    return;
+  }
+  CommOp op{int32_t(CommKind::all_reduce_sum),
+            int32_t(send.dtype),
+            send.data(),
+            recv.data(),
+            send.numel(),
+            0};
+  run(w, op, what, {send.storage, recv.storage});
+  if (!average) return;
+  dispatch_dtype(recv.dtype, [&](auto z) {
+    using T = decltype(z);
+    if constexpr (std::is_arithmetic_v<T>) {
+      T* v = recv.as<T>();
+      T n = T(w.api.size);
+      for (int64_t i = 0, e = recv.numel(); i < e; ++i) v[i] = T(v[i] / n);
+    }
+  });
+}
+
+void broadcast(Buffer& data, int32_t root, const std::string& what) {
+  World& w = world();
+  std::lock_guard<std::mutex> lock(w.mu);
+  int32_t n = distributed(w) ? w.api.size : 1;
+  check(root >= 0 && root < n, Status::invalid_argument, what, ": root ", root,
+        " is not a rank of ", n);
+  if (!distributed(w)) return;
+  CommOp op{int32_t(CommKind::broadcast),
+            int32_t(data.dtype),
+            data.data(),
+            data.data(),
+            int64_t(data.nbytes()),
+            root};
+  run(w, op, what, {data.storage});
+}
+
+void all_gather(const Buffer& part, Buffer& out, const std::string& what) {
+  World& w = world();
+  std::lock_guard<std::mutex> lock(w.mu);
+  int64_t n = distributed(w) ? w.api.size : 1;
+  check(out.nbytes() == part.nbytes() * size_t(n), Status::internal, what,
+        ": the result does not hold ", n, " parts");
+  if (n == 1) {
+    if (part.data() != out.data()) std::memcpy(out.data(), part.data(), part.nbytes());
+    return;
+  }
+  CommOp op{int32_t(CommKind::all_gather),
+            int32_t(part.dtype),
+            part.data(),
+            out.data(),
+            int64_t(part.nbytes()),
+            0};
+  run(w, op, what, {part.storage, out.storage});
+}
+
+void reduce_scatter_sum(const Buffer& blocks, Buffer& block, const std::string& what) {
+  check(summable_across_processes(blocks.dtype), Status::dtype, what, ": cannot sum ",
+        dtype_name(blocks.dtype), " across processes");
+  World& w = world();
+  std::lock_guard<std::mutex> lock(w.mu);
+  int64_t n = distributed(w) ? w.api.size : 1;
+  check(blocks.dtype == block.dtype && blocks.numel() == block.numel() * n, Status::internal, what,
+        ": the operand does not hold ", n, " blocks");
+  if (n == 1) {
+    if (blocks.data() != block.data()) std::memcpy(block.data(), blocks.data(), block.nbytes());
+    return;
+  }
+  CommOp op{int32_t(CommKind::reduce_scatter_sum),
+            int32_t(blocks.dtype),
+            blocks.data(),
+            block.data(),
+            block.numel(),
+            0};
+  run(w, op, what, {blocks.storage, block.storage});
+}
+
+void barrier(const std::string& what) {
+  World& w = world();
+  std::lock_guard<std::mutex> lock(w.mu);
+  if (!distributed(w)) return;
+  CommOp op{int32_t(CommKind::barrier), 0, nullptr, nullptr, 0, 0};
+  run(w, op, what, {});
+}
+
+void finalize() {
+  World& w = world();
+  std::lock_guard<std::mutex> lock(w.mu);
+  if (w.state != State::running) return;
+  if (distributed(w) && w.failure.empty()) {
+    CommOp op{int32_t(CommKind::barrier), 0, nullptr, nullptr, 0, 0};
+    run(w, op, "dist_finalize", {});
+  }
+  char reason[512] = {0};
+  int32_t rc = w.api.finalize(reason, sizeof reason);
+  w.state = State::finalized;
+  check(rc == 0, Status::distributed, "dist_finalize: ", reason);
+}
+
+double timeout_seconds() {
+  World& w = world();
+  std::lock_guard<std::mutex> lock(w.mu);
+  return w.timeout;
+}
+
+void set_timeout_seconds(double seconds) {
+  check(seconds > 0 && seconds < 1e9, Status::invalid_argument,
+        "dist_set_timeout: seconds must be positive, got ", seconds);
+  World& w = world();
+  std::lock_guard<std::mutex> lock(w.mu);
+  w.timeout = seconds;
+  w.timeout_set = true;
+}
+
+}  // namespace kb::dist

@@ -1,0 +1,44 @@
+// The processes of a data-parallel job and the collectives between them, through the plugin of
+// core/backend/comm_plugin.h. Until dist_init succeeds the world is this process alone (rank 0
+// of 1) and every collective is the identity, so the same program runs without a launcher.
+//
+// Every collective waits at most the deadline (set_timeout_seconds; KB_DIST_TIMEOUT, default
+// 300 s). One that fails or passes its deadline fails with Status::distributed, and so does every
+// later collective: a rank must not go on with a partner whose sequence it has lost.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "core/backend/comm_plugin.h"
+#include "core/graph/buffer.h"
+#include "core/graph/dtype.h"
+
+namespace kb::dist {
+
+// Loads the plugin (KB_MPI_PLUGIN, else libkbackend_mpi.so beside the core library) and starts
+// the engine; Status::unavailable naming what is missing. Once per process: a later call is a
+// no-op, and after finalize it fails (MPI cannot start twice).
+void init();
+bool initialized();
+int32_t rank();
+int32_t size();
+int32_t local_rank();
+std::string engine();  // "" before init
+
+// Host buffers; the identity for one process. `what` names the collective in errors
+// ("all_reduce of 'x'"). send and recv may be the same buffer. The average of integers
+// truncates toward zero.
+void all_reduce(const Buffer& send, Buffer& recv, bool average, const std::string& what);
+void broadcast(Buffer& data, int32_t root, const std::string& what);
+// out holds size() parts of part's bytes, rank r's at r.
+void all_gather(const Buffer& part, Buffer& out, const std::string& what);
+// The sum of every rank's `blocks`, of which this rank receives the rank-th block in `block`.
+void reduce_scatter_sum(const Buffer& blocks, Buffer& block, const std::string& what);
+void barrier(const std::string& what);
+// Ends the engine after waiting for every rank (a barrier); the world is one process again.
+void finalize();
+
+double timeout_seconds();
+void set_timeout_seconds(double seconds);  // > 0
+
+}  // namespace kb::dist

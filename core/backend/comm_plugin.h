@@ -1,0 +1,48 @@
+// What crosses between the core and a collectives plugin (libkbackend_mpi.so, core/mpi): the
+// core never links MPI, so a process without it still loads and runs the library. Plain C types
+// only, as for the CUDA plugin (core/backend/device.h).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace kb {
+
+enum class CommKind : int32_t {
+  all_reduce_sum = 0,
+  broadcast = 1,
+  all_gather = 2,
+  barrier = 3,
+  reduce_scatter_sum = 4,
+};
+
+// One collective, the same on every rank.
+struct CommOp {
+  int32_t kind;      // CommKind
+  int32_t dtype;     // DType of the elements of the sums; broadcast and all_gather move bytes
+  const void* send;  // all_reduce_sum: the operand (== recv: in place); all_gather: this rank's
+                     // part; reduce_scatter_sum: every rank's blocks
+  void* recv;        // all_reduce_sum: the sum; broadcast: the data, in place; all_gather: the
+                     // parts; reduce_scatter_sum: this rank's block of the sum
+  int64_t count;     // all_reduce_sum: elements; broadcast: bytes; all_gather: bytes per rank;
+                     // reduce_scatter_sum: elements per block
+  int32_t root;      // broadcast
+};
+
+// Every function returns 0 on success, else writes a NUL-terminated reason into reason.
+struct CommApi {
+  int32_t rank, size, local_rank;
+  const char* engine;  // "Open MPI v4.1.4, ..."
+  // Starts op and hands back a request for test(): the buffers must live until it completes.
+  int32_t (*start)(const CommOp* op, void** request, char* reason, size_t reason_size);
+  // *done becomes 1 once the request completed (it is then freed), else 0. Never blocks.
+  int32_t (*test)(void* request, int32_t* done, char* reason, size_t reason_size);
+  int32_t (*finalize)(char* reason, size_t reason_size);
+};
+
+// Changes whenever these structures do.
+constexpr int32_t kCommPluginVersion = 1;
+// The plugin's entry point `kb_comm_plugin_init`: starts the engine (MPI_Init_thread) and fills
+// *api. Called once per process.
+using CommInitFn = int32_t (*)(int32_t version, CommApi* api, char* reason, size_t reason_size);
+
+}  // namespace kb

@@ -1,0 +1,67 @@
+// CPU kernels of the collectives (core/ops/collective_ops.cpp), through the engine of
+// core/backend/collectives.h: the identity in a single process.
+#include "core/backend/collectives.h"
+#include "core/backend/kernel.h"
+#include "core/graph/dispatch.h"
+
+namespace kb::cpu {
+namespace {
+
+using Ins = std::vector<const Buffer*>;
+
+std::string what(const char* collective, const Node& n) {
+  return std::string(collective) + " of '" + n.inputs[0]->name + "'";
+}
+
+void check_size(const Node& n, const char* who) {
+  int64_t built = n.attrs.i("size"), now = dist::size();
+  check(built == now, Status::distributed, who, ": the graph was built for ", built,
+        " processes, the job has ", now, " (call dist_init before building it)");
+}
+
+Kernel make_all_reduce(const KernelArgs& k) {
+  bool average = k.node.attrs.i("average") != 0;
+  int64_t root_only = k.node.attrs.i("root_only");
+  std::string label = what("all_reduce", k.node);
+  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    return [average, root_only, label](const Ins& in, Buffer& out) {
+      dist::all_reduce(*in[0], out, average, label);
+      if (root_only >= 0 && dist::rank() != root_only) std::fill_n(out.as<T>(), out.numel(), T(0));
+    };
+  });
+}
+KernelRegistrar k1("cpu", "AllReduce", make_all_reduce);
+
+Kernel make_broadcast(const KernelArgs& k) {
+  int32_t root = int32_t(k.node.attrs.i("root"));
+  std::string label = what("broadcast", k.node);
+  return [root, label](const Ins& in, Buffer& out) {
+    if (out.data() != in[0]->data()) std::memcpy(out.data(), in[0]->data(), out.nbytes());
+    dist::broadcast(out, root, label);
+  };
+}
+KernelRegistrar k2("cpu", "Broadcast", make_broadcast);
+
+Kernel make_all_gather(const KernelArgs& k) {
+  const Node* node = &k.node;
+  std::string label = what("all_gather", k.node);
+  return [node, label](const Ins& in, Buffer& out) {
+    check_size(*node, "all_gather");
+    dist::all_gather(*in[0], out, label);
+  };
+}
+KernelRegistrar k3("cpu", "AllGather", make_all_gather);
+
+Kernel make_reduce_scatter(const KernelArgs& k) {
+  const Node* node = &k.node;
+  std::string label = what("reduce_scatter", k.node);
+  return [node, label](const Ins& in, Buffer& out) {
+    check_size(*node, "reduce_scatter");
+    dist::reduce_scatter_sum(*in[0], out, label);
+  };
+}
+KernelRegistrar k4("cpu", "ReduceScatter", make_reduce_scatter);
+
+}  // namespace
+}  // namespace kb::cpu

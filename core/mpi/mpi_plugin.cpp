@@ -1,0 +1,179 @@
+// The MPI engine of the collectives (core/backend/comm_plugin.h), a module the core loads at run
+// time: the core never links MPI. Collectives run on a duplicate of MPI_COMM_WORLD, so a program's
+// own MPI traffic never matches the library's, with errors returned rather than fatal. They are
+// nonblocking, so that the core can wait with a deadline.
+#include <mpi.h>
+
+#include <climits>
+#include <cstdio>
+#include <new>
+#include <string>
+
+#include "core/backend/comm_plugin.h"
+#include "core/graph/dtype.h"
+
+namespace {
+
+using kb::CommApi;
+using kb::CommKind;
+using kb::CommOp;
+using kb::DType;
+
+MPI_Comm g_comm = MPI_COMM_NULL;
+bool g_started_mpi = false;  // false when the program had initialized MPI itself
+char g_engine[256] = {0};
+
+int32_t say(char* reason, size_t size, const std::string& text) {
+  if (reason && size) std::snprintf(reason, size, "%s", text.c_str());
+  return 1;
+}
+
+std::string mpi_error(int code) {
+  char text[MPI_MAX_ERROR_STRING] = {0};
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
+    return "MPI error " + std::to_string(code);
+  return std::string(text, size_t(length));
+}
+
+MPI_Datatype mpi_type(int32_t dtype) {
+  switch (DType(dtype)) {
+    case DType::f32:
+      return MPI_FLOAT;
+    case DType::f64:
+      return MPI_DOUBLE;
+    case DType::i8:
+      return MPI_INT8_T;
+    case DType::i16:
+      return MPI_INT16_T;
+    case DType::i32:
+      return MPI_INT32_T;
+    case DType::i64:
+      return MPI_INT64_T;
+    case DType::u8:
+      return MPI_UINT8_T;
+    default:
+      return MPI_DATATYPE_NULL;
+  }
+}
+
+int32_t start(const CommOp* op, void** request, char* reason, size_t reason_size) {
+  if (op->count < 0 || op->count > INT_MAX)
+    return say(reason, reason_size,
+               "a collective of " + std::to_string(op->count) + " elements exceeds MPI's count");
+  auto* r = new (std::nothrow) MPI_Request(MPI_REQUEST_NULL);
+  if (!r) return say(reason, reason_size, "out of memory");
+  int count = int(op->count), rc = MPI_SUCCESS;
+  switch (CommKind(op->kind)) {
+    case CommKind::all_reduce_sum: {
+      MPI_Datatype t = mpi_type(op->dtype);
+      if (t == MPI_DATATYPE_NULL) {
+        delete r;
+        return say(reason, reason_size, "no MPI type for dtype " + std::to_string(op->dtype));
+      }
+      const void* send = op->send == op->recv ? MPI_IN_PLACE : op->send;
+      rc = MPI_Iallreduce(send, op->recv, count, t, MPI_SUM, g_comm, r);
+      break;
+    }
+    case CommKind::reduce_scatter_sum: {
+      MPI_Datatype t = mpi_type(op->dtype);
+      if (t == MPI_DATATYPE_NULL) {
+        delete r;
+        return say(reason, reason_size, "no MPI type for dtype " + std::to_string(op->dtype));
+      }
+      rc = MPI_Ireduce_scatter_block(op->send, op->recv, count, t, MPI_SUM, g_comm, r);
+      break;
+    }
+    case CommKind::broadcast:
+      rc = MPI_Ibcast(op->recv, count, MPI_BYTE, op->root, g_comm, r);
+      break;
+    case CommKind::all_gather:
+      rc = MPI_Iallgather(op->send, count, MPI_BYTE, op->recv, count, MPI_BYTE, g_comm, r);
+      break;
+    case CommKind::barrier:
+      rc = MPI_Ibarrier(g_comm, r);
+      break;
+    default:
+      delete r;
+      return say(reason, reason_size, "unknown collective " + std::to_string(op->kind));
+  }
+  if (rc != MPI_SUCCESS) {
+    delete r;
+    return say(reason, reason_size, mpi_error(rc));
+  }
+  *request = r;
+  return 0;
+}
+
+int32_t test(void* request, int32_t* done, char* reason, size_t reason_size) {
+  auto* r = static_cast<MPI_Request*>(request);
+  int flag = 0;
+  int rc = MPI_Test(r, &flag, MPI_STATUS_IGNORE);
+  if (rc != MPI_SUCCESS) return say(reason, reason_size, mpi_error(rc));
+  *done = flag ? 1 : 0;
+  if (flag) delete r;
+  return 0;
+}
+
+int32_t finalize(char* reason, size_t reason_size) {
+  int rc = MPI_Comm_free(&g_comm);
+  if (rc != MPI_SUCCESS) return say(reason, reason_size, mpi_error(rc));
+  if (g_started_mpi) {
+    rc = MPI_Finalize();
+    if (rc != MPI_SUCCESS) return say(reason, reason_size, mpi_error(rc));
+  }
+  return 0;
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int32_t kb_comm_plugin_init(int32_t version,
+                                                                              CommApi* api,
+                                                                              char* reason,
+                                                                              size_t reason_size) {
+  if (version != kb::kCommPluginVersion)
+    return say(reason, reason_size,
+               "the MPI plugin is of another kbackend version (interface " +
+                   std::to_string(kb::kCommPluginVersion) + ", the core's " +
+                   std::to_string(version) + ")");
+  int already = 0, provided = 0;
+  MPI_Initialized(&already);
+  if (already) {
+    MPI_Query_thread(&provided);
+  } else {
+    // The core issues one collective at a time, though not always from the same thread.
+    int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+    if (rc != MPI_SUCCESS) return say(reason, reason_size, "MPI_Init_thread: " + mpi_error(rc));
+    g_started_mpi = true;
+  }
+  if (provided < MPI_THREAD_SERIALIZED)
+    return say(reason, reason_size,
+               "MPI was initialized without MPI_THREAD_SERIALIZED support, which the library "
+               "needs (collectives may come from any thread)");
+  int rc = MPI_Comm_dup(MPI_COMM_WORLD, &g_comm);
+  if (rc != MPI_SUCCESS) return say(reason, reason_size, "MPI_Comm_dup: " + mpi_error(rc));
+  MPI_Comm_set_errhandler(g_comm, MPI_ERRORS_RETURN);
+  int rank = 0, size = 1, local_rank = 0;
+  MPI_Comm_rank(g_comm, &rank);
+  MPI_Comm_size(g_comm, &size);
+  MPI_Comm node = MPI_COMM_NULL;
+  if (MPI_Comm_split_type(g_comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) ==
+      MPI_SUCCESS) {
+    MPI_Comm_rank(node, &local_rank);
+    MPI_Comm_free(&node);
+  }
+  char version_text[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+  int length = 0;
+  MPI_Get_library_version(version_text, &length);
+  std::string first_line(version_text, size_t(length));
+  first_line = first_line.substr(0, first_line.find('\n'));
+  std::snprintf(g_engine, sizeof g_engine, "%s", first_line.c_str());
+  api->rank = rank;
+  api->size = size;
+  api->local_rank = local_rank;
+  api->engine = g_engine;
+  api->start = start;
+  api->test = test;
+  api->finalize = finalize;
+  return 0;
+}

@@ -1,0 +1,116 @@
+// The collectives of data-parallel training as primitives, so that a compiled function holding
+// them stays one plan, and gradients flow through them. Each is stateful: never folded, merged or
+// dropped on one rank and kept on another (every rank must run the same sequence).
+//
+// AllReduce: the sum over the processes of x; `average` divides it by their number (integers
+// truncate toward zero); `root_only` r >= 0 keeps the result on rank r alone (zeros elsewhere:
+// the gradient of Broadcast). Broadcast: rank `root`'s x on every rank. AllGather: the ranks' x
+// concatenated along axis 0, rank order; ReduceScatter: the sum over the processes, rank r
+// keeping the r-th of `size` equal blocks along axis 0 (AllGather's gradient). `size` is the
+// number of processes the graph was built for; the kernels check it.
+#include "core/ops/collective_ops.h"
+
+#include "core/ops/build.h"
+#include "core/ops/infer_util.h"
+#include "core/ops/op.h"
+#include "core/util/error.h"
+
+namespace kb {
+
+bool summable_across_processes(DType t) {
+  switch (t) {
+    case DType::f32:
+    case DType::f64:
+    case DType::i8:
+    case DType::i16:
+    case DType::i32:
+    case DType::i64:
+    case DType::u8:
+      return true;
+    default:
+      return false;
+  }
+}
+
+namespace {
+
+using Ins = std::vector<TensorType>;
+
+void check_summable(const TensorType& t, const char* who) {
+  check(summable_across_processes(t.dtype), Status::dtype, who, ": cannot sum ",
+        dtype_name(t.dtype), " across processes (float32, float64 or an integer dtype)");
+}
+
+TensorType infer_all_reduce(const Ins& in, const Attrs&) {
+  check_arity(in, 1, "all_reduce");
+  check_summable(in[0], "all_reduce");
+  return in[0];
+}
+
+TensorType infer_broadcast(const Ins& in, const Attrs& a) {
+  check_arity(in, 1, "broadcast");
+  check(a.i("root") >= 0, Status::invalid_argument, "broadcast: root must be >= 0, got ",
+        a.i("root"));
+  return in[0];
+}
+
+// Axis 0 of x, scaled by `size` (times) or divided by it.
+TensorType blocks_along_axis0(const TensorType& x, int64_t size, bool gather, const char* who) {
+  check(size >= 1, Status::internal, who, ": size ", size);
+  check(x.shape.rank_known && x.shape.rank() >= 1, Status::shape, who,
+        ": x needs at least one dimension, got ", x.shape.str());
+  Dims d = x.shape.dims;
+  if (d[0] >= 0) {
+    if (gather) {
+      d[0] *= size;
+    } else {
+      check(d[0] % size == 0, Status::shape, who, ": axis 0 of ", x.shape.str(),
+            " does not split into ", size, " equal blocks");
+      d[0] /= size;
+    }
+  }
+  return {x.dtype, Shape(d)};
+}
+
+TensorType infer_all_gather(const Ins& in, const Attrs& a) {
+  check_arity(in, 1, "all_gather");
+  return blocks_along_axis0(in[0], a.i("size"), true, "all_gather");
+}
+
+TensorType infer_reduce_scatter(const Ins& in, const Attrs& a) {
+  check_arity(in, 1, "reduce_scatter");
+  check_summable(in[0], "reduce_scatter");
+  return blocks_along_axis0(in[0], a.i("size"), false, "reduce_scatter");
+}
+
+// y = f(sum_i x_i): dx_j = sum_i dy_i, scaled alike; kept on one rank, it is that rank's dy.
+std::vector<NodePtr> grad_all_reduce(const NodePtr& n, const NodePtr& dy) {
+  int64_t root = n->attrs.i("root_only");
+  if (root >= 0) return {make_node("Broadcast", {dy}, {{"root", root}})};
+  return {make_node("AllReduce", {dy}, {{"average", n->attrs.i("average")}, {"root_only", -1}})};
+}
+std::vector<NodePtr> grad_broadcast(const NodePtr& n, const NodePtr& dy) {
+  return {make_node("AllReduce", {dy}, {{"average", 0}, {"root_only", n->attrs.i("root")}})};
+}
+std::vector<NodePtr> grad_all_gather(const NodePtr& n, const NodePtr& dy) {
+  return {make_node("ReduceScatter", {dy}, {{"size", n->attrs.i("size")}})};
+}
+std::vector<NodePtr> grad_reduce_scatter(const NodePtr& n, const NodePtr& dy) {
+  return {make_node("AllGather", {dy}, {{"size", n->attrs.i("size")}})};
+}
+
+OpDef collective(const char* name, InferFn infer, GradFn grad) {
+  OpDef d;
+  d.name = name;
+  d.infer = infer;
+  d.grad = grad;
+  d.stateful = true;
+  return d;
+}
+OpRegistrar r1(collective("AllReduce", infer_all_reduce, grad_all_reduce));
+OpRegistrar r2(collective("Broadcast", infer_broadcast, grad_broadcast));
+OpRegistrar r3(collective("AllGather", infer_all_gather, grad_all_gather));
+OpRegistrar r4(collective("ReduceScatter", infer_reduce_scatter, grad_reduce_scatter));
+
+}  // namespace
+}  // namespace kb

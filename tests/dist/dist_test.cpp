@@ -1,0 +1,218 @@
+// The collectives through the C ABI, on however many processes run it: under `mpirun -np 2`, as
+// one process without a launcher, and with the MPI plugin absent (KB_TEST_EXPECT_NO_MPI=1: then
+// kb_dist_init must fail with KB_ERROR_UNAVAILABLE and every collective is the identity). Each
+// rank computes what the job must produce from every rank's inputs, which depend on the rank.
+// A failed assertion on one rank leaves the others waiting: KB_DIST_TIMEOUT (set by ctest) turns
+// that into a failure instead of a hang.
+#include <cstdlib>
+#include <numeric>
+
+#include "capi/helpers.h"
+
+using namespace kbt;
+
+namespace {
+
+int32_t g_rank = 0, g_size = 1;
+
+// Rank r's data: r-dependent, exact in every dtype tested.
+template <class T>
+std::vector<T> rank_data(int32_t r, size_t n) {
+  std::vector<T> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = T(int64_t(i) * 3 - 5 + 7 * r);
+  return v;
+}
+template <class T>
+std::vector<T> sum_over_ranks(size_t n) {
+  std::vector<T> s(n, T(0));
+  for (int32_t r = 0; r < g_size; ++r) {
+    auto v = rank_data<T>(r, n);
+    for (size_t i = 0; i < n; ++i) s[i] += v[i];
+  }
+  return s;
+}
+
+Tensor all_reduce(kb_tensor* x, kb_reduce_op op) {
+  return make([&](kb_tensor** o) { return kb_all_reduce(x, op, o); }, "all_reduce");
+}
+
+template <class T>
+void check_all_reduce() {
+  const size_t n = 7;
+  Tensor x = constant<T>(rank_data<T>(g_rank, n), {int64_t(n)});
+  auto want = sum_over_ranks<T>(n);
+  EXPECT_EQ(values<T>(all_reduce(x.get(), KB_REDUCE_SUM).get()), want);
+  for (auto& v : want) v = T(v / T(g_size));
+  EXPECT_EQ(values<T>(all_reduce(x.get(), KB_REDUCE_AVERAGE).get()), want);
+}
+
+TEST(Dist, RankAndSize) {
+  ASSERT_GE(g_rank, 0);
+  ASSERT_LT(g_rank, g_size);
+  const char* launched = std::getenv("OMPI_COMM_WORLD_SIZE");
+  bool mpi = std::getenv("KB_TEST_EXPECT_NO_MPI") == nullptr;
+  EXPECT_EQ(g_size, mpi && launched ? std::atoi(launched) : 1);
+  int32_t local = -1;
+  ok(kb_dist_local_rank(&local));
+  EXPECT_GE(local, 0);
+  EXPECT_LE(local, g_rank);
+  double timeout = 0;
+  ok(kb_dist_timeout(&timeout));
+  EXPECT_GT(timeout, 0);
+}
+
+TEST(Dist, AllReduceFloat32) { check_all_reduce<float>(); }
+TEST(Dist, AllReduceFloat64) { check_all_reduce<double>(); }
+TEST(Dist, AllReduceInt32) { check_all_reduce<int32_t>(); }
+TEST(Dist, AllReduceInt64) { check_all_reduce<int64_t>(); }
+
+TEST(Dist, AllReduceInAFunctionRunsEachCall) {
+  Tensor x = placeholder({3});
+  Tensor y = all_reduce(x.get(), KB_REDUCE_SUM);
+  Function f = function({x.get()}, {y.get()});
+  for (int round = 0; round < 3; ++round) {
+    float base = float(g_rank + round);
+    Tensor in = constant_f32({base, 2 * base, -base}, {3});
+    float total = 0;
+    for (int32_t r = 0; r < g_size; ++r) total += float(r + round);
+    EXPECT_EQ(out_f32(call(f, {in.get()}), 0), (std::vector<float>{total, 2 * total, -total}));
+  }
+}
+
+TEST(Dist, Broadcast) {
+  int32_t root = g_size - 1;
+  Tensor x = constant<int32_t>(rank_data<int32_t>(g_rank, 5), {5});
+  Tensor y = make([&](kb_tensor** o) { return kb_broadcast(x.get(), root, o); });
+  EXPECT_EQ(values<int32_t>(y.get()), rank_data<int32_t>(root, 5));
+}
+
+TEST(Dist, AllGather) {
+  Tensor x = constant<float>(rank_data<float>(g_rank, 6), {2, 3});
+  Tensor y = make([&](kb_tensor** o) { return kb_all_gather(x.get(), o); });
+  EXPECT_EQ(int_shape(y.get()), (Shape{2 * g_size, 3}));
+  std::vector<float> want;
+  for (int32_t r = 0; r < g_size; ++r) {
+    auto v = rank_data<float>(r, 6);
+    want.insert(want.end(), v.begin(), v.end());
+  }
+  EXPECT_EQ(values<float>(y.get()), want);
+}
+
+// loss = sum(c_r * f(x)) on every rank r, with c_r = r + 1: the gradient on rank j is what every
+// rank's loss contributes through the collective f.
+std::vector<float> gradient_through(kb_tensor* y, kb_tensor* x) {
+  Tensor c = scalar_f32(float(g_rank + 1));
+  Tensor weighted = bin(kb_multiply, y, c.get());
+  Tensor loss =
+      make([&](kb_tensor** o) { return kb_sum(weighted.get(), nullptr, 0, 0, o); }, "sum");
+  kb_tensor* vars[] = {x};
+  kb_tensor_list* grads = nullptr;
+  ok(kb_gradients(loss.get(), vars, 1, &grads), "gradients");
+  List held(grads);
+  return values_f32(at(held, 0));
+}
+
+TEST(Dist, GradientOfAllReduceIsAllReduce) {
+  Tensor x = variable_f32({1, 2, 3}, {3});
+  float sum_c = float(g_size * (g_size + 1) / 2);
+  EXPECT_EQ(gradient_through(all_reduce(x.get(), KB_REDUCE_SUM).get(), x.get()),
+            (std::vector<float>(3, sum_c)));
+  EXPECT_EQ(gradient_through(all_reduce(x.get(), KB_REDUCE_AVERAGE).get(), x.get()),
+            (std::vector<float>(3, sum_c / float(g_size))));
+}
+
+TEST(Dist, GradientOfBroadcastReachesTheRootAlone) {
+  Tensor x = variable_f32({1, 2}, {2});
+  int32_t root = g_size - 1;
+  Tensor y = make([&](kb_tensor** o) { return kb_broadcast(x.get(), root, o); });
+  float sum_c = float(g_size * (g_size + 1) / 2);
+  EXPECT_EQ(gradient_through(y.get(), x.get()),
+            (std::vector<float>(2, g_rank == root ? sum_c : 0.f)));
+}
+
+TEST(Dist, GradientOfAllGatherIsReduceScatter) {
+  Tensor x = variable_f32({1, 2}, {2});
+  Tensor y = make([&](kb_tensor** o) { return kb_all_gather(x.get(), o); });
+  // Every rank weighs the whole gathered vector by its c_r: rank j's block gets sum_r c_r.
+  float sum_c = float(g_size * (g_size + 1) / 2);
+  EXPECT_EQ(gradient_through(y.get(), x.get()), (std::vector<float>(2, sum_c)));
+}
+
+TEST(Dist, EagerAllReduceOfValues) {
+  auto in = rank_data<double>(g_rank, 4);
+  std::vector<double> out(4);
+  ok(kb_dist_all_reduce(in.data(), out.data(), 4, KB_FLOAT64, KB_REDUCE_SUM));
+  EXPECT_EQ(out, sum_over_ranks<double>(4));
+  ok(kb_dist_all_reduce(in.data(), in.data(), 4, KB_FLOAT64, KB_REDUCE_AVERAGE));
+  auto avg = sum_over_ranks<double>(4);
+  for (auto& v : avg) v /= g_size;
+  EXPECT_EQ(in, avg);
+}
+
+TEST(Dist, BroadcastVariablesGivesEveryRankTheRootsValues) {
+  Tensor a = variable_f32(rank_data<float>(g_rank, 3), {3});
+  Tensor b = variable<int64_t>(rank_data<int64_t>(g_rank, 2), {2, 1});
+  Tensor held_before = make([&](kb_tensor** o) { return kb_get_value(a.get(), o); });
+  kb_tensor* vars[] = {a.get(), b.get()};
+  ok(kb_dist_broadcast_variables(vars, 2, 0));
+  EXPECT_EQ(values<float>(a.get()), rank_data<float>(0, 3));
+  EXPECT_EQ(values<int64_t>(b.get()), rank_data<int64_t>(0, 2));
+  // A value handed out earlier keeps its contents.
+  EXPECT_EQ(values<float>(held_before.get()), rank_data<float>(g_rank, 3));
+}
+
+TEST(Dist, Barrier) { ok(kb_dist_barrier()); }
+
+TEST(Dist, BadArgumentsAreRefusedOnEveryRankAlike) {
+  Tensor x = constant_f32({1, 2}, {2});
+  kb_tensor* out = nullptr;
+  EXPECT_EQ(kb_all_reduce(x.get(), kb_reduce_op(7), &out), KB_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(starts_with(kb_last_error_message(), "all_reduce: unknown reduction 7"));
+  EXPECT_EQ(kb_all_reduce(nullptr, KB_REDUCE_SUM, &out), KB_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(kb_all_reduce(x.get(), KB_REDUCE_SUM, nullptr), KB_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(kb_broadcast(x.get(), g_size, &out), KB_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(kb_broadcast(x.get(), -1, &out), KB_ERROR_INVALID_ARGUMENT);
+  Tensor scalar = scalar_f32(1);
+  EXPECT_EQ(kb_all_gather(scalar.get(), &out), KB_ERROR_SHAPE);
+  Tensor half = make([&](kb_tensor** o) { return kb_cast(x.get(), KB_FLOAT16, o); });
+  EXPECT_EQ(kb_all_reduce(half.get(), KB_REDUCE_SUM, &out), KB_ERROR_DTYPE);
+  EXPECT_NE(std::string(kb_last_error_message()).find("cannot sum float16"), std::string::npos);
+  EXPECT_EQ(out, nullptr);
+  float v = 0;
+  EXPECT_EQ(kb_dist_all_reduce(&v, &v, 1, KB_BOOL, KB_REDUCE_SUM), KB_ERROR_DTYPE);
+  EXPECT_EQ(kb_dist_all_reduce(nullptr, &v, 1, KB_FLOAT32, KB_REDUCE_SUM),
+            KB_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(kb_dist_set_timeout(0), KB_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(kb_dist_set_timeout(-1), KB_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(kb_dist_rank(nullptr), KB_ERROR_INVALID_ARGUMENT);
+  kb_tensor* not_a_variable[] = {x.get()};
+  EXPECT_EQ(kb_dist_broadcast_variables(not_a_variable, 1, 0), KB_ERROR_INVALID_ARGUMENT);
+  // Nothing above reached the engine: the ranks still agree.
+  ok(kb_dist_barrier());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  bool expect_mpi = std::getenv("KB_TEST_EXPECT_NO_MPI") == nullptr;
+  kb_status s = kb_dist_init();
+  if (expect_mpi ? s != KB_OK : s != KB_ERROR_UNAVAILABLE) {
+    std::fprintf(stderr, "kb_dist_init returned %d: %s\n", int(s), kb_last_error_message());
+    return 1;
+  }
+  if (!expect_mpi) std::printf("without MPI, as expected: %s\n", kb_last_error_message());
+  int32_t initialized = -1;
+  if (kb_dist_initialized(&initialized) != KB_OK || initialized != (expect_mpi ? 1 : 0)) return 1;
+  if (kb_dist_rank(&g_rank) != KB_OK || kb_dist_size(&g_size) != KB_OK) return 1;
+  if (expect_mpi) std::printf("rank %d of %d, %s\n", g_rank, g_size, kb_dist_engine());
+  int failed = RUN_ALL_TESTS();
+  // The job fails when any rank did.
+  int32_t any = failed ? 1 : 0;
+  if (kb_dist_all_reduce(&any, &any, 1, KB_INT32, KB_REDUCE_SUM) != KB_OK) return 1;
+  if (kb_dist_finalize() != KB_OK) {
+    std::fprintf(stderr, "kb_dist_finalize: %s\n", kb_last_error_message());
+    return 1;
+  }
+  return any ? 1 : 0;
+}
