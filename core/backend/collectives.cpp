@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -50,8 +51,16 @@ double timeout_from_environment() {
   return v;
 }
 
-std::string where(const World& w) {
-  return "rank " + std::to_string(w.api.rank) + " of " + std::to_string(w.api.size);
+// "what (rank 1 of 2, collective 7)": the prefix of every message of a collective.
+std::string where(const World& w, const std::string& what, uint64_t n) {
+  return what + " (rank " + std::to_string(w.api.rank) + " of " + std::to_string(w.api.size) +
+         (n ? ", collective " + std::to_string(n) : "") + ")";
+}
+
+std::string seconds_text(double s) {
+  std::ostringstream os;
+  os << s;
+  return os.str();
 }
 
 [[noreturn]] void fail_world(World& w, const std::string& message) {
@@ -64,13 +73,12 @@ std::string where(const World& w) {
 void run(World& w, const CommOp& op, const std::string& what,
          std::initializer_list<std::shared_ptr<void>> owners) {
   if (!w.failure.empty())
-    fail(Status::distributed, where(w), ": ", what, ": an earlier collective failed (", w.failure,
-         ")");
+    fail(Status::distributed, where(w, what, 0), ": an earlier collective failed: ", w.failure);
   uint64_t n = ++w.sequence;
   char reason[512] = {0};
   void* request = nullptr;
   if (w.api.start(&op, &request, reason, sizeof reason) != 0)
-    fail_world(w, where(w) + ": " + what + " (collective " + std::to_string(n) + "): " + reason);
+    fail_world(w, where(w, what, n) + ": " + reason);
   using Clock = std::chrono::steady_clock;
   auto begin = Clock::now();
   auto deadline =
@@ -78,14 +86,13 @@ void run(World& w, const CommOp& op, const std::string& what,
   for (uint64_t polls = 0;; ++polls) {
     int32_t done = 0;
     if (w.api.test(request, &done, reason, sizeof reason) != 0)
-      fail_world(w, where(w) + ": " + what + " (collective " + std::to_string(n) + "): " + reason);
+      fail_world(w, where(w, what, n) + ": " + reason);
     if (done) return;
     if (polls < 4096 || polls % 64 != 0) continue;
     auto now = Clock::now();
     if (now > deadline) {
       for (const auto& o : owners) w.abandoned.push_back(o);
-      fail_world(w, where(w) + ": " + what + " (collective " + std::to_string(n) +
-                        ") did not complete within " + std::to_string(w.timeout) +
+      fail_world(w, where(w, what, n) + " did not complete within " + seconds_text(w.timeout) +
                         " s: another rank stalled, failed or issued different collectives");
     }
     if (now - begin > std::chrono::milliseconds(100))
@@ -246,6 +253,32 @@ void reduce_scatter_sum(const Buffer& blocks, Buffer& block, const std::string& 
             block.numel(),
             0};
   run(w, op, what, {blocks.storage, block.storage});
+}
+
+void check_same_on_every_rank(uint64_t value, const std::string& what) {
+  World& w = world();
+  std::lock_guard<std::mutex> lock(w.mu);
+  if (!distributed(w)) return;
+  auto mine = Buffer::make(DType::i64, Dims{1});
+  *mine->as<int64_t>() = int64_t(value);
+  auto all = Buffer::make(DType::i64, Dims{w.api.size});
+  CommOp op{int32_t(CommKind::all_gather),
+            int32_t(DType::i64),
+            mine->data(),
+            all->data(),
+            int64_t(sizeof(int64_t)),
+            0};
+  run(w, op, what, {mine->storage, all->storage});
+  std::string differ;
+  const int64_t* v = all->as<int64_t>();
+  for (int32_t r = 1; r < w.api.size; ++r)
+    if (v[r] != v[0]) differ += (differ.empty() ? "" : ", ") + std::to_string(r);
+  if (differ.empty()) return;
+  fail_world(w,
+             where(w, what, 0) + ": the processes issue different collectives: rank" +
+                 (differ.find(',') == std::string::npos ? " " + differ + " differs"
+                                                        : "s " + differ + " differ") +
+                 " from rank 0 (every process must build the same graphs, with the same shapes)");
 }
 
 void barrier(const std::string& what) {

@@ -35,6 +35,9 @@ void all_gather(const Buffer& part, Buffer& out, const std::string& what);
 // The sum of every rank's `blocks`, of which this rank receives the rank-th block in `block`.
 void reduce_scatter_sum(const Buffer& blocks, Buffer& block, const std::string& what);
 void barrier(const std::string& what);
+// Fails with Status::distributed, naming the ranks whose value differs from rank 0's, unless
+// every process passes the same `value` (a fingerprint of `what`); the job is then failed.
+void check_same_on_every_rank(uint64_t value, const std::string& what);
 // Ends the engine after waiting for every rank (a barrier); the world is one process again.
 void finalize();
 

@@ -33,6 +33,10 @@ void fuse_elementwise(Plan& plan, const std::vector<TensorType>& input_types);
 // drop_unread_steps (drop_unread_steps.cpp): steps whose value nothing reads go.
 void drop_unread_steps(Plan& plan);
 
+// describe_collectives (collective_check.cpp): the plan's collectives in order (Plan::collectives),
+// which its first run compares across the processes (check_collectives_agree).
+void describe_collectives(Plan& plan);
+
 // log_plan (log_plan.cpp): the steps on stderr at KB_LOG_PLAN's level (nothing at 0).
 void log_plan(const Plan& plan, int level);
 
@@ -41,5 +45,10 @@ void place_constants(Plan& plan);
 
 // plan_memory (memory_plan.cpp): buffer lifetimes, in-place steps and the arena.
 void plan_memory(Plan& plan, bool arena);
+
+// Before a plan's first run in a job of several processes: every process' plan must issue the same
+// collectives, else each fails with Status::distributed naming the ranks that differ (instead of
+// waiting on collectives that never match).
+void check_collectives_agree(const Plan& plan);
 
 }  // namespace kb

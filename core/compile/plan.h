@@ -1,5 +1,6 @@
 // A compiled plan: the flat list of kernel calls for one input signature.
 #pragma once
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -62,6 +63,10 @@ struct Plan {
   std::vector<int> producer;
   std::vector<int> update_steps;
   std::vector<bool> is_update_slot;
+  // The collectives the steps issue, in order ("" when none), and whether every process' plan
+  // was found to issue the same (describe_collectives, check_collectives_agree).
+  std::string collectives;
+  mutable std::atomic<bool> collectives_agreed{false};
   // Kept between runs (RunStateLease): one run at a time uses it, a concurrent one its own.
   mutable Exclusive<RunState> run_state;
 };

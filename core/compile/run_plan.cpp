@@ -2,6 +2,7 @@
 // Buffer whose storage comes from the arena, the caller's place, a dying operand or the host
 // pool (in that order), and applies the updates.
 #include "core/backend/device.h"
+#include "core/compile/passes.h"
 #include "core/compile/plan.h"
 #include "core/compile/step_profile.h"
 #include "core/ops/op.h"
@@ -136,6 +137,8 @@ void commit_updates(const Plan& plan, RunState& rs) {
 void run_plan(const Plan& plan, const std::vector<std::shared_ptr<Buffer>>& inputs,
               const std::vector<OutputPlace>& places,
               std::vector<std::shared_ptr<Buffer>>& results) {
+  if (!plan.collectives.empty() && !plan.collectives_agreed.load(std::memory_order_acquire))
+    check_collectives_agree(plan);
   RunStateLease rs(plan);
   RunDepth depth;
   if (!depth.outermost() || plan.device == Device::cpu) {

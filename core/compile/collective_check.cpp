@@ -1,0 +1,41 @@
+// The collectives of a plan, compared across the processes before its first run: a process
+// whose graph differs (another shape, another order, a collective more) would otherwise wait
+// for partners that never come, or reduce mismatched buffers.
+#include "core/backend/collectives.h"
+#include "core/compile/passes.h"
+#include "core/ops/op.h"
+
+namespace kb {
+
+namespace {
+bool is_collective(const Node& n) {
+  return n.is("AllReduce") || n.is("Broadcast") || n.is("AllGather") || n.is("ReduceScatter");
+}
+
+uint64_t fingerprint(const std::string& text) {  // FNV-1a: the same on every process and build
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+}  // namespace
+
+void describe_collectives(Plan& plan) {
+  std::string text;
+  for (const Step& st : plan.steps) {
+    if (!st.node || !is_collective(*st.node)) continue;
+    if (!text.empty()) text += "; ";
+    std::string attrs = st.node->attrs.str();
+    while (!attrs.empty() && attrs.back() == ' ') attrs.pop_back();
+    text += st.node->op->name + " " + dtype_name(st.out_type.dtype) +
+            st.in_types.at(0).shape.str() + " [" + attrs + "]";
+  }
+  plan.collectives = text;
+}
+
+void check_collectives_agree(const Plan& plan) {
+  dist::check_same_on_every_rank(fingerprint(plan.collectives),
+                                 "the first run of a function (" + plan.collectives + ")");
+  plan.collectives_agreed.store(true, std::memory_order_release);
+}
+
+}  // namespace kb
