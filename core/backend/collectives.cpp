@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -23,6 +24,47 @@ namespace {
 
 enum class State { single, running, finalized };
 
+// The engine's thread: after init every call into the plugin runs there, one at a time, so that
+// a caller can stop waiting at its deadline while the engine stays blocked in a collective whose
+// partners never come (MPI's blocking collectives cannot be interrupted; they are faster than
+// its nonblocking ones).
+struct Engine {
+  std::mutex mu;
+  std::condition_variable work, done;
+  CommOp job{};
+  bool finalize_job = false, quit = false;
+  uint64_t posted = 0, finished = 0;  // tickets
+  int32_t rc = 0;
+  char reason[512] = {0};
+  std::thread thread;
+
+  void loop(const CommApi& api) {
+    for (;;) {
+      CommOp op{};
+      bool finalize_now = false;
+      uint64_t ticket = 0;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        work.wait(lock, [&] { return posted != finished || quit; });
+        if (posted == finished) return;
+        op = job;
+        finalize_now = finalize_job;
+        ticket = posted;
+      }
+      char why[512] = {0};
+      int32_t result = finalize_now ? api.finalize(why, sizeof why) : api.run(&op, why, sizeof why);
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        rc = result;
+        std::memcpy(reason, why, sizeof reason);
+        finished = ticket;
+      }
+      done.notify_all();
+      if (finalize_now) return;
+    }
+  }
+};
+
 struct World {
   std::mutex mu;  // one collective at a time: every rank must issue them in the same order
   State state = State::single;
@@ -34,6 +76,7 @@ struct World {
   // Buffers of collectives that never completed: the engine may still write into them, so they
   // are never freed.
   std::vector<std::shared_ptr<void>> abandoned;
+  Engine engine;
 };
 // Never destroyed: a rank may run a collective from a static destructor of its own.
 World& world() {
@@ -68,37 +111,32 @@ std::string seconds_text(double s) {
   fail(Status::distributed, message);
 }
 
-// Starts op and waits for it, polling the engine (progress happens inside its test calls): first
-// at full speed, then yielding the core, then sleeping, so a long wait costs no CPU.
+// Hands op (or the engine's finalization) to the engine's thread and waits for it until the
+// deadline.
 void run(World& w, const CommOp& op, const std::string& what,
-         std::initializer_list<std::shared_ptr<void>> owners) {
+         std::initializer_list<std::shared_ptr<void>> owners, bool finalize_job = false) {
   if (!w.failure.empty())
     fail(Status::distributed, where(w, what, 0), ": an earlier collective failed: ", w.failure);
   uint64_t n = ++w.sequence;
-  char reason[512] = {0};
-  void* request = nullptr;
-  if (w.api.start(&op, &request, reason, sizeof reason) != 0)
+  Engine& e = w.engine;
+  std::unique_lock<std::mutex> lock(e.mu);
+  e.job = op;
+  e.finalize_job = finalize_job;
+  uint64_t ticket = ++e.posted;
+  e.work.notify_one();
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                      std::chrono::duration<double>(w.timeout));
+  if (!e.done.wait_until(lock, deadline, [&] { return e.finished == ticket; })) {
+    for (const auto& o : owners) w.abandoned.push_back(o);
+    lock.unlock();
+    fail_world(w, where(w, what, n) + " did not complete within " + seconds_text(w.timeout) +
+                      " s: another rank stalled, failed or issued different collectives");
+  }
+  if (e.rc != 0) {
+    std::string reason = e.reason;
+    lock.unlock();
     fail_world(w, where(w, what, n) + ": " + reason);
-  using Clock = std::chrono::steady_clock;
-  auto begin = Clock::now();
-  auto deadline =
-      begin + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(w.timeout));
-  for (uint64_t polls = 0;; ++polls) {
-    int32_t done = 0;
-    if (w.api.test(request, &done, reason, sizeof reason) != 0)
-      fail_world(w, where(w, what, n) + ": " + reason);
-    if (done) return;
-    if (polls < 4096 || polls % 64 != 0) continue;
-    auto now = Clock::now();
-    if (now > deadline) {
-      for (const auto& o : owners) w.abandoned.push_back(o);
-      fail_world(w, where(w, what, n) + " did not complete within " + seconds_text(w.timeout) +
-                        " s: another rank stalled, failed or issued different collectives");
-    }
-    if (now - begin > std::chrono::milliseconds(100))
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-    else if (now - begin > std::chrono::milliseconds(2))
-      std::this_thread::yield();
   }
 }
 
@@ -137,6 +175,7 @@ void init() {
   if (start(kCommPluginVersion, &api, reason, sizeof reason) != 0)
     fail(Status::unavailable, "dist_init: ", reason);
   w.api = api;
+  w.engine.thread = std::thread([&w] { w.engine.loop(w.api); });
   w.state = State::running;
 }
 
@@ -191,10 +230,16 @@ void all_reduce(const Buffer& send, Buffer& recv, bool average, const std::strin
   if (!average) return;
   dispatch_dtype(recv.dtype, [&](auto z) {
     using T = decltype(z);
-    if constexpr (std::is_arithmetic_v<T>) {
-      T* v = recv.as<T>();
-      T n = T(w.api.size);
-      for (int64_t i = 0, e = recv.numel(); i < e; ++i) v[i] = T(v[i] / n);
+    T* v = recv.as<T>();
+    int64_t count = recv.numel();
+    if constexpr (std::is_floating_point_v<T>) {
+      // By the reciprocal: a division per element costs as much as the reduction itself.
+      const T scale = T(1) / T(w.api.size);
+#pragma omp simd
+      for (int64_t i = 0; i < count; ++i) v[i] *= scale;
+    } else if constexpr (std::is_integral_v<T>) {
+      const T n = T(w.api.size);
+      for (int64_t i = 0; i < count; ++i) v[i] = T(v[i] / n);
     }
   });
 }
@@ -293,14 +338,18 @@ void finalize() {
   World& w = world();
   std::lock_guard<std::mutex> lock(w.mu);
   if (w.state != State::running) return;
-  if (distributed(w) && w.failure.empty()) {
+  bool was_distributed = distributed(w);
+  w.state = State::finalized;  // whatever happens below: MPI does not start twice
+  try {
     CommOp op{int32_t(CommKind::barrier), 0, nullptr, nullptr, 0, 0};
-    run(w, op, "dist_finalize", {});
+    if (was_distributed) run(w, op, "dist_finalize", {});
+    run(w, op, "dist_finalize", {}, /*finalize_job=*/true);
+  } catch (...) {
+    // The engine's thread may be blocked in a collective for good: the process keeps it.
+    w.engine.thread.detach();
+    throw;
   }
-  char reason[512] = {0};
-  int32_t rc = w.api.finalize(reason, sizeof reason);
-  w.state = State::finalized;
-  check(rc == 0, Status::distributed, "dist_finalize: ", reason);
+  w.engine.thread.join();
 }
 
 double timeout_seconds() {

@@ -61,12 +61,14 @@ void plan_memory(Plan& plan, bool arena) {
   for (size_t s = 0; s < n_slots; ++s)
     if (end[s] >= 0 && !escapes[s] && !constant[s])
       plan.steps[size_t(end[s])].release.push_back(int(s));
-  // An elementwise kernel reads element i before it writes element i: its output may take the
-  // storage of an operand of its shape that dies here.
+  // An elementwise kernel reads element i before it writes element i (and an OpDef::in_place
+  // kernel copes with one storage): its output may take the storage of an operand of its shape
+  // that dies here.
   for (auto& st : plan.steps)
     st.in_place = st.device == Device::cpu && !st.run_time && !st.view && !st.dynamic &&
                   !st.release.empty() &&
-                  (is_elementwise_op(st.node->op->name) || st.node->is("FusedElementwise"));
+                  (is_elementwise_op(st.node->op->name) || st.node->is("FusedElementwise") ||
+                   st.node->op->in_place);
   // From here on, end[s] also covers the reads through the views aliasing s.
   for (size_t i = plan.steps.size(); i-- > 0;) {
     const Step& st = plan.steps[i];

@@ -107,7 +107,11 @@ OpDef collective(const char* name, InferFn infer, GradFn grad) {
   d.stateful = true;
   return d;
 }
-OpRegistrar r1(collective("AllReduce", infer_all_reduce, grad_all_reduce));
+OpDef reduces_in_place(OpDef d) {
+  d.in_place = true;
+  return d;
+}
+OpRegistrar r1(reduces_in_place(collective("AllReduce", infer_all_reduce, grad_all_reduce)));
 OpRegistrar r2(collective("Broadcast", infer_broadcast, grad_broadcast));
 OpRegistrar r3(collective("AllGather", infer_all_gather, grad_all_gather));
 OpRegistrar r4(collective("ReduceScatter", infer_reduce_scatter, grad_reduce_scatter));

@@ -33,6 +33,9 @@ struct OpDef {
   bool view = false;        // the kernel may alias input 0's storage
   bool shape_only = false;  // the value depends on input shapes only (folded once shapes are known)
   bool leaf = false;        // placeholder, variable, constant
+  // The kernel may write its output over input 0 (same shape) when the plan gives them one
+  // storage, as elementwise kernels may: a collective reduces in place.
+  bool in_place = false;
   // The output's dims depend on the input values (where, trimming, sparse densify): infer may
   // leave dims unknown; the kernel receives `out` without storage, sets its dims and allocates.
   bool dynamic = false;

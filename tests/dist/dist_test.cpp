@@ -79,6 +79,23 @@ TEST(Dist, AllReduceInAFunctionRunsEachCall) {
   }
 }
 
+TEST(Dist, AllReduceOverAValueThatDiesThere) {
+  // square(x) is read by the all-reduce alone: the plan reduces it in place.
+  Tensor x = placeholder({4});
+  Tensor y = all_reduce(un(kb_square, x.get()).get(), KB_REDUCE_AVERAGE);
+  Tensor z = bin(kb_add, y.get(), x.get());
+  Function f = function({x.get()}, {z.get()});
+  std::vector<float> mine = {1.f + float(g_rank), -2.f, 0.5f, 3.f * float(g_rank)};
+  std::vector<float> want(4, 0.f);
+  for (int32_t r = 0; r < g_size; ++r) {
+    std::vector<float> theirs = {1.f + float(r), -2.f, 0.5f, 3.f * float(r)};
+    for (size_t i = 0; i < 4; ++i) want[i] += theirs[i] * theirs[i] / float(g_size);
+  }
+  for (size_t i = 0; i < 4; ++i) want[i] += mine[i];
+  Tensor in = constant_f32(mine, {4});
+  expect_near(out_f32(call(f, {in.get()}), 0), want, 1e-6);
+}
+
 TEST(Dist, Broadcast) {
   int32_t root = g_size - 1;
   Tensor x = constant<int32_t>(rank_data<int32_t>(g_rank, 5), {5});
