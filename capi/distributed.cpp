@@ -39,6 +39,8 @@ KB_CAPI_DIST_QUERY(kb_dist_rank, "dist_rank", int32_t, dist::rank())
 KB_CAPI_DIST_QUERY(kb_dist_size, "dist_size", int32_t, dist::size())
 KB_CAPI_DIST_QUERY(kb_dist_local_rank, "dist_local_rank", int32_t, dist::local_rank())
 KB_CAPI_DIST_QUERY(kb_dist_timeout, "dist_timeout", double, dist::timeout_seconds())
+KB_CAPI_DIST_QUERY(kb_dist_collectives, "dist_collectives", int64_t,
+                   int64_t(dist::collectives_run()))
 
 KB_API kb_status kb_dist_barrier(void) {
   return guard("dist_barrier", [] { dist::barrier("dist_barrier"); });

@@ -711,6 +711,9 @@ KB_API kb_status kb_dist_barrier(void);
 KB_API kb_status kb_dist_finalize(void);
 KB_API kb_status kb_dist_set_timeout(double seconds);
 KB_API kb_status kb_dist_timeout(double* out);
+/* How many collectives this process has run through the engine: a bucket of all-reduces counts
+   once (KB_BUCKET_BYTES), a single process none. */
+KB_API kb_status kb_dist_collectives(int64_t* out);
 /* The engine's version ("Open MPI v4.1.4, ..."); "" before kb_dist_init. Owned by the library. */
 KB_API const char* kb_dist_engine(void);
 /* Collectives in a graph, run each time a function computes them (their gradients are

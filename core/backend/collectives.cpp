@@ -352,6 +352,12 @@ void finalize() {
   w.engine.thread.join();
 }
 
+uint64_t collectives_run() {
+  World& w = world();
+  std::lock_guard<std::mutex> lock(w.mu);
+  return w.sequence;
+}
+
 double timeout_seconds() {
   World& w = world();
   std::lock_guard<std::mutex> lock(w.mu);

@@ -41,6 +41,9 @@ void check_same_on_every_rank(uint64_t value, const std::string& what);
 // Ends the engine after waiting for every rank (a barrier); the world is one process again.
 void finalize();
 
+// Collectives this process ran through the engine (a bucket counts once; none in one process).
+uint64_t collectives_run();
+
 double timeout_seconds();
 void set_timeout_seconds(double seconds);  // > 0
 

@@ -20,6 +20,11 @@ CompileOptions CompileOptions::from_environment() {
   o.fallback_is_error = is("KB_DEVICE_FALLBACK", "error");
   const char* log = std::getenv("KB_LOG_PLAN");
   o.log_plan = log ? std::atoi(log) : 0;
+  if (const char* b = std::getenv("KB_BUCKET_BYTES"); b && *b) {
+    char* end = nullptr;
+    long long v = std::strtoll(b, &end, 10);
+    if (end && *end == '\0' && v >= 0) o.bucket_bytes = v;
+  }
   return o;
 }
 

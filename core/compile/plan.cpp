@@ -24,6 +24,7 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
   choose_kernels(*plan, options);
   if (options.fuse) fuse_elementwise(*plan, input_types);
   drop_unread_steps(*plan);
+  bucket_collectives(*plan, options.bucket_bytes);
   describe_collectives(*plan);
   log_plan(*plan, options.log_plan);
   place_constants(*plan);

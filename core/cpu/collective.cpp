@@ -63,5 +63,25 @@ Kernel make_reduce_scatter(const KernelArgs& k) {
 }
 KernelRegistrar k4("cpu", "ReduceScatter", make_reduce_scatter);
 
+Kernel make_pack(const KernelArgs&) {
+  return [](const Ins& in, Buffer& out) {
+    auto* o = static_cast<char*>(out.data());
+    for (const Buffer* b : in) {
+      if (b->nbytes()) std::memcpy(o, b->data(), b->nbytes());
+      o += b->nbytes();
+    }
+  };
+}
+KernelRegistrar k5("cpu", "Pack", make_pack);
+
+Kernel make_unpack(const KernelArgs& k) {
+  size_t offset = size_t(k.node.attrs.i("offset")) * dtype_size(k.out.dtype);
+  return [offset](const Ins& in, Buffer& out) {
+    out.storage = std::shared_ptr<void>(in[0]->storage, static_cast<char*>(in[0]->data()) + offset);
+    out.device = in[0]->device;
+  };
+}
+KernelRegistrar k6("cpu", "Unpack", make_unpack);
+
 }  // namespace
 }  // namespace kb::cpu

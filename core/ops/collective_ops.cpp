@@ -99,6 +99,37 @@ std::vector<NodePtr> grad_reduce_scatter(const NodePtr& n, const NodePtr& dy) {
   return {make_node("AllGather", {dy}, {{"size", n->attrs.i("size")}})};
 }
 
+// A bucket's parts (core/compile/bucket_collectives.cpp), made by the compiler only. Pack: its
+// operands (one dtype) flattened and concatenated; Unpack: the part of `dims` at element
+// `offset` of a packed buffer, a view of it.
+TensorType infer_pack(const Ins& in, const Attrs&) {
+  check(!in.empty(), Status::internal, "Pack: no operand");
+  int64_t total = 0;
+  for (const auto& t : in) {
+    check(t.dtype == in[0].dtype && t.shape.fully_known(), Status::internal,
+          "Pack: operands of one dtype and known shapes");
+    total += numel(t.shape.dims);
+  }
+  return {in[0].dtype, Shape(Dims{total})};
+}
+TensorType infer_unpack(const Ins& in, const Attrs& a) {
+  check_arity(in, 1, "Unpack");
+  Dims d = a.ints("dims");
+  check(a.i("offset") >= 0 && in[0].shape.fully_known() &&
+            a.i("offset") + numel(d) <= numel(in[0].shape.dims),
+        Status::internal, "Unpack: the part lies outside the packed buffer");
+  return {in[0].dtype, Shape(d)};
+}
+OpDef plan_op(const char* name, InferFn infer, bool view) {
+  OpDef d;
+  d.name = name;
+  d.infer = infer;
+  d.view = view;
+  return d;
+}
+OpRegistrar r5(plan_op("Pack", infer_pack, false));
+OpRegistrar r6(plan_op("Unpack", infer_unpack, true));
+
 OpDef collective(const char* name, InferFn infer, GradFn grad) {
   OpDef d;
   d.name = name;

@@ -96,6 +96,61 @@ TEST(Dist, AllReduceOverAValueThatDiesThere) {
   expect_near(out_f32(call(f, {in.get()}), 0), want, 1e-6);
 }
 
+// Four all-reduces of 12 bytes in one function, compiled with the given KB_BUCKET_BYTES: the
+// values, and how many collectives one call runs.
+std::pair<std::vector<float>, int64_t> bucketed_call(const char* bucket_bytes) {
+  if (bucket_bytes)
+    setenv("KB_BUCKET_BYTES", bucket_bytes, 1);
+  else
+    unsetenv("KB_BUCKET_BYTES");
+  std::vector<Tensor> xs, ys;
+  std::vector<kb_tensor*> ins, outs, feeds;
+  std::vector<Tensor> fed;
+  for (int i = 0; i < 4; ++i) {
+    xs.push_back(placeholder({3}));
+    // Every other one averaged: two kinds of bucket.
+    ys.push_back(all_reduce(bin(kb_multiply, xs.back().get(), scalar_f32(2.f).get()).get(),
+                            i % 2 ? KB_REDUCE_AVERAGE : KB_REDUCE_SUM));
+    ins.push_back(xs.back().get());
+    outs.push_back(ys.back().get());
+    fed.push_back(constant_f32({float(i), float(g_rank), -1.f}, {3}));
+    feeds.push_back(fed.back().get());
+  }
+  Function f = function(ins, outs);
+  call(f, feeds);  // the first call also compares the plan across the ranks
+  int64_t before = 0, after = 0;
+  ok(kb_dist_collectives(&before));
+  List out = call(f, feeds);
+  ok(kb_dist_collectives(&after));
+  unsetenv("KB_BUCKET_BYTES");
+  std::vector<float> all;
+  for (size_t i = 0; i < 4; ++i) {
+    auto v = out_f32(out, i);
+    all.insert(all.end(), v.begin(), v.end());
+  }
+  return {all, after - before};
+}
+
+TEST(Dist, BucketsRunOneCollectiveEachWithTheSameResults) {
+  auto [per_tensor, n0] = bucketed_call("0");
+  auto [tiny, n16] = bucketed_call("16");
+  auto [by_default, n_default] = bucketed_call(nullptr);
+  EXPECT_EQ(tiny, per_tensor);
+  EXPECT_EQ(by_default, per_tensor);
+  bool engine = g_size > 1;
+  EXPECT_EQ(n0, engine ? 4 : 0);         // one per tensor
+  EXPECT_EQ(n16, engine ? 2 : 0);        // two 12-byte tensors of each kind reach 16 bytes
+  EXPECT_EQ(n_default, engine ? 2 : 0);  // one bucket per kind (sum, average)
+  float sum_ranks = float(g_size * (g_size - 1) / 2);
+  for (int i = 0; i < 4; ++i) {
+    float scale = i % 2 ? 1.f / float(g_size) : 1.f;
+    std::vector<float> want = {2.f * float(i) * float(g_size) * scale, 2.f * sum_ranks * scale,
+                               -2.f * float(g_size) * scale};
+    expect_near(std::vector<float>(per_tensor.begin() + 3 * i, per_tensor.begin() + 3 * i + 3),
+                want, 1e-6);
+  }
+}
+
 TEST(Dist, Broadcast) {
   int32_t root = g_size - 1;
   Tensor x = constant<int32_t>(rank_data<int32_t>(g_rank, 5), {5});

@@ -1,0 +1,185 @@
+// Gradient buckets (core/compile/passes.h): many small all-reduces cost a latency each, so the
+// CPU's all-reduces of one dtype and kind are gathered, in the order their operands are computed,
+// into buckets of about `bucket_bytes`. A bucket is three kinds of step: Pack (the operands into
+// one buffer, which dies at the next step), AllReduce (in place over it: one collective) and an
+// Unpack per member, a view of its part that takes the member's slot, so its readers are
+// unchanged. The steps are then put back in order, each bucket where its last member was and
+// every reader after it.
+#include <algorithm>
+#include <map>
+#include <queue>
+#include <unordered_map>
+
+#include "core/compile/choose_kernels.h"
+#include "core/compile/passes.h"
+#include "core/graph/session.h"
+#include "core/ops/collective_ops.h"
+#include "core/ops/op.h"
+#include "core/util/error.h"
+
+namespace kb {
+
+namespace {
+
+bool bucketable(const Step& st) {
+  if (!st.node || !st.node->is("AllReduce") || st.device != Device::cpu || st.run_time ||
+      st.in_types.size() != 1)
+    return false;
+  const TensorType& t = st.in_types[0];
+  return st.node->attrs.i("root_only") < 0 && t.shape.fully_known() && t.parts.empty() &&
+         summable_across_processes(t.dtype);
+}
+
+NodePtr plan_node(const char* op_name, std::vector<NodePtr> inputs, Attrs attrs,
+                  const TensorType& type, const std::string& name) {
+  auto node = std::make_shared<Node>();
+  node->op = &op(op_name);
+  node->inputs = std::move(inputs);
+  node->attrs = std::move(attrs);
+  node->type = type;
+  node->name = name;
+  node->id = Session::get().next_node_id();
+  return node;
+}
+
+Step step_for(Plan& plan, const NodePtr& node, std::vector<int> in,
+              std::vector<TensorType> in_types, int out) {
+  Step st;
+  st.kernel = cpu_factory(*node)(KernelArgs{*node, in_types, node->type});
+  st.in = std::move(in);
+  st.in_types = std::move(in_types);
+  st.out = out;
+  st.out_type = node->type;
+  st.view = node->op->view;
+  st.node = node.get();
+  st.device = Device::cpu;
+  plan.nodes.push_back(node);
+  return st;
+}
+
+}  // namespace
+
+void bucket_collectives(Plan& plan, long long bucket_bytes) {
+  if (bucket_bytes <= 0) return;
+  // Members of each bucket (step indices in order), per (dtype, average). A member whose operand
+  // depends on an open bucket's result closes the open buckets first (else the bucket would
+  // wait for itself): dep[slot] is the latest bucket a value depends on.
+  struct Open {
+    std::vector<size_t> members;
+    long long bytes = 0, id = 0;
+  };
+  std::vector<std::vector<size_t>> buckets;
+  std::map<std::pair<int, int64_t>, Open> open;
+  std::vector<long long> dep(size_t(plan.num_slots), -1);
+  long long next_id = 0;
+  auto close_all = [&] {
+    for (auto& [key, o] : open) buckets.push_back(std::move(o.members));
+    open.clear();
+  };
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step& st = plan.steps[i];
+    long long d = -1;
+    for (int s : st.in) d = std::max(d, dep[size_t(s)]);
+    if (bucketable(st)) {
+      for (const auto& [key, o] : open)
+        if (o.id <= d) {
+          close_all();
+          break;
+        }
+      auto key = std::make_pair(int(st.in_types[0].dtype), st.node->attrs.i("average"));
+      Open& o = open[key];
+      if (o.members.empty()) o.id = next_id++;
+      o.members.push_back(i);
+      o.bytes += numel(st.in_types[0].shape.dims) * (long long)dtype_size(st.in_types[0].dtype);
+      d = std::max(d, o.id);
+      if (o.bytes >= bucket_bytes) {
+        buckets.push_back(std::move(o.members));
+        open.erase(key);
+      }
+    }
+    dep[size_t(st.out)] = d;
+  }
+  close_all();
+  std::erase_if(buckets, [](const std::vector<size_t>& b) { return b.size() < 2; });
+  if (buckets.empty()) return;
+
+  // The new steps, each with its place in the order: (place, rank within the place).
+  std::vector<Step> steps;
+  std::vector<std::pair<size_t, size_t>> place;
+  std::vector<bool> replaced(plan.steps.size(), false);
+  for (const auto& members : buckets) {
+    const Step& first = plan.steps[members.front()];
+    DType t = first.in_types[0].dtype;
+    std::vector<NodePtr> operands;
+    std::vector<int> in;
+    std::vector<TensorType> in_types;
+    int64_t total = 0;
+    for (size_t m : members) {
+      const Step& st = plan.steps[m];
+      operands.push_back(st.node->inputs[0]);
+      in.push_back(st.in[0]);
+      in_types.push_back(st.in_types[0]);
+      total += numel(st.in_types[0].shape.dims);
+      replaced[m] = true;
+    }
+    TensorType packed{t, Shape(Dims{total})};
+    std::string name = "bucket_" + std::to_string(steps.size());
+    NodePtr pack = plan_node("Pack", operands, {}, packed, name + "/pack");
+    NodePtr sum = plan_node("AllReduce", {pack},
+                            {{"average", first.node->attrs.i("average")}, {"root_only", -1}},
+                            packed, name + "/all_reduce");
+    size_t at = members.back(), rank = 0;
+    int packed_slot = plan.num_slots++, summed_slot = plan.num_slots++;
+    steps.push_back(step_for(plan, pack, in, in_types, packed_slot));
+    place.push_back({at, rank++});
+    steps.push_back(step_for(plan, sum, {packed_slot}, {packed}, summed_slot));
+    place.push_back({at, rank++});
+    int64_t offset = 0;
+    for (size_t m : members) {
+      const Step& st = plan.steps[m];
+      NodePtr part =
+          plan_node("Unpack", {sum}, {{"offset", offset}, {"dims", st.out_type.shape.dims}},
+                    st.out_type, st.node->name);
+      steps.push_back(step_for(plan, part, {summed_slot}, {packed}, st.out));
+      place.push_back({at, rank++});
+      offset += numel(st.out_type.shape.dims);
+    }
+  }
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    if (replaced[i]) continue;
+    steps.push_back(std::move(plan.steps[i]));
+    place.push_back({i, 0});
+  }
+
+  // Kahn's order over the slots' producers, earliest place first: the original order wherever
+  // it still holds.
+  std::unordered_map<int, size_t> producer;
+  for (size_t i = 0; i < steps.size(); ++i) producer[steps[i].out] = i;
+  std::vector<std::vector<size_t>> readers(steps.size());
+  std::vector<int> waiting(steps.size(), 0);
+  for (size_t i = 0; i < steps.size(); ++i)
+    for (int s : steps[i].in) {
+      auto p = producer.find(s);
+      if (p == producer.end() || p->second == i) continue;
+      readers[p->second].push_back(i);
+      ++waiting[i];
+    }
+  using Entry = std::pair<std::pair<size_t, size_t>, size_t>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> ready;
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (waiting[i] == 0) ready.push({place[i], i});
+  std::vector<Step> ordered;
+  ordered.reserve(steps.size());
+  while (!ready.empty()) {
+    size_t i = ready.top().second;
+    ready.pop();
+    for (size_t r : readers[i])
+      if (--waiting[r] == 0) ready.push({place[r], r});
+    ordered.push_back(std::move(steps[i]));
+  }
+  check(ordered.size() == steps.size(), Status::internal,
+        "bucket_collectives: the steps form a cycle");
+  plan.steps = std::move(ordered);
+}
+
+}  // namespace kb
