@@ -52,6 +52,11 @@ echo "== example"
 ./build/train_mlp_cpp examples/data/digits.csv
 ./build/train_lstm
 ./build/train_cnn examples/data/digits.csv
+if [ -f build/libkbackend_mpi.so ]; then
+  echo "== example on 2 processes (mpirun)"
+  OMP_NUM_THREADS=1 KB_DIST_TIMEOUT=60 timeout -k 10 300 mpirun --allow-run-as-root --oversubscribe \
+    --bind-to none -np 2 ./build/train_cnn examples/data/digits.csv
+fi
 
 echo "== AddressSanitizer and UBSan (clang; the same build serves the fuzzer)"
 # A folder configured by another compiler is made anew (CMake cannot switch compilers in place).

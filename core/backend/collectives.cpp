@@ -113,25 +113,69 @@ std::string seconds_text(double s) {
 
 // Hands op (or the engine's finalization) to the engine's thread and waits for it until the
 // deadline.
+[[noreturn]] void fail_deadline(World& w, const std::string& what, uint64_t n,
+                                std::initializer_list<std::shared_ptr<void>> owners) {
+  for (const auto& o : owners) w.abandoned.push_back(o);
+  fail_world(w, where(w, what, n) + " did not complete within " + seconds_text(w.timeout) +
+                    " s: another rank stalled, failed or issued different collectives");
+}
+
+std::chrono::steady_clock::time_point deadline_of(const World& w) {
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+             std::chrono::duration<double>(w.timeout));
+}
+
+// Collectives up to this size run on the calling thread, which polls the engine's nonblocking
+// collective: their time is mostly latency, which a hand-over between threads would add to.
+constexpr int64_t kInlineBytes = 64 << 10;
+
+int64_t bytes_of(const CommOp& op) {
+  bool sum = CommKind(op.kind) == CommKind::all_reduce_sum ||
+             CommKind(op.kind) == CommKind::reduce_scatter_sum;
+  return sum ? op.count * int64_t(dtype_size(DType(op.dtype))) : op.count;
+}
+
+// Starts op on the calling thread and polls it (progress happens inside the engine's test
+// calls): at full speed, then yielding the core, then sleeping, so a long wait costs no CPU.
+void run_inline(World& w, const CommOp& op, const std::string& what, uint64_t n,
+                std::initializer_list<std::shared_ptr<void>> owners) {
+  char reason[512] = {0};
+  void* request = nullptr;
+  if (w.api.start(&op, &request, reason, sizeof reason) != 0)
+    fail_world(w, where(w, what, n) + ": " + reason);
+  auto begin = std::chrono::steady_clock::now();
+  auto deadline = deadline_of(w);
+  for (uint64_t polls = 0;; ++polls) {
+    int32_t done = 0;
+    if (w.api.test(request, &done, reason, sizeof reason) != 0)
+      fail_world(w, where(w, what, n) + ": " + reason);
+    if (done) return;
+    if (polls < 1024 || polls % 64 != 0) continue;
+    auto now = std::chrono::steady_clock::now();
+    if (now > deadline) fail_deadline(w, what, n, owners);
+    if (now - begin > std::chrono::milliseconds(100))
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    else if (now - begin > std::chrono::milliseconds(2))
+      std::this_thread::yield();
+  }
+}
+
 void run(World& w, const CommOp& op, const std::string& what,
          std::initializer_list<std::shared_ptr<void>> owners, bool finalize_job = false) {
   if (!w.failure.empty())
     fail(Status::distributed, where(w, what, 0), ": an earlier collective failed: ", w.failure);
   uint64_t n = ++w.sequence;
+  if (!finalize_job && bytes_of(op) <= kInlineBytes) return run_inline(w, op, what, n, owners);
   Engine& e = w.engine;
   std::unique_lock<std::mutex> lock(e.mu);
   e.job = op;
   e.finalize_job = finalize_job;
   uint64_t ticket = ++e.posted;
   e.work.notify_one();
-  auto deadline = std::chrono::steady_clock::now() +
-                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                      std::chrono::duration<double>(w.timeout));
-  if (!e.done.wait_until(lock, deadline, [&] { return e.finished == ticket; })) {
-    for (const auto& o : owners) w.abandoned.push_back(o);
+  if (!e.done.wait_until(lock, deadline_of(w), [&] { return e.finished == ticket; })) {
     lock.unlock();
-    fail_world(w, where(w, what, n) + " did not complete within " + seconds_text(w.timeout) +
-                      " s: another rank stalled, failed or issued different collectives");
+    fail_deadline(w, what, n, owners);
   }
   if (e.rc != 0) {
     std::string reason = e.reason;

@@ -28,19 +28,23 @@ struct CommOp {
   int32_t root;      // broadcast
 };
 
-// Every function returns 0 on success, else writes a NUL-terminated reason into reason. After
-// init they are called from one thread at a time, the core's engine thread, which may block in
-// run() for good if a peer never comes (the core then gives up waiting on it).
+// Every function returns 0 on success, else writes a NUL-terminated reason into reason. They are
+// called from one thread at a time (the core's engine thread, or a caller it lets through), and
+// run() may block for good if a peer never comes: the core then gives up waiting on it.
 struct CommApi {
   int32_t rank, size, local_rank;
   const char* engine;  // "Open MPI v4.1.4, ..."
-  // Runs op to completion (the engine's blocking collectives, its fastest).
+  // Runs op to completion (the engine's blocking collectives, its fastest for large buffers).
   int32_t (*run)(const CommOp* op, char* reason, size_t reason_size);
+  // Starts op and hands back a request for test(); the buffers must live until it completes.
+  int32_t (*start)(const CommOp* op, void** request, char* reason, size_t reason_size);
+  // *done becomes 1 once the request completed (it is then freed), else 0. Never blocks.
+  int32_t (*test)(void* request, int32_t* done, char* reason, size_t reason_size);
   int32_t (*finalize)(char* reason, size_t reason_size);
 };
 
 // Changes whenever these structures do.
-constexpr int32_t kCommPluginVersion = 2;
+constexpr int32_t kCommPluginVersion = 3;
 // The plugin's entry point `kb_comm_plugin_init`: starts the engine (MPI_Init_thread) and fills
 // *api. Called once per process.
 using CommInitFn = int32_t (*)(int32_t version, CommApi* api, char* reason, size_t reason_size);

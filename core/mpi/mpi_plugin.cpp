@@ -1,12 +1,14 @@
 // The MPI engine of the collectives (core/backend/comm_plugin.h), a module the core loads at run
 // time: the core never links MPI. Collectives run on a duplicate of MPI_COMM_WORLD, so a program's
-// own MPI traffic never matches the library's, with errors returned rather than fatal. They are
-// MPI's blocking collectives (faster than the nonblocking ones: Open MPI's tuned algorithms), run
-// on the core's engine thread while the caller waits with a deadline.
+// own MPI traffic never matches the library's, with errors returned rather than fatal. Large ones
+// are MPI's blocking collectives (Open MPI's tuned algorithms, faster than its nonblocking ones),
+// run on the core's engine thread while the caller waits with a deadline; small ones the
+// nonblocking collectives, which the caller polls itself (no hand-over between threads).
 #include <mpi.h>
 
 #include <climits>
 #include <cstdio>
+#include <new>
 #include <string>
 
 #include "core/backend/comm_plugin.h"
@@ -57,7 +59,8 @@ MPI_Datatype mpi_type(int32_t dtype) {
   }
 }
 
-int32_t run(const CommOp* op, char* reason, size_t reason_size) {
+// Runs op with MPI's blocking collective, or starts its nonblocking one into *request.
+int32_t issue(const CommOp* op, MPI_Request* request, char* reason, size_t reason_size) {
   if (op->count < 0 || op->count > INT_MAX)
     return say(reason, reason_size,
                "a collective of " + std::to_string(op->count) + " elements exceeds MPI's count");
@@ -69,26 +72,57 @@ int32_t run(const CommOp* op, char* reason, size_t reason_size) {
       if (t == MPI_DATATYPE_NULL)
         return say(reason, reason_size, "no MPI type for dtype " + std::to_string(op->dtype));
       if (CommKind(op->kind) == CommKind::reduce_scatter_sum) {
-        rc = MPI_Reduce_scatter_block(op->send, op->recv, count, t, MPI_SUM, g_comm);
+        rc = request
+                 ? MPI_Ireduce_scatter_block(op->send, op->recv, count, t, MPI_SUM, g_comm, request)
+                 : MPI_Reduce_scatter_block(op->send, op->recv, count, t, MPI_SUM, g_comm);
       } else {
         const void* send = op->send == op->recv ? MPI_IN_PLACE : op->send;
-        rc = MPI_Allreduce(send, op->recv, count, t, MPI_SUM, g_comm);
+        rc = request ? MPI_Iallreduce(send, op->recv, count, t, MPI_SUM, g_comm, request)
+                     : MPI_Allreduce(send, op->recv, count, t, MPI_SUM, g_comm);
       }
       break;
     }
     case CommKind::broadcast:
-      rc = MPI_Bcast(op->recv, count, MPI_BYTE, op->root, g_comm);
+      rc = request ? MPI_Ibcast(op->recv, count, MPI_BYTE, op->root, g_comm, request)
+                   : MPI_Bcast(op->recv, count, MPI_BYTE, op->root, g_comm);
       break;
     case CommKind::all_gather:
-      rc = MPI_Allgather(op->send, count, MPI_BYTE, op->recv, count, MPI_BYTE, g_comm);
+      rc = request ? MPI_Iallgather(op->send, count, MPI_BYTE, op->recv, count, MPI_BYTE, g_comm,
+                                    request)
+                   : MPI_Allgather(op->send, count, MPI_BYTE, op->recv, count, MPI_BYTE, g_comm);
       break;
     case CommKind::barrier:
-      rc = MPI_Barrier(g_comm);
+      rc = request ? MPI_Ibarrier(g_comm, request) : MPI_Barrier(g_comm);
       break;
     default:
       return say(reason, reason_size, "unknown collective " + std::to_string(op->kind));
   }
   return rc == MPI_SUCCESS ? 0 : say(reason, reason_size, mpi_error(rc));
+}
+
+int32_t run(const CommOp* op, char* reason, size_t reason_size) {
+  return issue(op, nullptr, reason, reason_size);
+}
+
+int32_t start(const CommOp* op, void** request, char* reason, size_t reason_size) {
+  auto* r = new (std::nothrow) MPI_Request(MPI_REQUEST_NULL);
+  if (!r) return say(reason, reason_size, "out of memory");
+  if (issue(op, r, reason, reason_size) != 0) {
+    delete r;
+    return 1;
+  }
+  *request = r;
+  return 0;
+}
+
+int32_t test(void* request, int32_t* done, char* reason, size_t reason_size) {
+  auto* r = static_cast<MPI_Request*>(request);
+  int flag = 0;
+  int rc = MPI_Test(r, &flag, MPI_STATUS_IGNORE);
+  if (rc != MPI_SUCCESS) return say(reason, reason_size, mpi_error(rc));
+  *done = flag ? 1 : 0;
+  if (flag) delete r;
+  return 0;
 }
 
 int32_t finalize(char* reason, size_t reason_size) {
@@ -149,6 +183,8 @@ extern "C" __attribute__((visibility("default"))) int32_t kb_comm_plugin_init(in
   api->local_rank = local_rank;
   api->engine = g_engine;
   api->run = run;
+  api->start = start;
+  api->test = test;
   api->finalize = finalize;
   return 0;
 }
