@@ -26,14 +26,35 @@ KernelFactory host_find_kernel(const char* device, const char* op) {
   return find_kernel(device, op);
 }
 
-// KB_DEVICE: unset, "cpu", "cuda" or "cuda:N".
+// The process' rank among the processes of its host, as the launcher says (Open MPI, MPICH's
+// Hydra, Slurm, MVAPICH), or -1: a job of one process per GPU gives process r of a host GPU r.
+// Read from the environment, so it holds before kb_dist_init too.
+int32_t launcher_local_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
+                           "MV2_COMM_WORLD_LOCAL_RANK"}) {
+    const char* v = std::getenv(name);
+    if (!v || !*v || std::string(v).find_first_not_of("0123456789") != std::string::npos ||
+        std::string(v).size() > 4)
+      continue;
+    return std::stoi(v);
+  }
+  return -1;
+}
+
+// KB_DEVICE: unset, "cpu", "cuda" or "cuda:N". Unset or "cuda": the GPU of the process' local
+// rank when a launcher started it, else GPU 0.
 struct DeviceSetting {
   bool cpu = false, valid = true;
   int32_t ordinal = 0;
+  bool ordinal_from_launcher = false;
   std::string text;
 };
 DeviceSetting device_setting() {
   DeviceSetting s;
+  if (int32_t local = launcher_local_rank(); local >= 0) {
+    s.ordinal = local;
+    s.ordinal_from_launcher = true;
+  }
   const char* env = std::getenv("KB_DEVICE");
   if (!env) return s;
   s.text = env;
@@ -42,7 +63,10 @@ DeviceSetting device_setting() {
   } else if (s.text.rfind("cuda:", 0) == 0) {
     std::string n = s.text.substr(5);
     s.valid = !n.empty() && n.size() <= 4 && n.find_first_not_of("0123456789") == std::string::npos;
-    if (s.valid) s.ordinal = std::stoi(n);
+    if (s.valid) {
+      s.ordinal = std::stoi(n);
+      s.ordinal_from_launcher = false;
+    }
   } else {
     s.valid = s.text == "cuda";
   }
@@ -91,6 +115,9 @@ void probe_cuda() {
   char reason[512] = {0};
   if (init(&host, reason, sizeof reason) != 0) {
     g_reason = std::string("CUDA unavailable: ") + reason;
+    if (setting.ordinal_from_launcher)
+      g_reason += " (cuda:" + std::to_string(setting.ordinal) +
+                  " is this process' local rank in its job; KB_DEVICE=cuda:N chooses another)";
     g_cuda = nullptr;
     return;
   }

@@ -24,6 +24,14 @@ if [ -f "$emulated" ]; then
   out=$(KB_CUDA_PLUGIN="$emulated" KB_DEVICE=cuda:1 "$build"/tests/device_info)
   echo "$out" | grep -q "cuda devices: 0" || { echo "KB_DEVICE=cuda:1 found a GPU: $out"; exit 1; }
   echo "$out" | grep -q "KB_DEVICE=cuda:1, but" || { echo "KB_DEVICE=cuda:1: $out"; exit 1; }
+  # Started by a launcher, a process takes the GPU of its local rank, unless KB_DEVICE says.
+  out=$(KB_CUDA_PLUGIN="$emulated" OMPI_COMM_WORLD_LOCAL_RANK=1 "$build"/tests/device_info)
+  echo "$out" | grep -q "cuda devices: 0" || { echo "local rank 1 found cuda:0: $out"; exit 1; }
+  echo "$out" | grep -q "cuda:1 is this process' local rank" || { echo "local rank 1: $out"; exit 1; }
+  out=$(KB_CUDA_PLUGIN="$emulated" SLURM_LOCALID=0 "$build"/tests/device_info)
+  echo "$out" | grep -q "cuda devices: 1" || { echo "SLURM_LOCALID=0: $out"; exit 1; }
+  out=$(KB_CUDA_PLUGIN="$emulated" OMPI_COMM_WORLD_LOCAL_RANK=1 KB_DEVICE=cuda:0 "$build"/tests/device_info)
+  echo "$out" | grep -q "cuda devices: 1" || { echo "KB_DEVICE=cuda:0 at local rank 1: $out"; exit 1; }
   KB_CUDA_PLUGIN="$emulated" KB_DEVICE=cuda:1 "$build"/train_mlp \
     "$(dirname "$0")/../../examples/data/digits.csv" | grep -q "test accuracy"
 fi
