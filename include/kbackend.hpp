@@ -107,6 +107,7 @@ enum class Interpolation : int32_t {
   bilinear = KB_INTERPOLATION_BILINEAR,
 };
 enum class Device : int32_t { cpu = KB_DEVICE_CPU, cuda = KB_DEVICE_CUDA };
+enum class Reduce : int32_t { sum = KB_REDUCE_SUM, average = KB_REDUCE_AVERAGE };
 
 inline kb_data_type to_c(DType d) noexcept { return static_cast<kb_data_type>(d); }
 inline kb_data_format to_c(DataFormat f) noexcept { return static_cast<kb_data_format>(f); }
@@ -115,6 +116,7 @@ inline kb_padding to_c(Padding p) noexcept { return static_cast<kb_padding>(p); 
 inline kb_pool_mode to_c(PoolMode m) noexcept { return static_cast<kb_pool_mode>(m); }
 inline kb_interpolation to_c(Interpolation i) noexcept { return static_cast<kb_interpolation>(i); }
 inline kb_device_kind to_c(Device d) noexcept { return static_cast<kb_device_kind>(d); }
+inline kb_reduce_op to_c(Reduce r) noexcept { return static_cast<kb_reduce_op>(r); }
 
 // Keras' name of a dtype ("float32"); throws for DType::none.
 inline std::string to_string(DType d) {
@@ -906,6 +908,77 @@ inline std::string cuda_unavailable_reason() {
   const char* r = kb_cuda_unavailable_reason();
   return r ? r : "";
 }
+
+// ---- data-parallel training (include/kbackend.h: kb_dist_*) ----------------------------------
+
+// Collectives in a graph; their gradients are collectives too.
+inline Tensor all_reduce(const Tensor& x, Reduce op = Reduce::average) {
+  return detail::out_tensor([&](kb_tensor** o) { return kb_all_reduce(x.get(), to_c(op), o); });
+}
+inline Tensor broadcast(const Tensor& x, int32_t root = 0) {
+  return detail::out_tensor([&](kb_tensor** o) { return kb_broadcast(x.get(), root, o); });
+}
+inline Tensor all_gather(const Tensor& x) {
+  return detail::out_tensor([&](kb_tensor** o) { return kb_all_gather(x.get(), o); });
+}
+
+namespace dist {
+// Joins the job the launcher started. Without MPI it throws Error(KB_ERROR_UNAVAILABLE), or with
+// required = false returns false, and the process is rank 0 of 1.
+inline bool init(bool required = true) {
+  kb_status s = kb_dist_init();
+  if (s == KB_ERROR_UNAVAILABLE && !required) return false;
+  check(s);
+  return true;
+}
+inline int32_t rank() {
+  int32_t out = 0;
+  check(kb_dist_rank(&out));
+  return out;
+}
+inline int32_t size() {
+  int32_t out = 1;
+  check(kb_dist_size(&out));
+  return out;
+}
+inline int32_t local_rank() {
+  int32_t out = 0;
+  check(kb_dist_local_rank(&out));
+  return out;
+}
+inline void barrier() { check(kb_dist_barrier()); }
+inline void finalize() { check(kb_dist_finalize()); }
+inline void set_timeout(double seconds) { check(kb_dist_set_timeout(seconds)); }
+inline double timeout() {
+  double out = 0;
+  check(kb_dist_timeout(&out));
+  return out;
+}
+inline int64_t collectives() {
+  int64_t out = 0;
+  check(kb_dist_collectives(&out));
+  return out;
+}
+inline std::string engine() {
+  const char* e = kb_dist_engine();
+  return e ? e : "";
+}
+// Every variable takes rank root's value.
+inline void broadcast_variables(const std::vector<Tensor>& variables, int32_t root = 0) {
+  std::vector<kb_tensor*> h = detail::handles(variables);
+  check(kb_dist_broadcast_variables(h.data(), h.size(), root));
+}
+// The sum or average over the processes of every process' values (metrics).
+template <class T>
+std::vector<T> all_reduce(const std::vector<T>& values, Reduce op = Reduce::average) {
+  static_assert(Element<T>::supported && !std::is_same<T, bool>::value,
+                "dist::all_reduce: float, double or an integer type");
+  std::vector<T> out(values.size());
+  check(kb_dist_all_reduce(values.data(), out.data(), values.size(), to_c(Element<T>::dtype),
+                           to_c(op)));
+  return out;
+}
+}  // namespace dist
 
 // ---- elementwise ----------------------------------------------------------------------------
 

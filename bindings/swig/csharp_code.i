@@ -240,6 +240,19 @@ KB_CSHARP_HANDLE(kb_compiled_function, CompiledFunction)
 %pragma(csharp) modulecode=%{
   private static long[] Axis(long axis) { return new[] { axis }; }
 
+  // ---- data-parallel training ----
+  /// <summary>The sum or average over the processes of every process' values, in place (metrics).</summary>
+  public static unsafe void dist_all_reduce<T>(global::System.Span<T> values, DType dtype, ReduceOp op) where T : struct {
+    var bytes = global::System.Runtime.InteropServices.MemoryMarshal.AsBytes(values);
+    fixed (byte* p = &global::System.Runtime.InteropServices.MemoryMarshal.GetReference(bytes)) {
+      dist_all_reduce(new NativeBuffer((global::System.IntPtr)p, (ulong)bytes.Length), dtype, op);
+    }
+  }
+  public static double[] dist_all_reduce(double[] values, ReduceOp op) { dist_all_reduce<double>(values, DType.FLOAT64, op); return values; }
+  public static float[] dist_all_reduce(float[] values, ReduceOp op) { dist_all_reduce<float>(values, DType.FLOAT32, op); return values; }
+  public static int[] dist_all_reduce(int[] values, ReduceOp op) { dist_all_reduce<int>(values, DType.INT32, op); return values; }
+  public static long[] dist_all_reduce(long[] values, ReduceOp op) { dist_all_reduce<long>(values, DType.INT64, op); return values; }
+
   // ---- creation ----
   /// <summary>A placeholder; -1 for unknown dimensions; floatx.</summary>
   public static Tensor placeholder(params long[] shape) { return placeholder(shape, shape.Length, DType.DTYPE_DEFAULT, false, null); }

@@ -9,7 +9,8 @@
 cmake_minimum_required(VERSION 3.25)
 set(SKIP kb_rnn kb_map_fn kb_foldl kb_foldr kb_set_print_sink kb_int_shape kb_get_variable_shape
          kb_cast_to_floatx kb_tensor_from_data kb_tensor_copy_to kb_variable kb_constant
-         kb_set_value_data kb_clear_error kb_set_error kb_last_error_code kb_ctc_decode)
+         kb_set_value_data kb_clear_error kb_set_error kb_last_error_code kb_ctc_decode
+         kb_dist_all_reduce)
 file(READ "${HEADER}" text)
 # Drop comments and the characters CMake lists would split on.
 set(clean "")

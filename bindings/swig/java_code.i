@@ -389,6 +389,28 @@ import java.util.function.UnaryOperator;
 %pragma(java) modulecode=%{
   private static final long[] ALL = null;
 
+  /** The sum or average over the processes of every process' values, in place (metrics); the
+   * array is returned. */
+  public static double[] dist_all_reduce(double[] values, ReduceOp op) {
+    dist_all_reduce(values, DType.FLOAT64, op);
+    return values;
+  }
+
+  public static float[] dist_all_reduce(float[] values, ReduceOp op) {
+    dist_all_reduce(values, DType.FLOAT32, op);
+    return values;
+  }
+
+  public static int[] dist_all_reduce(int[] values, ReduceOp op) {
+    dist_all_reduce(values, DType.INT32, op);
+    return values;
+  }
+
+  public static long[] dist_all_reduce(long[] values, ReduceOp op) {
+    dist_all_reduce(values, DType.INT64, op);
+    return values;
+  }
+
   private static long[] axis(long axis) {
     return new long[] {axis};
   }

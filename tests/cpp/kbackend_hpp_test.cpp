@@ -819,6 +819,34 @@ TEST(HppConfig, Settings) {
   }
 }
 
+// One process without kb_dist_init: rank 0 of 1, collectives the identity (tests/dist runs them
+// on two processes through the C ABI).
+TEST(HppDist, OneProcessIsRankZeroOfOneAndCollectivesAreTheIdentity) {
+  EXPECT_EQ(K::dist::rank(), 0);
+  EXPECT_EQ(K::dist::size(), 1);
+  EXPECT_EQ(K::dist::local_rank(), 0);
+  EXPECT_EQ(K::dist::engine(), "");
+  Tensor x = K::variable({1.f, -2.f, 3.f}, {3});
+  EXPECT_EQ(values(K::all_reduce(x)), (std::vector<float>{1.f, -2.f, 3.f}));
+  EXPECT_EQ(values(K::all_reduce(x, K::Reduce::sum)), (std::vector<float>{1.f, -2.f, 3.f}));
+  EXPECT_EQ(values(K::broadcast(x)), (std::vector<float>{1.f, -2.f, 3.f}));
+  EXPECT_EQ(values(K::all_gather(x)), (std::vector<float>{1.f, -2.f, 3.f}));
+  EXPECT_EQ(K::dist::all_reduce(std::vector<int32_t>{4, 5}, K::Reduce::sum),
+            (std::vector<int32_t>{4, 5}));
+  K::dist::broadcast_variables({x});
+  EXPECT_EQ(values(x), (std::vector<float>{1.f, -2.f, 3.f}));
+  K::dist::barrier();
+  EXPECT_EQ(K::dist::collectives(), 0);
+  try {
+    K::broadcast(x, 1);
+    FAIL() << "root 1 of 1 process";
+  } catch (const K::Error& e) {
+    EXPECT_EQ(e.status(), KB_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(e.what()).find("root 1 is not a rank"), std::string::npos);
+  }
+  EXPECT_THROW(K::dist::set_timeout(0), K::Error);
+}
+
 TEST(HppPrint, PrintTensorThroughAStdFunctionSink) {
   std::vector<std::string> lines;
   K::set_print_sink([&](const std::string& text) { lines.push_back(text); });

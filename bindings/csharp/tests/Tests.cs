@@ -71,6 +71,22 @@ static class Tests {
     Throws<KBackendException>(() => x.Square());
   }
 
+  // One process without dist_init: rank 0 of 1, collectives the identity (tests/dist runs them
+  // on two processes through the C ABI).
+  public static void OneProcessIsRankZeroOfOne() {
+    True(K.dist_rank() == 0 && K.dist_size() == 1, "rank 0 of 1");
+    var x = Tensor.Of(new float[] { 1, -2, 3 }, 3);
+    var same = new float[] { 1, -2, 3 };
+    Eq(same, K.all_reduce(x, ReduceOp.AVERAGE).ToFloatArray());
+    Eq(same, K.broadcast(x, 0).ToFloatArray());
+    Eq(same, K.all_gather(x).ToFloatArray());
+    var sums = K.dist_all_reduce(new double[] { 4, 5 }, ReduceOp.SUM);
+    True(sums[0] == 4 && sums[1] == 5, "dist_all_reduce");
+    K.dist_barrier();
+    var e = Throws<KBackendException>(() => K.broadcast(x, 1));
+    True(e.Status == Status.ERROR_INVALID_ARGUMENT && e.Message.Contains("root 1 is not a rank"), e.Message);
+  }
+
   public static void GradientsUpdatesFunctions() {
     var w = K.variable(new float[] { 3 }, 1);
     var g = K.gradients(K.sum(w.Square()), new[] { w }).Drain();

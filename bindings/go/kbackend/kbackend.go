@@ -35,6 +35,8 @@ const (
 	ErrOutOfMemory       Status = 5
 	ErrDevice            Status = 6
 	ErrInternal          Status = 7
+	ErrUnavailable       Status = 8 // a part the call needs is missing (the MPI plugin or library)
+	ErrDistributed       Status = 9 // a collective did not complete (deadline, ranks differ, failure)
 	statusCallbackFailed        = ErrInvalidArgument
 )
 
@@ -469,6 +471,80 @@ func DeviceCount(d Device) (int64, error) {
 	var n int64
 	err := do(func() { n = raw.Device_count(raw.Kb_device_kind(d)) })
 	return n, err
+}
+
+// ---- data-parallel training ----------------------------------------------------------------
+
+// ReduceOp is a kb_reduce_op: how a collective combines the processes' values.
+type ReduceOp int
+
+// The reductions.
+const (
+	ReduceSum     ReduceOp = 0
+	ReduceAverage ReduceOp = 1 // the sum divided by the number of processes (integers truncate)
+)
+
+// DistInit joins the job an MPI launcher started (kb_dist_init). Without MPI it returns an *Error
+// with ErrUnavailable, and the process trains alone: rank 0 of 1, every collective the identity.
+func DistInit() error { return do(func() { raw.Dist_init() }) }
+
+// DistRank is this process' rank in the job (0 without one).
+func DistRank() (int32, error) {
+	var r int32
+	err := do(func() { r = int32(raw.Dist_rank()) })
+	return r, err
+}
+
+// DistSize is the number of processes of the job (1 without one).
+func DistSize() (int32, error) {
+	var n int32
+	err := do(func() { n = int32(raw.Dist_size()) })
+	return n, err
+}
+
+// DistLocalRank is the rank among the processes of this host.
+func DistLocalRank() (int32, error) {
+	var r int32
+	err := do(func() { r = int32(raw.Dist_local_rank()) })
+	return r, err
+}
+
+// DistBarrier waits for every process.
+func DistBarrier() error { return do(func() { raw.Dist_barrier() }) }
+
+// DistFinalize waits for every process, then leaves the job (MPI cannot start again).
+func DistFinalize() error { return do(func() { raw.Dist_finalize() }) }
+
+// DistSetTimeout sets how long a collective waits for the other processes.
+func DistSetTimeout(seconds float64) error { return do(func() { raw.Dist_set_timeout(seconds) }) }
+
+// AllReduce is the sum or average of x over the processes, each time a function computes it.
+func AllReduce(x *Tensor, op ReduceOp) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor { return raw.All_reduce(x.ptr(), raw.Kb_reduce_op(op)) }, x)
+}
+
+// Broadcast is rank root's x on every process.
+func Broadcast(x *Tensor, root int32) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor { return raw.Broadcast(x.ptr(), int(root)) }, x)
+}
+
+// AllGather is the processes' x concatenated along axis 0 in rank order.
+func AllGather(x *Tensor) (*Tensor, error) {
+	return tensorCall(func() raw.Tensor { return raw.All_gather(x.ptr()) }, x)
+}
+
+// DistBroadcastVariables gives every variable rank root's value (initial weights).
+func DistBroadcastVariables(variables []*Tensor, root int32) error {
+	return do(func() { raw.Dist_broadcast_variables(handles(variables), int(root)) }, variables)
+}
+
+// DistAllReduceFloat64 replaces values by their sum or average over the processes (metrics).
+func DistAllReduceFloat64(values []float64, op ReduceOp) error {
+	if len(values) == 0 {
+		return nil
+	}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&values[0])), len(values)*8)
+	return do(func() { raw.Dist_all_reduce(b, raw.Kb_data_type(Float64), raw.Kb_reduce_op(op)) }, values)
 }
 
 // ---- creation ---------------------------------------------------------------------------------

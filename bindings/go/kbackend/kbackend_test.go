@@ -215,3 +215,34 @@ func TestSeveralOutputsComeBackAsOneList(t *testing.T) {
 	near(t, must[[]float32](t)(outs[1].Float32s()), 3, 4)
 	near(t, must[[]float32](t)(outs[2].Float32s()), 8.0/3, 8.0/3)
 }
+
+// One process without DistInit: rank 0 of 1, collectives the identity (tests/dist runs them on
+// two processes through the C ABI).
+func TestOneProcessIsRankZeroOfOne(t *testing.T) {
+	if r := must[int32](t)(DistRank()); r != 0 {
+		t.Fatalf("rank %d", r)
+	}
+	if n := must[int32](t)(DistSize()); n != 1 {
+		t.Fatalf("size %d", n)
+	}
+	x := must[*Tensor](t)(FromFloat32([]float32{1, -2, 3}, 3))
+	for _, y := range []*Tensor{
+		must[*Tensor](t)(AllReduce(x, ReduceAverage)),
+		must[*Tensor](t)(Broadcast(x, 0)),
+		must[*Tensor](t)(AllGather(x)),
+	} {
+		near(t, must[[]float32](t)(y.Float32s()), 1, -2, 3)
+	}
+	values := []float64{4, 5}
+	if err := DistAllReduceFloat64(values, ReduceSum); err != nil || values[0] != 4 || values[1] != 5 {
+		t.Fatalf("dist all-reduce: %v %v", values, err)
+	}
+	if err := DistBarrier(); err != nil {
+		t.Fatal(err)
+	}
+	var e *Error
+	if _, err := Broadcast(x, 1); !errors.As(err, &e) || e.Status != ErrInvalidArgument ||
+		!strings.Contains(e.Message, "root 1 is not a rank") {
+		t.Fatalf("root 1 of 1 process: %v", err)
+	}
+}

@@ -38,6 +38,10 @@ pub enum Status {
     OutOfMemory,
     Device,
     Internal,
+    /// A part the call needs is missing (the MPI plugin or library).
+    Unavailable,
+    /// A collective did not complete (its deadline, processes that differ, a failure).
+    Distributed,
     /// A code this crate does not know (a newer library).
     Other(i32),
 }
@@ -52,6 +56,8 @@ impl Status {
             sys::KB_ERROR_OUT_OF_MEMORY => Status::OutOfMemory,
             sys::KB_ERROR_DEVICE => Status::Device,
             sys::KB_ERROR_INTERNAL => Status::Internal,
+            sys::KB_ERROR_UNAVAILABLE => Status::Unavailable,
+            sys::KB_ERROR_DISTRIBUTED => Status::Distributed,
             other => Status::Other(other),
         }
     }
@@ -66,6 +72,8 @@ impl Status {
             Status::OutOfMemory => sys::KB_ERROR_OUT_OF_MEMORY,
             Status::Device => sys::KB_ERROR_DEVICE,
             Status::Internal => sys::KB_ERROR_INTERNAL,
+            Status::Unavailable => sys::KB_ERROR_UNAVAILABLE,
+            Status::Distributed => sys::KB_ERROR_DISTRIBUTED,
             Status::Other(c) => c,
         }
     }
@@ -1004,6 +1012,129 @@ pub fn device_count(device: Device) -> Result<i64> {
     };
     check(unsafe { sys::kb_device_count(kind, &mut out) })?;
     Ok(out)
+}
+
+// ---- data-parallel training --------------------------------------------------------------------
+
+/// How a collective combines the processes' values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reduce {
+    Sum,
+    /// The sum divided by the number of processes (integers truncate).
+    Average,
+}
+
+impl Reduce {
+    fn code(self) -> sys::kb_reduce_op {
+        match self {
+            Reduce::Sum => sys::KB_REDUCE_SUM,
+            Reduce::Average => sys::KB_REDUCE_AVERAGE,
+        }
+    }
+}
+
+/// The sum or average of x over the processes, each time a function computes it (kb_all_reduce).
+pub fn all_reduce(x: &Tensor, op: Reduce) -> Result<Tensor> {
+    new_tensor(|o| unsafe { sys::kb_all_reduce(x.as_ptr(), op.code(), o) })
+}
+
+/// Rank root's x on every process (kb_broadcast).
+pub fn broadcast(x: &Tensor, root: i32) -> Result<Tensor> {
+    new_tensor(|o| unsafe { sys::kb_broadcast(x.as_ptr(), root, o) })
+}
+
+/// The processes' x concatenated along axis 0 in rank order (kb_all_gather).
+pub fn all_gather(x: &Tensor) -> Result<Tensor> {
+    new_tensor(|o| unsafe { sys::kb_all_gather(x.as_ptr(), o) })
+}
+
+/// The processes of a data-parallel job (kb_dist_*): one per device or host, started by an MPI
+/// launcher (`mpirun -np 2 ./train`). Before `init`, or without a launcher, the process is rank 0
+/// of 1 and every collective is the identity.
+pub mod dist {
+    use super::{check, handles, sys, Element, Error, Reduce, Result, Status, Tensor};
+    use std::ffi::CStr;
+
+    /// Joins the job (kb_dist_init). Without MPI: `Err` with `Status::Unavailable`, or with
+    /// `required` false `Ok(false)`, the process training alone.
+    pub fn init(required: bool) -> Result<bool> {
+        match check(unsafe { sys::kb_dist_init() }) {
+            Ok(()) => Ok(true),
+            Err(e) if e.status == Status::Unavailable && !required => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn query<T: Default>(f: unsafe extern "C" fn(*mut T) -> sys::kb_status) -> Result<T> {
+        let mut out = T::default();
+        check(unsafe { f(&mut out) })?;
+        Ok(out)
+    }
+
+    pub fn rank() -> Result<i32> {
+        query(sys::kb_dist_rank)
+    }
+
+    pub fn size() -> Result<i32> {
+        query(sys::kb_dist_size)
+    }
+
+    /// The rank among the processes of this host.
+    pub fn local_rank() -> Result<i32> {
+        query(sys::kb_dist_local_rank)
+    }
+
+    /// Collectives run through the engine (a bucket of all-reduces counts once).
+    pub fn collectives() -> Result<i64> {
+        query(sys::kb_dist_collectives)
+    }
+
+    pub fn timeout() -> Result<f64> {
+        query(sys::kb_dist_timeout)
+    }
+
+    pub fn set_timeout(seconds: f64) -> Result<()> {
+        check(unsafe { sys::kb_dist_set_timeout(seconds) })
+    }
+
+    pub fn barrier() -> Result<()> {
+        check(unsafe { sys::kb_dist_barrier() })
+    }
+
+    /// Waits for every process, then leaves the job (MPI cannot start again in this process).
+    pub fn finalize() -> Result<()> {
+        check(unsafe { sys::kb_dist_finalize() })
+    }
+
+    /// The engine's version ("" before `init`).
+    pub fn engine() -> String {
+        // SAFETY: a library-owned, thread-local string.
+        unsafe { CStr::from_ptr(sys::kb_dist_engine()) }.to_string_lossy().into_owned()
+    }
+
+    /// Every variable takes rank root's value (initial weights).
+    pub fn broadcast_variables(variables: &[&Tensor], root: i32) -> Result<()> {
+        let h = handles(variables);
+        check(unsafe { sys::kb_dist_broadcast_variables(h.as_ptr(), h.len(), root) })
+    }
+
+    /// The sum or average over the processes of every process' values (metrics).
+    pub fn all_reduce<T: Element>(values: &[T], op: Reduce) -> Result<Vec<T>> {
+        if T::DTYPE == super::DType::Bool {
+            return Err(Error::new(Status::DType, "dist::all_reduce: bool cannot be summed"));
+        }
+        let mut out = vec![T::default(); values.len()];
+        check(unsafe {
+            sys::kb_dist_all_reduce(
+                values.as_ptr().cast(),
+                out.as_mut_ptr().cast(),
+                values.len(),
+                T::DTYPE.code(),
+                op.code(),
+            )
+        })?;
+        Ok(out)
+    }
 }
 
 // ---- compiled functions -----------------------------------------------------------------------

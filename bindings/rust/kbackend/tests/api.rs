@@ -233,3 +233,26 @@ fn tensors_and_functions_cross_threads() {
         assert_eq!(h.join().unwrap(), vec![3.0 * i as f32, 3.0]);
     }
 }
+
+#[test]
+fn one_process_is_rank_zero_of_one_and_collectives_are_the_identity() {
+    use kb::{dist, Reduce};
+    assert_eq!(dist::rank().unwrap(), 0);
+    assert_eq!(dist::size().unwrap(), 1);
+    assert_eq!(dist::engine(), "");
+    let x = kb::variable(&[1.0f32, -2.0, 3.0], &[3], None).unwrap();
+    for y in [
+        kb::all_reduce(&x, Reduce::Average).unwrap(),
+        kb::broadcast(&x, 0).unwrap(),
+        kb::all_gather(&x).unwrap(),
+    ] {
+        assert_eq!(y.eval().unwrap().to_vec::<f32>().unwrap(), vec![1.0, -2.0, 3.0]);
+    }
+    assert_eq!(dist::all_reduce(&[4i32, 5], Reduce::Sum).unwrap(), vec![4, 5]);
+    dist::broadcast_variables(&[&x], 0).unwrap();
+    dist::barrier().unwrap();
+    let e = kb::broadcast(&x, 1).unwrap_err();
+    assert_eq!(e.status, Status::InvalidArgument);
+    assert!(e.message.contains("root 1 is not a rank"), "{}", e.message);
+    assert_eq!(dist::set_timeout(0.0).unwrap_err().status, Status::InvalidArgument);
+}

@@ -55,6 +55,24 @@ class KBackendTest {
     assertThrows(KBackendException.class, () -> x.square());
   }
 
+  // One process without dist_init: rank 0 of 1, collectives the identity (tests/dist runs them
+  // on two processes through the C ABI).
+  @Test
+  void oneProcessIsRankZeroOfOne() {
+    assertEquals(0, K.dist_rank());
+    assertEquals(1, K.dist_size());
+    Tensor x = Tensor.of(new float[] {1, -2, 3}, 3);
+    float[] same = {1, -2, 3};
+    assertArrayEquals(same, K.all_reduce(x, ReduceOp.AVERAGE).toFloatArray());
+    assertArrayEquals(same, K.broadcast(x, 0).toFloatArray());
+    assertArrayEquals(same, K.all_gather(x).toFloatArray());
+    assertArrayEquals(new double[] {4, 5}, K.dist_all_reduce(new double[] {4, 5}, ReduceOp.SUM));
+    K.dist_barrier();
+    KBackendException e = assertThrows(KBackendException.class, () -> K.broadcast(x, 1));
+    assertEquals(Status.ERROR_INVALID_ARGUMENT, e.status());
+    assertTrue(e.getMessage().contains("root 1 is not a rank"), e.getMessage());
+  }
+
   @Test
   void gradientsUpdatesAndFunctions() {
     Tensor w = K.variable(new float[] {3}, 1);
