@@ -707,7 +707,8 @@ KB_API kb_status kb_dist_size(int32_t* out);
 KB_API kb_status kb_dist_local_rank(int32_t* out); /* the rank among the processes of its host */
 KB_API kb_status kb_dist_barrier(void);
 /* Waits for every process, then leaves the job: the process is rank 0 of 1 again, and
-   kb_dist_init cannot join again (MPI does not restart). */
+   kb_dist_init cannot join again (MPI does not restart). Call it from the thread that called
+   kb_dist_init (MPI's rule). After a failed collective it fails too and leaves MPI as it is. */
 KB_API kb_status kb_dist_finalize(void);
 KB_API kb_status kb_dist_set_timeout(double seconds);
 KB_API kb_status kb_dist_timeout(double* out);

@@ -922,6 +922,15 @@ inline Tensor all_gather(const Tensor& x) {
   return detail::out_tensor([&](kb_tensor** o) { return kb_all_gather(x.get(), o); });
 }
 
+namespace detail {
+template <class T>
+T query(kb_status (*f)(T*), T initial) {
+  T out = initial;
+  check(f(&out));
+  return out;
+}
+}  // namespace detail
+
 namespace dist {
 // Joins the job the launcher started. Without MPI it throws Error(KB_ERROR_UNAVAILABLE), or with
 // required = false returns false, and the process is rank 0 of 1.
@@ -931,34 +940,15 @@ inline bool init(bool required = true) {
   check(s);
   return true;
 }
-inline int32_t rank() {
-  int32_t out = 0;
-  check(kb_dist_rank(&out));
-  return out;
-}
-inline int32_t size() {
-  int32_t out = 1;
-  check(kb_dist_size(&out));
-  return out;
-}
-inline int32_t local_rank() {
-  int32_t out = 0;
-  check(kb_dist_local_rank(&out));
-  return out;
-}
+inline int32_t rank() { return detail::query(kb_dist_rank, int32_t(0)); }
+inline int32_t size() { return detail::query(kb_dist_size, int32_t(1)); }
+inline int32_t local_rank() { return detail::query(kb_dist_local_rank, int32_t(0)); }
+inline double timeout() { return detail::query(kb_dist_timeout, 0.0); }
+// Collectives run through the engine (a bucket of all-reduces counts once).
+inline int64_t collectives() { return detail::query(kb_dist_collectives, int64_t(0)); }
 inline void barrier() { check(kb_dist_barrier()); }
 inline void finalize() { check(kb_dist_finalize()); }
 inline void set_timeout(double seconds) { check(kb_dist_set_timeout(seconds)); }
-inline double timeout() {
-  double out = 0;
-  check(kb_dist_timeout(&out));
-  return out;
-}
-inline int64_t collectives() {
-  int64_t out = 0;
-  check(kb_dist_collectives(&out));
-  return out;
-}
 inline std::string engine() {
   const char* e = kb_dist_engine();
   return e ? e : "";

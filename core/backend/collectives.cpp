@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -24,7 +25,7 @@ namespace {
 
 enum class State { single, running, finalized };
 
-// The engine's thread: after init every call into the plugin runs there, one at a time, so that
+// The engine's thread: large collectives run there, one at a time, so that
 // a caller can stop waiting at its deadline while the engine stays blocked in a collective whose
 // partners never come (MPI's blocking collectives cannot be interrupted; they are faster than
 // its nonblocking ones).
@@ -32,7 +33,7 @@ struct Engine {
   std::mutex mu;
   std::condition_variable work, done;
   CommOp job{};
-  bool finalize_job = false, quit = false;
+  bool stop = false;  // the thread ends (MPI itself is finalized by the thread that started it)
   uint64_t posted = 0, finished = 0;  // tickets
   int32_t rc = 0;
   char reason[512] = {0};
@@ -41,18 +42,16 @@ struct Engine {
   void loop(const CommApi& api) {
     for (;;) {
       CommOp op{};
-      bool finalize_now = false;
       uint64_t ticket = 0;
       {
         std::unique_lock<std::mutex> lock(mu);
-        work.wait(lock, [&] { return posted != finished || quit; });
-        if (posted == finished) return;
+        work.wait(lock, [&] { return posted != finished || stop; });
+        if (stop) return;
         op = job;
-        finalize_now = finalize_job;
         ticket = posted;
       }
       char why[512] = {0};
-      int32_t result = finalize_now ? api.finalize(why, sizeof why) : api.run(&op, why, sizeof why);
+      int32_t result = api.run(&op, why, sizeof why);
       {
         std::lock_guard<std::mutex> lock(mu);
         rc = result;
@@ -60,7 +59,6 @@ struct Engine {
         finished = ticket;
       }
       done.notify_all();
-      if (finalize_now) return;
     }
   }
 };
@@ -111,13 +109,36 @@ std::string seconds_text(double s) {
   fail(Status::distributed, message);
 }
 
-// Hands op (or the engine's finalization) to the engine's thread and waits for it until the
-// deadline.
+// How long a rank whose deadline passed listens for the others' reports of how far they got.
+constexpr double kReportGraceSeconds = 1.0;
+
+// Which ranks did not reach collective n, from the others' reports (asked for now; a rank waiting
+// on a collective answers while it waits). may_ask: whether this thread may call MPI now.
+std::string stragglers(World& w, uint64_t n, bool may_ask) {
+  if (!may_ask)
+    return "which rank stalled is unknown (MPI was started without MPI_THREAD_MULTIPLE)";
+  std::vector<int64_t> reached(size_t(w.api.size), -1);
+  char reason[512] = {0};
+  if (w.api.reached(int64_t(n), kReportGraceSeconds, reached.data(), reason, sizeof reason) != 0)
+    return std::string("which rank stalled is unknown: ") + reason;
+  std::string late;
+  int count = 0;
+  for (int32_t r = 0; r < w.api.size; ++r)
+    if (reached[size_t(r)] < int64_t(n)) {
+      late += (late.empty() ? "" : ", ") + std::to_string(r);
+      ++count;
+    }
+  if (late.empty()) return "every rank reported reaching it";
+  return (count == 1 ? "rank " : "ranks ") + late + (count == 1 ? " has" : " have") +
+         " not reached it (no report of collective " + std::to_string(n) + " within " +
+         seconds_text(kReportGraceSeconds) + " s after this deadline)";
+}
+
 [[noreturn]] void fail_deadline(World& w, const std::string& what, uint64_t n,
-                                std::initializer_list<std::shared_ptr<void>> owners) {
+                                std::initializer_list<std::shared_ptr<void>> owners, bool may_ask) {
   for (const auto& o : owners) w.abandoned.push_back(o);
   fail_world(w, where(w, what, n) + " did not complete within " + seconds_text(w.timeout) +
-                    " s: another rank stalled, failed or issued different collectives");
+                    " s: " + stragglers(w, n, may_ask));
 }
 
 std::chrono::steady_clock::time_point deadline_of(const World& w) {
@@ -152,8 +173,9 @@ void run_inline(World& w, const CommOp& op, const std::string& what, uint64_t n,
       fail_world(w, where(w, what, n) + ": " + reason);
     if (done) return;
     if (polls < 1024 || polls % 64 != 0) continue;
+    w.api.serve(int64_t(n));  // a rank whose deadline passed may ask how far this one got
     auto now = std::chrono::steady_clock::now();
-    if (now > deadline) fail_deadline(w, what, n, owners);
+    if (now > deadline) fail_deadline(w, what, n, owners, true);
     if (now - begin > std::chrono::milliseconds(100))
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     else if (now - begin > std::chrono::milliseconds(2))
@@ -162,20 +184,26 @@ void run_inline(World& w, const CommOp& op, const std::string& what, uint64_t n,
 }
 
 void run(World& w, const CommOp& op, const std::string& what,
-         std::initializer_list<std::shared_ptr<void>> owners, bool finalize_job = false) {
+         std::initializer_list<std::shared_ptr<void>> owners) {
   if (!w.failure.empty())
     fail(Status::distributed, where(w, what, 0), ": an earlier collective failed: ", w.failure);
   uint64_t n = ++w.sequence;
-  if (!finalize_job && bytes_of(op) <= kInlineBytes) return run_inline(w, op, what, n, owners);
+  if (bytes_of(op) <= kInlineBytes) return run_inline(w, op, what, n, owners);
   Engine& e = w.engine;
   std::unique_lock<std::mutex> lock(e.mu);
   e.job = op;
-  e.finalize_job = finalize_job;
   uint64_t ticket = ++e.posted;
   e.work.notify_one();
-  if (!e.done.wait_until(lock, deadline_of(w), [&] { return e.finished == ticket; })) {
+  // Waits in slices, answering other ranks' reports between them where MPI allows it.
+  auto deadline = deadline_of(w);
+  bool multiple = w.api.thread_multiple != 0;
+  while (!e.done.wait_until(
+      lock, std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(50)),
+      [&] { return e.finished == ticket; })) {
     lock.unlock();
-    fail_deadline(w, what, n, owners);
+    if (std::chrono::steady_clock::now() >= deadline) fail_deadline(w, what, n, owners, multiple);
+    if (multiple) w.api.serve(int64_t(n));
+    lock.lock();
   }
   if (e.rc != 0) {
     std::string reason = e.reason;
@@ -387,13 +415,20 @@ void finalize() {
   try {
     CommOp op{int32_t(CommKind::barrier), 0, nullptr, nullptr, 0, 0};
     if (was_distributed) run(w, op, "dist_finalize", {});
-    run(w, op, "dist_finalize", {}, /*finalize_job=*/true);
   } catch (...) {
-    // The engine's thread may be blocked in a collective for good: the process keeps it.
+    // The engine's thread may be blocked in a collective for good: the process keeps it, and MPI
+    // is left as it is (finalizing it would wait for that collective).
     w.engine.thread.detach();
     throw;
   }
+  {
+    std::lock_guard<std::mutex> lock(w.engine.mu);
+    w.engine.stop = true;
+  }
+  w.engine.work.notify_one();
   w.engine.thread.join();
+  char reason[512] = {0};
+  check(w.api.finalize(reason, sizeof reason) == 0, Status::distributed, "dist_finalize: ", reason);
 }
 
 uint64_t collectives_run() {

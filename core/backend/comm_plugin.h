@@ -41,10 +41,20 @@ struct CommApi {
   // *done becomes 1 once the request completed (it is then freed), else 0. Never blocks.
   int32_t (*test)(void* request, int32_t* done, char* reason, size_t reason_size);
   int32_t (*finalize)(char* reason, size_t reason_size);
+  // After a deadline: which collective each rank reached. reached() tells every other rank that
+  // this one waits on collective n, then for grace_seconds collects what the others tell
+  // (reached[r]: the latest collective rank r reported, -1 if none; size entries). serve() answers
+  // such reports with n, once per asking rank, without waiting: a rank calls it while it waits.
+  int32_t (*reached)(int64_t n, double grace_seconds, int64_t* reached, char* reason,
+                     size_t reason_size);
+  int32_t (*serve)(int64_t n);
+  // Whether MPI takes calls from several threads at once (MPI_THREAD_MULTIPLE): then a caller may
+  // serve() while the engine's thread is inside a collective.
+  int32_t thread_multiple;
 };
 
 // Changes whenever these structures do.
-constexpr int32_t kCommPluginVersion = 3;
+constexpr int32_t kCommPluginVersion = 4;
 // The plugin's entry point `kb_comm_plugin_init`: starts the engine (MPI_Init_thread) and fills
 // *api. Called once per process.
 using CommInitFn = int32_t (*)(int32_t version, CommApi* api, char* reason, size_t reason_size);

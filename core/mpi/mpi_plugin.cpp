@@ -8,7 +8,10 @@
 
 #include <climits>
 #include <cstdio>
+#include <chrono>
 #include <new>
+#include <thread>
+#include <vector>
 #include <string>
 
 #include "core/backend/comm_plugin.h"
@@ -22,7 +25,14 @@ using kb::CommOp;
 using kb::DType;
 
 MPI_Comm g_comm = MPI_COMM_NULL;
-bool g_started_mpi = false;  // false when the program had initialized MPI itself
+// A second duplicate for what ranks tell each other after a deadline (kReachedTag messages: the
+// collective a rank waits on), so that it never mixes with the collectives.
+MPI_Comm g_side = MPI_COMM_NULL;
+constexpr int kReachedTag = 1;
+int g_rank = 0, g_size = 1;
+std::vector<char> g_answered;  // per rank: its report was answered
+std::vector<int64_t> g_heard;  // per rank: the latest collective it reported, or -1
+bool g_started_mpi = false;    // false when the program had initialized MPI itself
 char g_engine[256] = {0};
 
 int32_t say(char* reason, size_t size, const std::string& text) {
@@ -125,7 +135,64 @@ int32_t test(void* request, int32_t* done, char* reason, size_t reason_size) {
   return 0;
 }
 
+// Sends n to rank `to` without waiting; the message's buffer lives on (a failed job's last words).
+void tell(int to, int64_t n) {
+  auto* value = new (std::nothrow) int64_t(n);
+  if (!value) return;
+  MPI_Request q = MPI_REQUEST_NULL;
+  if (MPI_Isend(value, 1, MPI_INT64_T, to, kReachedTag, g_side, &q) == MPI_SUCCESS)
+    MPI_Request_free(&q);
+}
+
+// Receives every report waiting into g_heard; calls on_report(from) for each.
+template <class F>
+void receive_reports(F&& on_report) {
+  for (;;) {
+    int flag = 0;
+    MPI_Status st;
+    if (MPI_Iprobe(MPI_ANY_SOURCE, kReachedTag, g_side, &flag, &st) != MPI_SUCCESS || !flag) return;
+    int64_t value = -1;
+    if (MPI_Recv(&value, 1, MPI_INT64_T, st.MPI_SOURCE, kReachedTag, g_side, MPI_STATUS_IGNORE) !=
+        MPI_SUCCESS)
+      return;
+    int64_t& heard = g_heard[size_t(st.MPI_SOURCE)];
+    if (value > heard) heard = value;
+    on_report(st.MPI_SOURCE);
+  }
+}
+
+int32_t serve(int64_t n) {
+  receive_reports([&](int from) {
+    if (g_answered[size_t(from)]) return;
+    g_answered[size_t(from)] = 1;
+    tell(from, n);
+  });
+  return 0;
+}
+
+int32_t reached(int64_t n, double grace_seconds, int64_t* reached, char*, size_t) {
+  for (int r = 0; r < g_size; ++r) reached[r] = -1;
+  reached[g_rank] = n;
+  for (int r = 0; r < g_size; ++r) {
+    if (r == g_rank || g_answered[size_t(r)]) continue;
+    g_answered[size_t(r)] = 1;  // told now: a later report from r needs no answer
+    tell(r, n);
+  }
+  double end = MPI_Wtime() + grace_seconds;
+  for (;;) {
+    receive_reports([](int) {});
+    bool all = true;
+    for (int r = 0; r < g_size; ++r) {
+      if (r != g_rank) reached[r] = g_heard[size_t(r)];
+      all = all && reached[r] >= n;
+    }
+    if (all || MPI_Wtime() >= end) return 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 int32_t finalize(char* reason, size_t reason_size) {
+  MPI_Comm_free(&g_side);
   int rc = MPI_Comm_free(&g_comm);
   if (rc != MPI_SUCCESS) return say(reason, reason_size, mpi_error(rc));
   if (g_started_mpi) {
@@ -151,8 +218,9 @@ extern "C" __attribute__((visibility("default"))) int32_t kb_comm_plugin_init(in
   if (already) {
     MPI_Query_thread(&provided);
   } else {
-    // One thread calls MPI at a time (the core's engine thread after this one).
-    int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+    // MULTIPLE where MPI offers it: a waiting caller may then answer other ranks' reports while
+    // the engine's thread is inside a collective. SERIALIZED is what the collectives need.
+    int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
     if (rc != MPI_SUCCESS) return say(reason, reason_size, "MPI_Init_thread: " + mpi_error(rc));
     g_started_mpi = true;
   }
@@ -163,6 +231,9 @@ extern "C" __attribute__((visibility("default"))) int32_t kb_comm_plugin_init(in
   int rc = MPI_Comm_dup(MPI_COMM_WORLD, &g_comm);
   if (rc != MPI_SUCCESS) return say(reason, reason_size, "MPI_Comm_dup: " + mpi_error(rc));
   MPI_Comm_set_errhandler(g_comm, MPI_ERRORS_RETURN);
+  rc = MPI_Comm_dup(MPI_COMM_WORLD, &g_side);
+  if (rc != MPI_SUCCESS) return say(reason, reason_size, "MPI_Comm_dup: " + mpi_error(rc));
+  MPI_Comm_set_errhandler(g_side, MPI_ERRORS_RETURN);
   int rank = 0, size = 1, local_rank = 0;
   MPI_Comm_rank(g_comm, &rank);
   MPI_Comm_size(g_comm, &size);
@@ -178,6 +249,10 @@ extern "C" __attribute__((visibility("default"))) int32_t kb_comm_plugin_init(in
   std::string first_line(version_text, size_t(length));
   first_line = first_line.substr(0, first_line.find('\n'));
   std::snprintf(g_engine, sizeof g_engine, "%s", first_line.c_str());
+  g_rank = rank;
+  g_size = size;
+  g_answered.assign(size_t(size), 0);
+  g_heard.assign(size_t(size), -1);
   api->rank = rank;
   api->size = size;
   api->local_rank = local_rank;
@@ -186,5 +261,8 @@ extern "C" __attribute__((visibility("default"))) int32_t kb_comm_plugin_init(in
   api->start = start;
   api->test = test;
   api->finalize = finalize;
+  api->reached = reached;
+  api->serve = serve;
+  api->thread_multiple = provided >= MPI_THREAD_MULTIPLE ? 1 : 0;
   return 0;
 }

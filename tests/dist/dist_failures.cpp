@@ -1,8 +1,9 @@
 // One process of a job that goes wrong (tests/dist/failures_test.sh runs it under mpirun and reads
 // what each rank prints). Modes:
-//   stall        rank 1 arrives 8 s late at an all_reduce whose deadline is 2 s: rank 0 must fail
-//                with KB_ERROR_DISTRIBUTED within the deadline plus 2 s, and its next collective
-//                at once.
+//   stall        rank 1 arrives 8 s late at an all_reduce whose deadline is 2 s: the others must
+//                fail with KB_ERROR_DISTRIBUTED within the deadline plus 2 s, naming rank 1, and
+//                their next collective at once.
+//   stall-large  the same for an all_reduce of 4 MiB (the engine's thread runs it).
 //   differ       the ranks build all_reduce over different shapes: both must fail with the
 //                fingerprint error naming rank 1, well before the deadline.
 //   kill         rank 1 dies during the job; the launcher must end the job.
@@ -59,10 +60,21 @@ int main(int argc, char** argv) {
   }
   kb_dist_rank(&g_rank);
   double took = 0;
-  if (mode == "stall") {
+  if (mode == "stall" || mode == "stall-large") {
     ok(kb_dist_set_timeout(2));
+    // A function run once by all (its collectives compared, its plan built), then again with
+    // rank 1 late: the all-reduce itself waits.
+    int64_t n = mode == "stall" ? 4 : 1 << 20;
+    Tensor x = constant_f32(std::vector<float>(size_t(n), 1.f), {n});
+    Tensor y = make([&](kb_tensor** o) { return kb_all_reduce(x.get(), KB_REDUCE_SUM, o); });
+    Function f = function({}, {y.get()});
+    call(f);
     if (g_rank == 1) std::this_thread::sleep_for(std::chrono::seconds(8));
-    kb_status s = reduce(4, &took);
+    kb_tensor_list* out = nullptr;
+    auto begin = Clock::now();
+    kb_status s = kb_function_call(f.get(), nullptr, 0, &out);
+    took = seconds_since(begin);
+    kb_tensor_list_release(out);
     report("all_reduce", s, took);
     auto start = Clock::now();
     report("barrier", kb_dist_barrier(), seconds_since(start));
@@ -78,7 +90,7 @@ int main(int argc, char** argv) {
     s = reduce(4, &took);
     report("all_reduce", s, took);
   } else {
-    std::printf("usage: kb_dist_failures stall|differ|kill\n");
+    std::printf("usage: kb_dist_failures stall|stall-large|differ|kill\n");
     return 2;
   }
   std::fflush(stdout);

@@ -256,7 +256,7 @@ class Session {
   // ---- the calls ---------------------------------------------------------------------------
   void step() {
     in_.large = false;
-    switch (in_.pick(34)) {
+    switch (in_.pick(35)) {
       case 0:
         return from_data();
       case 1:
@@ -323,6 +323,8 @@ class Session {
         return lists();
       case 32:
         return one_hot_gather();
+      case 33:
+        return collectives();
       default:
         return unary();
     }
@@ -710,6 +712,40 @@ class Session {
         return tensor_call("kb_bias_add", {x, b}, [&](kb_tensor** o) {
           return kb_bias_add(tensor(x), tensor(b), fmt, o);
         });
+      }
+    }
+  }
+
+  // The collectives in one process (never kb_dist_init: the fuzzer is one process): the identity
+  // for good arguments, a clear status for the rest.
+  void collectives() {
+    int x = slot_index();
+    kb_reduce_op op = kb_reduce_op(in_.enumeration(2));
+    int32_t root = int32_t(in_.u8()) - (in_.one_in(4) ? 128 : 0);
+    switch (in_.pick(5)) {
+      case 0:
+        return tensor_call("kb_all_reduce", {x},
+                           [&](kb_tensor** o) { return kb_all_reduce(tensor(x), op, o); });
+      case 1:
+        return tensor_call("kb_broadcast", {x},
+                           [&](kb_tensor** o) { return kb_broadcast(tensor(x), root, o); });
+      case 2:
+        return tensor_call("kb_all_gather", {x},
+                           [&](kb_tensor** o) { return kb_all_gather(tensor(x), o); });
+      case 3: {
+        kb_tensor* vars[2] = {tensor(x), tensor(slot_index())};
+        check_status(
+            "kb_dist_broadcast_variables",
+            kb_dist_broadcast_variables(in_.one_in(8) ? nullptr : vars, size_t(in_.pick(3)), root));
+        return;
+      }
+      default: {
+        kb_data_type t = in_.dtype();
+        std::vector<uint8_t> data(64);  // the count never runs past it (the C ABI trusts it)
+        size_t count = size_t(in_.pick(8));
+        check_status("kb_dist_all_reduce", kb_dist_all_reduce(in_.one_in(8) ? nullptr : data.data(),
+                                                              data.data(), count, t, op));
+        return;
       }
     }
   }

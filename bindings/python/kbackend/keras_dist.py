@@ -21,6 +21,8 @@ samples, so the learning rate is usually scaled by n. Keras must use kbackend
 (``KERAS_BACKEND=kbackend.keras_backend``). Every helper also works in a single process, with or
 without ``init``: the collectives are then the identity.
 """
+import atexit
+
 import numpy as np
 
 from . import kbackend as _c
@@ -33,15 +35,29 @@ _broadcast_variables = _API["dist_broadcast_variables"]
 
 
 def init(required=True):
-    """Joins the job the launcher started (kb_dist_init). Without MPI (no plugin, no library) it
-    raises KBackendError, or with required=False returns False and the process trains alone."""
+    """Joins the job the launcher started (kb_dist_init), leaving it at exit (finalize). Without
+    MPI (no plugin, no library) it raises KBackendError, or with required=False returns False and
+    the process trains alone."""
     try:
         _c.kb_dist_init()
     except KBackendError as e:
         if required or getattr(e, "status", None) != _c.KB_ERROR_UNAVAILABLE:
             raise
         return False
+    atexit.register(_finalize_at_exit)
     return True
+
+
+def finalize():
+    """Waits for every process and leaves the job (MPI cannot start again in this process)."""
+    _c.kb_dist_finalize()
+
+
+def _finalize_at_exit():
+    try:
+        finalize()
+    except KBackendError:
+        pass  # a failed job: MPI is left as it is, and the launcher reports the exit
 
 
 def rank():

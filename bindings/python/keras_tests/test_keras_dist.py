@@ -13,6 +13,7 @@ import kbackend
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 JOB = os.path.join(HERE, "dist_keras_job.py")
+EXAMPLE = os.path.join(HERE, "..", "examples", "train_keras_dist.py")
 MPIRUN = shutil.which("mpirun")
 
 
@@ -56,3 +57,12 @@ def test_one_process_without_a_launcher():
 def test_without_the_mpi_plugin_the_helpers_train_alone():
     out = run([sys.executable, JOB, "optional"], {"KB_MPI_PLUGIN": "/nonexistent/plugin.so"})
     assert "rank 0 of 1: ok (alone" in out, out
+
+
+@needs_mpi
+def test_the_keras_example_on_two_processes():
+    out = run([MPIRUN, "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", "2",
+               sys.executable, EXAMPLE])
+    for r in range(2):
+        assert "rank %d epoch  8" % r in out, out
+    assert "test accuracy" in out, out
