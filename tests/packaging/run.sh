@@ -5,7 +5,8 @@
 #   b. tests/packaging/consumer (y = x*2+1 through the C ABI) built against the staged tree with
 #      pkg-config and with find_package(kbackend), and run; consumer.cpp (the same through the
 #      installed C++ layer kbackend.hpp) with pkg-config.
-#   c. cpack -G DEB: contents and control fields; as root, dpkg -i, the consumer again with plain
+#   c. cpack -G DEB: contents and control fields (the MPI plugin in kbackend-mpi, so that
+#      kbackend does not depend on MPI); as root, dpkg -i, the consumer again with plain
 #      pkg-config and find_package against /usr, then dpkg --purge (also on failure; -r would
 #      leave it in state "rc").
 #   d. only kb_* symbols exported; SONAME libkbackend.so.1.
@@ -146,17 +147,34 @@ for f in ./usr/include/kbackend.h ./usr/include/kbackend.hpp "./usr/$LIBREL/libk
   "./usr/$LIBREL/cmake/kbackend/kbackendTargets.cmake"; do
   grep -qxF "$f" "$TMP/deb-contents.txt" || { cat "$TMP/deb-contents.txt"; fail "$(basename "$DEB") lacks $f"; }
 done
-# Everything `cmake --install` stages (e.g. a CUDA plugin next to the library) is in the package.
+# The MPI plugin, where it was built, is a package of its own that depends on this one: the
+# library's package does not pull in MPI.
+MPI_DEB=$(find "$DEBDIR" -maxdepth 1 -name 'kbackend-mpi_*.deb' | head -1)
+if [ -f "$STAGE/$LIBREL/libkbackend_mpi.so" ]; then
+  [ -n "$MPI_DEB" ] || fail "cpack made no kbackend-mpi_*.deb beside the MPI plugin"
+  mpi_files=$(dpkg-deb -c "$MPI_DEB" | grep -v '^d' | awk '{print $6}')
+  [ "$mpi_files" = "./usr/$LIBREL/libkbackend_mpi.so" ] ||
+    fail "$(basename "$MPI_DEB") holds '$mpi_files', not the plugin alone"
+  dpkg-deb -I "$MPI_DEB" >"$TMP/mpi-info.txt"
+  if ! grep -q '^ Depends:.*kbackend (= ' "$TMP/mpi-info.txt" ||
+    ! grep -q '^ Depends:.*libopenmpi' "$TMP/mpi-info.txt"; then
+    cat "$TMP/mpi-info.txt"
+    fail "$(basename "$MPI_DEB") does not depend on kbackend and Open MPI"
+  fi
+  say "$(basename "$MPI_DEB"): the plugin alone ($(sed -n 's/^ Depends: //p' "$TMP/mpi-info.txt"))"
+fi
+# Everything `cmake --install` stages (e.g. a CUDA plugin next to the library) is in a package.
 (cd "$STAGE" && find . ! -type d | sed 's|^\./|./usr/|') | sort >"$TMP/staged.txt"
-dpkg-deb -c "$DEB" | grep -v '^d' | awk '{print $6}' | sort >"$TMP/deb-files.txt"
+for deb in "$DEB" $MPI_DEB; do dpkg-deb -c "$deb"; done | grep -v '^d' | awk '{print $6}' | sort >"$TMP/deb-files.txt"
 if ! diff "$TMP/staged.txt" "$TMP/deb-files.txt" >"$TMP/diff.txt"; then
   cat "$TMP/diff.txt" >&2
-  fail "the files of $(basename "$DEB") (>) differ from the staged install (<)"
+  fail "the files of the packages (>) differ from the staged install (<)"
 fi
 dpkg-deb -I "$DEB" >"$TMP/deb-info.txt"
 grep -q '^ Package: kbackend$' "$TMP/deb-info.txt" || { cat "$TMP/deb-info.txt"; fail "control: Package is not kbackend"; }
 grep -q '^ Depends:.*libc6' "$TMP/deb-info.txt" || { cat "$TMP/deb-info.txt"; fail "control: no Depends on libc6 (dpkg-shlibdeps did not run?)"; }
 grep -q ' shlibs *$' "$TMP/deb-info.txt" || { cat "$TMP/deb-info.txt"; fail "control: no shlibs file"; }
+! grep -q '^ Depends:.*openmpi' "$TMP/deb-info.txt" || { cat "$TMP/deb-info.txt"; fail "control: kbackend depends on MPI"; }
 say "$(basename "$DEB"): contents and control ok ($(sed -n 's/^ Depends: //p' "$TMP/deb-info.txt"))"
 
 if [ "$(id -u)" != 0 ]; then
