@@ -1,6 +1,7 @@
 #include "core/autodiff/gradients.h"
 
 #include <algorithm>
+#include <cstring>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -22,8 +23,17 @@ namespace {
 NodePtr ones_seed(const NodePtr& loss) {
   if (!loss->shape().fully_known()) return fill_like(loss, 1.0, loss->dtype());
   auto b = Buffer::make(loss->dtype(), loss->shape().dims);
-  for (int64_t i = 0; i < b->numel(); ++i)
-    write_scalar(loss->dtype(), static_cast<char*>(b->data()) + i * dtype_size(loss->dtype()), 1.0);
+  // One element, then copies doubling what is filled: a large seed costs a memcpy of its bytes,
+  // not a conversion per element.
+  auto* p = static_cast<char*>(b->data());
+  size_t total = b->nbytes(), filled = dtype_size(loss->dtype());
+  if (total == 0) return constant_node(b);
+  write_scalar(loss->dtype(), p, 1.0);
+  while (filled < total) {
+    size_t n = std::min(filled, total - filled);
+    std::memcpy(p + filled, p, n);
+    filled += n;
+  }
   return constant_node(b);
 }
 
