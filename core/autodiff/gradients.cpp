@@ -1,7 +1,6 @@
 #include "core/autodiff/gradients.h"
 
 #include <algorithm>
-#include <cstring>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -17,23 +16,19 @@ namespace kb {
 
 namespace {
 
-// d loss / d loss: ones of the loss' shape. A constant when that shape is known (a scalar loss,
-// always in training), so that a plan never computes the loss only to read its shape (a Reduce
-// over the whole activation when only the gradients are fetched); else ones filled at run time.
+// d loss / d loss: ones of the loss' shape. A constant when that shape is known and small (a
+// scalar loss, always in training), so that a plan never computes the loss only to read its
+// shape (a Reduce over the whole activation when only the gradients are fetched); else ones
+// filled at run time (FillLike reads the loss for its shape alone), so that building the
+// gradient of a huge loss allocates nothing.
 NodePtr ones_seed(const NodePtr& loss) {
-  if (!loss->shape().fully_known()) return fill_like(loss, 1.0, loss->dtype());
+  constexpr int64_t kConstantSeedElements = 1 << 16;
+  if (!loss->shape().fully_known() || numel(loss->shape().dims) > kConstantSeedElements)
+    return fill_like(loss, 1.0, loss->dtype());
   auto b = Buffer::make(loss->dtype(), loss->shape().dims);
-  // One element, then copies doubling what is filled: a large seed costs a memcpy of its bytes,
-  // not a conversion per element.
   auto* p = static_cast<char*>(b->data());
-  size_t total = b->nbytes(), filled = dtype_size(loss->dtype());
-  if (total == 0) return constant_node(b);
-  write_scalar(loss->dtype(), p, 1.0);
-  while (filled < total) {
-    size_t n = std::min(filled, total - filled);
-    std::memcpy(p + filled, p, n);
-    filled += n;
-  }
+  for (int64_t i = 0; i < b->numel(); ++i)
+    write_scalar(loss->dtype(), p + i * int64_t(dtype_size(loss->dtype())), 1.0);
   return constant_node(b);
 }
 
