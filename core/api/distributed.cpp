@@ -73,11 +73,12 @@ void broadcast_variables(const std::vector<NodePtr>& vars, int64_t root) {
 void all_reduce_values(const void* in, void* out, size_t count, DType t, ReduceOp op) {
   const char* who = "dist_all_reduce";
   check_op(op, who);
-  check(summable_across_processes(t), Status::dtype, who, ": cannot sum ", dtype_name(t),
-        " across processes (float32, float64 or an integer dtype)");
+  check_summable_across_processes(t, who);
   check(count == 0 || (in != nullptr && out != nullptr), Status::invalid_argument, who,
         ": data is NULL");
   check(count <= size_t(INT64_MAX) / 8, Status::invalid_argument, who, ": count too large");
+  // A copy the library owns: a collective that passes its deadline keeps its buffer, which the
+  // engine may still write, and the caller's memory cannot be kept.
   auto b = Buffer::from_bytes(t, Dims{int64_t(count)}, in);
   dist::all_reduce(*b, *b, op == ReduceOp::average, who);
   if (count) std::memcpy(out, b->data(), b->nbytes());

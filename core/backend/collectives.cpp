@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/backend/device.h"
 #include "core/backend/plugin_file.h"
 #include "core/graph/dispatch.h"
 #include "core/ops/collective_ops.h"
@@ -24,6 +25,8 @@ namespace kb::dist {
 namespace {
 
 enum class State { single, running, finalized };
+
+constexpr double kDefaultTimeoutSeconds = 300;
 
 // The engine's thread: large collectives run there, one at a time, so that
 // a caller can stop waiting at its deadline while the engine stays blocked in a collective whose
@@ -69,7 +72,7 @@ struct World {
   CommApi api{};
   std::string failure;    // the first failed collective's message: later ones fail with it
   uint64_t sequence = 0;  // collectives started, for messages
-  double timeout = 300;
+  double timeout = kDefaultTimeoutSeconds;
   bool timeout_set = false;  // by set_timeout_seconds, over KB_DIST_TIMEOUT
   // Buffers of collectives that never completed: the engine may still write into them, so they
   // are never freed.
@@ -84,7 +87,7 @@ World& world() {
 
 double timeout_from_environment() {
   const char* env = std::getenv("KB_DIST_TIMEOUT");
-  if (!env || !*env) return 300;
+  if (!env || !*env) return kDefaultTimeoutSeconds;
   char* end = nullptr;
   double v = std::strtod(env, &end);
   check(end && *end == '\0' && v > 0 && v < 1e9, Status::invalid_argument, "KB_DIST_TIMEOUT=", env,
@@ -282,14 +285,13 @@ std::string engine() {
 }
 
 void all_reduce(const Buffer& send, Buffer& recv, bool average, const std::string& what) {
-  check(summable_across_processes(send.dtype), Status::dtype, what, ": cannot sum ",
-        dtype_name(send.dtype), " across processes");
+  check_summable_across_processes(send.dtype, what);
   check(send.dtype == recv.dtype && send.numel() == recv.numel(), Status::internal, what,
         ": operand and result differ");
   World& w = world();
   std::lock_guard<std::mutex> lock(w.mu);
   if (!distributed(w)) {
-    if (send.data() != recv.data()) std::memcpy(recv.data(), send.data(), send.nbytes());
+    copy_within(Device::cpu, recv.data(), send.data(), send.nbytes());
     return;
   }
   CommOp op{int32_t(CommKind::all_reduce_sum),
@@ -339,7 +341,7 @@ void all_gather(const Buffer& part, Buffer& out, const std::string& what) {
   check(out.nbytes() == part.nbytes() * size_t(n), Status::internal, what,
         ": the result does not hold ", n, " parts");
   if (n == 1) {
-    if (part.data() != out.data()) std::memcpy(out.data(), part.data(), part.nbytes());
+    copy_within(Device::cpu, out.data(), part.data(), part.nbytes());
     return;
   }
   CommOp op{int32_t(CommKind::all_gather),
@@ -352,15 +354,14 @@ void all_gather(const Buffer& part, Buffer& out, const std::string& what) {
 }
 
 void reduce_scatter_sum(const Buffer& blocks, Buffer& block, const std::string& what) {
-  check(summable_across_processes(blocks.dtype), Status::dtype, what, ": cannot sum ",
-        dtype_name(blocks.dtype), " across processes");
+  check_summable_across_processes(blocks.dtype, what);
   World& w = world();
   std::lock_guard<std::mutex> lock(w.mu);
   int64_t n = distributed(w) ? w.api.size : 1;
   check(blocks.dtype == block.dtype && blocks.numel() == block.numel() * n, Status::internal, what,
         ": the operand does not hold ", n, " blocks");
   if (n == 1) {
-    if (blocks.data() != block.data()) std::memcpy(block.data(), blocks.data(), block.nbytes());
+    copy_within(Device::cpu, block.data(), blocks.data(), block.nbytes());
     return;
   }
   CommOp op{int32_t(CommKind::reduce_scatter_sum),

@@ -26,6 +26,13 @@ KernelFactory host_find_kernel(const char* device, const char* op) {
   return find_kernel(device, op);
 }
 
+// A GPU index written as 1 to 4 digits, or -1.
+int32_t gpu_index(const std::string& text) {
+  bool digits = !text.empty() && text.size() <= 4 &&
+                text.find_first_not_of("0123456789") == std::string::npos;
+  return digits ? std::stoi(text) : -1;
+}
+
 // The process' rank among the processes of its host, as the launcher says (Open MPI, MPICH's
 // Hydra, Slurm, MVAPICH), or -1: a job of one process per GPU gives process r of a host GPU r.
 // Read from the environment, so it holds before kb_dist_init too.
@@ -33,10 +40,7 @@ int32_t launcher_local_rank() {
   for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
                            "MV2_COMM_WORLD_LOCAL_RANK"}) {
     const char* v = std::getenv(name);
-    if (!v || !*v || std::string(v).find_first_not_of("0123456789") != std::string::npos ||
-        std::string(v).size() > 4)
-      continue;
-    return std::stoi(v);
+    if (int32_t rank = v ? gpu_index(v) : -1; rank >= 0) return rank;
   }
   return -1;
 }
@@ -61,10 +65,10 @@ DeviceSetting device_setting() {
   if (s.text == "cpu") {
     s.cpu = true;
   } else if (s.text.rfind("cuda:", 0) == 0) {
-    std::string n = s.text.substr(5);
-    s.valid = !n.empty() && n.size() <= 4 && n.find_first_not_of("0123456789") == std::string::npos;
+    int32_t n = gpu_index(s.text.substr(5));
+    s.valid = n >= 0;
     if (s.valid) {
-      s.ordinal = std::stoi(n);
+      s.ordinal = n;
       s.ordinal_from_launcher = false;
     }
   } else {

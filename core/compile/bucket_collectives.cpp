@@ -12,7 +12,6 @@
 
 #include "core/compile/choose_kernels.h"
 #include "core/compile/passes.h"
-#include "core/graph/session.h"
 #include "core/ops/collective_ops.h"
 #include "core/ops/op.h"
 #include "core/util/error.h"
@@ -28,18 +27,6 @@ bool bucketable(const Step& st) {
   const TensorType& t = st.in_types[0];
   return st.node->attrs.i("root_only") < 0 && t.shape.fully_known() && t.parts.empty() &&
          summable_across_processes(t.dtype);
-}
-
-NodePtr plan_node(const char* op_name, std::vector<NodePtr> inputs, Attrs attrs,
-                  const TensorType& type, const std::string& name) {
-  auto node = std::make_shared<Node>();
-  node->op = &op(op_name);
-  node->inputs = std::move(inputs);
-  node->attrs = std::move(attrs);
-  node->type = type;
-  node->name = name;
-  node->id = Session::get().next_node_id();
-  return node;
 }
 
 Step step_for(Plan& plan, const NodePtr& node, std::vector<int> in,

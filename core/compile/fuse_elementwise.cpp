@@ -19,7 +19,6 @@
 
 #include "core/backend/device.h"
 #include "core/backend/kernel.h"
-#include "core/graph/session.h"
 #include "core/ops/op.h"
 #include "core/ops/scalar_ops.h"
 
@@ -286,17 +285,13 @@ void fuse_elementwise(Plan& plan, const std::vector<TensorType>& input_types) {
         free_regs.push_back(phys[size_t(ins[4])]);
     }
 
-    auto node = std::make_shared<Node>();
-    node->op = &op("FusedElementwise");
-    node->inputs = ext_nodes;
-    node->attrs.set("program", code);
-    node->attrs.set("registers", int64_t(nregs));
-    node->attrs.set("result", int64_t(phys[size_t(result)]));
-    node->attrs.set("dtype", int64_t(root.out_type.dtype));
-    node->attrs.set("dims", root.out_type.shape.dims);
-    node->type = root.out_type;
-    node->name = root.node->name;
-    node->id = Session::get().next_node_id();
+    NodePtr node = plan_node("FusedElementwise", ext_nodes,
+                             {{"program", code},
+                              {"registers", int64_t(nregs)},
+                              {"result", int64_t(phys[size_t(result)])},
+                              {"dtype", int64_t(root.out_type.dtype)},
+                              {"dims", root.out_type.shape.dims}},
+                             root.out_type, root.node->name);
     Kernel k = factory(KernelArgs{*node, ext_types, root.out_type});
     if (!k) continue;
 

@@ -2,12 +2,18 @@
 // function of its own file.
 #pragma once
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/compile/options.h"
 #include "core/compile/plan.h"
 
 namespace kb {
+
+// A node made by a pass for the steps it writes (kept in Plan::nodes): of the type the plan
+// knows for it, which inference from its inputs' graph types could not always give.
+NodePtr plan_node(const std::string& op_name, std::vector<NodePtr> inputs, Attrs attrs,
+                  const TensorType& type, const std::string& name);
 
 // rewrite_epilogues (fuse_epilogue.cpp): a product with its bias add and relu becomes one fused
 // node; rewrites `outputs` and `updates` in place, false when there was nothing to fuse.

@@ -4,8 +4,22 @@
 
 #include "core/compile/options.h"
 #include "core/compile/passes.h"
+#include "core/graph/session.h"
+#include "core/ops/op.h"
 
 namespace kb {
+
+NodePtr plan_node(const std::string& op_name, std::vector<NodePtr> inputs, Attrs attrs,
+                  const TensorType& type, const std::string& name) {
+  auto node = std::make_shared<Node>();
+  node->op = &op(op_name);
+  node->inputs = std::move(inputs);
+  node->attrs = std::move(attrs);
+  node->type = type;
+  node->name = name;
+  node->id = Session::get().next_node_id();
+  return node;
+}
 
 std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
                                  const std::vector<TensorType>& input_types,

@@ -1,6 +1,7 @@
 // CPU kernels of the collectives (core/ops/collective_ops.cpp), through the engine of
 // core/backend/collectives.h: the identity in a single process.
 #include "core/backend/collectives.h"
+#include "core/backend/device.h"
 #include "core/backend/kernel.h"
 #include "core/graph/dispatch.h"
 
@@ -37,29 +38,27 @@ Kernel make_broadcast(const KernelArgs& k) {
   int32_t root = int32_t(k.node.attrs.i("root"));
   std::string label = what("broadcast", k.node);
   return [root, label](const Ins& in, Buffer& out) {
-    if (out.data() != in[0]->data()) std::memcpy(out.data(), in[0]->data(), out.nbytes());
+    copy_within(Device::cpu, out.data(), in[0]->data(), out.nbytes());
     dist::broadcast(out, root, label);
   };
 }
 KernelRegistrar k2("cpu", "Broadcast", make_broadcast);
 
-Kernel make_all_gather(const KernelArgs& k) {
+// AllGather and ReduceScatter: blocks along axis 0, one per process of the job the graph was
+// built for.
+using BlockwiseCollective = void (*)(const Buffer&, Buffer&, const std::string&);
+Kernel blockwise(const KernelArgs& k, const char* name, BlockwiseCollective collective) {
   const Node* node = &k.node;
-  std::string label = what("all_gather", k.node);
-  return [node, label](const Ins& in, Buffer& out) {
-    check_size(*node, "all_gather");
-    dist::all_gather(*in[0], out, label);
+  std::string label = what(name, k.node);
+  return [node, name, collective, label](const Ins& in, Buffer& out) {
+    check_size(*node, name);
+    collective(*in[0], out, label);
   };
 }
+Kernel make_all_gather(const KernelArgs& k) { return blockwise(k, "all_gather", dist::all_gather); }
 KernelRegistrar k3("cpu", "AllGather", make_all_gather);
-
 Kernel make_reduce_scatter(const KernelArgs& k) {
-  const Node* node = &k.node;
-  std::string label = what("reduce_scatter", k.node);
-  return [node, label](const Ins& in, Buffer& out) {
-    check_size(*node, "reduce_scatter");
-    dist::reduce_scatter_sum(*in[0], out, label);
-  };
+  return blockwise(k, "reduce_scatter", dist::reduce_scatter_sum);
 }
 KernelRegistrar k4("cpu", "ReduceScatter", make_reduce_scatter);
 

@@ -32,18 +32,18 @@ bool summable_across_processes(DType t) {
   }
 }
 
+void check_summable_across_processes(DType t, const std::string& who) {
+  check(summable_across_processes(t), Status::dtype, who, ": cannot sum ", dtype_name(t),
+        " across processes (float32, float64 or an integer dtype)");
+}
+
 namespace {
 
 using Ins = std::vector<TensorType>;
 
-void check_summable(const TensorType& t, const char* who) {
-  check(summable_across_processes(t.dtype), Status::dtype, who, ": cannot sum ",
-        dtype_name(t.dtype), " across processes (float32, float64 or an integer dtype)");
-}
-
 TensorType infer_all_reduce(const Ins& in, const Attrs&) {
   check_arity(in, 1, "all_reduce");
-  check_summable(in[0], "all_reduce");
+  check_summable_across_processes(in[0].dtype, "all_reduce");
   return in[0];
 }
 
@@ -79,7 +79,7 @@ TensorType infer_all_gather(const Ins& in, const Attrs& a) {
 
 TensorType infer_reduce_scatter(const Ins& in, const Attrs& a) {
   check_arity(in, 1, "reduce_scatter");
-  check_summable(in[0], "reduce_scatter");
+  check_summable_across_processes(in[0].dtype, "reduce_scatter");
   return blocks_along_axis0(in[0], a.i("size"), false, "reduce_scatter");
 }
 
