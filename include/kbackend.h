@@ -730,6 +730,82 @@ KB_API kb_status kb_dist_broadcast_variables(kb_tensor* const* variables, size_t
 KB_API kb_status kb_dist_all_reduce(const void* values, void* result, size_t count,
                                     kb_data_type dtype, kb_reduce_op op);
 
+/* ---- Keras models ----------------------------------------------------------------------------
+   A Keras model (Sequential or functional) as Keras 2.2.4 builds, trains and saves it: layers
+   with Keras' weights and names, Keras' optimizers, losses and metrics, its HDF5 files (as
+   Keras 2.0-2.2 and tf.keras 2.x write them; files saved here load in Keras). A model is used
+   from one thread at a time. Strings a model returns are owned by it and valid until the same
+   function is called again on it or the model is released. Arrays cross as tensors of values
+   (kb_tensor_from_data), one row per sample. */
+typedef struct kb_model kb_model;
+/* A model from a Keras HDF5 file; compile != 0 also compiles it from the file's
+   training_config (when it has one) and restores the optimizer's state. A file that is not a
+   Keras model, damaged or with weights that do not fit fails with a message naming the file,
+   the layer and the problem. */
+KB_API kb_status kb_model_load(const char* path, int32_t compile, kb_model** out);
+/* A model from Keras' JSON (model.to_json()); its weights are initialized as Keras does. */
+KB_API kb_status kb_model_from_json(const char* json, kb_model** out);
+KB_API kb_status kb_model_to_json(kb_model* model, const char** out);
+/* Keras' model.save (include_optimizer != 0: training_config and the optimizer's state). */
+KB_API kb_status kb_model_save(kb_model* model, const char* path, int32_t include_optimizer);
+KB_API kb_status kb_model_save_weights(kb_model* model, const char* path);
+/* by_name == 0: by topology (the layers with weights, in order), else by layer name. */
+KB_API kb_status kb_model_load_weights(kb_model* model, const char* path, int32_t by_name);
+/* Keras' compile: optimizer by name ("sgd", "adam") or a JSON {"class_name", "config"};
+   losses by name, one per output or one for all; metrics by name ("accuracy", a loss);
+   options_json (NULL or JSON): {"optimizer": {its config: "lr", "momentum"...},
+   "loss_weights": [one per output]}. */
+KB_API kb_status kb_model_compile(kb_model* model, const char* optimizer,
+                                  const char* const* losses, size_t num_losses,
+                                  const char* const* metrics, size_t num_metrics,
+                                  const char* options_json);
+/* After each batch (batch >= 0) and each epoch (batch == -1) of kb_model_fit: logs_json holds
+   the values so far ({"loss": ..., "acc": ...}); a non-zero return stops training. */
+typedef int32_t (*kb_model_callback)(void* user_data, int64_t epoch, int64_t batch,
+                                     const char* logs_json);
+/* Keras' fit over x (one tensor per input) and y (one per output). options_json (NULL or
+   JSON): {"shuffle": true, "seed": 0, "validation_split": 0.0, "initial_epoch": 0,
+   "class_weight": {"0": 1.0, ...}}. verbose 1: Keras' progress bar on stderr, 2: a line per
+   epoch. history_json: the per-epoch values ({"loss": [...], "acc": [...], "val_loss": ...}). */
+KB_API kb_status kb_model_fit(kb_model* model, kb_tensor* const* x, size_t num_x,
+                              kb_tensor* const* y, size_t num_y, int64_t batch_size,
+                              int64_t epochs, int32_t verbose, const char* options_json,
+                              kb_model_callback callback, void* user_data,
+                              const char** history_json);
+/* evaluate, train_on_batch, test_on_batch: a float64 vector of the values named by
+   kb_model_metrics_names (the loss first). */
+KB_API kb_status kb_model_evaluate(kb_model* model, kb_tensor* const* x, size_t num_x,
+                                   kb_tensor* const* y, size_t num_y, int64_t batch_size,
+                                   int32_t verbose, kb_tensor** out);
+KB_API kb_status kb_model_train_on_batch(kb_model* model, kb_tensor* const* x, size_t num_x,
+                                         kb_tensor* const* y, size_t num_y, kb_tensor** out);
+KB_API kb_status kb_model_test_on_batch(kb_model* model, kb_tensor* const* x, size_t num_x,
+                                        kb_tensor* const* y, size_t num_y, kb_tensor** out);
+/* A JSON list of the names ("loss", "acc"); the model must be compiled. */
+KB_API kb_status kb_model_metrics_names(kb_model* model, const char** out);
+/* The outputs for x, batch_size rows at a time (learning phase 0). */
+KB_API kb_status kb_model_predict(kb_model* model, kb_tensor* const* x, size_t num_x,
+                                  int64_t batch_size, int32_t verbose, kb_tensor_list** out);
+KB_API kb_status kb_model_predict_on_batch(kb_model* model, kb_tensor* const* x, size_t num_x,
+                                           kb_tensor_list** out);
+/* Keras' model.summary() text. */
+KB_API kb_status kb_model_summary(kb_model* model, const char** out);
+/* The layers (Keras' model.layers): count, name, class name, config (JSON), weights' values
+   (constants, Keras' order) and setting them (a list of the same shapes). */
+KB_API kb_status kb_model_layer_count(kb_model* model, size_t* out);
+KB_API kb_status kb_model_layer_name(kb_model* model, size_t index, const char** out);
+KB_API kb_status kb_model_layer_class(kb_model* model, size_t index, const char** out);
+KB_API kb_status kb_model_layer_config(kb_model* model, size_t index, const char** out);
+KB_API kb_status kb_model_layer_get_weights(kb_model* model, size_t index, kb_tensor_list** out);
+KB_API kb_status kb_model_layer_set_weights(kb_model* model, size_t index,
+                                            kb_tensor* const* values, size_t n);
+/* The model as backend tensors: its input placeholders, outputs and weight variables, to build
+   on (extra loss terms, kb_gradients, a kb_function of one's own). */
+KB_API kb_status kb_model_inputs(kb_model* model, kb_tensor_list** out);
+KB_API kb_status kb_model_outputs(kb_model* model, kb_tensor_list** out);
+KB_API kb_status kb_model_weights(kb_model* model, kb_tensor_list** out);
+KB_API void kb_model_release(kb_model* model); /* NULL-safe */
+
 #ifdef __cplusplus
 }
 #endif

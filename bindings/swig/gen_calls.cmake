@@ -4,7 +4,7 @@
 # kb_status function a helper returning void. SWIG wraps the helpers under the header's names less
 # the kb_ prefix (kb_mean -> mean), so a new C function needs no hand work in any language.
 # Functions with callbacks, raw memory or several outputs are wrapped by hand in kbackend.i (the
-# SKIP list below).
+# SKIP list below). Keras models (kb_model_*) wait for their own Model types in these languages.
 # Usage: cmake -DHEADER=include/kbackend.h -DOUT=build/kbackend_calls.i -P gen_calls.cmake
 cmake_minimum_required(VERSION 3.25)
 set(SKIP kb_rnn kb_map_fn kb_foldl kb_foldr kb_set_print_sink kb_int_shape kb_get_variable_shape
@@ -39,7 +39,7 @@ foreach(decl IN LISTS decls)
   string(REGEX REPLACE "^KB_API kb_status (kb_[a-z0-9_]+)\\((.*)\\)$" "\\1" name "${decl}")
   string(REGEX REPLACE "^KB_API kb_status (kb_[a-z0-9_]+)\\((.*)\\)$" "\\2" params "${decl}")
   list(FIND SKIP ${name} skipped)
-  if(NOT skipped EQUAL -1)
+  if(NOT skipped EQUAL -1 OR name MATCHES "^kb_model_")
     continue()
   endif()
   string(REGEX REPLACE "^kb_" "" short "${name}")

@@ -62,6 +62,34 @@ struct kb_compiled_function {};
  * (kb_sparse_tensor), which every language's array typemaps already carry. */
 %ignore kb_sparse_from_coo;
 %ignore kb_sparse_from_csr;
+/* Keras models (kb_model_*) reach Python through kbackend.models (ctypes, for the fit callback);
+ * the other languages' Model types are still to come (gen_calls.cmake skips them too). */
+%ignore kb_model_compile;
+%ignore kb_model_evaluate;
+%ignore kb_model_fit;
+%ignore kb_model_from_json;
+%ignore kb_model_inputs;
+%ignore kb_model_layer_class;
+%ignore kb_model_layer_config;
+%ignore kb_model_layer_count;
+%ignore kb_model_layer_get_weights;
+%ignore kb_model_layer_name;
+%ignore kb_model_layer_set_weights;
+%ignore kb_model_load;
+%ignore kb_model_load_weights;
+%ignore kb_model_metrics_names;
+%ignore kb_model_outputs;
+%ignore kb_model_predict;
+%ignore kb_model_predict_on_batch;
+%ignore kb_model_release;
+%ignore kb_model_save;
+%ignore kb_model_save_weights;
+%ignore kb_model_summary;
+%ignore kb_model_test_on_batch;
+%ignore kb_model_to_json;
+%ignore kb_model_train_on_batch;
+%ignore kb_model_weights;
+%ignore kb_model_callback;
 
 /* ---- the one error policy --------------------------------------------------------------------
  * Every entry point clears the thread-local error first and checks it after the call, so the same

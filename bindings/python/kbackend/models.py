@@ -1,0 +1,347 @@
+"""Keras models over kbackend's native model layer (kb_model_* in include/kbackend.h), with
+Keras' names:
+
+    from kbackend import models
+    model = models.load_model("model.h5")      # a file Keras saved
+    model.fit(x, y, batch_size=32, epochs=2)
+    model.predict(x)
+    model.save("again.h5")
+
+Layers, optimizers, losses and metrics compute as Keras 2.2.4's do; no Keras or TensorFlow is
+needed at run time. Failures raise ValueError (bad argument, shape, dtype or file),
+NotImplementedError (a layer, loss or optimizer not supported), MemoryError or KBackendError,
+with the library's message.
+"""
+import ctypes
+import json
+
+import numpy as np
+
+from . import kbackend as _swig  # loads libkbackend first: ctypes below finds the same library
+from ._kbackend import KBackendError
+
+_lib = ctypes.CDLL("libkbackend.so.1")
+_p = ctypes.c_void_p
+_status = ctypes.c_int32
+_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int32, _p, ctypes.c_int64, ctypes.c_int64, ctypes.c_char_p)
+
+
+def _sig(name, *args):
+    f = getattr(_lib, name)
+    f.argtypes = list(args)
+    f.restype = _status
+    return f
+
+
+_lib.kb_last_error_message.restype = ctypes.c_char_p
+_lib.kb_tensor_release.argtypes = [_p]
+_lib.kb_tensor_release.restype = None
+_lib.kb_tensor_list_release.argtypes = [_p]
+_lib.kb_tensor_list_release.restype = None
+_lib.kb_tensor_list_size.argtypes = [_p]
+_lib.kb_tensor_list_size.restype = ctypes.c_size_t
+_lib.kb_model_release.argtypes = [_p]
+_lib.kb_model_release.restype = None
+_i64p = ctypes.POINTER(ctypes.c_int64)
+_S = ctypes.POINTER(ctypes.c_char_p)
+_PP = ctypes.POINTER(_p)
+_C = {
+    "tensor_from_data": _sig("kb_tensor_from_data", _p, ctypes.c_int32, _i64p, ctypes.c_size_t, _PP),
+    "tensor_copy_to": _sig("kb_tensor_copy_to", _p, _p, ctypes.c_size_t),
+    "int_shape": _sig("kb_int_shape", _p, _i64p, ctypes.c_size_t, _i64p),
+    "dtype": _sig("kb_dtype", _p, ctypes.POINTER(ctypes.c_int32)),
+    "list_get": _sig("kb_tensor_list_get", _p, ctypes.c_size_t, _PP),
+    "load": _sig("kb_model_load", ctypes.c_char_p, ctypes.c_int32, _PP),
+    "from_json": _sig("kb_model_from_json", ctypes.c_char_p, _PP),
+    "to_json": _sig("kb_model_to_json", _p, _S),
+    "save": _sig("kb_model_save", _p, ctypes.c_char_p, ctypes.c_int32),
+    "save_weights": _sig("kb_model_save_weights", _p, ctypes.c_char_p),
+    "load_weights": _sig("kb_model_load_weights", _p, ctypes.c_char_p, ctypes.c_int32),
+    "compile": _sig("kb_model_compile", _p, ctypes.c_char_p, _S, ctypes.c_size_t, _S,
+                    ctypes.c_size_t, ctypes.c_char_p),
+    "fit": _sig("kb_model_fit", _p, _PP, ctypes.c_size_t, _PP, ctypes.c_size_t, ctypes.c_int64,
+                ctypes.c_int64, ctypes.c_int32, ctypes.c_char_p, _CALLBACK, _p, _S),
+    "evaluate": _sig("kb_model_evaluate", _p, _PP, ctypes.c_size_t, _PP, ctypes.c_size_t,
+                     ctypes.c_int64, ctypes.c_int32, _PP),
+    "train_on_batch": _sig("kb_model_train_on_batch", _p, _PP, ctypes.c_size_t, _PP,
+                           ctypes.c_size_t, _PP),
+    "test_on_batch": _sig("kb_model_test_on_batch", _p, _PP, ctypes.c_size_t, _PP,
+                          ctypes.c_size_t, _PP),
+    "metrics_names": _sig("kb_model_metrics_names", _p, _S),
+    "predict": _sig("kb_model_predict", _p, _PP, ctypes.c_size_t, ctypes.c_int64, ctypes.c_int32,
+                    _PP),
+    "predict_on_batch": _sig("kb_model_predict_on_batch", _p, _PP, ctypes.c_size_t, _PP),
+    "summary": _sig("kb_model_summary", _p, _S),
+    "layer_count": _sig("kb_model_layer_count", _p, ctypes.POINTER(ctypes.c_size_t)),
+    "layer_name": _sig("kb_model_layer_name", _p, ctypes.c_size_t, _S),
+    "layer_class": _sig("kb_model_layer_class", _p, ctypes.c_size_t, _S),
+    "layer_config": _sig("kb_model_layer_config", _p, ctypes.c_size_t, _S),
+    "layer_get_weights": _sig("kb_model_layer_get_weights", _p, ctypes.c_size_t, _PP),
+    "layer_set_weights": _sig("kb_model_layer_set_weights", _p, ctypes.c_size_t, _PP,
+                              ctypes.c_size_t),
+}
+_ERRORS = {1: ValueError, 2: ValueError, 3: ValueError, 4: NotImplementedError, 5: MemoryError}
+_NUMPY = {1: np.float32, 2: np.float64, 3: np.int8, 4: np.int16, 5: np.int32, 6: np.int64,
+          7: np.uint8, 8: np.bool_, 0: np.float16}
+_CODES = {np.dtype(v): k for k, v in _NUMPY.items()}
+
+
+def _call(name, *args):
+    status = _C[name](*args)
+    if status != 0:
+        message = (_lib.kb_last_error_message() or b"").decode("utf-8", "replace")
+        error = _ERRORS.get(status, KBackendError)(message)
+        error.status = status
+        raise error
+
+
+def _text(name, *args):
+    out = ctypes.c_char_p()
+    _call(name, *(args + (ctypes.byref(out),)))
+    return out.value.decode("utf-8")
+
+
+class _Arrays:
+    """NumPy arrays as kb_tensor handles for one call (released after it)."""
+
+    def __init__(self, arrays):
+        if arrays is None:
+            arrays = []
+        elif not isinstance(arrays, (list, tuple)):
+            arrays = [arrays]
+        self.handles = (_p * max(len(arrays), 1))()
+        self.count = len(arrays)
+        self._made = []
+        for i, a in enumerate(arrays):
+            a = np.ascontiguousarray(a)
+            if a.dtype not in _CODES:
+                a = a.astype(np.float32)
+            shape = (ctypes.c_int64 * max(a.ndim, 1))(*a.shape)
+            out = _p()
+            _call("tensor_from_data", a.ctypes.data_as(_p), _CODES[a.dtype], shape, a.ndim,
+                  ctypes.byref(out))
+            self._made.append(out)
+            self.handles[i] = out
+
+    def __del__(self):
+        for h in self._made:
+            _lib.kb_tensor_release(h)
+
+
+def _to_numpy(handle):
+    code = ctypes.c_int32()
+    _call("dtype", handle, ctypes.byref(code))
+    dims = (ctypes.c_int64 * 32)()
+    ndim = ctypes.c_int64()
+    _call("int_shape", handle, dims, 32, ctypes.byref(ndim))
+    out = np.empty(tuple(dims[:ndim.value]), dtype=_NUMPY[code.value])
+    _call("tensor_copy_to", handle, out.ctypes.data_as(_p), out.nbytes)
+    return out
+
+
+def _list_to_numpy(lst):
+    try:
+        out = []
+        for i in range(_lib.kb_tensor_list_size(lst)):
+            t = _p()
+            _call("list_get", lst, i, ctypes.byref(t))
+            try:
+                out.append(_to_numpy(t))
+            finally:
+                _lib.kb_tensor_release(t)
+        return out
+    finally:
+        _lib.kb_tensor_list_release(lst)
+
+
+def _values(name, *args):
+    t = _p()
+    _call(name, *(args + (ctypes.byref(t),)))
+    try:
+        return _to_numpy(t)
+    finally:
+        _lib.kb_tensor_release(t)
+
+
+def _scalar_or_list(values):
+    values = [float(v) for v in values]
+    return values[0] if len(values) == 1 else values
+
+
+def _strings(items):
+    items = [items] if isinstance(items, str) else list(items or [])
+    return (ctypes.c_char_p * max(len(items), 1))(*[s.encode() for s in items]), len(items)
+
+
+class History:
+    """What fit returns: .history maps each metric to its per-epoch values (Keras' History)."""
+
+    def __init__(self, history, epochs):
+        self.history = history
+        self.epoch = list(epochs)
+
+
+class Layer:
+    def __init__(self, model, index):
+        self._model, self._index = model, index
+
+    @property
+    def name(self):
+        return _text("layer_name", self._model._h, self._index)
+
+    @property
+    def class_name(self):
+        return _text("layer_class", self._model._h, self._index)
+
+    def get_config(self):
+        return json.loads(_text("layer_config", self._model._h, self._index))
+
+    def get_weights(self):
+        out = _p()
+        _call("layer_get_weights", self._model._h, self._index, ctypes.byref(out))
+        return _list_to_numpy(out)
+
+    def set_weights(self, weights):
+        arrays = _Arrays(list(weights))
+        _call("layer_set_weights", self._model._h, self._index, arrays.handles, arrays.count)
+
+
+class Model:
+    """A Keras model (Sequential or functional) run by kbackend's native model layer."""
+
+    def __init__(self, handle):
+        self._h = handle
+
+    def __del__(self):
+        if getattr(self, "_h", None):
+            _lib.kb_model_release(self._h)
+            self._h = None
+
+    @property
+    def layers(self):
+        n = ctypes.c_size_t()
+        _call("layer_count", self._h, ctypes.byref(n))
+        return [Layer(self, i) for i in range(n.value)]
+
+    def get_layer(self, name):
+        for layer in self.layers:
+            if layer.name == name:
+                return layer
+        raise ValueError("No such layer: " + name)
+
+    def get_weights(self):
+        return [w for layer in self.layers for w in layer.get_weights()]
+
+    def set_weights(self, weights):
+        weights = list(weights)
+        for layer in self.layers:
+            n = len(layer.get_weights())
+            if n:
+                layer.set_weights(weights[:n])
+                weights = weights[n:]
+
+    def compile(self, optimizer, loss, metrics=None, loss_weights=None):
+        if hasattr(optimizer, "get_config"):  # a keras.optimizers object
+            optimizer = {"class_name": type(optimizer).__name__, "config": optimizer.get_config()}
+        if isinstance(optimizer, dict):
+            optimizer = json.dumps(optimizer)
+        losses, n_losses = _strings(loss)
+        names, n_metrics = _strings(metrics)
+        options = json.dumps({"loss_weights": list(loss_weights)}) if loss_weights else None
+        _call("compile", self._h, optimizer.encode(), losses, n_losses, names, n_metrics,
+              options.encode() if options else None)
+
+    @property
+    def metrics_names(self):
+        return json.loads(_text("metrics_names", self._h))
+
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose=1, callbacks=None,
+            validation_split=0.0, shuffle=True, class_weight=None, initial_epoch=0, seed=0):
+        """Keras' fit; callbacks: functions (epoch, batch, logs) -> True to stop, called after
+        each batch and (batch -1) each epoch."""
+        xs, ys = _Arrays(x), _Arrays(y)
+        options = {"shuffle": bool(shuffle), "seed": int(seed),
+                   "validation_split": float(validation_split), "initial_epoch": int(initial_epoch)}
+        if class_weight:
+            options["class_weight"] = {str(int(k)): float(v) for k, v in class_weight.items()}
+        errors = []
+
+        def relay(_user, epoch, batch, logs):
+            try:
+                logs = json.loads(logs.decode())
+                return int(any(bool(cb(epoch, batch, logs)) for cb in callbacks or []))
+            except BaseException as e:  # raised again after the C call returns
+                errors.append(e)
+                return 1
+
+        callback = _CALLBACK(relay) if callbacks else _CALLBACK()
+        history = ctypes.c_char_p()
+        _call("fit", self._h, xs.handles, xs.count, ys.handles, ys.count, batch_size or 32,
+              epochs, verbose, json.dumps(options).encode(), callback, None,
+              ctypes.byref(history))
+        if errors:
+            raise errors[0]
+        h = json.loads(history.value.decode())
+        done = len(next(iter(h.values()), []))
+        return History(h, range(initial_epoch, initial_epoch + done))
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose=1):
+        xs, ys = _Arrays(x), _Arrays(y)
+        return _scalar_or_list(_values("evaluate", self._h, xs.handles, xs.count, ys.handles,
+                                       ys.count, batch_size or 32, verbose))
+
+    def train_on_batch(self, x, y):
+        xs, ys = _Arrays(x), _Arrays(y)
+        return _scalar_or_list(_values("train_on_batch", self._h, xs.handles, xs.count,
+                                       ys.handles, ys.count))
+
+    def test_on_batch(self, x, y):
+        xs, ys = _Arrays(x), _Arrays(y)
+        return _scalar_or_list(_values("test_on_batch", self._h, xs.handles, xs.count,
+                                       ys.handles, ys.count))
+
+    def predict(self, x, batch_size=None, verbose=0):
+        xs = _Arrays(x)
+        out = _p()
+        _call("predict", self._h, xs.handles, xs.count, batch_size or 32, verbose,
+              ctypes.byref(out))
+        arrays = _list_to_numpy(out)
+        return arrays[0] if len(arrays) == 1 else arrays
+
+    def predict_on_batch(self, x):
+        xs = _Arrays(x)
+        out = _p()
+        _call("predict_on_batch", self._h, xs.handles, xs.count, ctypes.byref(out))
+        arrays = _list_to_numpy(out)
+        return arrays[0] if len(arrays) == 1 else arrays
+
+    def save(self, filepath, include_optimizer=True):
+        _call("save", self._h, str(filepath).encode(), int(bool(include_optimizer)))
+
+    def save_weights(self, filepath):
+        _call("save_weights", self._h, str(filepath).encode())
+
+    def load_weights(self, filepath, by_name=False):
+        _call("load_weights", self._h, str(filepath).encode(), int(bool(by_name)))
+
+    def to_json(self):
+        return _text("to_json", self._h)
+
+    def summary(self, print_fn=None):
+        text = _text("summary", self._h)
+        (print_fn or print)(text.rstrip("\n"))
+
+
+def load_model(filepath, compile=True):  # noqa: A002 - Keras' name
+    h = _p()
+    _call("load", str(filepath).encode(), int(bool(compile)), ctypes.byref(h))
+    return Model(h)
+
+
+def model_from_json(json_string):
+    h = _p()
+    _call("from_json", json_string.encode(), ctypes.byref(h))
+    return Model(h)
+
+
+del _swig

@@ -1,0 +1,345 @@
+// Keras models: kb_model_* over core/model.
+#include "capi/handles.h"
+#include "core/api/api.h"
+#include "core/model/model_file.h"
+#include "core/model/summary.h"
+#include "core/model/training.h"
+#include "core/ops/build.h"
+
+using namespace kb;
+using kb::capi::guard;
+using kb::capi::out_arg;
+
+struct kb_model {
+  std::shared_ptr<model::Model> model;
+  // The strings handed out, one per function that returns one.
+  std::string json, history, names, summary, layer_name, layer_class, layer_config;
+};
+
+namespace {
+
+model::Model& model_arg(kb_model* m, const char* who) {
+  check(m != nullptr && m->model != nullptr, Status::invalid_argument, who, ": model is NULL");
+  return *m->model;
+}
+
+model::Training& compiled(kb_model* m, const char* who) {
+  model::Training* t = model_arg(m, who).training();
+  check(t != nullptr, Status::invalid_argument, who,
+        ": the model is not compiled (kb_model_compile)");
+  return *t;
+}
+
+std::string string_arg(const char* s, const char* who, const char* what) {
+  check(s != nullptr, Status::invalid_argument, who, ": ", what, " is NULL");
+  return s;
+}
+
+// Values given as tensors: constants (kb_tensor_from_data) or anything kb_eval can compute.
+model::Buffers arrays_arg(kb_tensor* const* xs, size_t n, const char* who, const char* what) {
+  check(xs != nullptr || n == 0, Status::invalid_argument, who, ": ", what, " is NULL");
+  model::Buffers out;
+  for (const NodePtr& x : capi::tensor_list_arg(xs, n, who, what))
+    out.push_back(x->is("Constant") && x->value && x->value->device == Device::cpu ? x->value
+                                                                                   : evaluate(x));
+  return out;
+}
+
+kb_tensor* values_tensor(const std::vector<double>& values) {
+  auto b = Buffer::make(DType::f64, {int64_t(values.size())});
+  std::copy(values.begin(), values.end(), b->as<double>());
+  return capi::wrap(constant_node(b));
+}
+
+kb_tensor_list* arrays_list(const model::Buffers& bs) {
+  std::vector<NodePtr> out;
+  for (const auto& b : bs) out.push_back(constant_node(b));
+  return capi::wrap_list(std::move(out));
+}
+
+model::Json options_arg(const char* json, const char* who) {
+  if (json == nullptr) return model::Json::object();
+  model::Json o = model::parse_json(json, std::string(who) + ": options_json");
+  check(o.is_object(), Status::invalid_argument, who, ": options_json is not an object");
+  return o;
+}
+
+const std::shared_ptr<model::Layer>& layer_arg(kb_model* m, size_t index, const char* who) {
+  const auto& layers = model_arg(m, who).layers();
+  check(index < layers.size(), Status::invalid_argument, who, ": layer ", index, " of a model of ",
+        layers.size());
+  return layers[index];
+}
+
+}  // namespace
+
+extern "C" {
+
+KB_API kb_status kb_model_load(const char* path, int32_t compile, kb_model** out) {
+  return guard("model_load", [&] {
+    out_arg(out, "model_load");
+    auto m = model::load_model(string_arg(path, "model_load", "path"), compile != 0);
+    *out = new kb_model{m, {}, {}, {}, {}, {}, {}, {}};
+  });
+}
+
+KB_API kb_status kb_model_from_json(const char* json, kb_model** out) {
+  return guard("model_from_json", [&] {
+    out_arg(out, "model_from_json");
+    auto config = model::parse_json(string_arg(json, "model_from_json", "json"), "model_from_json");
+    *out = new kb_model{model::Model::from_config(config), {}, {}, {}, {}, {}, {}, {}};
+  });
+}
+
+KB_API kb_status kb_model_to_json(kb_model* m, const char** out) {
+  return guard("model_to_json", [&] {
+    out_arg(out, "model_to_json");
+    m->json = model_arg(m, "model_to_json").config().dump();
+    *out = m->json.c_str();
+  });
+}
+
+KB_API kb_status kb_model_save(kb_model* m, const char* path, int32_t include_optimizer) {
+  return guard("model_save", [&] {
+    model::save_model(model_arg(m, "model_save"), string_arg(path, "model_save", "path"),
+                      include_optimizer != 0);
+  });
+}
+
+KB_API kb_status kb_model_save_weights(kb_model* m, const char* path) {
+  return guard("model_save_weights", [&] {
+    model::save_weights(model_arg(m, "model_save_weights"),
+                        string_arg(path, "model_save_weights", "path"));
+  });
+}
+
+KB_API kb_status kb_model_load_weights(kb_model* m, const char* path, int32_t by_name) {
+  return guard("model_load_weights", [&] {
+    model::load_weights(model_arg(m, "model_load_weights"),
+                        string_arg(path, "model_load_weights", "path"), by_name != 0);
+  });
+}
+
+KB_API kb_status kb_model_compile(kb_model* m, const char* optimizer, const char* const* losses,
+                                  size_t num_losses, const char* const* metrics, size_t num_metrics,
+                                  const char* options_json) {
+  return guard("model_compile", [&] {
+    model::Model& mm = model_arg(m, "model_compile");
+    std::string opt = string_arg(optimizer, "model_compile", "optimizer");
+    model::Json spec = !opt.empty() && opt[0] == '{'
+                           ? model::parse_json(opt, "model_compile: optimizer")
+                           : model::Json(opt);
+    check(losses != nullptr && num_losses > 0, Status::invalid_argument,
+          "model_compile: no loss given");
+    check(metrics != nullptr || num_metrics == 0, Status::invalid_argument,
+          "model_compile: metrics is NULL");
+    std::vector<std::string> ls, ms;
+    for (size_t i = 0; i < num_losses; ++i)
+      ls.push_back(string_arg(losses[i], "model_compile", "a loss"));
+    for (size_t i = 0; i < num_metrics; ++i)
+      ms.push_back(string_arg(metrics[i], "model_compile", "a metric"));
+    model::Json o = options_arg(options_json, "model_compile");
+    std::vector<double> weights;
+    if (o.contains("loss_weights"))
+      for (const auto& w : o["loss_weights"]) {
+        check(w.is_number(), Status::invalid_argument,
+              "model_compile: a loss weight is not a number");
+        weights.push_back(w.get<double>());
+      }
+    mm.set_training(std::make_unique<model::Training>(
+        mm, spec, o.contains("optimizer") ? o["optimizer"] : model::Json(), ls, ms, weights));
+  });
+}
+
+KB_API kb_status kb_model_fit(kb_model* m, kb_tensor* const* x, size_t num_x, kb_tensor* const* y,
+                              size_t num_y, int64_t batch_size, int64_t epochs, int32_t verbose,
+                              const char* options_json, kb_model_callback callback, void* user_data,
+                              const char** history_json) {
+  return guard("model_fit", [&] {
+    model::Training& t = compiled(m, "model_fit");
+    model::Json o = options_arg(options_json, "model_fit");
+    const std::string w = "model_fit: options_json";
+    model::FitOptions f;
+    f.batch_size = batch_size;
+    f.epochs = epochs;
+    f.verbose = verbose;
+    f.shuffle = model::bool_or(o, "shuffle", true, w);
+    f.seed = uint64_t(model::int_or(o, "seed", 0, w));
+    f.validation_split = model::number_or(o, "validation_split", 0, w);
+    f.initial_epoch = model::int_or(o, "initial_epoch", 0, w);
+    if (o.contains("class_weight")) {
+      check(o["class_weight"].is_object(), Status::invalid_argument, w,
+            ": class_weight is not {class: weight}");
+      for (const auto& [k, v] : o["class_weight"].items()) {
+        check(v.is_number(), Status::invalid_argument, w, ": class weight of ", k,
+              " is not a number");
+        f.class_weight[std::stoll(k)] = v.get<double>();
+      }
+    }
+    model::FitCallback cb;
+    if (callback)
+      cb = [&](int64_t epoch, int64_t batch, const model::Json& logs) {
+        return callback(user_data, epoch, batch, logs.dump().c_str()) != 0;
+      };
+    model::Json h = t.fit(arrays_arg(x, num_x, "model_fit", "x"),
+                          arrays_arg(y, num_y, "model_fit", "y"), f, cb);
+    m->history = h.dump();
+    if (history_json) *history_json = m->history.c_str();
+  });
+}
+
+KB_API kb_status kb_model_evaluate(kb_model* m, kb_tensor* const* x, size_t num_x,
+                                   kb_tensor* const* y, size_t num_y, int64_t batch_size,
+                                   int32_t verbose, kb_tensor** out) {
+  return guard("model_evaluate", [&] {
+    out_arg(out, "model_evaluate");
+    auto v = compiled(m, "model_evaluate")
+                 .evaluate(arrays_arg(x, num_x, "model_evaluate", "x"),
+                           arrays_arg(y, num_y, "model_evaluate", "y"), batch_size, verbose);
+    *out = values_tensor(v);
+  });
+}
+
+KB_API kb_status kb_model_train_on_batch(kb_model* m, kb_tensor* const* x, size_t num_x,
+                                         kb_tensor* const* y, size_t num_y, kb_tensor** out) {
+  return guard("model_train_on_batch", [&] {
+    out_arg(out, "model_train_on_batch");
+    auto v = compiled(m, "model_train_on_batch")
+                 .train_on_batch(arrays_arg(x, num_x, "model_train_on_batch", "x"),
+                                 arrays_arg(y, num_y, "model_train_on_batch", "y"));
+    *out = values_tensor(v);
+  });
+}
+
+KB_API kb_status kb_model_test_on_batch(kb_model* m, kb_tensor* const* x, size_t num_x,
+                                        kb_tensor* const* y, size_t num_y, kb_tensor** out) {
+  return guard("model_test_on_batch", [&] {
+    out_arg(out, "model_test_on_batch");
+    auto v = compiled(m, "model_test_on_batch")
+                 .test_on_batch(arrays_arg(x, num_x, "model_test_on_batch", "x"),
+                                arrays_arg(y, num_y, "model_test_on_batch", "y"));
+    *out = values_tensor(v);
+  });
+}
+
+KB_API kb_status kb_model_metrics_names(kb_model* m, const char** out) {
+  return guard("model_metrics_names", [&] {
+    out_arg(out, "model_metrics_names");
+    m->names = model::Json(compiled(m, "model_metrics_names").metrics_names()).dump();
+    *out = m->names.c_str();
+  });
+}
+
+KB_API kb_status kb_model_predict(kb_model* m, kb_tensor* const* x, size_t num_x,
+                                  int64_t batch_size, int32_t verbose, kb_tensor_list** out) {
+  return guard("model_predict", [&] {
+    out_arg(out, "model_predict");
+    *out = arrays_list(model::predict(model_arg(m, "model_predict"),
+                                      arrays_arg(x, num_x, "model_predict", "x"), batch_size,
+                                      verbose));
+  });
+}
+
+KB_API kb_status kb_model_predict_on_batch(kb_model* m, kb_tensor* const* x, size_t num_x,
+                                           kb_tensor_list** out) {
+  return guard("model_predict_on_batch", [&] {
+    out_arg(out, "model_predict_on_batch");
+    *out =
+        arrays_list(model::predict_on_batch(model_arg(m, "model_predict_on_batch"),
+                                            arrays_arg(x, num_x, "model_predict_on_batch", "x")));
+  });
+}
+
+KB_API kb_status kb_model_summary(kb_model* m, const char** out) {
+  return guard("model_summary", [&] {
+    out_arg(out, "model_summary");
+    m->summary = model::summary(model_arg(m, "model_summary"));
+    *out = m->summary.c_str();
+  });
+}
+
+KB_API kb_status kb_model_layer_count(kb_model* m, size_t* out) {
+  return guard("model_layer_count", [&] {
+    out_arg(out, "model_layer_count");
+    *out = model_arg(m, "model_layer_count").layers().size();
+  });
+}
+
+KB_API kb_status kb_model_layer_name(kb_model* m, size_t index, const char** out) {
+  return guard("model_layer_name", [&] {
+    out_arg(out, "model_layer_name");
+    m->layer_name = layer_arg(m, index, "model_layer_name")->name();
+    *out = m->layer_name.c_str();
+  });
+}
+
+KB_API kb_status kb_model_layer_class(kb_model* m, size_t index, const char** out) {
+  return guard("model_layer_class", [&] {
+    out_arg(out, "model_layer_class");
+    m->layer_class = layer_arg(m, index, "model_layer_class")->class_name();
+    *out = m->layer_class.c_str();
+  });
+}
+
+KB_API kb_status kb_model_layer_config(kb_model* m, size_t index, const char** out) {
+  return guard("model_layer_config", [&] {
+    out_arg(out, "model_layer_config");
+    m->layer_config = layer_arg(m, index, "model_layer_config")->config().dump();
+    *out = m->layer_config.c_str();
+  });
+}
+
+KB_API kb_status kb_model_layer_get_weights(kb_model* m, size_t index, kb_tensor_list** out) {
+  return guard("model_layer_get_weights", [&] {
+    out_arg(out, "model_layer_get_weights");
+    std::vector<NodePtr> values;
+    for (const auto& w : layer_arg(m, index, "model_layer_get_weights")->weights())
+      values.push_back(constant_node(evaluate(w.variable)));
+    *out = capi::wrap_list(std::move(values));
+  });
+}
+
+KB_API kb_status kb_model_layer_set_weights(kb_model* m, size_t index, kb_tensor* const* values,
+                                            size_t n) {
+  return guard("model_layer_set_weights", [&] {
+    const char* who = "model_layer_set_weights";
+    const auto& layer = layer_arg(m, index, who);
+    auto weights = layer->weights();
+    check(n == weights.size(), Status::invalid_argument, who, ": ", n, " values for ",
+          layer->where(), " of ", weights.size(), " weights");
+    model::Buffers bs = arrays_arg(values, n, who, "values");
+    for (size_t i = 0; i < n; ++i)
+      check(bs[i]->dims == weights[i].variable->shape().dims, Status::shape, who, ": value ", i,
+            " has shape ", dims_str(bs[i]->dims), ", weight '", weights[i].name, "' ",
+            dims_str(weights[i].variable->shape().dims));
+    for (size_t i = 0; i < n; ++i)
+      api::set_value(weights[i].variable, convert_buffer(bs[i], weights[i].variable->dtype()));
+  });
+}
+
+KB_API kb_status kb_model_inputs(kb_model* m, kb_tensor_list** out) {
+  return guard("model_inputs", [&] {
+    out_arg(out, "model_inputs");
+    *out = capi::wrap_list(model_arg(m, "model_inputs").inputs());
+  });
+}
+
+KB_API kb_status kb_model_outputs(kb_model* m, kb_tensor_list** out) {
+  return guard("model_outputs", [&] {
+    out_arg(out, "model_outputs");
+    *out = capi::wrap_list(model_arg(m, "model_outputs").outputs());
+  });
+}
+
+KB_API kb_status kb_model_weights(kb_model* m, kb_tensor_list** out) {
+  return guard("model_weights", [&] {
+    out_arg(out, "model_weights");
+    std::vector<NodePtr> vars;
+    for (const auto& w : model_arg(m, "model_weights").weights()) vars.push_back(w.variable);
+    *out = capi::wrap_list(std::move(vars));
+  });
+}
+
+KB_API void kb_model_release(kb_model* m) { delete m; }
+
+}  // extern "C"

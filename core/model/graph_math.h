@@ -1,0 +1,24 @@
+// Arithmetic as Keras code writes it with Python operators on tensors (x * y, 1. - x): the
+// backend's Keras functions, so a model here computes what Keras on kbackend computes.
+#pragma once
+#include "core/api/api.h"
+#include "core/ops/build.h"
+
+namespace kb::model {
+
+inline NodePtr plus(const NodePtr& x, const NodePtr& y) {
+  return api::binary_op("add", "Add", x, y);
+}
+inline NodePtr minus(const NodePtr& x, const NodePtr& y) {
+  return api::binary_op("subtract", "Sub", x, y);
+}
+inline NodePtr times(const NodePtr& x, const NodePtr& y) {
+  return api::binary_op("multiply", "Mul", x, y);
+}
+inline NodePtr divided(const NodePtr& x, const NodePtr& y) {
+  return api::binary_op("divide", "Div", x, y);
+}
+// A Python float beside a tensor: a scalar constant of the tensor's dtype.
+inline NodePtr number(const NodePtr& like, double v) { return scalar_like(like, v); }
+
+}  // namespace kb::model

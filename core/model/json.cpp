@@ -1,0 +1,106 @@
+#include "core/model/json.h"
+
+#include "core/util/error.h"
+
+namespace kb::model {
+namespace {
+
+const Json* present(const Json& config, const char* key) {
+  if (!config.is_object()) return nullptr;
+  auto it = config.find(key);
+  if (it == config.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+}  // namespace
+
+Json parse_json(const std::string& text, const std::string& where) {
+  try {
+    return Json::parse(text);
+  } catch (const Json::exception& e) {
+    fail(Status::invalid_argument, where, ": not JSON (", e.what(), ")");
+  }
+}
+
+std::optional<double> opt_number(const Json& config, const char* key, const std::string& where) {
+  const Json* v = present(config, key);
+  if (!v) return std::nullopt;
+  if (v->is_boolean()) return v->get<bool>() ? 1.0 : 0.0;
+  check(v->is_number(), Status::invalid_argument, where, ": '", key, "' is not a number");
+  return v->get<double>();
+}
+
+std::optional<std::string> opt_string(const Json& config, const char* key,
+                                      const std::string& where) {
+  const Json* v = present(config, key);
+  if (!v) return std::nullopt;
+  check(v->is_string(), Status::invalid_argument, where, ": '", key, "' is not a string");
+  return v->get<std::string>();
+}
+
+double number_or(const Json& config, const char* key, double fallback, const std::string& where) {
+  return opt_number(config, key, where).value_or(fallback);
+}
+
+int64_t int_or(const Json& config, const char* key, int64_t fallback, const std::string& where) {
+  auto v = opt_number(config, key, where);
+  if (!v) return fallback;
+  check(*v == static_cast<double>(static_cast<int64_t>(*v)), Status::invalid_argument, where, ": '",
+        key, "' is not an integer");
+  return static_cast<int64_t>(*v);
+}
+
+bool bool_or(const Json& config, const char* key, bool fallback, const std::string& where) {
+  auto v = opt_number(config, key, where);
+  return v ? *v != 0 : fallback;
+}
+
+std::string string_or(const Json& config, const char* key, const std::string& fallback,
+                      const std::string& where) {
+  return opt_string(config, key, where).value_or(fallback);
+}
+
+std::string required_string(const Json& config, const char* key, const std::string& where) {
+  auto v = opt_string(config, key, where);
+  check(v.has_value(), Status::invalid_argument, where, ": no '", key, "'");
+  return *v;
+}
+
+const Json& required(const Json& config, const char* key, const std::string& where) {
+  const Json* v = present(config, key);
+  check(v != nullptr, Status::invalid_argument, where, ": no '", key, "'");
+  return *v;
+}
+
+Dims dims_of(const Json& list, const std::string& where) {
+  check(list.is_array() && list.size() <= 32, Status::invalid_argument, where,
+        ": a shape is not a list of at most 32 dims");
+  Dims dims;
+  for (const Json& d : list) {
+    if (d.is_null()) {
+      dims.push_back(-1);
+      continue;
+    }
+    check(d.is_number_integer() && d.get<int64_t>() >= 0 && d.get<int64_t>() < (int64_t(1) << 40),
+          Status::invalid_argument, where, ": a dim is not a non-negative integer or null");
+    dims.push_back(d.get<int64_t>());
+  }
+  return dims;
+}
+
+DType dtype_of(const Json& value, const std::string& where) {
+  std::string name;
+  if (value.is_object()) {  // tf.keras: {"class_name": "Policy", "config": {"name": "float32"}}
+    const Json& config = required(value, "config", where);
+    name = required_string(config, "name", where);
+    if (name.rfind("mixed_", 0) == 0) name = "float32";  // variables of a mixed policy
+  } else {
+    check(value.is_string(), Status::invalid_argument, where, ": a dtype is not a string");
+    name = value.get<std::string>();
+  }
+  auto t = parse_dtype(name);
+  check(t.has_value(), Status::invalid_argument, where, ": unknown dtype '", name, "'");
+  return *t;
+}
+
+}  // namespace kb::model

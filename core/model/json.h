@@ -1,0 +1,36 @@
+// The model layer's JSON (Keras' model and training configs): nlohmann's library, and the reads
+// every config needs, each failing with the path of the value in its message.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/graph/dtype.h"
+#include "core/graph/shape.h"
+
+namespace kb::model {
+
+using Json = nlohmann::json;
+
+// Parses `text`; `where` names it in the message of a syntax error.
+Json parse_json(const std::string& text, const std::string& where);
+
+// config[key] when present and not null, else nullopt; a value of the wrong type fails naming
+// `where` and the key.
+std::optional<double> opt_number(const Json& config, const char* key, const std::string& where);
+std::optional<std::string> opt_string(const Json& config, const char* key,
+                                      const std::string& where);
+double number_or(const Json& config, const char* key, double fallback, const std::string& where);
+int64_t int_or(const Json& config, const char* key, int64_t fallback, const std::string& where);
+bool bool_or(const Json& config, const char* key, bool fallback, const std::string& where);
+std::string string_or(const Json& config, const char* key, const std::string& fallback,
+                      const std::string& where);
+std::string required_string(const Json& config, const char* key, const std::string& where);
+const Json& required(const Json& config, const char* key, const std::string& where);
+// A list of ints where null entries are unknown dims (-1): a batch_input_shape.
+Dims dims_of(const Json& list, const std::string& where);
+// A dtype by Keras' name ("float32"); tf.keras' dtype policies ({"class_name": "Policy"}) too.
+DType dtype_of(const Json& value, const std::string& where);
+
+}  // namespace kb::model

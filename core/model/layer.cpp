@@ -1,0 +1,106 @@
+#include "core/model/layer.h"
+
+#include <map>
+#include <mutex>
+
+#include "core/api/api.h"
+#include "core/graph/session.h"
+#include "core/model/initializers.h"
+#include "core/model/regularizers.h"
+#include "core/util/error.h"
+
+namespace kb::model {
+namespace {
+
+std::map<std::string, LayerFactory>& registry() {
+  static std::map<std::string, LayerFactory> table;
+  return table;
+}
+
+}  // namespace
+
+LayerRegistrar::LayerRegistrar(const char* class_name, LayerFactory factory) {
+  registry()[class_name] = std::move(factory);
+}
+
+bool is_layer_class(const std::string& class_name) { return registry().count(class_name) > 0; }
+
+std::shared_ptr<Layer> make_layer(const std::string& class_name, const Json& config) {
+  std::string name = config.is_object() && config.contains("name") && config["name"].is_string()
+                         ? config["name"].get<std::string>()
+                         : std::string("?");
+  auto it = registry().find(class_name);
+  check(it != registry().end(), Status::not_implemented, "layer '", name, "': class '", class_name,
+        "' is not a built-in Keras layer (a Lambda or custom layer)");
+  return it->second(config);
+}
+
+Layer::Layer(std::string class_name, Json config)
+    : class_name_(std::move(class_name)), config_(std::move(config)) {
+  check(config_.is_object(), Status::invalid_argument, "a ", class_name_,
+        " layer's config is not an object");
+  where_ = "layer (" + class_name_ + ")";
+  name_ = required_string(config_, "name", where_);
+  where_ = "layer '" + name_ + "' (" + class_name_ + ")";
+  trainable_ = bool_or(config_, "trainable", true, where_);
+  dtype_ = config_.contains("dtype") && !config_["dtype"].is_null()
+               ? dtype_of(config_["dtype"], where_)
+               : Session::get().floatx();
+}
+
+void Layer::build(const std::vector<Shape>&) {}
+
+Tensors Layer::operator()(const Tensors& inputs) {
+  if (!built_) {
+    std::vector<Shape> shapes;
+    for (const auto& x : inputs) shapes.push_back(x->shape());
+    Session::get().push_name_scope(name_);
+    try {
+      build(shapes);
+    } catch (...) {
+      Session::get().pop_name_scope();
+      throw;
+    }
+    Session::get().pop_name_scope();
+    built_ = true;
+  }
+  Tensors out = call(inputs);
+  if (output_shapes_.empty())
+    for (const auto& y : out) output_shapes_.push_back(y->shape());
+  return out;
+}
+
+const NodePtr& Layer::single(const Tensors& inputs) const {
+  check(inputs.size() == 1, Status::invalid_argument, where_, ": takes one input, given ",
+        inputs.size());
+  return inputs[0];
+}
+
+NodePtr Layer::add_weight(const std::string& name, const Dims& shape, const char* initializer_key,
+                          const char* regularizer_key, bool trainable) {
+  Json init = config_.contains(initializer_key) ? config_[initializer_key] : Json("zeros");
+  std::string var_name = Session::get().unique_name(name);
+  NodePtr v = api::variable(initial_value(init, shape, dtype_, where_), dtype_, var_name);
+  weights_.push_back({var_name, v, trainable && trainable_});
+  if (regularizer_key && config_.contains(regularizer_key))
+    if (NodePtr term = regularization(config_[regularizer_key], v, where_)) losses_.push_back(term);
+  return v;
+}
+
+std::vector<Weight> Layer::weights() const {
+  std::vector<Weight> out;
+  for (const auto& w : weights_)
+    if (w.trainable) out.push_back(w);
+  for (const auto& w : weights_)
+    if (!w.trainable) out.push_back(w);
+  return out;
+}
+
+std::vector<NodePtr> Layer::trainable_variables() const {
+  std::vector<NodePtr> out;
+  for (const auto& w : weights_)
+    if (w.trainable) out.push_back(w.variable);
+  return out;
+}
+
+}  // namespace kb::model

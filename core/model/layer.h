@@ -1,0 +1,83 @@
+// A Keras layer: its config, its weights (Keras' order and names) and the graph it builds on its
+// inputs with the backend's graph builders, as Keras 2.2.4's layer of that class does. Layers are
+// rows of a registry keyed by Keras' class name (LayerRegistrar), one file per family.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/graph/node.h"
+#include "core/model/json.h"
+
+namespace kb::model {
+
+using Tensors = std::vector<NodePtr>;
+
+struct Weight {
+  std::string name;  // Keras' weight name: "dense_1/kernel"
+  NodePtr variable;
+  bool trainable = true;
+};
+
+class Layer {
+ public:
+  Layer(std::string class_name, Json config);
+  virtual ~Layer() = default;
+  Layer(const Layer&) = delete;
+  Layer& operator=(const Layer&) = delete;
+
+  const std::string& name() const { return name_; }
+  const std::string& class_name() const { return class_name_; }
+  const Json& config() const { return config_; }
+  // "layer 'dense_1' (Dense)": how messages name the layer.
+  const std::string& where() const { return where_; }
+  bool trainable() const { return trainable_; }
+
+  // The layer applied to `inputs` (a node of the model's graph); the first call builds the
+  // weights from the inputs' shapes. Calls with other inputs share them (shared layers).
+  Tensors operator()(const Tensors& inputs);
+  bool built() const { return built_; }
+  // The shapes of the outputs of its first application (model.summary shows them).
+  const std::vector<Shape>& output_shapes() const { return output_shapes_; }
+
+  // Keras' layer.weights: the trainable weights, then the others, each in the order added.
+  std::vector<Weight> weights() const;
+  std::vector<NodePtr> trainable_variables() const;
+  // Terms the layer adds to the loss (its regularizers), and its state updates.
+  const Tensors& losses() const { return losses_; }
+  const Tensors& updates() const { return updates_; }
+
+ protected:
+  virtual void build(const std::vector<Shape>& input_shapes);
+  virtual Tensors call(const Tensors& inputs) = 0;
+  // The single input of a layer that takes one.
+  const NodePtr& single(const Tensors& inputs) const;
+  // A weight named `name` of `shape`, initialized by the config's `initializer_key` entry
+  // ("kernel_initializer"), regularized by its `regularizer_key` entry when present.
+  NodePtr add_weight(const std::string& name, const Dims& shape, const char* initializer_key,
+                     const char* regularizer_key = nullptr, bool trainable = true);
+  Tensors losses_, updates_;
+  std::string where_;
+
+ private:
+  std::string class_name_, name_;
+  Json config_;
+  bool trainable_ = true, built_ = false;
+  DType dtype_;
+  std::vector<Weight> weights_;
+  std::vector<Shape> output_shapes_;
+};
+
+using LayerFactory = std::function<std::shared_ptr<Layer>(const Json& config)>;
+
+// Registers a layer class under Keras' class name (at load time, one per row).
+struct LayerRegistrar {
+  LayerRegistrar(const char* class_name, LayerFactory factory);
+};
+
+// A new layer of `class_name` from its config; an unknown class fails naming the layer.
+std::shared_ptr<Layer> make_layer(const std::string& class_name, const Json& config);
+bool is_layer_class(const std::string& class_name);
+
+}  // namespace kb::model

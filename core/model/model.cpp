@@ -1,0 +1,234 @@
+#include "core/model/model.h"
+
+#include <map>
+
+#include "core/api/api.h"
+#include "core/api/control.h"
+#include "core/graph/session.h"
+#include "core/model/training.h"
+#include "core/util/error.h"
+
+namespace kb::model {
+namespace {
+
+// An InputLayer's placeholder: batch_input_shape (Keras 2) or batch_shape (tf.keras 2.13+).
+NodePtr input_placeholder(const Json& config, const std::string& name, const std::string& where) {
+  const Json* shape = nullptr;
+  for (const char* key : {"batch_input_shape", "batch_shape"})
+    if (config.contains(key) && !config[key].is_null()) shape = &config[key];
+  check(shape != nullptr, Status::invalid_argument, where, ": no batch_input_shape");
+  DType dtype = config.contains("dtype") && !config["dtype"].is_null()
+                    ? dtype_of(config["dtype"], where)
+                    : Session::get().floatx();
+  return api::placeholder(Shape(dims_of(*shape, where)), dtype, name);
+}
+
+std::string layer_where(const Json& entry) {
+  std::string name = "?";
+  if (entry.is_object() && entry.contains("config") && entry["config"].is_object() &&
+      entry["config"].contains("name") && entry["config"]["name"].is_string())
+    name = entry["config"]["name"].get<std::string>();
+  return "layer '" + name + "'";
+}
+
+// [layer name, node index, tensor index]: an entry of input_layers, output_layers or of an
+// inbound node (Keras 2 lists; tf.keras may add a kwargs dict as a fourth item).
+struct TensorRef {
+  std::string layer;
+  int64_t node = 0, tensor = 0;
+};
+
+TensorRef tensor_ref(const Json& ref, const std::string& where) {
+  check(ref.is_array() && ref.size() >= 3 && ref[0].is_string() && ref[1].is_number_integer() &&
+            ref[2].is_number_integer(),
+        Status::invalid_argument, where, ": a tensor reference is not [layer, node, tensor]");
+  return {ref[0].get<std::string>(), ref[1].get<int64_t>(), ref[2].get<int64_t>()};
+}
+
+}  // namespace
+
+Model::~Model() = default;
+
+void Model::set_training(std::unique_ptr<Training> t) { training_ = std::move(t); }
+
+std::shared_ptr<Model> Model::from_config(const Json& model_config) {
+  const std::string where = "model_config";
+  check(model_config.is_object(), Status::invalid_argument, where, ": not an object");
+  std::shared_ptr<Model> m(new Model());
+  m->class_name_ = required_string(model_config, "class_name", where);
+  m->config_ = model_config;
+  const Json& config = required(model_config, "config", where);
+  if (m->class_name_ == "Sequential")
+    m->build_sequential(config);
+  else if (m->class_name_ == "Model" || m->class_name_ == "Functional")
+    m->build_functional(config);
+  else
+    fail(Status::not_implemented, where, ": a model of class '", m->class_name_,
+         "' (Sequential, Model or Functional)");
+  NodePtr phase = api::learning_phase();
+  if (phase->is("LearningPhase")) m->phase_ = phase;
+  return m;
+}
+
+Function& Model::predict_function() {
+  if (!predict_) {
+    Tensors ins = inputs_;
+    if (phase_) ins.push_back(phase_);
+    predict_ = std::make_unique<Function>(ins, outputs_, Tensors{});
+  }
+  return *predict_;
+}
+
+void Model::build_sequential(const Json& config) {
+  // Keras 2.0/2.1 wrote the list of layers itself; 2.2 and tf.keras {"name", "layers"}.
+  const Json& list = config.is_array() ? config : required(config, "layers", "Sequential config");
+  name_ = config.is_object() ? string_or(config, "name", "sequential", "Sequential config")
+                             : "sequential";
+  check(list.is_array() && !list.empty(), Status::invalid_argument, "model '", name_,
+        "': a Sequential model with no layers");
+  NodePtr x;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Json& entry = list[i];
+    std::string where = layer_where(entry);
+    check(entry.is_object(), Status::invalid_argument, where, ": not {class_name, config}");
+    std::string cls = required_string(entry, "class_name", where);
+    const Json& lc = required(entry, "config", where);
+    if (i == 0) {
+      // The input: an InputLayer of its own (tf.keras), or the first layer's batch_input_shape
+      // (Keras 2.2.4 names the placeholder after it: "dense_1_input").
+      std::string input_name = cls == "InputLayer" ? required_string(lc, "name", where)
+                                                   : required_string(lc, "name", where) + "_input";
+      x = input_placeholder(lc, input_name, where);
+      inputs_ = {x};
+      input_names_ = {input_name};
+      if (cls == "InputLayer") continue;
+    }
+    check(cls != "InputLayer", Status::invalid_argument, where,
+          ": an InputLayer after the first layer of a Sequential model");
+    auto layer = make_layer(cls, lc);
+    Tensors out = (*layer)({x});
+    check(out.size() == 1, Status::invalid_argument, layer->where(),
+          ": a Sequential model's layer gives one output");
+    x = out[0];
+    layers_.push_back(layer);
+  }
+  outputs_ = {x};
+  output_names_ = {layers_.empty() ? input_names_[0] : layers_.back()->name()};
+}
+
+void Model::build_functional(const Json& config) {
+  name_ = string_or(config, "name", "model", "model config");
+  std::string where = "model '" + name_ + "'";
+  const Json& list = required(config, "layers", where);
+  check(list.is_array(), Status::invalid_argument, where, ": layers is not a list");
+  // Each layer's config entry, and the outputs of each node made so far: (layer, node) ->.
+  std::vector<const Json*> entries;
+  std::map<std::string, size_t> index;
+  std::map<std::pair<std::string, int64_t>, Tensors> made;
+  std::vector<size_t> nodes_done;
+  for (const Json& entry : list) {
+    std::string lw = layer_where(entry);
+    check(entry.is_object(), Status::invalid_argument, lw, ": not {class_name, config}");
+    std::string cls = required_string(entry, "class_name", lw);
+    const Json& lc = required(entry, "config", lw);
+    auto layer = make_layer(cls, lc);
+    check(index.emplace(layer->name(), layers_.size()).second, Status::invalid_argument, where,
+          ": two layers named '", layer->name(), "'");
+    if (cls == "InputLayer")
+      made[{layer->name(), 0}] = (*layer)({input_placeholder(lc, layer->name(), lw)});
+    layers_.push_back(layer);
+    entries.push_back(&entry);
+    nodes_done.push_back(cls == "InputLayer" ? 1 : 0);
+  }
+  // Keras' from_config: nodes whose inputs exist are made, in rounds, until all are.
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (size_t i = 0; i < layers_.size(); ++i) {
+      const Json& entry = *entries[i];
+      if (layers_[i]->class_name() == "InputLayer") continue;
+      const Json& nodes = required(entry, "inbound_nodes", layers_[i]->where());
+      check(nodes.is_array(), Status::invalid_argument, layers_[i]->where(),
+            ": inbound_nodes is not a list");
+      while (nodes_done[i] < nodes.size()) {
+        const Json& node = nodes[nodes_done[i]];
+        check(node.is_array() && !node.empty(), Status::invalid_argument, layers_[i]->where(),
+              ": an inbound node is not a list of tensors");
+        Tensors in;
+        for (const Json& ref : node) {
+          TensorRef r = tensor_ref(ref, layers_[i]->where());
+          auto it = made.find({r.layer, r.node});
+          if (it == made.end()) break;
+          check(r.tensor >= 0 && size_t(r.tensor) < it->second.size(), Status::invalid_argument,
+                layers_[i]->where(), ": input tensor ", r.tensor, " of layer '", r.layer,
+                "' does not exist");
+          in.push_back(it->second[size_t(r.tensor)]);
+        }
+        if (in.size() < node.size()) break;  // waits for a layer further down the list
+        made[{layers_[i]->name(), int64_t(nodes_done[i])}] = (*layers_[i])(in);
+        ++nodes_done[i];
+        progress = true;
+      }
+    }
+  }
+  for (size_t i = 0; i < layers_.size(); ++i)
+    if (layers_[i]->class_name() != "InputLayer")
+      check(nodes_done[i] == (*entries[i])["inbound_nodes"].size(), Status::invalid_argument,
+            layers_[i]->where(), ": its inputs never come from the model's inputs");
+  auto refs = [&](const char* key, Tensors& tensors, std::vector<std::string>& names) {
+    const Json& list = required(config, key, where);
+    check(list.is_array() && !list.empty(), Status::invalid_argument, where, ": ", key,
+          " is not a list of tensors");
+    // A single reference may be written bare: [name, node, tensor].
+    bool bare = list.size() >= 3 && list[0].is_string();
+    std::vector<Json> items =
+        bare ? std::vector<Json>{list} : std::vector<Json>(list.begin(), list.end());
+    for (const Json& ref : items) {
+      TensorRef r = tensor_ref(ref, where);
+      auto it = made.find({r.layer, r.node});
+      check(it != made.end() && r.tensor >= 0 && size_t(r.tensor) < it->second.size(),
+            Status::invalid_argument, where, ": ", key, " names a tensor of '", r.layer,
+            "' that does not exist");
+      tensors.push_back(it->second[size_t(r.tensor)]);
+      names.push_back(r.layer);
+    }
+  };
+  refs("input_layers", inputs_, input_names_);
+  refs("output_layers", outputs_, output_names_);
+  for (const auto& x : inputs_)
+    check(x->is("Placeholder"), Status::invalid_argument, where,
+          ": an input is not an InputLayer's tensor");
+}
+
+std::shared_ptr<Layer> Model::layer(const std::string& name) const {
+  for (const auto& l : layers_)
+    if (l->name() == name) return l;
+  return nullptr;
+}
+
+std::vector<Weight> Model::weights() const {
+  std::vector<Weight> out;
+  for (const auto& l : layers_)
+    for (auto& w : l->weights()) out.push_back(w);
+  return out;
+}
+
+std::vector<NodePtr> Model::trainable_variables() const {
+  std::vector<NodePtr> out;
+  for (const auto& l : layers_)
+    for (auto& v : l->trainable_variables()) out.push_back(v);
+  return out;
+}
+
+Tensors Model::losses() const {
+  Tensors out;
+  for (const auto& l : layers_) out.insert(out.end(), l->losses().begin(), l->losses().end());
+  return out;
+}
+
+Tensors Model::updates() const {
+  Tensors out;
+  for (const auto& l : layers_) out.insert(out.end(), l->updates().begin(), l->updates().end());
+  return out;
+}
+
+}  // namespace kb::model

@@ -1,0 +1,62 @@
+// A Keras model as a graph of layers, made from Keras' model config (Sequential or functional
+// Model: several inputs and outputs, shared layers), with its layers' weights in Keras' order.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/compile/function.h"
+#include "core/model/layer.h"
+
+namespace kb::model {
+
+class Training;
+
+class Model {
+ public:
+  // From {"class_name": "Sequential" | "Model" | "Functional", "config": ...} (model_config).
+  static std::shared_ptr<Model> from_config(const Json& model_config);
+  ~Model();
+
+  const std::string& name() const { return name_; }
+  const std::string& class_name() const { return class_name_; }
+  const Json& config() const { return config_; }  // the model_config it was made from
+  // Keras' model.layers (a Sequential's input layer left out).
+  const std::vector<std::shared_ptr<Layer>>& layers() const { return layers_; }
+  std::shared_ptr<Layer> layer(const std::string& name) const;  // null when absent
+  const Tensors& inputs() const { return inputs_; }
+  const Tensors& outputs() const { return outputs_; }
+  const std::vector<std::string>& input_names() const { return input_names_; }
+  const std::vector<std::string>& output_names() const { return output_names_; }
+
+  std::vector<Weight> weights() const;  // every layer's, in layer order
+  std::vector<NodePtr> trainable_variables() const;
+  Tensors losses() const;   // the layers' regularization terms
+  Tensors updates() const;  // the layers' state updates
+
+  // The learning phase's placeholder every function of the model is fed (1 to train, 0 to
+  // test and predict); null when the phase is fixed (set_learning_phase).
+  const NodePtr& phase() const { return phase_; }
+  // inputs (and the phase) -> outputs, made on first use.
+  Function& predict_function();
+
+  // compile's state: null until compiled.
+  Training* training() const { return training_.get(); }
+  void set_training(std::unique_ptr<Training> t);
+
+ private:
+  Model() = default;
+  void build_sequential(const Json& config);
+  void build_functional(const Json& config);
+
+  std::string name_, class_name_;
+  Json config_;
+  std::vector<std::shared_ptr<Layer>> layers_;
+  Tensors inputs_, outputs_;
+  std::vector<std::string> input_names_, output_names_;
+  NodePtr phase_;
+  std::unique_ptr<Function> predict_;
+  std::unique_ptr<Training> training_;
+};
+
+}  // namespace kb::model

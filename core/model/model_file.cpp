@@ -1,0 +1,222 @@
+#include "core/model/model_file.h"
+
+#include <cstdio>
+#include <map>
+
+#include "core/api/api.h"
+#include "core/compile/function.h"
+#include "core/model/hdf5_file.h"
+#include "core/model/training.h"
+#include "core/util/error.h"
+
+namespace kb::model {
+namespace {
+
+const char* kKerasVersion = "2.2.4";
+const char* kBackend = "tensorflow";  // TensorFlow's conventions (kernel layouts), as Keras reads
+
+void check_readable(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  check(f != nullptr, Status::invalid_argument, path, ": no such file or it cannot be read");
+  std::fclose(f);
+}
+
+// A weight's value checked against the variable it will replace.
+std::shared_ptr<Buffer> fitted(const std::shared_ptr<Buffer>& value, const std::string& name,
+                               const Weight& w, const std::string& where) {
+  const NodePtr& v = w.variable;
+  check(value->dims == v->shape().dims, Status::shape, where, ": weight '", name, "' has shape ",
+        dims_str(value->dims), " in the file, the layer needs ", dims_str(v->shape().dims));
+  return convert_buffer(value, v->dtype());
+}
+
+// The layer groups of a weights group with weights in them, in the file's order.
+std::vector<std::string> layers_with_weights(const Hdf5Group& g) {
+  std::vector<std::string> out;
+  for (const auto& name : g.strings_attr("layer_names"))
+    if (!g.group(name).strings_attr("weight_names").empty()) out.push_back(name);
+  return out;
+}
+
+std::vector<std::shared_ptr<Buffer>> layer_values(const Hdf5Group& g) {
+  std::vector<std::shared_ptr<Buffer>> out;
+  for (const auto& w : g.strings_attr("weight_names")) out.push_back(g.read_dataset(w));
+  return out;
+}
+
+// Reads every value first and assigns only when all fit, so a bad file changes nothing.
+void load_weights_group(Model& model, const Hdf5Group& g, bool by_name) {
+  std::vector<std::pair<NodePtr, std::shared_ptr<Buffer>>> assign;
+  auto pair_up = [&](const Layer& layer, const Hdf5Group& lg) {
+    auto names = lg.strings_attr("weight_names");
+    auto values = layer_values(lg);
+    auto weights = layer.weights();
+    check(values.size() == weights.size(), Status::invalid_argument, lg.where(), ": ",
+          values.size(), " weights in the file, ", layer.where(), " has ", weights.size());
+    for (size_t i = 0; i < values.size(); ++i)
+      assign.emplace_back(weights[i].variable, fitted(values[i], names[i], weights[i], lg.where()));
+  };
+  if (by_name) {
+    for (const auto& name : g.strings_attr("layer_names"))
+      if (auto layer = model.layer(name)) pair_up(*layer, g.group(name));
+  } else {
+    std::vector<std::shared_ptr<Layer>> layers;
+    for (const auto& l : model.layers())
+      if (!l->weights().empty()) layers.push_back(l);
+    auto names = layers_with_weights(g);
+    check(names.size() == layers.size(), Status::invalid_argument, g.where(), ": a weight file of ",
+          names.size(), " layers with weights for a model of ", layers.size());
+    for (size_t k = 0; k < names.size(); ++k) pair_up(*layers[k], g.group(names[k]));
+  }
+  for (auto& [var, value] : assign) api::set_value(var, value);
+}
+
+// Keras' names are unique within a group: a repeated one gets _1, _2... as Keras does.
+std::vector<std::string> unique_names(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const auto& n : names) {
+    std::string u = n;
+    for (int i = 1; std::find(out.begin(), out.end(), u) != out.end(); ++i)
+      u = n + "_" + std::to_string(i);
+    out.push_back(u);
+  }
+  return out;
+}
+
+void save_weights_group(Model& model, const Hdf5Group& g) {
+  std::vector<std::string> layer_names;
+  for (const auto& l : model.layers()) layer_names.push_back(l->name());
+  g.set_strings_attr("layer_names", layer_names);
+  g.set_string_attr("backend", kBackend);
+  g.set_string_attr("keras_version", kKerasVersion);
+  for (const auto& l : model.layers()) {
+    Hdf5Group lg = g.create_group(l->name());
+    std::vector<std::string> names;
+    for (const auto& w : l->weights()) names.push_back(w.name);
+    names = unique_names(names);
+    lg.set_strings_attr("weight_names", names);
+    auto weights = l->weights();
+    for (size_t i = 0; i < weights.size(); ++i)
+      lg.write_dataset(names[i], *evaluate(weights[i].variable));
+  }
+}
+
+std::vector<std::string> string_list(const Json& v, const std::vector<std::string>& outputs,
+                                     const char* what) {
+  std::vector<std::string> out;
+  if (v.is_string()) return {v.get<std::string>()};
+  if (v.is_array()) {
+    for (const auto& s : v) {
+      check(s.is_string(), Status::invalid_argument, "training_config: a ", what,
+            " that is not a name");
+      out.push_back(s.get<std::string>());
+    }
+    return out;
+  }
+  if (v.is_object()) {  // {output name: loss}
+    for (const auto& o : outputs) {
+      check(v.contains(o) && v[o].is_string(), Status::invalid_argument, "training_config: no ",
+            what, " for output '", o, "'");
+      out.push_back(v[o].get<std::string>());
+    }
+    return out;
+  }
+  check(v.is_null(), Status::invalid_argument, "training_config: ", what, " of an unknown form");
+  return out;
+}
+
+}  // namespace
+
+void compile_from_config(Model& model, const Json& tc) {
+  check(tc.is_object(), Status::invalid_argument, "training_config: not an object");
+  auto losses = string_list(required(tc, "loss", "training_config"), model.output_names(), "loss");
+  std::vector<std::string> metrics;
+  if (tc.contains("metrics") && tc["metrics"].is_object()) {
+    // {output: [metrics]}: the metrics of the first output stand for all here.
+    for (const auto& [k, v] : tc["metrics"].items())
+      for (auto& m : string_list(v, model.output_names(), "metric")) metrics.push_back(m);
+  } else if (tc.contains("metrics")) {
+    metrics = string_list(tc["metrics"], model.output_names(), "metric");
+  }
+  std::vector<double> loss_weights;
+  if (tc.contains("loss_weights") && tc["loss_weights"].is_array())
+    for (const auto& w : tc["loss_weights"]) {
+      check(w.is_number(), Status::invalid_argument,
+            "training_config: a loss weight is not a number");
+      loss_weights.push_back(w.get<double>());
+    }
+  model.set_training(std::make_unique<Training>(model,
+                                                required(tc, "optimizer_config", "training_config"),
+                                                Json(), losses, metrics, loss_weights));
+}
+
+std::shared_ptr<Model> load_model(const std::string& path, bool compile) {
+  check_readable(path);
+  Hdf5Group f = Hdf5File::open_read(path);
+  check(f.has_attr("model_config"), Status::invalid_argument, path,
+        ": no model_config (a weights-only file? load it with load_weights)");
+  auto model =
+      Model::from_config(parse_json(f.string_attr("model_config"), path + ": model_config"));
+  // Keras 2.2 keeps the weights under model_weights; a file of weights alone at the root.
+  load_weights_group(*model, f.has_group("model_weights") ? f.group("model_weights") : f, false);
+  if (compile && f.has_attr("training_config")) {
+    compile_from_config(*model,
+                        parse_json(f.string_attr("training_config"), path + ": training_config"));
+    if (f.has_group("optimizer_weights")) {
+      Hdf5Group g = f.group("optimizer_weights");
+      const auto& slots = model->training()->optimizer().weights();
+      auto names = g.strings_attr("weight_names");
+      if (names.size() == slots.size()) {
+        std::vector<std::shared_ptr<Buffer>> values;
+        bool fits = true;
+        for (size_t i = 0; i < names.size() && fits; ++i) {
+          values.push_back(g.read_dataset(names[i]));
+          fits = values.back()->dims == slots[i]->shape().dims;
+        }
+        if (fits)
+          for (size_t i = 0; i < values.size(); ++i)
+            api::set_value(slots[i], convert_buffer(values[i], slots[i]->dtype()));
+        else
+          names.clear();
+      }
+      if (names.size() != slots.size())
+        std::fprintf(stderr,
+                     "%s: the saved optimizer state does not fit the optimizer; it starts "
+                     "afresh\n",
+                     path.c_str());
+    }
+  }
+  return model;
+}
+
+void save_model(Model& model, const std::string& path, bool include_optimizer) {
+  Hdf5Group f = Hdf5File::create(path);
+  f.set_string_attr("keras_version", kKerasVersion);
+  f.set_string_attr("backend", kBackend);
+  f.set_string_attr("model_config", model.config().dump());
+  save_weights_group(model, f.create_group("model_weights"));
+  Training* t = model.training();
+  if (include_optimizer && t) {
+    f.set_string_attr("training_config", t->config().dump());
+    const auto& slots = t->optimizer().weights();
+    Hdf5Group g = f.create_group("optimizer_weights");
+    std::vector<std::string> names;
+    for (const auto& v : slots) names.push_back(v->name);
+    names = unique_names(names);
+    g.set_strings_attr("weight_names", names);
+    for (size_t i = 0; i < slots.size(); ++i) g.write_dataset(names[i], *evaluate(slots[i]));
+  }
+}
+
+void load_weights(Model& model, const std::string& path, bool by_name) {
+  check_readable(path);
+  Hdf5Group f = Hdf5File::open_read(path);
+  load_weights_group(model, f.has_group("model_weights") ? f.group("model_weights") : f, by_name);
+}
+
+void save_weights(Model& model, const std::string& path) {
+  Hdf5Group f = Hdf5File::create(path);
+  save_weights_group(model, f);
+}
+
+}  // namespace kb::model

@@ -1,0 +1,229 @@
+#include "core/model/optimizers.h"
+
+#include <cctype>
+
+#include "core/api/control.h"
+#include "core/autodiff/gradients.h"
+#include "core/graph/session.h"
+#include "core/model/graph_math.h"
+#include "core/util/error.h"
+
+namespace kb::model {
+namespace {
+
+NodePtr scalar_value(double v, DType t) {
+  auto b = Buffer::make(DType::f64, {});
+  *b->as<double>() = v;
+  return api::constant(b, t, std::nullopt, "");
+}
+
+NodePtr variable_of(double v, DType t, const std::string& name) {
+  auto b = Buffer::make(DType::f64, {});
+  *b->as<double>() = v;
+  return api::variable(b, t, Session::get().unique_name(name));
+}
+
+// Python's float(x) ** tensor as kbackend's Keras backend writes K.pow(beta, t).
+NodePtr power(const NodePtr& base, const NodePtr& exponent) {
+  return api::exp(times(api::cast(exponent, base->dtype()), api::log(base)));
+}
+
+class SGD : public Optimizer {
+ public:
+  explicit SGD(const Json& c) : Optimizer("SGD", c) {
+    lr_ = hyper("lr", 0.01);
+    momentum_ = hyper("momentum", 0.0);
+    decay_ = hyper("decay", 0.0);
+    nesterov_ = bool_or(c, "nesterov", false, where_);
+  }
+  std::vector<NodePtr> rule(const std::vector<NodePtr>& params,
+                            const std::vector<NodePtr>& grads) override {
+    std::vector<NodePtr> ups;
+    NodePtr lr = decayed_lr();
+    std::vector<NodePtr> moments;
+    for (const auto& p : params) moments.push_back(slot(p));
+    weights_.insert(weights_.end(), moments.begin(), moments.end());
+    for (size_t i = 0; i < params.size(); ++i) {
+      const NodePtr &p = params[i], &g = grads[i], &m = moments[i];
+      NodePtr v = minus(times(momentum_, m), times(lr, g));  // velocity
+      ups.push_back(api::update(m, v));
+      NodePtr new_p = nesterov_ ? minus(plus(p, times(momentum_, v)), times(lr, g)) : plus(p, v);
+      ups.push_back(api::update(p, new_p));
+    }
+    return ups;
+  }
+
+ private:
+  NodePtr lr_, momentum_, decay_;
+  bool nesterov_;
+};
+
+class Adam : public Optimizer {
+ public:
+  explicit Adam(const Json& c) : Optimizer("Adam", c) {
+    lr_ = hyper("lr", 0.001);
+    beta_1_ = hyper("beta_1", 0.9);
+    beta_2_ = hyper("beta_2", 0.999);
+    decay_ = hyper("decay", 0.0);
+    epsilon_ = number_or(c, "epsilon", Session::get().epsilon(), where_);
+    amsgrad_ = bool_or(c, "amsgrad", false, where_);
+  }
+  std::vector<NodePtr> rule(const std::vector<NodePtr>& params,
+                            const std::vector<NodePtr>& grads) override {
+    std::vector<NodePtr> ups;
+    NodePtr lr = decayed_lr();
+    DType fx = Session::get().floatx();
+    NodePtr t = plus(api::cast(iterations_, fx), scalar_value(1, fx));
+    NodePtr one = scalar_value(1, fx);
+    NodePtr lr_t =
+        times(lr, divided(api::sqrt(minus(one, power(beta_2_, t))), minus(one, power(beta_1_, t))));
+    std::vector<NodePtr> ms, vs, vhats;
+    for (const auto& p : params) ms.push_back(slot(p));
+    for (const auto& p : params) vs.push_back(slot(p));
+    for (const auto& p : params) vhats.push_back(amsgrad_ ? slot(p) : scalar_slot());
+    for (auto* list : {&ms, &vs, &vhats})
+      weights_.insert(weights_.end(), list->begin(), list->end());
+    for (size_t i = 0; i < params.size(); ++i) {
+      const NodePtr &p = params[i], &g = grads[i];
+      NodePtr m_t = plus(times(beta_1_, ms[i]), times(minus(one, beta_1_), g));
+      NodePtr v_t = plus(times(beta_2_, vs[i]), times(minus(one, beta_2_), api::square(g)));
+      NodePtr p_t;
+      if (amsgrad_) {
+        NodePtr vhat_t = api::binary_op("maximum", "Maximum", vhats[i], v_t);
+        p_t =
+            minus(p, divided(times(lr_t, m_t), plus(api::sqrt(vhat_t), number(vhat_t, epsilon_))));
+        ups.push_back(api::update(vhats[i], vhat_t));
+      } else {
+        p_t = minus(p, divided(times(lr_t, m_t), plus(api::sqrt(v_t), number(v_t, epsilon_))));
+      }
+      ups.push_back(api::update(ms[i], m_t));
+      ups.push_back(api::update(vs[i], v_t));
+      ups.push_back(api::update(p, p_t));
+    }
+    return ups;
+  }
+
+ private:
+  // Keras 2.2.4 keeps K.zeros(1) per parameter as vhat when amsgrad is off.
+  NodePtr scalar_slot() {
+    return api::variable(Buffer::make(DType::f32, {1}), Session::get().floatx(),
+                         Session::get().unique_name("Variable"));
+  }
+  NodePtr lr_, beta_1_, beta_2_, decay_;
+  double epsilon_;
+  bool amsgrad_;
+};
+
+std::string lowered(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+Optimizer::Optimizer(std::string class_name, const Json& config)
+    : class_name_(std::move(class_name)), where_("optimizer " + class_name_), config_(config) {
+  check(config_.is_object(), Status::invalid_argument, where_, ": its config is not an object");
+  // tf.keras names the rate learning_rate.
+  if (config_.contains("learning_rate") && !config_.contains("lr"))
+    config_["lr"] = config_["learning_rate"];
+  initial_decay_ = number_or(config_, "decay", 0, where_);
+  clipnorm_ = number_or(config_, "clipnorm", 0, where_);
+  clipvalue_ = number_or(config_, "clipvalue", 0, where_);
+  Session::get().push_name_scope(class_name_);
+  try {
+    iterations_ = api::variable(Buffer::make(DType::i64, {}), DType::i64,
+                                Session::get().unique_name("iterations"));
+  } catch (...) {
+    Session::get().pop_name_scope();
+    throw;
+  }
+  Session::get().pop_name_scope();
+  std::memset(iterations_->value->data(), 0, sizeof(int64_t));
+  weights_.push_back(iterations_);
+}
+
+NodePtr Optimizer::hyper(const char* key, double fallback) {
+  double v = number_or(config_, key, fallback, where_);
+  Session::get().push_name_scope(class_name_);
+  NodePtr n = variable_of(v, Session::get().floatx(), key);
+  Session::get().pop_name_scope();
+  hypers_.emplace_back(key, n);
+  return n;
+}
+
+NodePtr Optimizer::decayed_lr() {
+  NodePtr lr = hypers_.front().second;
+  if (initial_decay_ <= 0) return lr;
+  NodePtr decay;
+  for (auto& [k, v] : hypers_)
+    if (k == "decay") decay = v;
+  NodePtr its = api::cast(iterations_, decay->dtype());
+  NodePtr one = number(decay, 1.0);
+  return times(lr, divided(one, plus(one, times(decay, its))));
+}
+
+NodePtr Optimizer::slot(const NodePtr& like) {
+  check(like->shape().fully_known(), Status::shape, where_, ": a weight of unknown shape");
+  return api::variable(Buffer::make(like->dtype(), like->shape().dims), like->dtype(),
+                       Session::get().unique_name("Variable"));
+}
+
+std::vector<NodePtr> Optimizer::updates(const NodePtr& loss, const std::vector<NodePtr>& params) {
+  std::vector<NodePtr> grads = gradients(loss, params);
+  if (clipnorm_ > 0) {
+    // keras.optimizers.clip_norm: g * clipnorm / norm where norm >= clipnorm.
+    NodePtr norm;
+    for (const auto& g : grads) {
+      NodePtr s = api::sum(api::square(g), std::nullopt, false);
+      norm = norm ? plus(norm, s) : s;
+    }
+    norm = api::sqrt(norm);
+    for (auto& g : grads) {
+      NodePtr scaled = times(divided(number(norm, clipnorm_), norm), g);
+      NodePtr cond = api::binary_op("greater_equal", "GreaterEqual", norm, number(norm, clipnorm_));
+      NodePtr plain = g;
+      g = api::switch_(
+          cond, [&] { return scaled; }, [&] { return plain; });
+    }
+  }
+  if (clipvalue_ > 0)
+    for (auto& g : grads) g = api::clip(g, -clipvalue_, clipvalue_);
+  std::vector<NodePtr> ups{api::update_add(iterations_, scalar_value(1, DType::i64))};
+  for (auto& u : rule(params, grads)) ups.push_back(u);
+  return ups;
+}
+
+Json Optimizer::config() const {
+  Json c = Json::object();
+  for (const auto& [key, node] : hypers_) {
+    double v = node->value->dtype == DType::f64 ? *node->value->as<double>()
+                                                : double(*node->value->as<float>());
+    c[key] = v;
+  }
+  for (auto it = config_.begin(); it != config_.end(); ++it)
+    if (!c.contains(it.key()) && it.key() != "learning_rate" && it.key() != "name")
+      c[it.key()] = it.value();
+  return Json{{"class_name", class_name_}, {"config", c}};
+}
+
+std::unique_ptr<Optimizer> Optimizer::make(const Json& spec, const Json& overrides) {
+  std::string name;
+  Json config = Json::object();
+  if (spec.is_string()) {
+    name = spec.get<std::string>();
+  } else {
+    check(spec.is_object(), Status::invalid_argument,
+          "optimizer: neither a name nor {class_name, config}");
+    name = required_string(spec, "class_name", "optimizer");
+    if (spec.contains("config") && spec["config"].is_object()) config = spec["config"];
+  }
+  if (overrides.is_object())
+    for (auto it = overrides.begin(); it != overrides.end(); ++it) config[it.key()] = it.value();
+  std::string k = lowered(name);
+  if (k == "sgd") return std::make_unique<SGD>(config);
+  if (k == "adam") return std::make_unique<Adam>(config);
+  fail(Status::not_implemented, "optimizer: unknown optimizer '", name, "'");
+}
+
+}  // namespace kb::model

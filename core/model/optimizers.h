@@ -1,0 +1,46 @@
+// Keras 2.2.4's optimizers (keras.optimizers) with their exact update rules and state: the
+// updates are graph nodes that a training function applies, the state is variables in Keras'
+// order (optimizer.weights), so files carry it both ways.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/graph/node.h"
+#include "core/model/json.h"
+
+namespace kb::model {
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  // From a name ("adam") or {"class_name", "config"}; `overrides` replaces config entries.
+  static std::unique_ptr<Optimizer> make(const Json& spec, const Json& overrides);
+
+  // The update ops that train `params` to lower `loss` (called once, at compile).
+  std::vector<NodePtr> updates(const NodePtr& loss, const std::vector<NodePtr>& params);
+  // Keras' optimizer.weights: iterations, then each slot list; valid after updates().
+  const std::vector<NodePtr>& weights() const { return weights_; }
+  // {"class_name", "config"} as Keras' get_config writes it.
+  Json config() const;
+  const std::string& class_name() const { return class_name_; }
+
+ protected:
+  Optimizer(std::string class_name, const Json& config);
+  virtual std::vector<NodePtr> rule(const std::vector<NodePtr>& params,
+                                    const std::vector<NodePtr>& grads) = 0;
+  // A float32 hyperparameter variable (Keras' K.variable(lr, name='lr')).
+  NodePtr hyper(const char* key, double fallback);
+  // Keras 2.2.4: lr * 1 / (1 + decay * iterations) when decay was given, else lr.
+  NodePtr decayed_lr();
+  NodePtr slot(const NodePtr& like);  // K.zeros(K.int_shape(p), dtype=K.dtype(p))
+
+  std::string class_name_, where_;
+  Json config_;
+  NodePtr iterations_;
+  std::vector<NodePtr> weights_;
+  std::vector<std::pair<std::string, NodePtr>> hypers_;
+  double initial_decay_ = 0, clipnorm_ = 0, clipvalue_ = 0;
+};
+
+}  // namespace kb::model

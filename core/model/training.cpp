@@ -1,0 +1,390 @@
+#include "core/model/training.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <random>
+
+#include "core/graph/session.h"
+#include "core/model/graph_math.h"
+#include "core/model/losses.h"
+#include "core/model/progress.h"
+#include "core/util/checked_math.h"
+#include "core/util/error.h"
+
+namespace kb::model {
+namespace {
+
+std::shared_ptr<Buffer> scalar_bool(bool v) {
+  auto b = Buffer::make(DType::b8, {});
+  *b->as<uint8_t>() = v ? 1 : 0;
+  return b;
+}
+
+double scalar_of(const Buffer& b) {
+  check(b.numel() == 1, Status::internal, "a loss or metric is not a scalar");
+  switch (b.dtype) {
+    case DType::f64:
+      return *b.as<double>();
+    case DType::f32:
+      return double(*b.as<float>());
+    default:
+      fail(Status::internal, "a loss or metric of dtype ", dtype_name(b.dtype));
+  }
+}
+
+// The number of samples all of `arrays` hold (their first dims, which must agree).
+int64_t samples_of(const std::vector<const Buffers*>& arrays, const char* who) {
+  int64_t n = -1;
+  for (const Buffers* list : arrays)
+    for (const auto& b : *list) {
+      check(b != nullptr && !b->dims.empty(), Status::shape, who,
+            ": an input or target is a scalar (arrays hold one sample per row)");
+      check(n < 0 || b->dims[0] == n, Status::shape, who, ": arrays of ", n, " and ", b->dims[0],
+            " samples");
+      n = b->dims[0];
+    }
+  return std::max<int64_t>(n, 0);
+}
+
+std::shared_ptr<Buffer> gather_rows(const std::shared_ptr<Buffer>& b,
+                                    const std::vector<int64_t>& index, size_t from, size_t to) {
+  Dims d = b->dims;
+  d[0] = int64_t(to - from);
+  auto out = Buffer::make(b->dtype, d);
+  size_t row = b->nbytes() / size_t(std::max<int64_t>(b->dims[0], 1));
+  for (size_t i = from; i < to; ++i)
+    std::memcpy(static_cast<char*>(out->data()) + (i - from) * row,
+                static_cast<const char*>(b->data()) + size_t(index[i]) * row, row);
+  return out;
+}
+
+Buffers batch_of(const Buffers& arrays, const std::vector<int64_t>* index, int64_t start,
+                 int64_t end) {
+  Buffers out;
+  for (const auto& b : arrays)
+    out.push_back(index ? gather_rows(b, *index, size_t(start), size_t(end))
+                        : rows_of(b, start, end));
+  return out;
+}
+
+// Keras' per-sample weights: ones, or each sample's class weight (the argmax of a one-hot row,
+// or a sparse label).
+std::shared_ptr<Buffer> sample_weights_of(const Buffer* y, int64_t n,
+                                          const std::map<int64_t, double>& class_weight) {
+  auto w = Buffer::make(DType::f32, {n});
+  float* p = w->as<float>();
+  std::fill(p, p + n, 1.0f);
+  if (class_weight.empty() || y == nullptr) return w;
+  auto y32 = convert_buffer(std::make_shared<Buffer>(*y), DType::f32);
+  int64_t width = n > 0 ? y32->numel() / n : 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float* row = y32->as<float>() + i * width;
+    int64_t cls = width == 1 ? int64_t(row[0]) : int64_t(std::max_element(row, row + width) - row);
+    auto it = class_weight.find(cls);
+    p[i] = it == class_weight.end() ? 1.0f : float(it->second);
+  }
+  return w;
+}
+
+struct Averages {
+  std::vector<double> sums;
+  int64_t seen = 0;
+  void add(const std::vector<double>& values, int64_t n) {
+    if (sums.empty()) sums.assign(values.size(), 0);
+    for (size_t i = 0; i < values.size(); ++i) sums[i] += values[i] * double(n);
+    seen += n;
+  }
+  std::vector<double> mean() const {
+    std::vector<double> out;
+    for (double s : sums) out.push_back(seen > 0 ? s / double(seen) : 0);
+    return out;
+  }
+};
+
+std::vector<std::pair<std::string, double>> labelled(const std::vector<std::string>& names,
+                                                     const std::vector<double>& values,
+                                                     const std::string& prefix = "") {
+  std::vector<std::pair<std::string, double>> out;
+  for (size_t i = 0; i < names.size() && i < values.size(); ++i)
+    out.emplace_back(prefix + names[i], values[i]);
+  return out;
+}
+
+}  // namespace
+
+std::shared_ptr<Buffer> rows_of(const std::shared_ptr<Buffer>& b, int64_t start, int64_t end) {
+  check(!b->dims.empty() && start >= 0 && start <= end && end <= b->dims[0], Status::internal,
+        "rows_of: rows out of range");
+  auto out = std::make_shared<Buffer>(b->dtype, b->dims);
+  out->dims[0] = end - start;
+  size_t row = b->dims[0] > 0 ? b->nbytes() / size_t(b->dims[0]) : 0;
+  out->storage =
+      std::shared_ptr<void>(b->storage, static_cast<char*>(b->data()) + size_t(start) * row);
+  out->device = b->device;
+  return out;
+}
+
+Training::Training(Model& model, const Json& optimizer, const Json& overrides,
+                   const std::vector<std::string>& losses, const std::vector<std::string>& metrics,
+                   const std::vector<double>& loss_weights)
+    : model_(model), optimizer_(Optimizer::make(optimizer, overrides)), metrics_(metrics) {
+  const Tensors& outs = model.outputs();
+  size_t n = outs.size();
+  check(losses.size() == 1 || losses.size() == n, Status::invalid_argument,
+        "compile: ", losses.size(), " losses for a model of ", n, " outputs");
+  losses_ = losses.size() == n ? losses : std::vector<std::string>(n, losses[0]);
+  check(loss_weights.empty() || loss_weights.size() == n, Status::invalid_argument,
+        "compile: ", loss_weights.size(), " loss weights for a model of ", n, " outputs");
+  loss_weights_ = loss_weights.empty() ? std::vector<double>(n, 1.0) : loss_weights;
+  phase_ = model.phase();
+  DType fx = Session::get().floatx();
+  NodePtr total;
+  Tensors extra;  // per-output losses (several outputs), then metrics
+  names_ = {"loss"};
+  std::vector<std::string> metric_names;
+  for (size_t i = 0; i < n; ++i) {
+    const NodePtr& out = outs[i];
+    const std::string& oname = model.output_names()[i];
+    std::string where = "compile: output '" + oname + "'";
+    NamedScore loss = loss_by_name(losses_[i], where);
+    targets_.push_back(api::placeholder(Shape(Dims(size_t(std::max<int64_t>(out->rank(), 0)), -1)),
+                                        out->dtype(), oname + "_target"));
+    sample_weights_.push_back(api::placeholder(Shape(Dims{-1}), fx, oname + "_sample_weights"));
+    // keras.engine.training_utils.weighted_masked_objective, weights of rank 1: the score
+    // times the weights, over the mean of the weights that are not 0, averaged.
+    NodePtr score = loss.fn(targets_[i], out);
+    if (score->rank() > 1) {  // reduced to the weights' rank first
+      std::vector<int64_t> axes;
+      for (int64_t a = 1; a < score->rank(); ++a) axes.push_back(a);
+      score = api::mean(score, axes, false);
+    }
+    const NodePtr& w = sample_weights_[i];
+    score = times(score, w);
+    score = divided(
+        score, api::mean(api::cast(api::binary_op("not_equal", "NotEqual", w, number(w, 0.0)), fx),
+                         std::nullopt, false));
+    NodePtr output_loss = api::mean(score, std::nullopt, false);
+    if (n > 1) {
+      extra.push_back(output_loss);
+      names_.push_back(oname + "_loss");
+    }
+    NodePtr weighted = times(number(output_loss, loss_weights_[i]), output_loss);
+    total = total ? plus(total, weighted) : weighted;
+  }
+  for (const NodePtr& term : model.losses()) total = plus(total, term);
+  for (size_t i = 0; i < n; ++i)
+    for (const auto& m : metrics_) {
+      const NodePtr& out = outs[i];
+      int64_t last = out->rank() > 0 ? out->shape().dims.back() : -1;
+      NamedScore metric = metric_by_name(m, losses_[i], last,
+                                         "compile: metric of '" + model.output_names()[i] + "'");
+      extra.push_back(api::mean(metric.fn(targets_[i], out), std::nullopt, false));
+      names_.push_back((n > 1 ? model.output_names()[i] + "_" : std::string()) + metric.name);
+    }
+  Tensors ins = model.inputs();
+  ins.insert(ins.end(), targets_.begin(), targets_.end());
+  ins.insert(ins.end(), sample_weights_.begin(), sample_weights_.end());
+  if (phase_) ins.push_back(phase_);
+  Tensors results{total};
+  results.insert(results.end(), extra.begin(), extra.end());
+  Tensors updates = optimizer_->updates(total, model.trainable_variables());
+  for (const auto& u : model.updates()) updates.push_back(u);
+  train_ = std::make_unique<Function>(ins, results, updates);
+  test_ = std::make_unique<Function>(ins, results, Tensors{});
+}
+
+Json Training::config() const {
+  Json loss = losses_.size() == 1 ? Json(losses_[0]) : Json(losses_);
+  return Json{{"optimizer_config", optimizer_->config()},
+              {"loss", loss},
+              {"metrics", metrics_},
+              {"sample_weight_mode", nullptr},
+              {"loss_weights", nullptr}};
+}
+
+Buffers Training::targets(const Buffers& y) const {
+  // Keras' standardize_input_data: a 1-D target becomes a column.
+  Buffers out;
+  for (const auto& b : y) {
+    if (b && b->dims.size() == 1) {
+      auto c = std::make_shared<Buffer>(*b);
+      c->dims = {b->dims[0], 1};
+      out.push_back(c);
+    } else {
+      out.push_back(b);
+    }
+  }
+  return out;
+}
+
+Buffers Training::feed(const Buffers& x, const Buffers& y, const Buffers& sample_weights,
+                       bool training) {
+  Buffers ins = x;
+  ins.insert(ins.end(), y.begin(), y.end());
+  ins.insert(ins.end(), sample_weights.begin(), sample_weights.end());
+  if (phase_) ins.push_back(scalar_bool(training));
+  return ins;
+}
+
+std::vector<double> Training::run(Function& f, const Buffers& ins) {
+  std::vector<double> out;
+  for (const auto& b : f.call(ins)) out.push_back(scalar_of(*b));
+  return out;
+}
+
+static void check_arrays(const Model& m, const Buffers& x, const Buffers& y, const char* who) {
+  check(x.size() == m.inputs().size(), Status::invalid_argument, who, ": ", x.size(),
+        " input arrays for a model of ", m.inputs().size(), " inputs");
+  check(y.size() == m.outputs().size(), Status::invalid_argument, who, ": ", y.size(),
+        " target arrays for a model of ", m.outputs().size(), " outputs");
+}
+
+std::vector<double> Training::train_on_batch(const Buffers& x, const Buffers& y0) {
+  check_arrays(model_, x, y0, "train_on_batch");
+  Buffers y = targets(y0);
+  int64_t n = samples_of({&x, &y}, "train_on_batch");
+  Buffers w;
+  for (size_t i = 0; i < y.size(); ++i) w.push_back(sample_weights_of(nullptr, n, {}));
+  return run(*train_, feed(x, y, w, true));
+}
+
+std::vector<double> Training::test_on_batch(const Buffers& x, const Buffers& y0) {
+  check_arrays(model_, x, y0, "test_on_batch");
+  Buffers y = targets(y0);
+  int64_t n = samples_of({&x, &y}, "test_on_batch");
+  Buffers w;
+  for (size_t i = 0; i < y.size(); ++i) w.push_back(sample_weights_of(nullptr, n, {}));
+  return run(*test_, feed(x, y, w, false));
+}
+
+std::vector<double> Training::evaluate(const Buffers& x, const Buffers& y0, int64_t batch_size,
+                                       int verbose) {
+  check_arrays(model_, x, y0, "evaluate");
+  check(batch_size > 0, Status::invalid_argument, "evaluate: batch_size must be positive");
+  Buffers y = targets(y0);
+  int64_t n = samples_of({&x, &y}, "evaluate");
+  Averages avg;
+  Progress bar(n, verbose == 1 ? 1 : 0);
+  for (int64_t start = 0; start < n; start += batch_size) {
+    int64_t end = std::min(n, start + batch_size);
+    Buffers w;
+    for (size_t i = 0; i < y.size(); ++i) w.push_back(sample_weights_of(nullptr, end - start, {}));
+    avg.add(run(*test_,
+                feed(batch_of(x, nullptr, start, end), batch_of(y, nullptr, start, end), w, false)),
+            end - start);
+    bar.update(end, {});
+  }
+  return avg.mean();
+}
+
+Json Training::fit(const Buffers& x0, const Buffers& y0, const FitOptions& o,
+                   const FitCallback& callback) {
+  check_arrays(model_, x0, y0, "fit");
+  check(o.batch_size > 0, Status::invalid_argument, "fit: batch_size must be positive");
+  check(o.epochs >= 0 && o.initial_epoch >= 0, Status::invalid_argument,
+        "fit: epochs and initial_epoch must be >= 0");
+  check(o.validation_split >= 0 && o.validation_split < 1, Status::invalid_argument,
+        "fit: validation_split must be in [0, 1)");
+  Buffers y0t = targets(y0);
+  int64_t total = samples_of({&x0, &y0t}, "fit");
+  // Keras takes the validation rows off the end, before any shuffling.
+  int64_t split =
+      o.validation_split > 0 ? int64_t(double(total) * (1.0 - o.validation_split)) : total;
+  check(split > 0 || total == 0, Status::invalid_argument,
+        "fit: validation_split leaves no samples to train on");
+  Buffers x = batch_of(x0, nullptr, 0, split), y = batch_of(y0t, nullptr, 0, split);
+  Buffers vx = batch_of(x0, nullptr, split, total), vy = batch_of(y0t, nullptr, split, total);
+  int64_t n = split;
+  Json history = Json::object();
+  for (const auto& name : names_) history[name] = Json::array();
+  if (split < total)
+    for (const auto& name : names_) history["val_" + name] = Json::array();
+  std::vector<int64_t> index(size_t(n), 0);
+  std::iota(index.begin(), index.end(), 0);
+  std::mt19937_64 rng(o.seed);
+  for (int64_t epoch = o.initial_epoch; epoch < o.epochs; ++epoch) {
+    if (o.verbose)
+      std::fprintf(stderr, "Epoch %lld/%lld\n", (long long)epoch + 1, (long long)o.epochs);
+    if (o.shuffle) std::shuffle(index.begin(), index.end(), rng);
+    Averages avg;
+    Progress bar(n, o.verbose);
+    bool stop = false;
+    for (int64_t start = 0, batch = 0; start < n; start += o.batch_size, ++batch) {
+      int64_t end = std::min(n, start + o.batch_size);
+      Buffers bx = batch_of(x, o.shuffle ? &index : nullptr, start, end);
+      Buffers by = batch_of(y, o.shuffle ? &index : nullptr, start, end);
+      Buffers w;
+      for (const auto& t : by) w.push_back(sample_weights_of(t.get(), end - start, o.class_weight));
+      std::vector<double> outs = run(*train_, feed(bx, by, w, true));
+      avg.add(outs, end - start);
+      bar.update(end, labelled(names_, avg.mean()));
+      if (callback) {
+        Json logs{{"batch", batch}, {"size", end - start}};
+        for (size_t i = 0; i < names_.size(); ++i) logs[names_[i]] = outs[i];
+        stop = callback(epoch, batch, logs) || stop;
+      }
+      if (stop) break;
+    }
+    std::vector<double> means = avg.mean();
+    auto shown = labelled(names_, means);
+    Json logs = Json::object();
+    for (size_t i = 0; i < names_.size() && i < means.size(); ++i) {
+      history[names_[i]].push_back(means[i]);
+      logs[names_[i]] = means[i];
+    }
+    if (split < total) {
+      std::vector<double> val = evaluate(vx, vy, o.batch_size, 0);
+      for (size_t i = 0; i < names_.size(); ++i) {
+        history["val_" + names_[i]].push_back(val[i]);
+        logs["val_" + names_[i]] = val[i];
+      }
+      for (auto& p : labelled(names_, val, "val_")) shown.push_back(p);
+    }
+    bar.finish(shown);
+    if (callback) stop = callback(epoch, -1, logs) || stop;
+    if (stop) break;
+  }
+  return history;
+}
+
+Buffers predict_on_batch(Model& model, const Buffers& x) {
+  check(x.size() == model.inputs().size(), Status::invalid_argument, "predict: ", x.size(),
+        " input arrays for a model of ", model.inputs().size(), " inputs");
+  Buffers ins = x;
+  if (model.phase()) ins.push_back(scalar_bool(false));
+  return model.predict_function().call(ins);
+}
+
+Buffers predict(Model& model, const Buffers& x, int64_t batch_size, int verbose) {
+  check(batch_size > 0, Status::invalid_argument, "predict: batch_size must be positive");
+  check(x.size() == model.inputs().size(), Status::invalid_argument, "predict: ", x.size(),
+        " input arrays for a model of ", model.inputs().size(), " inputs");
+  int64_t n = samples_of({&x}, "predict");
+  Buffers out;
+  Progress bar(n, verbose == 1 ? 1 : 0);
+  for (int64_t start = 0; start < n; start += batch_size) {
+    int64_t end = std::min(n, start + batch_size);
+    Buffers part = predict_on_batch(model, batch_of(x, nullptr, start, end));
+    if (out.empty())
+      for (const auto& p : part) {
+        check(!p->dims.empty() && p->dims[0] == end - start, Status::shape,
+              "predict: an output without one row per sample");
+        Dims d = p->dims;
+        d[0] = n;
+        out.push_back(Buffer::make(p->dtype, d));
+      }
+    for (size_t k = 0; k < part.size(); ++k) {
+      size_t row = part[k]->nbytes() / size_t(end - start);
+      check(part[k]->dtype == out[k]->dtype && row * size_t(n) == out[k]->nbytes(), Status::shape,
+            "predict: batches give outputs of different shapes");
+      std::memcpy(static_cast<char*>(out[k]->data()) + size_t(start) * row, part[k]->data(),
+                  part[k]->nbytes());
+    }
+    bar.update(end, {});
+  }
+  if (n == 0) return predict_on_batch(model, x);
+  return out;
+}
+
+}  // namespace kb::model

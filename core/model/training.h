@@ -1,0 +1,74 @@
+// compile, fit, evaluate and predict as Keras 2.2.4's training engine runs them: the total loss
+// (weighted per sample, per output, plus regularization), the metrics, the optimizer's updates,
+// and the loops over batches with Keras' averaging of the logs.
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/compile/function.h"
+#include "core/model/model.h"
+#include "core/model/optimizers.h"
+
+namespace kb::model {
+
+using Buffers = std::vector<std::shared_ptr<Buffer>>;
+
+struct FitOptions {
+  int64_t batch_size = 32, epochs = 1, initial_epoch = 0;
+  int verbose = 1;
+  bool shuffle = true;
+  uint64_t seed = 0;  // the shuffle's seed
+  double validation_split = 0;
+  std::map<int64_t, double> class_weight;  // empty: every class 1
+};
+
+// Called after each batch (batch >= 0) and each epoch (batch -1) with the logs so far; true stops
+// training (Keras' model.stop_training).
+using FitCallback = std::function<bool(int64_t epoch, int64_t batch, const Json& logs)>;
+
+class Training {
+ public:
+  // losses: one for every output or one for all; loss_weights: empty or one per output.
+  Training(Model& model, const Json& optimizer, const Json& optimizer_overrides,
+           const std::vector<std::string>& losses, const std::vector<std::string>& metrics,
+           const std::vector<double>& loss_weights);
+
+  // "loss", each output's loss when there are several, then the metrics ("acc").
+  const std::vector<std::string>& metrics_names() const { return names_; }
+  Optimizer& optimizer() { return *optimizer_; }
+  // training_config as Keras saves it.
+  Json config() const;
+
+  std::vector<double> train_on_batch(const Buffers& x, const Buffers& y);
+  std::vector<double> test_on_batch(const Buffers& x, const Buffers& y);
+  // The per-epoch history: {"loss": [...], "acc": [...], "val_loss": [...]}.
+  Json fit(const Buffers& x, const Buffers& y, const FitOptions& options,
+           const FitCallback& callback);
+  std::vector<double> evaluate(const Buffers& x, const Buffers& y, int64_t batch_size, int verbose);
+
+ private:
+  Buffers feed(const Buffers& x, const Buffers& y, const Buffers& sample_weights, bool training);
+  std::vector<double> run(Function& f, const Buffers& ins);
+  Buffers targets(const Buffers& y) const;
+
+  Model& model_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::vector<std::string> losses_, metrics_, names_;
+  std::vector<double> loss_weights_;
+  Tensors targets_, sample_weights_;
+  NodePtr phase_;  // the learning phase placeholder, null when the phase is fixed
+  std::unique_ptr<Function> train_, test_;
+};
+
+// Keras' predict: the outputs for x, run batch_size rows at a time (learning phase 0).
+Buffers predict(Model& model, const Buffers& x, int64_t batch_size, int verbose);
+Buffers predict_on_batch(Model& model, const Buffers& x);
+
+// Rows [start, end) of a host buffer along its first axis, sharing its storage.
+std::shared_ptr<Buffer> rows_of(const std::shared_ptr<Buffer>& b, int64_t start, int64_t end);
+
+}  // namespace kb::model
