@@ -75,6 +75,7 @@ Function& Model::predict_function() {
     Tensors ins = inputs_;
     if (phase_) ins.push_back(phase_);
     predict_ = std::make_unique<Function>(ins, outputs_, Tensors{});
+    predict_->set_device(Device::cpu);  // results are read in host memory (training.cpp)
   }
   return *predict_;
 }

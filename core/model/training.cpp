@@ -192,6 +192,9 @@ Training::Training(Model& model, const Json& optimizer, const Json& overrides,
   for (const auto& u : model.updates()) updates.push_back(u);
   train_ = std::make_unique<Function>(ins, results, updates);
   test_ = std::make_unique<Function>(ins, results, Tensors{});
+  // The loops read results and slice batches in host memory: models run on the CPU for now.
+  train_->set_device(Device::cpu);
+  test_->set_device(Device::cpu);
 }
 
 Json Training::config() const {

@@ -229,3 +229,37 @@ def test_bad_arguments():
     _expect(ValueError, "not JSON", lambda: models.model_from_json("{"))
     assert native.predict(X).shape == (64, 3)
     assert os.path.basename(__file__)
+
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+
+
+def test_c_example_finetunes_a_keras_file(tmp_path):
+    """examples/finetune_keras_model.c on a file examples/make_keras_model.py saves with Keras."""
+    import importlib.util
+    import subprocess
+    binary = os.path.join(ROOT, "build", "finetune_keras_model")
+    if not os.path.exists(binary):
+        pytest.skip("build/finetune_keras_model is not built")
+    spec = importlib.util.spec_from_file_location(
+        "make_keras_model", os.path.join(ROOT, "examples", "make_keras_model.py"))
+    maker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(maker)
+    src, out = str(tmp_path / "digits.h5"), str(tmp_path / "tuned.h5")
+    digits = os.path.join(ROOT, "examples", "data", "digits.csv")
+    maker.main(src, digits)
+    run = subprocess.run([binary, src, digits, out], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "test accuracy" in run.stdout and "Epoch 5/5" in run.stderr
+    data = np.loadtxt(digits, delimiter=",", comments="#")
+    test = np.arange(len(data)) % 5 == 4
+    again = _sequential_digits()
+    again.load_weights(out)
+    accuracy = np.mean(again.predict(data[test, 1:] / 16.0).argmax(1) == data[test, 0])
+    reported = float(run.stdout.split("% after")[0].rsplit(" ", 1)[1]) / 100
+    assert abs(accuracy - reported) < 1e-4 and accuracy >= 0.9  # printed as xx.xx%
+
+
+def _sequential_digits():
+    return kmodels.Sequential([layers.Dense(64, input_shape=(64,), activation="relu"),
+                               layers.Dropout(0.1), layers.Dense(10, activation="softmax")])
