@@ -755,9 +755,8 @@ KB_API kb_status kb_model_load_weights(kb_model* model, const char* path, int32_
    losses by name, one per output or one for all; metrics by name ("accuracy", a loss);
    options_json (NULL or JSON): {"optimizer": {its config: "lr", "momentum"...},
    "loss_weights": [one per output]}. */
-KB_API kb_status kb_model_compile(kb_model* model, const char* optimizer,
-                                  const char* const* losses, size_t num_losses,
-                                  const char* const* metrics, size_t num_metrics,
+KB_API kb_status kb_model_compile(kb_model* model, const char* optimizer, const char* const* losses,
+                                  size_t num_losses, const char* const* metrics, size_t num_metrics,
                                   const char* options_json);
 /* After each batch (batch >= 0) and each epoch (batch == -1) of kb_model_fit: logs_json holds
    the values so far ({"loss": ..., "acc": ...}); a non-zero return stops training. */
@@ -768,10 +767,9 @@ typedef int32_t (*kb_model_callback)(void* user_data, int64_t epoch, int64_t bat
    "class_weight": {"0": 1.0, ...}}. verbose 1: Keras' progress bar on stderr, 2: a line per
    epoch. history_json: the per-epoch values ({"loss": [...], "acc": [...], "val_loss": ...}). */
 KB_API kb_status kb_model_fit(kb_model* model, kb_tensor* const* x, size_t num_x,
-                              kb_tensor* const* y, size_t num_y, int64_t batch_size,
-                              int64_t epochs, int32_t verbose, const char* options_json,
-                              kb_model_callback callback, void* user_data,
-                              const char** history_json);
+                              kb_tensor* const* y, size_t num_y, int64_t batch_size, int64_t epochs,
+                              int32_t verbose, const char* options_json, kb_model_callback callback,
+                              void* user_data, const char** history_json);
 /* evaluate, train_on_batch, test_on_batch: a float64 vector of the values named by
    kb_model_metrics_names (the loss first). */
 KB_API kb_status kb_model_evaluate(kb_model* model, kb_tensor* const* x, size_t num_x,
@@ -797,8 +795,8 @@ KB_API kb_status kb_model_layer_name(kb_model* model, size_t index, const char**
 KB_API kb_status kb_model_layer_class(kb_model* model, size_t index, const char** out);
 KB_API kb_status kb_model_layer_config(kb_model* model, size_t index, const char** out);
 KB_API kb_status kb_model_layer_get_weights(kb_model* model, size_t index, kb_tensor_list** out);
-KB_API kb_status kb_model_layer_set_weights(kb_model* model, size_t index,
-                                            kb_tensor* const* values, size_t n);
+KB_API kb_status kb_model_layer_set_weights(kb_model* model, size_t index, kb_tensor* const* values,
+                                            size_t n);
 /* The model as backend tensors: its input placeholders, outputs and weight variables, to build
    on (extra loss terms, kb_gradients, a kb_function of one's own). */
 KB_API kb_status kb_model_inputs(kb_model* model, kb_tensor_list** out);
