@@ -8,6 +8,14 @@
 
 namespace kb::model {
 
+NodePtr softmax_along(const NodePtr& x, int64_t axis, const std::string& where) {
+  check(x->rank() != 1, Status::invalid_argument, where, ": softmax of a 1-D tensor");
+  if (x->rank() == 2) return api::softmax(x, -1);
+  std::vector<int64_t> axes{axis};
+  NodePtr e = api::exp(api::binary_op("subtract", "Sub", x, api::max(x, axes, true)));
+  return api::binary_op("divide", "Div", e, api::sum(e, axes, true));
+}
+
 NodePtr activate(const Json& activation, const NodePtr& x, const std::string& where) {
   if (activation.is_null()) return x;
   std::string name = activation.is_object()   ? required_string(activation, "class_name", where)
@@ -18,11 +26,7 @@ NodePtr activate(const Json& activation, const NodePtr& x, const std::string& wh
   if (name == "sigmoid") return api::sigmoid(x);
   if (name == "hard_sigmoid") return api::hard_sigmoid(x);
   if (name == "tanh") return api::tanh(x);
-  if (name == "softmax") {
-    // Keras 2.2.4: softmax over the last axis for rank 2 and above, an error for rank 1.
-    check(x->rank() != 1, Status::invalid_argument, where, ": softmax of a 1-D tensor");
-    return api::softmax(x, -1);
-  }
+  if (name == "softmax") return softmax_along(x, -1, where);
   if (name == "elu") return api::elu(x, 1.0);
   if (name == "selu") {
     // keras.activations.selu: scale * elu(x, alpha) with the constants of the paper.

@@ -88,6 +88,22 @@ Dims dims_of(const Json& list, const std::string& where) {
   return dims;
 }
 
+std::vector<int64_t> ints_or(const Json& config, const char* key, size_t n, int64_t fallback,
+                             const std::string& where) {
+  const Json* v = present(config, key);
+  if (!v) return std::vector<int64_t>(n, fallback);
+  if (v->is_number_integer()) return std::vector<int64_t>(n, v->get<int64_t>());
+  check(v->is_array() && v->size() == n, Status::invalid_argument, where, ": '", key,
+        "' is not an integer or a list of ", n);
+  std::vector<int64_t> out;
+  for (const Json& e : *v) {
+    check(e.is_number_integer(), Status::invalid_argument, where, ": '", key,
+          "' holds a value that is not an integer");
+    out.push_back(e.get<int64_t>());
+  }
+  return out;
+}
+
 DType dtype_of(const Json& value, const std::string& where) {
   std::string name;
   if (value.is_object()) {  // tf.keras: {"class_name": "Policy", "config": {"name": "float32"}}

@@ -30,6 +30,9 @@ std::string required_string(const Json& config, const char* key, const std::stri
 const Json& required(const Json& config, const char* key, const std::string& where);
 // A list of ints where null entries are unknown dims (-1): a batch_input_shape.
 Dims dims_of(const Json& list, const std::string& where);
+// An int or a list of n ints (Keras' kernel_size=3 or (3, 3)); `fallback` repeated when absent.
+std::vector<int64_t> ints_or(const Json& config, const char* key, size_t n, int64_t fallback,
+                             const std::string& where);
 // A dtype by Keras' name ("float32"); tf.keras' dtype policies ({"class_name": "Policy"}) too.
 DType dtype_of(const Json& value, const std::string& where);
 

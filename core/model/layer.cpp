@@ -65,6 +65,12 @@ Tensors Layer::operator()(const Tensors& inputs) {
     built_ = true;
   }
   Tensors out = call(inputs);
+  // Keras' activity_regularizer (ActivityRegularization's l1/l2): a loss term per output.
+  Json activity = class_name_ == "ActivityRegularization"
+                      ? Json{{"class_name", "L1L2"}, {"config", config_}}
+                      : config_.value("activity_regularizer", Json());
+  for (const auto& y : out)
+    if (NodePtr term = regularization(activity, y, where_)) losses_.push_back(term);
   if (output_shapes_.empty())
     for (const auto& y : out) output_shapes_.push_back(y->shape());
   return out;
@@ -77,11 +83,13 @@ const NodePtr& Layer::single(const Tensors& inputs) const {
 }
 
 NodePtr Layer::add_weight(const std::string& name, const Dims& shape, const char* initializer_key,
-                          const char* regularizer_key, bool trainable) {
+                          const char* regularizer_key, const char* constraint_key, bool trainable) {
   Json init = config_.contains(initializer_key) ? config_[initializer_key] : Json("zeros");
   std::string var_name = Session::get().unique_name(name);
   NodePtr v = api::variable(initial_value(init, shape, dtype_, where_), dtype_, var_name);
-  weights_.push_back({var_name, v, trainable && trainable_});
+  Json constraint =
+      constraint_key && config_.contains(constraint_key) ? config_[constraint_key] : Json();
+  weights_.push_back({var_name, v, trainable && trainable_, constraint});
   if (regularizer_key && config_.contains(regularizer_key))
     if (NodePtr term = regularization(config_[regularizer_key], v, where_)) losses_.push_back(term);
   return v;

@@ -18,6 +18,7 @@ struct Weight {
   std::string name;  // Keras' weight name: "dense_1/kernel"
   NodePtr variable;
   bool trainable = true;
+  Json constraint;  // Keras' kernel_constraint...: null for none
 };
 
 class Layer {
@@ -53,10 +54,12 @@ class Layer {
   virtual Tensors call(const Tensors& inputs) = 0;
   // The single input of a layer that takes one.
   const NodePtr& single(const Tensors& inputs) const;
-  // A weight named `name` of `shape`, initialized by the config's `initializer_key` entry
-  // ("kernel_initializer"), regularized by its `regularizer_key` entry when present.
+  // A weight named `name` of `shape`, initialized by the config's entry named by
+  // `initializer_key` ("kernel_initializer"), regularized and constrained by the entries named
+  // by `regularizer_key` and `constraint_key` when present.
   NodePtr add_weight(const std::string& name, const Dims& shape, const char* initializer_key,
-                     const char* regularizer_key = nullptr, bool trainable = true);
+                     const char* regularizer_key = nullptr, const char* constraint_key = nullptr,
+                     bool trainable = true);
   Tensors losses_, updates_;
   std::string where_;
 

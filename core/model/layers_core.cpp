@@ -5,7 +5,7 @@
 #include "core/api/control.h"
 #include "core/api/random.h"
 #include "core/model/activations.h"
-#include "core/model/layer.h"
+#include "core/model/layer_options.h"
 #include "core/util/error.h"
 
 namespace kb::model {
@@ -30,8 +30,10 @@ class Dense : public Layer {
     check(shapes.size() == 1 && shapes[0].rank() >= 2 && shapes[0].dims.back() > 0, Status::shape,
           where(), ": needs an input of rank 2 or more with its last dim known");
     kernel_ = add_weight("kernel", {shapes[0].dims.back(), units_}, "kernel_initializer",
-                         "kernel_regularizer");
-    if (use_bias_) bias_ = add_weight("bias", {units_}, "bias_initializer", "bias_regularizer");
+                         "kernel_regularizer", "kernel_constraint");
+    if (use_bias_)
+      bias_ =
+          add_weight("bias", {units_}, "bias_initializer", "bias_regularizer", "bias_constraint");
   }
   Tensors call(const Tensors& inputs) override {
     NodePtr y = api::dot(single(inputs), kernel_);
@@ -81,8 +83,7 @@ class Flatten : public Layer {
   Tensors call(const Tensors& inputs) override {
     NodePtr x = single(inputs);
     // channels_first inputs are made channels_last first, so both flatten alike (Keras 2.2.4).
-    if (string_or(config(), "data_format", "channels_last", where()) == "channels_first" &&
-        x->rank() > 2) {
+    if (data_format_of(config(), where()) == DataFormat::channels_first && x->rank() > 2) {
       std::vector<int64_t> pattern{0};
       for (int64_t i = 2; i < x->rank(); ++i) pattern.push_back(i);
       pattern.push_back(1);
@@ -92,14 +93,133 @@ class Flatten : public Layer {
   }
 };
 
-template <class L>
-std::shared_ptr<Layer> make(const Json& c) {
-  return std::make_shared<L>(c);
-}
+class Reshape : public Layer {
+ public:
+  explicit Reshape(const Json& c) : Layer("Reshape", c) {
+    const Json& t = required(c, "target_shape", where());
+    check(t.is_array(), Status::invalid_argument, where(), ": target_shape is not a list");
+    for (const Json& d : t) {
+      check(d.is_number_integer() && d.get<int64_t>() >= -1, Status::invalid_argument, where(),
+            ": target_shape holds a dim that is not an integer >= -1");
+      target_.push_back(d.get<int64_t>());
+    }
+  }
+  Tensors call(const Tensors& inputs) override {
+    const NodePtr& x = single(inputs);
+    // Keras: reshape to (batch,) + target_shape, one -1 in the target taken from x's size.
+    Dims dims{-1};
+    int64_t known = 1, unknown = -1;
+    for (size_t i = 0; i < target_.size(); ++i) {
+      if (target_[i] < 0) {
+        check(unknown < 0, Status::invalid_argument, where(), ": two unknown dims in target_shape");
+        unknown = int64_t(i);
+      } else {
+        known *= target_[i];
+      }
+      dims.push_back(target_[i]);
+    }
+    if (unknown >= 0) {
+      Dims rest(x->shape().dims.begin() + 1, x->shape().dims.end());
+      int64_t n = numel(rest);
+      check(x->rank() >= 1 && n >= 0 && known > 0 && n % known == 0, Status::shape, where(),
+            ": cannot infer the -1 of target_shape from input shape ", dims_str(x->shape().dims));
+      dims[size_t(unknown) + 1] = n / known;
+    }
+    return {api::reshape(x, dims)};
+  }
+
+ private:
+  Dims target_;
+};
+
+class Permute : public Layer {
+ public:
+  explicit Permute(const Json& c) : Layer("Permute", c) {
+    const Json& d = required(c, "dims", where());
+    check(d.is_array(), Status::invalid_argument, where(), ": dims is not a list");
+    pattern_.push_back(0);
+    for (const auto& v : d) {
+      check(v.is_number_integer(), Status::invalid_argument, where(), ": dims holds a non-integer");
+      pattern_.push_back(v.get<int64_t>());
+    }
+  }
+  Tensors call(const Tensors& inputs) override {
+    return {api::permute_dimensions(single(inputs), pattern_)};
+  }
+
+ private:
+  std::vector<int64_t> pattern_;
+};
+
+class RepeatVector : public Layer {
+ public:
+  explicit RepeatVector(const Json& c) : Layer("RepeatVector", c), n_(int_or(c, "n", -1, where())) {
+    check(n_ > 0, Status::invalid_argument, where(), ": n must be positive");
+  }
+  Tensors call(const Tensors& inputs) override { return {api::repeat(single(inputs), n_)}; }
+
+ private:
+  int64_t n_;
+};
+
+// The identity that adds l1/l2 activity penalties to the loss (Layer applies them).
+class ActivityRegularization : public Layer {
+ public:
+  explicit ActivityRegularization(const Json& c) : Layer("ActivityRegularization", c) {}
+  Tensors call(const Tensors& inputs) override { return {single(inputs)}; }
+};
+
+// Dropout of whole channels: the noise is shared along the spatial axes.
+class SpatialDropout : public Layer {
+ public:
+  SpatialDropout(const char* cls, const Json& c, int spatial)
+      : Layer(cls, c), rate_(number_or(c, "rate", 0, where())), spatial_(spatial) {
+    format_ = spatial == 1 ? DataFormat::channels_last : data_format_of(c, where());
+    auto seed = opt_number(c, "seed", where());
+    if (seed) seed_ = static_cast<int64_t>(*seed);
+  }
+  Tensors call(const Tensors& inputs) override {
+    const NodePtr& x = single(inputs);
+    if (!(rate_ > 0 && rate_ < 1)) return {x};
+    check(x->rank() == spatial_ + 2, Status::shape, where(), ": needs inputs of rank ",
+          spatial_ + 2);
+    // -1 takes x's dim (batch and channels), 1 shares the noise.
+    Dims noise(size_t(spatial_ + 2), 1);
+    noise[0] = -1;
+    noise[size_t(channel_axis(format_, spatial_ + 2))] = -1;
+    return {api::in_train_phase([&] { return api::dropout(x, rate_, noise, seed_); },
+                                [&] { return x; }, nullptr, std::nullopt, class_name().c_str())};
+  }
+
+ private:
+  double rate_;
+  int spatial_;
+  DataFormat format_;
+  std::optional<int64_t> seed_;
+};
+
+template <int Spatial>
+struct SpatialDropoutN : SpatialDropout {
+  explicit SpatialDropoutN(const Json& c)
+      : SpatialDropout(Spatial == 1   ? "SpatialDropout1D"
+                       : Spatial == 2 ? "SpatialDropout2D"
+                                      : "SpatialDropout3D",
+                       c, Spatial) {}
+};
 
 const LayerRegistrar rows[] = {
-    {"InputLayer", make<InputLayer>}, {"Dense", make<Dense>},     {"Activation", make<Activation>},
-    {"Dropout", make<Dropout>},       {"Flatten", make<Flatten>},
+    {"InputLayer", make_layer_of<InputLayer>},
+    {"Dense", make_layer_of<Dense>},
+    {"Activation", make_layer_of<Activation>},
+    {"Dropout", make_layer_of<Dropout>},
+    {"Flatten", make_layer_of<Flatten>},
+    {"Reshape", make_layer_of<Reshape>},
+    {"Permute", make_layer_of<Permute>},
+    {"RepeatVector", make_layer_of<RepeatVector>},
+    {"ActivityRegularization", make_layer_of<ActivityRegularization>},
+    {"SpatialDropout1D", make_layer_of<SpatialDropoutN<1>>},
+    {"SpatialDropout2D", make_layer_of<SpatialDropoutN<2>>},
+    {"SpatialDropout3D", make_layer_of<SpatialDropoutN<3>>},
 };
 
 }  // namespace

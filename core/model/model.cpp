@@ -220,6 +220,13 @@ std::vector<NodePtr> Model::trainable_variables() const {
   return out;
 }
 
+std::map<const Node*, Json> Model::constraints() const {
+  std::map<const Node*, Json> out;
+  for (const auto& w : weights())
+    if (w.trainable && !w.constraint.is_null()) out[w.variable.get()] = w.constraint;
+  return out;
+}
+
 Tensors Model::losses() const {
   Tensors out;
   for (const auto& l : layers_) out.insert(out.end(), l->losses().begin(), l->losses().end());

@@ -1,6 +1,7 @@
 // A Keras model as a graph of layers, made from Keras' model config (Sequential or functional
 // Model: several inputs and outputs, shared layers), with its layers' weights in Keras' order.
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,8 @@ class Model {
 
   std::vector<Weight> weights() const;  // every layer's, in layer order
   std::vector<NodePtr> trainable_variables() const;
+  // The trainable weights' constraints (those that have one).
+  std::map<const Node*, Json> constraints() const;
   Tensors losses() const;   // the layers' regularization terms
   Tensors updates() const;  // the layers' state updates
 

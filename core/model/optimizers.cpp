@@ -1,10 +1,12 @@
 #include "core/model/optimizers.h"
 
 #include <cctype>
+#include <cstring>
 
 #include "core/api/control.h"
 #include "core/autodiff/gradients.h"
 #include "core/graph/session.h"
+#include "core/model/constraints.h"
 #include "core/model/graph_math.h"
 #include "core/util/error.h"
 
@@ -15,6 +17,13 @@ NodePtr scalar_value(double v, DType t) {
   auto b = Buffer::make(DType::f64, {});
   *b->as<double>() = v;
   return api::constant(b, t, std::nullopt, "");
+}
+
+// Keras' K.zeros: a buffer of zeros (Buffer::make leaves its storage as it finds it).
+std::shared_ptr<Buffer> zeros_of(DType t, const Dims& dims) {
+  auto b = Buffer::make(t, dims);
+  std::memset(b->data(), 0, b->nbytes());
+  return b;
 }
 
 NodePtr variable_of(double v, DType t, const std::string& name) {
@@ -42,16 +51,19 @@ class SGD : public Optimizer {
     NodePtr lr = decayed_lr();
     std::vector<NodePtr> moments;
     for (const auto& p : params) moments.push_back(slot(p));
+    weights_.push_back(iterations_);  // Keras 2.2.4: [iterations] + moments
     weights_.insert(weights_.end(), moments.begin(), moments.end());
     for (size_t i = 0; i < params.size(); ++i) {
       const NodePtr &p = params[i], &g = grads[i], &m = moments[i];
       NodePtr v = minus(times(momentum_, m), times(lr, g));  // velocity
       ups.push_back(api::update(m, v));
       NodePtr new_p = nesterov_ ? minus(plus(p, times(momentum_, v)), times(lr, g)) : plus(p, v);
-      ups.push_back(api::update(p, new_p));
+      ups.push_back(api::update(p, constrained(p, new_p)));
     }
     return ups;
   }
+
+  void extra_config(Json& c) const override { c["nesterov"] = nesterov_; }
 
  private:
   NodePtr lr_, momentum_, decay_;
@@ -81,6 +93,7 @@ class Adam : public Optimizer {
     for (const auto& p : params) ms.push_back(slot(p));
     for (const auto& p : params) vs.push_back(slot(p));
     for (const auto& p : params) vhats.push_back(amsgrad_ ? slot(p) : scalar_slot());
+    weights_.push_back(iterations_);  // Keras 2.2.4: [iterations] + ms + vs + vhats
     for (auto* list : {&ms, &vs, &vhats})
       weights_.insert(weights_.end(), list->begin(), list->end());
     for (size_t i = 0; i < params.size(); ++i) {
@@ -98,20 +111,232 @@ class Adam : public Optimizer {
       }
       ups.push_back(api::update(ms[i], m_t));
       ups.push_back(api::update(vs[i], v_t));
-      ups.push_back(api::update(p, p_t));
+      ups.push_back(api::update(p, constrained(p, p_t)));
     }
     return ups;
+  }
+
+  void extra_config(Json& c) const override {
+    c["epsilon"] = epsilon_;
+    c["amsgrad"] = amsgrad_;
   }
 
  private:
   // Keras 2.2.4 keeps K.zeros(1) per parameter as vhat when amsgrad is off.
   NodePtr scalar_slot() {
-    return api::variable(Buffer::make(DType::f32, {1}), Session::get().floatx(),
+    return api::variable(zeros_of(DType::f32, {1}), Session::get().floatx(),
                          Session::get().unique_name("Variable"));
   }
   NodePtr lr_, beta_1_, beta_2_, decay_;
   double epsilon_;
   bool amsgrad_;
+};
+
+class RMSprop : public Optimizer {
+ public:
+  explicit RMSprop(const Json& c) : Optimizer("RMSprop", c) {
+    lr_ = hyper("lr", 0.001);
+    rho_ = hyper("rho", 0.9);
+    decay_ = hyper("decay", 0.0);
+    epsilon_ = number_or(c, "epsilon", Session::get().epsilon(), where_);
+  }
+  std::vector<NodePtr> rule(const std::vector<NodePtr>& params,
+                            const std::vector<NodePtr>& grads) override {
+    std::vector<NodePtr> ups;
+    NodePtr lr = decayed_lr();
+    std::vector<NodePtr> acc;
+    for (const auto& p : params) acc.push_back(slot(p));
+    weights_ = acc;  // Keras 2.2.4 leaves iterations out of RMSprop's weights
+    NodePtr one = scalar_value(1, Session::get().floatx());
+    for (size_t i = 0; i < params.size(); ++i) {
+      const NodePtr &p = params[i], &g = grads[i];
+      NodePtr new_a = plus(times(rho_, acc[i]), times(minus(one, rho_), api::square(g)));
+      ups.push_back(api::update(acc[i], new_a));
+      NodePtr new_p =
+          minus(p, divided(times(lr, g), plus(api::sqrt(new_a), number(new_a, epsilon_))));
+      ups.push_back(api::update(p, constrained(p, new_p)));
+    }
+    return ups;
+  }
+
+  void extra_config(Json& c) const override { c["epsilon"] = epsilon_; }
+
+ private:
+  NodePtr lr_, rho_, decay_;
+  double epsilon_;
+};
+
+class Adagrad : public Optimizer {
+ public:
+  explicit Adagrad(const Json& c) : Optimizer("Adagrad", c) {
+    lr_ = hyper("lr", 0.01);
+    decay_ = hyper("decay", 0.0);
+    epsilon_ = number_or(c, "epsilon", Session::get().epsilon(), where_);
+  }
+  std::vector<NodePtr> rule(const std::vector<NodePtr>& params,
+                            const std::vector<NodePtr>& grads) override {
+    std::vector<NodePtr> ups;
+    NodePtr lr = decayed_lr();
+    std::vector<NodePtr> acc;
+    for (const auto& p : params) acc.push_back(slot(p));
+    weights_ = acc;
+    for (size_t i = 0; i < params.size(); ++i) {
+      const NodePtr &p = params[i], &g = grads[i];
+      NodePtr new_a = plus(acc[i], api::square(g));
+      ups.push_back(api::update(acc[i], new_a));
+      NodePtr new_p =
+          minus(p, divided(times(lr, g), plus(api::sqrt(new_a), number(new_a, epsilon_))));
+      ups.push_back(api::update(p, constrained(p, new_p)));
+    }
+    return ups;
+  }
+
+  void extra_config(Json& c) const override { c["epsilon"] = epsilon_; }
+
+ private:
+  NodePtr lr_, decay_;
+  double epsilon_;
+};
+
+class Adadelta : public Optimizer {
+ public:
+  explicit Adadelta(const Json& c) : Optimizer("Adadelta", c) {
+    lr_ = hyper("lr", 1.0);
+    decay_ = hyper("decay", 0.0);
+    rho_ = number_or(c, "rho", 0.95, where_);  // a Python float in Keras 2.2.4, not a variable
+    epsilon_ = number_or(c, "epsilon", Session::get().epsilon(), where_);
+  }
+  std::vector<NodePtr> rule(const std::vector<NodePtr>& params,
+                            const std::vector<NodePtr>& grads) override {
+    std::vector<NodePtr> ups;
+    NodePtr lr = decayed_lr();
+    std::vector<NodePtr> acc, delta;
+    for (const auto& p : params) acc.push_back(slot(p));
+    for (const auto& p : params) delta.push_back(slot(p));
+    weights_ = acc;
+    weights_.insert(weights_.end(), delta.begin(), delta.end());
+    for (size_t i = 0; i < params.size(); ++i) {
+      const NodePtr &p = params[i], &g = grads[i];
+      NodePtr new_a =
+          plus(times(number(g, rho_), acc[i]), times(number(g, 1 - rho_), api::square(g)));
+      ups.push_back(api::update(acc[i], new_a));
+      NodePtr step = divided(times(g, api::sqrt(plus(delta[i], number(g, epsilon_)))),
+                             api::sqrt(plus(new_a, number(g, epsilon_))));
+      ups.push_back(api::update(p, constrained(p, minus(p, times(lr, step)))));
+      NodePtr new_d =
+          plus(times(number(g, rho_), delta[i]), times(number(g, 1 - rho_), api::square(step)));
+      ups.push_back(api::update(delta[i], new_d));
+    }
+    return ups;
+  }
+
+  void extra_config(Json& c) const override {
+    c["rho"] = rho_;
+    c["epsilon"] = epsilon_;
+  }
+
+ private:
+  NodePtr lr_, decay_;
+  double rho_, epsilon_;
+};
+
+class Adamax : public Optimizer {
+ public:
+  explicit Adamax(const Json& c) : Optimizer("Adamax", c) {
+    lr_ = hyper("lr", 0.002);
+    beta_1_ = hyper("beta_1", 0.9);
+    beta_2_ = hyper("beta_2", 0.999);
+    decay_ = hyper("decay", 0.0);
+    epsilon_ = number_or(c, "epsilon", Session::get().epsilon(), where_);
+  }
+  std::vector<NodePtr> rule(const std::vector<NodePtr>& params,
+                            const std::vector<NodePtr>& grads) override {
+    std::vector<NodePtr> ups;
+    NodePtr lr = decayed_lr();
+    DType fx = Session::get().floatx();
+    NodePtr one = scalar_value(1, fx);
+    NodePtr t = plus(api::cast(iterations_, fx), one);
+    NodePtr lr_t = divided(lr, minus(one, power(beta_1_, t)));
+    std::vector<NodePtr> ms, us;
+    for (const auto& p : params) ms.push_back(slot(p));
+    for (const auto& p : params) us.push_back(slot(p));
+    weights_.push_back(iterations_);
+    for (auto* list : {&ms, &us}) weights_.insert(weights_.end(), list->begin(), list->end());
+    for (size_t i = 0; i < params.size(); ++i) {
+      const NodePtr &p = params[i], &g = grads[i];
+      NodePtr m_t = plus(times(beta_1_, ms[i]), times(minus(one, beta_1_), g));
+      NodePtr u_t = api::binary_op("maximum", "Maximum", times(beta_2_, us[i]), api::abs(g));
+      NodePtr p_t = minus(p, divided(times(lr_t, m_t), plus(u_t, number(u_t, epsilon_))));
+      ups.push_back(api::update(ms[i], m_t));
+      ups.push_back(api::update(us[i], u_t));
+      ups.push_back(api::update(p, constrained(p, p_t)));
+    }
+    return ups;
+  }
+
+  void extra_config(Json& c) const override { c["epsilon"] = epsilon_; }
+
+ private:
+  NodePtr lr_, beta_1_, beta_2_, decay_;
+  double epsilon_;
+};
+
+class Nadam : public Optimizer {
+ public:
+  explicit Nadam(const Json& c) : Optimizer("Nadam", c) {
+    lr_ = hyper("lr", 0.002);
+    beta_1_ = hyper("beta_1", 0.9);
+    beta_2_ = hyper("beta_2", 0.999);
+    epsilon_ = number_or(c, "epsilon", Session::get().epsilon(), where_);
+    schedule_decay_ = number_or(c, "schedule_decay", 0.004, where_);
+    Session::get().push_name_scope(class_name_);
+    m_schedule_ = variable_of(1.0, Session::get().floatx(), "m_schedule");
+    Session::get().pop_name_scope();
+  }
+  std::vector<NodePtr> rule(const std::vector<NodePtr>& params,
+                            const std::vector<NodePtr>& grads) override {
+    std::vector<NodePtr> ups;
+    DType fx = Session::get().floatx();
+    NodePtr one = scalar_value(1, fx);
+    NodePtr t = plus(api::cast(iterations_, fx), one);
+    NodePtr base = scalar_value(0.96, fx);
+    auto cache = [&](const NodePtr& step) {
+      NodePtr decayed = power(base, times(step, number(step, schedule_decay_)));
+      return times(beta_1_, minus(one, times(number(decayed, 0.5), decayed)));
+    };
+    NodePtr cache_t = cache(t), cache_t1 = cache(plus(t, number(t, 1.0)));
+    NodePtr schedule_new = times(m_schedule_, cache_t);
+    NodePtr schedule_next = times(times(m_schedule_, cache_t), cache_t1);
+    ups.push_back(api::update(m_schedule_, schedule_new));
+    std::vector<NodePtr> ms, vs;
+    for (const auto& p : params) ms.push_back(slot(p));
+    for (const auto& p : params) vs.push_back(slot(p));
+    weights_.push_back(iterations_);
+    for (auto* list : {&ms, &vs}) weights_.insert(weights_.end(), list->begin(), list->end());
+    for (size_t i = 0; i < params.size(); ++i) {
+      const NodePtr &p = params[i], &g = grads[i];
+      NodePtr g_prime = divided(g, minus(one, schedule_new));
+      NodePtr m_t = plus(times(beta_1_, ms[i]), times(minus(one, beta_1_), g));
+      NodePtr m_t_prime = divided(m_t, minus(one, schedule_next));
+      NodePtr v_t = plus(times(beta_2_, vs[i]), times(minus(one, beta_2_), api::square(g)));
+      NodePtr v_t_prime = divided(v_t, minus(one, power(beta_2_, t)));
+      NodePtr m_t_bar = plus(times(minus(one, cache_t), g_prime), times(cache_t1, m_t_prime));
+      ups.push_back(api::update(ms[i], m_t));
+      ups.push_back(api::update(vs[i], v_t));
+      NodePtr p_t = minus(
+          p, divided(times(lr_, m_t_bar), plus(api::sqrt(v_t_prime), number(v_t_prime, epsilon_))));
+      ups.push_back(api::update(p, constrained(p, p_t)));
+    }
+    return ups;
+  }
+  void extra_config(Json& c) const override {
+    c["schedule_decay"] = schedule_decay_;
+    c["epsilon"] = epsilon_;
+  }
+
+ private:
+  NodePtr lr_, beta_1_, beta_2_, m_schedule_;
+  double epsilon_, schedule_decay_;
 };
 
 std::string lowered(std::string s) {
@@ -132,15 +357,13 @@ Optimizer::Optimizer(std::string class_name, const Json& config)
   clipvalue_ = number_or(config_, "clipvalue", 0, where_);
   Session::get().push_name_scope(class_name_);
   try {
-    iterations_ = api::variable(Buffer::make(DType::i64, {}), DType::i64,
+    iterations_ = api::variable(zeros_of(DType::i64, {}), DType::i64,
                                 Session::get().unique_name("iterations"));
   } catch (...) {
     Session::get().pop_name_scope();
     throw;
   }
   Session::get().pop_name_scope();
-  std::memset(iterations_->value->data(), 0, sizeof(int64_t));
-  weights_.push_back(iterations_);
 }
 
 NodePtr Optimizer::hyper(const char* key, double fallback) {
@@ -165,11 +388,18 @@ NodePtr Optimizer::decayed_lr() {
 
 NodePtr Optimizer::slot(const NodePtr& like) {
   check(like->shape().fully_known(), Status::shape, where_, ": a weight of unknown shape");
-  return api::variable(Buffer::make(like->dtype(), like->shape().dims), like->dtype(),
+  return api::variable(zeros_of(like->dtype(), like->shape().dims), like->dtype(),
                        Session::get().unique_name("Variable"));
 }
 
-std::vector<NodePtr> Optimizer::updates(const NodePtr& loss, const std::vector<NodePtr>& params) {
+NodePtr Optimizer::constrained(const NodePtr& p, const NodePtr& new_p) const {
+  auto it = constraints_.find(p.get());
+  return it == constraints_.end() ? new_p : constrain(it->second, new_p, where_);
+}
+
+std::vector<NodePtr> Optimizer::updates(const NodePtr& loss, const std::vector<NodePtr>& params,
+                                        const std::map<const Node*, Json>& constraints) {
+  constraints_ = constraints;
   std::vector<NodePtr> grads = gradients(loss, params);
   if (clipnorm_ > 0) {
     // keras.optimizers.clip_norm: g * clipnorm / norm where norm >= clipnorm.
@@ -201,6 +431,7 @@ Json Optimizer::config() const {
                                                 : double(*node->value->as<float>());
     c[key] = v;
   }
+  extra_config(c);
   for (auto it = config_.begin(); it != config_.end(); ++it)
     if (!c.contains(it.key()) && it.key() != "learning_rate" && it.key() != "name")
       c[it.key()] = it.value();
@@ -223,6 +454,11 @@ std::unique_ptr<Optimizer> Optimizer::make(const Json& spec, const Json& overrid
   std::string k = lowered(name);
   if (k == "sgd") return std::make_unique<SGD>(config);
   if (k == "adam") return std::make_unique<Adam>(config);
+  if (k == "rmsprop") return std::make_unique<RMSprop>(config);
+  if (k == "adagrad") return std::make_unique<Adagrad>(config);
+  if (k == "adadelta") return std::make_unique<Adadelta>(config);
+  if (k == "adamax") return std::make_unique<Adamax>(config);
+  if (k == "nadam") return std::make_unique<Nadam>(config);
   fail(Status::not_implemented, "optimizer: unknown optimizer '", name, "'");
 }
 

@@ -2,6 +2,7 @@
 // updates are graph nodes that a training function applies, the state is variables in Keras'
 // order (optimizer.weights), so files carry it both ways.
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,8 +18,10 @@ class Optimizer {
   // From a name ("adam") or {"class_name", "config"}; `overrides` replaces config entries.
   static std::unique_ptr<Optimizer> make(const Json& spec, const Json& overrides);
 
-  // The update ops that train `params` to lower `loss` (called once, at compile).
-  std::vector<NodePtr> updates(const NodePtr& loss, const std::vector<NodePtr>& params);
+  // The update ops that train `params` to lower `loss` (called once, at compile); a parameter
+  // with an entry in `constraints` (Keras' kernel_constraint...) is constrained after each step.
+  std::vector<NodePtr> updates(const NodePtr& loss, const std::vector<NodePtr>& params,
+                               const std::map<const Node*, Json>& constraints = {});
   // Keras' optimizer.weights: iterations, then each slot list; valid after updates().
   const std::vector<NodePtr>& weights() const { return weights_; }
   // {"class_name", "config"} as Keras' get_config writes it.
@@ -34,6 +37,10 @@ class Optimizer {
   // Keras 2.2.4: lr * 1 / (1 + decay * iterations) when decay was given, else lr.
   NodePtr decayed_lr();
   NodePtr slot(const NodePtr& like);  // K.zeros(K.int_shape(p), dtype=K.dtype(p))
+  // new_p under p's constraint, if it has one.
+  NodePtr constrained(const NodePtr& p, const NodePtr& new_p) const;
+  // get_config's entries that are not hyperparameter variables (epsilon, nesterov...).
+  virtual void extra_config(Json& config) const = 0;
 
   std::string class_name_, where_;
   Json config_;
@@ -41,6 +48,7 @@ class Optimizer {
   std::vector<NodePtr> weights_;
   std::vector<std::pair<std::string, NodePtr>> hypers_;
   double initial_decay_ = 0, clipnorm_ = 0, clipvalue_ = 0;
+  std::map<const Node*, Json> constraints_;
 };
 
 }  // namespace kb::model

@@ -188,8 +188,10 @@ Training::Training(Model& model, const Json& optimizer, const Json& overrides,
   if (phase_) ins.push_back(phase_);
   Tensors results{total};
   results.insert(results.end(), extra.begin(), extra.end());
-  Tensors updates = optimizer_->updates(total, model.trainable_variables());
-  for (const auto& u : model.updates()) updates.push_back(u);
+  // Keras 2.2.4: the model's updates (BatchNormalization's moving averages), then the optimizer's.
+  Tensors updates = model.updates();
+  for (const auto& u : optimizer_->updates(total, model.trainable_variables(), model.constraints()))
+    updates.push_back(u);
   train_ = std::make_unique<Function>(ins, results, updates);
   test_ = std::make_unique<Function>(ins, results, Tensors{});
   // The loops read results and slice batches in host memory: models run on the CPU for now.

@@ -1,0 +1,155 @@
+"""Every layer kbackend.models builds natively against Keras 2.2.4 on kbackend: a model with the
+layer, saved by Keras, is loaded natively; its predictions equal Keras' and two epochs of fit
+(shuffle off) give Keras' losses and weights. Layers that draw random numbers in
+training are checked on predictions (the learning phase 0) and on training running."""
+import numpy as np
+import pytest
+
+keras = pytest.importorskip("keras")
+from keras import layers as L, models as kmodels, optimizers  # noqa: E402
+
+from kbackend import models  # noqa: E402
+
+
+def _seq(input_shape, *stack):
+    """input -> stack -> Flatten (when needed) -> Dense(2)."""
+    x = inp = L.Input(input_shape)
+    for layer in stack:
+        x = layer(x)
+    if len(keras.backend.int_shape(x)) > 2:
+        x = L.Flatten()(x)
+    return kmodels.Model(inp, L.Dense(2)(x))
+
+
+def _two(merge):
+    a, b = L.Input((6,)), L.Input((6,))
+    x = merge([L.Dense(5, activation="tanh")(a), L.Dense(5)(b)])
+    if len(keras.backend.int_shape(x)) > 2:
+        x = L.Flatten()(x)
+    return kmodels.Model([a, b], L.Dense(2)(x))
+
+
+CASES = {
+    "Conv1D causal dilated": lambda: _seq((10, 3), L.Conv1D(4, 3, padding="causal",
+                                                             dilation_rate=2, activation="relu")),
+    "Conv1D strided": lambda: _seq((10, 3), L.Conv1D(4, 3, strides=2)),
+    "Conv2D same strided": lambda: _seq((8, 8, 3), L.Conv2D(4, (3, 3), strides=2,
+                                                            padding="same", activation="tanh")),
+    "Conv2D channels_first": lambda: _seq((3, 6, 6), L.Conv2D(2, 3, data_format="channels_first")),
+    "Conv3D": lambda: _seq((4, 4, 4, 2), L.Conv3D(2, 2)),
+    "SeparableConv1D": lambda: _seq((10, 3), L.SeparableConv1D(4, 3, depth_multiplier=2)),
+    "SeparableConv2D": lambda: _seq((6, 6, 3), L.SeparableConv2D(4, 3, padding="same")),
+    "DepthwiseConv2D": lambda: _seq((6, 6, 3), L.DepthwiseConv2D(3, depth_multiplier=2)),
+    "Conv2DTranspose": lambda: _seq((4, 4, 2), L.Conv2DTranspose(3, 3, strides=2)),
+    "Conv3DTranspose": lambda: _seq((3, 3, 3, 2), L.Conv3DTranspose(2, 2, strides=2)),
+    "Cropping1D": lambda: _seq((8, 3), L.Cropping1D((1, 2))),
+    "Cropping2D": lambda: _seq((6, 6, 2), L.Cropping2D(((1, 0), (2, 1)))),
+    "Cropping3D": lambda: _seq((4, 4, 4, 1), L.Cropping3D(1)),
+    "UpSampling1D": lambda: _seq((4, 3), L.UpSampling1D(2)),
+    "UpSampling2D": lambda: _seq((3, 3, 2), L.UpSampling2D((2, 3))),
+    "UpSampling3D": lambda: _seq((2, 2, 2, 1), L.UpSampling3D(2)),
+    "ZeroPadding1D": lambda: _seq((4, 3), L.ZeroPadding1D((1, 2))),
+    "ZeroPadding2D": lambda: _seq((3, 3, 2), L.ZeroPadding2D(((1, 0), (0, 2)))),
+    "ZeroPadding3D": lambda: _seq((2, 2, 2, 1), L.ZeroPadding3D(1)),
+    "MaxPooling1D": lambda: _seq((9, 3), L.MaxPooling1D(2)),
+    "AveragePooling1D same": lambda: _seq((9, 3), L.AveragePooling1D(3, 2, padding="same")),
+    "MaxPooling2D": lambda: _seq((6, 6, 2), L.Conv2D(2, 1), L.MaxPooling2D()),
+    "AveragePooling2D": lambda: _seq((6, 6, 2), L.AveragePooling2D((3, 2))),
+    "MaxPooling3D": lambda: _seq((4, 4, 4, 1), L.MaxPooling3D()),
+    "AveragePooling3D": lambda: _seq((4, 4, 4, 1), L.AveragePooling3D()),
+    "GlobalMaxPooling1D": lambda: _seq((5, 3), L.GlobalMaxPooling1D()),
+    "GlobalAveragePooling1D": lambda: _seq((5, 3), L.GlobalAveragePooling1D()),
+    "GlobalMaxPooling2D": lambda: _seq((4, 4, 3), L.GlobalMaxPooling2D()),
+    "GlobalAveragePooling2D": lambda: _seq((4, 4, 3), L.GlobalAveragePooling2D()),
+    "GlobalAveragePooling3D": lambda: _seq((3, 3, 3, 2), L.GlobalAveragePooling3D()),
+    "Add": lambda: _two(L.Add()),
+    "Subtract": lambda: _two(L.Subtract()),
+    "Multiply": lambda: _two(L.Multiply()),
+    "Average": lambda: _two(L.Average()),
+    "Maximum": lambda: _two(L.Maximum()),
+    "Minimum": lambda: _two(L.Minimum()),
+    "Concatenate": lambda: _two(L.Concatenate()),
+    "Dot normalize": lambda: _two(L.Dot(axes=1, normalize=True)),
+    "LeakyReLU": lambda: _seq((6,), L.Dense(5), L.LeakyReLU(0.2)),
+    "PReLU": lambda: _seq((4, 3), L.Dense(5), L.PReLU(alpha_initializer="ones",
+                                                      shared_axes=[1])),
+    "ELU": lambda: _seq((6,), L.Dense(5), L.ELU(0.5)),
+    "ThresholdedReLU": lambda: _seq((6,), L.Dense(5), L.ThresholdedReLU(0.1)),
+    "Softmax 3-D": lambda: _seq((4, 3), L.Dense(5), L.Softmax(axis=1)),
+    "ReLU": lambda: _seq((6,), L.Dense(5), L.ReLU(max_value=1.0, negative_slope=0.1,
+                                                  threshold=0.05)),
+    "BatchNormalization": lambda: _seq((6,), L.Dense(5), L.BatchNormalization()),
+    "BatchNormalization axis 1": lambda: _seq((3, 4), L.BatchNormalization(axis=1,
+                                                                          momentum=0.9)),
+    "Embedding": lambda: _seq((5,), L.Embedding(10, 4)),
+    "Reshape": lambda: _seq((6,), L.Reshape((2, -1)), L.Dense(3)),
+    "Permute": lambda: _seq((4, 3), L.Permute((2, 1)), L.Dense(3)),
+    "RepeatVector": lambda: _seq((3,), L.RepeatVector(2), L.Dense(2)),
+    "ActivityRegularization": lambda: _seq((6,), L.Dense(5), L.ActivityRegularization(0.01,
+                                                                                     0.02)),
+    "Dense constraints and regularizers": lambda: _seq(
+        (6,), L.Dense(5, kernel_constraint=keras.constraints.max_norm(0.5),
+                      bias_constraint=keras.constraints.non_neg(),
+                      kernel_regularizer=keras.regularizers.l1_l2(0.01, 0.01),
+                      activity_regularizer=keras.regularizers.l2(0.01))),
+    "Dense unit_norm min_max_norm": lambda: _seq(
+        (6,), L.Dense(5, kernel_constraint=keras.constraints.unit_norm()),
+        L.Dense(4, kernel_constraint=keras.constraints.min_max_norm(0.2, 0.8, rate=0.5))),
+}
+
+RANDOM_IN_TRAINING = {
+    "GaussianNoise": lambda: _seq((6,), L.Dense(5), L.GaussianNoise(0.1)),
+    "GaussianDropout": lambda: _seq((6,), L.Dense(5), L.GaussianDropout(0.2)),
+    "AlphaDropout": lambda: _seq((6,), L.Dense(5), L.AlphaDropout(0.2)),
+    "SpatialDropout1D": lambda: _seq((4, 3), L.SpatialDropout1D(0.3)),
+    "SpatialDropout2D": lambda: _seq((4, 4, 2), L.SpatialDropout2D(0.3)),
+    "SpatialDropout3D": lambda: _seq((2, 2, 2, 2), L.SpatialDropout3D(0.3)),
+}
+
+
+def _data(model, n=16, seed=0):
+    rng = np.random.RandomState(seed)
+    xs = [rng.rand(*((n,) + tuple(keras.backend.int_shape(inp)[1:]))).astype(np.float32)
+          for inp in model.inputs]
+    return xs, rng.rand(n, 2).astype(np.float32)
+
+
+def _inputs_for(name, model):
+    xs, y = _data(model)
+    if name == "Embedding":
+        xs = [np.random.RandomState(1).randint(0, 10, (16, 5)).astype(np.float32)]
+    return xs, y
+
+
+def _flat(ws):
+    return np.concatenate([w.ravel() for w in ws]) if ws else np.zeros(0)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_layer_predicts_and_trains_as_keras(name, tmp_path):
+    k = CASES[name]()
+    xs, y = _inputs_for(name, k)
+    k.compile(optimizers.SGD(lr=0.05, momentum=0.5), "mse")
+    # Saved before training: state that files do not carry (the zero-debiasing counters of
+    # BatchNormalization's moving averages, in Keras too) starts alike on both sides.
+    path = str(tmp_path / "model.h5")
+    k.save(path)
+    native = models.load_model(path)
+    np.testing.assert_allclose(native.predict(xs), k.predict(xs), rtol=1e-5, atol=1e-5)
+    expected = k.fit(xs, y, epochs=2, batch_size=8, verbose=0, shuffle=False).history["loss"]
+    got = native.fit(xs, y, epochs=2, batch_size=8, verbose=0, shuffle=False).history["loss"]
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(_flat(native.get_weights()), _flat(k.get_weights()), atol=1e-4)
+
+
+@pytest.mark.parametrize("name", sorted(RANDOM_IN_TRAINING))
+def test_random_layer_predicts_as_keras(name, tmp_path):
+    k = RANDOM_IN_TRAINING[name]()
+    xs, y = _inputs_for(name, k)
+    k.compile("sgd", "mse")
+    path = str(tmp_path / "model.h5")
+    k.save(path)
+    native = models.load_model(path)
+    np.testing.assert_allclose(native.predict(xs), k.predict(xs), rtol=1e-5, atol=1e-5)
+    loss = native.fit(xs, y, epochs=2, batch_size=8, verbose=0).history["loss"]
+    assert np.all(np.isfinite(loss))

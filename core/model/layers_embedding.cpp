@@ -1,0 +1,42 @@
+// keras.layers.Embedding: rows of a (input_dim, output_dim) table gathered by integer ids.
+#include "core/model/layer_options.h"
+#include "core/api/api.h"
+#include "core/util/error.h"
+
+namespace kb::model {
+namespace {
+
+class Embedding : public Layer {
+ public:
+  explicit Embedding(const Json& c)
+      : Layer("Embedding", with_initializer(c)),
+        input_dim_(int_or(c, "input_dim", -1, where())),
+        output_dim_(int_or(c, "output_dim", -1, where())) {
+    check(input_dim_ > 0 && output_dim_ > 0, Status::invalid_argument, where(),
+          ": input_dim and output_dim must be positive");
+    check(!bool_or(c, "mask_zero", false, where()), Status::not_implemented, where(),
+          ": mask_zero (masks are not supported yet)");
+  }
+  void build(const std::vector<Shape>&) override {
+    table_ = add_weight("embeddings", {input_dim_, output_dim_}, "embeddings_initializer",
+                        "embeddings_regularizer", "embeddings_constraint");
+  }
+  Tensors call(const Tensors& inputs) override {
+    NodePtr ids = single(inputs);
+    if (ids->dtype() != DType::i32) ids = api::cast(ids, DType::i32);
+    return {api::gather(table_, ids)};
+  }
+
+ private:
+  static Json with_initializer(Json c) {
+    if (!c.contains("embeddings_initializer")) c["embeddings_initializer"] = "uniform";
+    return c;
+  }
+  int64_t input_dim_, output_dim_;
+  NodePtr table_;
+};
+
+const LayerRegistrar rows[] = {{"Embedding", make_layer_of<Embedding>}};
+
+}  // namespace
+}  // namespace kb::model

@@ -1,0 +1,102 @@
+// keras.layers.merge: Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate, Dot.
+#include "core/model/graph_math.h"
+#include "core/model/layer_options.h"
+#include "core/util/error.h"
+
+namespace kb::model {
+namespace {
+
+enum class Merge { add, subtract, multiply, average, maximum, minimum };
+
+const char* merge_name(Merge m) {
+  static const char* names[] = {"Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum"};
+  return names[int(m)];
+}
+
+// _Merge: the inputs (of one rank) combined pairwise, left to right.
+template <Merge M>
+class Elementwise : public Layer {
+ public:
+  explicit Elementwise(const Json& c) : Layer(merge_name(M), c) {}
+  Tensors call(const Tensors& inputs) override {
+    check(inputs.size() >= 2, Status::invalid_argument, where(), ": needs at least 2 inputs");
+    check(M != Merge::subtract || inputs.size() == 2, Status::invalid_argument, where(),
+          ": takes exactly 2 inputs");
+    for (const auto& x : inputs)
+      check(x->rank() == inputs[0]->rank(), Status::shape, where(), ": inputs of different ranks");
+    NodePtr y = inputs[0];
+    for (size_t i = 1; i < inputs.size(); ++i) {
+      const NodePtr& x = inputs[i];
+      switch (M) {
+        case Merge::add:
+        case Merge::average:
+          y = plus(y, x);
+          break;
+        case Merge::subtract:
+          y = minus(y, x);
+          break;
+        case Merge::multiply:
+          y = times(y, x);
+          break;
+        case Merge::maximum:
+          y = api::binary_op("maximum", "Maximum", y, x);
+          break;
+        case Merge::minimum:
+          y = api::binary_op("minimum", "Minimum", y, x);
+          break;
+      }
+    }
+    if (M == Merge::average) y = divided(y, number(y, double(inputs.size())));
+    return {y};
+  }
+};
+
+class Concatenate : public Layer {
+ public:
+  explicit Concatenate(const Json& c)
+      : Layer("Concatenate", c), axis_(int_or(c, "axis", -1, where())) {}
+  Tensors call(const Tensors& inputs) override {
+    check(inputs.size() >= 2, Status::invalid_argument, where(), ": needs at least 2 inputs");
+    return {api::concatenate(inputs, axis_)};
+  }
+
+ private:
+  int64_t axis_;
+};
+
+class Dot : public Layer {
+ public:
+  explicit Dot(const Json& c)
+      : Layer("Dot", c),
+        axes_(ints_or(c, "axes", 2, -1, where())),
+        normalize_(bool_or(c, "normalize", false, where())) {}
+  Tensors call(const Tensors& inputs) override {
+    check(inputs.size() == 2, Status::invalid_argument, where(), ": takes exactly 2 inputs");
+    NodePtr x1 = inputs[0], x2 = inputs[1];
+    int64_t a1 = axes_[0] < 0 ? axes_[0] + x1->rank() : axes_[0];
+    int64_t a2 = axes_[1] < 0 ? axes_[1] + x2->rank() : axes_[1];
+    if (normalize_) {
+      x1 = api::l2_normalize(x1, std::vector<int64_t>{a1});
+      x2 = api::l2_normalize(x2, std::vector<int64_t>{a2});
+    }
+    return {api::batch_dot(x1, x2, std::make_pair(a1, a2))};
+  }
+
+ private:
+  std::vector<int64_t> axes_;
+  bool normalize_;
+};
+
+const LayerRegistrar rows[] = {
+    {"Add", make_layer_of<Elementwise<Merge::add>>},
+    {"Subtract", make_layer_of<Elementwise<Merge::subtract>>},
+    {"Multiply", make_layer_of<Elementwise<Merge::multiply>>},
+    {"Average", make_layer_of<Elementwise<Merge::average>>},
+    {"Maximum", make_layer_of<Elementwise<Merge::maximum>>},
+    {"Minimum", make_layer_of<Elementwise<Merge::minimum>>},
+    {"Concatenate", make_layer_of<Concatenate>},
+    {"Dot", make_layer_of<Dot>},
+};
+
+}  // namespace
+}  // namespace kb::model

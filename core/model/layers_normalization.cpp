@@ -1,0 +1,88 @@
+// keras.layers.BatchNormalization as Keras 2.2.4 builds it: batch statistics in training (the
+// variance made unbiased for the moving average), moving averages as updates, the moving
+// statistics in inference.
+#include "core/api/control.h"
+#include "core/api/normalization.h"
+#include "core/model/graph_math.h"
+#include "core/model/layer_options.h"
+#include "core/util/error.h"
+
+namespace kb::model {
+namespace {
+
+class BatchNormalization : public Layer {
+ public:
+  explicit BatchNormalization(const Json& c)
+      : Layer("BatchNormalization", c),
+        axis_(int_or(c, "axis", -1, where())),
+        momentum_(number_or(c, "momentum", 0.99, where())),
+        epsilon_(number_or(c, "epsilon", 1e-3, where())),
+        center_(bool_or(c, "center", true, where())),
+        scale_(bool_or(c, "scale", true, where())) {
+    // tf.keras writes axis as a list of one.
+    if (c.contains("axis") && c["axis"].is_array() && c["axis"].size() == 1)
+      axis_ = c["axis"][0].get<int64_t>();
+  }
+  void build(const std::vector<Shape>& shapes) override {
+    check(shapes.size() == 1 && shapes[0].rank() >= 2, Status::shape, where(),
+          ": needs one input of rank 2 or more");
+    int64_t rank = shapes[0].rank();
+    if (axis_ < 0) axis_ += rank;
+    check(axis_ >= 0 && axis_ < rank && shapes[0].dims[size_t(axis_)] > 0, Status::shape, where(),
+          ": the normalized axis must exist and be known");
+    Dims shape{shapes[0].dims[size_t(axis_)]};
+    if (scale_)
+      gamma_ =
+          add_weight("gamma", shape, "gamma_initializer", "gamma_regularizer", "gamma_constraint");
+    if (center_)
+      beta_ = add_weight("beta", shape, "beta_initializer", "beta_regularizer", "beta_constraint");
+    moving_mean_ =
+        add_weight("moving_mean", shape, "moving_mean_initializer", nullptr, nullptr, false);
+    moving_variance_ = add_weight("moving_variance", shape, "moving_variance_initializer", nullptr,
+                                  nullptr, false);
+  }
+  Tensors call(const Tensors& inputs) override {
+    const NodePtr& x = single(inputs);
+    int64_t rank = x->rank();
+    std::vector<int64_t> reduction;
+    for (int64_t a = 0; a < rank; ++a)
+      if (a != axis_) reduction.push_back(a);
+    bool broadcast = axis_ != rank - 1;
+    Dims bshape(size_t(rank), 1);
+    bshape[size_t(axis_)] = x->shape().dims[size_t(axis_)];
+    auto shaped = [&](const NodePtr& v) { return v && broadcast ? api::reshape(v, bshape) : v; };
+    auto inference = [&] {
+      return api::batch_normalization(x, shaped(moving_mean_), shaped(moving_variance_),
+                                      shaped(beta_), shaped(gamma_), axis_, epsilon_);
+    };
+    api::NormalizedBatch b =
+        api::normalize_batch_in_training(x, gamma_, beta_, reduction, epsilon_);
+    // sample_size = prod(shape(x)[reduction axes]); variance *= n / (n - (1 + epsilon))
+    NodePtr dims = api::shape(x);
+    NodePtr n;
+    for (int64_t a : reduction) {
+      NodePtr d = api::slice(dims, {a}, {1});
+      n = n ? times(n, d) : d;
+    }
+    n = api::cast(api::sum(n, std::nullopt, false), x->dtype());
+    NodePtr variance = times(b.var, divided(n, minus(n, number(n, 1.0 + epsilon_))));
+    updates_.push_back(api::moving_average_update(moving_mean_, b.mean, momentum_));
+    updates_.push_back(api::moving_average_update(moving_variance_, variance, momentum_));
+    NodePtr normed = b.normed;
+    return {api::in_train_phase([&] { return normed; }, inference, nullptr, std::nullopt,
+                                "BatchNormalization")};
+  }
+
+ private:
+  int64_t axis_;
+  double momentum_, epsilon_;
+  bool center_, scale_;
+  NodePtr gamma_, beta_, moving_mean_, moving_variance_;
+};
+
+const LayerRegistrar rows[] = {
+    {"BatchNormalization", make_layer_of<BatchNormalization>},
+};
+
+}  // namespace
+}  // namespace kb::model

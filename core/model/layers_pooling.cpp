@@ -1,0 +1,97 @@
+// keras.layers.pooling: max and average pooling in 1, 2 and 3 dims and their global forms.
+#include "core/api/api.h"
+#include "core/model/layer_options.h"
+#include "core/util/error.h"
+
+namespace kb::model {
+namespace {
+
+const char* pool_name(api::PoolKind kind, int rank, bool global) {
+  static const char* names[2][2][3] = {
+      {{"MaxPooling1D", "MaxPooling2D", "MaxPooling3D"},
+       {"GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D"}},
+      {{"AveragePooling1D", "AveragePooling2D", "AveragePooling3D"},
+       {"GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D"}}};
+  return names[kind == api::PoolKind::avg][global][rank - 1];
+}
+
+template <api::PoolKind Kind, int Rank>
+class Pooling : public Layer {
+ public:
+  explicit Pooling(const Json& c)
+      : Layer(pool_name(Kind, Rank, false), c),
+        size_(ints_or(c, "pool_size", size_t(Rank), 2, where())),
+        padding_(padding_of(c, where())),
+        format_(Rank == 1 ? data_format_or_last(c) : data_format_of(c, where())) {
+    // strides None: the pool size (Keras 1D layers call it "strides" too).
+    strides_ = c.contains("strides") && !c["strides"].is_null()
+                   ? ints_or(c, "strides", size_t(Rank), 1, where())
+                   : size_;
+  }
+  Tensors call(const Tensors& inputs) override {
+    const NodePtr& x = single(inputs);
+    if (Rank == 1) {
+      // _Pooling1D: a dummy spatial axis of 1, pooled in 2-D, dropped again.
+      int64_t dummy = format_ == DataFormat::channels_last ? 2 : 3;
+      NodePtr y = api::pool2d(api::expand_dims(x, dummy), {size_[0], 1}, {strides_[0], 1}, padding_,
+                              format_, Kind);
+      return {api::squeeze(y, dummy)};
+    }
+    if (Rank == 2) return {api::pool2d(x, size_, strides_, padding_, format_, Kind)};
+    return {api::pool3d(x, size_, strides_, padding_, format_, Kind)};
+  }
+
+ private:
+  DataFormat data_format_or_last(const Json& c) {
+    return c.contains("data_format") ? data_format_of(c, where()) : DataFormat::channels_last;
+  }
+  std::vector<int64_t> size_, strides_;
+  api::Padding padding_;
+  DataFormat format_;
+};
+
+template <api::PoolKind Kind, int Rank>
+class GlobalPooling : public Layer {
+ public:
+  explicit GlobalPooling(const Json& c)
+      : Layer(pool_name(Kind, Rank, true), c),
+        format_(Rank == 1 && !c.contains("data_format") ? DataFormat::channels_last
+                                                        : data_format_of(c, where())) {}
+  Tensors call(const Tensors& inputs) override {
+    const NodePtr& x = single(inputs);
+    std::vector<int64_t> axes;
+    int64_t first = format_ == DataFormat::channels_last ? 1 : 2;
+    for (int i = 0; i < Rank; ++i) axes.push_back(first + i);
+    if (Rank == 1) axes = {first};
+    return {Kind == api::PoolKind::max ? api::max(x, axes, false) : api::mean(x, axes, false)};
+  }
+
+ private:
+  DataFormat format_;
+};
+
+using api::PoolKind;
+const LayerRegistrar rows[] = {
+    {"MaxPooling1D", make_layer_of<Pooling<PoolKind::max, 1>>},
+    {"MaxPooling2D", make_layer_of<Pooling<PoolKind::max, 2>>},
+    {"MaxPooling3D", make_layer_of<Pooling<PoolKind::max, 3>>},
+    {"AveragePooling1D", make_layer_of<Pooling<PoolKind::avg, 1>>},
+    {"AveragePooling2D", make_layer_of<Pooling<PoolKind::avg, 2>>},
+    {"AveragePooling3D", make_layer_of<Pooling<PoolKind::avg, 3>>},
+    {"GlobalMaxPooling1D", make_layer_of<GlobalPooling<PoolKind::max, 1>>},
+    {"GlobalMaxPooling2D", make_layer_of<GlobalPooling<PoolKind::max, 2>>},
+    {"GlobalMaxPooling3D", make_layer_of<GlobalPooling<PoolKind::max, 3>>},
+    {"GlobalAveragePooling1D", make_layer_of<GlobalPooling<PoolKind::avg, 1>>},
+    {"GlobalAveragePooling2D", make_layer_of<GlobalPooling<PoolKind::avg, 2>>},
+    {"GlobalAveragePooling3D", make_layer_of<GlobalPooling<PoolKind::avg, 3>>},
+    // Keras' aliases
+    {"MaxPool1D", make_layer_of<Pooling<PoolKind::max, 1>>},
+    {"MaxPool2D", make_layer_of<Pooling<PoolKind::max, 2>>},
+    {"MaxPool3D", make_layer_of<Pooling<PoolKind::max, 3>>},
+    {"AvgPool1D", make_layer_of<Pooling<PoolKind::avg, 1>>},
+    {"AvgPool2D", make_layer_of<Pooling<PoolKind::avg, 2>>},
+    {"AvgPool3D", make_layer_of<Pooling<PoolKind::avg, 3>>},
+};
+
+}  // namespace
+}  // namespace kb::model
