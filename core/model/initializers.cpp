@@ -51,6 +51,36 @@ NodePtr variance_scaling(const Dims& shape, DType dtype, double scale, const std
   return api::random_uniform(shape, -limit, limit, dtype, seed);
 }
 
+// keras.initializers.Orthogonal: a random normal (rows, prod(rest)) matrix made orthonormal
+// along its shorter side (Gram-Schmidt, where Keras takes an SVD: another draw of the same law).
+NodePtr orthogonal(const Dims& shape, DType dtype, double gain, std::optional<int64_t> seed,
+                   const std::string& where) {
+  check(shape.size() >= 2, Status::invalid_argument, where,
+        ": the Orthogonal initializer needs a weight of rank 2 or more");
+  int64_t rows = shape[0], cols = numel(shape) / std::max<int64_t>(rows, 1);
+  auto a = evaluate(api::random_normal({rows, cols}, 0, 1, DType::f64, seed));
+  double* m = a->as<double>();
+  // Orthonormal rows when rows <= cols, else orthonormal columns.
+  bool by_rows = rows <= cols;
+  int64_t count = by_rows ? rows : cols, length = by_rows ? cols : rows;
+  auto at = [&](int64_t v, int64_t i) -> double& {
+    return by_rows ? m[v * cols + i] : m[i * cols + v];
+  };
+  for (int64_t v = 0; v < count; ++v) {
+    for (int64_t u = 0; u < v; ++u) {
+      double dot = 0;
+      for (int64_t i = 0; i < length; ++i) dot += at(v, i) * at(u, i);
+      for (int64_t i = 0; i < length; ++i) at(v, i) -= dot * at(u, i);
+    }
+    double norm = 0;
+    for (int64_t i = 0; i < length; ++i) norm += at(v, i) * at(v, i);
+    norm = std::sqrt(norm);
+    for (int64_t i = 0; i < length; ++i) at(v, i) = norm > 0 ? at(v, i) / norm : 0;
+  }
+  for (int64_t i = 0; i < rows * cols; ++i) m[i] *= gain;
+  return api::constant(a, dtype, shape, "");
+}
+
 // Keras' names of the variance-scaling family: (scale, mode, distribution).
 struct Scaling {
   double scale;
@@ -110,6 +140,9 @@ NodePtr build(const std::string& name, const Json& config, const Dims& shape, DT
       for (int64_t j = 0; j < shape[1]; ++j) v->as<double>()[i * shape[1] + j] = i == j ? gain : 0;
     return api::constant(v, dtype, std::nullopt, "");
   }
+  if (k == "orthogonal")
+    return orthogonal(shape, dtype, number_or(config, "gain", 1, where), seed_of(config, where),
+                      where);
   auto it = scalings().find(k);
   check(it != scalings().end(), Status::not_implemented, where, ": unknown initializer '", name,
         "'");

@@ -85,14 +85,31 @@ const NodePtr& Layer::single(const Tensors& inputs) const {
 NodePtr Layer::add_weight(const std::string& name, const Dims& shape, const char* initializer_key,
                           const char* regularizer_key, const char* constraint_key, bool trainable) {
   Json init = config_.contains(initializer_key) ? config_[initializer_key] : Json("zeros");
+  return add_weight_value(name, initial_value(init, shape, dtype_, where_), regularizer_key,
+                          constraint_key, trainable);
+}
+
+NodePtr Layer::add_weight_value(const std::string& name, const std::shared_ptr<Buffer>& value,
+                                const char* regularizer_key, const char* constraint_key,
+                                bool trainable) {
   std::string var_name = Session::get().unique_name(name);
-  NodePtr v = api::variable(initial_value(init, shape, dtype_, where_), dtype_, var_name);
+  NodePtr v = api::variable(value, dtype_, var_name);
   Json constraint =
       constraint_key && config_.contains(constraint_key) ? config_[constraint_key] : Json();
   weights_.push_back({var_name, v, trainable && trainable_, constraint});
   if (regularizer_key && config_.contains(regularizer_key))
     if (NodePtr term = regularization(config_[regularizer_key], v, where_)) losses_.push_back(term);
   return v;
+}
+
+void Layer::adopt(const Layer& inner) {
+  for (const auto& w : inner.weights_) {
+    Weight mine = w;
+    mine.trainable = w.trainable && trainable_;
+    weights_.push_back(mine);
+  }
+  losses_.insert(losses_.end(), inner.losses_.begin(), inner.losses_.end());
+  updates_.insert(updates_.end(), inner.updates_.begin(), inner.updates_.end());
 }
 
 std::vector<Weight> Layer::weights() const {

@@ -60,6 +60,13 @@ class Layer {
   NodePtr add_weight(const std::string& name, const Dims& shape, const char* initializer_key,
                      const char* regularizer_key = nullptr, const char* constraint_key = nullptr,
                      bool trainable = true);
+  // The same with its first value given (LSTM's bias with unit_forget_bias).
+  NodePtr add_weight_value(const std::string& name, const std::shared_ptr<Buffer>& value,
+                           const char* regularizer_key, const char* constraint_key,
+                           bool trainable = true);
+  // A wrapper's inner layer: its weights, losses and updates become this layer's too (after
+  // the inner layer's first call, which builds them).
+  void adopt(const Layer& inner);
   Tensors losses_, updates_;
   std::string where_;
 

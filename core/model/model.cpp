@@ -59,9 +59,9 @@ std::shared_ptr<Model> Model::from_config(const Json& model_config) {
   m->config_ = model_config;
   const Json& config = required(model_config, "config", where);
   if (m->class_name_ == "Sequential")
-    m->build_sequential(config);
+    m->build_sequential(config, nullptr);
   else if (m->class_name_ == "Model" || m->class_name_ == "Functional")
-    m->build_functional(config);
+    m->build_functional(config, nullptr);
   else
     fail(Status::not_implemented, where, ": a model of class '", m->class_name_,
          "' (Sequential, Model or Functional)");
@@ -80,13 +80,22 @@ Function& Model::predict_function() {
   return *predict_;
 }
 
-void Model::build_sequential(const Json& config) {
+Tensors Model::build_sequential(const Json& config, const Tensors* given) {
   // Keras 2.0/2.1 wrote the list of layers itself; 2.2 and tf.keras {"name", "layers"}.
   const Json& list = config.is_array() ? config : required(config, "layers", "Sequential config");
   name_ = config.is_object() ? string_or(config, "name", "sequential", "Sequential config")
                              : "sequential";
   check(list.is_array() && !list.empty(), Status::invalid_argument, "model '", name_,
         "': a Sequential model with no layers");
+  if (given) {  // again, on other inputs: the same layers
+    check(given->size() == 1, Status::invalid_argument, "model '", name_, "': takes one input");
+    NodePtr y = (*given)[0];
+    for (const auto& layer : layers_) {
+      Tensors out = (*layer)({y});
+      y = out[0];
+    }
+    return {y};
+  }
   NodePtr x;
   for (size_t i = 0; i < list.size(); ++i) {
     const Json& entry = list[i];
@@ -115,9 +124,10 @@ void Model::build_sequential(const Json& config) {
   }
   outputs_ = {x};
   output_names_ = {layers_.empty() ? input_names_[0] : layers_.back()->name()};
+  return outputs_;
 }
 
-void Model::build_functional(const Json& config) {
+Tensors Model::build_functional(const Json& config, const Tensors* given) {
   name_ = string_or(config, "name", "model", "model config");
   std::string where = "model '" + name_ + "'";
   const Json& list = required(config, "layers", where);
@@ -127,17 +137,34 @@ void Model::build_functional(const Json& config) {
   std::map<std::string, size_t> index;
   std::map<std::pair<std::string, int64_t>, Tensors> made;
   std::vector<size_t> nodes_done;
-  for (const Json& entry : list) {
+  // Applied again (a nested model called on other tensors): the given inputs stand for the
+  // input layers, in input_layers' order, and the layers made the first time are reused.
+  std::map<std::string, NodePtr> given_for;
+  if (given) {
+    const Json& ins = required(config, "input_layers", where);
+    bool bare = ins.is_array() && ins.size() >= 3 && ins[0].is_string();
+    size_t n = bare ? 1 : ins.size();
+    check(given->size() == n, Status::invalid_argument, where, ": takes ", n, " inputs, given ",
+          given->size());
+    for (size_t k = 0; k < n; ++k)
+      given_for[tensor_ref(bare ? ins : ins[k], where).layer] = (*given)[k];
+  }
+  bool first = layers_.empty();
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Json& entry = list[i];
     std::string lw = layer_where(entry);
     check(entry.is_object(), Status::invalid_argument, lw, ": not {class_name, config}");
     std::string cls = required_string(entry, "class_name", lw);
     const Json& lc = required(entry, "config", lw);
-    auto layer = make_layer(cls, lc);
-    check(index.emplace(layer->name(), layers_.size()).second, Status::invalid_argument, where,
-          ": two layers named '", layer->name(), "'");
-    if (cls == "InputLayer")
-      made[{layer->name(), 0}] = (*layer)({input_placeholder(lc, layer->name(), lw)});
-    layers_.push_back(layer);
+    auto layer = first ? make_layer(cls, lc) : layers_.at(i);
+    check(!first || index.emplace(layer->name(), layers_.size()).second, Status::invalid_argument,
+          where, ": two layers named '", layer->name(), "'");
+    if (cls == "InputLayer") {
+      auto g = given_for.find(layer->name());
+      made[{layer->name(), 0}] =
+          (*layer)({g != given_for.end() ? g->second : input_placeholder(lc, layer->name(), lw)});
+    }
+    if (first) layers_.push_back(layer);
     entries.push_back(&entry);
     nodes_done.push_back(cls == "InputLayer" ? 1 : 0);
   }
@@ -165,7 +192,10 @@ void Model::build_functional(const Json& config) {
           in.push_back(it->second[size_t(r.tensor)]);
         }
         if (in.size() < node.size()) break;  // waits for a layer further down the list
-        made[{layers_[i]->name(), int64_t(nodes_done[i])}] = (*layers_[i])(in);
+        // A nested model's node 0 is the one its own inputs made (Keras numbers from there).
+        const std::string& cls = layers_[i]->class_name();
+        int64_t first_node = cls == "Sequential" || cls == "Model" || cls == "Functional" ? 1 : 0;
+        made[{layers_[i]->name(), first_node + int64_t(nodes_done[i])}] = (*layers_[i])(in);
         ++nodes_done[i];
         progress = true;
       }
@@ -193,11 +223,24 @@ void Model::build_functional(const Json& config) {
       names.push_back(r.layer);
     }
   };
+  if (given) {
+    Tensors outs;
+    std::vector<std::string> names;
+    refs("output_layers", outs, names);
+    return outs;
+  }
   refs("input_layers", inputs_, input_names_);
   refs("output_layers", outputs_, output_names_);
   for (const auto& x : inputs_)
     check(x->is("Placeholder"), Status::invalid_argument, where,
           ": an input is not an InputLayer's tensor");
+  return outputs_;
+}
+
+Tensors Model::apply(const Tensors& inputs) {
+  const Json& config = config_["config"];
+  return class_name_ == "Sequential" ? build_sequential(config, &inputs)
+                                     : build_functional(config, &inputs);
 }
 
 std::shared_ptr<Layer> Model::layer(const std::string& name) const {

@@ -30,6 +30,9 @@ class Model {
   const std::vector<std::string>& input_names() const { return input_names_; }
   const std::vector<std::string>& output_names() const { return output_names_; }
 
+  // The model's layers applied again to other tensors (a model used as a layer).
+  Tensors apply(const Tensors& inputs);
+
   std::vector<Weight> weights() const;  // every layer's, in layer order
   std::vector<NodePtr> trainable_variables() const;
   // The trainable weights' constraints (those that have one).
@@ -49,8 +52,10 @@ class Model {
 
  private:
   Model() = default;
-  void build_sequential(const Json& config);
-  void build_functional(const Json& config);
+  // The graph of the layers on `given` inputs (null: the model's own placeholders, the first
+  // time, which makes the layers); returns the outputs.
+  Tensors build_sequential(const Json& config, const Tensors* given);
+  Tensors build_functional(const Json& config, const Tensors* given);
 
   std::string name_, class_name_;
   Json config_;

@@ -95,9 +95,52 @@ CASES = {
     "Dense unit_norm min_max_norm": lambda: _seq(
         (6,), L.Dense(5, kernel_constraint=keras.constraints.unit_norm()),
         L.Dense(4, kernel_constraint=keras.constraints.min_max_norm(0.2, 0.8, rate=0.5))),
+    "SimpleRNN": lambda: _seq((5, 3), L.SimpleRNN(4)),
+    "SimpleRNN sequences": lambda: _seq((5, 3), L.SimpleRNN(4, return_sequences=True)),
+    "LSTM": lambda: _seq((5, 3), L.LSTM(4)),
+    "LSTM implementation 2 backwards sequences": lambda: _seq(
+        (5, 3), L.LSTM(3, implementation=2, go_backwards=True, return_sequences=True)),
+    "LSTM unroll": lambda: _seq((4, 3), L.LSTM(3, unroll=True)),
+    "GRU": lambda: _seq((5, 3), L.GRU(4)),
+    "GRU implementation 2": lambda: _seq((5, 3), L.GRU(4, implementation=2)),
+    "GRU reset_after": lambda: _seq((5, 3), L.GRU(3, reset_after=True)),
+    "GRU reset_after implementation 2 sequences": lambda: _seq(
+        (5, 3), L.GRU(3, reset_after=True, implementation=2, return_sequences=True)),
+    "Bidirectional LSTM": lambda: _seq((5, 3), L.Bidirectional(L.LSTM(3))),
+    "Bidirectional GRU sum sequences": lambda: _seq(
+        (5, 3), L.Bidirectional(L.GRU(2, return_sequences=True), merge_mode="sum")),
+    "TimeDistributed Dense": lambda: _seq((4, 5), L.TimeDistributed(L.Dense(3))),
+    "LSTM return_state and initial_state": lambda: _states(),
+    "nested Sequential": lambda: _nested_sequential(),
+    "nested functional in Sequential": lambda: _nested_functional(),
 }
 
+
+def _states():
+    x, h0 = L.Input((5, 3)), L.Input((4,))
+    out, h, c = L.LSTM(4, return_state=True)(x, initial_state=[h0, L.Dense(4)(h0)])
+    y = L.SimpleRNN(2)(x, initial_state=L.Dense(2)(h))
+    return kmodels.Model([x, h0], L.Dense(2)(L.Concatenate()([out, c, y])))
+
+
+def _nested_sequential():
+    inner = kmodels.Sequential([L.Dense(4, input_shape=(6,), activation="tanh"), L.Dense(3)])
+    x = L.Input((6,))
+    return kmodels.Model(x, L.Dense(2)(L.Add()([inner(x), L.Dense(3)(x)])))
+
+
+def _nested_functional():
+    a = L.Input((6,))
+    inner = kmodels.Model(a, L.Dense(4, activation="relu")(a))
+    return kmodels.Sequential([L.Dense(6, input_shape=(6,)), inner, L.Dense(2)])
+
+
 RANDOM_IN_TRAINING = {
+    "LSTM dropout": lambda: _seq((5, 3), L.LSTM(3, dropout=0.2, recurrent_dropout=0.3)),
+    "GRU implementation 2 dropout": lambda: _seq(
+        (5, 3), L.GRU(3, implementation=2, dropout=0.2, recurrent_dropout=0.3)),
+    "SimpleRNN dropout unroll": lambda: _seq((4, 3), L.SimpleRNN(3, dropout=0.2, unroll=True,
+                                                                 recurrent_dropout=0.2)),
     "GaussianNoise": lambda: _seq((6,), L.Dense(5), L.GaussianNoise(0.1)),
     "GaussianDropout": lambda: _seq((6,), L.Dense(5), L.GaussianDropout(0.2)),
     "AlphaDropout": lambda: _seq((6,), L.Dense(5), L.AlphaDropout(0.2)),

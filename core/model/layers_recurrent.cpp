@@ -1,0 +1,294 @@
+// keras.layers.recurrent: SimpleRNN, GRU (reset_after either way) and LSTM over the backend's
+// rnn, their cells computing as Keras 2.2.4's (implementation 1 and 2), with
+// return_sequences, return_state, go_backwards, unroll, initial states (extra inputs) and
+// dropout masks drawn once per call.
+#include "core/api/control.h"
+#include "core/api/loops.h"
+#include "core/compile/function.h"
+#include "core/api/random.h"
+#include "core/model/activations.h"
+#include "core/model/graph_math.h"
+#include "core/model/initializers.h"
+#include "core/model/layer_options.h"
+#include "core/util/error.h"
+
+namespace kb::model {
+namespace {
+
+// Columns [from, from + n) of a matrix, entries [from, from + n) of a vector (Keras'
+// kernel[:, :units] and bias[:units]).
+NodePtr cols(const NodePtr& m, int64_t from, int64_t n) {
+  return api::slice(m, {0, from}, {-1, n});
+}
+NodePtr part(const NodePtr& v, int64_t from, int64_t n) { return api::slice(v, {from}, {n}); }
+
+class Recurrent : public Layer {
+ public:
+  Recurrent(const char* cls, const Json& c)
+      : Layer(cls, c),
+        units_(int_or(c, "units", -1, where())),
+        use_bias_(bool_or(c, "use_bias", true, where())),
+        return_sequences_(bool_or(c, "return_sequences", false, where())),
+        return_state_(bool_or(c, "return_state", false, where())),
+        go_backwards_(bool_or(c, "go_backwards", false, where())),
+        unroll_(bool_or(c, "unroll", false, where())),
+        dropout_(number_or(c, "dropout", 0, where())),
+        recurrent_dropout_(number_or(c, "recurrent_dropout", 0, where())),
+        implementation_(int_or(c, "implementation", 1, where())) {
+    check(units_ > 0, Status::invalid_argument, where(), ": units must be positive");
+    check(!bool_or(c, "stateful", false, where()), Status::not_implemented, where(),
+          ": stateful recurrent layers");
+    activation_ = c.contains("activation") ? c["activation"] : Json("tanh");
+    recurrent_activation_ =
+        c.contains("recurrent_activation") ? c["recurrent_activation"] : Json("hard_sigmoid");
+  }
+  void build(const std::vector<Shape>& shapes) override {
+    check(!shapes.empty() && shapes[0].rank() == 3 && shapes[0].dims[2] > 0, Status::shape, where(),
+          ": needs inputs (batch, timesteps, features) with features known");
+    build_cell(shapes[0].dims[2]);
+  }
+  Tensors call(const Tensors& inputs) override {
+    check(!inputs.empty(), Status::invalid_argument, where(), ": no input");
+    const NodePtr& x = inputs[0];
+    check(x->rank() == 3, Status::shape, where(), ": needs inputs of rank 3");
+    Tensors initial(inputs.begin() + 1, inputs.end());
+    if (initial.empty()) {
+      // RNN.get_initial_state: zeros (batch, size) made from the inputs' batch.
+      NodePtr zero = api::expand_dims(
+          api::sum(api::zeros_like(x, std::nullopt, ""), std::vector<int64_t>{1, 2}, false), -1);
+      for (int64_t size : state_sizes()) initial.push_back(api::tile(zero, {1, size}));
+    }
+    check(initial.size() == state_sizes().size(), Status::invalid_argument, where(), ": ",
+          initial.size(), " initial states, the layer has ", state_sizes().size());
+    check(!unroll_ || x->shape().dims[1] > 0, Status::shape, where(),
+          ": unroll needs the number of timesteps known");
+    input_masks_.clear();
+    recurrent_masks_.clear();
+    api::RnnResult r = api::rnn(
+        [this](const NodePtr& xt, const std::vector<NodePtr>& states) { return step(xt, states); },
+        x, initial, go_backwards_, nullptr, {}, unroll_);
+    Tensors out{return_sequences_ ? r.outputs : r.last_output};
+    if (return_state_) out.insert(out.end(), r.new_states.begin(), r.new_states.end());
+    return out;
+  }
+
+ protected:
+  virtual std::vector<int64_t> state_sizes() const { return {units_}; }
+  virtual void build_cell(int64_t input_dim) = 0;
+  virtual std::pair<NodePtr, Tensors> step(const NodePtr& x, const Tensors& states) = 0;
+
+  // _generate_dropout_mask: `count` masks (in training: dropout of ones; else ones) of `like`'s
+  // shape, made at the first step of a call and reused by the steps after it.
+  const Tensors& masks(Tensors& cache, const NodePtr& like, double rate, int count) {
+    if (cache.empty() && rate > 0 && rate < 1) {
+      NodePtr ones = api::ones_like(like, std::nullopt, "");
+      for (int i = 0; i < count; ++i)
+        cache.push_back(api::in_train_phase(
+            [&] { return api::dropout(ones, rate, std::nullopt, std::nullopt); },
+            [&] { return ones; }, nullptr, std::nullopt, class_name().c_str()));
+    }
+    return cache;
+  }
+  const Tensors& input_masks(const NodePtr& x, int count) {
+    return masks(input_masks_, x, dropout_, count);
+  }
+  const Tensors& recurrent_masks(const NodePtr& h, int count) {
+    return masks(recurrent_masks_, h, recurrent_dropout_, count);
+  }
+  static NodePtr masked(const NodePtr& x, const Tensors& m, size_t i) {
+    return m.empty() ? x : times(x, m[i]);
+  }
+  NodePtr act(const NodePtr& x) { return activate(activation_, x, where()); }
+  NodePtr rec_act(const NodePtr& x) { return activate(recurrent_activation_, x, where()); }
+
+  int64_t units_;
+  bool use_bias_, return_sequences_, return_state_, go_backwards_, unroll_;
+  double dropout_, recurrent_dropout_;
+  int64_t implementation_;
+  Json activation_, recurrent_activation_;
+  NodePtr kernel_, recurrent_kernel_, bias_;
+  Tensors input_masks_, recurrent_masks_;
+};
+
+class SimpleRNN : public Recurrent {
+ public:
+  explicit SimpleRNN(const Json& c) : Recurrent("SimpleRNN", c) {}
+
+ protected:
+  void build_cell(int64_t input_dim) override {
+    kernel_ = add_weight("kernel", {input_dim, units_}, "kernel_initializer", "kernel_regularizer",
+                         "kernel_constraint");
+    recurrent_kernel_ = add_weight("recurrent_kernel", {units_, units_}, "recurrent_initializer",
+                                   "recurrent_regularizer", "recurrent_constraint");
+    if (use_bias_)
+      bias_ =
+          add_weight("bias", {units_}, "bias_initializer", "bias_regularizer", "bias_constraint");
+  }
+  std::pair<NodePtr, Tensors> step(const NodePtr& x, const Tensors& states) override {
+    NodePtr prev = states[0];
+    const Tensors& dp = input_masks(x, 1);
+    const Tensors& rdp = recurrent_masks(prev, 1);
+    NodePtr h = api::dot(masked(x, dp, 0), kernel_);
+    if (use_bias_) h = api::bias_add(h, bias_, DataFormat::channels_last);
+    NodePtr out = act(plus(h, api::dot(masked(prev, rdp, 0), recurrent_kernel_)));
+    return {out, {out}};
+  }
+};
+
+class LSTM : public Recurrent {
+ public:
+  explicit LSTM(const Json& c) : Recurrent("LSTM", c) {}
+
+ protected:
+  std::vector<int64_t> state_sizes() const override { return {units_, units_}; }
+  void build_cell(int64_t input_dim) override {
+    int64_t u = units_;
+    kernel_ = add_weight("kernel", {input_dim, 4 * u}, "kernel_initializer", "kernel_regularizer",
+                         "kernel_constraint");
+    recurrent_kernel_ = add_weight("recurrent_kernel", {u, 4 * u}, "recurrent_initializer",
+                                   "recurrent_regularizer", "recurrent_constraint");
+    if (!use_bias_) return;
+    if (bool_or(config(), "unit_forget_bias", true, where())) {
+      // bias_initializer for the input gate, ones for the forget gate, then the rest.
+      Json init = config().value("bias_initializer", Json("zeros"));
+      auto value = Buffer::make(DType::f64, {4 * u});
+      auto first = convert_buffer(initial_value(init, {u}, DType::f64, where()), DType::f64);
+      auto rest = convert_buffer(initial_value(init, {2 * u}, DType::f64, where()), DType::f64);
+      double* v = value->as<double>();
+      for (int64_t i = 0; i < u; ++i) v[i] = first->as<double>()[i];
+      for (int64_t i = 0; i < u; ++i) v[u + i] = 1;
+      for (int64_t i = 0; i < 2 * u; ++i) v[2 * u + i] = rest->as<double>()[i];
+      bias_ = add_weight_value("bias", value, "bias_regularizer", "bias_constraint");
+    } else {
+      bias_ =
+          add_weight("bias", {4 * u}, "bias_initializer", "bias_regularizer", "bias_constraint");
+    }
+  }
+  std::pair<NodePtr, Tensors> step(const NodePtr& x, const Tensors& states) override {
+    const NodePtr &h_tm1 = states[0], &c_tm1 = states[1];
+    int64_t u = units_;
+    NodePtr i, f, c, o;
+    if (implementation_ == 1) {
+      const Tensors& dp = input_masks(x, 4);
+      const Tensors& rdp = recurrent_masks(h_tm1, 4);
+      NodePtr xs[4];
+      for (int g = 0; g < 4; ++g) {
+        xs[g] = api::dot(masked(x, dp, size_t(g)), cols(kernel_, g * u, u));
+        if (use_bias_)
+          xs[g] = api::bias_add(xs[g], part(bias_, g * u, u), DataFormat::channels_last);
+      }
+      auto rec = [&](int g) {
+        return api::dot(masked(h_tm1, rdp, size_t(g)), cols(recurrent_kernel_, g * u, u));
+      };
+      i = rec_act(plus(xs[0], rec(0)));
+      f = rec_act(plus(xs[1], rec(1)));
+      c = plus(times(f, c_tm1), times(i, act(plus(xs[2], rec(2)))));
+      o = rec_act(plus(xs[3], rec(3)));
+    } else {
+      const Tensors& dp = input_masks(x, 1);
+      const Tensors& rdp = recurrent_masks(h_tm1, 1);
+      NodePtr z = api::dot(masked(x, dp, 0), kernel_);
+      z = plus(z, api::dot(masked(h_tm1, rdp, 0), recurrent_kernel_));
+      if (use_bias_) z = api::bias_add(z, bias_, DataFormat::channels_last);
+      i = rec_act(cols(z, 0, u));
+      f = rec_act(cols(z, u, u));
+      c = plus(times(f, c_tm1), times(i, act(cols(z, 2 * u, u))));
+      o = rec_act(cols(z, 3 * u, u));
+    }
+    NodePtr h = times(o, act(c));
+    return {h, {h, c}};
+  }
+};
+
+class GRU : public Recurrent {
+ public:
+  explicit GRU(const Json& c)
+      : Recurrent("GRU", c), reset_after_(bool_or(c, "reset_after", false, where())) {}
+
+ protected:
+  void build_cell(int64_t input_dim) override {
+    int64_t u = units_;
+    kernel_ = add_weight("kernel", {input_dim, 3 * u}, "kernel_initializer", "kernel_regularizer",
+                         "kernel_constraint");
+    recurrent_kernel_ = add_weight("recurrent_kernel", {u, 3 * u}, "recurrent_initializer",
+                                   "recurrent_regularizer", "recurrent_constraint");
+    if (!use_bias_) return;
+    Dims shape = reset_after_ ? Dims{2, 3 * u} : Dims{3 * u};
+    bias_ = add_weight("bias", shape, "bias_initializer", "bias_regularizer", "bias_constraint");
+    if (reset_after_) {
+      input_bias_ = api::flatten(api::slice(bias_, {0, 0}, {1, -1}));
+      recurrent_bias_ = api::flatten(api::slice(bias_, {1, 0}, {1, -1}));
+    } else {
+      input_bias_ = bias_;
+    }
+  }
+  std::pair<NodePtr, Tensors> step(const NodePtr& x, const Tensors& states) override {
+    const NodePtr& h_tm1 = states[0];
+    int64_t u = units_;
+    auto badd = [&](const NodePtr& y, const NodePtr& b) {
+      return api::bias_add(y, b, DataFormat::channels_last);
+    };
+    NodePtr z, r, hh, prev = h_tm1;  // prev: h_tm1 as the final mix reads it
+    if (implementation_ == 1) {
+      const Tensors& dp = input_masks(x, 3);
+      const Tensors& rdp = recurrent_masks(h_tm1, 3);
+      NodePtr xs[3];
+      for (int g = 0; g < 3; ++g) {
+        xs[g] = api::dot(masked(x, dp, size_t(g)), cols(kernel_, g * u, u));
+        if (use_bias_) xs[g] = badd(xs[g], part(input_bias_, g * u, u));
+      }
+      NodePtr rz = api::dot(masked(h_tm1, rdp, 0), cols(recurrent_kernel_, 0, u));
+      NodePtr rr = api::dot(masked(h_tm1, rdp, 1), cols(recurrent_kernel_, u, u));
+      if (reset_after_ && use_bias_) {
+        rz = badd(rz, part(recurrent_bias_, 0, u));
+        rr = badd(rr, part(recurrent_bias_, u, u));
+      }
+      z = rec_act(plus(xs[0], rz));
+      r = rec_act(plus(xs[1], rr));
+      NodePtr rh;
+      if (reset_after_) {
+        rh = api::dot(masked(h_tm1, rdp, 2), cols(recurrent_kernel_, 2 * u, u));
+        if (use_bias_) rh = badd(rh, part(recurrent_bias_, 2 * u, u));
+        rh = times(r, rh);
+      } else {
+        rh = api::dot(times(r, masked(h_tm1, rdp, 2)), cols(recurrent_kernel_, 2 * u, u));
+      }
+      hh = act(plus(xs[2], rh));
+    } else {
+      const Tensors& dp = input_masks(x, 1);
+      const Tensors& rdp = recurrent_masks(h_tm1, 1);
+      NodePtr mx = api::dot(masked(x, dp, 0), kernel_);
+      if (use_bias_) mx = badd(mx, input_bias_);
+      NodePtr h = masked(h_tm1, rdp, 0);
+      prev = h;  // Keras 2.2.4 masks h_tm1 itself here (h_tm1 *= rec_dp_mask[0])
+      NodePtr inner;
+      if (reset_after_) {
+        inner = api::dot(h, recurrent_kernel_);
+        if (use_bias_) inner = badd(inner, recurrent_bias_);
+      } else {
+        inner = api::dot(h, cols(recurrent_kernel_, 0, 2 * u));
+      }
+      z = rec_act(plus(cols(mx, 0, u), cols(inner, 0, u)));
+      r = rec_act(plus(cols(mx, u, u), cols(inner, u, u)));
+      NodePtr rh = reset_after_ ? times(r, cols(inner, 2 * u, u))
+                                : api::dot(times(r, h), cols(recurrent_kernel_, 2 * u, u));
+      hh = act(plus(cols(mx, 2 * u, u), rh));
+    }
+    // h = z * h_tm1 + (1 - z) * hh
+    NodePtr h = plus(times(z, prev), times(minus(number(z, 1.0), z), hh));
+    return {h, {h}};
+  }
+
+ private:
+  bool reset_after_;
+  NodePtr input_bias_, recurrent_bias_;
+};
+
+const LayerRegistrar rows[] = {
+    {"SimpleRNN", make_layer_of<SimpleRNN>},
+    {"LSTM", make_layer_of<LSTM>},
+    {"GRU", make_layer_of<GRU>},
+};
+
+}  // namespace
+}  // namespace kb::model
