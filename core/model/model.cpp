@@ -103,6 +103,7 @@ Tensors Model::build_sequential(const Json& config, const Tensors* given) {
     check(entry.is_object(), Status::invalid_argument, where, ": not {class_name, config}");
     std::string cls = required_string(entry, "class_name", where);
     const Json& lc = required(entry, "config", where);
+    auto layer = make_layer(cls, lc);  // an unknown class is the first thing to report
     if (i == 0) {
       // The input: an InputLayer of its own (tf.keras), or the first layer's batch_input_shape
       // (Keras 2.2.4 names the placeholder after it: "dense_1_input").
@@ -115,7 +116,6 @@ Tensors Model::build_sequential(const Json& config, const Tensors* given) {
     }
     check(cls != "InputLayer", Status::invalid_argument, where,
           ": an InputLayer after the first layer of a Sequential model");
-    auto layer = make_layer(cls, lc);
     Tensors out = (*layer)({x});
     check(out.size() == 1, Status::invalid_argument, layer->where(),
           ": a Sequential model's layer gives one output");
