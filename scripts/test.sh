@@ -59,6 +59,7 @@ if [ -f build/libkbackend_mpi.so ]; then
 fi
 
 echo "== AddressSanitizer and UBSan (clang; the same build serves the fuzzer)"
+export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp"
 # A folder configured by another compiler is made anew (CMake cannot switch compilers in place).
 if [ -f build-asan/CMakeCache.txt ] && ! grep -q "^CMAKE_CXX_COMPILER:FILEPATH=.*clang++" build-asan/CMakeCache.txt; then
   rm -rf build-asan
