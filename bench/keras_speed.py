@@ -1,9 +1,12 @@
 """Training time per epoch of small Keras models, through whichever Keras this Python imports:
-Keras 2.2.4 on kbackend (KERAS_BACKEND=kbackend.keras_backend) or tf.keras. One JSON line per model.
+Keras 2.2.4 on kbackend (KERAS_BACKEND=kbackend.keras_backend), kbackend's native model layer
+(kbackend.models: the model Keras 2.2.4 builds, saved and loaded natively, trained with no Keras
+code in the loop) or tf.keras. One JSON line per model.
 
   kbackend:  KERAS_BACKEND=kbackend.keras_backend KERAS_HOME=$(mktemp -d) \
              PYTHONPATH=build-bind/bindings/python:bindings/python/keras_tests \
              build-bind/venv/bin/python bench/keras_speed.py keras [epochs] [models]
+  native:    the same with `native` for `keras`
   tf.keras:  build/peers/tensorflow/bin/python bench/keras_speed.py tf.keras [epochs] [models]
              (bash bench/setup_peers.sh tensorflow makes that venv)
 
@@ -83,15 +86,47 @@ def build(keras, name):
     return model, x, y
 
 
+def native_fit(model, x, y, epochs):
+    """The Keras model saved, loaded by kbackend.models and trained there: epoch times."""
+    import tempfile
+
+    from kbackend import models
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "model.h5")
+        model.save(path)
+        native = models.load_model(path)
+    stamps = [time.perf_counter()]
+
+    def epoch_end(epoch, batch, logs):
+        if batch == -1:
+            stamps.append(time.perf_counter())
+
+    hist = native.fit(x.astype(np.float32), y, epochs=epochs, batch_size=32, verbose=0,
+                      callbacks=[epoch_end])
+    return [b - a for a, b in zip(stamps, stamps[1:])], hist
+
+
 def main():
     which = sys.argv[1] if len(sys.argv) > 1 else "keras"
     epochs = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     models = sys.argv[3].split(",") if len(sys.argv) > 3 else ["mlp", "cnn", "lstm"]
-    keras, stack = load_keras(which)
+    keras, stack = load_keras("keras" if which == "native" else which)
+    if which == "native":
+        stack = "kbackend.models (native; the file Keras 2.2.4 saved)"
     for name in models:
         np.random.seed(0)
         model, x, y = build(keras, name)
         times = []
+        if which == "native":
+            times, hist = native_fit(model, x, y, epochs + 1)
+            print(json.dumps({
+                "stack": stack, "model": name, "samples": len(x), "batch_size": 32,
+                "first_epoch_s": round(times[0], 3),
+                "epoch_s_median": round(statistics.median(times[1:]), 3),
+                "epoch_s_min": round(min(times[1:]), 3),
+                "final_loss": round(float(hist.history["loss"][-1]), 4),
+                "loadavg_1min": os.getloadavg()[0]}), flush=True)
+            continue
 
         class Timer(keras.callbacks.Callback):
             def on_epoch_begin(self, epoch, logs=None):

@@ -10,19 +10,25 @@
 namespace kb::model {
 namespace {
 
+// An int, or tf.keras' list of one.
+int64_t axis_of(const Json& c, const std::string& where) {
+  if (c.contains("axis") && c["axis"].is_array()) {
+    check(c["axis"].size() == 1 && c["axis"][0].is_number_integer(), Status::not_implemented, where,
+          ": normalization over several axes");
+    return c["axis"][0].get<int64_t>();
+  }
+  return int_or(c, "axis", -1, where);
+}
+
 class BatchNormalization : public Layer {
  public:
   explicit BatchNormalization(const Json& c)
       : Layer("BatchNormalization", c),
-        axis_(int_or(c, "axis", -1, where())),
+        axis_(axis_of(c, where())),
         momentum_(number_or(c, "momentum", 0.99, where())),
         epsilon_(number_or(c, "epsilon", 1e-3, where())),
         center_(bool_or(c, "center", true, where())),
-        scale_(bool_or(c, "scale", true, where())) {
-    // tf.keras writes axis as a list of one.
-    if (c.contains("axis") && c["axis"].is_array() && c["axis"].size() == 1)
-      axis_ = c["axis"][0].get<int64_t>();
-  }
+        scale_(bool_or(c, "scale", true, where())) {}
   void build(const std::vector<Shape>& shapes) override {
     check(shapes.size() == 1 && shapes[0].rank() >= 2, Status::shape, where(),
           ": needs one input of rank 2 or more");

@@ -6,6 +6,7 @@
 #include "core/api/api.h"
 #include "core/compile/function.h"
 #include "core/model/hdf5_file.h"
+#include "core/model/optimizers.h"
 #include "core/model/training.h"
 #include "core/util/error.h"
 
@@ -101,28 +102,94 @@ void save_weights_group(Model& model, const Hdf5Group& g) {
   }
 }
 
+// A loss or metric as a name: a string, or tf.keras' {"class_name", "config": {"name", "fn"}}.
+std::string score_name(const Json& v, const char* what) {
+  if (v.is_string()) return v.get<std::string>();
+  check(v.is_object(), Status::invalid_argument, "training_config: a ", what,
+        " that is neither a name nor {class_name, config}");
+  const Json& c = v.contains("config") ? v["config"] : Json::object();
+  check(!bool_or(c, "from_logits", false, "training_config"), Status::not_implemented,
+        "training_config: a ", what, " from logits");
+  if (c.is_object() && c.contains("name") && c["name"].is_string()) {
+    std::string name = c["name"].get<std::string>();
+    if (name == "accuracy" || name == "acc" || !c.contains("fn")) return name;
+  }
+  if (c.is_object() && c.contains("fn") && c["fn"].is_string()) return c["fn"].get<std::string>();
+  return required_string(v, "class_name", "training_config");
+}
+
 std::vector<std::string> string_list(const Json& v, const std::vector<std::string>& outputs,
                                      const char* what) {
   std::vector<std::string> out;
-  if (v.is_string()) return {v.get<std::string>()};
+  if (v.is_string() || (v.is_object() && v.contains("class_name"))) return {score_name(v, what)};
   if (v.is_array()) {
     for (const auto& s : v) {
-      check(s.is_string(), Status::invalid_argument, "training_config: a ", what,
-            " that is not a name");
-      out.push_back(s.get<std::string>());
+      if (s.is_array()) {  // tf.keras: a list per output
+        for (auto& inner : string_list(s, outputs, what)) out.push_back(inner);
+        continue;
+      }
+      out.push_back(score_name(s, what));
     }
     return out;
   }
   if (v.is_object()) {  // {output name: loss}
     for (const auto& o : outputs) {
-      check(v.contains(o) && v[o].is_string(), Status::invalid_argument, "training_config: no ",
-            what, " for output '", o, "'");
-      out.push_back(v[o].get<std::string>());
+      check(v.contains(o), Status::invalid_argument, "training_config: no ", what, " for output '",
+            o, "'");
+      out.push_back(score_name(v[o], what));
     }
     return out;
   }
   check(v.is_null(), Status::invalid_argument, "training_config: ", what, " of an unknown form");
   return out;
+}
+
+// tf.keras 2.11+ saves "iteration" then each variable's slots ("Adam/m/dense/kernel:0",
+// "Adam/v/dense/kernel:0", ...). Keras 2.2.4 keeps the iterations (where it keeps them) then
+// each kind of slot for all variables: the names in that order, the iteration set apart.
+std::vector<std::string> tf_keras_state_order(const std::vector<std::string>& names,
+                                              Optimizer& optimizer, const Hdf5Group& g) {
+  api::set_value(optimizer.iterations(),
+                 convert_buffer(g.read_dataset(names[0]), optimizer.iterations()->dtype()));
+  std::vector<std::string> kinds;
+  std::map<std::string, std::vector<std::string>> by_kind;
+  for (size_t i = 1; i < names.size(); ++i) {
+    // "<Optimizer>/<kind>/<variable>"
+    size_t a = names[i].find('/'), b = a == std::string::npos ? a : names[i].find('/', a + 1);
+    std::string kind = b == std::string::npos ? "?" : names[i].substr(a + 1, b - a - 1);
+    if (!by_kind.count(kind)) kinds.push_back(kind);
+    by_kind[kind].push_back(names[i]);
+  }
+  std::vector<std::string> out;
+  const auto& weights = optimizer.weights();
+  if (!weights.empty() && weights[0] == optimizer.iterations()) out.push_back(names[0]);
+  for (const auto& k : kinds)
+    for (auto& n : by_kind[k]) out.push_back(n);
+  return out;
+}
+
+// Sets the optimizer's state from a file's optimizer_weights (Keras 2.2.4's order, or
+// tf.keras'); a state that does not fit leaves the optimizer fresh, with a warning, as Keras does.
+void restore_optimizer_state(Optimizer& optimizer, const Hdf5Group& g, const std::string& path) {
+  const auto& slots = optimizer.weights();
+  auto names = g.strings_attr("weight_names");
+  bool tf_keras = !names.empty() && names[0].rfind("iteration:", 0) == 0;
+  if (tf_keras) names = tf_keras_state_order(names, optimizer, g);
+  // tf.keras' Adam keeps no vhat without amsgrad, where Keras 2.2.4 keeps a zero per variable.
+  bool fits = tf_keras ? names.size() <= slots.size() : names.size() == slots.size();
+  std::vector<std::shared_ptr<Buffer>> values;
+  for (size_t i = 0; i < names.size() && fits; ++i) {
+    values.push_back(g.read_dataset(names[i]));
+    fits = values.back()->dims == slots[i]->shape().dims;
+  }
+  if (!fits) {
+    std::fprintf(stderr,
+                 "%s: the saved optimizer state does not fit the optimizer; it starts afresh\n",
+                 path.c_str());
+    return;
+  }
+  for (size_t i = 0; i < values.size(); ++i)
+    api::set_value(slots[i], convert_buffer(values[i], slots[i]->dtype()));
 }
 
 }  // namespace
@@ -162,29 +229,8 @@ std::shared_ptr<Model> load_model(const std::string& path, bool compile) {
   if (compile && f.has_attr("training_config")) {
     compile_from_config(*model,
                         parse_json(f.string_attr("training_config"), path + ": training_config"));
-    if (f.has_group("optimizer_weights")) {
-      Hdf5Group g = f.group("optimizer_weights");
-      const auto& slots = model->training()->optimizer().weights();
-      auto names = g.strings_attr("weight_names");
-      if (names.size() == slots.size()) {
-        std::vector<std::shared_ptr<Buffer>> values;
-        bool fits = true;
-        for (size_t i = 0; i < names.size() && fits; ++i) {
-          values.push_back(g.read_dataset(names[i]));
-          fits = values.back()->dims == slots[i]->shape().dims;
-        }
-        if (fits)
-          for (size_t i = 0; i < values.size(); ++i)
-            api::set_value(slots[i], convert_buffer(values[i], slots[i]->dtype()));
-        else
-          names.clear();
-      }
-      if (names.size() != slots.size())
-        std::fprintf(stderr,
-                     "%s: the saved optimizer state does not fit the optimizer; it starts "
-                     "afresh\n",
-                     path.c_str());
-    }
+    if (f.has_group("optimizer_weights"))
+      restore_optimizer_state(model->training()->optimizer(), f.group("optimizer_weights"), path);
   }
   return model;
 }

@@ -451,7 +451,19 @@ std::unique_ptr<Optimizer> Optimizer::make(const Json& spec, const Json& overrid
   }
   if (overrides.is_object())
     for (auto it = overrides.begin(); it != overrides.end(); ++it) config[it.key()] = it.value();
+  // tf.keras 2.11+: "Custom>Adam" or "keras.optimizers.Adam"; options Keras 2.2.4 lacks must be
+  // off.
+  for (const char* prefix : {"Custom>", "keras.optimizers.", "keras.optimizers.legacy."})
+    if (name.rfind(prefix, 0) == 0) name = name.substr(std::strlen(prefix));
+  const std::string where = "optimizer " + name;
+  for (const char* key : {"weight_decay", "global_clipnorm"})
+    check(number_or(config, key, 0, where) == 0, Status::not_implemented, where, ": ", key);
+  check(!bool_or(config, "use_ema", false, where), Status::not_implemented, where, ": use_ema");
+  check(!bool_or(config, "centered", false, where), Status::not_implemented, where,
+        ": centered RMSprop");
   std::string k = lowered(name);
+  check(k != "rmsprop" || number_or(config, "momentum", 0, where) == 0, Status::not_implemented,
+        where, ": RMSprop with momentum");
   if (k == "sgd") return std::make_unique<SGD>(config);
   if (k == "adam") return std::make_unique<Adam>(config);
   if (k == "rmsprop") return std::make_unique<RMSprop>(config);

@@ -27,6 +27,7 @@ class Optimizer {
   // {"class_name", "config"} as Keras' get_config writes it.
   Json config() const;
   const std::string& class_name() const { return class_name_; }
+  const NodePtr& iterations() const { return iterations_; }
 
  protected:
   Optimizer(std::string class_name, const Json& config);
