@@ -1,5 +1,7 @@
-"""Makes the Keras model file examples/finetune_keras_model.c fine-tunes: a digits MLP built and
-trained for one epoch by Keras 2.2.4 (on kbackend.keras_backend), saved with model.save.
+"""Makes the Keras model file the fine-tuning examples load: a digits MLP built and trained for one
+epoch by Keras 2.2.4 (on kbackend.keras_backend), saved with model.save. It made the committed
+examples/data/digits_mlp.h5 (the C, C++, Python and Rust examples load it with no Keras at hand);
+the Keras tests make a fresh one with it and fine-tune that.
 Usage (in the Keras tests' venv, as bindings/python/keras_tests/run.sh sets it up):
     KERAS_BACKEND=kbackend.keras_backend python examples/make_keras_model.py out.h5 [digits.csv]"""
 import sys

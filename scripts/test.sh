@@ -52,6 +52,7 @@ echo "== example"
 ./build/train_mlp_cpp examples/data/digits.csv
 ./build/train_lstm
 ./build/train_cnn examples/data/digits.csv
+./build/finetune_keras_model examples/data/digits_mlp.h5 examples/data/digits.csv
 if [ -f build/libkbackend_mpi.so ]; then
   echo "== example on 2 processes (mpirun)"
   OMP_NUM_THREADS=1 KB_DIST_TIMEOUT=60 timeout -k 10 300 mpirun --allow-run-as-root --oversubscribe \
@@ -68,11 +69,13 @@ fi
 CC=clang CXX=clang++ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DKB_SANITIZE=ON -DKB_FUZZ=ON \
   -DKB_WERROR=ON -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DCMAKE_C_FLAGS_DEBUG="-g -O1" >/dev/null
 cmake --build build-asan -j"$JOBS" --target kb_capi_tests kb_hpp_tests train_mlp train_lstm train_cnn \
-  kb_capi_fuzzer
+  finetune_keras_model kb_capi_fuzzer
 ASAN_OPTIONS=detect_leaks=1 ./build-asan/tests/kb_capi_tests --gtest_brief=1
 ASAN_OPTIONS=detect_leaks=1 ./build-asan/tests/kb_hpp_tests --gtest_brief=1
 ASAN_OPTIONS=detect_leaks=1 ./build-asan/train_mlp examples/data/digits.csv >/dev/null
 ASAN_OPTIONS=detect_leaks=1 ./build-asan/train_lstm >/dev/null
+ASAN_OPTIONS=detect_leaks=1 ./build-asan/finetune_keras_model examples/data/digits_mlp.h5 \
+  examples/data/digits.csv >/dev/null
 # Alone, without MPI (whose allocations at exit are not this project's: see below).
 KB_MPI_PLUGIN=/nonexistent ASAN_OPTIONS=detect_leaks=1 ./build-asan/train_cnn examples/data/digits.csv >/dev/null
 if [ -f build/libkbackend_mpi.so ]; then

@@ -17,6 +17,18 @@ std::map<std::string, LayerFactory>& registry() {
   return table;
 }
 
+// Keras 2.2.4's defaults for the initializers a config may leave out.
+const char* default_initializer(const std::string& key) {
+  static const std::map<std::string, const char*> defaults = {
+      {"kernel_initializer", "glorot_uniform"},    {"recurrent_initializer", "orthogonal"},
+      {"depthwise_initializer", "glorot_uniform"}, {"pointwise_initializer", "glorot_uniform"},
+      {"embeddings_initializer", "uniform"},       {"gamma_initializer", "ones"},
+      {"moving_variance_initializer", "ones"},
+  };
+  auto it = defaults.find(key);
+  return it == defaults.end() ? "zeros" : it->second;  // biases, beta, moving_mean, alpha
+}
+
 }  // namespace
 
 LayerRegistrar::LayerRegistrar(const char* class_name, LayerFactory factory) {
@@ -84,7 +96,9 @@ const NodePtr& Layer::single(const Tensors& inputs) const {
 
 NodePtr Layer::add_weight(const std::string& name, const Dims& shape, const char* initializer_key,
                           const char* regularizer_key, const char* constraint_key, bool trainable) {
-  Json init = config_.contains(initializer_key) ? config_[initializer_key] : Json("zeros");
+  Json init = config_.contains(initializer_key) && !config_[initializer_key].is_null()
+                  ? config_[initializer_key]
+                  : Json(default_initializer(initializer_key));
   return add_weight_value(name, initial_value(init, shape, dtype_, where_), regularizer_key,
                           constraint_key, trainable);
 }

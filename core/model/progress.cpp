@@ -4,10 +4,15 @@
 #include <cmath>
 #include <cstdio>
 
+#include <unistd.h>
+
 namespace kb::model {
 
 Progress::Progress(int64_t target, int verbose)
-    : target_(target), verbose_(verbose), start_(std::chrono::steady_clock::now()) {}
+    : target_(target),
+      verbose_(verbose),
+      dynamic_(isatty(STDERR_FILENO) != 0),
+      start_(std::chrono::steady_clock::now()) {}
 
 std::string Progress::values_text(const std::vector<std::pair<std::string, double>>& values) const {
   std::string out;
@@ -38,14 +43,22 @@ void Progress::update(int64_t seen, const std::vector<std::pair<std::string, dou
     double eta = seen > 0 ? elapsed / double(seen) * double(target_ - seen) : 0;
     std::snprintf(info, sizeof info, " - ETA: %ds", int(eta));
   } else {
-    double per_step = elapsed / std::max(1.0, double(target_));
-    std::snprintf(info, sizeof info, " - %ds %dus/step", int(elapsed), int(per_step * 1e6));
+    // Keras: the time per sample in s, ms or us, whichever reads best.
+    double per = elapsed / std::max(1.0, double(target_));
+    if (per >= 1)
+      std::snprintf(info, sizeof info, " - %.0fs %.0fs/step", elapsed, per);
+    else if (per >= 1e-3)
+      std::snprintf(info, sizeof info, " - %.0fs %.0fms/step", elapsed, per * 1e3);
+    else
+      std::snprintf(info, sizeof info, " - %.0fs %.0fus/step", elapsed, per * 1e6);
   }
+  // As Keras' Progbar: redrawn in place on a terminal, else only the finished bar.
+  if (!dynamic_ && seen < target_) return;
   std::string line = bar + info + values_text(values);
   size_t shown = line.size();
   if (shown < drawn_) line += std::string(drawn_ - shown, ' ');
   drawn_ = shown;
-  std::fprintf(stderr, "\r%s", line.c_str());
+  std::fprintf(stderr, dynamic_ ? "\r%s" : "%s", line.c_str());
   if (seen >= target_) std::fprintf(stderr, "\n");
   std::fflush(stderr);
 }

@@ -1,5 +1,6 @@
 // Keras 2.2.4's progress output (keras.utils.Progbar and the fit loop's epoch lines) on stderr:
-// verbose 1 redraws a bar per batch, verbose 2 prints a line per epoch, 0 nothing.
+// verbose 1 redraws a bar per batch (on a terminal; elsewhere only the finished bar is written),
+// verbose 2 prints a line per epoch, 0 nothing.
 #pragma once
 #include <chrono>
 #include <string>
@@ -20,6 +21,7 @@ class Progress {
   std::string values_text(const std::vector<std::pair<std::string, double>>& values) const;
   int64_t target_;
   int verbose_;
+  bool dynamic_;  // stderr is a terminal
   size_t drawn_ = 0;
   std::chrono::steady_clock::time_point start_;
 };

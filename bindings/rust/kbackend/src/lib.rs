@@ -26,6 +26,8 @@ use std::ptr::{self, NonNull};
 
 pub use kbackend_sys as sys;
 
+pub mod models;
+
 // ---- errors -------------------------------------------------------------------------------
 
 /// The kind of a failure (`kb_status`).

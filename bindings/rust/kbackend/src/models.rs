@@ -1,0 +1,339 @@
+//! Keras models (`kb_model_*`): load a Keras HDF5 file, train, evaluate, predict and save it,
+//! with Keras' names.
+//!
+//! ```no_run
+//! use kbackend::models::{FitOptions, Model};
+//! # fn main() -> kbackend::Result<()> {
+//! # let (x, y) = (kbackend::Tensor::from_slice(&[0f32; 64], &[1, 64])?,
+//! #              kbackend::Tensor::from_slice(&[0f32; 10], &[1, 10])?);
+//! let mut model = Model::load("model.h5", true)?;
+//! let history = model.fit(&[&x], &[&y], &FitOptions { epochs: 5, ..Default::default() })?;
+//! let scores = model.evaluate(&[&x], &[&y], 32)?;
+//! model.save("tuned.h5", true)?;
+//! # Ok(()) }
+//! ```
+use std::collections::BTreeMap;
+use std::ffi::{c_char, c_void, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr::{self, NonNull};
+
+use crate::{
+    array_ptr, check, cstring, handles, new_tensor, sys, take_list, Error, Result, Status, Tensor,
+};
+
+/// How `fit` trains (Keras' fit arguments).
+pub struct FitOptions {
+    pub batch_size: i64,
+    pub epochs: i64,
+    /// 0 silent, 1 Keras' progress bar on stderr, 2 a line per epoch.
+    pub verbose: i32,
+    pub shuffle: bool,
+    pub seed: u64,
+    pub validation_split: f64,
+    pub initial_epoch: i64,
+    pub class_weight: BTreeMap<i64, f64>,
+}
+
+impl Default for FitOptions {
+    fn default() -> Self {
+        FitOptions {
+            batch_size: 32,
+            epochs: 1,
+            verbose: 0,
+            shuffle: true,
+            seed: 0,
+            validation_split: 0.0,
+            initial_epoch: 0,
+            class_weight: BTreeMap::new(),
+        }
+    }
+}
+
+/// A Keras model run by kbackend's native model layer. `Drop` releases it.
+pub struct Model {
+    ptr: NonNull<sys::kb_model>,
+}
+
+// SAFETY: a model is used from one thread at a time (&mut self for every call that runs it).
+unsafe impl Send for Model {}
+
+impl Drop for Model {
+    fn drop(&mut self) {
+        unsafe { sys::kb_model_release(self.ptr.as_ptr()) }
+    }
+}
+
+fn new_model(f: impl FnOnce(*mut *mut sys::kb_model) -> sys::kb_status) -> Result<Model> {
+    let mut out = ptr::null_mut();
+    check(f(&mut out))?;
+    NonNull::new(out)
+        .map(|ptr| Model { ptr })
+        .ok_or_else(|| Error::new(Status::Internal, "the library returned no model"))
+}
+
+/// A string the model owns, copied.
+fn owned(p: *const c_char) -> String {
+    if p.is_null() {
+        String::new()
+    } else {
+        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    }
+}
+
+fn values(t: Tensor) -> Result<Vec<f64>> {
+    t.to_vec::<f64>()
+}
+
+struct FitCallback<'a, 'b> {
+    f: &'a mut (dyn FnMut(i64, i64, &str) -> bool + 'b),
+    error: Option<Error>,
+}
+
+unsafe extern "C" fn fit_trampoline(
+    user: *mut c_void,
+    epoch: i64,
+    batch: i64,
+    logs: *const c_char,
+) -> i32 {
+    let cb = &mut *(user as *mut FitCallback);
+    let logs = owned(logs);
+    match catch_unwind(AssertUnwindSafe(|| (cb.f)(epoch, batch, &logs))) {
+        Ok(stop) => stop as i32,
+        Err(_) => {
+            cb.error = Some(Error::new(Status::Internal, "fit: the callback panicked"));
+            1
+        }
+    }
+}
+
+impl Model {
+    /// A model from a Keras HDF5 file; `compile`: also from its training_config (optimizer
+    /// state included).
+    pub fn load(path: &str, compile: bool) -> Result<Model> {
+        let p = cstring(path)?;
+        new_model(|o| unsafe { sys::kb_model_load(p.as_ptr(), compile as i32, o) })
+    }
+
+    /// A model from Keras' JSON (`model.to_json()`).
+    pub fn from_json(json: &str) -> Result<Model> {
+        let j = cstring(json)?;
+        new_model(|o| unsafe { sys::kb_model_from_json(j.as_ptr(), o) })
+    }
+
+    fn text(
+        &self,
+        f: unsafe extern "C" fn(*mut sys::kb_model, *mut *const c_char) -> sys::kb_status,
+    ) -> Result<String> {
+        let mut out = ptr::null();
+        check(unsafe { f(self.ptr.as_ptr(), &mut out) })?;
+        Ok(owned(out))
+    }
+
+    pub fn to_json(&self) -> Result<String> {
+        self.text(sys::kb_model_to_json)
+    }
+
+    /// Keras' model.summary() text.
+    pub fn summary(&self) -> Result<String> {
+        self.text(sys::kb_model_summary)
+    }
+
+    /// The names of evaluate's values, as a JSON list (`["loss","acc"]`).
+    pub fn metrics_names(&self) -> Result<String> {
+        self.text(sys::kb_model_metrics_names)
+    }
+
+    pub fn save(&self, path: &str, include_optimizer: bool) -> Result<()> {
+        let p = cstring(path)?;
+        check(unsafe {
+            sys::kb_model_save(self.ptr.as_ptr(), p.as_ptr(), include_optimizer as i32)
+        })
+    }
+
+    pub fn save_weights(&self, path: &str) -> Result<()> {
+        let p = cstring(path)?;
+        check(unsafe { sys::kb_model_save_weights(self.ptr.as_ptr(), p.as_ptr()) })
+    }
+
+    pub fn load_weights(&mut self, path: &str, by_name: bool) -> Result<()> {
+        let p = cstring(path)?;
+        check(unsafe { sys::kb_model_load_weights(self.ptr.as_ptr(), p.as_ptr(), by_name as i32) })
+    }
+
+    /// Keras' compile: `optimizer` by name ("adam") or JSON `{"class_name", "config"}`;
+    /// `options_json`: `{"optimizer": {...}, "loss_weights": [...]}`.
+    pub fn compile(
+        &mut self,
+        optimizer: &str,
+        losses: &[&str],
+        metrics: &[&str],
+        options_json: Option<&str>,
+    ) -> Result<()> {
+        let opt = cstring(optimizer)?;
+        let l: Vec<_> = losses.iter().map(|s| cstring(s)).collect::<Result<_>>()?;
+        let m: Vec<_> = metrics.iter().map(|s| cstring(s)).collect::<Result<_>>()?;
+        let lp: Vec<*const c_char> = l.iter().map(|c| c.as_ptr()).collect();
+        let mp: Vec<*const c_char> = m.iter().map(|c| c.as_ptr()).collect();
+        let o = options_json.map(cstring).transpose()?;
+        check(unsafe {
+            sys::kb_model_compile(
+                self.ptr.as_ptr(),
+                opt.as_ptr(),
+                array_ptr(&lp),
+                lp.len(),
+                array_ptr(&mp),
+                mp.len(),
+                o.as_ref().map_or(ptr::null(), |c| c.as_ptr()),
+            )
+        })
+    }
+
+    /// Keras' fit; returns the history as JSON text (`{"loss": [...], ...}`).
+    pub fn fit(&mut self, x: &[&Tensor], y: &[&Tensor], options: &FitOptions) -> Result<String> {
+        self.fit_with(x, y, options, None)
+    }
+
+    /// fit with `callback(epoch, batch, logs_json)`, run after each batch and (batch -1) each
+    /// epoch; returning true stops training.
+    pub fn fit_with(
+        &mut self,
+        x: &[&Tensor],
+        y: &[&Tensor],
+        options: &FitOptions,
+        callback: Option<&mut dyn FnMut(i64, i64, &str) -> bool>,
+    ) -> Result<String> {
+        let (xs, ys) = (handles(x), handles(y));
+        let weights: Vec<String> =
+            options.class_weight.iter().map(|(k, v)| format!("\"{}\": {}", k, v)).collect();
+        let opts = cstring(&format!(
+            "{{\"shuffle\": {}, \"seed\": {}, \"validation_split\": {}, \"initial_epoch\": {}, \
+             \"class_weight\": {{{}}}}}",
+            options.shuffle,
+            options.seed,
+            options.validation_split,
+            options.initial_epoch,
+            weights.join(", ")
+        ))?;
+        let mut history = ptr::null();
+        let mut cb = callback.map(|f| FitCallback { f, error: None });
+        let (tramp, user): (sys::kb_model_callback, *mut c_void) = match cb.as_mut() {
+            Some(c) => (Some(fit_trampoline), (c as *mut FitCallback).cast()),
+            None => (None, ptr::null_mut()),
+        };
+        let status = unsafe {
+            sys::kb_model_fit(
+                self.ptr.as_ptr(),
+                array_ptr(&xs),
+                xs.len(),
+                array_ptr(&ys),
+                ys.len(),
+                options.batch_size,
+                options.epochs,
+                options.verbose,
+                opts.as_ptr(),
+                tramp,
+                user,
+                &mut history,
+            )
+        };
+        if let Some(FitCallback { error: Some(e), .. }) = cb {
+            return Err(e);
+        }
+        check(status)?;
+        Ok(owned(history))
+    }
+
+    /// Keras' evaluate: the loss, then the metrics (names: `metrics_names`).
+    pub fn evaluate(&mut self, x: &[&Tensor], y: &[&Tensor], batch_size: i64) -> Result<Vec<f64>> {
+        let (xs, ys) = (handles(x), handles(y));
+        values(new_tensor(|o| unsafe {
+            sys::kb_model_evaluate(
+                self.ptr.as_ptr(),
+                array_ptr(&xs),
+                xs.len(),
+                array_ptr(&ys),
+                ys.len(),
+                batch_size,
+                0,
+                o,
+            )
+        })?)
+    }
+
+    pub fn train_on_batch(&mut self, x: &[&Tensor], y: &[&Tensor]) -> Result<Vec<f64>> {
+        let (xs, ys) = (handles(x), handles(y));
+        values(new_tensor(|o| unsafe {
+            sys::kb_model_train_on_batch(
+                self.ptr.as_ptr(),
+                array_ptr(&xs),
+                xs.len(),
+                array_ptr(&ys),
+                ys.len(),
+                o,
+            )
+        })?)
+    }
+
+    pub fn test_on_batch(&mut self, x: &[&Tensor], y: &[&Tensor]) -> Result<Vec<f64>> {
+        let (xs, ys) = (handles(x), handles(y));
+        values(new_tensor(|o| unsafe {
+            sys::kb_model_test_on_batch(
+                self.ptr.as_ptr(),
+                array_ptr(&xs),
+                xs.len(),
+                array_ptr(&ys),
+                ys.len(),
+                o,
+            )
+        })?)
+    }
+
+    /// Keras' predict: one tensor per output.
+    pub fn predict(&mut self, x: &[&Tensor], batch_size: i64) -> Result<Vec<Tensor>> {
+        let xs = handles(x);
+        let mut out = ptr::null_mut();
+        check(unsafe {
+            sys::kb_model_predict(
+                self.ptr.as_ptr(),
+                array_ptr(&xs),
+                xs.len(),
+                batch_size,
+                0,
+                &mut out,
+            )
+        })?;
+        unsafe { take_list(out) }
+    }
+
+    pub fn layer_count(&self) -> Result<usize> {
+        let mut n = 0usize;
+        check(unsafe { sys::kb_model_layer_count(self.ptr.as_ptr(), &mut n) })?;
+        Ok(n)
+    }
+
+    pub fn layer_name(&self, i: usize) -> Result<String> {
+        let mut out = ptr::null();
+        check(unsafe { sys::kb_model_layer_name(self.ptr.as_ptr(), i, &mut out) })?;
+        Ok(owned(out))
+    }
+
+    pub fn layer_class(&self, i: usize) -> Result<String> {
+        let mut out = ptr::null();
+        check(unsafe { sys::kb_model_layer_class(self.ptr.as_ptr(), i, &mut out) })?;
+        Ok(owned(out))
+    }
+
+    /// A layer's weights, in Keras' order.
+    pub fn layer_weights(&self, i: usize) -> Result<Vec<Tensor>> {
+        let mut out = ptr::null_mut();
+        check(unsafe { sys::kb_model_layer_get_weights(self.ptr.as_ptr(), i, &mut out) })?;
+        unsafe { take_list(out) }
+    }
+
+    pub fn set_layer_weights(&mut self, i: usize, values: &[&Tensor]) -> Result<()> {
+        let v = handles(values);
+        check(unsafe {
+            sys::kb_model_layer_set_weights(self.ptr.as_ptr(), i, array_ptr(&v), v.len())
+        })
+    }
+}

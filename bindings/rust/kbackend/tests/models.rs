@@ -1,0 +1,57 @@
+//! kbackend::models against a hand computation and through a save/load round trip.
+use kbackend::models::{FitOptions, Model};
+use kbackend::{Status, Tensor};
+
+const DENSE: &str = r#"{"class_name": "Sequential", "config": {"name": "s", "layers": [{"class_name": "Dense", "config": {"name": "d", "units": 2, "activation": "linear", "batch_input_shape": [null, 3]}}]}}"#;
+
+#[test]
+fn dense_predicts_trains_saves_and_loads() -> kbackend::Result<()> {
+    let mut m = Model::from_json(DENSE)?;
+    let w = Tensor::from_slice(&[1f32, 2., 3., 4., 5., 6.], &[3, 2])?;
+    let b = Tensor::from_slice(&[0.5f32, -1.], &[2])?;
+    m.set_layer_weights(0, &[&w, &b])?;
+    let x = Tensor::from_slice(&[1f32, 0., 2., -1., 1., 0.], &[2, 3])?;
+    let p = m.predict(&[&x], 32)?;
+    assert_eq!(p[0].to_vec::<f32>()?, vec![11.5, 13., 2.5, 1.]);
+    m.compile("sgd", &["mse"], &[], Some(r#"{"optimizer": {"lr": 0.1}}"#))?;
+    let y = Tensor::from_slice(&[11f32, 13., 2.5, 0.], &[2, 2])?;
+    let loss = m.train_on_batch(&[&x], &[&y])?;
+    assert!((loss[0] - 0.3125).abs() < 1e-6);
+    let mut epochs = 0;
+    let mut count = |_e: i64, batch: i64, _logs: &str| {
+        epochs += (batch == -1) as i32;
+        false
+    };
+    let history = m.fit_with(
+        &[&x],
+        &[&y],
+        &FitOptions { epochs: 3, ..Default::default() },
+        Some(&mut count),
+    )?;
+    assert_eq!(epochs, 3);
+    assert!(history.contains("\"loss\""));
+    let path = std::env::temp_dir().join(format!("kb_rust_model_{}.h5", std::process::id()));
+    let path = path.to_str().unwrap();
+    m.save(path, true)?;
+    let mut again = Model::load(path, true)?;
+    assert_eq!(
+        again.predict(&[&x], 32)?[0].to_vec::<f32>()?,
+        m.predict(&[&x], 32)?[0].to_vec::<f32>()?
+    );
+    assert_eq!(again.layer_class(0)?, "Dense");
+    assert!(again.summary()?.contains("Total params: 8"));
+    std::fs::remove_file(path).ok();
+    Ok(())
+}
+
+#[test]
+fn errors_carry_status_and_message() {
+    let e = Model::load("/nonexistent.h5", true).err().unwrap();
+    assert_eq!(e.status, Status::InvalidArgument);
+    assert!(e.message.contains("no such file"));
+    let e = Model::from_json(r#"{"class_name": "Sequential", "config": {"layers": [{"class_name": "Lambda", "config": {"name": "f"}}]}}"#).err().unwrap();
+    assert_eq!(e.status, Status::NotImplemented);
+    let mut m = Model::from_json(DENSE).unwrap();
+    let x = Tensor::from_slice(&[1f32, 2., 3.], &[1, 3]).unwrap();
+    assert!(m.fit(&[&x], &[&x], &FitOptions::default()).is_err()); // not compiled
+}

@@ -1,0 +1,213 @@
+// Keras models for C++: kbackend::Model over the C ABI's kb_model_* (C++17, header-only, on
+// top of kbackend.hpp).
+//
+//   #include <kbackend_models.hpp>
+//   kbackend::Model model = kbackend::Model::load("model.h5");   // a file Keras saved
+//   kbackend::FitOptions options;
+//   options.epochs = 5;
+//   kbackend::History h = model.fit({x}, {y}, options);           // x, y: kbackend::Tensor
+//   std::vector<kbackend::Tensor> p = model.predict({x});
+//   model.save("tuned.h5");
+//
+// Model is move-only and releases its handle; failures throw kbackend::Error. Names follow
+// Keras (fit, evaluate, predict, train_on_batch, ...); arrays are Tensors of values
+// (Tensor::from), one row per sample. A fit callback is a std::function that returns true to
+// stop; an exception it throws stops training and comes out of fit.
+#ifndef KBACKEND_MODELS_HPP
+#define KBACKEND_MODELS_HPP
+
+#include "kbackend.hpp"
+
+#include <map>
+#include <sstream>
+
+namespace kbackend {
+
+struct FitOptions {
+  int64_t batch_size = 32;
+  int64_t epochs = 1;
+  int32_t verbose = 1;  // 0 silent, 1 Keras' progress bar on stderr, 2 a line per epoch
+  bool shuffle = true;
+  uint64_t seed = 0;
+  double validation_split = 0;
+  int64_t initial_epoch = 0;
+  std::map<int64_t, double> class_weight;
+  // After each batch (batch >= 0) and each epoch (batch == -1), with the logs as JSON text
+  // ({"loss": ..., "acc": ...}); true stops training.
+  std::function<bool(int64_t epoch, int64_t batch, const std::string& logs_json)> callback;
+};
+
+// What fit returns: the per-epoch values as JSON text ({"loss": [...], "acc": [...], ...}).
+struct History {
+  std::string json;
+};
+
+class Model {
+ public:
+  // A model from a Keras HDF5 file; compile: also from its training_config, optimizer state too.
+  static Model load(const std::string& path, bool compile = true) {
+    kb_model* m = nullptr;
+    check(kb_model_load(path.c_str(), compile ? 1 : 0, &m));
+    return Model(m);
+  }
+  static Model from_json(const std::string& json) {
+    kb_model* m = nullptr;
+    check(kb_model_from_json(json.c_str(), &m));
+    return Model(m);
+  }
+  Model(Model&& other) noexcept : m_(std::exchange(other.m_, nullptr)) {}
+  Model& operator=(Model&& other) noexcept {
+    if (this != &other) kb_model_release(std::exchange(m_, std::exchange(other.m_, nullptr)));
+    return *this;
+  }
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+  ~Model() { kb_model_release(m_); }
+  kb_model* get() const noexcept { return m_; }
+
+  std::string to_json() const { return text(kb_model_to_json); }
+  std::string summary() const { return text(kb_model_summary); }
+  void save(const std::string& path, bool include_optimizer = true) const {
+    check(kb_model_save(m_, path.c_str(), include_optimizer ? 1 : 0));
+  }
+  void save_weights(const std::string& path) const {
+    check(kb_model_save_weights(m_, path.c_str()));
+  }
+  void load_weights(const std::string& path, bool by_name = false) {
+    check(kb_model_load_weights(m_, path.c_str(), by_name ? 1 : 0));
+  }
+
+  // optimizer: a Keras name ("adam") or JSON {"class_name", "config"}; options_json: see
+  // kb_model_compile ({"optimizer": {"lr": 0.01}, "loss_weights": [...]}).
+  void compile(const std::string& optimizer, const std::vector<std::string>& losses,
+               const std::vector<std::string>& metrics = {}, const std::string& options_json = "") {
+    std::vector<const char*> l = c_strings(losses), m = c_strings(metrics);
+    check(kb_model_compile(m_, optimizer.c_str(), l.data(), l.size(), m.data(), m.size(),
+                           options_json.empty() ? nullptr : options_json.c_str()));
+  }
+
+  History fit(const std::vector<Tensor>& x, const std::vector<Tensor>& y,
+              const FitOptions& options = {}) {
+    std::vector<kb_tensor*> xs = detail::handles(x), ys = detail::handles(y);
+    std::ostringstream o;
+    o << "{\"shuffle\": " << (options.shuffle ? "true" : "false") << ", \"seed\": " << options.seed
+      << ", \"validation_split\": " << options.validation_split
+      << ", \"initial_epoch\": " << options.initial_epoch << ", \"class_weight\": {";
+    const char* sep = "";
+    for (const auto& [cls, w] : options.class_weight) {
+      o << sep << "\"" << cls << "\": " << w;
+      sep = ", ";
+    }
+    o << "}}";
+    std::string opts = o.str();
+    CallbackState state{&options.callback, nullptr};
+    const char* history = nullptr;
+    kb_status status = kb_model_fit(
+        m_, xs.data(), xs.size(), ys.data(), ys.size(), options.batch_size, options.epochs,
+        options.verbose, opts.c_str(), options.callback ? &trampoline : nullptr, &state, &history);
+    if (state.error) std::rethrow_exception(state.error);
+    check(status);
+    return History{history ? history : ""};
+  }
+  std::vector<double> evaluate(const std::vector<Tensor>& x, const std::vector<Tensor>& y,
+                               int64_t batch_size = 32, int32_t verbose = 0) {
+    std::vector<kb_tensor*> xs = detail::handles(x), ys = detail::handles(y);
+    kb_tensor* out = nullptr;
+    check(kb_model_evaluate(m_, xs.data(), xs.size(), ys.data(), ys.size(), batch_size, verbose,
+                            &out));
+    return Tensor::adopt(out).to_vector<double>();
+  }
+  std::vector<double> train_on_batch(const std::vector<Tensor>& x, const std::vector<Tensor>& y) {
+    return on_batch(kb_model_train_on_batch, x, y);
+  }
+  std::vector<double> test_on_batch(const std::vector<Tensor>& x, const std::vector<Tensor>& y) {
+    return on_batch(kb_model_test_on_batch, x, y);
+  }
+  // The names of evaluate's values, as a JSON list (["loss", "acc"]).
+  std::string metrics_names() const { return text(kb_model_metrics_names); }
+  std::vector<Tensor> predict(const std::vector<Tensor>& x, int64_t batch_size = 32,
+                              int32_t verbose = 0) {
+    std::vector<kb_tensor*> xs = detail::handles(x);
+    kb_tensor_list* out = nullptr;
+    check(kb_model_predict(m_, xs.data(), xs.size(), batch_size, verbose, &out));
+    return detail::take_list(out);
+  }
+  std::vector<Tensor> predict_on_batch(const std::vector<Tensor>& x) {
+    std::vector<kb_tensor*> xs = detail::handles(x);
+    kb_tensor_list* out = nullptr;
+    check(kb_model_predict_on_batch(m_, xs.data(), xs.size(), &out));
+    return detail::take_list(out);
+  }
+
+  size_t layer_count() const {
+    size_t n = 0;
+    check(kb_model_layer_count(m_, &n));
+    return n;
+  }
+  std::string layer_name(size_t i) const { return layer_text(kb_model_layer_name, i); }
+  std::string layer_class(size_t i) const { return layer_text(kb_model_layer_class, i); }
+  std::string layer_config(size_t i) const { return layer_text(kb_model_layer_config, i); }
+  std::vector<Tensor> layer_weights(size_t i) const {
+    kb_tensor_list* out = nullptr;
+    check(kb_model_layer_get_weights(m_, i, &out));
+    return detail::take_list(out);
+  }
+  void set_layer_weights(size_t i, const std::vector<Tensor>& values) {
+    std::vector<kb_tensor*> v = detail::handles(values);
+    check(kb_model_layer_set_weights(m_, i, v.data(), v.size()));
+  }
+  // The model as graph values: input placeholders, outputs, weight variables.
+  std::vector<Tensor> inputs() const { return tensors(kb_model_inputs); }
+  std::vector<Tensor> outputs() const { return tensors(kb_model_outputs); }
+  std::vector<Tensor> weights() const { return tensors(kb_model_weights); }
+
+ private:
+  explicit Model(kb_model* m) noexcept : m_(m) {}
+  struct CallbackState {
+    const std::function<bool(int64_t, int64_t, const std::string&)>* fn;
+    std::exception_ptr error;
+  };
+  static int32_t trampoline(void* user, int64_t epoch, int64_t batch, const char* logs) {
+    auto* s = static_cast<CallbackState*>(user);
+    try {
+      return (*s->fn)(epoch, batch, logs ? logs : "") ? 1 : 0;
+    } catch (...) {
+      s->error = std::current_exception();
+      return 1;
+    }
+  }
+  static std::vector<const char*> c_strings(const std::vector<std::string>& v) {
+    std::vector<const char*> out;
+    for (const auto& s : v) out.push_back(s.c_str());
+    return out;
+  }
+  std::string text(kb_status (*f)(kb_model*, const char**)) const {
+    const char* out = nullptr;
+    check(f(m_, &out));
+    return out ? out : "";
+  }
+  std::string layer_text(kb_status (*f)(kb_model*, size_t, const char**), size_t i) const {
+    const char* out = nullptr;
+    check(f(m_, i, &out));
+    return out ? out : "";
+  }
+  std::vector<Tensor> tensors(kb_status (*f)(kb_model*, kb_tensor_list**)) const {
+    kb_tensor_list* out = nullptr;
+    check(f(m_, &out));
+    return detail::take_list(out);
+  }
+  std::vector<double> on_batch(kb_status (*f)(kb_model*, kb_tensor* const*, size_t,
+                                              kb_tensor* const*, size_t, kb_tensor**),
+                               const std::vector<Tensor>& x, const std::vector<Tensor>& y) {
+    std::vector<kb_tensor*> xs = detail::handles(x), ys = detail::handles(y);
+    kb_tensor* out = nullptr;
+    check(f(m_, xs.data(), xs.size(), ys.data(), ys.size(), &out));
+    return Tensor::adopt(out).to_vector<double>();
+  }
+
+  kb_model* m_ = nullptr;
+};
+
+}  // namespace kbackend
+
+#endif  // KBACKEND_MODELS_HPP

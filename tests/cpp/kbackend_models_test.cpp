@@ -1,0 +1,88 @@
+// kbackend::Model (include/kbackend_models.hpp): the C++ layer over kb_model_*.
+#include <gtest/gtest.h>
+#include <kbackend_models.hpp>
+
+#include <cstdio>
+#include <string>
+#include <unistd.h>
+
+namespace {
+
+namespace K = kbackend;
+
+const char* kMlp =
+    R"({"class_name": "Model", "config": {"name": "m", "layers": [)"
+    R"({"name": "in", "class_name": "InputLayer", "config": {"name": "in", "batch_input_shape": [null, 4]}, "inbound_nodes": []},)"
+    R"({"name": "h", "class_name": "Dense", "config": {"name": "h", "units": 8, "activation": "tanh"}, "inbound_nodes": [[["in", 0, 0, {}]]]},)"
+    R"({"name": "out", "class_name": "Dense", "config": {"name": "out", "units": 2, "activation": "softmax"}, "inbound_nodes": [[["h", 0, 0, {}]]]}],)"
+    R"( "input_layers": [["in", 0, 0]], "output_layers": [["out", 0, 0]]}})";
+
+// Two classes: the sign of the first feature.
+void data(K::Tensor& x, K::Tensor& y, int n) {
+  std::vector<float> xv, yv;
+  for (int i = 0; i < n; ++i) {
+    float a = float((i * 37) % 17) / 8.5f - 1.0f;
+    xv.insert(xv.end(), {a, float(i % 3), 0.5f, -a / 2});
+    yv.insert(yv.end(), {a < 0 ? 1.0f : 0.0f, a < 0 ? 0.0f : 1.0f});
+  }
+  x = K::Tensor::from(xv, {n, 4});
+  y = K::Tensor::from(yv, {n, 2});
+}
+
+TEST(Models, FitEvaluatePredictSaveLoad) {
+  K::Model m = K::Model::from_json(kMlp);
+  EXPECT_EQ(m.layer_count(), 3u);
+  EXPECT_EQ(m.layer_class(1), "Dense");
+  m.compile("adam", {"categorical_crossentropy"}, {"accuracy"}, R"({"optimizer": {"lr": 0.05}})");
+  EXPECT_EQ(m.metrics_names(), R"(["loss","acc"])");
+  K::Tensor x, y;
+  data(x, y, 64);
+  K::FitOptions o;
+  o.epochs = 30;
+  o.verbose = 0;
+  o.batch_size = 16;
+  int epochs_seen = 0;
+  o.callback = [&](int64_t, int64_t batch, const std::string&) {
+    epochs_seen += batch == -1;
+    return false;
+  };
+  K::History h = m.fit({x}, {y}, o);
+  EXPECT_EQ(epochs_seen, 30);
+  EXPECT_NE(h.json.find("\"acc\""), std::string::npos);
+  std::vector<double> scores = m.evaluate({x}, {y});
+  ASSERT_EQ(scores.size(), 2u);
+  EXPECT_GT(scores[1], 0.9);  // learns the sign
+  std::vector<K::Tensor> p = m.predict({x});
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].shape(), (std::vector<int64_t>{64, 2}));
+
+  std::string path = ::testing::TempDir() + "kb_hpp_model_" + std::to_string(getpid()) + ".h5";
+  m.save(path);
+  K::Model again = K::Model::load(path);
+  EXPECT_EQ(again.predict({x})[0].to_vector<float>(), p[0].to_vector<float>());
+  EXPECT_EQ(again.train_on_batch({x}, {y}).size(), 2u);
+  std::remove(path.c_str());
+  EXPECT_EQ(m.weights().size(), 4u);
+  EXPECT_EQ(m.inputs()[0].shape(), (std::vector<int64_t>{-1, 4}));
+}
+
+TEST(Models, ErrorsAndCallbackExceptions) {
+  EXPECT_THROW(K::Model::load("/nonexistent.h5"), K::Error);
+  EXPECT_THROW(K::Model::from_json("[]"), K::Error);
+  K::Model m = K::Model::from_json(kMlp);
+  K::Tensor x, y;
+  data(x, y, 8);
+  EXPECT_THROW(m.fit({x}, {y}), K::Error);  // not compiled
+  m.compile("sgd", {"mse"});
+  K::FitOptions o;
+  o.verbose = 0;
+  o.epochs = 3;
+  o.callback = [](int64_t, int64_t, const std::string&) -> bool {
+    throw std::logic_error("from the callback");
+  };
+  EXPECT_THROW(m.fit({x}, {y}, o), std::logic_error);
+  o.callback = nullptr;
+  EXPECT_NO_THROW(m.fit({x}, {y}, o));
+}
+
+}  // namespace
