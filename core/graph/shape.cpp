@@ -35,12 +35,18 @@ void fail_too_many_elements(const int64_t* dims, size_t n) {
 }
 
 std::string dims_str(const Dims& dims) {
+  // Messages build this eagerly, often in loops over the dims (check(ok, ..., dims_str(d)) in a
+  // loop is quadratic): past 64 dims only the first 32 and last 8 are shown, so it costs O(1).
+  const size_t n = dims.size(), head = n > 64 ? 32 : n, tail = n > 64 ? 8 : 0;
   std::string s = "(";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i) s += ", ";
+  auto put = [&](size_t i) {
+    if (s.size() > 1) s += ", ";
     s += dims[i] < 0 ? "None" : std::to_string(dims[i]);
-  }
-  if (dims.size() == 1) s += ",";
+  };
+  for (size_t i = 0; i < head; ++i) put(i);
+  if (tail) s += ", ... " + std::to_string(n - head - tail) + " more ...";
+  for (size_t i = n - tail; i < n; ++i) put(i);
+  if (n == 1) s += ",";
   return s + ")";
 }
 
