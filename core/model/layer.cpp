@@ -62,7 +62,7 @@ Layer::Layer(std::string class_name, Json config)
 
 void Layer::build(const std::vector<Shape>&) {}
 
-Tensors Layer::operator()(const Tensors& inputs) {
+Applied Layer::apply(const Tensors& inputs, const Tensors& masks) {
   if (!built_) {
     std::vector<Shape> shapes;
     for (const auto& x : inputs) shapes.push_back(x->shape());
@@ -76,6 +76,8 @@ Tensors Layer::operator()(const Tensors& inputs) {
     Session::get().pop_name_scope();
     built_ = true;
   }
+  masks_ = masks;
+  masks_.resize(inputs.size());
   Tensors out = call(inputs);
   // Keras' activity_regularizer (ActivityRegularization's l1/l2): a loss term per output.
   Json activity = class_name_ == "ActivityRegularization"
@@ -85,7 +87,24 @@ Tensors Layer::operator()(const Tensors& inputs) {
     if (NodePtr term = regularization(activity, y, where_)) losses_.push_back(term);
   if (output_shapes_.empty())
     for (const auto& y : out) output_shapes_.push_back(y->shape());
-  return out;
+  Tensors out_masks = compute_mask(inputs, out);
+  out_masks.resize(out.size());
+  return {out, out_masks};
+}
+
+bool Layer::masked() const {
+  for (const auto& m : masks_)
+    if (m) return true;
+  return false;
+}
+
+Tensors Layer::compute_mask(const Tensors&, const Tensors& outputs) {
+  // Keras 2.2.4's Layer.compute_mask: the input's mask passed on, where the layer supports
+  // masking; a mask given to a layer that does not is an error.
+  check(supports_masking() || !masked(), Status::invalid_argument, where_,
+        ": does not support masking, but its input is masked (Masking, Embedding mask_zero)");
+  if (!supports_masking() || masks_.empty()) return Tensors(outputs.size());
+  return Tensors(outputs.size(), masks_[0]);
 }
 
 const NodePtr& Layer::single(const Tensors& inputs) const {

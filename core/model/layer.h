@@ -14,6 +14,11 @@ namespace kb::model {
 
 using Tensors = std::vector<NodePtr>;
 
+// A layer's outputs and their masks (null: none), as Keras' Node keeps them.
+struct Applied {
+  std::vector<NodePtr> outputs, masks;
+};
+
 struct Weight {
   std::string name;  // Keras' weight name: "dense_1/kernel"
   NodePtr variable;
@@ -35,9 +40,11 @@ class Layer {
   const std::string& where() const { return where_; }
   bool trainable() const { return trainable_; }
 
-  // The layer applied to `inputs` (a node of the model's graph); the first call builds the
-  // weights from the inputs' shapes. Calls with other inputs share them (shared layers).
-  Tensors operator()(const Tensors& inputs);
+  // The layer applied to `inputs` with their masks (one per input, null for none; fewer: none)
+  // as a node of the model's graph; the first call builds the weights from the inputs' shapes.
+  // Calls with other inputs share them (shared layers).
+  Applied apply(const Tensors& inputs, const Tensors& masks);
+  Tensors operator()(const Tensors& inputs) { return apply(inputs, {}).outputs; }
   bool built() const { return built_; }
   // The shapes of the outputs of its first application (model.summary shows them).
   const std::vector<Shape>& output_shapes() const { return output_shapes_; }
@@ -52,6 +59,12 @@ class Layer {
  protected:
   virtual void build(const std::vector<Shape>& input_shapes);
   virtual Tensors call(const Tensors& inputs) = 0;
+  // Keras' supports_masking and compute_mask: the outputs' masks from masks_ (the inputs').
+  virtual bool supports_masking() const { return false; }
+  virtual Tensors compute_mask(const Tensors& inputs, const Tensors& outputs);
+  // The masks of the inputs of the call under way (null entries: unmasked), and whether any is.
+  const Tensors& masks() const { return masks_; }
+  bool masked() const;
   // The single input of a layer that takes one.
   const NodePtr& single(const Tensors& inputs) const;
   // A weight named `name` of `shape`, initialized by the config's entry named by
@@ -77,6 +90,7 @@ class Layer {
   DType dtype_;
   std::vector<Weight> weights_;
   std::vector<Shape> output_shapes_;
+  Tensors masks_;
 };
 
 using LayerFactory = std::function<std::shared_ptr<Layer>(const Json& config)>;

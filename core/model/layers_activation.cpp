@@ -9,6 +9,7 @@ namespace {
 
 class LeakyReLU : public Layer {
  public:
+  bool supports_masking() const override { return true; }
   explicit LeakyReLU(const Json& c)
       : Layer("LeakyReLU", c), alpha_(number_or(c, "alpha", 0.3, where())) {}
   Tensors call(const Tensors& in) override {
@@ -21,6 +22,7 @@ class LeakyReLU : public Layer {
 
 class PReLU : public Layer {
  public:
+  bool supports_masking() const override { return true; }
   explicit PReLU(const Json& c) : Layer("PReLU", c) {}
   void build(const std::vector<Shape>& shapes) override {
     check(shapes.size() == 1 && shapes[0].rank() >= 2, Status::shape, where(),
@@ -56,6 +58,7 @@ class PReLU : public Layer {
 
 class ELU : public Layer {
  public:
+  bool supports_masking() const override { return true; }
   explicit ELU(const Json& c) : Layer("ELU", c), alpha_(number_or(c, "alpha", 1.0, where())) {}
   Tensors call(const Tensors& in) override { return {api::elu(single(in), alpha_)}; }
 
@@ -65,6 +68,7 @@ class ELU : public Layer {
 
 class ThresholdedReLU : public Layer {
  public:
+  bool supports_masking() const override { return true; }
   explicit ThresholdedReLU(const Json& c)
       : Layer("ThresholdedReLU", c), theta_(number_or(c, "theta", 1.0, where())) {}
   Tensors call(const Tensors& in) override {
@@ -79,6 +83,7 @@ class ThresholdedReLU : public Layer {
 
 class Softmax : public Layer {
  public:
+  bool supports_masking() const override { return true; }
   explicit Softmax(const Json& c) : Layer("Softmax", c), axis_(int_or(c, "axis", -1, where())) {}
   Tensors call(const Tensors& in) override { return {softmax_along(single(in), axis_, where())}; }
 
@@ -88,6 +93,7 @@ class Softmax : public Layer {
 
 class ReLU : public Layer {
  public:
+  bool supports_masking() const override { return true; }
   explicit ReLU(const Json& c)
       : Layer("ReLU", c),
         slope_(number_or(c, "negative_slope", 0, where())),

@@ -6,6 +6,7 @@
 #include "core/api/random.h"
 #include "core/model/activations.h"
 #include "core/model/layer_options.h"
+#include "core/ops/build.h"
 #include "core/util/error.h"
 
 namespace kb::model {
@@ -15,6 +16,7 @@ namespace {
 class InputLayer : public Layer {
  public:
   explicit InputLayer(const Json& c) : Layer("InputLayer", c) {}
+  bool supports_masking() const override { return true; }
   Tensors call(const Tensors& inputs) override { return inputs; }
 };
 
@@ -26,6 +28,7 @@ class Dense : public Layer {
         use_bias_(bool_or(c, "use_bias", true, where())) {
     check(units_ > 0, Status::invalid_argument, where(), ": units must be a positive integer");
   }
+  bool supports_masking() const override { return true; }
   void build(const std::vector<Shape>& shapes) override {
     check(shapes.size() == 1 && shapes[0].rank() >= 2 && shapes[0].dims.back() > 0, Status::shape,
           where(), ": needs an input of rank 2 or more with its last dim known");
@@ -50,6 +53,7 @@ class Dense : public Layer {
 class Activation : public Layer {
  public:
   explicit Activation(const Json& c) : Layer("Activation", c) {}
+  bool supports_masking() const override { return true; }
   Tensors call(const Tensors& inputs) override {
     return {activate(config().value("activation", Json()), single(inputs), where())};
   }
@@ -64,6 +68,7 @@ class Dropout : public Layer {
     if (c.contains("noise_shape") && !c["noise_shape"].is_null())
       noise_shape_ = dims_of(c["noise_shape"], where());
   }
+  bool supports_masking() const override { return true; }
   Tensors call(const Tensors& inputs) override {
     const NodePtr& x = single(inputs);
     if (!(rate_ > 0 && rate_ < 1)) return {x};
@@ -166,6 +171,7 @@ class RepeatVector : public Layer {
 class ActivityRegularization : public Layer {
  public:
   explicit ActivityRegularization(const Json& c) : Layer("ActivityRegularization", c) {}
+  bool supports_masking() const override { return true; }
   Tensors call(const Tensors& inputs) override { return {single(inputs)}; }
 };
 
@@ -178,6 +184,7 @@ class SpatialDropout : public Layer {
     auto seed = opt_number(c, "seed", where());
     if (seed) seed_ = static_cast<int64_t>(*seed);
   }
+  bool supports_masking() const override { return true; }
   Tensors call(const Tensors& inputs) override {
     const NodePtr& x = single(inputs);
     if (!(rate_ > 0 && rate_ < 1)) return {x};
@@ -207,7 +214,30 @@ struct SpatialDropoutN : SpatialDropout {
                        c, Spatial) {}
 };
 
+// Masking: timesteps whose features all equal mask_value are zeroed and masked out.
+class Masking : public Layer {
+ public:
+  explicit Masking(const Json& c)
+      : Layer("Masking", c), value_(number_or(c, "mask_value", 0, where())) {}
+  bool supports_masking() const override { return true; }
+  Tensors call(const Tensors& inputs) override {
+    const NodePtr& x = single(inputs);
+    NodePtr keep = api::any(api::binary_op("not_equal", "NotEqual", x, scalar_like(x, value_)),
+                            std::vector<int64_t>{-1}, true);
+    return {api::binary_op("multiply", "Mul", x, api::cast(keep, x->dtype()))};
+  }
+  Tensors compute_mask(const Tensors& inputs, const Tensors&) override {
+    const NodePtr& x = inputs[0];
+    return {api::any(api::binary_op("not_equal", "NotEqual", x, scalar_like(x, value_)),
+                     std::vector<int64_t>{-1}, false)};
+  }
+
+ private:
+  double value_;
+};
+
 const LayerRegistrar rows[] = {
+    {"Masking", make_layer_of<Masking>},
     {"InputLayer", make_layer_of<InputLayer>},
     {"Dense", make_layer_of<Dense>},
     {"Activation", make_layer_of<Activation>},

@@ -1,6 +1,7 @@
 // keras.layers.Embedding: rows of a (input_dim, output_dim) table gathered by integer ids.
 #include "core/model/layer_options.h"
 #include "core/api/api.h"
+#include "core/ops/build.h"
 #include "core/util/error.h"
 
 namespace kb::model {
@@ -14,8 +15,13 @@ class Embedding : public Layer {
         output_dim_(int_or(c, "output_dim", -1, where())) {
     check(input_dim_ > 0 && output_dim_ > 0, Status::invalid_argument, where(),
           ": input_dim and output_dim must be positive");
-    check(!bool_or(c, "mask_zero", false, where()), Status::not_implemented, where(),
-          ": mask_zero (masks are not supported yet)");
+    mask_zero_ = bool_or(c, "mask_zero", false, where());
+  }
+  // mask_zero: id 0 is padding, masked out for the layers after (RNNs, the loss).
+  Tensors compute_mask(const Tensors& inputs, const Tensors& outputs) override {
+    if (!mask_zero_) return Layer::compute_mask(inputs, outputs);
+    const NodePtr& ids = inputs[0];
+    return {api::binary_op("not_equal", "NotEqual", ids, scalar_like(ids, 0))};
   }
   void build(const std::vector<Shape>&) override {
     table_ = add_weight("embeddings", {input_dim_, output_dim_}, "embeddings_initializer",
@@ -33,6 +39,7 @@ class Embedding : public Layer {
     return c;
   }
   int64_t input_dim_, output_dim_;
+  bool mask_zero_ = false;
   NodePtr table_;
 };
 

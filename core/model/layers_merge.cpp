@@ -13,11 +13,22 @@ const char* merge_name(Merge m) {
   return names[int(m)];
 }
 
+// _Merge.compute_mask: the inputs' masks combined with a logical and (null when none is masked).
+NodePtr all_of(const Tensors& masks) {
+  Tensors present;
+  for (const auto& m : masks)
+    if (m) present.push_back(api::expand_dims(m, 0));
+  if (present.empty()) return nullptr;
+  return api::all(api::concatenate(present, 0), std::vector<int64_t>{0}, false);
+}
+
 // _Merge: the inputs (of one rank) combined pairwise, left to right.
 template <Merge M>
 class Elementwise : public Layer {
  public:
   explicit Elementwise(const Json& c) : Layer(merge_name(M), c) {}
+  bool supports_masking() const override { return true; }
+  Tensors compute_mask(const Tensors&, const Tensors&) override { return {all_of(masks())}; }
   Tensors call(const Tensors& inputs) override {
     check(inputs.size() >= 2, Status::invalid_argument, where(), ": needs at least 2 inputs");
     check(M != Merge::subtract || inputs.size() == 2, Status::invalid_argument, where(),
@@ -55,6 +66,23 @@ class Concatenate : public Layer {
  public:
   explicit Concatenate(const Json& c)
       : Layer("Concatenate", c), axis_(int_or(c, "axis", -1, where())) {}
+  bool supports_masking() const override { return true; }
+  // Each input's mask (all true where it has none, expanded to its rank), concatenated along
+  // the axis, then all() over the last axis.
+  Tensors compute_mask(const Tensors& inputs, const Tensors&) override {
+    if (!masked()) return {nullptr};
+    Tensors parts;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const NodePtr& m = masks()[i];
+      if (!m)
+        parts.push_back(api::cast(api::ones_like(inputs[i], std::nullopt, ""), DType::b8));
+      else if (m->rank() < inputs[i]->rank())
+        parts.push_back(api::expand_dims(m, -1));
+      else
+        parts.push_back(m);
+    }
+    return {api::all(api::concatenate(parts, axis_), std::vector<int64_t>{-1}, false)};
+  }
   Tensors call(const Tensors& inputs) override {
     check(inputs.size() >= 2, Status::invalid_argument, where(), ": needs at least 2 inputs");
     return {api::concatenate(inputs, axis_)};
@@ -70,6 +98,8 @@ class Dot : public Layer {
       : Layer("Dot", c),
         axes_(ints_or(c, "axes", 2, -1, where())),
         normalize_(bool_or(c, "normalize", false, where())) {}
+  bool supports_masking() const override { return true; }
+  Tensors compute_mask(const Tensors&, const Tensors&) override { return {nullptr}; }
   Tensors call(const Tensors& inputs) override {
     check(inputs.size() == 2, Status::invalid_argument, where(), ": takes exactly 2 inputs");
     NodePtr x1 = inputs[0], x2 = inputs[1];

@@ -17,6 +17,7 @@ NodePtr in_training(const char* who, const std::function<NodePtr()>& noisy, cons
 
 class GaussianNoise : public Layer {
  public:
+  bool supports_masking() const override { return true; }
   explicit GaussianNoise(const Json& c)
       : Layer("GaussianNoise", c), stddev_(number_or(c, "stddev", 0, where())) {}
   Tensors call(const Tensors& inputs) override {
@@ -33,6 +34,7 @@ class GaussianNoise : public Layer {
 
 class GaussianDropout : public Layer {
  public:
+  bool supports_masking() const override { return true; }
   explicit GaussianDropout(const Json& c)
       : Layer("GaussianDropout", c), rate_(number_or(c, "rate", 0, where())) {}
   Tensors call(const Tensors& inputs) override {
@@ -51,6 +53,7 @@ class GaussianDropout : public Layer {
 
 class AlphaDropout : public Layer {
  public:
+  bool supports_masking() const override { return true; }
   explicit AlphaDropout(const Json& c)
       : Layer("AlphaDropout", c), rate_(number_or(c, "rate", 0, where())) {
     auto seed = opt_number(c, "seed", where());

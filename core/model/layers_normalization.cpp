@@ -22,6 +22,7 @@ int64_t axis_of(const Json& c, const std::string& where) {
 
 class BatchNormalization : public Layer {
  public:
+  bool supports_masking() const override { return true; }
   explicit BatchNormalization(const Json& c)
       : Layer("BatchNormalization", c),
         axis_(axis_of(c, where())),

@@ -57,8 +57,22 @@ class GlobalPooling : public Layer {
       : Layer(pool_name(Kind, Rank, true), c),
         format_(Rank == 1 && !c.contains("data_format") ? DataFormat::channels_last
                                                         : data_format_of(c, where())) {}
+  // Keras 2.2.4: GlobalAveragePooling1D averages over the unmasked steps.
+  bool supports_masking() const override { return Kind == api::PoolKind::avg && Rank == 1; }
+  Tensors compute_mask(const Tensors& inputs, const Tensors& outputs) override {
+    if (!supports_masking()) return Layer::compute_mask(inputs, outputs);
+    return {nullptr};
+  }
   Tensors call(const Tensors& inputs) override {
     const NodePtr& x = single(inputs);
+    if (supports_masking() && masked()) {
+      int64_t steps = format_ == DataFormat::channels_last ? 1 : 2;
+      NodePtr m = api::cast(masks()[0], Session::get().floatx());
+      m = api::reshape(m, {-1, x->shape().dims[size_t(steps)], 1});
+      NodePtr kept = api::binary_op("multiply", "Mul", x, m);
+      return {api::binary_op("divide", "Div", api::sum(kept, std::vector<int64_t>{steps}, false),
+                             api::sum(m, std::vector<int64_t>{steps}, false))};
+    }
     std::vector<int64_t> axes;
     int64_t first = format_ == DataFormat::channels_last ? 1 : 2;
     for (int i = 0; i < Rank; ++i) axes.push_back(first + i);

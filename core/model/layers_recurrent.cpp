@@ -42,6 +42,13 @@ class Recurrent : public Layer {
     recurrent_activation_ =
         c.contains("recurrent_activation") ? c["recurrent_activation"] : Json("hard_sigmoid");
   }
+  bool supports_masking() const override { return true; }
+  // RNN.compute_mask: the input's mask for the sequences, none for a last output or states.
+  Tensors compute_mask(const Tensors&, const Tensors& outputs) override {
+    Tensors out(outputs.size());
+    if (return_sequences_ && !masks().empty()) out[0] = masks()[0];
+    return out;
+  }
   void build(const std::vector<Shape>& shapes) override {
     check(!shapes.empty() && shapes[0].rank() == 3 && shapes[0].dims[2] > 0, Status::shape, where(),
           ": needs inputs (batch, timesteps, features) with features known");
@@ -66,7 +73,7 @@ class Recurrent : public Layer {
     recurrent_masks_.clear();
     api::RnnResult r = api::rnn(
         [this](const NodePtr& xt, const std::vector<NodePtr>& states) { return step(xt, states); },
-        x, initial, go_backwards_, nullptr, {}, unroll_);
+        x, initial, go_backwards_, masks().empty() ? nullptr : masks()[0], {}, unroll_);
     Tensors out{return_sequences_ ? r.outputs : r.last_output};
     if (return_state_) out.insert(out.end(), r.new_states.begin(), r.new_states.end());
     return out;
@@ -79,7 +86,7 @@ class Recurrent : public Layer {
 
   // _generate_dropout_mask: `count` masks (in training: dropout of ones; else ones) of `like`'s
   // shape, made at the first step of a call and reused by the steps after it.
-  const Tensors& masks(Tensors& cache, const NodePtr& like, double rate, int count) {
+  const Tensors& dropout_masks(Tensors& cache, const NodePtr& like, double rate, int count) {
     if (cache.empty() && rate > 0 && rate < 1) {
       NodePtr ones = api::ones_like(like, std::nullopt, "");
       for (int i = 0; i < count; ++i)
@@ -90,10 +97,10 @@ class Recurrent : public Layer {
     return cache;
   }
   const Tensors& input_masks(const NodePtr& x, int count) {
-    return masks(input_masks_, x, dropout_, count);
+    return dropout_masks(input_masks_, x, dropout_, count);
   }
   const Tensors& recurrent_masks(const NodePtr& h, int count) {
-    return masks(recurrent_masks_, h, recurrent_dropout_, count);
+    return dropout_masks(recurrent_masks_, h, recurrent_dropout_, count);
   }
   static NodePtr masked(const NodePtr& x, const Tensors& m, size_t i) {
     return m.empty() ? x : times(x, m[i]);

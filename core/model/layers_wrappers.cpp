@@ -23,6 +23,8 @@ class TimeDistributed : public Layer {
  public:
   explicit TimeDistributed(const Json& c)
       : Layer("TimeDistributed", c), inner_(inner_layer(c, where())) {}
+  // The input's (batch, timesteps) mask passes on (the inner layer sees rows, unmasked).
+  bool supports_masking() const override { return true; }
   Tensors call(const Tensors& inputs) override {
     const NodePtr& x = single(inputs);
     const Dims& d = x->shape().dims;
@@ -63,6 +65,16 @@ class Bidirectional : public Layer {
     return_sequences_ = bool_or(lc, "return_sequences", false, where());
     return_state_ = bool_or(lc, "return_state", false, where());
   }
+  bool supports_masking() const override { return true; }
+  Tensors compute_mask(const Tensors&, const Tensors& outputs) override {
+    Tensors out(outputs.size());
+    NodePtr m = masks().empty() ? nullptr : masks()[0];
+    if (return_sequences_) {
+      out[0] = m;
+      if (merge_.is_null()) out[1] = m;
+    }
+    return out;
+  }
   Tensors call(const Tensors& inputs) override {
     check(!inputs.empty() && inputs.size() % 2 == 1, Status::invalid_argument, where(),
           ": takes the inputs and, optionally, the initial states of both directions");
@@ -70,7 +82,9 @@ class Bidirectional : public Layer {
     Tensors fin{inputs[0]}, bin{inputs[0]};
     fin.insert(fin.end(), inputs.begin() + 1, inputs.begin() + 1 + long(half));
     bin.insert(bin.end(), inputs.begin() + 1 + long(half), inputs.end());
-    Tensors y = (*forward_)(fin), y_rev = (*backward_)(bin);
+    Tensors fmask(fin.size()), bmask(bin.size());
+    if (!masks().empty()) fmask[0] = bmask[0] = masks()[0];
+    Tensors y = forward_->apply(fin, fmask).outputs, y_rev = backward_->apply(bin, bmask).outputs;
     if (!adopted_) {
       adopt(*forward_);
       adopt(*backward_);

@@ -96,7 +96,7 @@ Tensors Model::build_sequential(const Json& config, const Tensors* given) {
     }
     return {y};
   }
-  NodePtr x;
+  NodePtr x, mask;
   for (size_t i = 0; i < list.size(); ++i) {
     const Json& entry = list[i];
     std::string where = layer_where(entry);
@@ -116,13 +116,15 @@ Tensors Model::build_sequential(const Json& config, const Tensors* given) {
     }
     check(cls != "InputLayer", Status::invalid_argument, where,
           ": an InputLayer after the first layer of a Sequential model");
-    Tensors out = (*layer)({x});
-    check(out.size() == 1, Status::invalid_argument, layer->where(),
+    Applied out = layer->apply({x}, {mask});
+    check(out.outputs.size() == 1, Status::invalid_argument, layer->where(),
           ": a Sequential model's layer gives one output");
-    x = out[0];
+    x = out.outputs[0];
+    mask = out.masks[0];
     layers_.push_back(layer);
   }
   outputs_ = {x};
+  output_masks_ = {mask};
   output_names_ = {layers_.empty() ? input_names_[0] : layers_.back()->name()};
   return outputs_;
 }
@@ -135,7 +137,7 @@ Tensors Model::build_functional(const Json& config, const Tensors* given) {
   // Each layer's config entry, and the outputs of each node made so far: (layer, node) ->.
   std::vector<const Json*> entries;
   std::map<std::string, size_t> index;
-  std::map<std::pair<std::string, int64_t>, Tensors> made;
+  std::map<std::pair<std::string, int64_t>, Applied> made;
   std::vector<size_t> nodes_done;
   // Applied again (a nested model called on other tensors): the given inputs stand for the
   // input layers, in input_layers' order, and the layers made the first time are reused.
@@ -161,8 +163,8 @@ Tensors Model::build_functional(const Json& config, const Tensors* given) {
           where, ": two layers named '", layer->name(), "'");
     if (cls == "InputLayer") {
       auto g = given_for.find(layer->name());
-      made[{layer->name(), 0}] =
-          (*layer)({g != given_for.end() ? g->second : input_placeholder(lc, layer->name(), lw)});
+      made[{layer->name(), 0}] = layer->apply(
+          {g != given_for.end() ? g->second : input_placeholder(lc, layer->name(), lw)}, {});
     }
     if (first) layers_.push_back(layer);
     entries.push_back(&entry);
@@ -181,21 +183,23 @@ Tensors Model::build_functional(const Json& config, const Tensors* given) {
         const Json& node = nodes[nodes_done[i]];
         check(node.is_array() && !node.empty(), Status::invalid_argument, layers_[i]->where(),
               ": an inbound node is not a list of tensors");
-        Tensors in;
+        Tensors in, in_masks;
         for (const Json& ref : node) {
           TensorRef r = tensor_ref(ref, layers_[i]->where());
           auto it = made.find({r.layer, r.node});
           if (it == made.end()) break;
-          check(r.tensor >= 0 && size_t(r.tensor) < it->second.size(), Status::invalid_argument,
-                layers_[i]->where(), ": input tensor ", r.tensor, " of layer '", r.layer,
-                "' does not exist");
-          in.push_back(it->second[size_t(r.tensor)]);
+          check(r.tensor >= 0 && size_t(r.tensor) < it->second.outputs.size(),
+                Status::invalid_argument, layers_[i]->where(), ": input tensor ", r.tensor,
+                " of layer '", r.layer, "' does not exist");
+          in.push_back(it->second.outputs[size_t(r.tensor)]);
+          in_masks.push_back(it->second.masks[size_t(r.tensor)]);
         }
         if (in.size() < node.size()) break;  // waits for a layer further down the list
         // A nested model's node 0 is the one its own inputs made (Keras numbers from there).
         const std::string& cls = layers_[i]->class_name();
         int64_t first_node = cls == "Sequential" || cls == "Model" || cls == "Functional" ? 1 : 0;
-        made[{layers_[i]->name(), first_node + int64_t(nodes_done[i])}] = (*layers_[i])(in);
+        made[{layers_[i]->name(), first_node + int64_t(nodes_done[i])}] =
+            layers_[i]->apply(in, in_masks);
         ++nodes_done[i];
         progress = true;
       }
@@ -205,6 +209,7 @@ Tensors Model::build_functional(const Json& config, const Tensors* given) {
     if (layers_[i]->class_name() != "InputLayer")
       check(nodes_done[i] == (*entries[i])["inbound_nodes"].size(), Status::invalid_argument,
             layers_[i]->where(), ": its inputs never come from the model's inputs");
+  Tensors masks;
   auto refs = [&](const char* key, Tensors& tensors, std::vector<std::string>& names) {
     const Json& list = required(config, key, where);
     check(list.is_array() && !list.empty(), Status::invalid_argument, where, ": ", key,
@@ -216,10 +221,11 @@ Tensors Model::build_functional(const Json& config, const Tensors* given) {
     for (const Json& ref : items) {
       TensorRef r = tensor_ref(ref, where);
       auto it = made.find({r.layer, r.node});
-      check(it != made.end() && r.tensor >= 0 && size_t(r.tensor) < it->second.size(),
+      check(it != made.end() && r.tensor >= 0 && size_t(r.tensor) < it->second.outputs.size(),
             Status::invalid_argument, where, ": ", key, " names a tensor of '", r.layer,
             "' that does not exist");
-      tensors.push_back(it->second[size_t(r.tensor)]);
+      tensors.push_back(it->second.outputs[size_t(r.tensor)]);
+      masks.push_back(it->second.masks[size_t(r.tensor)]);
       names.push_back(r.layer);
     }
   };
@@ -230,7 +236,9 @@ Tensors Model::build_functional(const Json& config, const Tensors* given) {
     return outs;
   }
   refs("input_layers", inputs_, input_names_);
+  masks.clear();
   refs("output_layers", outputs_, output_names_);
+  output_masks_ = masks;
   for (const auto& x : inputs_)
     check(x->is("Placeholder"), Status::invalid_argument, where,
           ": an input is not an InputLayer's tensor");

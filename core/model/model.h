@@ -27,6 +27,8 @@ class Model {
   std::shared_ptr<Layer> layer(const std::string& name) const;  // null when absent
   const Tensors& inputs() const { return inputs_; }
   const Tensors& outputs() const { return outputs_; }
+  // Each output's mask (null: none), which the loss and metrics honour (Keras' output masks).
+  const Tensors& output_masks() const { return output_masks_; }
   const std::vector<std::string>& input_names() const { return input_names_; }
   const std::vector<std::string>& output_names() const { return output_names_; }
 
@@ -60,7 +62,7 @@ class Model {
   std::string name_, class_name_;
   Json config_;
   std::vector<std::shared_ptr<Layer>> layers_;
-  Tensors inputs_, outputs_;
+  Tensors inputs_, outputs_, output_masks_;
   std::vector<std::string> input_names_, output_names_;
   NodePtr phase_;
   std::unique_ptr<Function> predict_;

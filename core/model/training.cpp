@@ -139,6 +139,16 @@ Training::Training(Model& model, const Json& optimizer, const Json& overrides,
   loss_weights_ = loss_weights.empty() ? std::vector<double>(n, 1.0) : loss_weights;
   phase_ = model.phase();
   DType fx = Session::get().floatx();
+  auto mask_of = [&](size_t i) {
+    return i < model.output_masks().size() ? model.output_masks()[i] : nullptr;
+  };
+  // weighted_masked_objective: a masked output's scores times the mask, over the mask's mean.
+  auto masked = [&](NodePtr score, const NodePtr& mask) {
+    if (!mask) return score;
+    NodePtr m = api::cast(mask, fx);
+    score = times(score, m);
+    return divided(score, api::mean(m, std::nullopt, false));
+  };
   NodePtr total;
   Tensors extra;  // per-output losses (several outputs), then metrics
   names_ = {"loss"};
@@ -153,7 +163,7 @@ Training::Training(Model& model, const Json& optimizer, const Json& overrides,
     sample_weights_.push_back(api::placeholder(Shape(Dims{-1}), fx, oname + "_sample_weights"));
     // keras.engine.training_utils.weighted_masked_objective, weights of rank 1: the score
     // times the weights, over the mean of the weights that are not 0, averaged.
-    NodePtr score = loss.fn(targets_[i], out);
+    NodePtr score = masked(loss.fn(targets_[i], out), mask_of(i));
     if (score->rank() > 1) {  // reduced to the weights' rank first
       std::vector<int64_t> axes;
       for (int64_t a = 1; a < score->rank(); ++a) axes.push_back(a);
@@ -179,7 +189,8 @@ Training::Training(Model& model, const Json& optimizer, const Json& overrides,
       int64_t last = out->rank() > 0 ? out->shape().dims.back() : -1;
       NamedScore metric = metric_by_name(m, losses_[i], last,
                                          "compile: metric of '" + model.output_names()[i] + "'");
-      extra.push_back(api::mean(metric.fn(targets_[i], out), std::nullopt, false));
+      extra.push_back(
+          api::mean(masked(metric.fn(targets_[i], out), mask_of(i)), std::nullopt, false));
       names_.push_back((n > 1 ? model.output_names()[i] + "_" : std::string()) + metric.name);
     }
   Tensors ins = model.inputs();

@@ -196,3 +196,72 @@ def test_random_layer_predicts_as_keras(name, tmp_path):
     np.testing.assert_allclose(native.predict(xs), k.predict(xs), rtol=1e-5, atol=1e-5)
     loss = native.fit(xs, y, epochs=2, batch_size=8, verbose=0).history["loss"]
     assert np.all(np.isfinite(loss))
+
+
+def _padded_tokens(n=16, steps=6, seed=2):
+    """Token ids with 0 as padding: each row's tail (or head) padded."""
+    rng = np.random.RandomState(seed)
+    x = rng.randint(1, 10, (n, steps)).astype(np.float32)
+    for i in range(n):
+        pad = i % steps
+        if i % 2:
+            x[i, steps - pad:] = 0
+        else:
+            x[i, :pad] = 0
+    return x
+
+
+def _masked_embedding_lstm():
+    x = L.Input((6,))
+    h = L.LSTM(4)(L.Embedding(10, 3, mask_zero=True)(x))
+    return kmodels.Model(x, L.Dense(2)(h))
+
+
+def _masked_bidirectional_pooling():
+    x = L.Input((6,))
+    h = L.Bidirectional(L.GRU(3, return_sequences=True))(L.Embedding(10, 3, mask_zero=True)(x))
+    return kmodels.Model(x, L.Dense(2)(L.GlobalAveragePooling1D()(h)))
+
+
+def _masking_sequence_output():
+    x = L.Input((6, 2))
+    h = L.SimpleRNN(3, return_sequences=True)(L.Masking(0.0)(x))
+    return kmodels.Model(x, L.TimeDistributed(L.Dense(2))(L.Dense(3, activation="tanh")(h)))
+
+
+MASKED = {
+    "Embedding mask_zero + LSTM": (_masked_embedding_lstm, "tokens"),
+    "Bidirectional GRU + GlobalAveragePooling1D (masked)": (_masked_bidirectional_pooling, "tokens"),
+    "Masking + SimpleRNN sequences, masked loss": (_masking_sequence_output, "features"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MASKED))
+def test_masked_model_predicts_and_trains_as_keras(name, tmp_path):
+    build, kind = MASKED[name]
+    k = build()
+    rng = np.random.RandomState(4)
+    if kind == "tokens":
+        x = _padded_tokens()
+        y = rng.rand(16, 2).astype(np.float32)
+    else:
+        x = np.repeat(_padded_tokens()[:, :, None], 2, axis=2) / 10.0
+        y = rng.rand(16, 6, 2).astype(np.float32)
+    k.compile(optimizers.SGD(lr=0.05, momentum=0.5), "mse")
+    path = str(tmp_path / "model.h5")
+    k.save(path)
+    native = models.load_model(path)
+    np.testing.assert_allclose(native.predict(x), k.predict(x), rtol=1e-5, atol=1e-5)
+    expected = k.fit(x, y, epochs=2, batch_size=8, verbose=0, shuffle=False).history["loss"]
+    got = native.fit(x, y, epochs=2, batch_size=8, verbose=0, shuffle=False).history["loss"]
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(_flat(native.get_weights()), _flat(k.get_weights()), atol=1e-4)
+
+
+def test_a_layer_without_masking_refuses_a_mask():
+    """As Keras (which refuses it when the model is built): a masked input to Flatten."""
+    x = L.Input((6,))
+    k = kmodels.Model(x, L.Dense(2)(L.Flatten()(L.Embedding(10, 3)(x))))
+    config = k.to_json().replace('"mask_zero": false', '"mask_zero": true')
+    with pytest.raises(ValueError, match="does not support masking"):
+        models.model_from_json(config)
