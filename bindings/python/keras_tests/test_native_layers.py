@@ -95,6 +95,8 @@ CASES = {
     "Dense unit_norm min_max_norm": lambda: _seq(
         (6,), L.Dense(5, kernel_constraint=keras.constraints.unit_norm()),
         L.Dense(4, kernel_constraint=keras.constraints.min_max_norm(0.2, 0.8, rate=0.5))),
+    "LocallyConnected1D": lambda: _seq((8, 3), L.LocallyConnected1D(4, 3, strides=2)),
+    "LocallyConnected2D": lambda: _seq((5, 5, 2), L.LocallyConnected2D(3, (2, 2))),
     "SimpleRNN": lambda: _seq((5, 3), L.SimpleRNN(4)),
     "SimpleRNN sequences": lambda: _seq((5, 3), L.SimpleRNN(4, return_sequences=True)),
     "LSTM": lambda: _seq((5, 3), L.LSTM(4)),
