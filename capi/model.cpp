@@ -1,6 +1,7 @@
 // Keras models: kb_model_* over core/model.
 #include "capi/handles.h"
 #include "core/api/api.h"
+#include "core/model/custom_layer.h"
 #include "core/model/model_file.h"
 #include "core/model/summary.h"
 #include "core/model/training.h"
@@ -9,6 +10,10 @@
 using namespace kb;
 using kb::capi::guard;
 using kb::capi::out_arg;
+
+struct kb_layer {
+  kb::model::CustomLayer* layer;
+};
 
 struct kb_model {
   std::shared_ptr<model::Model> model;
@@ -341,5 +346,56 @@ KB_API kb_status kb_model_weights(kb_model* m, kb_tensor_list** out) {
 }
 
 KB_API void kb_model_release(kb_model* m) { delete m; }
+
+KB_API kb_status kb_model_register_layer(const char* class_name, kb_layer_function function,
+                                         void* user_data) {
+  return guard("model_register_layer", [&] {
+    std::string cls = string_arg(class_name, "model_register_layer", "class_name");
+    check(function != nullptr, Status::invalid_argument, "model_register_layer: function is NULL");
+    model::register_custom_layer(cls, [function, user_data](model::CustomLayer& layer,
+                                                            const model::Tensors& inputs) {
+      constexpr size_t kCapacity = 16;
+      std::vector<kb_tensor*> in;
+      for (const auto& x : inputs) in.push_back(capi::wrap(x));
+      kb_tensor* out[kCapacity] = {};
+      size_t n = 0;
+      kb_layer handle{&layer};
+      std::string config = layer.config().dump();
+      kb_status status =
+          function(user_data, &handle, config.c_str(), in.data(), in.size(), out, kCapacity, &n);
+      for (kb_tensor* t : in) kb_tensor_release(t);
+      model::Tensors result;
+      for (size_t i = 0; i < std::min(n, kCapacity); ++i)
+        if (out[i]) result.push_back(out[i]->node);
+      for (size_t i = 0; i < kCapacity; ++i) kb_tensor_release(out[i]);
+      if (status != KB_OK) {
+        bool known = status > KB_OK && status <= KB_ERROR_DISTRIBUTED;
+        fail(known ? static_cast<Status>(status) : Status::invalid_argument, layer.where(), ": ",
+             kb_last_error_message());
+      }
+      check(n >= 1 && n <= kCapacity && result.size() == n, Status::invalid_argument, layer.where(),
+            ": its function gave ", n, " outputs (1 to ", kCapacity, ", none NULL)");
+      return result;
+    });
+  });
+}
+
+KB_API kb_status kb_model_layer_weight(kb_layer* layer, const char* name, const int64_t* shape,
+                                       size_t ndim, const char* initializer_json, int32_t trainable,
+                                       kb_tensor** out) {
+  return guard("model_layer_weight", [&] {
+    const char* who = "model_layer_weight";
+    out_arg(out, who);
+    check(layer != nullptr && layer->layer != nullptr, Status::invalid_argument, who,
+          ": layer is NULL (only valid while the layer's function runs)");
+    std::string init = string_arg(initializer_json, who, "initializer_json");
+    model::Json spec = !init.empty() && (init[0] == '{' || init[0] == '"')
+                           ? model::parse_json(init, std::string(who) + ": initializer_json")
+                           : model::Json(init);
+    *out = capi::wrap(layer->layer->weight(string_arg(name, who, "name"),
+                                           capi::dims_arg(shape, ndim, who, "shape"), spec,
+                                           trainable != 0));
+  });
+}
 
 }  // extern "C"

@@ -803,6 +803,26 @@ KB_API kb_status kb_model_inputs(kb_model* model, kb_tensor_list** out);
 KB_API kb_status kb_model_outputs(kb_model* model, kb_tensor_list** out);
 KB_API kb_status kb_model_weights(kb_model* model, kb_tensor_list** out);
 KB_API void kb_model_release(kb_model* model); /* NULL-safe */
+/* Custom layers: a program registers a Keras class name (not a built-in one: a Lambda, its own
+   layer) with a function that builds the layer's outputs from its inputs with the backend
+   functions, as a Keras layer's call does; models that name the class are then loaded, trained
+   and saved like any other. The function gets the layer's config (JSON), writes up to capacity
+   outputs (new references) and their count, and returns KB_OK, or a failure status with
+   kb_set_error's message (it names the layer in the model's error). It may ask for weights
+   with kb_model_layer_weight while it runs. A class registered again is replaced. */
+typedef struct kb_layer kb_layer; /* a custom layer while its function runs */
+typedef kb_status (*kb_layer_function)(void* user_data, kb_layer* layer, const char* config_json,
+                                       kb_tensor* const* inputs, size_t num_inputs,
+                                       kb_tensor** outputs, size_t capacity, size_t* num_outputs);
+KB_API kb_status kb_model_register_layer(const char* class_name, kb_layer_function function,
+                                         void* user_data);
+/* The layer's weight `name` (a variable, borrowed by the caller as a new reference): made the
+   first time it is asked for, initialized by initializer_json (a Keras initializer: "zeros",
+   {"class_name": "RandomNormal", "config": {...}}), the same variable after. The layer's
+   weights are saved and loaded in the order they were first asked for. */
+KB_API kb_status kb_model_layer_weight(kb_layer* layer, const char* name, const int64_t* shape,
+                                       size_t ndim, const char* initializer_json, int32_t trainable,
+                                       kb_tensor** out);
 
 #ifdef __cplusplus
 }

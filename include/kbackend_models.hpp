@@ -208,6 +208,74 @@ class Model {
   kb_model* m_ = nullptr;
 };
 
+// A custom layer while its function runs: the weights it asks for (made the first time).
+class CustomLayer {
+ public:
+  explicit CustomLayer(kb_layer* layer) noexcept : l_(layer) {}
+  // initializer_json: a Keras initializer ("\"ones\"", {"class_name": "RandomNormal", ...}).
+  Tensor weight(const std::string& name, const std::vector<int64_t>& shape,
+                const std::string& initializer_json = "\"zeros\"", bool trainable = true) const {
+    kb_tensor* out = nullptr;
+    check(kb_model_layer_weight(l_, name.c_str(), shape.data(), shape.size(),
+                                initializer_json.c_str(), trainable ? 1 : 0, &out));
+    return Tensor::adopt(out);
+  }
+
+ private:
+  kb_layer* l_;
+};
+
+// Builds a custom layer's outputs from its config (JSON) and inputs with the backend functions.
+using LayerFunction = std::function<std::vector<Tensor>(
+    const CustomLayer& layer, const std::string& config_json, const std::vector<Tensor>& inputs)>;
+
+namespace detail {
+// The registered functions live as long as the program (the library keeps pointers to them).
+inline std::vector<std::unique_ptr<LayerFunction>>& layer_functions() {
+  static std::vector<std::unique_ptr<LayerFunction>> functions;
+  return functions;
+}
+inline std::mutex& layer_functions_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+inline kb_status layer_trampoline(void* user, kb_layer* layer, const char* config,
+                                  kb_tensor* const* inputs, size_t n, kb_tensor** outputs,
+                                  size_t capacity, size_t* count) noexcept {
+  try {
+    std::vector<Tensor> in;
+    for (size_t i = 0; i < n; ++i) in.push_back(Tensor::borrow(inputs[i]));
+    std::vector<Tensor> out = (*static_cast<LayerFunction*>(user))(CustomLayer(layer), config, in);
+    if (out.size() > capacity) {
+      kb_set_error(KB_ERROR_INVALID_ARGUMENT, "too many outputs");
+      return KB_ERROR_INVALID_ARGUMENT;
+    }
+    for (size_t i = 0; i < out.size(); ++i) outputs[i] = out[i].release();
+    *count = out.size();
+    return KB_OK;
+  } catch (const Error& e) {
+    kb_set_error(e.status(), e.what());
+    return e.status();
+  } catch (const std::exception& e) {
+    kb_set_error(KB_ERROR_INVALID_ARGUMENT, e.what());
+    return KB_ERROR_INVALID_ARGUMENT;
+  } catch (...) {
+    kb_set_error(KB_ERROR_INVALID_ARGUMENT, "the layer function threw");
+    return KB_ERROR_INVALID_ARGUMENT;
+  }
+}
+}  // namespace detail
+
+// Registers a Keras class name (not a built-in one) for models that use the layer; an
+// exception the function throws becomes the model's error, naming the layer.
+inline void register_layer(const std::string& class_name, LayerFunction function) {
+  auto f = std::make_unique<LayerFunction>(std::move(function));
+  std::lock_guard<std::mutex> lock(detail::layer_functions_mutex());
+  check(kb_model_register_layer(class_name.c_str(), &detail::layer_trampoline, f.get()));
+  // Kept for the program's life: models made before a class is registered again still use it.
+  detail::layer_functions().push_back(std::move(f));
+}
+
 }  // namespace kbackend
 
 #endif  // KBACKEND_MODELS_HPP

@@ -90,6 +90,9 @@ struct kb_compiled_function {};
 %ignore kb_model_train_on_batch;
 %ignore kb_model_weights;
 %ignore kb_model_callback;
+%ignore kb_model_register_layer;
+%ignore kb_model_layer_weight;
+%ignore kb_layer_function;
 
 /* ---- the one error policy --------------------------------------------------------------------
  * Every entry point clears the thread-local error first and checks it after the call, so the same

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "core/api/api.h"
 #include "core/graph/session.h"
@@ -15,6 +16,12 @@ namespace {
 std::map<std::string, LayerFactory>& registry() {
   static std::map<std::string, LayerFactory> table;
   return table;
+}
+
+// Built-in rows register while the library loads; custom classes at run time, from any thread.
+std::mutex& registry_mutex() {
+  static std::mutex mu;
+  return mu;
 }
 
 // Keras 2.2.4's defaults for the initializers a config may leave out.
@@ -31,20 +38,44 @@ const char* default_initializer(const std::string& key) {
 
 }  // namespace
 
-LayerRegistrar::LayerRegistrar(const char* class_name, LayerFactory factory) {
-  registry()[class_name] = std::move(factory);
+std::set<std::string>& builtin_classes() {
+  static std::set<std::string> names;
+  return names;
 }
 
-bool is_layer_class(const std::string& class_name) { return registry().count(class_name) > 0; }
+LayerRegistrar::LayerRegistrar(const char* class_name, LayerFactory factory) {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  registry()[class_name] = std::move(factory);
+  builtin_classes().insert(class_name);
+}
+
+bool is_layer_class(const std::string& class_name) {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  return registry().count(class_name) > 0;
+}
+
+void register_layer_class(const std::string& class_name, LayerFactory factory) {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  check(!builtin_classes().count(class_name), Status::invalid_argument, "'", class_name,
+        "' is a built-in Keras layer");
+  registry()[class_name] = std::move(factory);
+}
 
 std::shared_ptr<Layer> make_layer(const std::string& class_name, const Json& config) {
   std::string name = config.is_object() && config.contains("name") && config["name"].is_string()
                          ? config["name"].get<std::string>()
                          : std::string("?");
-  auto it = registry().find(class_name);
-  check(it != registry().end(), Status::not_implemented, "layer '", name, "': class '", class_name,
-        "' is not a built-in Keras layer (a Lambda or custom layer)");
-  return it->second(config);
+  LayerFactory factory;
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    auto it = registry().find(class_name);
+    check(it != registry().end(), Status::not_implemented, "layer '", name, "': class '",
+          class_name,
+          "' is not a built-in Keras layer (a Lambda or custom layer: register it with "
+          "kb_model_register_layer)");
+    factory = it->second;
+  }
+  return factory(config);
 }
 
 Layer::Layer(std::string class_name, Json config)

@@ -4,6 +4,7 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,7 @@ class Layer {
   // A wrapper's inner layer: its weights, losses and updates become this layer's too (after
   // the inner layer's first call, which builds them).
   void adopt(const Layer& inner);
+  DType dtype() const { return dtype_; }
   Tensors losses_, updates_;
   std::string where_;
 
@@ -99,6 +101,11 @@ using LayerFactory = std::function<std::shared_ptr<Layer>(const Json& config)>;
 struct LayerRegistrar {
   LayerRegistrar(const char* class_name, LayerFactory factory);
 };
+
+// The class names of the built-in layers.
+std::set<std::string>& builtin_classes();
+// Registers a layer class at run time (a custom layer); a built-in class name is refused.
+void register_layer_class(const std::string& class_name, LayerFactory factory);
 
 // A new layer of `class_name` from its config; an unknown class fails naming the layer.
 std::shared_ptr<Layer> make_layer(const std::string& class_name, const Json& config);

@@ -258,3 +258,84 @@ TEST(Model, DamagedFilesNeverCrash) {
 }
 
 }  // namespace
+
+namespace {
+
+// A custom "Scale" layer: x * w, w of the input's last dim (ones at first); "Broken" fails.
+kb_status scale_layer(void* user, kb_layer* layer, const char* config, kb_tensor* const* inputs,
+                      size_t n, kb_tensor** outputs, size_t capacity, size_t* count) {
+  ++*static_cast<int*>(user);
+  if (n != 1 || capacity < 1) return KB_ERROR_INVALID_ARGUMENT;
+  if (std::string(config).find("\"broken\":true") != std::string::npos) {  // compact JSON
+    kb_set_error(KB_ERROR_NOT_IMPLEMENTED, "Scale: broken on purpose");
+    return KB_ERROR_NOT_IMPLEMENTED;
+  }
+  int64_t dims[4] = {0, 0, 0, 0};
+  int64_t rank = 0;
+  kb_status s = kb_int_shape(inputs[0], dims, 4, &rank);
+  if (s != KB_OK) return s;
+  int64_t shape[1] = {dims[rank - 1]};
+  kb_tensor* w = nullptr;
+  s = kb_model_layer_weight(layer, "scale", shape, 1, "ones", 1, &w);
+  if (s != KB_OK) return s;
+  s = kb_multiply(inputs[0], w, &outputs[0]);
+  kb_tensor_release(w);
+  *count = 1;
+  return s;
+}
+
+const char* kScaled =
+    R"({"class_name": "Sequential", "config": {"name": "s", "layers": [{"class_name": "Dense",)"
+    R"( "config": {"name": "d", "units": 2, "batch_input_shape": [null, 3]}},)"
+    R"( {"class_name": "Scale", "config": {"name": "scale_1"}}]}})";
+
+TEST(Model, CustomLayerBuildsTrainsAndSaves) {
+  int calls = 0;
+  ok(kb_model_register_layer("Scale", scale_layer, &calls), "register");
+  expect_fails(kb_model_register_layer("Dense", scale_layer, &calls), KB_ERROR_INVALID_ARGUMENT,
+               "built-in");
+  kb_model* raw = nullptr;
+  ok(kb_model_from_json(kScaled, &raw), "from_json");
+  Model m(raw);
+  EXPECT_EQ(calls, 1);
+  set_dense(m.m);
+  kb_tensor_list* weights = nullptr;
+  ok(kb_model_layer_get_weights(m.m, 1, &weights), "get_weights");
+  kbt::List wl(weights);
+  EXPECT_EQ(kbt::out_f32(wl, 0), (std::vector<float>{1, 1}));  // the ones it asked for
+  auto x = kbt::constant_f32({1, 0, 2}, {1, 3});
+  EXPECT_EQ(predict(m.m, x), (std::vector<float>{11.5f, 13}));
+  const char* losses[1] = {"mse"};
+  ok(kb_model_compile(m.m, "sgd", losses, 1, nullptr, 0, nullptr), "compile");
+  auto y = kbt::constant_f32({10, 10}, {1, 2});
+  kb_tensor* xs[1] = {x.get()};
+  kb_tensor* ys[1] = {y.get()};
+  kb_tensor* loss = nullptr;
+  ok(kb_model_train_on_batch(m.m, xs, 1, ys, 1, &loss), "train");
+  kb_tensor_release(loss);
+  kb_tensor_list* after = nullptr;
+  ok(kb_model_layer_get_weights(m.m, 1, &after), "get_weights");
+  kbt::List al(after);
+  EXPECT_LT(kbt::out_f32(al, 0)[0], 1.0f);  // trained: the output was too large
+  std::string path = temp_path("custom.h5");
+  ok(kb_model_save(m.m, path.c_str(), 1), "save");
+  kb_model* again = nullptr;
+  ok(kb_model_load(path.c_str(), 1, &again), "load");
+  Model loaded(again);
+  EXPECT_EQ(predict(loaded.m, x), predict(m.m, x));
+  std::remove(path.c_str());
+
+  std::string broken = kScaled;
+  broken.replace(broken.find("\"name\": \"scale_1\""), 17,
+                 "\"name\": \"scale_1\", \"broken\": true");
+  kb_model* bad = nullptr;
+  expect_fails(kb_model_from_json(broken.c_str(), &bad), KB_ERROR_NOT_IMPLEMENTED,
+               "layer 'scale_1' (Scale): Scale: broken on purpose");
+  EXPECT_EQ(bad, nullptr);
+  kb_tensor* w = nullptr;
+  int64_t shape[1] = {2};
+  expect_fails(kb_model_layer_weight(nullptr, "w", shape, 1, "ones", 1, &w),
+               KB_ERROR_INVALID_ARGUMENT, "layer is NULL");
+}
+
+}  // namespace

@@ -86,3 +86,33 @@ TEST(Models, ErrorsAndCallbackExceptions) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Models, CustomLayerFromCpp) {
+  K::register_layer("AddBias", [](const K::CustomLayer& layer, const std::string& config,
+                                  const std::vector<K::Tensor>& in) {
+    if (config.find("\"fail\":true") != std::string::npos)
+      throw std::runtime_error("AddBias: asked to fail");
+    K::Tensor b = layer.weight("b", {in[0].shape().back()}, "\"ones\"");
+    return std::vector<K::Tensor>{in[0] + b};
+  });
+  const char* json =
+      R"({"class_name": "Sequential", "config": {"name": "s", "layers": [{"class_name": "AddBias",)"
+      R"( "config": {"name": "ab", "batch_input_shape": [null, 2]}}]}})";
+  K::Model m = K::Model::from_json(json);
+  auto p = m.predict({K::Tensor::from({1.f, 2.f}, {1, 2})})[0].to_vector<float>();
+  EXPECT_EQ(p, (std::vector<float>{2, 3}));
+  std::string failing = json;
+  failing.replace(failing.find("\"name\": \"ab\""), 12, "\"name\": \"ab\", \"fail\": true");
+  try {
+    K::Model::from_json(failing);
+    FAIL() << "no error";
+  } catch (const K::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("layer 'ab' (AddBias): AddBias: asked to fail"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
