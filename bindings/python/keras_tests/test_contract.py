@@ -42,11 +42,15 @@ def test_learning_phase_and_in_train_phase():
     assert K.in_train_phase(1, 2, training=1) == 1 and K.in_test_phase(1, 2, training=1) == 2
     with pytest.raises(ValueError):
         K.set_learning_phase(2)
+    # The library's phase is kept by a scope around the test (its pop restores "not fixed"), so
+    # later tests (and native models) see the placeholder again.
+    KB._c.kb_learning_phase_scope_push(0)
     try:
         K.set_learning_phase(0)
         assert K.learning_phase() == 0
         assert K.in_train_phase(x * 2, x) is x
     finally:
+        KB._c.kb_learning_phase_scope_pop()
         KB._learning_phase_value = None  # back to the placeholder for the other tests
 
 
