@@ -1,4 +1,6 @@
 // Keras models: kb_model_* over core/model.
+#include <cstdlib>
+
 #include "capi/handles.h"
 #include "core/api/api.h"
 #include "core/model/custom_layer.h"
@@ -74,6 +76,51 @@ const std::shared_ptr<model::Layer>& layer_arg(kb_model* m, size_t index, const 
   check(index < layers.size(), Status::invalid_argument, who, ": layer ", index, " of a model of ",
         layers.size());
   return layers[index];
+}
+
+// kb_model_fit's options_json as FitOptions (their values checked by Training::fit).
+model::FitOptions fit_options(const char* options_json, int64_t batch_size, int64_t epochs,
+                              int32_t verbose, const char* who) {
+  model::Json o = options_arg(options_json, who);
+  const std::string w = std::string(who) + ": options_json";
+  model::FitOptions f;
+  f.batch_size = batch_size;
+  f.epochs = epochs;
+  f.verbose = verbose;
+  f.shuffle = model::bool_or(o, "shuffle", true, w);
+  f.seed = uint64_t(model::int_or(o, "seed", 0, w));
+  f.validation_split = model::number_or(o, "validation_split", 0, w);
+  f.initial_epoch = model::int_or(o, "initial_epoch", 0, w);
+  if (o.contains("class_weight")) {
+    check(o["class_weight"].is_object(), Status::invalid_argument, w,
+          ": class_weight is not {class: weight}");
+    for (const auto& [k, v] : o["class_weight"].items()) {
+      check(v.is_number(), Status::invalid_argument, w, ": class weight of ", k,
+            " is not a number");
+      char* end = nullptr;
+      long long cls = std::strtoll(k.c_str(), &end, 10);
+      check(!k.empty() && end && *end == '\0', Status::invalid_argument, w, ": class '", k,
+            "' is not an integer");
+      f.class_weight[cls] = v.get<double>();
+    }
+  }
+  return f;
+}
+
+kb_status run_fit(kb_model* m, const char* who, model::FitOptions f, kb_tensor* const* x,
+                  size_t num_x, kb_tensor* const* y, size_t num_y, kb_model_callback callback,
+                  void* user_data, const char** history_json) {
+  return guard(who, [&] {
+    model::Training& t = compiled(m, who);
+    model::FitCallback cb;
+    if (callback)
+      cb = [&](int64_t epoch, int64_t batch, const model::Json& logs) {
+        return callback(user_data, epoch, batch, logs.dump().c_str()) != 0;
+      };
+    model::Json h = t.fit(arrays_arg(x, num_x, who, "x"), arrays_arg(y, num_y, who, "y"), f, cb);
+    m->history = h.dump();
+    if (history_json) *history_json = m->history.c_str();
+  });
 }
 
 }  // namespace
@@ -160,37 +207,33 @@ KB_API kb_status kb_model_fit(kb_model* m, kb_tensor* const* x, size_t num_x, kb
                               size_t num_y, int64_t batch_size, int64_t epochs, int32_t verbose,
                               const char* options_json, kb_model_callback callback, void* user_data,
                               const char** history_json) {
-  return guard("model_fit", [&] {
-    model::Training& t = compiled(m, "model_fit");
-    model::Json o = options_arg(options_json, "model_fit");
-    const std::string w = "model_fit: options_json";
-    model::FitOptions f;
-    f.batch_size = batch_size;
-    f.epochs = epochs;
-    f.verbose = verbose;
-    f.shuffle = model::bool_or(o, "shuffle", true, w);
-    f.seed = uint64_t(model::int_or(o, "seed", 0, w));
-    f.validation_split = model::number_or(o, "validation_split", 0, w);
-    f.initial_epoch = model::int_or(o, "initial_epoch", 0, w);
-    if (o.contains("class_weight")) {
-      check(o["class_weight"].is_object(), Status::invalid_argument, w,
-            ": class_weight is not {class: weight}");
-      for (const auto& [k, v] : o["class_weight"].items()) {
-        check(v.is_number(), Status::invalid_argument, w, ": class weight of ", k,
-              " is not a number");
-        f.class_weight[std::stoll(k)] = v.get<double>();
-      }
-    }
-    model::FitCallback cb;
-    if (callback)
-      cb = [&](int64_t epoch, int64_t batch, const model::Json& logs) {
-        return callback(user_data, epoch, batch, logs.dump().c_str()) != 0;
-      };
-    model::Json h = t.fit(arrays_arg(x, num_x, "model_fit", "x"),
-                          arrays_arg(y, num_y, "model_fit", "y"), f, cb);
-    m->history = h.dump();
-    if (history_json) *history_json = m->history.c_str();
+  model::FitOptions f;
+  kb_status s = guard("model_fit", [&] {
+    f = fit_options(options_json, batch_size, epochs, verbose, "model_fit");
   });
+  if (s != KB_OK) return s;
+  return run_fit(m, "model_fit", f, x, num_x, y, num_y, callback, user_data, history_json);
+}
+
+KB_API kb_status kb_model_fit_weighted(
+    kb_model* m, kb_tensor* const* x, size_t num_x, kb_tensor* const* y, size_t num_y,
+    kb_tensor* const* sample_weights, size_t num_sample_weights, kb_tensor* const* validation_x,
+    size_t num_validation_x, kb_tensor* const* validation_y, size_t num_validation_y,
+    kb_tensor* const* validation_sample_weights, size_t num_validation_sample_weights,
+    int64_t batch_size, int64_t epochs, int32_t verbose, const char* options_json,
+    kb_model_callback callback, void* user_data, const char** history_json) {
+  const char* who = "model_fit_weighted";
+  model::FitOptions f;
+  kb_status s = guard(who, [&] {
+    f = fit_options(options_json, batch_size, epochs, verbose, who);
+    f.sample_weight = arrays_arg(sample_weights, num_sample_weights, who, "sample_weights");
+    f.validation_x = arrays_arg(validation_x, num_validation_x, who, "validation_x");
+    f.validation_y = arrays_arg(validation_y, num_validation_y, who, "validation_y");
+    f.validation_sample_weight = arrays_arg(
+        validation_sample_weights, num_validation_sample_weights, who, "validation_sample_weights");
+  });
+  if (s != KB_OK) return s;
+  return run_fit(m, who, f, x, num_x, y, num_y, callback, user_data, history_json);
 }
 
 KB_API kb_status kb_model_evaluate(kb_model* m, kb_tensor* const* x, size_t num_x,

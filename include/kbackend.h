@@ -770,6 +770,16 @@ KB_API kb_status kb_model_fit(kb_model* model, kb_tensor* const* x, size_t num_x
                               kb_tensor* const* y, size_t num_y, int64_t batch_size, int64_t epochs,
                               int32_t verbose, const char* options_json, kb_model_callback callback,
                               void* user_data, const char** history_json);
+/* kb_model_fit with Keras' sample_weight (NULL, or one float vector of a weight per sample per
+   output; class_weight is then not used) and validation_data (NULL, or x and y as for fit, with
+   validation_sample_weights as sample_weights; validation_split is then not used). */
+KB_API kb_status kb_model_fit_weighted(
+    kb_model* model, kb_tensor* const* x, size_t num_x, kb_tensor* const* y, size_t num_y,
+    kb_tensor* const* sample_weights, size_t num_sample_weights, kb_tensor* const* validation_x,
+    size_t num_validation_x, kb_tensor* const* validation_y, size_t num_validation_y,
+    kb_tensor* const* validation_sample_weights, size_t num_validation_sample_weights,
+    int64_t batch_size, int64_t epochs, int32_t verbose, const char* options_json,
+    kb_model_callback callback, void* user_data, const char** history_json);
 /* evaluate, train_on_batch, test_on_batch: a float64 vector of the values named by
    kb_model_metrics_names (the loss first). */
 KB_API kb_status kb_model_evaluate(kb_model* model, kb_tensor* const* x, size_t num_x,

@@ -32,6 +32,8 @@ struct FitOptions {
   double validation_split = 0;
   int64_t initial_epoch = 0;
   std::map<int64_t, double> class_weight;
+  // Keras' sample_weight (one vector per output) and validation_data; empty: none.
+  std::vector<Tensor> sample_weight, validation_x, validation_y, validation_sample_weight;
   // After each batch (batch >= 0) and each epoch (batch == -1), with the logs as JSON text
   // ({"loss": ..., "acc": ...}); true stops training.
   std::function<bool(int64_t epoch, int64_t batch, const std::string& logs_json)> callback;
@@ -102,9 +104,22 @@ class Model {
     std::string opts = o.str();
     CallbackState state{&options.callback, nullptr};
     const char* history = nullptr;
-    kb_status status = kb_model_fit(
-        m_, xs.data(), xs.size(), ys.data(), ys.size(), options.batch_size, options.epochs,
-        options.verbose, opts.c_str(), options.callback ? &trampoline : nullptr, &state, &history);
+    kb_model_callback cb = options.callback ? &trampoline : nullptr;
+    kb_status status;
+    if (options.sample_weight.empty() && options.validation_x.empty() &&
+        options.validation_y.empty()) {
+      status = kb_model_fit(m_, xs.data(), xs.size(), ys.data(), ys.size(), options.batch_size,
+                            options.epochs, options.verbose, opts.c_str(), cb, &state, &history);
+    } else {
+      std::vector<kb_tensor*> sw = detail::handles(options.sample_weight),
+                              vx = detail::handles(options.validation_x),
+                              vy = detail::handles(options.validation_y),
+                              vsw = detail::handles(options.validation_sample_weight);
+      status = kb_model_fit_weighted(m_, xs.data(), xs.size(), ys.data(), ys.size(), sw.data(),
+                                     sw.size(), vx.data(), vx.size(), vy.data(), vy.size(),
+                                     vsw.data(), vsw.size(), options.batch_size, options.epochs,
+                                     options.verbose, opts.c_str(), cb, &state, &history);
+    }
     if (state.error) std::rethrow_exception(state.error);
     check(status);
     return History{history ? history : ""};

@@ -67,6 +67,7 @@ struct kb_compiled_function {};
 %ignore kb_model_compile;
 %ignore kb_model_evaluate;
 %ignore kb_model_fit;
+%ignore kb_model_fit_weighted;
 %ignore kb_model_from_json;
 %ignore kb_model_inputs;
 %ignore kb_model_layer_class;

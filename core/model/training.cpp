@@ -274,18 +274,35 @@ std::vector<double> Training::test_on_batch(const Buffers& x, const Buffers& y0)
   return run(*test_, feed(x, y, w, false));
 }
 
+// Per-sample weights given by the caller: one float vector of n per output.
+Buffers Training::given_weights(const Buffers& w, int64_t n, const char* who) const {
+  if (w.empty()) return {};
+  check(w.size() == model_.outputs().size(), Status::invalid_argument, who, ": ", w.size(),
+        " sample weight vectors for a model of ", model_.outputs().size(), " outputs");
+  Buffers out;
+  for (const auto& b : w) {
+    check(b != nullptr && b->dims.size() == 1 && b->dims[0] == n, Status::shape, who,
+          ": sample weights must be a vector of one weight per sample (", n, ")");
+    out.push_back(convert_buffer(b, Session::get().floatx()));
+  }
+  return out;
+}
+
 std::vector<double> Training::evaluate(const Buffers& x, const Buffers& y0, int64_t batch_size,
-                                       int verbose) {
+                                       int verbose, const Buffers& sample_weight) {
   check_arrays(model_, x, y0, "evaluate");
   check(batch_size > 0, Status::invalid_argument, "evaluate: batch_size must be positive");
   Buffers y = targets(y0);
   int64_t n = samples_of({&x, &y}, "evaluate");
+  Buffers sw = given_weights(sample_weight, n, "evaluate");
   Averages avg;
   Progress bar(n, verbose == 1 ? 1 : 0);
   for (int64_t start = 0; start < n; start += batch_size) {
     int64_t end = std::min(n, start + batch_size);
-    Buffers w;
-    for (size_t i = 0; i < y.size(); ++i) w.push_back(sample_weights_of(nullptr, end - start, {}));
+    Buffers w = batch_of(sw, nullptr, start, end);
+    if (w.empty())
+      for (size_t i = 0; i < y.size(); ++i)
+        w.push_back(sample_weights_of(nullptr, end - start, {}));
     avg.add(run(*test_,
                 feed(batch_of(x, nullptr, start, end), batch_of(y, nullptr, start, end), w, false)),
             end - start);
@@ -304,17 +321,28 @@ Json Training::fit(const Buffers& x0, const Buffers& y0, const FitOptions& o,
         "fit: validation_split must be in [0, 1)");
   Buffers y0t = targets(y0);
   int64_t total = samples_of({&x0, &y0t}, "fit");
+  Buffers sw0 = given_weights(o.sample_weight, total, "fit");
+  bool given_validation = !o.validation_x.empty() || !o.validation_y.empty();
+  if (given_validation) check_arrays(model_, o.validation_x, o.validation_y, "fit: validation");
   // Keras takes the validation rows off the end, before any shuffling.
-  int64_t split =
-      o.validation_split > 0 ? int64_t(double(total) * (1.0 - o.validation_split)) : total;
+  int64_t split = o.validation_split > 0 && !given_validation
+                      ? int64_t(double(total) * (1.0 - o.validation_split))
+                      : total;
   check(split > 0 || total == 0, Status::invalid_argument,
         "fit: validation_split leaves no samples to train on");
   Buffers x = batch_of(x0, nullptr, 0, split), y = batch_of(y0t, nullptr, 0, split);
   Buffers vx = batch_of(x0, nullptr, split, total), vy = batch_of(y0t, nullptr, split, total);
+  Buffers sw = batch_of(sw0, nullptr, 0, split), vsw = batch_of(sw0, nullptr, split, total);
+  if (given_validation) {
+    vx = o.validation_x;
+    vy = o.validation_y;
+    vsw = o.validation_sample_weight;
+  }
+  bool validate = given_validation || split < total;
   int64_t n = split;
   Json history = Json::object();
   for (const auto& name : names_) history[name] = Json::array();
-  if (split < total)
+  if (validate)
     for (const auto& name : names_) history["val_" + name] = Json::array();
   std::vector<int64_t> index(size_t(n), 0);
   std::iota(index.begin(), index.end(), 0);
@@ -330,8 +358,10 @@ Json Training::fit(const Buffers& x0, const Buffers& y0, const FitOptions& o,
       int64_t end = std::min(n, start + o.batch_size);
       Buffers bx = batch_of(x, o.shuffle ? &index : nullptr, start, end);
       Buffers by = batch_of(y, o.shuffle ? &index : nullptr, start, end);
-      Buffers w;
-      for (const auto& t : by) w.push_back(sample_weights_of(t.get(), end - start, o.class_weight));
+      Buffers w = batch_of(sw, o.shuffle ? &index : nullptr, start, end);
+      if (w.empty())
+        for (const auto& t : by)
+          w.push_back(sample_weights_of(t.get(), end - start, o.class_weight));
       std::vector<double> outs = run(*train_, feed(bx, by, w, true));
       avg.add(outs, end - start);
       bar.update(end, labelled(names_, avg.mean()));
@@ -349,8 +379,8 @@ Json Training::fit(const Buffers& x0, const Buffers& y0, const FitOptions& o,
       history[names_[i]].push_back(means[i]);
       logs[names_[i]] = means[i];
     }
-    if (split < total) {
-      std::vector<double> val = evaluate(vx, vy, o.batch_size, 0);
+    if (validate) {
+      std::vector<double> val = evaluate(vx, vy, o.batch_size, 0, vsw);
       for (size_t i = 0; i < names_.size(); ++i) {
         history["val_" + names_[i]].push_back(val[i]);
         logs["val_" + names_[i]] = val[i];

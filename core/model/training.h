@@ -24,6 +24,12 @@ struct FitOptions {
   uint64_t seed = 0;  // the shuffle's seed
   double validation_split = 0;
   std::map<int64_t, double> class_weight;  // empty: every class 1
+  // Keras' sample_weight: empty, or one vector of per-sample weights per output (taking the
+  // place of class_weight).
+  Buffers sample_weight;
+  // Keras' validation_data (x, y and optionally sample weights); when given, validation_split
+  // is not used.
+  Buffers validation_x, validation_y, validation_sample_weight;
 };
 
 // Called after each batch (batch >= 0) and each epoch (batch -1) with the logs so far; true stops
@@ -48,11 +54,14 @@ class Training {
   // The per-epoch history: {"loss": [...], "acc": [...], "val_loss": [...]}.
   Json fit(const Buffers& x, const Buffers& y, const FitOptions& options,
            const FitCallback& callback);
-  std::vector<double> evaluate(const Buffers& x, const Buffers& y, int64_t batch_size, int verbose);
+  // sample_weight: empty, or one vector per output.
+  std::vector<double> evaluate(const Buffers& x, const Buffers& y, int64_t batch_size, int verbose,
+                               const Buffers& sample_weight = {});
 
  private:
   Buffers feed(const Buffers& x, const Buffers& y, const Buffers& sample_weights, bool training);
   std::vector<double> run(Function& f, const Buffers& ins);
+  Buffers given_weights(const Buffers& w, int64_t n, const char* who) const;
   Buffers targets(const Buffers& y) const;
 
   Model& model_;

@@ -63,6 +63,17 @@ TEST(Models, FitEvaluatePredictSaveLoad) {
   EXPECT_EQ(again.train_on_batch({x}, {y}).size(), 2u);
   std::remove(path.c_str());
   EXPECT_EQ(m.weights().size(), 4u);
+
+  K::FitOptions weighted;
+  weighted.verbose = 0;
+  weighted.epochs = 2;
+  weighted.sample_weight = {K::Tensor::from(std::vector<float>(64, 1.0f), {64})};
+  weighted.validation_x = {x};
+  weighted.validation_y = {y};
+  K::History vh = m.fit({x}, {y}, weighted);
+  EXPECT_NE(vh.json.find("\"val_acc\""), std::string::npos);
+  weighted.sample_weight = {K::Tensor::from(std::vector<float>(3, 1.0f), {3})};
+  EXPECT_THROW(m.fit({x}, {y}, weighted), K::Error);
   EXPECT_EQ(m.inputs()[0].shape(), (std::vector<int64_t>{-1, 4}));
 }
 

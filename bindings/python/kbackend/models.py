@@ -61,6 +61,10 @@ _C = {
                     ctypes.c_size_t, ctypes.c_char_p),
     "fit": _sig("kb_model_fit", _p, _PP, ctypes.c_size_t, _PP, ctypes.c_size_t, ctypes.c_int64,
                 ctypes.c_int64, ctypes.c_int32, ctypes.c_char_p, _CALLBACK, _p, _S),
+    "fit_weighted": _sig("kb_model_fit_weighted", _p, _PP, ctypes.c_size_t, _PP, ctypes.c_size_t,
+                         _PP, ctypes.c_size_t, _PP, ctypes.c_size_t, _PP, ctypes.c_size_t, _PP,
+                         ctypes.c_size_t, ctypes.c_int64, ctypes.c_int64, ctypes.c_int32,
+                         ctypes.c_char_p, _CALLBACK, _p, _S),
     "evaluate": _sig("kb_model_evaluate", _p, _PP, ctypes.c_size_t, _PP, ctypes.c_size_t,
                      ctypes.c_int64, ctypes.c_int32, _PP),
     "train_on_batch": _sig("kb_model_train_on_batch", _p, _PP, ctypes.c_size_t, _PP,
@@ -256,10 +260,16 @@ class Model:
         return json.loads(_text("metrics_names", self._h))
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose=1, callbacks=None,
-            validation_split=0.0, shuffle=True, class_weight=None, initial_epoch=0, seed=0):
+            validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
+            sample_weight=None, initial_epoch=0, seed=0):
         """Keras' fit; callbacks: functions (epoch, batch, logs) -> True to stop, called after
-        each batch and (batch -1) each epoch."""
+        each batch and (batch -1) each epoch. validation_data: (x, y) or (x, y, sample_weight);
+        sample_weight: an array (one output) or a list of one per output."""
         xs, ys = _Arrays(x), _Arrays(y)
+        weighted = sample_weight is not None or validation_data is not None
+        sw = _Arrays(sample_weight)
+        vx, vy, vsw = (list(validation_data) + [None])[:3] if validation_data else (None,) * 3
+        vx, vy, vsw = _Arrays(vx), _Arrays(vy), _Arrays(vsw)
         options = {"shuffle": bool(shuffle), "seed": int(seed),
                    "validation_split": float(validation_split), "initial_epoch": int(initial_epoch)}
         if class_weight:
@@ -276,9 +286,14 @@ class Model:
 
         callback = _CALLBACK(relay) if callbacks else _CALLBACK()
         history = ctypes.c_char_p()
-        _call("fit", self._h, xs.handles, xs.count, ys.handles, ys.count, batch_size or 32,
-              epochs, verbose, json.dumps(options).encode(), callback, None,
-              ctypes.byref(history))
+        common = (batch_size or 32, epochs, verbose, json.dumps(options).encode(), callback, None,
+                  ctypes.byref(history))
+        if weighted:
+            _call("fit_weighted", self._h, xs.handles, xs.count, ys.handles, ys.count,
+                  sw.handles, sw.count, vx.handles, vx.count, vy.handles, vy.count,
+                  vsw.handles, vsw.count, *common)
+        else:
+            _call("fit", self._h, xs.handles, xs.count, ys.handles, ys.count, *common)
         if errors:
             raise errors[0]
         h = json.loads(history.value.decode())

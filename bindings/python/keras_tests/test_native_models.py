@@ -271,3 +271,25 @@ def test_c_example_finetunes_a_keras_file(tmp_path):
 def _sequential_digits():
     return kmodels.Sequential([layers.Dense(64, input_shape=(64,), activation="relu"),
                                layers.Dropout(0.1), layers.Dense(10, activation="softmax")])
+
+
+def test_sample_weight_and_validation_data_as_keras(tmp_path):
+    path = str(tmp_path / "model.h5")
+    k = _sequential(dropout=False)
+    k.compile(optimizers.SGD(lr=0.1), "categorical_crossentropy", ["accuracy"])
+    k.save(path)
+    native = models.load_model(path)
+    w = np.random.RandomState(5).rand(len(X)).astype(np.float32)
+    w[::7] = 0
+    vx, vy = X[:16] * 0.5, Y[:16]
+    vw = np.linspace(0.1, 1, 16).astype(np.float32)
+    expected = k.fit(X, Y, epochs=2, batch_size=16, verbose=0, shuffle=False, sample_weight=w,
+                     validation_data=(vx, vy, vw)).history
+    got = native.fit(X, Y, epochs=2, batch_size=16, verbose=0, shuffle=False, sample_weight=w,
+                     validation_data=(vx, vy, vw)).history
+    assert sorted(got) == sorted(expected)
+    for key in expected:
+        np.testing.assert_allclose(got[key], expected[key], rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(_flat(native.get_weights()), _flat(k.get_weights()), atol=1e-5)
+    with pytest.raises(ValueError, match="one weight per sample"):
+        native.fit(X, Y, epochs=1, verbose=0, sample_weight=w[:5])
