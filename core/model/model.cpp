@@ -170,6 +170,7 @@ Tensors Model::build_functional(const Json& config, const Tensors* given) {
     entries.push_back(&entry);
     nodes_done.push_back(cls == "InputLayer" ? 1 : 0);
   }
+  std::map<std::string, int> consumers;  // how many nodes read each tensor (the summary's form)
   // Keras' from_config: nodes whose inputs exist are made, in rounds, until all are.
   for (bool progress = true; progress;) {
     progress = false;
@@ -184,6 +185,7 @@ Tensors Model::build_functional(const Json& config, const Tensors* given) {
         check(node.is_array() && !node.empty(), Status::invalid_argument, layers_[i]->where(),
               ": an inbound node is not a list of tensors");
         Tensors in, in_masks;
+        std::vector<std::string> names;
         for (const Json& ref : node) {
           TensorRef r = tensor_ref(ref, layers_[i]->where());
           auto it = made.find({r.layer, r.node});
@@ -193,6 +195,8 @@ Tensors Model::build_functional(const Json& config, const Tensors* given) {
                 " of layer '", r.layer, "' does not exist");
           in.push_back(it->second.outputs[size_t(r.tensor)]);
           in_masks.push_back(it->second.masks[size_t(r.tensor)]);
+          names.push_back(r.layer + "[" + std::to_string(r.node) + "][" + std::to_string(r.tensor) +
+                          "]");
         }
         if (in.size() < node.size()) break;  // waits for a layer further down the list
         // A nested model's node 0 is the one its own inputs made (Keras numbers from there).
@@ -200,6 +204,14 @@ Tensors Model::build_functional(const Json& config, const Tensors* given) {
         int64_t first_node = cls == "Sequential" || cls == "Model" || cls == "Functional" ? 1 : 0;
         made[{layers_[i]->name(), first_node + int64_t(nodes_done[i])}] =
             layers_[i]->apply(in, in_masks);
+        if (first) {
+          connections_.resize(layers_.size());
+          for (auto& n : names) {
+            if (++consumers[n] > 1) sequential_like_ = false;
+            connections_[i].push_back(n);
+          }
+          if (names.size() > 1 || nodes_done[i] > 0) sequential_like_ = false;
+        }
         ++nodes_done[i];
         progress = true;
       }
@@ -239,6 +251,8 @@ Tensors Model::build_functional(const Json& config, const Tensors* given) {
   masks.clear();
   refs("output_layers", outputs_, output_names_);
   output_masks_ = masks;
+  connections_.resize(layers_.size());
+  if (inputs_.size() > 1 || outputs_.size() > 1) sequential_like_ = false;
   for (const auto& x : inputs_)
     check(x->is("Placeholder"), Status::invalid_argument, where,
           ": an input is not an InputLayer's tensor");

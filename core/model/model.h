@@ -35,6 +35,11 @@ class Model {
   // The model's layers applied again to other tensors (a model used as a layer).
   Tensors apply(const Tensors& inputs);
 
+  // Per layer, its inbound connections as Keras' summary names them ("dense_1[0][0]"), and
+  // whether the model reads as a chain (Keras prints such functional models as a Sequential).
+  const std::vector<std::vector<std::string>>& connections() const { return connections_; }
+  bool sequential_like() const { return sequential_like_; }
+
   std::vector<Weight> weights() const;  // every layer's, in layer order
   std::vector<NodePtr> trainable_variables() const;
   // The trainable weights' constraints (those that have one).
@@ -63,6 +68,8 @@ class Model {
   Json config_;
   std::vector<std::shared_ptr<Layer>> layers_;
   Tensors inputs_, outputs_, output_masks_;
+  std::vector<std::vector<std::string>> connections_;
+  bool sequential_like_ = true;
   std::vector<std::string> input_names_, output_names_;
   NodePtr phase_;
   std::unique_ptr<Function> predict_;

@@ -44,12 +44,18 @@ std::string row(const std::vector<std::string>& fields, const std::vector<size_t
 }  // namespace
 
 std::string summary(const Model& model) {
-  // keras.utils.print_summary for sequential-like models: 65 columns at .45/.85/1.
-  const std::vector<size_t> ends{29, 55, 65};
+  // keras.utils.print_summary: 65 columns at .45/.85/1 for Sequential-like models, else 98 at
+  // .33/.55/.67/1 with the layers each one is connected to.
+  bool chain = model.class_name() == "Sequential" || model.sequential_like();
+  const size_t width = chain ? 65 : 98;
+  const std::vector<size_t> ends =
+      chain ? std::vector<size_t>{29, 55, 65} : std::vector<size_t>{32, 53, 65, 98};
+  const std::string thin(width, '_'), thick(width, '=');
   std::ostringstream os;
-  os << "_________________________________________________________________\n";
-  os << row({"Layer (type)", "Output Shape", "Param #"}, ends);
-  os << "=================================================================\n";
+  os << thin << "\n";
+  std::vector<std::string> header{"Layer (type)", "Output Shape", "Param #"};
+  if (!chain) header.push_back("Connected to");
+  os << row(header, ends) << thick << "\n";
   int64_t trainable = 0, total = 0;
   for (size_t i = 0; i < model.layers().size(); ++i) {
     const auto& l = *model.layers()[i];
@@ -60,17 +66,19 @@ std::string summary(const Model& model) {
       if (w.trainable) trainable += n;
     }
     total += params;
-    os << row({l.name() + " (" + l.class_name() + ")", shape_text(l.output_shapes()),
-               std::to_string(params)},
-              ends);
-    os << (i + 1 < model.layers().size()
-               ? "_________________________________________________________________\n"
-               : "=================================================================\n");
+    std::vector<std::string> fields{l.name() + " (" + l.class_name() + ")",
+                                    shape_text(l.output_shapes()), std::to_string(params)};
+    const std::vector<std::string> none;
+    const auto& links = i < model.connections().size() ? model.connections()[i] : none;
+    if (!chain) fields.push_back(links.empty() ? "" : links[0]);
+    os << row(fields, ends);
+    for (size_t k = 1; !chain && k < links.size(); ++k) os << row({"", "", "", links[k]}, ends);
+    os << (i + 1 < model.layers().size() ? thin : thick) << "\n";
   }
   os << "Total params: " << grouped(total) << "\n";
   os << "Trainable params: " << grouped(trainable) << "\n";
   os << "Non-trainable params: " << grouped(total - trainable) << "\n";
-  os << "_________________________________________________________________\n";
+  os << thin << "\n";
   return os.str();
 }
 

@@ -343,8 +343,8 @@ class Model:
         return _text("to_json", self._h)
 
     def summary(self, print_fn=None):
-        text = _text("summary", self._h)
-        (print_fn or print)(text.rstrip("\n"))
+        for line in _text("summary", self._h).rstrip("\n").split("\n"):
+            (print_fn or print)(line)  # a line at a time, as Keras calls print_fn
 
 
 def load_model(filepath, compile=True):  # noqa: A002 - Keras' name

@@ -293,3 +293,21 @@ def test_sample_weight_and_validation_data_as_keras(tmp_path):
     np.testing.assert_allclose(_flat(native.get_weights()), _flat(k.get_weights()), atol=1e-5)
     with pytest.raises(ValueError, match="one weight per sample"):
         native.fit(X, Y, epochs=1, verbose=0, sample_weight=w[:5])
+
+
+def _summary_lines(model):
+    lines = []
+    model.summary(print_fn=lines.append)
+    return lines
+
+
+def test_summary_prints_as_keras(tmp_path):
+    inp = layers.Input((8,))
+    h = layers.Dense(16, activation="tanh")(inp)
+    branched = kmodels.Model(inp, [layers.Dense(3, name="cls")(h), layers.Dense(2, name="reg")(h)])
+    a = layers.Input((4,))
+    chain = kmodels.Model(a, layers.Dense(2)(layers.Dense(5)(a)))
+    for k in (_sequential(dropout=True), branched, chain):
+        path = str(tmp_path / (k.name + ".h5"))
+        k.save(path)
+        assert _summary_lines(models.load_model(path)) == _summary_lines(k)
