@@ -12,6 +12,7 @@ ROOT=$PWD
 BUILD=$ROOT/build-bind
 JOBS=${JOBS:-2}
 DATA=$ROOT/examples/data/digits.csv
+MODEL=$ROOT/examples/data/digits_mlp.h5  # saved by Keras 2.2.4 (examples/make_keras_model.py)
 bash scripts/deps.sh
 
 echo "== bindings: build Java, C#, Go (build-bind)"
@@ -24,11 +25,13 @@ J=$BUILD/bindings/java
 rm -rf "$J/test-classes" && mkdir -p "$J/test-classes"
 javac -Xlint:all -Werror -d "$J/test-classes" \
   -cp "$J/kbackend.jar:/usr/share/java/junit-jupiter-api.jar:/usr/share/java/apiguardian-api.jar:/usr/share/java/opentest4j.jar" \
-  bindings/java/tests/org/kbackend/*.java bindings/java/examples/TrainMlp.java
+  bindings/java/tests/org/kbackend/*.java bindings/java/examples/TrainMlp.java \
+  bindings/java/examples/FinetuneKerasModel.java
 java -jar /usr/share/java/junit-platform-console-standalone.jar --disable-banner \
   --details=tree --fail-if-no-tests -cp "$J/kbackend.jar:$J/test-classes" --select-package org.kbackend
 echo "== Java: example"
 java -cp "$J/kbackend.jar:$J/test-classes" TrainMlp "$DATA"
+java -cp "$J/kbackend.jar:$J/test-classes" FinetuneKerasModel "$MODEL" "$DATA"
 
 echo "== C#: tests"
 C=$BUILD/bindings/csharp
@@ -37,6 +40,9 @@ mcs -nologo -warnaserror -r:"$C/KBackend.dll" -out:"$C/tests.exe" bindings/cshar
 echo "== C#: example"
 mcs -nologo -warnaserror -r:"$C/KBackend.dll" -out:"$C/train_mlp.exe" bindings/csharp/examples/TrainMlp.cs
 (cd "$C" && mono train_mlp.exe "$DATA")
+mcs -nologo -warnaserror -r:"$C/KBackend.dll" -out:"$C/finetune_keras_model.exe" \
+  bindings/csharp/examples/FinetuneKerasModel.cs
+(cd "$C" && mono finetune_keras_model.exe "$MODEL" "$DATA")
 
 echo "== Go: go test (#cgo pkg-config: kbackend, the build tree's kbackend.pc)"
 export GOFLAGS=-mod=mod GOPROXY=off GOCACHE=${GOCACHE:-$BUILD/go-cache} GOPATH=${GOPATH:-$BUILD/go-path}
@@ -46,5 +52,7 @@ echo "== Go: example (CGO_CXXFLAGS / CGO_LDFLAGS instead of pkg-config)"
 (cd "$G/kbackend" && CGO_CXXFLAGS="-I$ROOT/include" \
   CGO_LDFLAGS="-L$BUILD -Wl,-rpath,$BUILD -lkbackend" \
   go run -tags kbackend_no_pkgconfig ./examples/train_mlp "$DATA")
+(cd "$G/kbackend" && PKG_CONFIG_PATH="$G/pkgconfig" go run ./examples/finetune_keras_model \
+  "$MODEL" "$DATA")
 
 echo "JVM/.NET/GO BINDINGS TESTS PASSED"

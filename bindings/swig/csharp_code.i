@@ -43,6 +43,7 @@
 KB_CSHARP_HANDLE(kb_tensor, Tensor)
 KB_CSHARP_HANDLE(kb_tensor_list, TensorList)
 KB_CSHARP_HANDLE(kb_compiled_function, CompiledFunction)
+KB_CSHARP_HANDLE(kb_model, Model)
 
 %typemap(csinterfaces) kb_tensor_list
   "global::System.IDisposable, global::System.Collections.Generic.IReadOnlyList<Tensor>"

@@ -69,6 +69,7 @@
 KB_JAVA_HANDLE(kb_tensor, Tensor)
 KB_JAVA_HANDLE(kb_tensor_list, TensorList)
 KB_JAVA_HANDLE(kb_compiled_function, CompiledFunction)
+KB_JAVA_HANDLE(kb_model, Model)
 
 %typemap(javabase) kb_tensor_list "java.util.AbstractList<Tensor>"
 

@@ -43,6 +43,15 @@
 struct kb_tensor {};
 struct kb_tensor_list {};
 struct kb_compiled_function {};
+#if defined(SWIGJAVA) || defined(SWIGCSHARP) || defined(SWIGGO)
+%rename(Model) kb_model;
+%nodefaultctor kb_model;
+%nocopyctor kb_model;
+struct kb_model {};
+%extend kb_model {
+  ~kb_model() { kb_model_release($self); }
+}
+#endif
 %extend kb_tensor {
   ~kb_tensor() { kb_tensor_release($self); }
 }
@@ -1968,6 +1977,76 @@ static int64_t kbx_list_new_raw(kb_tensor* const* items, size_t n) {
   kb_tensor_list* out = NULL;
   if (kb_tensor_list_new(items, n, &out) == KB_OK) kb_clear_error();
   return (int64_t)(intptr_t)out;
+}
+%}
+
+/* Keras models (kb_model_*) for models of one input and one output: the arrays of the C
+ * functions wait for issue 29's generator; metrics: one name or "". */
+%newobject kbx_model_load;
+%newobject kbx_model_from_json;
+%newobject kbx_model_evaluate;
+%newobject kbx_model_predict;
+%rename(model_load) kbx_model_load;
+%rename(model_from_json) kbx_model_from_json;
+%rename(model_compile) kbx_model_compile;
+%rename(model_fit) kbx_model_fit;
+%rename(model_evaluate) kbx_model_evaluate;
+%rename(model_predict) kbx_model_predict;
+%rename(model_save) kbx_model_save;
+%rename(model_summary) kbx_model_summary;
+%inline %{
+static kb_model* kbx_model_load(const char* path, int32_t compile) {
+  kb_model* out = NULL;
+  if (kb_model_load(path, compile, &out) == KB_OK) kb_clear_error();
+  return out;
+}
+static kb_model* kbx_model_from_json(const char* json) {
+  kb_model* out = NULL;
+  if (kb_model_from_json(json, &out) == KB_OK) kb_clear_error();
+  return out;
+}
+static void kbx_model_compile(kb_model* model, const char* optimizer, const char* loss,
+                              const char* metric, const char* options_json) {
+  const char* losses[1] = {loss};
+  const char* metrics[1] = {metric};
+  size_t n = metric && *metric ? 1 : 0;
+  if (kb_model_compile(model, optimizer, losses, 1, metrics, n,
+                       options_json && *options_json ? options_json : NULL) == KB_OK)
+    kb_clear_error();
+}
+/* The per-epoch history as JSON. */
+static const char* kbx_model_fit(kb_model* model, kb_tensor* x, kb_tensor* y, int64_t batch_size,
+                                 int64_t epochs, int32_t verbose, const char* options_json) {
+  const char* history = NULL;
+  if (kb_model_fit(model, &x, 1, &y, 1, batch_size, epochs, verbose,
+                   options_json && *options_json ? options_json : NULL, NULL, NULL,
+                   &history) == KB_OK)
+    kb_clear_error();
+  return history;
+}
+/* The loss, then the metrics (float64). */
+static kb_tensor* kbx_model_evaluate(kb_model* model, kb_tensor* x, kb_tensor* y,
+                                     int64_t batch_size) {
+  kb_tensor* out = NULL;
+  if (kb_model_evaluate(model, &x, 1, &y, 1, batch_size, 0, &out) == KB_OK) kb_clear_error();
+  return out;
+}
+/* The first output. */
+static kb_tensor* kbx_model_predict(kb_model* model, kb_tensor* x, int64_t batch_size) {
+  kb_tensor_list* list = NULL;
+  kb_tensor* out = NULL;
+  if (kb_model_predict(model, &x, 1, batch_size, 0, &list) != KB_OK) return NULL;
+  if (kb_tensor_list_get(list, 0, &out) == KB_OK) kb_clear_error();
+  kb_tensor_list_release(list);
+  return out;
+}
+static void kbx_model_save(kb_model* model, const char* path, int32_t include_optimizer) {
+  if (kb_model_save(model, path, include_optimizer) == KB_OK) kb_clear_error();
+}
+static const char* kbx_model_summary(kb_model* model) {
+  const char* out = NULL;
+  if (kb_model_summary(model, &out) == KB_OK) kb_clear_error();
+  return out;
 }
 %}
 #endif

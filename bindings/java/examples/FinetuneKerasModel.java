@@ -1,0 +1,44 @@
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.util.List;
+import org.kbackend.*;
+
+/** Loads a Keras model file (examples/data/digits_mlp.h5, saved by Keras 2.2.4), fine-tunes it on
+ * the 8x8 digits and prints its test accuracy before and after.
+ * Usage: java -cp kbackend.jar:. FinetuneKerasModel model.h5 digits.csv (exit 0 when > 90%) */
+public class FinetuneKerasModel {
+  public static void main(String[] args) throws Exception {
+    List<String> lines = Files.readAllLines(Paths.get(args[1]));
+    lines.removeIf(l -> l.isEmpty() || l.startsWith("#"));
+    int n = lines.size(), nTest = n / 5, nTrain = n - nTest; // rows 4, 9, 14, ... test
+    float[] xtr = new float[nTrain * 64], ytr = new float[nTrain * 10];
+    float[] xte = new float[nTest * 64], yte = new float[nTest * 10];
+    int tr = 0, te = 0;
+    for (int i = 0; i < n; ++i) {
+      String[] f = lines.get(i).split(",");
+      boolean test = i % 5 == 4; // every fifth digit tests, as the model file's script left out
+      float[] x = test ? xte : xtr, y = test ? yte : ytr;
+      int row = test ? te++ : tr++;
+      for (int j = 0; j < 64; ++j) x[row * 64 + j] = Float.parseFloat(f[j + 1]) / 16f;
+      y[row * 10 + Integer.parseInt(f[0])] = 1f;
+    }
+    try (Model model = K.model_load(args[0], 1);
+        Tensor xTrain = Tensor.of(xtr, tr, 64);
+        Tensor yTrain = Tensor.of(ytr, tr, 10);
+        Tensor xTest = Tensor.of(xte, te, 64);
+        Tensor yTest = Tensor.of(yte, te, 10)) {
+      System.out.print(K.model_summary(model));
+      double before, after;
+      try (Tensor s = K.model_evaluate(model, xTest, yTest, 128)) {
+        before = s.toDoubleArray()[1];
+      }
+      K.model_fit(model, xTrain, yTrain, 32, 5, 1, "{\"seed\": 1}");
+      try (Tensor s = K.model_evaluate(model, xTest, yTest, 128)) {
+        after = s.toDoubleArray()[1];
+      }
+      System.out.printf("test accuracy: %.2f%% before fine-tuning, %.2f%% after (%d test digits)%n",
+          100 * before, 100 * after, te);
+      if (after < 0.9) System.exit(1);
+    }
+  }
+}
