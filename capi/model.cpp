@@ -298,6 +298,10 @@ KB_API kb_status kb_model_predict_on_batch(kb_model* m, kb_tensor* const* x, siz
   });
 }
 
+KB_API kb_status kb_model_reset_states(kb_model* m) {
+  return guard("model_reset_states", [&] { model_arg(m, "model_reset_states").reset_states(); });
+}
+
 KB_API kb_status kb_model_summary(kb_model* m, const char** out) {
   return guard("model_summary", [&] {
     out_arg(out, "model_summary");

@@ -796,6 +796,8 @@ KB_API kb_status kb_model_predict(kb_model* model, kb_tensor* const* x, size_t n
                                   int64_t batch_size, int32_t verbose, kb_tensor_list** out);
 KB_API kb_status kb_model_predict_on_batch(kb_model* model, kb_tensor* const* x, size_t num_x,
                                            kb_tensor_list** out);
+/* Keras' model.reset_states(): the states of its stateful recurrent layers back to zeros. */
+KB_API kb_status kb_model_reset_states(kb_model* model);
 /* Keras' model.summary() text. */
 KB_API kb_status kb_model_summary(kb_model* model, const char** out);
 /* The layers (Keras' model.layers): count, name, class name, config (JSON), weights' values

@@ -77,6 +77,7 @@ struct kb_model {};
 %ignore kb_model_evaluate;
 %ignore kb_model_fit;
 %ignore kb_model_fit_weighted;
+%ignore kb_model_reset_states;
 %ignore kb_model_from_json;
 %ignore kb_model_inputs;
 %ignore kb_model_layer_class;

@@ -174,6 +174,8 @@ void Layer::adopt(const Layer& inner) {
   }
   losses_.insert(losses_.end(), inner.losses_.begin(), inner.losses_.end());
   updates_.insert(updates_.end(), inner.updates_.begin(), inner.updates_.end());
+  state_updates_.insert(state_updates_.end(), inner.state_updates_.begin(),
+                        inner.state_updates_.end());
 }
 
 std::vector<Weight> Layer::weights() const {

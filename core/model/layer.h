@@ -56,6 +56,11 @@ class Layer {
   // Terms the layer adds to the loss (its regularizers), and its state updates.
   const Tensors& losses() const { return losses_; }
   const Tensors& updates() const { return updates_; }
+  // The updates of a stateful layer's states (among updates() too): Keras runs them in every
+  // function of the model, predict and evaluate included.
+  const Tensors& state_updates() const { return state_updates_; }
+  // Keras' layer.reset_states(): a stateful layer's states back to zeros.
+  virtual void reset_states() {}
 
  protected:
   virtual void build(const std::vector<Shape>& input_shapes);
@@ -82,7 +87,7 @@ class Layer {
   // the inner layer's first call, which builds them).
   void adopt(const Layer& inner);
   DType dtype() const { return dtype_; }
-  Tensors losses_, updates_;
+  Tensors losses_, updates_, state_updates_;
   std::string where_;
 
  private:

@@ -2,7 +2,10 @@
 // rnn, their cells computing as Keras 2.2.4's (implementation 1 and 2), with
 // return_sequences, return_state, go_backwards, unroll, initial states (extra inputs) and
 // dropout masks drawn once per call.
+#include <cstring>
+
 #include "core/api/control.h"
+#include "core/graph/session.h"
 #include "core/api/loops.h"
 #include "core/compile/function.h"
 #include "core/api/random.h"
@@ -36,8 +39,7 @@ class Recurrent : public Layer {
         recurrent_dropout_(number_or(c, "recurrent_dropout", 0, where())),
         implementation_(int_or(c, "implementation", 1, where())) {
     check(units_ > 0, Status::invalid_argument, where(), ": units must be positive");
-    check(!bool_or(c, "stateful", false, where()), Status::not_implemented, where(),
-          ": stateful recurrent layers");
+    stateful_ = bool_or(c, "stateful", false, where());
     activation_ = c.contains("activation") ? c["activation"] : Json("tanh");
     recurrent_activation_ =
         c.contains("recurrent_activation") ? c["recurrent_activation"] : Json("hard_sigmoid");
@@ -59,7 +61,20 @@ class Recurrent : public Layer {
     const NodePtr& x = inputs[0];
     check(x->rank() == 3, Status::shape, where(), ": needs inputs of rank 3");
     Tensors initial(inputs.begin() + 1, inputs.end());
-    if (initial.empty()) {
+    if (initial.empty() && stateful_) {
+      // Keras: the states are variables of (batch_size, size), carried from call to call.
+      int64_t batch = x->shape().dims[0];
+      check(batch > 0, Status::shape, where(),
+            ": a stateful layer needs its batch size (batch_input_shape) known");
+      if (states_.empty())
+        for (int64_t size : state_sizes()) {
+          auto zeros = Buffer::make(dtype(), {batch, size});
+          std::memset(zeros->data(), 0, zeros->nbytes());
+          states_.push_back(
+              api::variable(zeros, dtype(), Session::get().unique_name(name() + "/state")));
+        }
+      initial = states_;
+    } else if (initial.empty()) {
       // RNN.get_initial_state: zeros (batch, size) made from the inputs' batch.
       NodePtr zero = api::expand_dims(
           api::sum(api::zeros_like(x, std::nullopt, ""), std::vector<int64_t>{1, 2}, false), -1);
@@ -74,6 +89,12 @@ class Recurrent : public Layer {
     api::RnnResult r = api::rnn(
         [this](const NodePtr& xt, const std::vector<NodePtr>& states) { return step(xt, states); },
         x, initial, go_backwards_, masks().empty() ? nullptr : masks()[0], {}, unroll_);
+    if (stateful_ && inputs.size() == 1)
+      for (size_t i = 0; i < states_.size(); ++i) {
+        NodePtr u = api::update(states_[i], r.new_states[i]);
+        updates_.push_back(u);
+        state_updates_.push_back(u);
+      }
     Tensors out{return_sequences_ ? r.outputs : r.last_output};
     if (return_state_) out.insert(out.end(), r.new_states.begin(), r.new_states.end());
     return out;
@@ -112,7 +133,16 @@ class Recurrent : public Layer {
   bool use_bias_, return_sequences_, return_state_, go_backwards_, unroll_;
   double dropout_, recurrent_dropout_;
   int64_t implementation_;
+  void reset_states() override {
+    for (const auto& s : states_) {
+      auto zeros = Buffer::make(s->dtype(), s->shape().dims);
+      std::memset(zeros->data(), 0, zeros->nbytes());
+      api::set_value(s, zeros);
+    }
+  }
   Json activation_, recurrent_activation_;
+  bool stateful_ = false;
+  Tensors states_;
   NodePtr kernel_, recurrent_kernel_, bias_;
   Tensors input_masks_, recurrent_masks_;
 };

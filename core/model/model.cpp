@@ -74,7 +74,7 @@ Function& Model::predict_function() {
   if (!predict_) {
     Tensors ins = inputs_;
     if (phase_) ins.push_back(phase_);
-    predict_ = std::make_unique<Function>(ins, outputs_, Tensors{});
+    predict_ = std::make_unique<Function>(ins, outputs_, state_updates());
     predict_->set_device(Device::cpu);  // results are read in host memory (training.cpp)
   }
   return *predict_;
@@ -296,6 +296,17 @@ Tensors Model::losses() const {
   Tensors out;
   for (const auto& l : layers_) out.insert(out.end(), l->losses().begin(), l->losses().end());
   return out;
+}
+
+Tensors Model::state_updates() const {
+  Tensors out;
+  for (const auto& l : layers_)
+    out.insert(out.end(), l->state_updates().begin(), l->state_updates().end());
+  return out;
+}
+
+void Model::reset_states() {
+  for (const auto& l : layers_) l->reset_states();
 }
 
 Tensors Model::updates() const {

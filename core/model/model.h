@@ -44,8 +44,10 @@ class Model {
   std::vector<NodePtr> trainable_variables() const;
   // The trainable weights' constraints (those that have one).
   std::map<const Node*, Json> constraints() const;
-  Tensors losses() const;   // the layers' regularization terms
-  Tensors updates() const;  // the layers' state updates
+  Tensors losses() const;         // the layers' regularization terms
+  Tensors updates() const;        // the layers' updates (moving averages, states)
+  Tensors state_updates() const;  // the stateful layers' (every function runs them)
+  void reset_states();
 
   // The learning phase's placeholder every function of the model is fed (1 to train, 0 to
   // test and predict); null when the phase is fixed (set_learning_phase).

@@ -204,7 +204,7 @@ Training::Training(Model& model, const Json& optimizer, const Json& overrides,
   for (const auto& u : optimizer_->updates(total, model.trainable_variables(), model.constraints()))
     updates.push_back(u);
   train_ = std::make_unique<Function>(ins, results, updates);
-  test_ = std::make_unique<Function>(ins, results, Tensors{});
+  test_ = std::make_unique<Function>(ins, results, model.state_updates());
   // The loops read results and slice batches in host memory: models run on the CPU for now.
   train_->set_device(Device::cpu);
   test_->set_device(Device::cpu);

@@ -76,6 +76,7 @@ _C = {
                     _PP),
     "predict_on_batch": _sig("kb_model_predict_on_batch", _p, _PP, ctypes.c_size_t, _PP),
     "summary": _sig("kb_model_summary", _p, _S),
+    "reset_states": _sig("kb_model_reset_states", _p),
     "layer_count": _sig("kb_model_layer_count", _p, ctypes.POINTER(ctypes.c_size_t)),
     "layer_name": _sig("kb_model_layer_name", _p, ctypes.c_size_t, _S),
     "layer_class": _sig("kb_model_layer_class", _p, ctypes.c_size_t, _S),
@@ -338,6 +339,9 @@ class Model:
 
     def load_weights(self, filepath, by_name=False):
         _call("load_weights", self._h, str(filepath).encode(), int(bool(by_name)))
+
+    def reset_states(self):
+        _call("reset_states", self._h)
 
     def to_json(self):
         return _text("to_json", self._h)

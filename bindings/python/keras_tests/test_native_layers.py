@@ -267,3 +267,25 @@ def test_a_layer_without_masking_refuses_a_mask():
     config = k.to_json().replace('"mask_zero": false', '"mask_zero": true')
     with pytest.raises(ValueError, match="does not support masking"):
         models.model_from_json(config)
+
+
+def test_stateful_rnn_carries_state_as_keras(tmp_path):
+    x = L.Input(batch_shape=(4, 3, 2))
+    k = kmodels.Model(x, L.Dense(2)(L.LSTM(3, stateful=True)(x)))
+    k.compile(optimizers.SGD(lr=0.05), "mse")
+    path = str(tmp_path / "model.h5")
+    k.save(path)
+    native = models.load_model(path)
+    rng = np.random.RandomState(6)
+    xs = rng.rand(8, 3, 2).astype(np.float32)
+    ys = rng.rand(8, 2).astype(np.float32)
+    for step in range(3):  # the states carry over from call to call, predictions included
+        np.testing.assert_allclose(native.predict(xs[:4], batch_size=4),
+                                   k.predict(xs[:4], batch_size=4), rtol=1e-5, atol=1e-6)
+    expected = k.fit(xs, ys, epochs=2, batch_size=4, verbose=0, shuffle=False).history["loss"]
+    got = native.fit(xs, ys, epochs=2, batch_size=4, verbose=0, shuffle=False).history["loss"]
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-6)
+    k.reset_states()
+    native.reset_states()
+    np.testing.assert_allclose(native.predict(xs[4:], batch_size=4),
+                               k.predict(xs[4:], batch_size=4), rtol=1e-5, atol=1e-6)
