@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/api/control.h"
+#include "core/api/conv.h"
 #include "core/graph/session.h"
 #include "core/api/loops.h"
 #include "core/compile/function.h"
@@ -29,7 +30,7 @@ class Recurrent : public Layer {
  public:
   Recurrent(const char* cls, const Json& c)
       : Layer(cls, c),
-        units_(int_or(c, "units", -1, where())),
+        units_(int_or(c, c.contains("filters") ? "filters" : "units", -1, where())),
         use_bias_(bool_or(c, "use_bias", true, where())),
         return_sequences_(bool_or(c, "return_sequences", false, where())),
         return_state_(bool_or(c, "return_state", false, where())),
@@ -59,7 +60,8 @@ class Recurrent : public Layer {
   Tensors call(const Tensors& inputs) override {
     check(!inputs.empty(), Status::invalid_argument, where(), ": no input");
     const NodePtr& x = inputs[0];
-    check(x->rank() == 3, Status::shape, where(), ": needs inputs of rank 3");
+    check(x->rank() == input_rank(), Status::shape, where(), ": needs inputs of rank ",
+          input_rank());
     Tensors initial(inputs.begin() + 1, inputs.end());
     if (initial.empty() && stateful_) {
       // Keras: the states are variables of (batch_size, size), carried from call to call.
@@ -75,10 +77,7 @@ class Recurrent : public Layer {
         }
       initial = states_;
     } else if (initial.empty()) {
-      // RNN.get_initial_state: zeros (batch, size) made from the inputs' batch.
-      NodePtr zero = api::expand_dims(
-          api::sum(api::zeros_like(x, std::nullopt, ""), std::vector<int64_t>{1, 2}, false), -1);
-      for (int64_t size : state_sizes()) initial.push_back(api::tile(zero, {1, size}));
+      initial = zero_states(x);
     }
     check(initial.size() == state_sizes().size(), Status::invalid_argument, where(), ": ",
           initial.size(), " initial states, the layer has ", state_sizes().size());
@@ -102,6 +101,31 @@ class Recurrent : public Layer {
 
  protected:
   virtual std::vector<int64_t> state_sizes() const { return {units_}; }
+  virtual int64_t input_rank() const { return 3; }
+  // RNN.get_initial_state: zeros (batch, size) made from the inputs' batch.
+  virtual Tensors zero_states(const NodePtr& x) {
+    NodePtr zero = api::expand_dims(
+        api::sum(api::zeros_like(x, std::nullopt, ""), std::vector<int64_t>{1, 2}, false), -1);
+    Tensors out;
+    for (int64_t size : state_sizes()) out.push_back(api::tile(zero, {1, size}));
+    return out;
+  }
+  // An LSTM's bias of 4 units: with unit_forget_bias, bias_initializer for the input gate, ones
+  // for the forget gate, then the initializer again for the other two.
+  NodePtr lstm_bias() {
+    int64_t u = units_;
+    if (!bool_or(config(), "unit_forget_bias", true, where()))
+      return add_weight("bias", {4 * u}, "bias_initializer", "bias_regularizer", "bias_constraint");
+    Json init = config().value("bias_initializer", Json("zeros"));
+    auto value = Buffer::make(DType::f64, {4 * u});
+    auto first = convert_buffer(initial_value(init, {u}, DType::f64, where()), DType::f64);
+    auto rest = convert_buffer(initial_value(init, {2 * u}, DType::f64, where()), DType::f64);
+    double* v = value->as<double>();
+    for (int64_t i = 0; i < u; ++i) v[i] = first->as<double>()[i];
+    for (int64_t i = 0; i < u; ++i) v[u + i] = 1;
+    for (int64_t i = 0; i < 2 * u; ++i) v[2 * u + i] = rest->as<double>()[i];
+    return add_weight_value("bias", value, "bias_regularizer", "bias_constraint");
+  }
   virtual void build_cell(int64_t input_dim) = 0;
   virtual std::pair<NodePtr, Tensors> step(const NodePtr& x, const Tensors& states) = 0;
 
@@ -184,22 +208,7 @@ class LSTM : public Recurrent {
                          "kernel_constraint");
     recurrent_kernel_ = add_weight("recurrent_kernel", {u, 4 * u}, "recurrent_initializer",
                                    "recurrent_regularizer", "recurrent_constraint");
-    if (!use_bias_) return;
-    if (bool_or(config(), "unit_forget_bias", true, where())) {
-      // bias_initializer for the input gate, ones for the forget gate, then the rest.
-      Json init = config().value("bias_initializer", Json("zeros"));
-      auto value = Buffer::make(DType::f64, {4 * u});
-      auto first = convert_buffer(initial_value(init, {u}, DType::f64, where()), DType::f64);
-      auto rest = convert_buffer(initial_value(init, {2 * u}, DType::f64, where()), DType::f64);
-      double* v = value->as<double>();
-      for (int64_t i = 0; i < u; ++i) v[i] = first->as<double>()[i];
-      for (int64_t i = 0; i < u; ++i) v[u + i] = 1;
-      for (int64_t i = 0; i < 2 * u; ++i) v[2 * u + i] = rest->as<double>()[i];
-      bias_ = add_weight_value("bias", value, "bias_regularizer", "bias_constraint");
-    } else {
-      bias_ =
-          add_weight("bias", {4 * u}, "bias_initializer", "bias_regularizer", "bias_constraint");
-    }
+    if (use_bias_) bias_ = lstm_bias();
   }
   std::pair<NodePtr, Tensors> step(const NodePtr& x, const Tensors& states) override {
     const NodePtr &h_tm1 = states[0], &c_tm1 = states[1];
@@ -321,7 +330,82 @@ class GRU : public Recurrent {
   NodePtr input_bias_, recurrent_bias_;
 };
 
+// keras.layers.ConvLSTM2D: an LSTM whose gates are 2-D convolutions, over (batch, time, rows,
+// cols, channels) or channels first.
+class ConvLSTM2D : public Recurrent {
+ public:
+  explicit ConvLSTM2D(const Json& c)
+      : Recurrent("ConvLSTM2D", c),
+        kernel_size_(ints_or(c, "kernel_size", 2, -1, where())),
+        strides_(ints_or(c, "strides", 2, 1, where())),
+        dilation_rate_(ints_or(c, "dilation_rate", 2, 1, where())),
+        padding_(padding_of(c, where())),
+        format_(data_format_of(c, where())) {
+    check(!stateful_, Status::not_implemented, where(), ": a stateful ConvLSTM2D");
+  }
+  void build(const std::vector<Shape>& shapes) override {
+    check(!shapes.empty() && shapes[0].rank() == 5, Status::shape, where(),
+          ": needs inputs (batch, time, rows, cols, channels) or channels first");
+    int64_t channels = shapes[0].dims[format_ == DataFormat::channels_first ? 2 : 4];
+    check(channels > 0, Status::shape, where(), ": the channel dim must be known");
+    int64_t f = units_;
+    kernel_ = add_weight("kernel", {kernel_size_[0], kernel_size_[1], channels, 4 * f},
+                         "kernel_initializer", "kernel_regularizer", "kernel_constraint");
+    recurrent_kernel_ =
+        add_weight("recurrent_kernel", {kernel_size_[0], kernel_size_[1], f, 4 * f},
+                   "recurrent_initializer", "recurrent_regularizer", "recurrent_constraint");
+    if (use_bias_) bias_ = lstm_bias();
+  }
+
+ protected:
+  int64_t input_rank() const override { return 5; }
+  std::vector<int64_t> state_sizes() const override { return {units_, units_}; }
+  void build_cell(int64_t) override {}
+  // Gate g's slice of a kernel (its last axis) and of the bias.
+  NodePtr gate(const NodePtr& k, int g) const {
+    return api::slice(k, {0, 0, 0, g * units_}, {-1, -1, -1, units_});
+  }
+  NodePtr input_conv(const NodePtr& x, const NodePtr& w, const NodePtr& b) const {
+    NodePtr y = api::conv2d(x, w, strides_, padding_, format_, dilation_rate_);
+    return b ? api::bias_add(y, b, format_) : y;
+  }
+  NodePtr recurrent_conv(const NodePtr& h, const NodePtr& w) const {
+    return api::conv2d(h, w, {1, 1}, api::Padding::same, format_, {1, 1});
+  }
+  // ConvRNN2D.get_initial_state: the inputs summed over time, convolved with a zero kernel.
+  Tensors zero_states(const NodePtr& x) override {
+    NodePtr s = api::sum(api::zeros_like(x, std::nullopt, ""), std::vector<int64_t>{1}, false);
+    Dims shape{kernel_size_[0], kernel_size_[1],
+               x->shape().dims[format_ == DataFormat::channels_first ? 2 : 4], units_};
+    NodePtr state = input_conv(s, api::zeros(shape, x->dtype(), ""), nullptr);
+    return {state, state};
+  }
+  std::pair<NodePtr, Tensors> step(const NodePtr& x, const Tensors& states) override {
+    const NodePtr &h_tm1 = states[0], &c_tm1 = states[1];
+    const Tensors& dp = input_masks(x, 4);
+    const Tensors& rdp = recurrent_masks(h_tm1, 4);
+    NodePtr xs[4], hs[4];
+    for (int g = 0; g < 4; ++g) {
+      xs[g] = input_conv(masked(x, dp, size_t(g)), gate(kernel_, g),
+                         use_bias_ ? part(bias_, g * units_, units_) : nullptr);
+      hs[g] = recurrent_conv(masked(h_tm1, rdp, size_t(g)), gate(recurrent_kernel_, g));
+    }
+    NodePtr i = rec_act(plus(xs[0], hs[0]));
+    NodePtr f = rec_act(plus(xs[1], hs[1]));
+    NodePtr c = plus(times(f, c_tm1), times(i, act(plus(xs[2], hs[2]))));
+    NodePtr o = rec_act(plus(xs[3], hs[3]));
+    NodePtr h = times(o, act(c));
+    return {h, {h, c}};
+  }
+
+ private:
+  std::vector<int64_t> kernel_size_, strides_, dilation_rate_;
+  api::Padding padding_;
+  DataFormat format_;
+};
+
 const LayerRegistrar rows[] = {
+    {"ConvLSTM2D", make_layer_of<ConvLSTM2D>},
     {"SimpleRNN", make_layer_of<SimpleRNN>},
     {"LSTM", make_layer_of<LSTM>},
     {"GRU", make_layer_of<GRU>},

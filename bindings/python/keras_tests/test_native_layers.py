@@ -112,6 +112,9 @@ CASES = {
     "Bidirectional GRU sum sequences": lambda: _seq(
         (5, 3), L.Bidirectional(L.GRU(2, return_sequences=True), merge_mode="sum")),
     "TimeDistributed Dense": lambda: _seq((4, 5), L.TimeDistributed(L.Dense(3))),
+    "ConvLSTM2D same": lambda: _seq((3, 5, 5, 2), L.ConvLSTM2D(3, (3, 3), padding="same")),
+    "ConvLSTM2D valid sequences": lambda: _seq(
+        (3, 5, 5, 2), L.ConvLSTM2D(2, (2, 2), return_sequences=True)),
     "LSTM return_state and initial_state": lambda: _states(),
     "nested Sequential": lambda: _nested_sequential(),
     "nested functional in Sequential": lambda: _nested_functional(),
