@@ -311,3 +311,52 @@ def test_summary_prints_as_keras(tmp_path):
         path = str(tmp_path / (k.name + ".h5"))
         k.save(path)
         assert _summary_lines(models.load_model(path)) == _summary_lines(k)
+
+
+def _mutations(value, rng):
+    """Hostile variants of a JSON value: other types, negatives, empties, removals."""
+    if isinstance(value, dict) and value:
+        key = sorted(value)[rng.randint(len(value))]
+        out = dict(value)
+        if rng.rand() < 0.3:
+            del out[key]
+        else:
+            out[key] = _mutations(value[key], rng)
+        return out
+    if isinstance(value, list) and value:
+        i = rng.randint(len(value))
+        out = list(value)
+        if rng.rand() < 0.3:
+            del out[i]
+        else:
+            out[i] = _mutations(value[i], rng)
+        return out
+    return [None, -1, 0, 3, 1.5, "x", "", [], {}, True, [None, -2], {"class_name": "?"}][
+        rng.randint(12)]
+
+
+def test_mutated_configs_fail_cleanly():
+    """Configs with values of the wrong type, negative or missing: an error or a model, never
+    a crash; the library works after (a loop bounded in time)."""
+    import time
+    x = layers.Input((6, 3))
+    h = layers.LSTM(4, return_sequences=True)(layers.Conv1D(3, 2, padding="same")(x))
+    h = layers.Bidirectional(layers.GRU(2))(layers.BatchNormalization()(h))
+    k = kmodels.Model(x, layers.Dense(2, activation="softmax")(layers.Dropout(0.1)(h)))
+    seq = _sequential(dropout=True)
+    rng = np.random.RandomState(3)
+    deadline = time.time() + 20
+    tried = 0
+    while time.time() < deadline and tried < 400:
+        base = json.loads((k if tried % 2 else seq).to_json())
+        mutated = base
+        for _ in range(1 + rng.randint(3)):
+            mutated = _mutations(mutated, rng)
+        try:
+            m = models.model_from_json(json.dumps(mutated))
+            m.predict(np.zeros((2, 6, 3) if tried % 2 else (2, 8), np.float32))
+        except (ValueError, NotImplementedError, MemoryError):
+            pass
+        tried += 1
+    assert tried > 50
+    np.testing.assert_allclose(models.model_from_json(seq.to_json()).predict(X).shape, (64, 3))
