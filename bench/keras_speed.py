@@ -116,26 +116,20 @@ def main():
     for name in models:
         np.random.seed(0)
         model, x, y = build(keras, name)
-        times = []
         if which == "native":
             times, hist = native_fit(model, x, y, epochs + 1)
-            print(json.dumps({
-                "stack": stack, "model": name, "samples": len(x), "batch_size": 32,
-                "first_epoch_s": round(times[0], 3),
-                "epoch_s_median": round(statistics.median(times[1:]), 3),
-                "epoch_s_min": round(min(times[1:]), 3),
-                "final_loss": round(float(hist.history["loss"][-1]), 4),
-                "loadavg_1min": os.getloadavg()[0]}), flush=True)
-            continue
+        else:
+            times = []
 
-        class Timer(keras.callbacks.Callback):
-            def on_epoch_begin(self, epoch, logs=None):
-                self.t0 = time.perf_counter()
+            class Timer(keras.callbacks.Callback):
+                def on_epoch_begin(self, epoch, logs=None):
+                    self.t0 = time.perf_counter()
 
-            def on_epoch_end(self, epoch, logs=None):
-                times.append(time.perf_counter() - self.t0)
+                def on_epoch_end(self, epoch, logs=None):
+                    times.append(time.perf_counter() - self.t0)
 
-        hist = model.fit(x, y, epochs=epochs + 1, batch_size=32, verbose=0, callbacks=[Timer()])
+            hist = model.fit(x, y, epochs=epochs + 1, batch_size=32, verbose=0,
+                             callbacks=[Timer()])
         print(json.dumps({
             "stack": stack, "model": name, "samples": len(x), "batch_size": 32,
             "first_epoch_s": round(times[0], 3),
@@ -143,7 +137,6 @@ def main():
             "epoch_s_min": round(min(times[1:]), 3),
             "final_loss": round(float(hist.history["loss"][-1]), 4),
             "loadavg_1min": os.getloadavg()[0]}), flush=True)
-
 
 if __name__ == "__main__":
     main()

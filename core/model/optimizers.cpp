@@ -32,6 +32,12 @@ NodePtr variable_of(double v, DType t, const std::string& name) {
   return api::variable(b, t, Session::get().unique_name(name));
 }
 
+// beta * old + (1. - beta) * x: the moving averages of the optimizers (beta a variable).
+NodePtr moving(const NodePtr& beta, const NodePtr& old, const NodePtr& x) {
+  NodePtr one = scalar_value(1, beta->dtype());
+  return plus(times(beta, old), times(minus(one, beta), x));
+}
+
 // Python's float(x) ** tensor as kbackend's Keras backend writes K.pow(beta, t).
 NodePtr power(const NodePtr& base, const NodePtr& exponent) {
   return api::exp(times(api::cast(exponent, base->dtype()), api::log(base)));
@@ -98,8 +104,8 @@ class Adam : public Optimizer {
       weights_.insert(weights_.end(), list->begin(), list->end());
     for (size_t i = 0; i < params.size(); ++i) {
       const NodePtr &p = params[i], &g = grads[i];
-      NodePtr m_t = plus(times(beta_1_, ms[i]), times(minus(one, beta_1_), g));
-      NodePtr v_t = plus(times(beta_2_, vs[i]), times(minus(one, beta_2_), api::square(g)));
+      NodePtr m_t = moving(beta_1_, ms[i], g);
+      NodePtr v_t = moving(beta_2_, vs[i], api::square(g));
       NodePtr p_t;
       if (amsgrad_) {
         NodePtr vhat_t = api::binary_op("maximum", "Maximum", vhats[i], v_t);
@@ -150,7 +156,7 @@ class RMSprop : public Optimizer {
     NodePtr one = scalar_value(1, Session::get().floatx());
     for (size_t i = 0; i < params.size(); ++i) {
       const NodePtr &p = params[i], &g = grads[i];
-      NodePtr new_a = plus(times(rho_, acc[i]), times(minus(one, rho_), api::square(g)));
+      NodePtr new_a = moving(rho_, acc[i], api::square(g));
       ups.push_back(api::update(acc[i], new_a));
       NodePtr new_p =
           minus(p, divided(times(lr, g), plus(api::sqrt(new_a), number(new_a, epsilon_))));
@@ -264,7 +270,7 @@ class Adamax : public Optimizer {
     for (auto* list : {&ms, &us}) weights_.insert(weights_.end(), list->begin(), list->end());
     for (size_t i = 0; i < params.size(); ++i) {
       const NodePtr &p = params[i], &g = grads[i];
-      NodePtr m_t = plus(times(beta_1_, ms[i]), times(minus(one, beta_1_), g));
+      NodePtr m_t = moving(beta_1_, ms[i], g);
       NodePtr u_t = api::binary_op("maximum", "Maximum", times(beta_2_, us[i]), api::abs(g));
       NodePtr p_t = minus(p, divided(times(lr_t, m_t), plus(u_t, number(u_t, epsilon_))));
       ups.push_back(api::update(ms[i], m_t));
@@ -316,9 +322,9 @@ class Nadam : public Optimizer {
     for (size_t i = 0; i < params.size(); ++i) {
       const NodePtr &p = params[i], &g = grads[i];
       NodePtr g_prime = divided(g, minus(one, schedule_new));
-      NodePtr m_t = plus(times(beta_1_, ms[i]), times(minus(one, beta_1_), g));
+      NodePtr m_t = moving(beta_1_, ms[i], g);
       NodePtr m_t_prime = divided(m_t, minus(one, schedule_next));
-      NodePtr v_t = plus(times(beta_2_, vs[i]), times(minus(one, beta_2_), api::square(g)));
+      NodePtr v_t = moving(beta_2_, vs[i], api::square(g));
       NodePtr v_t_prime = divided(v_t, minus(one, power(beta_2_, t)));
       NodePtr m_t_bar = plus(times(minus(one, cache_t), g_prime), times(cache_t1, m_t_prime));
       ups.push_back(api::update(ms[i], m_t));

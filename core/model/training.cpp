@@ -256,22 +256,22 @@ static void check_arrays(const Model& m, const Buffers& x, const Buffers& y, con
         " target arrays for a model of ", m.outputs().size(), " outputs");
 }
 
-std::vector<double> Training::train_on_batch(const Buffers& x, const Buffers& y0) {
-  check_arrays(model_, x, y0, "train_on_batch");
+std::vector<double> Training::on_batch(Function& f, const Buffers& x, const Buffers& y0,
+                                       bool training, const char* who) {
+  check_arrays(model_, x, y0, who);
   Buffers y = targets(y0);
-  int64_t n = samples_of({&x, &y}, "train_on_batch");
+  int64_t n = samples_of({&x, &y}, who);
   Buffers w;
   for (size_t i = 0; i < y.size(); ++i) w.push_back(sample_weights_of(nullptr, n, {}));
-  return run(*train_, feed(x, y, w, true));
+  return run(f, feed(x, y, w, training));
 }
 
-std::vector<double> Training::test_on_batch(const Buffers& x, const Buffers& y0) {
-  check_arrays(model_, x, y0, "test_on_batch");
-  Buffers y = targets(y0);
-  int64_t n = samples_of({&x, &y}, "test_on_batch");
-  Buffers w;
-  for (size_t i = 0; i < y.size(); ++i) w.push_back(sample_weights_of(nullptr, n, {}));
-  return run(*test_, feed(x, y, w, false));
+std::vector<double> Training::train_on_batch(const Buffers& x, const Buffers& y) {
+  return on_batch(*train_, x, y, true, "train_on_batch");
+}
+
+std::vector<double> Training::test_on_batch(const Buffers& x, const Buffers& y) {
+  return on_batch(*test_, x, y, false, "test_on_batch");
 }
 
 // Per-sample weights given by the caller: one float vector of n per output.

@@ -61,6 +61,8 @@ class Training {
  private:
   Buffers feed(const Buffers& x, const Buffers& y, const Buffers& sample_weights, bool training);
   std::vector<double> run(Function& f, const Buffers& ins);
+  std::vector<double> on_batch(Function& f, const Buffers& x, const Buffers& y, bool training,
+                               const char* who);
   Buffers given_weights(const Buffers& w, int64_t n, const char* who) const;
   Buffers targets(const Buffers& y) const;
 
