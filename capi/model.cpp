@@ -392,6 +392,40 @@ KB_API kb_status kb_model_weights(kb_model* m, kb_tensor_list** out) {
   });
 }
 
+KB_API kb_status kb_model_add_loss(kb_model* m, kb_tensor* term) {
+  return guard("model_add_loss", [&] {
+    model_arg(m, "model_add_loss").add_loss(capi::tensor_arg(term, "model_add_loss", "term"));
+  });
+}
+
+KB_API kb_status kb_model_total_loss(kb_model* m, kb_tensor** out) {
+  return guard("model_total_loss", [&] {
+    out_arg(out, "model_total_loss");
+    *out = capi::wrap(compiled(m, "model_total_loss").total_loss());
+  });
+}
+
+KB_API kb_status kb_model_targets(kb_model* m, kb_tensor_list** out) {
+  return guard("model_targets", [&] {
+    out_arg(out, "model_targets");
+    *out = capi::wrap_list(compiled(m, "model_targets").targets());
+  });
+}
+
+KB_API kb_status kb_model_sample_weights(kb_model* m, kb_tensor_list** out) {
+  return guard("model_sample_weights", [&] {
+    out_arg(out, "model_sample_weights");
+    *out = capi::wrap_list(compiled(m, "model_sample_weights").sample_weights());
+  });
+}
+
+KB_API kb_status kb_model_updates(kb_model* m, kb_tensor_list** out) {
+  return guard("model_updates", [&] {
+    out_arg(out, "model_updates");
+    *out = capi::wrap_list(compiled(m, "model_updates").training_updates());
+  });
+}
+
 KB_API void kb_model_release(kb_model* m) { delete m; }
 
 KB_API kb_status kb_model_register_layer(const char* class_name, kb_layer_function function,

@@ -814,6 +814,17 @@ KB_API kb_status kb_model_layer_set_weights(kb_model* model, size_t index, kb_te
 KB_API kb_status kb_model_inputs(kb_model* model, kb_tensor_list** out);
 KB_API kb_status kb_model_outputs(kb_model* model, kb_tensor_list** out);
 KB_API kb_status kb_model_weights(kb_model* model, kb_tensor_list** out);
+/* Keras' model.add_loss: a floating-point scalar built on the model's tensors that the total
+   loss includes from the next kb_model_compile on. */
+KB_API kb_status kb_model_add_loss(kb_model* model, kb_tensor* term);
+/* A compiled model's training graph: the total loss; the placeholders its functions take after
+   the inputs (the targets, one per output, then the per-sample weights, one vector per output,
+   then kb_learning_phase); the updates one training step applies (the optimizer's and the
+   layers'). With them a program compiles its own kb_function or takes kb_gradients. */
+KB_API kb_status kb_model_total_loss(kb_model* model, kb_tensor** out);
+KB_API kb_status kb_model_targets(kb_model* model, kb_tensor_list** out);
+KB_API kb_status kb_model_sample_weights(kb_model* model, kb_tensor_list** out);
+KB_API kb_status kb_model_updates(kb_model* model, kb_tensor_list** out);
 KB_API void kb_model_release(kb_model* model); /* NULL-safe */
 /* Custom layers: a program registers a Keras class name (not a built-in one: a Lambda, its own
    layer) with a function that builds the layer's outputs from its inputs with the backend

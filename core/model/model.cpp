@@ -295,7 +295,14 @@ std::map<const Node*, Json> Model::constraints() const {
 Tensors Model::losses() const {
   Tensors out;
   for (const auto& l : layers_) out.insert(out.end(), l->losses().begin(), l->losses().end());
+  out.insert(out.end(), added_losses_.begin(), added_losses_.end());
   return out;
+}
+
+void Model::add_loss(const NodePtr& term) {
+  check(term && term->rank() == 0 && is_floating(term->dtype()), Status::invalid_argument,
+        "model_add_loss: the term must be a floating-point scalar");
+  added_losses_.push_back(term);
 }
 
 Tensors Model::state_updates() const {

@@ -44,7 +44,9 @@ class Model {
   std::vector<NodePtr> trainable_variables() const;
   // The trainable weights' constraints (those that have one).
   std::map<const Node*, Json> constraints() const;
-  Tensors losses() const;         // the layers' regularization terms
+  Tensors losses() const;  // the layers' regularization terms, then those add_loss gave
+  // Keras' model.add_loss: a scalar term the total loss of the next compile includes.
+  void add_loss(const NodePtr& term);
   Tensors updates() const;        // the layers' updates (moving averages, states)
   Tensors state_updates() const;  // the stateful layers' (every function runs them)
   void reset_states();
@@ -71,6 +73,7 @@ class Model {
   std::vector<std::shared_ptr<Layer>> layers_;
   Tensors inputs_, outputs_, output_masks_;
   std::vector<std::vector<std::string>> connections_;
+  Tensors added_losses_;
   bool sequential_like_ = true;
   std::vector<std::string> input_names_, output_names_;
   NodePtr phase_;

@@ -203,6 +203,8 @@ Training::Training(Model& model, const Json& optimizer, const Json& overrides,
   Tensors updates = model.updates();
   for (const auto& u : optimizer_->updates(total, model.trainable_variables(), model.constraints()))
     updates.push_back(u);
+  total_ = total;
+  updates_ = updates;
   train_ = std::make_unique<Function>(ins, results, updates);
   test_ = std::make_unique<Function>(ins, results, model.state_updates());
   // The loops read results and slice batches in host memory: models run on the CPU for now.
@@ -219,7 +221,7 @@ Json Training::config() const {
               {"loss_weights", nullptr}};
 }
 
-Buffers Training::targets(const Buffers& y) const {
+Buffers Training::target_arrays(const Buffers& y) const {
   // Keras' standardize_input_data: a 1-D target becomes a column.
   Buffers out;
   for (const auto& b : y) {
@@ -259,7 +261,7 @@ static void check_arrays(const Model& m, const Buffers& x, const Buffers& y, con
 std::vector<double> Training::on_batch(Function& f, const Buffers& x, const Buffers& y0,
                                        bool training, const char* who) {
   check_arrays(model_, x, y0, who);
-  Buffers y = targets(y0);
+  Buffers y = target_arrays(y0);
   int64_t n = samples_of({&x, &y}, who);
   Buffers w;
   for (size_t i = 0; i < y.size(); ++i) w.push_back(sample_weights_of(nullptr, n, {}));
@@ -292,7 +294,7 @@ std::vector<double> Training::evaluate(const Buffers& x, const Buffers& y0, int6
                                        int verbose, const Buffers& sample_weight) {
   check_arrays(model_, x, y0, "evaluate");
   check(batch_size > 0, Status::invalid_argument, "evaluate: batch_size must be positive");
-  Buffers y = targets(y0);
+  Buffers y = target_arrays(y0);
   int64_t n = samples_of({&x, &y}, "evaluate");
   Buffers sw = given_weights(sample_weight, n, "evaluate");
   Averages avg;
@@ -319,7 +321,7 @@ Json Training::fit(const Buffers& x0, const Buffers& y0, const FitOptions& o,
         "fit: epochs and initial_epoch must be >= 0");
   check(o.validation_split >= 0 && o.validation_split < 1, Status::invalid_argument,
         "fit: validation_split must be in [0, 1)");
-  Buffers y0t = targets(y0);
+  Buffers y0t = target_arrays(y0);
   int64_t total = samples_of({&x0, &y0t}, "fit");
   Buffers sw0 = given_weights(o.sample_weight, total, "fit");
   bool given_validation = !o.validation_x.empty() || !o.validation_y.empty();

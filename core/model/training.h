@@ -48,6 +48,12 @@ class Training {
   Optimizer& optimizer() { return *optimizer_; }
   // training_config as Keras saves it.
   Json config() const;
+  // The graph of training as values to build on: the total loss, the targets' and sample
+  // weights' placeholders (the functions' inputs after the model's), the updates.
+  const NodePtr& total_loss() const { return total_; }
+  const Tensors& targets() const { return targets_; }
+  const Tensors& sample_weights() const { return sample_weights_; }
+  const Tensors& training_updates() const { return updates_; }
 
   std::vector<double> train_on_batch(const Buffers& x, const Buffers& y);
   std::vector<double> test_on_batch(const Buffers& x, const Buffers& y);
@@ -64,13 +70,14 @@ class Training {
   std::vector<double> on_batch(Function& f, const Buffers& x, const Buffers& y, bool training,
                                const char* who);
   Buffers given_weights(const Buffers& w, int64_t n, const char* who) const;
-  Buffers targets(const Buffers& y) const;
+  Buffers target_arrays(const Buffers& y) const;
 
   Model& model_;
   std::unique_ptr<Optimizer> optimizer_;
   std::vector<std::string> losses_, metrics_, names_;
   std::vector<double> loss_weights_;
-  Tensors targets_, sample_weights_;
+  Tensors targets_, sample_weights_, updates_;
+  NodePtr total_;
   NodePtr phase_;  // the learning phase placeholder, null when the phase is fixed
   std::unique_ptr<Function> train_, test_;
 };

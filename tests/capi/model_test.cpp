@@ -339,3 +339,58 @@ TEST(Model, CustomLayerBuildsTrainsAndSaves) {
 }
 
 }  // namespace
+
+namespace {
+
+// The bridge: a term added to the loss, the training graph as tensors, a function of one's own.
+TEST(Model, TrainingGraphAsTensors) {
+  kb_model* raw = nullptr;
+  ok(kb_model_from_json(kDense, &raw), "from_json");
+  Model m(raw);
+  set_dense(m.m);
+  kb_tensor_list* weights = nullptr;
+  ok(kb_model_weights(m.m, &weights), "weights");
+  kbt::List wl(weights);
+  kbt::Tensor kernel = kbt::at(wl, 0);
+  // 0.01 * sum(kernel^2) = 0.01 * 91
+  kbt::Tensor sq = kbt::un(kb_square, kernel.get());
+  kbt::Tensor total = kbt::make([&](kb_tensor** o) { return kb_sum(sq.get(), nullptr, 0, 0, o); });
+  kbt::Tensor term = kbt::bin(kb_multiply, total.get(), kbt::scalar_f32(0.01f).get());
+  ok(kb_model_add_loss(m.m, term.get()), "add_loss");
+  const char* losses[1] = {"mse"};
+  ok(kb_model_compile(m.m, "sgd", losses, 1, nullptr, 0, nullptr), "compile");
+  auto x = kbt::constant_f32({1, 0, 2, -1, 1, 0}, {2, 3});
+  auto y = kbt::constant_f32({11, 13, 2.5f, 0}, {2, 2});
+  kb_tensor* xs[1] = {x.get()};
+  kb_tensor* ys[1] = {y.get()};
+  kb_tensor* scores = nullptr;
+  ok(kb_model_test_on_batch(m.m, xs, 1, ys, 1, &scores), "test_on_batch");
+  kbt::Tensor scores_t = kbt::Tensor::adopt(scores);
+  EXPECT_NEAR(kbt::values<double>(scores)[0], 0.3125 + 0.91, 1e-5);
+
+  // The same loss through a function compiled here from the model's tensors.
+  kb_tensor_list *inputs = nullptr, *targets = nullptr, *sw = nullptr;
+  ok(kb_model_inputs(m.m, &inputs), "inputs");
+  ok(kb_model_targets(m.m, &targets), "targets");
+  ok(kb_model_sample_weights(m.m, &sw), "sample_weights");
+  kbt::List il(inputs), tl(targets), sl(sw);
+  kb_tensor* loss = nullptr;
+  ok(kb_model_total_loss(m.m, &loss), "total_loss");
+  kbt::Tensor loss_t = kbt::Tensor::adopt(loss);
+  kbt::Tensor ins[3] = {kbt::at(il, 0), kbt::at(tl, 0), kbt::at(sl, 0)};
+  kb_tensor* in_handles[3] = {ins[0].get(), ins[1].get(), ins[2].get()};
+  kb_compiled_function* f = nullptr;
+  ok(kb_function(in_handles, 3, &loss, 1, nullptr, 0, &f), "function");
+  kbt::Function fn = kbt::Function::adopt(f);
+  auto w = kbt::constant_f32({1, 1}, {2});
+  kbt::List out = kbt::call(fn, {x.get(), y.get(), w.get()});
+  EXPECT_NEAR(kbt::out_f32(out, 0)[0], 0.3125f + 0.91f, 1e-5);
+  kb_tensor_list* updates = nullptr;
+  ok(kb_model_updates(m.m, &updates), "updates");
+  kbt::List ul(updates);
+  // SGD: iterations, then a moment and the weight for the kernel and the bias
+  EXPECT_EQ(kb_tensor_list_size(updates), 5u);
+  expect_fails(kb_model_add_loss(m.m, x.get()), KB_ERROR_INVALID_ARGUMENT, "scalar");
+}
+
+}  // namespace
