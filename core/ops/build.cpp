@@ -28,6 +28,12 @@ NodePtr make_node(const std::string& op_name, std::vector<NodePtr> inputs, Attrs
   } else {
     n->type = def.infer(types, attrs);
   }
+  // Ranks grow through ops (dot of x with itself doubles it), and shape inference loops over
+  // the dims: an unbounded rank made a few calls take minutes. TensorFlow's limit is 254; the
+  // C ABI takes shapes of at most 64 dims.
+  constexpr int64_t kMaxRank = 256;
+  check(n->type.shape.rank() <= kMaxRank, Status::shape, op_name, ": the result would have rank ",
+        n->type.shape.rank(), " (at most ", kMaxRank, ")");
   n->op = &def;
   n->inputs = std::move(inputs);
   n->attrs = std::move(attrs);
