@@ -84,6 +84,21 @@ fn values(t: Tensor) -> Result<Vec<f64>> {
     t.to_vec::<f64>()
 }
 
+/// kb_model_fit's options_json.
+fn options_json(options: &FitOptions) -> String {
+    let weights: Vec<String> =
+        options.class_weight.iter().map(|(k, v)| format!("\"{}\": {}", k, v)).collect();
+    format!(
+        "{{\"shuffle\": {}, \"seed\": {}, \"validation_split\": {}, \"initial_epoch\": {}, \
+         \"class_weight\": {{{}}}}}",
+        options.shuffle,
+        options.seed,
+        options.validation_split,
+        options.initial_epoch,
+        weights.join(", ")
+    )
+}
+
 struct FitCallback<'a, 'b> {
     f: &'a mut (dyn FnMut(i64, i64, &str) -> bool + 'b),
     error: Option<Error>,
@@ -203,17 +218,7 @@ impl Model {
         callback: Option<&mut dyn FnMut(i64, i64, &str) -> bool>,
     ) -> Result<String> {
         let (xs, ys) = (handles(x), handles(y));
-        let weights: Vec<String> =
-            options.class_weight.iter().map(|(k, v)| format!("\"{}\": {}", k, v)).collect();
-        let opts = cstring(&format!(
-            "{{\"shuffle\": {}, \"seed\": {}, \"validation_split\": {}, \"initial_epoch\": {}, \
-             \"class_weight\": {{{}}}}}",
-            options.shuffle,
-            options.seed,
-            options.validation_split,
-            options.initial_epoch,
-            weights.join(", ")
-        ))?;
+        let opts = cstring(&options_json(options))?;
         let mut history = ptr::null();
         let mut cb = callback.map(|f| FitCallback { f, error: None });
         let (tramp, user): (sys::kb_model_callback, *mut c_void) = match cb.as_mut() {
@@ -303,6 +308,60 @@ impl Model {
             )
         })?;
         unsafe { take_list(out) }
+    }
+
+    /// fit with Keras' `sample_weight` (one vector per output) and `validation_data` (x, y and
+    /// optionally its sample weights); empty slices: none.
+    #[allow(clippy::too_many_arguments)]
+    pub fn fit_weighted(
+        &mut self,
+        x: &[&Tensor],
+        y: &[&Tensor],
+        sample_weights: &[&Tensor],
+        validation_x: &[&Tensor],
+        validation_y: &[&Tensor],
+        validation_sample_weights: &[&Tensor],
+        options: &FitOptions,
+    ) -> Result<String> {
+        let (xs, ys) = (handles(x), handles(y));
+        let (sw, vx, vy, vsw) = (
+            handles(sample_weights),
+            handles(validation_x),
+            handles(validation_y),
+            handles(validation_sample_weights),
+        );
+        let opts = cstring(&options_json(options))?;
+        let mut history = ptr::null();
+        check(unsafe {
+            sys::kb_model_fit_weighted(
+                self.ptr.as_ptr(),
+                array_ptr(&xs),
+                xs.len(),
+                array_ptr(&ys),
+                ys.len(),
+                array_ptr(&sw),
+                sw.len(),
+                array_ptr(&vx),
+                vx.len(),
+                array_ptr(&vy),
+                vy.len(),
+                array_ptr(&vsw),
+                vsw.len(),
+                options.batch_size,
+                options.epochs,
+                options.verbose,
+                opts.as_ptr(),
+                None,
+                ptr::null_mut(),
+                &mut history,
+            )
+        })?;
+        Ok(owned(history))
+    }
+
+    /// Keras' reset_states: the stateful recurrent layers' states back to zeros.
+    pub fn reset_states(&mut self) -> Result<()> {
+        check(unsafe { sys::kb_model_reset_states(self.ptr.as_ptr()) })
     }
 
     pub fn layer_count(&self) -> Result<usize> {

@@ -55,3 +55,20 @@ fn errors_carry_status_and_message() {
     let x = Tensor::from_slice(&[1f32, 2., 3.], &[1, 3]).unwrap();
     assert!(m.fit(&[&x], &[&x], &FitOptions::default()).is_err()); // not compiled
 }
+
+#[test]
+fn sample_weights_validation_data_and_reset_states() -> kbackend::Result<()> {
+    let mut m = Model::from_json(DENSE)?;
+    m.compile("sgd", &["mse"], &[], None)?;
+    let x = Tensor::from_slice(&[1f32, 0., 2., -1., 1., 0.], &[2, 3])?;
+    let y = Tensor::from_slice(&[1f32, 1., 0., 0.], &[2, 2])?;
+    let w = Tensor::from_slice(&[1f32, 0.], &[2])?;
+    let h = m.fit_weighted(&[&x], &[&y], &[&w], &[&x], &[&y], &[], &FitOptions::default())?;
+    assert!(h.contains("\"val_loss\""));
+    let short = Tensor::from_slice(&[1f32], &[1])?;
+    assert!(m
+        .fit_weighted(&[&x], &[&y], &[&short], &[], &[], &[], &FitOptions::default())
+        .is_err());
+    m.reset_states()?; // no stateful layer: nothing to do
+    Ok(())
+}
