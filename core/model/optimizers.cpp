@@ -153,7 +153,6 @@ class RMSprop : public Optimizer {
     std::vector<NodePtr> acc;
     for (const auto& p : params) acc.push_back(slot(p));
     weights_ = acc;  // Keras 2.2.4 leaves iterations out of RMSprop's weights
-    NodePtr one = scalar_value(1, Session::get().floatx());
     for (size_t i = 0; i < params.size(); ++i) {
       const NodePtr &p = params[i], &g = grads[i];
       NodePtr new_a = moving(rho_, acc[i], api::square(g));
