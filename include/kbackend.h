@@ -839,7 +839,7 @@ typedef kb_status (*kb_layer_function)(void* user_data, kb_layer* layer, const c
                                        kb_tensor** outputs, size_t capacity, size_t* num_outputs);
 KB_API kb_status kb_model_register_layer(const char* class_name, kb_layer_function function,
                                          void* user_data);
-/* The layer's weight `name` (a variable, borrowed by the caller as a new reference): made the
+/* The layer's weight `name` (a new reference to the variable, to release): made the
    first time it is asked for, initialized by initializer_json (a Keras initializer: "zeros",
    {"class_name": "RandomNormal", "config": {...}}), the same variable after. The layer's
    weights are saved and loaded in the order they were first asked for. */
