@@ -1,5 +1,4 @@
 // Keras models: kb_model_* over core/model.
-#include <cstdlib>
 
 #include "capi/handles.h"
 #include "core/api/api.h"
@@ -82,28 +81,10 @@ const std::shared_ptr<model::Layer>& layer_arg(kb_model* m, size_t index, const 
 model::FitOptions fit_options(const char* options_json, int64_t batch_size, int64_t epochs,
                               int32_t verbose, const char* who) {
   model::Json o = options_arg(options_json, who);
-  const std::string w = std::string(who) + ": options_json";
-  model::FitOptions f;
+  model::FitOptions f = model::fit_options_from_json(o, std::string(who) + ": options_json");
   f.batch_size = batch_size;
   f.epochs = epochs;
   f.verbose = verbose;
-  f.shuffle = model::bool_or(o, "shuffle", true, w);
-  f.seed = uint64_t(model::int_or(o, "seed", 0, w));
-  f.validation_split = model::number_or(o, "validation_split", 0, w);
-  f.initial_epoch = model::int_or(o, "initial_epoch", 0, w);
-  if (o.contains("class_weight")) {
-    check(o["class_weight"].is_object(), Status::invalid_argument, w,
-          ": class_weight is not {class: weight}");
-    for (const auto& [k, v] : o["class_weight"].items()) {
-      check(v.is_number(), Status::invalid_argument, w, ": class weight of ", k,
-            " is not a number");
-      char* end = nullptr;
-      long long cls = std::strtoll(k.c_str(), &end, 10);
-      check(!k.empty() && end && *end == '\0', Status::invalid_argument, w, ": class '", k,
-            "' is not an integer");
-      f.class_weight[cls] = v.get<double>();
-    }
-  }
   return f;
 }
 
@@ -355,17 +336,7 @@ KB_API kb_status kb_model_layer_set_weights(kb_model* m, size_t index, kb_tensor
                                             size_t n) {
   return guard("model_layer_set_weights", [&] {
     const char* who = "model_layer_set_weights";
-    const auto& layer = layer_arg(m, index, who);
-    auto weights = layer->weights();
-    check(n == weights.size(), Status::invalid_argument, who, ": ", n, " values for ",
-          layer->where(), " of ", weights.size(), " weights");
-    model::Buffers bs = arrays_arg(values, n, who, "values");
-    for (size_t i = 0; i < n; ++i)
-      check(bs[i]->dims == weights[i].variable->shape().dims, Status::shape, who, ": value ", i,
-            " has shape ", dims_str(bs[i]->dims), ", weight '", weights[i].name, "' ",
-            dims_str(weights[i].variable->shape().dims));
-    for (size_t i = 0; i < n; ++i)
-      api::set_value(weights[i].variable, convert_buffer(bs[i], weights[i].variable->dtype()));
+    layer_arg(m, index, who)->set_weights(arrays_arg(values, n, who, "values"));
   });
 }
 

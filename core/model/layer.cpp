@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/api/api.h"
+#include "core/compile/function.h"
 #include "core/graph/session.h"
 #include "core/model/initializers.h"
 #include "core/model/regularizers.h"
@@ -185,6 +186,18 @@ std::vector<Weight> Layer::weights() const {
   for (const auto& w : weights_)
     if (!w.trainable) out.push_back(w);
   return out;
+}
+
+void Layer::set_weights(const std::vector<std::shared_ptr<Buffer>>& values) const {
+  auto ws = weights();
+  check(values.size() == ws.size(), Status::invalid_argument, values.size(), " values for ", where_,
+        " of ", ws.size(), " weights");
+  for (size_t i = 0; i < ws.size(); ++i)
+    check(values[i]->dims == ws[i].variable->shape().dims, Status::shape, "value ", i,
+          " has shape ", dims_str(values[i]->dims), ", weight '", ws[i].name, "' ",
+          dims_str(ws[i].variable->shape().dims));
+  for (size_t i = 0; i < ws.size(); ++i)
+    api::set_value(ws[i].variable, convert_buffer(values[i], ws[i].variable->dtype()));
 }
 
 std::vector<NodePtr> Layer::trainable_variables() const {

@@ -53,6 +53,8 @@ class Layer {
   // Keras' layer.weights: the trainable weights, then the others, each in the order added.
   std::vector<Weight> weights() const;
   std::vector<NodePtr> trainable_variables() const;
+  // Keras' layer.set_weights: one value per weight, of its shape; checked before any is set.
+  void set_weights(const std::vector<std::shared_ptr<Buffer>>& values) const;
   // Terms the layer adds to the loss (its regularizers), and its state updates.
   const Tensors& losses() const { return losses_; }
   const Tensors& updates() const { return updates_; }

@@ -39,9 +39,10 @@ std::vector<std::string> layers_with_weights(const Hdf5Group& g) {
   return out;
 }
 
-std::vector<std::shared_ptr<Buffer>> layer_values(const Hdf5Group& g) {
+std::vector<std::shared_ptr<Buffer>> layer_values(const Hdf5Group& g,
+                                                  const std::vector<std::string>& names) {
   std::vector<std::shared_ptr<Buffer>> out;
-  for (const auto& w : g.strings_attr("weight_names")) out.push_back(g.read_dataset(w));
+  for (const auto& w : names) out.push_back(g.read_dataset(w));
   return out;
 }
 
@@ -50,7 +51,7 @@ void load_weights_group(Model& model, const Hdf5Group& g, bool by_name) {
   std::vector<std::pair<NodePtr, std::shared_ptr<Buffer>>> assign;
   auto pair_up = [&](const Layer& layer, const Hdf5Group& lg) {
     auto names = lg.strings_attr("weight_names");
-    auto values = layer_values(lg);
+    auto values = layer_values(lg, names);
     auto weights = layer.weights();
     check(values.size() == weights.size(), Status::invalid_argument, lg.where(), ": ",
           values.size(), " weights in the file, ", layer.where(), " has ", weights.size());

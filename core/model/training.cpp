@@ -1,6 +1,7 @@
 #include "core/model/training.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -112,6 +113,28 @@ std::vector<std::pair<std::string, double>> labelled(const std::vector<std::stri
 }
 
 }  // namespace
+
+FitOptions fit_options_from_json(const Json& o, const std::string& w) {
+  FitOptions f;
+  f.shuffle = bool_or(o, "shuffle", true, w);
+  f.seed = uint64_t(int_or(o, "seed", 0, w));
+  f.validation_split = number_or(o, "validation_split", 0, w);
+  f.initial_epoch = int_or(o, "initial_epoch", 0, w);
+  if (o.contains("class_weight")) {
+    check(o["class_weight"].is_object(), Status::invalid_argument, w,
+          ": class_weight is not {class: weight}");
+    for (const auto& [k, v] : o["class_weight"].items()) {
+      check(v.is_number(), Status::invalid_argument, w, ": class weight of ", k,
+            " is not a number");
+      char* end = nullptr;
+      long long cls = std::strtoll(k.c_str(), &end, 10);
+      check(!k.empty() && end && *end == '\0', Status::invalid_argument, w, ": class '", k,
+            "' is not an integer");
+      f.class_weight[cls] = v.get<double>();
+    }
+  }
+  return f;
+}
 
 std::shared_ptr<Buffer> rows_of(const std::shared_ptr<Buffer>& b, int64_t start, int64_t end) {
   check(!b->dims.empty() && start >= 0 && start <= end && end <= b->dims[0], Status::internal,

@@ -32,6 +32,10 @@ struct FitOptions {
   Buffers validation_x, validation_y, validation_sample_weight;
 };
 
+// FitOptions from the JSON of kb_model_fit ({"shuffle", "seed", "validation_split",
+// "initial_epoch", "class_weight": {"0": 1.0}}); `where` names it in messages.
+FitOptions fit_options_from_json(const Json& options, const std::string& where);
+
 // Called after each batch (batch >= 0) and each epoch (batch -1) with the logs so far; true stops
 // training (Keras' model.stop_training).
 using FitCallback = std::function<bool(int64_t epoch, int64_t batch, const Json& logs)>;

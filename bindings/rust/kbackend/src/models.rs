@@ -266,30 +266,29 @@ impl Model {
     }
 
     pub fn train_on_batch(&mut self, x: &[&Tensor], y: &[&Tensor]) -> Result<Vec<f64>> {
-        let (xs, ys) = (handles(x), handles(y));
-        values(new_tensor(|o| unsafe {
-            sys::kb_model_train_on_batch(
-                self.ptr.as_ptr(),
-                array_ptr(&xs),
-                xs.len(),
-                array_ptr(&ys),
-                ys.len(),
-                o,
-            )
-        })?)
+        self.on_batch(sys::kb_model_train_on_batch, x, y)
     }
 
     pub fn test_on_batch(&mut self, x: &[&Tensor], y: &[&Tensor]) -> Result<Vec<f64>> {
+        self.on_batch(sys::kb_model_test_on_batch, x, y)
+    }
+
+    fn on_batch(
+        &mut self,
+        f: unsafe extern "C" fn(
+            *mut sys::kb_model,
+            *const *mut sys::kb_tensor,
+            usize,
+            *const *mut sys::kb_tensor,
+            usize,
+            *mut *mut sys::kb_tensor,
+        ) -> sys::kb_status,
+        x: &[&Tensor],
+        y: &[&Tensor],
+    ) -> Result<Vec<f64>> {
         let (xs, ys) = (handles(x), handles(y));
         values(new_tensor(|o| unsafe {
-            sys::kb_model_test_on_batch(
-                self.ptr.as_ptr(),
-                array_ptr(&xs),
-                xs.len(),
-                array_ptr(&ys),
-                ys.len(),
-                o,
-            )
+            f(self.ptr.as_ptr(), array_ptr(&xs), xs.len(), array_ptr(&ys), ys.len(), o)
         })?)
     }
 
