@@ -3,7 +3,8 @@
 Every function of the C header becomes a Python function without its ``kb_`` prefix, generated
 here from the SWIG layer: the parameter names and C types come from the SWIG wrapper itself
 (its signature and autodoc docstring, so a new C function needs no hand work), and _SIGNATURES
-below gives Keras' parameter names and defaults where they differ from the C ones. Tensor
+(generated from api/kbackend.toml) gives Keras' parameter names and defaults where they differ
+from the C ones. Tensor
 parameters accept Tensors, NumPy arrays and Python numbers; dtype and option parameters accept
 Keras' strings. A few functions whose Keras contract is more than one C call are written out at
 the end (variable, placeholder, function, eval, ...).
@@ -15,85 +16,15 @@ import re
 
 import numpy as np
 
+from . import _signatures
 from . import kbackend as _c
 from ._core import (DTYPE_NAMES, Function, Tensor, as_tensor, dtype_arg, numpy_dtype, to_numpy,
                     wrap)
 
-# Keras signatures where they differ from the C ones: `keras_name: "c_name"` renames a parameter,
-# `= default` is Keras' default. Functions not listed keep the C parameter names, all required.
-_SIGNATURES = r'''
-set_epsilon(e: "value")
-broadcast(x, root=0)
-dist_broadcast_variables(variables, root=0)
-dist_all_reduce(values, op="average")
-set_floatx(floatx: "dtype")
-cast_to_floatx(x: "src")
-set_image_data_format(data_format: "format")
-set_image_dim_ordering(dim_ordering: "ordering")
-get_uid(prefix="")
-constant(value: "data", dtype=None, shape=None, name=None)
-zeros(shape, dtype=None, name=None)
-ones(shape, dtype=None, name=None)
-eye(size, dtype=None, name=None)
-zeros_like(x, dtype=None, name=None)
-ones_like(x, dtype=None, name=None)
-identity(x, name=None)
-random_uniform_variable(shape, low, high, dtype=None, name=None, seed=None)
-random_normal_variable(shape, mean, scale, dtype=None, name=None, seed=None)
-arange(start, stop=None, step=1, dtype="int32")
-is_sparse(tensor: "x")
-sparse_tensor(indices, values, dense_shape: "shape", name=None)
-print_tensor(x, message="")
-max(x, axis: "axes" = None, keepdims=False)
-min(x, axis: "axes" = None, keepdims=False)
-sum(x, axis: "axes" = None, keepdims=False)
-prod(x, axis: "axes" = None, keepdims=False)
-mean(x, axis: "axes" = None, keepdims=False)
-var(x, axis: "axes" = None, keepdims=False)
-std(x, axis: "axes" = None, keepdims=False)
-any(x, axis: "axes" = None, keepdims=False)
-all(x, axis: "axes" = None, keepdims=False)
-logsumexp(x, axis: "axes" = None, keepdims=False)
-cumsum(x, axis=0)
-cumprod(x, axis=0)
-argmax(x, axis=-1)
-argmin(x, axis=-1)
-concatenate(tensors: "xs", axis=-1)
-stack(x: "xs", axis=0)
-expand_dims(x, axis=-1)
-reverse(x, axes)
-batch_dot(x, y, axes=None)
-relu(x, alpha=0.0, max_value=None, threshold=0.0)
-elu(x, alpha=1.0)
-softmax(x, axis=-1)
-categorical_crossentropy(target, output, from_logits=False, axis=-1)
-sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1)
-binary_crossentropy(target, output, from_logits=False)
-l2_normalize(x, axis: "axes" = None)
-bias_add(x, bias, data_format=None)
-conv1d(x, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1)
-conv2d(x, kernel, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1))
-conv3d(x, kernel, strides=(1, 1, 1), padding="valid", data_format=None, dilation_rate=(1, 1, 1))
-conv2d_transpose(x, kernel, output_shape, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1))
-deconv2d(x, kernel, output_shape, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1))
-conv3d_transpose(x, kernel, output_shape, strides=(1, 1, 1), padding="valid", data_format=None)
-depthwise_conv2d(x, depthwise_kernel, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1))
-separable_conv1d(x, depthwise_kernel, pointwise_kernel, strides=1, padding="valid", data_format=None, dilation_rate=1)
-separable_conv2d(x, depthwise_kernel, pointwise_kernel, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1))
-pool2d(x, pool_size, strides=(1, 1), padding="valid", data_format=None, pool_mode="max")
-resize_images(x, height_factor, width_factor, data_format, interpolation="nearest")
-local_conv1d(inputs, kernel, kernel_size, strides, data_format=None)
-local_conv2d(inputs, kernel, kernel_size, strides, output_shape, data_format=None)
-pool3d(x, pool_size, strides=(1, 1, 1), padding="valid", data_format=None, pool_mode="max")
-temporal_padding(x, padding=(1, 1))
-spatial_2d_padding(x, padding=((1, 1), (1, 1)), data_format=None)
-spatial_3d_padding(x, padding=((1, 1), (1, 1), (1, 1)), data_format=None)
-to_dense(tensor: "x")
-map_fn(fn, elems, name=None, dtype=None)
-foldl(fn, elems, initializer=None, name=None)
-foldr(fn, elems, initializer=None, name=None)
-rnn(step_function, inputs, initial_states, go_backwards=False, mask=None, constants=None, unroll=False, input_length=None)
-'''
+# Keras signatures where they differ from the C ones (api/kbackend.toml): `keras_name: "c_name"`
+# renames a parameter, `= default` is Keras' default. Functions not listed keep the C parameter
+# names, all required.
+_SIGNATURES = _signatures.SIGNATURES
 
 # Results that are codes in C and names in Keras.
 _FORMATS = {_c.KB_CHANNELS_LAST: "channels_last", _c.KB_CHANNELS_FIRST: "channels_first"}
@@ -110,14 +41,10 @@ _RESULTS = {
     "tensor_uses_learning_phase": bool,
 }
 
-# C functions with no Python function of their own: the error state is the exceptions' business,
-# data crosses through Tensor.numpy() / NumPy arguments, lists are Python lists, and devices and
-# the learning phase / name scopes have the Python forms below.
-_NOT_EXPOSED = {
-    "last_error_code", "last_error_message", "clear_error", "set_error", "tensor_copy_to",
-    "tensor_nbytes", "tensor_list_size", "tensor_list_get", "tensor_list_new", "function_call",
-    "function_set_device", "function_device",
-}
+# C functions with no Python function of their own (api/kbackend.toml says why): the error state
+# is the exceptions' business, data crosses through Tensor.numpy() / NumPy arguments, lists are
+# Python lists, and devices and the learning phase / name scopes have the Python forms below.
+_NOT_EXPOSED = _signatures.NOT_EXPOSED
 
 _TENSOR_TYPES = ("kb_tensor *",)
 _TENSOR_LIST_TYPES = ("kb_tensor *const *",)

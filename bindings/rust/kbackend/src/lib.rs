@@ -26,6 +26,8 @@ use std::ptr::{self, NonNull};
 
 pub use kbackend_sys as sys;
 
+#[rustfmt::skip]
+pub mod backend;
 pub mod models;
 
 // ---- errors -------------------------------------------------------------------------------
@@ -235,6 +237,16 @@ pub enum Padding {
     Causal,
 }
 
+impl Padding {
+    fn code(self) -> sys::kb_padding {
+        match self {
+            Padding::Valid => sys::KB_PADDING_VALID,
+            Padding::Same => sys::KB_PADDING_SAME,
+            Padding::Causal => sys::KB_PADDING_CAUSAL,
+        }
+    }
+}
+
 /// Keras' pool_mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PoolMode {
@@ -242,11 +254,29 @@ pub enum PoolMode {
     Avg,
 }
 
+impl PoolMode {
+    fn code(self) -> sys::kb_pool_mode {
+        match self {
+            PoolMode::Max => sys::KB_POOL_MAX,
+            PoolMode::Avg => sys::KB_POOL_AVG,
+        }
+    }
+}
+
 /// Where a compiled function runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Device {
     Cpu,
     Cuda,
+}
+
+impl Device {
+    fn code(self) -> sys::kb_device_kind {
+        match self {
+            Device::Cpu => sys::KB_DEVICE_CPU,
+            Device::Cuda => sys::KB_DEVICE_CUDA,
+        }
+    }
 }
 
 // ---- tensors --------------------------------------------------------------------------------
@@ -931,17 +961,18 @@ pub fn pool2d(
     let pool = [pool_size.0, pool_size.1];
     let s = strides.map(|(a, b)| [a, b]);
     let (sp, sn) = s.as_ref().map_or((ptr::null(), 0), |s| (s.as_ptr(), 2));
-    let padding = match padding {
-        Padding::Valid => sys::KB_PADDING_VALID,
-        Padding::Same => sys::KB_PADDING_SAME,
-        Padding::Causal => sys::KB_PADDING_CAUSAL,
-    };
-    let mode = match pool_mode {
-        PoolMode::Max => sys::KB_POOL_MAX,
-        PoolMode::Avg => sys::KB_POOL_AVG,
-    };
     new_tensor(|o| unsafe {
-        sys::kb_pool2d(x.as_ptr(), pool.as_ptr(), 2, sp, sn, padding, data_format.code(), mode, o)
+        sys::kb_pool2d(
+            x.as_ptr(),
+            pool.as_ptr(),
+            2,
+            sp,
+            sn,
+            padding.code(),
+            data_format.code(),
+            pool_mode.code(),
+            o,
+        )
     })
 }
 
@@ -1008,11 +1039,7 @@ pub fn learning_phase() -> Result<Tensor> {
 
 pub fn device_count(device: Device) -> Result<i64> {
     let mut out = 0;
-    let kind = match device {
-        Device::Cpu => sys::KB_DEVICE_CPU,
-        Device::Cuda => sys::KB_DEVICE_CUDA,
-    };
-    check(unsafe { sys::kb_device_count(kind, &mut out) })?;
+    check(unsafe { sys::kb_device_count(device.code(), &mut out) })?;
     Ok(out)
 }
 
@@ -1194,11 +1221,7 @@ impl Function {
     }
 
     pub fn set_device(&self, device: Device) -> Result<()> {
-        let kind = match device {
-            Device::Cpu => sys::KB_DEVICE_CPU,
-            Device::Cuda => sys::KB_DEVICE_CUDA,
-        };
-        check(unsafe { sys::kb_function_set_device(self.ptr.as_ptr(), kind) })
+        check(unsafe { sys::kb_function_set_device(self.ptr.as_ptr(), device.code()) })
     }
 }
 

@@ -1,0 +1,228 @@
+"""The API as the generators see it: the header's functions grouped into logical arguments, with
+the Keras names, defaults and notes of api/kbackend.toml.
+
+A logical argument is what a caller of any language passes as one value: a tensor, a list of
+tensors (`kb_tensor* const*` + count), a list of integers (`const int64_t*` + count, several
+pointers sharing one count when they precede it), an optional scalar (an unsized `const T*`), a
+scalar, an option enum, a string, a callback with its `void*` data, or raw data. Results are the
+trailing pointer parameters the function writes.
+"""
+import ast
+import tomllib
+from dataclasses import dataclass, field
+
+from . import header as header_mod
+
+_EMPTY = object()  # no default: the argument is required
+
+
+@dataclass
+class Arg:
+    name: str          # the Keras name (the C name unless the description renames it)
+    c_name: str        # the C parameter (the pointer's, for an array)
+    kind: str          # tensor, tensors, ints, pair, opt_int, opt_double, int, int32, bool,
+    #                    double, size, enum, string, callback, data, handle, raw
+    c_type: header_mod.CType
+    count: str = ""    # ints/tensors: the C parameter holding the count
+    enum: str = ""     # enum: the C enum type
+    default: object = _EMPTY
+    optional: bool = False  # NULL (None) allowed
+
+    @property
+    def required(self):
+        return self.default is _EMPTY
+
+
+@dataclass
+class Result:
+    c_name: str
+    kind: str    # tensor, tensors, int, int32, bool, double, size, enum, string, handle, raw
+    c_type: header_mod.CType
+    enum: str = ""
+
+
+@dataclass
+class Function:
+    c_name: str
+    name: str      # Keras' name
+    family: str
+    doc: str
+    args: list
+    results: list
+    returns: header_mod.CType   # the C return type (kb_status for most)
+    c: header_mod.Function = None
+    keras: str = ""  # Keras' signature as api/kbackend.toml gives it, if it does
+
+    @property
+    def status(self):
+        return self.returns.base == "kb_status" and self.returns.depth == 0
+
+
+@dataclass
+class Api:
+    header: header_mod.Header
+    functions: list
+    exclude: dict = field(default_factory=dict)  # language -> {keras name: reason}
+    gaps: dict = field(default_factory=dict)     # language -> [keras names not wrapped yet]
+    flags: set = field(default_factory=set)
+
+    def function(self, name):
+        return next(f for f in self.functions if f.name == name)
+
+
+def _keras_spec(text, name):
+    """'(x, axis: "axes" = None)' -> [(keras name, C name, default)]."""
+    tree = ast.parse(f"def {name}{text}: pass").body[0]
+    args = tree.args.args
+    defaults = [ast.literal_eval(d) for d in tree.args.defaults]
+    defaults = [_EMPTY] * (len(args) - len(defaults)) + defaults
+    return [(a.arg, a.annotation.value if a.annotation else a.arg, d)
+            for a, d in zip(args, defaults)]
+
+
+def _group(fn, enums, handles, callbacks, flags, notes):
+    """The logical arguments and results of a header function."""
+    params = fn.params
+    args, results = [], []
+    i = 0
+    pairs = set(notes.get("pairs", ()))
+    optional = set(notes.get("optional", ()))
+    while i < len(params):
+        p, t = params[i], params[i].type
+        base = t.base
+        out_param = t.depth >= 1 and not t.const and not any(t.pointers) and (
+            (base in handles and t.depth == 2) or
+            (base in ("int32_t", "int64_t", "uint64_t", "double", "size_t") and t.depth == 1) or
+            (base in enums and t.depth == 1) or
+            (base == "char" and t.depth == 2))
+        # `const char** out` parses as base char const, depth 2
+        if base == "char" and t.const and t.depth == 2 and not any(t.pointers):
+            out_param = True
+        if out_param and p.name not in ("dims",) and i >= len(params) - 3:
+            kind = ("tensor" if base == "kb_tensor" else "tensors" if base == "kb_tensor_list"
+                    else "handle" if base in handles
+                    else "enum" if base in enums else "string" if base == "char"
+                    else {"int32_t": "int32", "int64_t": "int", "uint64_t": "uint64",
+                          "double": "double", "size_t": "size"}[base])
+            if kind == "int32" and (p.name in flags or notes.get("bool")):
+                kind = "bool"
+            results.append(Result(p.name, kind, t, base if kind == "enum" else ""))
+            i += 1
+            continue
+        nxt = params[i + 1] if i + 1 < len(params) else None
+        if base == "kb_tensor" and t.depth == 1 and any(t.pointers) is False and t.const is False \
+                and len(t.pointers) == 1:
+            args.append(Arg(p.name, p.name, "tensor", t, optional=p.name in optional))
+        elif base == "kb_tensor" and t.depth == 2 and t.pointers[0] and nxt \
+                and str(nxt.type) == "size_t":
+            args.append(Arg(p.name, p.name, "tensors", t, count=nxt.name))
+            i += 1
+        elif base == "int64_t" and t.const and t.depth == 1:
+            # one or more arrays sharing the size_t that follows them
+            group = [p]
+            j = i + 1
+            while j < len(params) and str(params[j].type) == "const int64_t*":
+                group.append(params[j])
+                j += 1
+            if j < len(params) and str(params[j].type) == "size_t":
+                for q in group:
+                    args.append(Arg(q.name, q.name, "ints", q.type, count=params[j].name))
+                i = j
+            elif p.name in pairs:
+                args.append(Arg(p.name, p.name, "pair", t, optional=True))
+            else:
+                args.append(Arg(p.name, p.name, "opt_int", t, optional=True))
+        elif base == "void" and t.const and t.depth == 1 and nxt \
+                and nxt.type.base == "kb_data_type":
+            # raw data: (data, dtype, shape, ndim) or (data, dtype, count)
+            take = 2
+            rest = [str(q.type) for q in params[i + 2:i + 4]]
+            if rest == ["const int64_t*", "size_t"]:
+                take = 4
+            elif rest[:1] == ["size_t"]:
+                take = 3
+            args.append(Arg(p.name, p.name, "data", t,
+                            count=",".join(q.name for q in params[i + 1:i + take])))
+            i += take
+            continue
+        elif base == "void" and not t.const and t.depth == 1 and nxt is None:
+            results.append(Result(p.name, "data", t))  # sized by the data argument
+        elif base == "void" and not t.const and t.depth == 1 and str(nxt.type) == "size_t":
+            args.append(Arg(p.name, p.name, "buffer", t, count=nxt.name))
+            i += 1
+        elif base == "void" and t.const and t.depth == 1 and \
+                [str(q.type) for q in params[i + 1:i + 4]] == ["void*", "size_t", "kb_data_type"]:
+            # (values, result, count, dtype): an array in, one of its dtype and size out
+            args.append(Arg(p.name, p.name, "data", t,
+                            count=",".join(q.name for q in params[i + 2:i + 4])))
+            results.append(Result(params[i + 1].name, "data", params[i + 1].type))
+            i += 4
+            continue
+        elif base == "double" and t.const and t.depth == 1:
+            args.append(Arg(p.name, p.name, "opt_double", t, optional=True))
+        elif t.depth == 0 and base in enums:
+            # a dtype is Keras' dtype=None (floatx) unless the Keras signature requires it
+            args.append(Arg(p.name, p.name, "enum", t, enum=base,
+                            optional=base == "kb_data_type" and p.name == "dtype"))
+        elif t.depth == 0 and base == "int64_t":
+            args.append(Arg(p.name, p.name, "int", t))
+        elif t.depth == 0 and base == "int32_t":
+            args.append(Arg(p.name, p.name, "bool" if p.name in flags else "int32", t))
+        elif t.depth == 0 and base == "double":
+            args.append(Arg(p.name, p.name, "double", t))
+        elif t.depth == 0 and base == "size_t":
+            args.append(Arg(p.name, p.name, "size", t))
+        elif base == "char" and t.const and t.depth == 1:
+            # a graph name is always optional (Keras' name=None)
+            args.append(Arg(p.name, p.name, "string", t,
+                            optional=p.name in optional or p.name == "name"))
+        elif base in callbacks and nxt and str(nxt.type) == "void*":
+            args.append(Arg(p.name, p.name, "callback", t, count=nxt.name))
+            i += 1
+        elif base in handles and t.depth == 1:
+            args.append(Arg(p.name, p.name, "handle", t))
+        else:
+            args.append(Arg(p.name, p.name, "raw", t))
+        i += 1
+    return args, results
+
+
+def load(header_path, description_path):
+    hdr = header_mod.read(header_path)
+    with open(description_path, "rb") as f:
+        desc = tomllib.load(f)
+    flags = set(desc.get("flags", ()))
+    notes = desc.get("functions", {})
+    enums = {e.name for e in hdr.enums}
+    callbacks = {c.name for c in hdr.callbacks}
+    handles = set(hdr.handles)
+    names = {f.name[3:] for f in hdr.functions}
+    unknown = sorted(set(notes) - names)
+    if unknown:
+        raise ValueError(f"kbackend.toml describes functions the header lacks: {unknown}")
+    functions = []
+    for fn in hdr.functions:
+        short = fn.name[3:]
+        note = notes.get(short, {})
+        args, results = _group(fn, enums, handles, callbacks, flags, note)
+        if "keras" in note:
+            spec = _keras_spec(note["keras"], short)
+            by_c = {a.c_name: a for a in args}
+            missing = set(by_c) - {c for _, c, _ in spec}
+            extra = {c for _, c, _ in spec} - set(by_c)
+            if missing or extra:
+                raise ValueError(f"kbackend.toml: the Keras signature of {short} does not match "
+                                 f"kb_{short} (missing {sorted(missing)}, unknown {sorted(extra)})")
+            ordered = []
+            for keras_name, c_name, default in spec:
+                a = by_c[c_name]
+                a.name, a.default = keras_name, default
+                a.optional = default is None
+                ordered.append(a)
+            args = ordered
+        functions.append(Function(fn.name, note.get("name", short), fn.family,
+                                  note.get("doc", fn.comment), args, results, fn.returns, fn,
+                                  note.get("keras", "")))
+    exclude = {lang: dict(table) for lang, table in desc.get("exclude", {}).items()}
+    gaps = {lang: list(names) for lang, names in desc.get("gaps", {}).items()}
+    return Api(hdr, functions, exclude=exclude, flags=flags, gaps=gaps)

@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Writes every generated binding file from include/kbackend.h and api/kbackend.toml.
+
+  python3 api/generate.py           write the files
+  python3 api/generate.py --check   fail (exit 1) if any committed file differs from its output
+
+Generated files are committed (a Go module and a crate must build without this script) and never
+edited by hand; CI runs --check.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from apigen import model, python, rust  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def outputs(api):
+    return {
+        "bindings/rust/kbackend-sys/src/raw.rs": rust.sys_declarations(api),
+        "bindings/rust/kbackend/src/backend.rs": rust.backend_module(api),
+        "bindings/python/kbackend/_signatures.py": python.signatures_module(api),
+    }
+
+
+def main(argv):
+    check = "--check" in argv
+    api = model.load(os.path.join(ROOT, "include/kbackend.h"),
+                     os.path.join(ROOT, "api/kbackend.toml"))
+    stale = []
+    for rel, text in outputs(api).items():
+        path = os.path.join(ROOT, rel)
+        old = open(path, encoding="utf-8").read() if os.path.exists(path) else None
+        if old == text:
+            continue
+        if check:
+            stale.append(rel)
+        else:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+            print(f"wrote {rel}")
+    if stale:
+        print("api/generate.py: these generated files are out of date (run python3 "
+              "api/generate.py and commit them):\n  " + "\n  ".join(stale), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

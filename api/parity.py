@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Which C functions each language's layer reaches, against the header.
+
+  python3 api/parity.py                  the table of every language
+  python3 api/parity.py --check rust,cpp  fail (exit 1) for a C function one of these languages
+                                          misses that api/kbackend.toml neither excludes (with
+                                          a reason) nor lists among its gaps, and for a listed
+                                          gap the language now reaches (the list only shrinks)
+
+A language reaches a C function when its layer calls it: Rust `sys::kb_NAME` (the generated
+`backend` module included), C++ `kb_NAME(` in its headers (or NAME given to one of its macros
+that paste `kb_##fn`), Go `raw.Name` (SWIG's names).
+Python wraps every header function at import (bindings/python/tests/test_api_parity.py checks
+the module itself).
+"""
+import glob
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from apigen import model  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _read(patterns):
+    text = ""
+    for pattern in patterns:
+        for path in sorted(glob.glob(os.path.join(ROOT, pattern))):
+            with open(path, encoding="utf-8") as f:
+                text += f.read()
+    return text
+
+
+def _go_name(c_name):
+    # SWIG's Go names: kb_ dropped, first letter capitalised (std is std_ in the raw layer)
+    name = c_name[3:]
+    name = "std_" if name == "std" else name
+    return name[0].upper() + name[1:]
+
+
+def reached(language, api):
+    names = [f.c_name for f in api.functions]
+    if language == "rust":
+        text = _read(["bindings/rust/kbackend/src/*.rs"])
+        return {n for n in names if re.search(rf"sys::{n}\b", text)}
+    if language == "cpp":
+        text = _read(["include/kbackend.hpp", "include/kbackend_models.hpp"])
+        # and the names given to the header's macros that paste kb_##fn
+        macros = re.findall(r"#define (\w+)\(fn\b[^\n]*(?:\\\n[^\n]*)*?kb_##fn", text)
+        pasted = {"kb_" + m for macro in macros for m in re.findall(rf"\b{macro}\((\w+)", text)}
+        return {n for n in names if n in pasted or re.search(rf"\b{n}\(", text)}
+    if language == "go":
+        text = _read(["bindings/go/kbackend/*.go"])
+        return {n for n in names if re.search(rf"raw\.{_go_name(n)}\b", text)}
+    raise ValueError(f"unknown language {language}")
+
+
+LANGUAGES = ("rust", "cpp", "go")
+
+
+def missing(language, api):
+    """(C functions missed and not listed, listed gaps, gaps now reached)"""
+    excluded = set(api.exclude.get("all", {})) | set(api.exclude.get(language, {}))
+    gaps = set(api.gaps.get(language, ()))
+    got = reached(language, api)
+    unlisted, listed, closed = [], [], []
+    for f in api.functions:
+        if f.name in excluded:
+            continue
+        if f.c_name not in got:
+            (listed if f.name in gaps else unlisted).append(f.c_name)
+        elif f.name in gaps:
+            closed.append(f.c_name)
+    return unlisted, listed, closed
+
+
+def main(argv):
+    api = model.load(os.path.join(ROOT, "include/kbackend.h"),
+                     os.path.join(ROOT, "api/kbackend.toml"))
+    check = []
+    if "--check" in argv:
+        check = argv[argv.index("--check") + 1].split(",")
+    total = len(api.functions)
+    failed = False
+    for language in LANGUAGES:
+        unlisted, listed, closed = missing(language, api)
+        gaps = len(unlisted) + len(listed)
+        print(f"{language:6} {total - gaps:4} of {total} C functions reached or excluded, "
+              f"{len(listed)} listed as gaps")
+        if language in check and unlisted:
+            failed = True
+            print(f"  missing in {language} (wrap them, or exclude them with a reason in "
+                  f"api/kbackend.toml [exclude.{language}]):\n    " + "\n    ".join(unlisted))
+        if language in check and closed:
+            failed = True
+            print(f"  {language} now reaches these; remove them from [gaps] {language} in "
+                  "api/kbackend.toml:\n    " + "\n    ".join(closed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,50 @@
+"""Every C function of the header is reached from Python: a kbackend module function with its
+Keras name and the Keras defaults api/kbackend.toml gives, or a call of kbackend.models (the
+ctypes layer of Keras models), apart from the functions api/kbackend.toml excludes for Python
+with a reason or lists as Python's gaps (a listed gap Python reaches fails, so the list only
+shrinks)."""
+import inspect
+import os
+import re
+import sys
+
+import pytest
+
+import kbackend as K
+
+_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
+sys.path.insert(0, os.path.join(_ROOT, "api"))
+from apigen import model  # noqa: E402
+
+API = model.load(os.path.join(_ROOT, "include", "kbackend.h"),
+                 os.path.join(_ROOT, "api", "kbackend.toml"))
+EXCLUDED = set(API.exclude.get("all", {})) | set(API.exclude.get("python", {}))
+GAPS = set(API.gaps.get("python", ()))
+with open(os.path.join(os.path.dirname(K.__file__), "models.py"), encoding="utf-8") as _f:
+    _MODELS = _f.read()
+
+
+def _reached(fn):
+    return callable(getattr(K, fn.name, None)) or re.search(rf"\b{fn.c_name}\b", _MODELS)
+
+
+@pytest.mark.parametrize("fn", [f for f in API.functions if f.name not in EXCLUDED],
+                         ids=lambda f: f.name)
+def test_every_c_function_is_reached(fn):
+    if fn.name in GAPS:
+        assert not _reached(fn), f"{fn.name} is reached now: remove it from [gaps] python"
+    else:
+        assert _reached(fn), f"kbackend.{fn.name} ({fn.c_name}) is missing"
+
+
+@pytest.mark.parametrize("fn", [f for f in API.functions if f.keras and f.name not in EXCLUDED],
+                         ids=lambda f: f.name)
+def test_keras_signatures_are_the_described_ones(fn):
+    params = inspect.signature(getattr(K, fn.name)).parameters
+    for arg in fn.args:
+        assert arg.name in params, f"{fn.name}: no parameter {arg.name}"
+        default = params[arg.name].default
+        if arg.required:
+            assert default is inspect.Parameter.empty, f"{fn.name}({arg.name}) has a default"
+        else:
+            assert default == arg.default, f"{fn.name}({arg.name}={default!r})"
