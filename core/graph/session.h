@@ -79,4 +79,20 @@ class Session {
   PrintSink sink_;
 };
 
+// A name scope pushed for the lifetime of the object, popped on the way out of an exception too.
+class NameScope {
+ public:
+  explicit NameScope(const std::string& scope) { Session::get().push_name_scope(scope); }
+  ~NameScope() {
+    // Popping fails only on an empty stack (another thread popped past this scope): nothing is
+    // left to undo then, and a destructor must not throw.
+    try {
+      Session::get().pop_name_scope();
+    } catch (...) {
+    }
+  }
+  NameScope(const NameScope&) = delete;
+  NameScope& operator=(const NameScope&) = delete;
+};
+
 }  // namespace kb

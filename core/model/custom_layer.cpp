@@ -20,16 +20,12 @@ NodePtr CustomLayer::weight(const std::string& name, const Dims& shape, const Js
   }
   for (int64_t d : shape)
     check(d >= 0, Status::invalid_argument, where(), ": weight '", name, "' has a negative dim");
-  Session::get().push_name_scope(this->name());
   NodePtr v;
-  try {
+  {
+    NameScope scope(this->name());
     v = add_weight_value(name, initial_value(initializer, shape, dtype(), where()), nullptr,
                          nullptr, trainable);
-  } catch (...) {
-    Session::get().pop_name_scope();
-    throw;
   }
-  Session::get().pop_name_scope();
   by_name_[name] = v;
   return v;
 }

@@ -98,14 +98,10 @@ Applied Layer::apply(const Tensors& inputs, const Tensors& masks) {
   if (!built_) {
     std::vector<Shape> shapes;
     for (const auto& x : inputs) shapes.push_back(x->shape());
-    Session::get().push_name_scope(name_);
-    try {
+    {
+      NameScope scope(name_);
       build(shapes);
-    } catch (...) {
-      Session::get().pop_name_scope();
-      throw;
     }
-    Session::get().pop_name_scope();
     built_ = true;
   }
   masks_ = masks;

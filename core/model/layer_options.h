@@ -10,11 +10,21 @@ namespace kb::model {
 
 // "channels_last" / "channels_first"; null or absent: the session's image_data_format.
 DataFormat data_format_of(const Json& config, const std::string& where);
+// data_format_of for a layer of `rank` spatial dims: Keras' 1-D layers are channels_last whatever
+// their config says.
+inline DataFormat data_format_of(const Json& config, int rank, const std::string& where) {
+  return rank == 1 ? DataFormat::channels_last : data_format_of(config, where);
+}
 // "valid", "same" or "causal".
 api::Padding padding_of(const Json& config, const std::string& where);
 // The axis of the channels for inputs of `rank` (1 or rank - 1).
 inline int64_t channel_axis(DataFormat f, int64_t rank) {
   return f == DataFormat::channels_first ? 1 : rank - 1;
+}
+
+// The class name of a layer family's member of `rank` spatial dims: ranked("Conv", 2) is "Conv2D".
+inline std::string ranked(const char* family, int rank) {
+  return family + std::to_string(rank) + "D";
 }
 
 // A registry row's factory: the layer class L made from its config.

@@ -21,7 +21,7 @@ Dims spatial_dims(const NodePtr& x, DataFormat f, const std::string& where) {
 // the backend function of its rank, bias added, activated.
 class Conv : public Layer {
  public:
-  Conv(const char* cls, const Json& c, int rank)
+  Conv(const std::string& cls, const Json& c, int rank)
       : Layer(cls, c),
         rank_(rank),
         filters_(int_or(c, "filters", -1, where())),
@@ -29,8 +29,7 @@ class Conv : public Layer {
         strides_(ints_or(c, "strides", size_t(rank), 1, where())),
         dilation_(ints_or(c, "dilation_rate", size_t(rank), 1, where())),
         padding_(padding_of(c, where())),
-        // Conv1D is channels_last in Keras 2.2.4 whatever the config says.
-        format_(rank == 1 ? DataFormat::channels_last : data_format_of(c, where())),
+        format_(data_format_of(c, rank, where())),
         use_bias_(bool_or(c, "use_bias", true, where())) {
     check(filters_ > 0, Status::invalid_argument, where(), ": filters must be positive");
     for (int64_t k : kernel_size_)
@@ -77,11 +76,7 @@ class Conv : public Layer {
 
 template <int Rank>
 struct ConvN : Conv {
-  explicit ConvN(const Json& c)
-      : Conv(Rank == 1   ? "Conv1D"
-             : Rank == 2 ? "Conv2D"
-                         : "Conv3D",
-             c, Rank) {}
+  explicit ConvN(const Json& c) : Conv(ranked("Conv", Rank), c, Rank) {}
 };
 
 // conv_utils.deconv_length without output_padding.
@@ -243,12 +238,9 @@ template <int Rank>
 class ZeroPadding : public Layer {
  public:
   explicit ZeroPadding(const Json& c)
-      : Layer(Rank == 1   ? "ZeroPadding1D"
-              : Rank == 2 ? "ZeroPadding2D"
-                          : "ZeroPadding3D",
-              c),
+      : Layer(ranked("ZeroPadding", Rank), c),
         pads_(pads_of(c, Rank, where())),
-        format_(Rank == 1 ? DataFormat::channels_last : data_format_of(c, where())) {}
+        format_(data_format_of(c, Rank, where())) {}
   Tensors call(const Tensors& inputs) override {
     const NodePtr& x = single(inputs);
     if (Rank == 1) return {api::temporal_padding(x, pads_)};
@@ -266,12 +258,9 @@ template <int Rank>
 class Cropping : public Layer {
  public:
   explicit Cropping(const Json& c)
-      : Layer(Rank == 1   ? "Cropping1D"
-              : Rank == 2 ? "Cropping2D"
-                          : "Cropping3D",
-              with_default(c)),
+      : Layer(ranked("Cropping", Rank), with_default(c)),
         crops_(pads_of(rename(config()), Rank, where())),
-        format_(Rank == 1 ? DataFormat::channels_last : data_format_of(c, where())) {}
+        format_(data_format_of(c, Rank, where())) {}
   Tensors call(const Tensors& inputs) override {
     const NodePtr& x = single(inputs);
     check(x->rank() == Rank + 2, Status::shape, where(), ": needs inputs of rank ", Rank + 2);
@@ -302,12 +291,9 @@ template <int Rank>
 class UpSampling : public Layer {
  public:
   explicit UpSampling(const Json& c)
-      : Layer(Rank == 1   ? "UpSampling1D"
-              : Rank == 2 ? "UpSampling2D"
-                          : "UpSampling3D",
-              c),
-        size_(ints_or(c, Rank == 1 ? "size" : "size", size_t(Rank), 2, where())),
-        format_(Rank == 1 ? DataFormat::channels_last : data_format_of(c, where())) {
+      : Layer(ranked("UpSampling", Rank), c),
+        size_(ints_or(c, "size", size_t(Rank), 2, where())),
+        format_(data_format_of(c, Rank, where())) {
     std::string interpolation = string_or(c, "interpolation", "nearest", where());
     check(interpolation == "nearest" || interpolation == "bilinear", Status::invalid_argument,
           where(), ": unknown interpolation '", interpolation, "'");

@@ -180,7 +180,7 @@ class SpatialDropout : public Layer {
  public:
   SpatialDropout(const char* cls, const Json& c, int spatial)
       : Layer(cls, c), rate_(number_or(c, "rate", 0, where())), spatial_(spatial) {
-    format_ = spatial == 1 ? DataFormat::channels_last : data_format_of(c, where());
+    format_ = data_format_of(c, spatial, where());
     auto seed = opt_number(c, "seed", where());
     if (seed) seed_ = static_cast<int64_t>(*seed);
   }

@@ -18,11 +18,11 @@ template <int Rank>
 class LocallyConnected : public Layer {
  public:
   explicit LocallyConnected(const Json& c)
-      : Layer(Rank == 1 ? "LocallyConnected1D" : "LocallyConnected2D", c),
+      : Layer(ranked("LocallyConnected", Rank), c),
         filters_(int_or(c, "filters", -1, where())),
         kernel_size_(ints_or(c, "kernel_size", Rank, -1, where())),
         strides_(ints_or(c, "strides", Rank, 1, where())),
-        format_(Rank == 1 ? DataFormat::channels_last : data_format_of(c, where())),
+        format_(data_format_of(c, Rank, where())),
         use_bias_(bool_or(c, "use_bias", true, where())) {
     check(filters_ > 0, Status::invalid_argument, where(), ": filters must be positive");
     check(padding_of(c, where()) == api::Padding::valid, Status::not_implemented, where(),

@@ -13,10 +13,14 @@
 namespace kb::model {
 namespace {
 
-NodePtr scalar_value(double v, DType t) {
+std::shared_ptr<Buffer> scalar_buffer(double v) {
   auto b = Buffer::make(DType::f64, {});
   *b->as<double>() = v;
-  return api::constant(b, t, std::nullopt, "");
+  return b;
+}
+
+NodePtr scalar_value(double v, DType t) {
+  return api::constant(scalar_buffer(v), t, std::nullopt, "");
 }
 
 // Keras' K.zeros: a buffer of zeros (Buffer::make leaves its storage as it finds it).
@@ -27,9 +31,7 @@ std::shared_ptr<Buffer> zeros_of(DType t, const Dims& dims) {
 }
 
 NodePtr variable_of(double v, DType t, const std::string& name) {
-  auto b = Buffer::make(DType::f64, {});
-  *b->as<double>() = v;
-  return api::variable(b, t, Session::get().unique_name(name));
+  return api::variable(scalar_buffer(v), t, Session::get().unique_name(name));
 }
 
 // beta * old + (1. - beta) * x: the moving averages of the optimizers (beta a variable).
@@ -46,17 +48,16 @@ NodePtr power(const NodePtr& base, const NodePtr& exponent) {
 class SGD : public Optimizer {
  public:
   explicit SGD(const Json& c) : Optimizer("SGD", c) {
-    lr_ = hyper("lr", 0.01);
+    hyper("lr", 0.01);
     momentum_ = hyper("momentum", 0.0);
-    decay_ = hyper("decay", 0.0);
+    hyper("decay", 0.0);
     nesterov_ = bool_or(c, "nesterov", false, where_);
   }
   std::vector<NodePtr> rule(const std::vector<NodePtr>& params,
                             const std::vector<NodePtr>& grads) override {
     std::vector<NodePtr> ups;
     NodePtr lr = decayed_lr();
-    std::vector<NodePtr> moments;
-    for (const auto& p : params) moments.push_back(slot(p));
+    std::vector<NodePtr> moments = slots(params);
     weights_.push_back(iterations_);  // Keras 2.2.4: [iterations] + moments
     weights_.insert(weights_.end(), moments.begin(), moments.end());
     for (size_t i = 0; i < params.size(); ++i) {
@@ -72,17 +73,17 @@ class SGD : public Optimizer {
   void extra_config(Json& c) const override { c["nesterov"] = nesterov_; }
 
  private:
-  NodePtr lr_, momentum_, decay_;
+  NodePtr momentum_;
   bool nesterov_;
 };
 
 class Adam : public Optimizer {
  public:
   explicit Adam(const Json& c) : Optimizer("Adam", c) {
-    lr_ = hyper("lr", 0.001);
+    hyper("lr", 0.001);
     beta_1_ = hyper("beta_1", 0.9);
     beta_2_ = hyper("beta_2", 0.999);
-    decay_ = hyper("decay", 0.0);
+    hyper("decay", 0.0);
     epsilon_ = number_or(c, "epsilon", Session::get().epsilon(), where_);
     amsgrad_ = bool_or(c, "amsgrad", false, where_);
   }
@@ -95,9 +96,9 @@ class Adam : public Optimizer {
     NodePtr one = scalar_value(1, fx);
     NodePtr lr_t =
         times(lr, divided(api::sqrt(minus(one, power(beta_2_, t))), minus(one, power(beta_1_, t))));
-    std::vector<NodePtr> ms, vs, vhats;
-    for (const auto& p : params) ms.push_back(slot(p));
-    for (const auto& p : params) vs.push_back(slot(p));
+    std::vector<NodePtr> ms = slots(params);
+    std::vector<NodePtr> vs = slots(params);
+    std::vector<NodePtr> vhats;
     for (const auto& p : params) vhats.push_back(amsgrad_ ? slot(p) : scalar_slot());
     weights_.push_back(iterations_);  // Keras 2.2.4: [iterations] + ms + vs + vhats
     for (auto* list : {&ms, &vs, &vhats})
@@ -133,7 +134,7 @@ class Adam : public Optimizer {
     return api::variable(zeros_of(DType::f32, {1}), Session::get().floatx(),
                          Session::get().unique_name("Variable"));
   }
-  NodePtr lr_, beta_1_, beta_2_, decay_;
+  NodePtr beta_1_, beta_2_;
   double epsilon_;
   bool amsgrad_;
 };
@@ -141,17 +142,16 @@ class Adam : public Optimizer {
 class RMSprop : public Optimizer {
  public:
   explicit RMSprop(const Json& c) : Optimizer("RMSprop", c) {
-    lr_ = hyper("lr", 0.001);
+    hyper("lr", 0.001);
     rho_ = hyper("rho", 0.9);
-    decay_ = hyper("decay", 0.0);
+    hyper("decay", 0.0);
     epsilon_ = number_or(c, "epsilon", Session::get().epsilon(), where_);
   }
   std::vector<NodePtr> rule(const std::vector<NodePtr>& params,
                             const std::vector<NodePtr>& grads) override {
     std::vector<NodePtr> ups;
     NodePtr lr = decayed_lr();
-    std::vector<NodePtr> acc;
-    for (const auto& p : params) acc.push_back(slot(p));
+    std::vector<NodePtr> acc = slots(params);
     weights_ = acc;  // Keras 2.2.4 leaves iterations out of RMSprop's weights
     for (size_t i = 0; i < params.size(); ++i) {
       const NodePtr &p = params[i], &g = grads[i];
@@ -167,23 +167,22 @@ class RMSprop : public Optimizer {
   void extra_config(Json& c) const override { c["epsilon"] = epsilon_; }
 
  private:
-  NodePtr lr_, rho_, decay_;
+  NodePtr rho_;
   double epsilon_;
 };
 
 class Adagrad : public Optimizer {
  public:
   explicit Adagrad(const Json& c) : Optimizer("Adagrad", c) {
-    lr_ = hyper("lr", 0.01);
-    decay_ = hyper("decay", 0.0);
+    hyper("lr", 0.01);
+    hyper("decay", 0.0);
     epsilon_ = number_or(c, "epsilon", Session::get().epsilon(), where_);
   }
   std::vector<NodePtr> rule(const std::vector<NodePtr>& params,
                             const std::vector<NodePtr>& grads) override {
     std::vector<NodePtr> ups;
     NodePtr lr = decayed_lr();
-    std::vector<NodePtr> acc;
-    for (const auto& p : params) acc.push_back(slot(p));
+    std::vector<NodePtr> acc = slots(params);
     weights_ = acc;
     for (size_t i = 0; i < params.size(); ++i) {
       const NodePtr &p = params[i], &g = grads[i];
@@ -199,15 +198,14 @@ class Adagrad : public Optimizer {
   void extra_config(Json& c) const override { c["epsilon"] = epsilon_; }
 
  private:
-  NodePtr lr_, decay_;
   double epsilon_;
 };
 
 class Adadelta : public Optimizer {
  public:
   explicit Adadelta(const Json& c) : Optimizer("Adadelta", c) {
-    lr_ = hyper("lr", 1.0);
-    decay_ = hyper("decay", 0.0);
+    hyper("lr", 1.0);
+    hyper("decay", 0.0);
     rho_ = number_or(c, "rho", 0.95, where_);  // a Python float in Keras 2.2.4, not a variable
     epsilon_ = number_or(c, "epsilon", Session::get().epsilon(), where_);
   }
@@ -215,9 +213,8 @@ class Adadelta : public Optimizer {
                             const std::vector<NodePtr>& grads) override {
     std::vector<NodePtr> ups;
     NodePtr lr = decayed_lr();
-    std::vector<NodePtr> acc, delta;
-    for (const auto& p : params) acc.push_back(slot(p));
-    for (const auto& p : params) delta.push_back(slot(p));
+    std::vector<NodePtr> acc = slots(params);
+    std::vector<NodePtr> delta = slots(params);
     weights_ = acc;
     weights_.insert(weights_.end(), delta.begin(), delta.end());
     for (size_t i = 0; i < params.size(); ++i) {
@@ -241,17 +238,16 @@ class Adadelta : public Optimizer {
   }
 
  private:
-  NodePtr lr_, decay_;
   double rho_, epsilon_;
 };
 
 class Adamax : public Optimizer {
  public:
   explicit Adamax(const Json& c) : Optimizer("Adamax", c) {
-    lr_ = hyper("lr", 0.002);
+    hyper("lr", 0.002);
     beta_1_ = hyper("beta_1", 0.9);
     beta_2_ = hyper("beta_2", 0.999);
-    decay_ = hyper("decay", 0.0);
+    hyper("decay", 0.0);
     epsilon_ = number_or(c, "epsilon", Session::get().epsilon(), where_);
   }
   std::vector<NodePtr> rule(const std::vector<NodePtr>& params,
@@ -262,9 +258,8 @@ class Adamax : public Optimizer {
     NodePtr one = scalar_value(1, fx);
     NodePtr t = plus(api::cast(iterations_, fx), one);
     NodePtr lr_t = divided(lr, minus(one, power(beta_1_, t)));
-    std::vector<NodePtr> ms, us;
-    for (const auto& p : params) ms.push_back(slot(p));
-    for (const auto& p : params) us.push_back(slot(p));
+    std::vector<NodePtr> ms = slots(params);
+    std::vector<NodePtr> us = slots(params);
     weights_.push_back(iterations_);
     for (auto* list : {&ms, &us}) weights_.insert(weights_.end(), list->begin(), list->end());
     for (size_t i = 0; i < params.size(); ++i) {
@@ -282,7 +277,7 @@ class Adamax : public Optimizer {
   void extra_config(Json& c) const override { c["epsilon"] = epsilon_; }
 
  private:
-  NodePtr lr_, beta_1_, beta_2_, decay_;
+  NodePtr beta_1_, beta_2_;
   double epsilon_;
 };
 
@@ -294,9 +289,8 @@ class Nadam : public Optimizer {
     beta_2_ = hyper("beta_2", 0.999);
     epsilon_ = number_or(c, "epsilon", Session::get().epsilon(), where_);
     schedule_decay_ = number_or(c, "schedule_decay", 0.004, where_);
-    Session::get().push_name_scope(class_name_);
+    NameScope scope(class_name_);
     m_schedule_ = variable_of(1.0, Session::get().floatx(), "m_schedule");
-    Session::get().pop_name_scope();
   }
   std::vector<NodePtr> rule(const std::vector<NodePtr>& params,
                             const std::vector<NodePtr>& grads) override {
@@ -313,9 +307,8 @@ class Nadam : public Optimizer {
     NodePtr schedule_new = times(m_schedule_, cache_t);
     NodePtr schedule_next = times(times(m_schedule_, cache_t), cache_t1);
     ups.push_back(api::update(m_schedule_, schedule_new));
-    std::vector<NodePtr> ms, vs;
-    for (const auto& p : params) ms.push_back(slot(p));
-    for (const auto& p : params) vs.push_back(slot(p));
+    std::vector<NodePtr> ms = slots(params);
+    std::vector<NodePtr> vs = slots(params);
     weights_.push_back(iterations_);
     for (auto* list : {&ms, &vs}) weights_.insert(weights_.end(), list->begin(), list->end());
     for (size_t i = 0; i < params.size(); ++i) {
@@ -360,22 +353,15 @@ Optimizer::Optimizer(std::string class_name, const Json& config)
   initial_decay_ = number_or(config_, "decay", 0, where_);
   clipnorm_ = number_or(config_, "clipnorm", 0, where_);
   clipvalue_ = number_or(config_, "clipvalue", 0, where_);
-  Session::get().push_name_scope(class_name_);
-  try {
-    iterations_ = api::variable(zeros_of(DType::i64, {}), DType::i64,
-                                Session::get().unique_name("iterations"));
-  } catch (...) {
-    Session::get().pop_name_scope();
-    throw;
-  }
-  Session::get().pop_name_scope();
+  NameScope scope(class_name_);
+  iterations_ =
+      api::variable(zeros_of(DType::i64, {}), DType::i64, Session::get().unique_name("iterations"));
 }
 
 NodePtr Optimizer::hyper(const char* key, double fallback) {
   double v = number_or(config_, key, fallback, where_);
-  Session::get().push_name_scope(class_name_);
+  NameScope scope(class_name_);
   NodePtr n = variable_of(v, Session::get().floatx(), key);
-  Session::get().pop_name_scope();
   hypers_.emplace_back(key, n);
   return n;
 }
@@ -389,6 +375,12 @@ NodePtr Optimizer::decayed_lr() {
   NodePtr its = api::cast(iterations_, decay->dtype());
   NodePtr one = number(decay, 1.0);
   return times(lr, divided(one, plus(one, times(decay, its))));
+}
+
+std::vector<NodePtr> Optimizer::slots(const std::vector<NodePtr>& params) {
+  std::vector<NodePtr> out;
+  for (const auto& p : params) out.push_back(slot(p));
+  return out;
 }
 
 NodePtr Optimizer::slot(const NodePtr& like) {

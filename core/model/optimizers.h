@@ -33,11 +33,13 @@ class Optimizer {
   Optimizer(std::string class_name, const Json& config);
   virtual std::vector<NodePtr> rule(const std::vector<NodePtr>& params,
                                     const std::vector<NodePtr>& grads) = 0;
-  // A float32 hyperparameter variable (Keras' K.variable(lr, name='lr')).
+  // A floatx hyperparameter variable (Keras' K.variable(lr, name='lr')), kept for config();
+  // decayed_lr() reads "lr" (each optimizer's first) and "decay".
   NodePtr hyper(const char* key, double fallback);
   // Keras 2.2.4: lr * 1 / (1 + decay * iterations) when decay was given, else lr.
   NodePtr decayed_lr();
   NodePtr slot(const NodePtr& like);  // K.zeros(K.int_shape(p), dtype=K.dtype(p))
+  std::vector<NodePtr> slots(const std::vector<NodePtr>& params);  // a slot for each, in order
   // new_p under p's constraint, if it has one.
   NodePtr constrained(const NodePtr& p, const NodePtr& new_p) const;
   // get_config's entries that are not hyperparameter variables (epsilon, nesterov...).
