@@ -99,8 +99,12 @@ fn options_json(options: &FitOptions) -> String {
     )
 }
 
+/// A fit callback: `(epoch, batch, logs_json)` after each batch and (batch -1) each epoch;
+/// returning true stops training.
+pub type EpochCallback<'a> = dyn FnMut(i64, i64, &str) -> bool + 'a;
+
 struct FitCallback<'a, 'b> {
-    f: &'a mut (dyn FnMut(i64, i64, &str) -> bool + 'b),
+    f: &'a mut EpochCallback<'b>,
     error: Option<Error>,
 }
 
@@ -215,7 +219,7 @@ impl Model {
         x: &[&Tensor],
         y: &[&Tensor],
         options: &FitOptions,
-        callback: Option<&mut dyn FnMut(i64, i64, &str) -> bool>,
+        callback: Option<&mut EpochCallback>,
     ) -> Result<String> {
         let (xs, ys) = (handles(x), handles(y));
         let opts = cstring(&options_json(options))?;
