@@ -63,7 +63,7 @@ LANGUAGES = ("rust", "cpp", "go")
 
 def missing(language, api):
     """(C functions missed and not listed, listed gaps, gaps now reached)"""
-    excluded = set(api.exclude.get("all", {})) | set(api.exclude.get(language, {}))
+    excluded = api.excluded(language)
     gaps = set(api.gaps.get(language, ()))
     got = reached(language, api)
     unlisted, listed, closed = [], [], []

@@ -67,9 +67,6 @@ class Header:
     callbacks: list = field(default_factory=list)
     defines: dict = field(default_factory=dict)
 
-    def function(self, name):
-        return next(f for f in self.functions if f.name == name)
-
 
 def _family_name(banner):
     """'reduce: axes NULL = all axes' -> 'reduce'; 'convolution, pooling' -> 'convolution'."""
@@ -192,7 +189,8 @@ def parse(text):
                 if not entry:
                     continue
                 name, _, val = entry.partition("=")
-                value = eval(val.strip(), {}) if val.strip() else value  # integer literals only
+                # an integer expression such as -2147483647 - 1 (no names to look up)
+                value = eval(val.strip(), {"__builtins__": {}}) if val.strip() else value
                 items.append((name.strip(), value))
                 value += 1
             header.enums.append(Enum(m.group(2), items))

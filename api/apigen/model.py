@@ -66,8 +66,9 @@ class Api:
     gaps: dict = field(default_factory=dict)     # language -> [keras names not wrapped yet]
     flags: set = field(default_factory=set)
 
-    def function(self, name):
-        return next(f for f in self.functions if f.name == name)
+    def excluded(self, language):
+        """Keras names of the functions `language` leaves out on purpose."""
+        return set(self.exclude.get("all", {})) | set(self.exclude.get(language, {}))
 
 
 def _keras_spec(text, name):
@@ -80,6 +81,23 @@ def _keras_spec(text, name):
             for a, d in zip(args, defaults)]
 
 
+_SCALAR_RESULTS = {"int32_t": "int32", "int64_t": "int", "uint64_t": "uint64", "double": "double",
+                   "size_t": "size"}
+
+
+def _result_kind(t, enums, handles):
+    """The kind of an out-parameter (`T* out`, `handle** out`, `const char** out`), else None."""
+    if any(t.pointers):
+        return None
+    if t.depth == 2 and t.base in handles and not t.const:
+        return {"kb_tensor": "tensor", "kb_tensor_list": "tensors"}.get(t.base, "handle")
+    if t.depth == 2 and t.base == "char" and t.const:
+        return "string"
+    if t.depth == 1 and not t.const:
+        return "enum" if t.base in enums else _SCALAR_RESULTS.get(t.base)
+    return None
+
+
 def _group(fn, enums, handles, callbacks, flags, notes):
     """The logical arguments and results of a header function."""
     params = fn.params
@@ -87,34 +105,23 @@ def _group(fn, enums, handles, callbacks, flags, notes):
     i = 0
     pairs = set(notes.get("pairs", ()))
     optional = set(notes.get("optional", ()))
-    while i < len(params):
+    # Results: the trailing run of out-parameters.
+    n_in = len(params)
+    while n_in and _result_kind(params[n_in - 1].type, enums, handles):
+        n_in -= 1
+    trailing = []
+    for p in params[n_in:]:
+        kind = _result_kind(p.type, enums, handles)
+        if kind == "int32" and (p.name in flags or notes.get("bool")):
+            kind = "bool"
+        trailing.append(Result(p.name, kind, p.type, p.type.base if kind == "enum" else ""))
+    while i < n_in:
         p, t = params[i], params[i].type
         base = t.base
-        out_param = t.depth >= 1 and not t.const and not any(t.pointers) and (
-            (base in handles and t.depth == 2) or
-            (base in ("int32_t", "int64_t", "uint64_t", "double", "size_t") and t.depth == 1) or
-            (base in enums and t.depth == 1) or
-            (base == "char" and t.depth == 2))
-        # `const char** out` parses as base char const, depth 2
-        if base == "char" and t.const and t.depth == 2 and not any(t.pointers):
-            out_param = True
-        if out_param and p.name not in ("dims",) and i >= len(params) - 3:
-            kind = ("tensor" if base == "kb_tensor" else "tensors" if base == "kb_tensor_list"
-                    else "handle" if base in handles
-                    else "enum" if base in enums else "string" if base == "char"
-                    else {"int32_t": "int32", "int64_t": "int", "uint64_t": "uint64",
-                          "double": "double", "size_t": "size"}[base])
-            if kind == "int32" and (p.name in flags or notes.get("bool")):
-                kind = "bool"
-            results.append(Result(p.name, kind, t, base if kind == "enum" else ""))
-            i += 1
-            continue
         nxt = params[i + 1] if i + 1 < len(params) else None
-        if base == "kb_tensor" and t.depth == 1 and any(t.pointers) is False and t.const is False \
-                and len(t.pointers) == 1:
+        if str(t) == "kb_tensor*":
             args.append(Arg(p.name, p.name, "tensor", t, optional=p.name in optional))
-        elif base == "kb_tensor" and t.depth == 2 and t.pointers[0] and nxt \
-                and str(nxt.type) == "size_t":
+        elif str(t) == "kb_tensor* const*" and nxt and str(nxt.type) == "size_t":
             args.append(Arg(p.name, p.name, "tensors", t, count=nxt.name))
             i += 1
         elif base == "int64_t" and t.const and t.depth == 1:
@@ -173,9 +180,9 @@ def _group(fn, enums, handles, callbacks, flags, notes):
         elif t.depth == 0 and base == "size_t":
             args.append(Arg(p.name, p.name, "size", t))
         elif base == "char" and t.const and t.depth == 1:
-            # a graph name is always optional (Keras' name=None)
-            args.append(Arg(p.name, p.name, "string", t,
-                            optional=p.name in optional or p.name == "name"))
+            # a graph name is optional (Keras' name=None) unless the description requires it
+            args.append(Arg(p.name, p.name, "string", t, optional=p.name in optional or (
+                p.name == "name" and p.name not in notes.get("required", ()))))
         elif base in callbacks and nxt and str(nxt.type) == "void*":
             args.append(Arg(p.name, p.name, "callback", t, count=nxt.name))
             i += 1
@@ -184,7 +191,7 @@ def _group(fn, enums, handles, callbacks, flags, notes):
         else:
             args.append(Arg(p.name, p.name, "raw", t))
         i += 1
-    return args, results
+    return args, results + trailing
 
 
 def load(header_path, description_path):

@@ -78,7 +78,8 @@ _PRELUDE = '''\
 //! [`Error`](crate::Error).
 #![allow(clippy::too_many_arguments, clippy::let_unit_value, unused_mut)]
 
-use crate::{check, sys, DataFormat, DType, Device, Padding, PoolMode, Reduce, Result, Tensor};
+use crate::{check, sys, Result, Tensor};
+use crate::{ENUM_TYPES};
 use ::std::ffi::CStr;
 use ::std::ptr;
 
@@ -302,7 +303,7 @@ def _function(fn, enum_types):
 
 
 def backend_module(api):
-    excluded = set(api.exclude.get("all", {})) | set(api.exclude.get("rust", {}))
+    excluded = api.excluded("rust")
     enum_types = dict(_ENUM_TYPES)
     enums_text = []
     for e in api.header.enums:
@@ -310,15 +311,11 @@ def backend_module(api):
             rust, text = _generated_enum(e)
             enum_types[e.name] = rust
             enums_text.append(text)
-    out = [HEADER, _PRELUDE, "\n", "\n".join(enums_text)]
+    prelude = _PRELUDE.replace("ENUM_TYPES", ", ".join(sorted(_ENUM_TYPES.values())))
+    out = [HEADER, prelude, "\n", "\n".join(enums_text)]
     for fn in api.functions:
         if fn.name in excluded or not supported(fn, api):
             continue
         out.append("\n" + _function(fn, enum_types))
     return "".join(out)
 
-
-def generated_functions(api):
-    """The C functions backend_module wraps."""
-    excluded = set(api.exclude.get("all", {})) | set(api.exclude.get("rust", {}))
-    return [f.c_name for f in api.functions if f.name not in excluded and supported(f, api)]

@@ -18,7 +18,7 @@ from apigen import model  # noqa: E402
 
 API = model.load(os.path.join(_ROOT, "include", "kbackend.h"),
                  os.path.join(_ROOT, "api", "kbackend.toml"))
-EXCLUDED = set(API.exclude.get("all", {})) | set(API.exclude.get("python", {}))
+EXCLUDED = API.excluded("python")
 GAPS = set(API.gaps.get("python", ()))
 with open(os.path.join(os.path.dirname(K.__file__), "models.py"), encoding="utf-8") as _f:
     _MODELS = _f.read()

@@ -6,7 +6,8 @@
 //! [`Error`](crate::Error).
 #![allow(clippy::too_many_arguments, clippy::let_unit_value, unused_mut)]
 
-use crate::{check, sys, DataFormat, DType, Device, Padding, PoolMode, Reduce, Result, Tensor};
+use crate::{check, sys, Result, Tensor};
+use crate::{DType, DataFormat, Device, Padding, PoolMode, Reduce};
 use ::std::ffi::CStr;
 use ::std::ptr;
 
@@ -265,9 +266,9 @@ pub fn learning_phase_scope_pop() -> Result<()> {
 }
 
 /// Keras' `name_scope_push(name)` (C: `kb_name_scope_push`).
-pub fn name_scope_push(name: Option<&str>) -> Result<()> {
-    let name_c = crate::opt_cstring(name)?;
-    check(unsafe { sys::kb_name_scope_push(crate::opt_ptr(&name_c)) })?;
+pub fn name_scope_push(name: &str) -> Result<()> {
+    let name_c = crate::cstring(name)?;
+    check(unsafe { sys::kb_name_scope_push(name_c.as_ptr()) })?;
     Ok(())
 }
 
