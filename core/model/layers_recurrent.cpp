@@ -169,6 +169,15 @@ class Recurrent : public Layer {
   Tensors states_;
   NodePtr kernel_, recurrent_kernel_, bias_;
   Tensors input_masks_, recurrent_masks_;
+
+  // Keras' kernel (input_dim, gates * units) and recurrent_kernel (units, gates * units).
+  void add_kernels(int64_t input_dim, int64_t gates) {
+    kernel_ = add_weight("kernel", {input_dim, gates * units_}, "kernel_initializer",
+                         "kernel_regularizer", "kernel_constraint");
+    recurrent_kernel_ =
+        add_weight("recurrent_kernel", {units_, gates * units_}, "recurrent_initializer",
+                   "recurrent_regularizer", "recurrent_constraint");
+  }
 };
 
 class SimpleRNN : public Recurrent {
@@ -177,10 +186,7 @@ class SimpleRNN : public Recurrent {
 
  protected:
   void build_cell(int64_t input_dim) override {
-    kernel_ = add_weight("kernel", {input_dim, units_}, "kernel_initializer", "kernel_regularizer",
-                         "kernel_constraint");
-    recurrent_kernel_ = add_weight("recurrent_kernel", {units_, units_}, "recurrent_initializer",
-                                   "recurrent_regularizer", "recurrent_constraint");
+    add_kernels(input_dim, 1);
     if (use_bias_)
       bias_ =
           add_weight("bias", {units_}, "bias_initializer", "bias_regularizer", "bias_constraint");
@@ -203,11 +209,7 @@ class LSTM : public Recurrent {
  protected:
   std::vector<int64_t> state_sizes() const override { return {units_, units_}; }
   void build_cell(int64_t input_dim) override {
-    int64_t u = units_;
-    kernel_ = add_weight("kernel", {input_dim, 4 * u}, "kernel_initializer", "kernel_regularizer",
-                         "kernel_constraint");
-    recurrent_kernel_ = add_weight("recurrent_kernel", {u, 4 * u}, "recurrent_initializer",
-                                   "recurrent_regularizer", "recurrent_constraint");
+    add_kernels(input_dim, 4);
     if (use_bias_) bias_ = lstm_bias();
   }
   std::pair<NodePtr, Tensors> step(const NodePtr& x, const Tensors& states) override {
@@ -253,13 +255,9 @@ class GRU : public Recurrent {
 
  protected:
   void build_cell(int64_t input_dim) override {
-    int64_t u = units_;
-    kernel_ = add_weight("kernel", {input_dim, 3 * u}, "kernel_initializer", "kernel_regularizer",
-                         "kernel_constraint");
-    recurrent_kernel_ = add_weight("recurrent_kernel", {u, 3 * u}, "recurrent_initializer",
-                                   "recurrent_regularizer", "recurrent_constraint");
+    add_kernels(input_dim, 3);
     if (!use_bias_) return;
-    Dims shape = reset_after_ ? Dims{2, 3 * u} : Dims{3 * u};
+    Dims shape = reset_after_ ? Dims{2, 3 * units_} : Dims{3 * units_};
     bias_ = add_weight("bias", shape, "bias_initializer", "bias_regularizer", "bias_constraint");
     if (reset_after_) {
       input_bias_ = api::flatten(api::slice(bias_, {0, 0}, {1, -1}));
