@@ -7,18 +7,33 @@
 Generated files are committed (a Go module and a crate must build without this script) and never
 edited by hand; CI runs --check.
 """
+import glob
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from apigen import model, python, rust  # noqa: E402
+from apigen import go, model, python, rust  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+GO_PACKAGE = "bindings/go/kbackend"
+GO_GENERATED = f"{GO_PACKAGE}/backend.go"
+
+
+def _go_handwritten():
+    sources = []
+    for path in sorted(glob.glob(os.path.join(ROOT, GO_PACKAGE, "*.go"))):
+        if not path.endswith(("_test.go", "/backend.go")):
+            with open(path, encoding="utf-8") as f:
+                sources.append(f.read())
+    return go.handwritten_names(sources)
+
+
 def outputs(api):
     return {
+        GO_GENERATED: go.backend_file(api, _go_handwritten()),
         "bindings/rust/kbackend-sys/src/raw.rs": rust.sys_declarations(api),
         "bindings/rust/kbackend/src/backend.rs": rust.backend_module(api),
         "bindings/python/kbackend/_signatures.py": python.signatures_module(api),
@@ -27,8 +42,7 @@ def outputs(api):
 
 def main(argv):
     check = "--check" in argv
-    api = model.load(os.path.join(ROOT, "include/kbackend.h"),
-                     os.path.join(ROOT, "api/kbackend.toml"))
+    api = model.load_repository(ROOT)
     stale = []
     for rel, text in outputs(api).items():
         path = os.path.join(ROOT, rel)

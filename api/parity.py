@@ -9,7 +9,8 @@
 
 A language reaches a C function when its layer calls it: Rust `sys::kb_NAME` (the generated
 `backend` module included), C++ `kb_NAME(` in its headers (or NAME given to one of its macros
-that paste `kb_##fn`), Go `raw.Name` (SWIG's names).
+that paste `kb_##fn`), Go `C.kb_NAME(` (cgo: the generated functions) or `raw.Name` (SWIG's
+names, in the hand-written layer).
 Python wraps every header function at import (bindings/python/tests/test_api_parity.py checks
 the module itself).
 """
@@ -54,7 +55,8 @@ def reached(language, api):
         return {n for n in names if n in pasted or re.search(rf"\b{n}\(", text)}
     if language == "go":
         text = _read(["bindings/go/kbackend/*.go"])
-        return {n for n in names if re.search(rf"raw\.{_go_name(n)}\b", text)}
+        return {n for n in names
+                if re.search(rf"raw\.{_go_name(n)}\b", text) or re.search(rf"\bC\.{n}\(", text)}
     raise ValueError(f"unknown language {language}")
 
 
@@ -78,8 +80,7 @@ def missing(language, api):
 
 
 def main(argv):
-    api = model.load(os.path.join(ROOT, "include/kbackend.h"),
-                     os.path.join(ROOT, "api/kbackend.toml"))
+    api = model.load_repository(ROOT)
     check = []
     if "--check" in argv:
         check = argv[argv.index("--check") + 1].split(",")

@@ -44,12 +44,14 @@ mcs -nologo -warnaserror -r:"$C/KBackend.dll" -out:"$C/finetune_keras_model.exe"
   bindings/csharp/examples/FinetuneKerasModel.cs
 (cd "$C" && mono finetune_keras_model.exe "$MODEL" "$DATA")
 
-echo "== Go: go test (#cgo pkg-config: kbackend, the build tree's kbackend.pc)"
+echo "== Go: gofmt, then go test (#cgo pkg-config: kbackend, the build tree's kbackend.pc)"
+unformatted=$(gofmt -l bindings/go/kbackend)
+[ -z "$unformatted" ] || { echo "gofmt would change: $unformatted"; exit 1; }
 export GOFLAGS=-mod=mod GOPROXY=off GOCACHE=${GOCACHE:-$BUILD/go-cache} GOPATH=${GOPATH:-$BUILD/go-path}
 G=$BUILD/bindings/go
 (cd "$G/kbackend" && PKG_CONFIG_PATH="$G/pkgconfig" go vet . && PKG_CONFIG_PATH="$G/pkgconfig" go test -count=1 -v ./...)
 echo "== Go: example (CGO_CXXFLAGS / CGO_LDFLAGS instead of pkg-config)"
-(cd "$G/kbackend" && CGO_CXXFLAGS="-I$ROOT/include" \
+(cd "$G/kbackend" && CGO_CFLAGS="-I$ROOT/include" CGO_CXXFLAGS="-I$ROOT/include" \
   CGO_LDFLAGS="-L$BUILD -Wl,-rpath,$BUILD -lkbackend" \
   go run -tags kbackend_no_pkgconfig ./examples/train_mlp "$DATA")
 (cd "$G/kbackend" && PKG_CONFIG_PATH="$G/pkgconfig" go run ./examples/finetune_keras_model \

@@ -8,6 +8,7 @@ scalar, an option enum, a string, a callback with its `void*` data, or raw data.
 trailing pointer parameters the function writes.
 """
 import ast
+import os
 import tomllib
 from dataclasses import dataclass, field
 
@@ -52,6 +53,7 @@ class Function:
     returns: header_mod.CType   # the C return type (kb_status for most)
     c: header_mod.Function = None
     keras: str = ""  # Keras' signature as api/kbackend.toml gives it, if it does
+    in_keras: bool = False  # a function of Keras' backend (tests/reference/keras_functions.txt)
 
     @property
     def status(self):
@@ -194,8 +196,15 @@ def _group(fn, enums, handles, callbacks, flags, notes):
     return args, results + trailing
 
 
-def load(header_path, description_path):
+def _keras_functions(path):
+    with open(path, encoding="utf-8") as f:
+        return {line.strip() for line in f if line.strip() and not line.startswith("#")}
+
+
+def load(header_path, description_path, keras_functions_path):
+    """keras_functions_path: the names of Keras' backend functions, one per line."""
     hdr = header_mod.read(header_path)
+    keras = _keras_functions(keras_functions_path)
     with open(description_path, "rb") as f:
         desc = tomllib.load(f)
     flags = set(desc.get("flags", ()))
@@ -227,9 +236,17 @@ def load(header_path, description_path):
                 a.optional = default is None
                 ordered.append(a)
             args = ordered
-        functions.append(Function(fn.name, note.get("name", short), fn.family,
-                                  note.get("doc", fn.comment), args, results, fn.returns, fn,
-                                  note.get("keras", "")))
+        name = note.get("name", short)
+        functions.append(Function(fn.name, name, fn.family, note.get("doc", fn.comment), args,
+                                  results, fn.returns, fn, note.get("keras", ""),
+                                  name in keras))
     exclude = {lang: dict(table) for lang, table in desc.get("exclude", {}).items()}
     gaps = {lang: list(names) for lang, names in desc.get("gaps", {}).items()}
     return Api(hdr, functions, exclude=exclude, flags=flags, gaps=gaps)
+
+
+def load_repository(root):
+    """The API of the repository at root: its header, description and Keras' function names."""
+    return load(os.path.join(root, "include", "kbackend.h"),
+                os.path.join(root, "api", "kbackend.toml"),
+                os.path.join(root, "tests", "reference", "keras_functions.txt"))

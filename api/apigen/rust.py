@@ -293,7 +293,10 @@ def _function(fn, enum_types):
     else:
         ret_ty = "(" + ", ".join(t for _, t in values) + ")"
         ret = "Ok((" + ", ".join(e for e, _ in values) + "))"
-    doc = [f"/// Keras' `{_signature_text(fn)}` (C: `{fn.c_name}`)."]
+    if fn.in_keras:
+        doc = [f"/// Keras' `{_signature_text(fn)}` (C: `{fn.c_name}`)."]
+    else:
+        doc = [f"/// `{fn.c_name}`: `{_signature_text(fn)}`."]
     if fn.doc:
         doc.append(f"///\n/// {fn.doc}")
     body = "".join(f"    {line}\n" for line in pre)

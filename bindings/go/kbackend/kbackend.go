@@ -171,10 +171,18 @@ type Tensor struct {
 }
 
 func wrap(r raw.Tensor) *Tensor {
-	if r == nil || r.Swigcptr() == 0 {
+	if r == nil {
 		return nil
 	}
-	t := &Tensor{h: r.Swigcptr()}
+	return wrapHandle(r.Swigcptr())
+}
+
+// wrapHandle owns the new reference h (0: none).
+func wrapHandle(h uintptr) *Tensor {
+	if h == 0 {
+		return nil
+	}
+	t := &Tensor{h: h}
 	atomic.AddInt64(&liveTensors, 1)
 	runtime.SetFinalizer(t, (*Tensor).Close)
 	return t
@@ -564,13 +572,6 @@ func Variable(data []float32, shape []int64, name string) (*Tensor, error) {
 	})
 }
 
-// VariableFromTensor is a variable initialized with the value of a tensor.
-func VariableFromTensor(value *Tensor, dtype DType, name string) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor {
-		return raw.Variable_from_tensor(value.ptr(), raw.Kb_data_type(dtype), name)
-	}, value)
-}
-
 // Constant is a floatx constant filled with value in shape (a scalar for no shape).
 func Constant(value float64, shape ...int64) (*Tensor, error) {
 	var s []int64
@@ -583,290 +584,9 @@ func Constant(value float64, shape ...int64) (*Tensor, error) {
 	})
 }
 
-// Zeros is a variable of zeros.
-func Zeros(shape []int64, dtype DType) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor { return raw.Zeros(shapeArg(shape), raw.Kb_data_type(dtype), "") })
-}
-
-// Ones is a variable of ones.
-func Ones(shape []int64, dtype DType) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor { return raw.Ones(shapeArg(shape), raw.Kb_data_type(dtype), "") })
-}
-
-// Eye is an identity matrix variable.
-func Eye(size int64, dtype DType) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor { return raw.Eye(size, raw.Kb_data_type(dtype), "") })
-}
-
-// ZerosLike is a variable of zeros shaped like x.
-func ZerosLike(x *Tensor) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor { return raw.Zeros_like(x.ptr(), raw.KB_DTYPE_DEFAULT, "") }, x)
-}
-
-// OnesLike is a variable of ones shaped like x.
-func OnesLike(x *Tensor) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor { return raw.Ones_like(x.ptr(), raw.KB_DTYPE_DEFAULT, "") }, x)
-}
-
-func seedArg(seed []int64) []int64 {
-	if len(seed) == 0 {
-		return nil
-	}
-	return seed[:1]
-}
-
-// RandomNormalVariable is a floatx variable drawn from N(mean, scale); seed is optional.
-func RandomNormalVariable(shape []int64, mean, scale float64, seed ...int64) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor {
-		return raw.Random_normal_variable(shapeArg(shape), mean, scale, raw.KB_DTYPE_DEFAULT, "", seedArg(seed))
-	})
-}
-
-// RandomUniformVariable is a floatx variable drawn from U(low, high); seed is optional.
-func RandomUniformVariable(shape []int64, low, high float64, seed ...int64) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor {
-		return raw.Random_uniform_variable(shapeArg(shape), low, high, raw.KB_DTYPE_DEFAULT, "", seedArg(seed))
-	})
-}
-
-// Arange is [start, stop) by step as int32 (Keras' default dtype).
-func Arange(start, stop, step float64) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor {
-		return raw.Arange(start, []float64{stop}, step, raw.KB_DTYPE_DEFAULT)
-	})
-}
-
 // ---- operations -----------------------------------------------------------------------------
 
-func unary(f func(raw.Tensor) raw.Tensor) func(*Tensor) (*Tensor, error) {
-	return func(x *Tensor) (*Tensor, error) {
-		return tensorCall(func() raw.Tensor { return f(x.ptr()) }, x)
-	}
-}
-
-func binary(f func(raw.Tensor, raw.Tensor) raw.Tensor) func(x, y *Tensor) (*Tensor, error) {
-	return func(x, y *Tensor) (*Tensor, error) {
-		return tensorCall(func() raw.Tensor { return f(x.ptr(), y.ptr()) }, x, y)
-	}
-}
-
-func reduce(f func(raw.Tensor, []int64, bool) raw.Tensor) func(*Tensor, []int64, bool) (*Tensor, error) {
-	return func(x *Tensor, axes []int64, keepdims bool) (*Tensor, error) {
-		return tensorCall(func() raw.Tensor { return f(x.ptr(), axes, keepdims) }, x)
-	}
-}
-
-func withAxis(f func(raw.Tensor, int64) raw.Tensor) func(*Tensor, int64) (*Tensor, error) {
-	return func(x *Tensor, axis int64) (*Tensor, error) {
-		return tensorCall(func() raw.Tensor { return f(x.ptr(), axis) }, x)
-	}
-}
-
-// Elementwise and structural functions of one tensor, with Keras' names.
-var (
-	Square       = unary(raw.Square)
-	Abs          = unary(raw.Abs)
-	Sqrt         = unary(raw.Sqrt)
-	Exp          = unary(raw.Exp)
-	Log          = unary(raw.Log)
-	Round        = unary(raw.Round)
-	Sign         = unary(raw.Sign)
-	Sin          = unary(raw.Sin)
-	Cos          = unary(raw.Cos)
-	Negative     = unary(raw.Negative)
-	Sigmoid      = unary(raw.Sigmoid)
-	HardSigmoid  = unary(raw.Hard_sigmoid)
-	Tanh         = unary(raw.Tanh)
-	Softplus     = unary(raw.Softplus)
-	Softsign     = unary(raw.Softsign)
-	Flatten      = unary(raw.Flatten)
-	BatchFlatten = unary(raw.Batch_flatten)
-	Transpose    = unary(raw.Transpose)
-	StopGradient = unary(raw.Stop_gradient)
-	Eval         = unary(raw.Eval)
-	GetValue     = unary(raw.Get_value)
-)
-
-// Elementwise functions of two tensors (with broadcasting), and dot.
-var (
-	Add          = binary(raw.Add)
-	Subtract     = binary(raw.Subtract)
-	Multiply     = binary(raw.Multiply)
-	Divide       = binary(raw.Divide)
-	Maximum      = binary(raw.Maximum)
-	Minimum      = binary(raw.Minimum)
-	Equal        = binary(raw.Equal)
-	NotEqual     = binary(raw.Not_equal)
-	Greater      = binary(raw.Greater)
-	GreaterEqual = binary(raw.Greater_equal)
-	Less         = binary(raw.Less)
-	LessEqual    = binary(raw.Less_equal)
-	Dot          = binary(raw.Dot)
-	Gather       = binary(raw.Gather)
-	Update       = binary(raw.Update)
-	UpdateAdd    = binary(raw.Update_add)
-	UpdateSub    = binary(raw.Update_sub)
-)
-
-// Reductions over axes (nil: all axes, as Keras' axis=None).
-var (
-	Sum       = reduce(raw.Sum)
-	Mean      = reduce(raw.Mean)
-	Max       = reduce(raw.Max)
-	Min       = reduce(raw.Min)
-	Prod      = reduce(raw.Prod)
-	Var       = reduce(raw.Xkbx_var)
-	Std       = reduce(raw.Std_)
-	Any       = reduce(raw.Any)
-	All       = reduce(raw.All)
-	Logsumexp = reduce(raw.Logsumexp)
-)
-
-// Functions of a tensor and an axis.
-var (
-	Softmax    = withAxis(raw.Softmax)
-	Argmax     = withAxis(raw.Argmax)
-	Argmin     = withAxis(raw.Argmin)
-	Cumsum     = withAxis(raw.Cumsum)
-	Cumprod    = withAxis(raw.Cumprod)
-	ExpandDims = withAxis(raw.Expand_dims)
-	Squeeze    = withAxis(raw.Squeeze)
-	Repeat     = withAxis(raw.Repeat)
-	OneHot     = withAxis(raw.One_hot)
-)
-
-// Pow is x ** a.
-func Pow(x *Tensor, a float64) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor { return raw.Pow(x.ptr(), a) }, x)
-}
-
-// Clip limits x to [min, max] (max may be math.Inf(1)).
-func Clip(x *Tensor, min, max float64) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor { return raw.Clip(x.ptr(), min, max) }, x)
-}
-
-// Cast converts x to dtype.
-func Cast(x *Tensor, dtype DType) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor { return raw.Cast(x.ptr(), raw.Kb_data_type(dtype)) }, x)
-}
-
-// Relu is max(x, 0) (Keras' relu with its defaults).
-func Relu(x *Tensor) (*Tensor, error) { return ReluWith(x, 0, nil, 0) }
-
-// ReluWith is Keras' relu(x, alpha, max_value, threshold); maxValue nil is None.
-func ReluWith(x *Tensor, alpha float64, maxValue *float64, threshold float64) (*Tensor, error) {
-	var m []float64
-	if maxValue != nil {
-		m = []float64{*maxValue}
-	}
-	return tensorCall(func() raw.Tensor { return raw.Relu(x.ptr(), alpha, m, threshold) }, x)
-}
-
-// Elu is Keras' elu(x, alpha).
-func Elu(x *Tensor, alpha float64) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor { return raw.Elu(x.ptr(), alpha) }, x)
-}
-
-// CategoricalCrossentropy is Keras' categorical_crossentropy(target, output, from_logits, axis=-1).
-func CategoricalCrossentropy(target, output *Tensor, fromLogits bool) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor {
-		return raw.Categorical_crossentropy(target.ptr(), output.ptr(), fromLogits, -1)
-	}, target, output)
-}
-
-// SparseCategoricalCrossentropy is Keras' sparse_categorical_crossentropy (axis=-1).
-func SparseCategoricalCrossentropy(target, output *Tensor, fromLogits bool) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor {
-		return raw.Sparse_categorical_crossentropy(target.ptr(), output.ptr(), fromLogits, -1)
-	}, target, output)
-}
-
-// BinaryCrossentropy is Keras' binary_crossentropy(target, output, from_logits).
-func BinaryCrossentropy(target, output *Tensor, fromLogits bool) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor {
-		return raw.Binary_crossentropy(target.ptr(), output.ptr(), fromLogits)
-	}, target, output)
-}
-
-// BiasAdd adds a bias vector (DefaultDataFormat: the global image_data_format).
-func BiasAdd(x, bias *Tensor, format DataFormat) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor {
-		return raw.Bias_add(x.ptr(), bias.ptr(), raw.Kb_data_format(format))
-	}, x, bias)
-}
-
-// Reshape reshapes x (-1 for one inferred dimension).
-func Reshape(x *Tensor, shape ...int64) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor { return raw.Reshape(x.ptr(), shapeArg(shape)) }, x)
-}
-
-// PermuteDimensions permutes the axes of x.
-func PermuteDimensions(x *Tensor, pattern ...int64) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor { return raw.Permute_dimensions(x.ptr(), shapeArg(pattern)) }, x)
-}
-
-// Tile repeats x n[i] times along axis i.
-func Tile(x *Tensor, n ...int64) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor { return raw.Tile(x.ptr(), shapeArg(n)) }, x)
-}
-
-// Reverse reverses x along axes.
-func Reverse(x *Tensor, axes ...int64) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor { return raw.Reverse(x.ptr(), shapeArg(axes)) }, x)
-}
-
-// RepeatElements repeats the elements of x rep times along axis.
-func RepeatElements(x *Tensor, rep, axis int64) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor { return raw.Repeat_elements(x.ptr(), rep, axis) }, x)
-}
-
-// Slice is x[start:start+size] per axis.
-func Slice(x *Tensor, start, size []int64) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor { return raw.Slice(x.ptr(), start, size) }, x)
-}
-
-// StridedSlice is x[begin:end:strides] per axis, as NumPy (masks as in kb_strided_slice).
-func StridedSlice(x *Tensor, begin, end, strides []int64, beginMask, endMask, shrinkMask, newAxisMask int64) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor {
-		return raw.Strided_slice(x.ptr(), begin, end, strides, beginMask, endMask, shrinkMask, newAxisMask)
-	}, x)
-}
-
-// Concatenate joins xs along axis.
-func Concatenate(xs []*Tensor, axis int64) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor { return raw.Concatenate(handles(xs), axis) }, xs)
-}
-
-// Stack stacks xs along a new axis.
-func Stack(xs []*Tensor, axis int64) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor { return raw.Stack(handles(xs), axis) }, xs)
-}
-
-// BatchDot is Keras' batch_dot; axes nil is None, else one or two entries.
-func BatchDot(x, y *Tensor, axes []int64) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor { return raw.Batch_dot(x.ptr(), y.ptr(), axes) }, x, y)
-}
-
-// Conv2D is Keras' conv2d; strides and dilation nil mean ones.
-func Conv2D(x, kernel *Tensor, strides []int64, padding Padding, format DataFormat, dilation []int64) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor {
-		return raw.Conv2d(x.ptr(), kernel.ptr(), strides, raw.Kb_padding(padding), raw.Kb_data_format(format), dilation)
-	}, x, kernel)
-}
-
-// Pool2D is Keras' pool2d; strides nil means ones.
-func Pool2D(x *Tensor, poolSize, strides []int64, padding Padding, format DataFormat, mode PoolMode) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor {
-		return raw.Pool2d(x.ptr(), poolSize, strides, raw.Kb_padding(padding), raw.Kb_data_format(format), raw.Kb_pool_mode(mode))
-	}, x)
-}
-
 // ---- gradients and functions ------------------------------------------------------------------
-
-// Gradients is d loss / d variables.
-func Gradients(loss *Tensor, variables []*Tensor) ([]*Tensor, error) {
-	return listCall(func() raw.TensorList { return raw.Gradients(loss.ptr(), handles(variables)) }, loss, variables)
-}
 
 // Function is a compiled function (Keras' K.function).
 type Function struct {

@@ -16,8 +16,7 @@ _ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..
 sys.path.insert(0, os.path.join(_ROOT, "api"))
 from apigen import model  # noqa: E402
 
-API = model.load(os.path.join(_ROOT, "include", "kbackend.h"),
-                 os.path.join(_ROOT, "api", "kbackend.toml"))
+API = model.load_repository(_ROOT)
 EXCLUDED = API.excluded("python")
 GAPS = set(API.gaps.get("python", ()))
 with open(os.path.join(os.path.dirname(K.__file__), "models.py"), encoding="utf-8") as _f:

@@ -94,19 +94,19 @@ impl Training {
     }
 }
 
-/// Keras' `version()` (C: `kb_version`).
+/// `kb_version`: `version()`.
 pub fn version() -> Result<String> {
     let v = unsafe { sys::kb_version() };
     Ok(if v.is_null() { String::new() } else { unsafe { CStr::from_ptr(v) }.to_string_lossy().into_owned() })
 }
 
-/// Keras' `abi_version()` (C: `kb_abi_version`).
+/// `kb_abi_version`: `abi_version()`.
 pub fn abi_version() -> Result<i32> {
     let v = unsafe { sys::kb_abi_version() };
     Ok(v)
 }
 
-/// Keras' `dtype_name(dtype)` (C: `kb_dtype_name`).
+/// `kb_dtype_name`: `dtype_name(dtype)`.
 ///
 /// NULL for an invalid dtype
 pub fn dtype_name(dtype: Option<DType>) -> Result<String> {
@@ -114,7 +114,7 @@ pub fn dtype_name(dtype: Option<DType>) -> Result<String> {
     Ok(if v.is_null() { String::new() } else { unsafe { CStr::from_ptr(v) }.to_string_lossy().into_owned() })
 }
 
-/// Keras' `tensor_nbytes(t)` (C: `kb_tensor_nbytes`).
+/// `kb_tensor_nbytes`: `tensor_nbytes(t)`.
 ///
 /// of its static shape
 pub fn tensor_nbytes(t: &Tensor) -> Result<usize> {
@@ -123,7 +123,7 @@ pub fn tensor_nbytes(t: &Tensor) -> Result<usize> {
     Ok(r_out)
 }
 
-/// Keras' `tensor_name(t)` (C: `kb_tensor_name`).
+/// `kb_tensor_name`: `tensor_name(t)`.
 ///
 /// owned by the tensor
 pub fn tensor_name(t: &Tensor) -> Result<String> {
@@ -132,7 +132,7 @@ pub fn tensor_name(t: &Tensor) -> Result<String> {
     Ok(unsafe { CStr::from_ptr(r_out) }.to_string_lossy().into_owned())
 }
 
-/// Keras' `tensor_id(t)` (C: `kb_tensor_id`).
+/// `kb_tensor_id`: `tensor_id(t)`.
 ///
 /// equal ids = same graph value
 pub fn tensor_id(t: &Tensor) -> Result<u64> {
@@ -141,20 +141,20 @@ pub fn tensor_id(t: &Tensor) -> Result<u64> {
     Ok(r_out)
 }
 
-/// Keras' `tensor_set_keras_tensor(t, flag)` (C: `kb_tensor_set_keras_tensor`).
+/// `kb_tensor_set_keras_tensor`: `tensor_set_keras_tensor(t, flag)`.
 pub fn tensor_set_keras_tensor(t: &Tensor, flag: bool) -> Result<()> {
     check(unsafe { sys::kb_tensor_set_keras_tensor(t.as_ptr(), flag as i32) })?;
     Ok(())
 }
 
-/// Keras' `tensor_uses_learning_phase(t)` (C: `kb_tensor_uses_learning_phase`).
+/// `kb_tensor_uses_learning_phase`: `tensor_uses_learning_phase(t)`.
 pub fn tensor_uses_learning_phase(t: &Tensor) -> Result<bool> {
     let mut r_out: i32 = 0;
     check(unsafe { sys::kb_tensor_uses_learning_phase(t.as_ptr(), &mut r_out) })?;
     Ok(r_out != 0)
 }
 
-/// Keras' `tensor_list_new(items)` (C: `kb_tensor_list_new`).
+/// `kb_tensor_list_new`: `tensor_list_new(items)`.
 pub fn tensor_list_new(items: &[&Tensor]) -> Result<Vec<Tensor>> {
     let items_h = crate::handles(items);
     let mut r_out = ptr::null_mut();
@@ -183,14 +183,14 @@ pub fn set_epsilon(e: f64) -> Result<()> {
     Ok(())
 }
 
-/// Keras' `num_threads()` (C: `kb_num_threads`).
+/// `kb_num_threads`: `num_threads()`.
 pub fn num_threads() -> Result<i32> {
     let mut r_out: i32 = Default::default();
     check(unsafe { sys::kb_num_threads(&mut r_out) })?;
     Ok(r_out)
 }
 
-/// Keras' `set_num_threads(n)` (C: `kb_set_num_threads`).
+/// `kb_set_num_threads`: `set_num_threads(n)`.
 pub fn set_num_threads(n: i32) -> Result<()> {
     check(unsafe { sys::kb_set_num_threads(n) })?;
     Ok(())
@@ -253,32 +253,32 @@ pub fn set_learning_phase(value: i32) -> Result<()> {
     Ok(())
 }
 
-/// Keras' `learning_phase_scope_push(value)` (C: `kb_learning_phase_scope_push`).
+/// `kb_learning_phase_scope_push`: `learning_phase_scope_push(value)`.
 pub fn learning_phase_scope_push(value: i32) -> Result<()> {
     check(unsafe { sys::kb_learning_phase_scope_push(value) })?;
     Ok(())
 }
 
-/// Keras' `learning_phase_scope_pop()` (C: `kb_learning_phase_scope_pop`).
+/// `kb_learning_phase_scope_pop`: `learning_phase_scope_pop()`.
 pub fn learning_phase_scope_pop() -> Result<()> {
     check(unsafe { sys::kb_learning_phase_scope_pop() })?;
     Ok(())
 }
 
-/// Keras' `name_scope_push(name)` (C: `kb_name_scope_push`).
+/// `kb_name_scope_push`: `name_scope_push(name)`.
 pub fn name_scope_push(name: &str) -> Result<()> {
     let name_c = crate::cstring(name)?;
     check(unsafe { sys::kb_name_scope_push(name_c.as_ptr()) })?;
     Ok(())
 }
 
-/// Keras' `name_scope_pop()` (C: `kb_name_scope_pop`).
+/// `kb_name_scope_pop`: `name_scope_pop()`.
 pub fn name_scope_pop() -> Result<()> {
     check(unsafe { sys::kb_name_scope_pop() })?;
     Ok(())
 }
 
-/// Keras' `variable_from_tensor(value, dtype, name)` (C: `kb_variable_from_tensor`).
+/// `kb_variable_from_tensor`: `variable_from_tensor(value, dtype, name)`.
 pub fn variable_from_tensor(value: &Tensor, dtype: Option<DType>, name: Option<&str>) -> Result<Tensor> {
     let name_c = crate::opt_cstring(name)?;
     let mut r_out = ptr::null_mut();
@@ -370,7 +370,7 @@ pub fn arange(start: f64, stop: Option<f64>, step: f64, dtype: DType) -> Result<
     unsafe { owned(r_out) }
 }
 
-/// Keras' `arange_to(start, stop, step, dtype)` (C: `kb_arange_to`).
+/// `kb_arange_to`: `arange_to(start, stop, step, dtype)`.
 pub fn arange_to(start: &Tensor, stop: &Tensor, step: &Tensor, dtype: Option<DType>) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_arange_to(start.as_ptr(), stop.as_ptr(), step.as_ptr(), dtype.map_or(sys::KB_DTYPE_DEFAULT, DType::code), &mut r_out) })?;
@@ -458,7 +458,7 @@ pub fn batch_get_value(xs: &[&Tensor]) -> Result<Vec<Tensor>> {
     unsafe { crate::take_list(r_out) }
 }
 
-/// Keras' `static_value(x)` (C: `kb_static_value`).
+/// `kb_static_value`: `static_value(x)`.
 pub fn static_value(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_static_value(x.as_ptr(), &mut r_out) })?;
@@ -473,7 +473,7 @@ pub fn print_tensor(x: &Tensor, message: &str) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
-/// Keras' `sparse_tensor(indices, values, dense_shape, name=None)` (C: `kb_sparse_tensor`).
+/// `kb_sparse_tensor`: `sparse_tensor(indices, values, dense_shape, name=None)`.
 pub fn sparse_tensor(indices: &Tensor, values: &Tensor, dense_shape: &[i64], name: Option<&str>) -> Result<Tensor> {
     let (dense_shape_p, dense_shape_n) = (crate::array_ptr(dense_shape), dense_shape.len());
     let name_c = crate::opt_cstring(name)?;
@@ -489,7 +489,7 @@ pub fn to_dense(tensor: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
-/// Keras' `sparse_parts(x)` (C: `kb_sparse_parts`).
+/// `kb_sparse_parts`: `sparse_parts(x)`.
 pub fn sparse_parts(x: &Tensor) -> Result<(Tensor, Tensor, Tensor)> {
     let mut r_indices = ptr::null_mut();
     let mut r_values = ptr::null_mut();
@@ -548,14 +548,14 @@ pub fn stop_gradient(x: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
-/// Keras' `device_count(kind)` (C: `kb_device_count`).
+/// `kb_device_count`: `device_count(kind)`.
 pub fn device_count(kind: Device) -> Result<i64> {
     let mut r_out: i64 = Default::default();
     check(unsafe { sys::kb_device_count(kind.code(), &mut r_out) })?;
     Ok(r_out)
 }
 
-/// Keras' `cuda_unavailable_reason()` (C: `kb_cuda_unavailable_reason`).
+/// `kb_cuda_unavailable_reason`: `cuda_unavailable_reason()`.
 pub fn cuda_unavailable_reason() -> Result<String> {
     let v = unsafe { sys::kb_cuda_unavailable_reason() };
     Ok(if v.is_null() { String::new() } else { unsafe { CStr::from_ptr(v) }.to_string_lossy().into_owned() })
@@ -624,7 +624,7 @@ pub fn cos(x: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
-/// Keras' `negative(x)` (C: `kb_negative`).
+/// `kb_negative`: `negative(x)`.
 pub fn negative(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_negative(x.as_ptr(), &mut r_out) })?;
@@ -719,28 +719,28 @@ pub fn minimum(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
-/// Keras' `add(x, y)` (C: `kb_add`).
+/// `kb_add`: `add(x, y)`.
 pub fn add(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_add(x.as_ptr(), y.as_ptr(), &mut r_out) })?;
     unsafe { owned(r_out) }
 }
 
-/// Keras' `subtract(x, y)` (C: `kb_subtract`).
+/// `kb_subtract`: `subtract(x, y)`.
 pub fn subtract(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_subtract(x.as_ptr(), y.as_ptr(), &mut r_out) })?;
     unsafe { owned(r_out) }
 }
 
-/// Keras' `multiply(x, y)` (C: `kb_multiply`).
+/// `kb_multiply`: `multiply(x, y)`.
 pub fn multiply(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_multiply(x.as_ptr(), y.as_ptr(), &mut r_out) })?;
     unsafe { owned(r_out) }
 }
 
-/// Keras' `divide(x, y)` (C: `kb_divide`).
+/// `kb_divide`: `divide(x, y)`.
 pub fn divide(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_divide(x.as_ptr(), y.as_ptr(), &mut r_out) })?;
@@ -878,7 +878,7 @@ pub fn reshape(x: &Tensor, shape: &[i64]) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
-/// Keras' `reshape_to(x, shape)` (C: `kb_reshape_to`).
+/// `kb_reshape_to`: `reshape_to(x, shape)`.
 pub fn reshape_to(x: &Tensor, shape: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_reshape_to(x.as_ptr(), shape.as_ptr(), &mut r_out) })?;
@@ -915,7 +915,7 @@ pub fn tile(x: &Tensor, n: &[i64]) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
-/// Keras' `tile_to(x, n)` (C: `kb_tile_to`).
+/// `kb_tile_to`: `tile_to(x, n)`.
 pub fn tile_to(x: &Tensor, n: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_tile_to(x.as_ptr(), n.as_ptr(), &mut r_out) })?;
@@ -965,7 +965,7 @@ pub fn one_hot(indices: &Tensor, num_classes: i64) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
-/// Keras' `one_hot_to(indices, num_classes)` (C: `kb_one_hot_to`).
+/// `kb_one_hot_to`: `one_hot_to(indices, num_classes)`.
 pub fn one_hot_to(indices: &Tensor, num_classes: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_one_hot_to(indices.as_ptr(), num_classes.as_ptr(), &mut r_out) })?;
@@ -990,7 +990,7 @@ pub fn slice(x: &Tensor, start: &[i64], size: &[i64]) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
-/// Keras' `slice_to(x, start, size)` (C: `kb_slice_to`).
+/// `kb_slice_to`: `slice_to(x, start, size)`.
 pub fn slice_to(x: &Tensor, start: &Tensor, size: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_slice_to(x.as_ptr(), start.as_ptr(), size.as_ptr(), &mut r_out) })?;
@@ -1004,7 +1004,7 @@ pub fn gather(reference: &Tensor, indices: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
-/// Keras' `strided_slice(x, begin, end, strides, begin_mask, end_mask, shrink_axis_mask, new_axis_mask)` (C: `kb_strided_slice`).
+/// `kb_strided_slice`: `strided_slice(x, begin, end, strides, begin_mask, end_mask, shrink_axis_mask, new_axis_mask)`.
 pub fn strided_slice(x: &Tensor, begin: &[i64], end: &[i64], strides: &[i64], begin_mask: i64, end_mask: i64, shrink_axis_mask: i64, new_axis_mask: i64) -> Result<Tensor> {
     let begin_p = crate::array_ptr(begin);
     let end_p = crate::array_ptr(end);
@@ -1337,28 +1337,28 @@ pub fn random_binomial(shape: &[i64], p: f64, dtype: Option<DType>, seed: Option
     unsafe { owned(r_out) }
 }
 
-/// Keras' `random_uniform_like(like, minval, maxval, dtype, seed)` (C: `kb_random_uniform_like`).
+/// `kb_random_uniform_like`: `random_uniform_like(like, minval, maxval, dtype, seed)`.
 pub fn random_uniform_like(like: &Tensor, minval: f64, maxval: f64, dtype: Option<DType>, seed: Option<i64>) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_random_uniform_like(like.as_ptr(), minval, maxval, dtype.map_or(sys::KB_DTYPE_DEFAULT, DType::code), seed.as_ref().map_or(ptr::null(), |v| v as *const i64), &mut r_out) })?;
     unsafe { owned(r_out) }
 }
 
-/// Keras' `random_normal_like(like, mean, stddev, dtype, seed)` (C: `kb_random_normal_like`).
+/// `kb_random_normal_like`: `random_normal_like(like, mean, stddev, dtype, seed)`.
 pub fn random_normal_like(like: &Tensor, mean: f64, stddev: f64, dtype: Option<DType>, seed: Option<i64>) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_random_normal_like(like.as_ptr(), mean, stddev, dtype.map_or(sys::KB_DTYPE_DEFAULT, DType::code), seed.as_ref().map_or(ptr::null(), |v| v as *const i64), &mut r_out) })?;
     unsafe { owned(r_out) }
 }
 
-/// Keras' `truncated_normal_like(like, mean, stddev, dtype, seed)` (C: `kb_truncated_normal_like`).
+/// `kb_truncated_normal_like`: `truncated_normal_like(like, mean, stddev, dtype, seed)`.
 pub fn truncated_normal_like(like: &Tensor, mean: f64, stddev: f64, dtype: Option<DType>, seed: Option<i64>) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_truncated_normal_like(like.as_ptr(), mean, stddev, dtype.map_or(sys::KB_DTYPE_DEFAULT, DType::code), seed.as_ref().map_or(ptr::null(), |v| v as *const i64), &mut r_out) })?;
     unsafe { owned(r_out) }
 }
 
-/// Keras' `random_binomial_like(like, p, dtype, seed)` (C: `kb_random_binomial_like`).
+/// `kb_random_binomial_like`: `random_binomial_like(like, p, dtype, seed)`.
 pub fn random_binomial_like(like: &Tensor, p: f64, dtype: Option<DType>, seed: Option<i64>) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_random_binomial_like(like.as_ptr(), p, dtype.map_or(sys::KB_DTYPE_DEFAULT, DType::code), seed.as_ref().map_or(ptr::null(), |v| v as *const i64), &mut r_out) })?;
@@ -1413,7 +1413,7 @@ pub fn in_test_phase(x: &Tensor, alt: &Tensor, training: Option<&Tensor>, mode: 
     unsafe { owned(r_out) }
 }
 
-/// Keras' `dist_init()` (C: `kb_dist_init`).
+/// `kb_dist_init`: `dist_init()`.
 ///
 /// a second call does nothing
 pub fn dist_init() -> Result<()> {
@@ -1421,28 +1421,28 @@ pub fn dist_init() -> Result<()> {
     Ok(())
 }
 
-/// Keras' `dist_initialized()` (C: `kb_dist_initialized`).
+/// `kb_dist_initialized`: `dist_initialized()`.
 pub fn dist_initialized() -> Result<bool> {
     let mut r_out: i32 = 0;
     check(unsafe { sys::kb_dist_initialized(&mut r_out) })?;
     Ok(r_out != 0)
 }
 
-/// Keras' `dist_rank()` (C: `kb_dist_rank`).
+/// `kb_dist_rank`: `dist_rank()`.
 pub fn dist_rank() -> Result<i32> {
     let mut r_out: i32 = Default::default();
     check(unsafe { sys::kb_dist_rank(&mut r_out) })?;
     Ok(r_out)
 }
 
-/// Keras' `dist_size()` (C: `kb_dist_size`).
+/// `kb_dist_size`: `dist_size()`.
 pub fn dist_size() -> Result<i32> {
     let mut r_out: i32 = Default::default();
     check(unsafe { sys::kb_dist_size(&mut r_out) })?;
     Ok(r_out)
 }
 
-/// Keras' `dist_local_rank()` (C: `kb_dist_local_rank`).
+/// `kb_dist_local_rank`: `dist_local_rank()`.
 ///
 /// the rank among the processes of its host
 pub fn dist_local_rank() -> Result<i32> {
@@ -1451,66 +1451,66 @@ pub fn dist_local_rank() -> Result<i32> {
     Ok(r_out)
 }
 
-/// Keras' `dist_barrier()` (C: `kb_dist_barrier`).
+/// `kb_dist_barrier`: `dist_barrier()`.
 pub fn dist_barrier() -> Result<()> {
     check(unsafe { sys::kb_dist_barrier() })?;
     Ok(())
 }
 
-/// Keras' `dist_finalize()` (C: `kb_dist_finalize`).
+/// `kb_dist_finalize`: `dist_finalize()`.
 pub fn dist_finalize() -> Result<()> {
     check(unsafe { sys::kb_dist_finalize() })?;
     Ok(())
 }
 
-/// Keras' `dist_set_timeout(seconds)` (C: `kb_dist_set_timeout`).
+/// `kb_dist_set_timeout`: `dist_set_timeout(seconds)`.
 pub fn dist_set_timeout(seconds: f64) -> Result<()> {
     check(unsafe { sys::kb_dist_set_timeout(seconds) })?;
     Ok(())
 }
 
-/// Keras' `dist_timeout()` (C: `kb_dist_timeout`).
+/// `kb_dist_timeout`: `dist_timeout()`.
 pub fn dist_timeout() -> Result<f64> {
     let mut r_out: f64 = Default::default();
     check(unsafe { sys::kb_dist_timeout(&mut r_out) })?;
     Ok(r_out)
 }
 
-/// Keras' `dist_collectives()` (C: `kb_dist_collectives`).
+/// `kb_dist_collectives`: `dist_collectives()`.
 pub fn dist_collectives() -> Result<i64> {
     let mut r_out: i64 = Default::default();
     check(unsafe { sys::kb_dist_collectives(&mut r_out) })?;
     Ok(r_out)
 }
 
-/// Keras' `dist_engine()` (C: `kb_dist_engine`).
+/// `kb_dist_engine`: `dist_engine()`.
 pub fn dist_engine() -> Result<String> {
     let v = unsafe { sys::kb_dist_engine() };
     Ok(if v.is_null() { String::new() } else { unsafe { CStr::from_ptr(v) }.to_string_lossy().into_owned() })
 }
 
-/// Keras' `all_reduce(x, op)` (C: `kb_all_reduce`).
+/// `kb_all_reduce`: `all_reduce(x, op)`.
 pub fn all_reduce(x: &Tensor, op: Reduce) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_all_reduce(x.as_ptr(), op.code(), &mut r_out) })?;
     unsafe { owned(r_out) }
 }
 
-/// Keras' `broadcast(x, root=0)` (C: `kb_broadcast`).
+/// `kb_broadcast`: `broadcast(x, root=0)`.
 pub fn broadcast(x: &Tensor, root: i32) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_broadcast(x.as_ptr(), root, &mut r_out) })?;
     unsafe { owned(r_out) }
 }
 
-/// Keras' `all_gather(x)` (C: `kb_all_gather`).
+/// `kb_all_gather`: `all_gather(x)`.
 pub fn all_gather(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_all_gather(x.as_ptr(), &mut r_out) })?;
     unsafe { owned(r_out) }
 }
 
-/// Keras' `dist_broadcast_variables(variables, root=0)` (C: `kb_dist_broadcast_variables`).
+/// `kb_dist_broadcast_variables`: `dist_broadcast_variables(variables, root=0)`.
 pub fn dist_broadcast_variables(variables: &[&Tensor], root: i32) -> Result<()> {
     let variables_h = crate::handles(variables);
     check(unsafe { sys::kb_dist_broadcast_variables(crate::array_ptr(&variables_h), variables_h.len(), root) })?;

@@ -83,13 +83,13 @@ func main() {
 
 	x := check(K.Placeholder([]int64{-1, 64}, K.Float32, "x"))
 	y := check(K.Placeholder([]int64{-1, 10}, K.Float32, "y"))
-	w1 := check(K.RandomNormalVariable([]int64{64, 64}, 0, 0.125, 1))
-	b1 := check(K.Zeros([]int64{64}, K.Float32))
-	w2 := check(K.RandomNormalVariable([]int64{64, 10}, 0, 0.125, 2))
-	b2 := check(K.Zeros([]int64{10}, K.Float32))
-	hidden := check(K.Relu(check(K.BiasAdd(check(x.Dot(w1)), b1, K.ChannelsLast))))
+	w1 := check(K.RandomNormalVariable([]int64{64, 64}, 0, 0.125, K.DefaultDType, "", K.OptInt(1)))
+	b1 := check(K.Zeros([]int64{64}, K.Float32, ""))
+	w2 := check(K.RandomNormalVariable([]int64{64, 10}, 0, 0.125, K.DefaultDType, "", K.OptInt(2)))
+	b2 := check(K.Zeros([]int64{10}, K.Float32, ""))
+	hidden := check(K.Relu(check(K.BiasAdd(check(x.Dot(w1)), b1, K.ChannelsLast)), 0, nil, 0))
 	probs := check(K.Softmax(check(K.BiasAdd(check(hidden.Dot(w2)), b2, K.ChannelsLast)), -1))
-	loss := check(K.Mean(check(K.CategoricalCrossentropy(y, probs, false)), nil, false))
+	loss := check(K.Mean(check(K.CategoricalCrossentropy(y, probs, false, -1)), nil, false))
 
 	params := []*K.Tensor{w1, b1, w2, b2}
 	grads := check(K.Gradients(loss, params))
