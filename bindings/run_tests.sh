@@ -2,7 +2,8 @@
 # Builds the language bindings in build-bind/ and runs their tests and examples:
 #   Python: the SWIG extension (CMake target kbackend_python), pytest on the build tree, the
 #           digits example, then `pip install` into a venv and pytest again on the installed
-#           package;
+#           package; then the manylinux wheel (bindings/python/build_wheel.sh) installed into a
+#           fresh venv with the newest NumPy (tests/packaging/python_wheel.sh);
 #   Rust:   cargo test and the digits example, offline, against build-bind/libkbackend.so.
 # Usage: bash bindings/run_tests.sh            (JOBS=2 by default)
 set -euo pipefail
@@ -14,9 +15,13 @@ PY=/usr/bin/python3  # Debian's, with NumPy (the pyenv python3 first on PATH has
 bash scripts/deps.sh
 
 echo "== bindings: build (build-bind)"
-# -DKB_WERROR=ON: the same compile flags as build/, so ccache serves the core objects.
+# -DKB_WERROR=ON: the same compile flags as build/, so ccache serves the core objects. The
+# extension compiles against NumPy 2's headers (the packaging tools' venv), so that the tests
+# below run it on Debian's NumPy 1.24 and the wheel's on the newest NumPy.
+TOOLS=$(bash bindings/python/tools_venv.sh "$BUILD")
+NUMPY2=$("$TOOLS/bin/python" -c 'import numpy; print(numpy.get_include())')
 cmake -S . -B "$BUILD" -DKB_WERROR=ON -DKB_BUILD_TESTS=OFF -DKB_CUDA=OFF -DKB_PYTHON=ON \
-  -DPython3_EXECUTABLE=$PY >/dev/null
+  -DPython3_EXECUTABLE=$PY -DPython3_NumPy_INCLUDE_DIR="$NUMPY2" >/dev/null
 cmake --build "$BUILD" -j"$JOBS" --target kbackend_python
 
 echo "== Python: pytest on the build tree"
@@ -38,6 +43,9 @@ KBACKEND_BUILD_DIR="$BUILD" "$BUILD/venv/bin/pip" install -q --no-build-isolatio
   'import kbackend, sys; assert "site-packages" in kbackend.__file__, kbackend.__file__; print("installed:", kbackend.__file__)')
 (cd "$BUILD" && env -u PYTHONPATH venv/bin/python -m pytest -q -p no:cacheprovider \
   "$ROOT/bindings/python/tests")
+
+echo "== Python: the manylinux wheel in a fresh venv with the newest NumPy"
+bash tests/packaging/python_wheel.sh "$(bash bindings/python/build_wheel.sh)"
 
 echo "== Rust: cargo test (offline)"
 export KBACKEND_LIB_DIR="$BUILD" CARGO_TARGET_DIR="$BUILD/rust" CARGO_BUILD_JOBS="$JOBS"

@@ -7,6 +7,8 @@ Environment:
                       the repository root, the folder bindings/run_tests.sh uses). When it has no
                       CMakeCache.txt yet it is configured for this Python; then the target
                       kbackend_python is built there (CMAKE_BUILD_PARALLEL_LEVEL jobs, default 2).
+  KBACKEND_CUDA_PLUGIN the CUDA plugin to put in the package (default: the build folder's, if
+                      it has one; bindings/python/build_wheel.sh takes build/'s).
 """
 import os
 import re
@@ -58,9 +60,12 @@ class CMakeBuild(build_ext):
         for lib in ("libkbackend.so.1", "libkbackend_omp.so.1"):
             shutil.copyfile(os.path.realpath(os.path.join(build_dir, lib)),
                             os.path.join(target, lib))
-        for plugin in ("libkbackend_cuda.so", "libkbackend_mpi.so"):
-            if os.path.exists(os.path.join(build_dir, plugin)):
-                shutil.copyfile(os.path.join(build_dir, plugin), os.path.join(target, plugin))
+        plugins = [os.path.join(build_dir, p) for p in ("libkbackend_cuda.so", "libkbackend_mpi.so")]
+        if os.environ.get("KBACKEND_CUDA_PLUGIN"):
+            plugins[0] = os.environ["KBACKEND_CUDA_PLUGIN"]
+        for plugin in plugins:
+            if os.path.exists(plugin):
+                shutil.copyfile(plugin, os.path.join(target, os.path.basename(plugin)))
 
 
 os.makedirs(os.path.join(build_folder(), "setuptools"), exist_ok=True)

@@ -286,7 +286,7 @@ static const int64_t* kb_py_dims_ptr(const std::vector<int64_t>& v) {
 /* The kb_data_type of a NumPy array's element type, or -2 when kbackend has none. */
 static int kb_py_dtype_of(PyArrayObject* a) {
   PyArray_Descr* d = PyArray_DESCR(a);
-  int size = (int)d->elsize;
+  int size = (int)PyArray_ITEMSIZE(a); /* not d->elsize: NumPy 2 moved it */
   /* NumPy has no bfloat16; ml_dtypes' (kind 'V') is recognised by its scalar type's name. */
   const char* name = d->typeobj ? d->typeobj->tp_name : "";
   size_t len = strlen(name);

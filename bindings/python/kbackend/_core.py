@@ -265,8 +265,8 @@ def sparse_from_scipy(value, dtype=None):
 
 def _contiguous(value, dtype=None):
     """A C-contiguous array of value; unlike np.ascontiguousarray, 0-d stays 0-d (a Python number
-    is a scalar, not a (1,) vector)."""
-    return np.array(value, dtype=dtype, order="C", copy=False)
+    is a scalar, not a (1,) vector); a copy only where needed, on NumPy 1 and 2 alike."""
+    return np.asarray(value, dtype=dtype, order="C")
 
 
 def to_numpy(handle):
