@@ -13,7 +13,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from apigen import go, model, python, rust  # noqa: E402
+from apigen import cpp, go, model, python, rust  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -31,8 +31,17 @@ def _go_handwritten():
     return go.handwritten_names(sources)
 
 
+def _cpp_handwritten():
+    texts = []
+    for rel in ("include/kbackend.hpp", "include/kbackend_models.hpp"):
+        with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+            texts.append(f.read())
+    return cpp.handwritten(texts)
+
+
 def outputs(api):
     return {
+        "include/kbackend_functions.hpp": cpp.functions_header(api, *_cpp_handwritten()),
         GO_GENERATED: go.backend_file(api, _go_handwritten()),
         "bindings/rust/kbackend-sys/src/raw.rs": rust.sys_declarations(api),
         "bindings/rust/kbackend/src/backend.rs": rust.backend_module(api),

@@ -8,8 +8,8 @@
                                           gap the language now reaches (the list only shrinks)
 
 A language reaches a C function when its layer calls it: Rust `sys::kb_NAME` (the generated
-`backend` module included), C++ `kb_NAME(` in its headers (or NAME given to one of its macros
-that paste `kb_##fn`), Go `C.kb_NAME(` (cgo: the generated functions) or `raw.Name` (SWIG's
+`backend` module included), C++ `kb_NAME` named in its headers' code (called or passed on,
+or NAME given to one of its macros that paste `kb_##fn`), Go `C.kb_NAME(` (cgo: the generated functions) or `raw.Name` (SWIG's
 names, in the hand-written layer).
 Python wraps every header function at import (bindings/python/tests/test_api_parity.py checks
 the module itself).
@@ -21,7 +21,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from apigen import model  # noqa: E402
+from apigen import cpp, model  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -48,11 +48,9 @@ def reached(language, api):
         text = _read(["bindings/rust/kbackend/src/*.rs"])
         return {n for n in names if re.search(rf"sys::{n}\b", text)}
     if language == "cpp":
-        text = _read(["include/kbackend.hpp", "include/kbackend_models.hpp"])
-        # and the names given to the header's macros that paste kb_##fn
-        macros = re.findall(r"#define (\w+)\(fn\b[^\n]*(?:\\\n[^\n]*)*?kb_##fn", text)
-        pasted = {"kb_" + m for macro in macros for m in re.findall(rf"\b{macro}\((\w+)", text)}
-        return {n for n in names if n in pasted or re.search(rf"\b{n}\(", text)}
+        texts = [_read([rel]) for rel in ("include/kbackend.hpp", "include/kbackend_models.hpp",
+                                          "include/kbackend_functions.hpp")]
+        return set(names) & cpp.handwritten(texts)[1]
     if language == "go":
         text = _read(["bindings/go/kbackend/*.go"])
         return {n for n in names

@@ -940,6 +940,8 @@ inline bool init(bool required = true) {
   check(s);
   return true;
 }
+// Whether init has joined a job.
+inline bool initialized() { return detail::query(kb_dist_initialized, int32_t(0)) != 0; }
 inline int32_t rank() { return detail::query(kb_dist_rank, int32_t(0)); }
 inline int32_t size() { return detail::query(kb_dist_size, int32_t(1)); }
 inline int32_t local_rank() { return detail::query(kb_dist_local_rank, int32_t(0)); }
@@ -1635,5 +1637,9 @@ inline Tensor foldr(const FoldFunction& fn, const Tensor& elems,
 }
 
 }  // namespace kbackend
+
+// The functions generated from the API description (api/generate.py) that this file does not
+// write by hand.
+#include "kbackend_functions.hpp"
 
 #endif  // KBACKEND_HPP

@@ -175,6 +175,21 @@ class Model {
   std::vector<Tensor> inputs() const { return tensors(kb_model_inputs); }
   std::vector<Tensor> outputs() const { return tensors(kb_model_outputs); }
   std::vector<Tensor> weights() const { return tensors(kb_model_weights); }
+  // Keras' model.add_loss: a scalar over the model's tensors, in the loss from the next compile.
+  void add_loss(const Tensor& term) { check(kb_model_add_loss(m_, term.get())); }
+  // After compile: the loss as a graph value over the inputs, the targets (one per output), the
+  // per-sample weights (one per output) and the learning phase, and the updates of one training
+  // step, for a program's own Function or gradients.
+  Tensor total_loss() const {
+    kb_tensor* out = nullptr;
+    check(kb_model_total_loss(m_, &out));
+    return Tensor::adopt(out);
+  }
+  std::vector<Tensor> targets() const { return tensors(kb_model_targets); }
+  std::vector<Tensor> sample_weights() const { return tensors(kb_model_sample_weights); }
+  std::vector<Tensor> updates() const { return tensors(kb_model_updates); }
+  // Keras' model.reset_states(): the stateful recurrent layers' states back to zeros.
+  void reset_states() { check(kb_model_reset_states(m_)); }
 
  private:
   explicit Model(kb_model* m) noexcept : m_(m) {}

@@ -102,15 +102,6 @@ def _generated_enum(enum):
     return go, "".join(lines)
 
 
-def _keras_default(value):
-    if isinstance(value, str):
-        return f'"{value}"'  # gofmt turns '' into a typographic quote in doc comments
-    return repr(value)
-
-
-def _signature_text(fn):
-    parts = [a.name if a.required else f"{a.name}={_keras_default(a.default)}" for a in fn.args]
-    return f"{fn.name}({', '.join(parts)})"
 
 
 def _function(fn, enum_types):
@@ -278,12 +269,7 @@ def _function(fn, enum_types):
         plist.append(n if nxt == ty and not ty.startswith("...") else f"{n} {ty}")
     name = method[1] if method else exported(fn.name)
     recv = f"({recv} *{method[0]}) " if method else ""
-    if fn.in_keras:
-        doc = [f"// {name} is Keras' {_signature_text(fn)} (C: {fn.c_name})."]
-    else:
-        doc = [f"// {name} is {fn.c_name}: {_signature_text(fn)}."]
-    if fn.doc:
-        doc.append(f"// {fn.doc}")
+    doc = [f"// {name} is {fn.reference()}.", f"// {fn.doc}"]
     text = "\n".join(doc) + f"\nfunc {recv}{name}({', '.join(plist)}) {ret} {{\n"
     return text + "".join(f"\t{line}\n" for line in body) + "}\n"
 

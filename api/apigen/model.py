@@ -47,7 +47,7 @@ class Function:
     c_name: str
     name: str      # Keras' name
     family: str
-    doc: str
+    doc: str       # one line from api/kbackend.toml [docs]
     args: list
     results: list
     returns: header_mod.CType   # the C return type (kb_status for most)
@@ -58,6 +58,19 @@ class Function:
     @property
     def status(self):
         return self.returns.base == "kb_status" and self.returns.depth == 0
+
+    def signature(self):
+        """Keras-style: conv1d(x, kernel, strides=1, padding="valid", ...)."""
+        def default(v):
+            return f'"{v}"' if isinstance(v, str) else repr(v)
+        parts = [a.name if a.required else f"{a.name}={default(a.default)}" for a in self.args]
+        return f"{self.name}({', '.join(parts)})"
+
+    def reference(self):
+        """Where the function comes from, for doc comments: Keras' signature and the C name."""
+        if self.in_keras:
+            return f"Keras' {self.signature()} (C: {self.c_name})"
+        return f"{self.c_name}: {self.signature()}"
 
 
 @dataclass
@@ -216,6 +229,11 @@ def load(header_path, description_path, keras_functions_path):
     unknown = sorted(set(notes) - names)
     if unknown:
         raise ValueError(f"kbackend.toml describes functions the header lacks: {unknown}")
+    docs = desc.get("docs", {})
+    undocumented = sorted(names - set(docs))
+    if undocumented or set(docs) - names:
+        raise ValueError(f"kbackend.toml [docs]: no line for {undocumented}, lines for functions "
+                         f"the header lacks: {sorted(set(docs) - names)}")
     functions = []
     for fn in hdr.functions:
         short = fn.name[3:]
@@ -233,11 +251,11 @@ def load(header_path, description_path, keras_functions_path):
             for keras_name, c_name, default in spec:
                 a = by_c[c_name]
                 a.name, a.default = keras_name, default
-                a.optional = default is None
+                a.optional = default is None or c_name in note.get("optional", ())
                 ordered.append(a)
             args = ordered
         name = note.get("name", short)
-        functions.append(Function(fn.name, name, fn.family, note.get("doc", fn.comment), args,
+        functions.append(Function(fn.name, name, fn.family, docs[short], args,
                                   results, fn.returns, fn, note.get("keras", ""),
                                   name in keras))
     exclude = {lang: dict(table) for lang, table in desc.get("exclude", {}).items()}

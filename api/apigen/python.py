@@ -8,6 +8,9 @@ def signatures_module(api):
     excluded = sorted(api.excluded("python"))
     body = "\n".join(lines)
     names = "".join(f'    "{n}",\n' for n in excluded)
+    docs = "".join(f"    {f.name!r}: {f.doc!r},\n" for f in api.functions)
     return (f'{HEADER}"""Keras\' parameter names and defaults where they differ from C (see '
-            f'_api.py), and the C\nfunctions with no module function of their own."""\n\n'
-            f"SIGNATURES = r'''\n{body}\n'''\n\nNOT_EXPOSED = {{\n{names}}}\n")
+            f'_api.py), the C\nfunctions with no module function of their own, and one line '
+            f'of doc per function."""\n\n'
+            f"SIGNATURES = r'''\n{body}\n'''\n\nNOT_EXPOSED = {{\n{names}}}\n\n"
+            f"DOCS = {{\n{docs}}}\n")

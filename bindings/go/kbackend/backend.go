@@ -46,13 +46,14 @@ const TrainingFalse Training = 0
 const TrainingTrue Training = 1
 
 // DtypeName is kb_dtype_name: dtype_name(dtype).
-// NULL for an invalid dtype
+// Name of a dtype, such as float32.
 func DtypeName(dtype DType) string {
 	v := C.GoString(C.kb_dtype_name(C.kb_data_type(dtype)))
 	return v
 }
 
 // ParseDtype is kb_parse_dtype: parse_dtype(name).
+// Dtype named by a string such as float32.
 func ParseDtype(name string) (DType, error) {
 	cname, err := cString("parse_dtype", name)
 	if err != nil {
@@ -69,7 +70,7 @@ func ParseDtype(name string) (DType, error) {
 }
 
 // TensorNbytes is kb_tensor_nbytes: tensor_nbytes(t).
-// of its static shape
+// Size in bytes of a tensor's value for its static shape.
 func TensorNbytes(t *Tensor) (int, error) {
 	var rOut C.size_t
 	if err := call(func() C.kb_status {
@@ -81,7 +82,7 @@ func TensorNbytes(t *Tensor) (int, error) {
 }
 
 // TensorName is kb_tensor_name: tensor_name(t).
-// owned by the tensor
+// Name of a tensor.
 func TensorName(t *Tensor) (string, error) {
 	var rOut *C.char
 	if err := call(func() C.kb_status {
@@ -93,7 +94,7 @@ func TensorName(t *Tensor) (string, error) {
 }
 
 // TensorID is kb_tensor_id: tensor_id(t).
-// equal ids = same graph value
+// Identifier of the graph value a tensor refers to; equal ids mean the same value.
 func TensorID(t *Tensor) (uint64, error) {
 	var rOut C.uint64_t
 	if err := call(func() C.kb_status {
@@ -105,6 +106,7 @@ func TensorID(t *Tensor) (uint64, error) {
 }
 
 // TensorSetKerasTensor is kb_tensor_set_keras_tensor: tensor_set_keras_tensor(t, flag).
+// Marks or unmarks a tensor as a Keras tensor.
 func TensorSetKerasTensor(t *Tensor, flag bool) error {
 	if err := call(func() C.kb_status {
 		return C.kb_tensor_set_keras_tensor(t.c(), cBool(flag))
@@ -115,6 +117,7 @@ func TensorSetKerasTensor(t *Tensor, flag bool) error {
 }
 
 // TensorUsesLearningPhase is kb_tensor_uses_learning_phase: tensor_uses_learning_phase(t).
+// Whether a tensor depends on the learning phase.
 func TensorUsesLearningPhase(t *Tensor) (bool, error) {
 	var rOut C.int32_t
 	if err := call(func() C.kb_status {
@@ -126,6 +129,7 @@ func TensorUsesLearningPhase(t *Tensor) (bool, error) {
 }
 
 // TensorListNew is kb_tensor_list_new: tensor_list_new(items).
+// New list holding references to the given tensors.
 func TensorListNew(items []*Tensor) ([]*Tensor, error) {
 	citems, nitems := cTensors(items)
 	var rOut *C.kb_tensor_list
@@ -138,13 +142,14 @@ func TensorListNew(items []*Tensor) ([]*Tensor, error) {
 }
 
 // Backend is Keras' backend() (C: kb_backend).
-// "kbackend"
+// Name of the backend, kbackend.
 func Backend() string {
 	v := C.GoString(C.kb_backend())
 	return v
 }
 
 // Floatx is Keras' floatx() (C: kb_floatx).
+// Default float dtype (float32 by default).
 func Floatx() (DType, error) {
 	var rOut C.kb_data_type
 	if err := call(func() C.kb_status {
@@ -156,6 +161,7 @@ func Floatx() (DType, error) {
 }
 
 // SetFloatx is Keras' set_floatx(floatx) (C: kb_set_floatx).
+// Sets the default float dtype (float16, float32 or float64).
 func SetFloatx(floatx DType) error {
 	if err := call(func() C.kb_status {
 		return C.kb_set_floatx(C.kb_data_type(floatx))
@@ -166,6 +172,7 @@ func SetFloatx(floatx DType) error {
 }
 
 // ImageDataFormat is Keras' image_data_format() (C: kb_image_data_format).
+// Global image data format (channels_last by default).
 func ImageDataFormat() (DataFormat, error) {
 	var rOut C.kb_data_format
 	if err := call(func() C.kb_status {
@@ -177,6 +184,7 @@ func ImageDataFormat() (DataFormat, error) {
 }
 
 // SetImageDataFormat is Keras' set_image_data_format(data_format) (C: kb_set_image_data_format).
+// Sets the global image data format.
 func SetImageDataFormat(dataFormat DataFormat) error {
 	if err := call(func() C.kb_status {
 		return C.kb_set_image_data_format(C.kb_data_format(dataFormat))
@@ -187,6 +195,7 @@ func SetImageDataFormat(dataFormat DataFormat) error {
 }
 
 // ImageDimOrdering is Keras' image_dim_ordering() (C: kb_image_dim_ordering).
+// Legacy image dim ordering (tf or th) matching the image data format.
 func ImageDimOrdering() (DimOrdering, error) {
 	var rOut C.kb_dim_ordering
 	if err := call(func() C.kb_status {
@@ -198,6 +207,7 @@ func ImageDimOrdering() (DimOrdering, error) {
 }
 
 // SetImageDimOrdering is Keras' set_image_dim_ordering(dim_ordering) (C: kb_set_image_dim_ordering).
+// Sets the image data format the legacy way: tf channels_last, th channels_first.
 func SetImageDimOrdering(dimOrdering DimOrdering) error {
 	if err := call(func() C.kb_status {
 		return C.kb_set_image_dim_ordering(C.kb_dim_ordering(dimOrdering))
@@ -208,6 +218,7 @@ func SetImageDimOrdering(dimOrdering DimOrdering) error {
 }
 
 // GetUID is Keras' get_uid(prefix="") (C: kb_get_uid).
+// Next integer id for a name prefix, starting at 1.
 func GetUID(prefix string) (int64, error) {
 	cprefix, err := cString("get_uid", prefix)
 	if err != nil {
@@ -224,6 +235,7 @@ func GetUID(prefix string) (int64, error) {
 }
 
 // ResetUids is Keras' reset_uids() (C: kb_reset_uids).
+// Resets the uid counters of all prefixes.
 func ResetUids() error {
 	if err := call(func() C.kb_status {
 		return C.kb_reset_uids()
@@ -234,6 +246,7 @@ func ResetUids() error {
 }
 
 // ManualVariableInitialization is Keras' manual_variable_initialization(value) (C: kb_manual_variable_initialization).
+// Sets whether the user, not variable creation, initializes variables.
 func ManualVariableInitialization(value int32) error {
 	if err := call(func() C.kb_status {
 		return C.kb_manual_variable_initialization(C.int32_t(value))
@@ -244,6 +257,7 @@ func ManualVariableInitialization(value int32) error {
 }
 
 // LearningPhase is Keras' learning_phase() (C: kb_learning_phase).
+// Learning phase flag (0 = test, 1 = train) as a tensor.
 func LearningPhase() (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -255,6 +269,7 @@ func LearningPhase() (*Tensor, error) {
 }
 
 // LearningPhaseScopePush is kb_learning_phase_scope_push: learning_phase_scope_push(value).
+// Enters a scope in which the learning phase is fixed to 0 or 1.
 func LearningPhaseScopePush(value int32) error {
 	if err := call(func() C.kb_status {
 		return C.kb_learning_phase_scope_push(C.int32_t(value))
@@ -265,6 +280,7 @@ func LearningPhaseScopePush(value int32) error {
 }
 
 // LearningPhaseScopePop is kb_learning_phase_scope_pop: learning_phase_scope_pop().
+// Leaves the innermost learning phase scope.
 func LearningPhaseScopePop() error {
 	if err := call(func() C.kb_status {
 		return C.kb_learning_phase_scope_pop()
@@ -275,6 +291,7 @@ func LearningPhaseScopePop() error {
 }
 
 // NameScopePush is kb_name_scope_push: name_scope_push(name).
+// Enters a name scope that prefixes the names of new tensors.
 func NameScopePush(name string) error {
 	cname, err := cString("name_scope_push", name)
 	if err != nil {
@@ -290,6 +307,7 @@ func NameScopePush(name string) error {
 }
 
 // NameScopePop is kb_name_scope_pop: name_scope_pop().
+// Leaves the innermost name scope.
 func NameScopePop() error {
 	if err := call(func() C.kb_status {
 		return C.kb_name_scope_pop()
@@ -300,6 +318,7 @@ func NameScopePop() error {
 }
 
 // VariableFromTensor is kb_variable_from_tensor: variable_from_tensor(value, dtype, name).
+// Variable initialized with the value of a tensor that needs no placeholder.
 func VariableFromTensor(value *Tensor, dtype DType, name string) (*Tensor, error) {
 	cname, err := cOptString("variable_from_tensor", name)
 	if err != nil {
@@ -316,6 +335,7 @@ func VariableFromTensor(value *Tensor, dtype DType, name string) (*Tensor, error
 }
 
 // Zeros is Keras' zeros(shape, dtype=None, name=None) (C: kb_zeros).
+// All-zeros variable of a shape and dtype (a constant when a dimension is 0).
 func Zeros(shape []int64, dtype DType, name string) (*Tensor, error) {
 	cshape, nshape := cInts(shape)
 	cname, err := cOptString("zeros", name)
@@ -333,6 +353,7 @@ func Zeros(shape []int64, dtype DType, name string) (*Tensor, error) {
 }
 
 // Ones is Keras' ones(shape, dtype=None, name=None) (C: kb_ones).
+// All-ones variable of a shape and dtype (a constant when a dimension is 0).
 func Ones(shape []int64, dtype DType, name string) (*Tensor, error) {
 	cshape, nshape := cInts(shape)
 	cname, err := cOptString("ones", name)
@@ -350,6 +371,7 @@ func Ones(shape []int64, dtype DType, name string) (*Tensor, error) {
 }
 
 // Eye is Keras' eye(size, dtype=None, name=None) (C: kb_eye).
+// Identity matrix of a given size, as a variable.
 func Eye(size int64, dtype DType, name string) (*Tensor, error) {
 	cname, err := cOptString("eye", name)
 	if err != nil {
@@ -366,6 +388,7 @@ func Eye(size int64, dtype DType, name string) (*Tensor, error) {
 }
 
 // ZerosLike is Keras' zeros_like(x, dtype=None, name=None) (C: kb_zeros_like).
+// All-zeros tensor of x's shape, in x's dtype unless a dtype is given.
 func ZerosLike(x *Tensor, dtype DType, name string) (*Tensor, error) {
 	cname, err := cOptString("zeros_like", name)
 	if err != nil {
@@ -382,6 +405,7 @@ func ZerosLike(x *Tensor, dtype DType, name string) (*Tensor, error) {
 }
 
 // OnesLike is Keras' ones_like(x, dtype=None, name=None) (C: kb_ones_like).
+// All-ones tensor of x's shape, in x's dtype unless a dtype is given.
 func OnesLike(x *Tensor, dtype DType, name string) (*Tensor, error) {
 	cname, err := cOptString("ones_like", name)
 	if err != nil {
@@ -398,6 +422,7 @@ func OnesLike(x *Tensor, dtype DType, name string) (*Tensor, error) {
 }
 
 // Identity is Keras' identity(x, name=None) (C: kb_identity).
+// Tensor with the same content as x.
 func Identity(x *Tensor, name string) (*Tensor, error) {
 	cname, err := cOptString("identity", name)
 	if err != nil {
@@ -414,6 +439,7 @@ func Identity(x *Tensor, name string) (*Tensor, error) {
 }
 
 // RandomUniformVariable is Keras' random_uniform_variable(shape, low, high, dtype=None, name=None, seed=None) (C: kb_random_uniform_variable).
+// Variable of values drawn uniformly from [low, high).
 func RandomUniformVariable(shape []int64, low, high float64, dtype DType, name string, seed *int64) (*Tensor, error) {
 	cshape, nshape := cInts(shape)
 	cname, err := cOptString("random_uniform_variable", name)
@@ -431,6 +457,7 @@ func RandomUniformVariable(shape []int64, low, high float64, dtype DType, name s
 }
 
 // RandomNormalVariable is Keras' random_normal_variable(shape, mean, scale, dtype=None, name=None, seed=None) (C: kb_random_normal_variable).
+// Variable of values drawn from a normal distribution of a mean and scale.
 func RandomNormalVariable(shape []int64, mean, scale float64, dtype DType, name string, seed *int64) (*Tensor, error) {
 	cshape, nshape := cInts(shape)
 	cname, err := cOptString("random_normal_variable", name)
@@ -448,6 +475,7 @@ func RandomNormalVariable(shape []int64, mean, scale float64, dtype DType, name 
 }
 
 // Arange is Keras' arange(start, stop=None, step=1, dtype="int32") (C: kb_arange).
+// Evenly spaced values from start up to stop by step, as a 1D tensor (int32 by default).
 func Arange(start float64, stop *float64, step float64, dtype DType) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -459,6 +487,7 @@ func Arange(start float64, stop *float64, step float64, dtype DType) (*Tensor, e
 }
 
 // ArangeTo is kb_arange_to: arange_to(start, stop, step, dtype).
+// Arange whose start, stop and step are scalar tensors known when the function runs.
 func ArangeTo(start, stop, step *Tensor, dtype DType) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -470,6 +499,7 @@ func ArangeTo(start, stop, step *Tensor, dtype DType) (*Tensor, error) {
 }
 
 // IsSparse is Keras' is_sparse(tensor) (C: kb_is_sparse).
+// Whether x is a sparse tensor.
 func IsSparse(tensor *Tensor) (bool, error) {
 	var rOut C.int32_t
 	if err := call(func() C.kb_status {
@@ -481,6 +511,7 @@ func IsSparse(tensor *Tensor) (bool, error) {
 }
 
 // IsKerasTensor is Keras' is_keras_tensor(x) (C: kb_is_keras_tensor).
+// Whether x is marked as a Keras tensor.
 func IsKerasTensor(x *Tensor) (bool, error) {
 	var rOut C.int32_t
 	if err := call(func() C.kb_status {
@@ -492,6 +523,7 @@ func IsKerasTensor(x *Tensor) (bool, error) {
 }
 
 // IsTensor is Keras' is_tensor(x) (C: kb_is_tensor).
+// Whether x is a tensor.
 func IsTensor(x *Tensor) (bool, error) {
 	var rOut C.int32_t
 	if err := call(func() C.kb_status {
@@ -503,6 +535,7 @@ func IsTensor(x *Tensor) (bool, error) {
 }
 
 // IsPlaceholder is Keras' is_placeholder(x) (C: kb_is_placeholder).
+// Whether x is a placeholder.
 func IsPlaceholder(x *Tensor) (bool, error) {
 	var rOut C.int32_t
 	if err := call(func() C.kb_status {
@@ -514,7 +547,7 @@ func IsPlaceholder(x *Tensor) (bool, error) {
 }
 
 // Shape is Keras' shape(x) (C: kb_shape).
-// symbolic int32 vector
+// Symbolic int32 vector of the shape of x.
 func Shape(x *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -526,6 +559,7 @@ func Shape(x *Tensor) (*Tensor, error) {
 }
 
 // Ndim is Keras' ndim(x) (C: kb_ndim).
+// Rank of x (number of axes).
 func Ndim(x *Tensor) (int64, error) {
 	var rOut C.int64_t
 	if err := call(func() C.kb_status {
@@ -537,6 +571,7 @@ func Ndim(x *Tensor) (int64, error) {
 }
 
 // DTypeOf is Keras' dtype(x) (C: kb_dtype).
+// Dtype of x.
 func DTypeOf(x *Tensor) (DType, error) {
 	var rOut C.kb_data_type
 	if err := call(func() C.kb_status {
@@ -548,6 +583,7 @@ func DTypeOf(x *Tensor) (DType, error) {
 }
 
 // CountParams is Keras' count_params(x) (C: kb_count_params).
+// Number of scalars in x, whose shape must be fully known.
 func CountParams(x *Tensor) (int64, error) {
 	var rOut C.int64_t
 	if err := call(func() C.kb_status {
@@ -559,7 +595,7 @@ func CountParams(x *Tensor) (int64, error) {
 }
 
 // Eval is Keras' eval(x) (C: kb_eval).
-// a constant with x's value
+// Value of x, computed, as a constant.
 func Eval(x *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -571,6 +607,7 @@ func Eval(x *Tensor) (*Tensor, error) {
 }
 
 // GetValue is Keras' get_value(x) (C: kb_get_value).
+// Value of a variable, as a constant.
 func GetValue(x *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -582,6 +619,7 @@ func GetValue(x *Tensor) (*Tensor, error) {
 }
 
 // SetValue is Keras' set_value(x, value) (C: kb_set_value).
+// Sets the value of a variable from a tensor.
 func SetValue(x, value *Tensor) error {
 	if err := call(func() C.kb_status {
 		return C.kb_set_value(x.c(), value.c())
@@ -592,6 +630,7 @@ func SetValue(x, value *Tensor) error {
 }
 
 // BatchGetValue is Keras' batch_get_value(xs) (C: kb_batch_get_value).
+// Values of several tensors, as constants.
 func BatchGetValue(xs []*Tensor) ([]*Tensor, error) {
 	cxs, nxs := cTensors(xs)
 	var rOut *C.kb_tensor_list
@@ -604,6 +643,7 @@ func BatchGetValue(xs []*Tensor) ([]*Tensor, error) {
 }
 
 // StaticValue is kb_static_value: static_value(x).
+// Value of x when constants and static shapes alone determine it, as a constant.
 func StaticValue(x *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -615,6 +655,7 @@ func StaticValue(x *Tensor) (*Tensor, error) {
 }
 
 // PrintTensor is Keras' print_tensor(x, message="") (C: kb_print_tensor).
+// Identity of x that prints a message and its value when evaluated.
 func PrintTensor(x *Tensor, message string) (*Tensor, error) {
 	cmessage, err := cString("print_tensor", message)
 	if err != nil {
@@ -631,6 +672,7 @@ func PrintTensor(x *Tensor, message string) (*Tensor, error) {
 }
 
 // SparseTensor is kb_sparse_tensor: sparse_tensor(indices, values, dense_shape, name=None).
+// Sparse tensor of a dense shape from indices and values tensors.
 func SparseTensor(indices, values *Tensor, denseShape []int64, name string) (*Tensor, error) {
 	cdenseShape, ndenseShape := cInts(denseShape)
 	cname, err := cOptString("sparse_tensor", name)
@@ -648,6 +690,7 @@ func SparseTensor(indices, values *Tensor, denseShape []int64, name string) (*Te
 }
 
 // ToDense is Keras' to_dense(tensor) (C: kb_to_dense).
+// Dense value of a sparse tensor; any other tensor is returned as it is.
 func ToDense(tensor *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -659,6 +702,7 @@ func ToDense(tensor *Tensor) (*Tensor, error) {
 }
 
 // SparseParts is kb_sparse_parts: sparse_parts(x).
+// Indices, values and dense shape of a sparse tensor, as tensors.
 func SparseParts(x *Tensor) (*Tensor, *Tensor, *Tensor, error) {
 	var rIndices *C.kb_tensor
 	var rValues *C.kb_tensor
@@ -672,6 +716,7 @@ func SparseParts(x *Tensor) (*Tensor, *Tensor, *Tensor, error) {
 }
 
 // CTCLabelDenseToSparse is Keras' ctc_label_dense_to_sparse(labels, label_lengths) (C: kb_ctc_label_dense_to_sparse).
+// Sparse tensor of the dense CTC labels within each row's label length.
 func CTCLabelDenseToSparse(labels, labelLengths *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -683,6 +728,7 @@ func CTCLabelDenseToSparse(labels, labelLengths *Tensor) (*Tensor, error) {
 }
 
 // CallInto is kb_function_call_into: function_call_into(f, inputs, outputs).
+// Runs a compiled function, writing its outputs into given tensors.
 func (f *Function) CallInto(inputs, outputs []*Tensor) error {
 	cinputs, ninputs := cTensors(inputs)
 	coutputs, noutputs := cTensors(outputs)
@@ -695,6 +741,7 @@ func (f *Function) CallInto(inputs, outputs []*Tensor) error {
 }
 
 // Update is Keras' update(x, new_x) (C: kb_update).
+// Assigns new_x to the variable x.
 func Update(x, newX *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -706,6 +753,7 @@ func Update(x, newX *Tensor) (*Tensor, error) {
 }
 
 // UpdateAdd is Keras' update_add(x, increment) (C: kb_update_add).
+// Adds increment to the variable x.
 func UpdateAdd(x, increment *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -717,6 +765,7 @@ func UpdateAdd(x, increment *Tensor) (*Tensor, error) {
 }
 
 // UpdateSub is Keras' update_sub(x, decrement) (C: kb_update_sub).
+// Subtracts decrement from the variable x.
 func UpdateSub(x, decrement *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -728,6 +777,7 @@ func UpdateSub(x, decrement *Tensor) (*Tensor, error) {
 }
 
 // MovingAverageUpdate is Keras' moving_average_update(x, value, momentum) (C: kb_moving_average_update).
+// Zero-debiased moving-average update of variable x toward value with momentum.
 func MovingAverageUpdate(x, value *Tensor, momentum float64) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -739,6 +789,7 @@ func MovingAverageUpdate(x, value *Tensor, momentum float64) (*Tensor, error) {
 }
 
 // Gradients is Keras' gradients(loss, variables) (C: kb_gradients).
+// Gradients of the sum of loss with respect to variables.
 func Gradients(loss *Tensor, variables []*Tensor) ([]*Tensor, error) {
 	cvariables, nvariables := cTensors(variables)
 	var rOut *C.kb_tensor_list
@@ -751,6 +802,7 @@ func Gradients(loss *Tensor, variables []*Tensor) ([]*Tensor, error) {
 }
 
 // StopGradient is Keras' stop_gradient(x) (C: kb_stop_gradient).
+// Tensor with x's value through which no gradient flows.
 func StopGradient(x *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -762,12 +814,14 @@ func StopGradient(x *Tensor) (*Tensor, error) {
 }
 
 // CUDAUnavailableReason is kb_cuda_unavailable_reason: cuda_unavailable_reason().
+// Why the GPU is not used, or empty when it is.
 func CUDAUnavailableReason() string {
 	v := C.GoString(C.kb_cuda_unavailable_reason())
 	return v
 }
 
 // Device is kb_function_device: function_device(f).
+// Device kind a compiled function runs on.
 func (f *Function) Device() (Device, error) {
 	var rOut C.kb_device_kind
 	if err := call(func() C.kb_status {
@@ -779,6 +833,7 @@ func (f *Function) Device() (Device, error) {
 }
 
 // Square is Keras' square(x) (C: kb_square).
+// Square, elementwise.
 func Square(x *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -790,6 +845,7 @@ func Square(x *Tensor) (*Tensor, error) {
 }
 
 // Abs is Keras' abs(x) (C: kb_abs).
+// Absolute value, elementwise.
 func Abs(x *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -801,6 +857,7 @@ func Abs(x *Tensor) (*Tensor, error) {
 }
 
 // Sqrt is Keras' sqrt(x) (C: kb_sqrt).
+// Square root, elementwise, of x clipped at 0.
 func Sqrt(x *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -812,6 +869,7 @@ func Sqrt(x *Tensor) (*Tensor, error) {
 }
 
 // Exp is Keras' exp(x) (C: kb_exp).
+// Exponential, elementwise.
 func Exp(x *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -823,6 +881,7 @@ func Exp(x *Tensor) (*Tensor, error) {
 }
 
 // Log is Keras' log(x) (C: kb_log).
+// Natural logarithm, elementwise.
 func Log(x *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -834,6 +893,7 @@ func Log(x *Tensor) (*Tensor, error) {
 }
 
 // Round is Keras' round(x) (C: kb_round).
+// Rounds to the nearest integer, elementwise, half to even.
 func Round(x *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -845,6 +905,7 @@ func Round(x *Tensor) (*Tensor, error) {
 }
 
 // Sign is Keras' sign(x) (C: kb_sign).
+// Sign (-1, 0 or 1), elementwise.
 func Sign(x *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -856,6 +917,7 @@ func Sign(x *Tensor) (*Tensor, error) {
 }
 
 // Sin is Keras' sin(x) (C: kb_sin).
+// Sine, elementwise.
 func Sin(x *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -867,6 +929,7 @@ func Sin(x *Tensor) (*Tensor, error) {
 }
 
 // Cos is Keras' cos(x) (C: kb_cos).
+// Cosine, elementwise.
 func Cos(x *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -878,6 +941,7 @@ func Cos(x *Tensor) (*Tensor, error) {
 }
 
 // Negative is kb_negative: negative(x).
+// Negation, elementwise.
 func Negative(x *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -889,6 +953,7 @@ func Negative(x *Tensor) (*Tensor, error) {
 }
 
 // Pow is Keras' pow(x, a) (C: kb_pow).
+// Power x to the a, elementwise.
 func Pow(x *Tensor, a float64) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -900,6 +965,7 @@ func Pow(x *Tensor, a float64) (*Tensor, error) {
 }
 
 // Clip is Keras' clip(x, min_value, max_value) (C: kb_clip).
+// Clips x to [min_value, max_value], elementwise.
 func Clip(x *Tensor, minValue, maxValue float64) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -911,6 +977,7 @@ func Clip(x *Tensor, minValue, maxValue float64) (*Tensor, error) {
 }
 
 // Equal is Keras' equal(x, y) (C: kb_equal).
+// Whether x equals y, elementwise, as bool.
 func Equal(x, y *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -922,6 +989,7 @@ func Equal(x, y *Tensor) (*Tensor, error) {
 }
 
 // NotEqual is Keras' not_equal(x, y) (C: kb_not_equal).
+// Whether x differs from y, elementwise, as bool.
 func NotEqual(x, y *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -933,6 +1001,7 @@ func NotEqual(x, y *Tensor) (*Tensor, error) {
 }
 
 // Greater is Keras' greater(x, y) (C: kb_greater).
+// Whether x > y, elementwise, as bool.
 func Greater(x, y *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -944,6 +1013,7 @@ func Greater(x, y *Tensor) (*Tensor, error) {
 }
 
 // GreaterEqual is Keras' greater_equal(x, y) (C: kb_greater_equal).
+// Whether x >= y, elementwise, as bool.
 func GreaterEqual(x, y *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -955,6 +1025,7 @@ func GreaterEqual(x, y *Tensor) (*Tensor, error) {
 }
 
 // Less is Keras' less(x, y) (C: kb_less).
+// Whether x < y, elementwise, as bool.
 func Less(x, y *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -966,6 +1037,7 @@ func Less(x, y *Tensor) (*Tensor, error) {
 }
 
 // LessEqual is Keras' less_equal(x, y) (C: kb_less_equal).
+// Whether x <= y, elementwise, as bool.
 func LessEqual(x, y *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -977,7 +1049,7 @@ func LessEqual(x, y *Tensor) (*Tensor, error) {
 }
 
 // Lesser is Keras' lesser(x, y) (C: kb_lesser).
-// legacy
+// Legacy name of less: whether x < y, elementwise.
 func Lesser(x, y *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -989,7 +1061,7 @@ func Lesser(x, y *Tensor) (*Tensor, error) {
 }
 
 // LesserEqual is Keras' lesser_equal(x, y) (C: kb_lesser_equal).
-// legacy
+// Legacy name of less_equal: whether x <= y, elementwise.
 func LesserEqual(x, y *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1001,6 +1073,7 @@ func LesserEqual(x, y *Tensor) (*Tensor, error) {
 }
 
 // Maximum is Keras' maximum(x, y) (C: kb_maximum).
+// Maximum of x and y, elementwise.
 func Maximum(x, y *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1012,6 +1085,7 @@ func Maximum(x, y *Tensor) (*Tensor, error) {
 }
 
 // Minimum is Keras' minimum(x, y) (C: kb_minimum).
+// Minimum of x and y, elementwise.
 func Minimum(x, y *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1023,6 +1097,7 @@ func Minimum(x, y *Tensor) (*Tensor, error) {
 }
 
 // Add is kb_add: add(x, y).
+// Sum x + y, elementwise with broadcasting.
 func Add(x, y *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1034,6 +1109,7 @@ func Add(x, y *Tensor) (*Tensor, error) {
 }
 
 // Subtract is kb_subtract: subtract(x, y).
+// Difference x - y, elementwise with broadcasting.
 func Subtract(x, y *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1045,6 +1121,7 @@ func Subtract(x, y *Tensor) (*Tensor, error) {
 }
 
 // Multiply is kb_multiply: multiply(x, y).
+// Product x * y, elementwise with broadcasting.
 func Multiply(x, y *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1056,6 +1133,7 @@ func Multiply(x, y *Tensor) (*Tensor, error) {
 }
 
 // Divide is kb_divide: divide(x, y).
+// Quotient x / y, elementwise with broadcasting.
 func Divide(x, y *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1067,6 +1145,7 @@ func Divide(x, y *Tensor) (*Tensor, error) {
 }
 
 // Cast is Keras' cast(x, dtype) (C: kb_cast).
+// Tensor x converted to a dtype.
 func Cast(x *Tensor, dtype DType) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1078,6 +1157,7 @@ func Cast(x *Tensor, dtype DType) (*Tensor, error) {
 }
 
 // Max is Keras' max(x, axis=None, keepdims=False) (C: kb_max).
+// Maximum of x over axes (all axes for None), keeping reduced axes if keepdims.
 func Max(x *Tensor, axis []int64, keepdims bool) (*Tensor, error) {
 	caxis, naxis := cOptInts(axis)
 	var rOut *C.kb_tensor
@@ -1090,6 +1170,7 @@ func Max(x *Tensor, axis []int64, keepdims bool) (*Tensor, error) {
 }
 
 // Min is Keras' min(x, axis=None, keepdims=False) (C: kb_min).
+// Minimum of x over axes (all axes for None), keeping reduced axes if keepdims.
 func Min(x *Tensor, axis []int64, keepdims bool) (*Tensor, error) {
 	caxis, naxis := cOptInts(axis)
 	var rOut *C.kb_tensor
@@ -1102,6 +1183,7 @@ func Min(x *Tensor, axis []int64, keepdims bool) (*Tensor, error) {
 }
 
 // Sum is Keras' sum(x, axis=None, keepdims=False) (C: kb_sum).
+// Sum of x over axes (all axes for None), keeping reduced axes if keepdims.
 func Sum(x *Tensor, axis []int64, keepdims bool) (*Tensor, error) {
 	caxis, naxis := cOptInts(axis)
 	var rOut *C.kb_tensor
@@ -1114,6 +1196,7 @@ func Sum(x *Tensor, axis []int64, keepdims bool) (*Tensor, error) {
 }
 
 // Prod is Keras' prod(x, axis=None, keepdims=False) (C: kb_prod).
+// Product of x over axes (all axes for None), keeping reduced axes if keepdims.
 func Prod(x *Tensor, axis []int64, keepdims bool) (*Tensor, error) {
 	caxis, naxis := cOptInts(axis)
 	var rOut *C.kb_tensor
@@ -1126,6 +1209,7 @@ func Prod(x *Tensor, axis []int64, keepdims bool) (*Tensor, error) {
 }
 
 // Mean is Keras' mean(x, axis=None, keepdims=False) (C: kb_mean).
+// Mean of x over axes (all axes for None), keeping reduced axes if keepdims.
 func Mean(x *Tensor, axis []int64, keepdims bool) (*Tensor, error) {
 	caxis, naxis := cOptInts(axis)
 	var rOut *C.kb_tensor
@@ -1138,6 +1222,7 @@ func Mean(x *Tensor, axis []int64, keepdims bool) (*Tensor, error) {
 }
 
 // Var is Keras' var(x, axis=None, keepdims=False) (C: kb_var).
+// Population variance of x over axes (all axes for None).
 func Var(x *Tensor, axis []int64, keepdims bool) (*Tensor, error) {
 	caxis, naxis := cOptInts(axis)
 	var rOut *C.kb_tensor
@@ -1150,6 +1235,7 @@ func Var(x *Tensor, axis []int64, keepdims bool) (*Tensor, error) {
 }
 
 // Std is Keras' std(x, axis=None, keepdims=False) (C: kb_std).
+// Population standard deviation of x over axes (all axes for None).
 func Std(x *Tensor, axis []int64, keepdims bool) (*Tensor, error) {
 	caxis, naxis := cOptInts(axis)
 	var rOut *C.kb_tensor
@@ -1162,6 +1248,7 @@ func Std(x *Tensor, axis []int64, keepdims bool) (*Tensor, error) {
 }
 
 // Any is Keras' any(x, axis=None, keepdims=False) (C: kb_any).
+// Logical OR of x over axes (all axes for None), as bool.
 func Any(x *Tensor, axis []int64, keepdims bool) (*Tensor, error) {
 	caxis, naxis := cOptInts(axis)
 	var rOut *C.kb_tensor
@@ -1174,6 +1261,7 @@ func Any(x *Tensor, axis []int64, keepdims bool) (*Tensor, error) {
 }
 
 // All is Keras' all(x, axis=None, keepdims=False) (C: kb_all).
+// Logical AND of x over axes (all axes for None), as bool.
 func All(x *Tensor, axis []int64, keepdims bool) (*Tensor, error) {
 	caxis, naxis := cOptInts(axis)
 	var rOut *C.kb_tensor
@@ -1186,6 +1274,7 @@ func All(x *Tensor, axis []int64, keepdims bool) (*Tensor, error) {
 }
 
 // Logsumexp is Keras' logsumexp(x, axis=None, keepdims=False) (C: kb_logsumexp).
+// Log of the sum of exp(x) over axes, computed stably (all axes for None).
 func Logsumexp(x *Tensor, axis []int64, keepdims bool) (*Tensor, error) {
 	caxis, naxis := cOptInts(axis)
 	var rOut *C.kb_tensor
@@ -1198,6 +1287,7 @@ func Logsumexp(x *Tensor, axis []int64, keepdims bool) (*Tensor, error) {
 }
 
 // Cumsum is Keras' cumsum(x, axis=0) (C: kb_cumsum).
+// Cumulative sum of x along an axis.
 func Cumsum(x *Tensor, axis int64) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1209,6 +1299,7 @@ func Cumsum(x *Tensor, axis int64) (*Tensor, error) {
 }
 
 // Cumprod is Keras' cumprod(x, axis=0) (C: kb_cumprod).
+// Cumulative product of x along an axis.
 func Cumprod(x *Tensor, axis int64) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1220,6 +1311,7 @@ func Cumprod(x *Tensor, axis int64) (*Tensor, error) {
 }
 
 // Argmax is Keras' argmax(x, axis=-1) (C: kb_argmax).
+// Index of the maximum along an axis, as int64.
 func Argmax(x *Tensor, axis int64) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1231,6 +1323,7 @@ func Argmax(x *Tensor, axis int64) (*Tensor, error) {
 }
 
 // Argmin is Keras' argmin(x, axis=-1) (C: kb_argmin).
+// Index of the minimum along an axis, as int64.
 func Argmin(x *Tensor, axis int64) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1242,6 +1335,7 @@ func Argmin(x *Tensor, axis int64) (*Tensor, error) {
 }
 
 // Concatenate is Keras' concatenate(tensors, axis=-1) (C: kb_concatenate).
+// Concatenation of tensors along an axis.
 func Concatenate(tensors []*Tensor, axis int64) (*Tensor, error) {
 	ctensors, ntensors := cTensors(tensors)
 	var rOut *C.kb_tensor
@@ -1254,6 +1348,7 @@ func Concatenate(tensors []*Tensor, axis int64) (*Tensor, error) {
 }
 
 // Reshape is Keras' reshape(x, shape) (C: kb_reshape).
+// Tensor x reshaped to a shape (one entry may be -1).
 func Reshape(x *Tensor, shape ...int64) (*Tensor, error) {
 	cshape, nshape := cInts(shape)
 	var rOut *C.kb_tensor
@@ -1266,6 +1361,7 @@ func Reshape(x *Tensor, shape ...int64) (*Tensor, error) {
 }
 
 // ReshapeTo is kb_reshape_to: reshape_to(x, shape).
+// Reshape to the dims an integer vector tensor holds when the function runs.
 func ReshapeTo(x, shape *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1277,6 +1373,7 @@ func ReshapeTo(x, shape *Tensor) (*Tensor, error) {
 }
 
 // PermuteDimensions is Keras' permute_dimensions(x, pattern) (C: kb_permute_dimensions).
+// Tensor x with its axes permuted by a pattern.
 func PermuteDimensions(x *Tensor, pattern ...int64) (*Tensor, error) {
 	cpattern, npattern := cInts(pattern)
 	var rOut *C.kb_tensor
@@ -1289,6 +1386,7 @@ func PermuteDimensions(x *Tensor, pattern ...int64) (*Tensor, error) {
 }
 
 // RepeatElements is Keras' repeat_elements(x, rep, axis) (C: kb_repeat_elements).
+// Repeats each slice of x rep times along an axis, as np.repeat.
 func RepeatElements(x *Tensor, rep, axis int64) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1300,6 +1398,7 @@ func RepeatElements(x *Tensor, rep, axis int64) (*Tensor, error) {
 }
 
 // Repeat is Keras' repeat(x, n) (C: kb_repeat).
+// Repeats a 2D tensor n times: (batch, d) becomes (batch, n, d).
 func Repeat(x *Tensor, n int64) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1311,6 +1410,7 @@ func Repeat(x *Tensor, n int64) (*Tensor, error) {
 }
 
 // Tile is Keras' tile(x, n) (C: kb_tile).
+// Tensor x tiled n[i] times along each axis i.
 func Tile(x *Tensor, n ...int64) (*Tensor, error) {
 	cn, nn := cInts(n)
 	var rOut *C.kb_tensor
@@ -1323,6 +1423,7 @@ func Tile(x *Tensor, n ...int64) (*Tensor, error) {
 }
 
 // TileTo is kb_tile_to: tile_to(x, n).
+// Tile by an integer vector tensor known when the function runs.
 func TileTo(x, n *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1334,6 +1435,7 @@ func TileTo(x, n *Tensor) (*Tensor, error) {
 }
 
 // Flatten is Keras' flatten(x) (C: kb_flatten).
+// Tensor x flattened to 1D.
 func Flatten(x *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1345,6 +1447,7 @@ func Flatten(x *Tensor) (*Tensor, error) {
 }
 
 // BatchFlatten is Keras' batch_flatten(x) (C: kb_batch_flatten).
+// Tensor x flattened to 2D (batch, rest), keeping the first axis.
 func BatchFlatten(x *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1356,6 +1459,7 @@ func BatchFlatten(x *Tensor) (*Tensor, error) {
 }
 
 // ExpandDims is Keras' expand_dims(x, axis=-1) (C: kb_expand_dims).
+// Tensor x with a size-1 axis inserted at an axis.
 func ExpandDims(x *Tensor, axis int64) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1367,6 +1471,7 @@ func ExpandDims(x *Tensor, axis int64) (*Tensor, error) {
 }
 
 // Squeeze is Keras' squeeze(x, axis) (C: kb_squeeze).
+// Tensor x with the size-1 axis at an axis removed.
 func Squeeze(x *Tensor, axis int64) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1378,6 +1483,7 @@ func Squeeze(x *Tensor, axis int64) (*Tensor, error) {
 }
 
 // Stack is Keras' stack(x, axis=0) (C: kb_stack).
+// Stacks tensors of one rank into a tensor of rank + 1 along a new axis.
 func Stack(x []*Tensor, axis int64) (*Tensor, error) {
 	cx, nx := cTensors(x)
 	var rOut *C.kb_tensor
@@ -1390,6 +1496,7 @@ func Stack(x []*Tensor, axis int64) (*Tensor, error) {
 }
 
 // OneHot is Keras' one_hot(indices, num_classes) (C: kb_one_hot).
+// One-hot encoding of integer indices in a new last axis of num_classes.
 func OneHot(indices *Tensor, numClasses int64) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1401,6 +1508,7 @@ func OneHot(indices *Tensor, numClasses int64) (*Tensor, error) {
 }
 
 // OneHotTo is kb_one_hot_to: one_hot_to(indices, num_classes).
+// One-hot encoding with num_classes a scalar tensor known when the function runs.
 func OneHotTo(indices, numClasses *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1412,6 +1520,7 @@ func OneHotTo(indices, numClasses *Tensor) (*Tensor, error) {
 }
 
 // Reverse is Keras' reverse(x, axes) (C: kb_reverse).
+// Tensor x reversed along the given axes.
 func Reverse(x *Tensor, axes ...int64) (*Tensor, error) {
 	caxes, naxes := cInts(axes)
 	var rOut *C.kb_tensor
@@ -1424,6 +1533,7 @@ func Reverse(x *Tensor, axes ...int64) (*Tensor, error) {
 }
 
 // Slice is Keras' slice(x, start, size) (C: kb_slice).
+// Slice of x of a size from a start position along every axis.
 func Slice(x *Tensor, start, size []int64) (*Tensor, error) {
 	cstart, _ := cInts(start)
 	csize, _ := cInts(size)
@@ -1441,6 +1551,7 @@ func Slice(x *Tensor, start, size []int64) (*Tensor, error) {
 }
 
 // SliceTo is kb_slice_to: slice_to(x, start, size).
+// Slice of x with start and size vector tensors known when the function runs.
 func SliceTo(x, start, size *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1452,6 +1563,7 @@ func SliceTo(x, start, size *Tensor) (*Tensor, error) {
 }
 
 // Gather is Keras' gather(reference, indices) (C: kb_gather).
+// Rows of reference at integer indices (along axis 0).
 func Gather(reference, indices *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1463,6 +1575,7 @@ func Gather(reference, indices *Tensor) (*Tensor, error) {
 }
 
 // StridedSlice is kb_strided_slice: strided_slice(x, begin, end, strides, begin_mask, end_mask, shrink_axis_mask, new_axis_mask).
+// NumPy-style strided slice of x with begin, end and strides and TensorFlow's masks.
 func StridedSlice(x *Tensor, begin, end, strides []int64, beginMask, endMask, shrinkAxisMask, newAxisMask int64) (*Tensor, error) {
 	cbegin, _ := cInts(begin)
 	cend, _ := cInts(end)
@@ -1481,6 +1594,7 @@ func StridedSlice(x *Tensor, begin, end, strides []int64, beginMask, endMask, sh
 }
 
 // Dot is Keras' dot(x, y) (C: kb_dot).
+// Matrix product of x and y, numpy.dot-like beyond rank 2.
 func Dot(x, y *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1492,6 +1606,7 @@ func Dot(x, y *Tensor) (*Tensor, error) {
 }
 
 // BatchDot is Keras' batch_dot(x, y, axes=None) (C: kb_batch_dot).
+// Batchwise dot product of x and y over axes (Keras' batch_dot).
 func BatchDot(x, y *Tensor, axes []int64) (*Tensor, error) {
 	caxes, err := cPair("batch_dot", "axes", axes)
 	if err != nil {
@@ -1507,6 +1622,7 @@ func BatchDot(x, y *Tensor, axes []int64) (*Tensor, error) {
 }
 
 // Transpose is Keras' transpose(x) (C: kb_transpose).
+// Tensor x with all its axes reversed.
 func Transpose(x *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1518,6 +1634,7 @@ func Transpose(x *Tensor) (*Tensor, error) {
 }
 
 // Relu is Keras' relu(x, alpha=0.0, max_value=None, threshold=0.0) (C: kb_relu).
+// Rectified linear unit with optional leak alpha, max_value cap and threshold.
 func Relu(x *Tensor, alpha float64, maxValue *float64, threshold float64) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1529,6 +1646,7 @@ func Relu(x *Tensor, alpha float64, maxValue *float64, threshold float64) (*Tens
 }
 
 // Elu is Keras' elu(x, alpha=1.0) (C: kb_elu).
+// Exponential linear unit: x for x > 0, else alpha * (exp(x) - 1).
 func Elu(x *Tensor, alpha float64) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1540,6 +1658,7 @@ func Elu(x *Tensor, alpha float64) (*Tensor, error) {
 }
 
 // Sigmoid is Keras' sigmoid(x) (C: kb_sigmoid).
+// Logistic sigmoid, elementwise.
 func Sigmoid(x *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1551,6 +1670,7 @@ func Sigmoid(x *Tensor) (*Tensor, error) {
 }
 
 // HardSigmoid is Keras' hard_sigmoid(x) (C: kb_hard_sigmoid).
+// Piecewise linear sigmoid approximation clip(0.2 * x + 0.5, 0, 1).
 func HardSigmoid(x *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1562,6 +1682,7 @@ func HardSigmoid(x *Tensor) (*Tensor, error) {
 }
 
 // Tanh is Keras' tanh(x) (C: kb_tanh).
+// Hyperbolic tangent, elementwise.
 func Tanh(x *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1573,6 +1694,7 @@ func Tanh(x *Tensor) (*Tensor, error) {
 }
 
 // Softmax is Keras' softmax(x, axis=-1) (C: kb_softmax).
+// Softmax of x along an axis.
 func Softmax(x *Tensor, axis int64) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1584,6 +1706,7 @@ func Softmax(x *Tensor, axis int64) (*Tensor, error) {
 }
 
 // Softplus is Keras' softplus(x) (C: kb_softplus).
+// Softplus log(1 + exp(x)), elementwise.
 func Softplus(x *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1595,6 +1718,7 @@ func Softplus(x *Tensor) (*Tensor, error) {
 }
 
 // Softsign is Keras' softsign(x) (C: kb_softsign).
+// Softsign x / (1 + |x|), elementwise.
 func Softsign(x *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1606,6 +1730,7 @@ func Softsign(x *Tensor) (*Tensor, error) {
 }
 
 // CategoricalCrossentropy is Keras' categorical_crossentropy(target, output, from_logits=False, axis=-1) (C: kb_categorical_crossentropy).
+// Categorical crossentropy between a target and an output (probabilities or logits).
 func CategoricalCrossentropy(target, output *Tensor, fromLogits bool, axis int64) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1617,6 +1742,7 @@ func CategoricalCrossentropy(target, output *Tensor, fromLogits bool, axis int64
 }
 
 // SparseCategoricalCrossentropy is Keras' sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1) (C: kb_sparse_categorical_crossentropy).
+// Categorical crossentropy with integer targets, against probabilities or logits.
 func SparseCategoricalCrossentropy(target, output *Tensor, fromLogits bool, axis int64) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1628,6 +1754,7 @@ func SparseCategoricalCrossentropy(target, output *Tensor, fromLogits bool, axis
 }
 
 // BinaryCrossentropy is Keras' binary_crossentropy(target, output, from_logits=False) (C: kb_binary_crossentropy).
+// Binary crossentropy, elementwise, against probabilities or logits.
 func BinaryCrossentropy(target, output *Tensor, fromLogits bool) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1639,6 +1766,7 @@ func BinaryCrossentropy(target, output *Tensor, fromLogits bool) (*Tensor, error
 }
 
 // L2Normalize is Keras' l2_normalize(x, axis=None) (C: kb_l2_normalize).
+// Tensor x divided by its L2 norm over axes (all axes for None).
 func L2Normalize(x *Tensor, axis []int64) (*Tensor, error) {
 	caxis, naxis := cOptInts(axis)
 	var rOut *C.kb_tensor
@@ -1651,6 +1779,7 @@ func L2Normalize(x *Tensor, axis []int64) (*Tensor, error) {
 }
 
 // BiasAdd is Keras' bias_add(x, bias, data_format=None) (C: kb_bias_add).
+// Adds a bias to x along the channel axis (layouts as data_format says).
 func BiasAdd(x, bias *Tensor, dataFormat DataFormat) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1662,6 +1791,7 @@ func BiasAdd(x, bias *Tensor, dataFormat DataFormat) (*Tensor, error) {
 }
 
 // InTopK is Keras' in_top_k(predictions, targets, k) (C: kb_in_top_k).
+// Whether each target is among the top k predictions of its row, as bool.
 func InTopK(predictions, targets *Tensor, k int64) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1673,6 +1803,7 @@ func InTopK(predictions, targets *Tensor, k int64) (*Tensor, error) {
 }
 
 // CTCBatchCost is Keras' ctc_batch_cost(y_true, y_pred, input_length, label_length) (C: kb_ctc_batch_cost).
+// CTC loss of each batch element, shape (batch, 1).
 func CTCBatchCost(yTrue, yPred, inputLength, labelLength *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1683,7 +1814,8 @@ func CTCBatchCost(yTrue, yPred, inputLength, labelLength *Tensor) (*Tensor, erro
 	return wrapC(rOut), nil
 }
 
-// CTCDecode is Keras' ctc_decode(y_pred, input_length, greedy, beam_width, top_paths) (C: kb_ctc_decode).
+// CTCDecode is Keras' ctc_decode(y_pred, input_length, greedy=True, beam_width=100, top_paths=1) (C: kb_ctc_decode).
+// Decodes CTC softmax outputs by best path or beam search, with log-probabilities.
 func CTCDecode(yPred, inputLength *Tensor, greedy bool, beamWidth, topPaths int64) ([]*Tensor, *Tensor, error) {
 	var rDecoded *C.kb_tensor_list
 	var rLogProb *C.kb_tensor
@@ -1702,6 +1834,7 @@ func CTCDecode(yPred, inputLength *Tensor, greedy bool, beamWidth, topPaths int6
 }
 
 // Conv1D is Keras' conv1d(x, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1) (C: kb_conv1d).
+// Convolution of x with kernel over 1 spatial axis (layouts as data_format says).
 func Conv1D(x, kernel *Tensor, strides int64, padding Padding, dataFormat DataFormat, dilationRate int64) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1713,6 +1846,7 @@ func Conv1D(x, kernel *Tensor, strides int64, padding Padding, dataFormat DataFo
 }
 
 // Conv2D is Keras' conv2d(x, kernel, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1)) (C: kb_conv2d).
+// Convolution of x with kernel over 2 spatial axes (layouts as data_format says).
 func Conv2D(x, kernel *Tensor, strides []int64, padding Padding, dataFormat DataFormat, dilationRate []int64) (*Tensor, error) {
 	cstrides, nstrides := cDefaulted(strides)
 	cdilationRate, ndilationRate := cDefaulted(dilationRate)
@@ -1726,6 +1860,7 @@ func Conv2D(x, kernel *Tensor, strides []int64, padding Padding, dataFormat Data
 }
 
 // Conv3D is Keras' conv3d(x, kernel, strides=(1, 1, 1), padding="valid", data_format=None, dilation_rate=(1, 1, 1)) (C: kb_conv3d).
+// Convolution of x with kernel over 3 spatial axes (layouts as data_format says).
 func Conv3D(x, kernel *Tensor, strides []int64, padding Padding, dataFormat DataFormat, dilationRate []int64) (*Tensor, error) {
 	cstrides, nstrides := cDefaulted(strides)
 	cdilationRate, ndilationRate := cDefaulted(dilationRate)
@@ -1739,6 +1874,7 @@ func Conv3D(x, kernel *Tensor, strides []int64, padding Padding, dataFormat Data
 }
 
 // Conv2DTranspose is Keras' conv2d_transpose(x, kernel, output_shape, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1)) (C: kb_conv2d_transpose).
+// Transposed convolution of x with kernel over 2 spatial axes, to an output shape.
 func Conv2DTranspose(x, kernel *Tensor, outputShape, strides []int64, padding Padding, dataFormat DataFormat, dilationRate []int64) (*Tensor, error) {
 	coutputShape, noutputShape := cInts(outputShape)
 	cstrides, nstrides := cDefaulted(strides)
@@ -1753,7 +1889,7 @@ func Conv2DTranspose(x, kernel *Tensor, outputShape, strides []int64, padding Pa
 }
 
 // Deconv2D is Keras' deconv2d(x, kernel, output_shape, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1)) (C: kb_deconv2d).
-// legacy alias of kb_conv2d_transpose
+// Legacy name of conv2d_transpose: a 2D transposed convolution.
 func Deconv2D(x, kernel *Tensor, outputShape, strides []int64, padding Padding, dataFormat DataFormat, dilationRate []int64) (*Tensor, error) {
 	coutputShape, noutputShape := cInts(outputShape)
 	cstrides, nstrides := cDefaulted(strides)
@@ -1768,6 +1904,7 @@ func Deconv2D(x, kernel *Tensor, outputShape, strides []int64, padding Padding, 
 }
 
 // Conv3DTranspose is Keras' conv3d_transpose(x, kernel, output_shape, strides=(1, 1, 1), padding="valid", data_format=None) (C: kb_conv3d_transpose).
+// Transposed convolution of x with kernel over 3 spatial axes, to an output shape.
 func Conv3DTranspose(x, kernel *Tensor, outputShape, strides []int64, padding Padding, dataFormat DataFormat) (*Tensor, error) {
 	coutputShape, noutputShape := cInts(outputShape)
 	cstrides, nstrides := cDefaulted(strides)
@@ -1781,6 +1918,7 @@ func Conv3DTranspose(x, kernel *Tensor, outputShape, strides []int64, padding Pa
 }
 
 // DepthwiseConv2D is Keras' depthwise_conv2d(x, depthwise_kernel, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1)) (C: kb_depthwise_conv2d).
+// Depthwise 2D convolution: each input channel filtered by its own kernels.
 func DepthwiseConv2D(x, depthwiseKernel *Tensor, strides []int64, padding Padding, dataFormat DataFormat, dilationRate []int64) (*Tensor, error) {
 	cstrides, nstrides := cDefaulted(strides)
 	cdilationRate, ndilationRate := cDefaulted(dilationRate)
@@ -1794,6 +1932,7 @@ func DepthwiseConv2D(x, depthwiseKernel *Tensor, strides []int64, padding Paddin
 }
 
 // SeparableConv1D is Keras' separable_conv1d(x, depthwise_kernel, pointwise_kernel, strides=1, padding="valid", data_format=None, dilation_rate=1) (C: kb_separable_conv1d).
+// Separable 1D convolution: a depthwise then a pointwise convolution.
 func SeparableConv1D(x, depthwiseKernel, pointwiseKernel *Tensor, strides int64, padding Padding, dataFormat DataFormat, dilationRate int64) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1805,6 +1944,7 @@ func SeparableConv1D(x, depthwiseKernel, pointwiseKernel *Tensor, strides int64,
 }
 
 // SeparableConv2D is Keras' separable_conv2d(x, depthwise_kernel, pointwise_kernel, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1)) (C: kb_separable_conv2d).
+// Separable 2D convolution: a depthwise then a pointwise convolution.
 func SeparableConv2D(x, depthwiseKernel, pointwiseKernel *Tensor, strides []int64, padding Padding, dataFormat DataFormat, dilationRate []int64) (*Tensor, error) {
 	cstrides, nstrides := cDefaulted(strides)
 	cdilationRate, ndilationRate := cDefaulted(dilationRate)
@@ -1818,6 +1958,7 @@ func SeparableConv2D(x, depthwiseKernel, pointwiseKernel *Tensor, strides []int6
 }
 
 // Pool2D is Keras' pool2d(x, pool_size, strides=(1, 1), padding="valid", data_format=None, pool_mode="max") (C: kb_pool2d).
+// Max or average pooling of x over 2 spatial axes.
 func Pool2D(x *Tensor, poolSize, strides []int64, padding Padding, dataFormat DataFormat, poolMode PoolMode) (*Tensor, error) {
 	cpoolSize, npoolSize := cInts(poolSize)
 	cstrides, nstrides := cDefaulted(strides)
@@ -1831,6 +1972,7 @@ func Pool2D(x *Tensor, poolSize, strides []int64, padding Padding, dataFormat Da
 }
 
 // Pool3D is Keras' pool3d(x, pool_size, strides=(1, 1, 1), padding="valid", data_format=None, pool_mode="max") (C: kb_pool3d).
+// Max or average pooling of x over 3 spatial axes.
 func Pool3D(x *Tensor, poolSize, strides []int64, padding Padding, dataFormat DataFormat, poolMode PoolMode) (*Tensor, error) {
 	cpoolSize, npoolSize := cInts(poolSize)
 	cstrides, nstrides := cDefaulted(strides)
@@ -1844,6 +1986,7 @@ func Pool3D(x *Tensor, poolSize, strides []int64, padding Padding, dataFormat Da
 }
 
 // TemporalPadding is Keras' temporal_padding(x, padding=(1, 1)) (C: kb_temporal_padding).
+// Zero-pads the steps axis of a 3D tensor before and after.
 func TemporalPadding(x *Tensor, padding []int64) (*Tensor, error) {
 	cpadding, npadding := cDefaulted(padding)
 	var rOut *C.kb_tensor
@@ -1856,6 +1999,7 @@ func TemporalPadding(x *Tensor, padding []int64) (*Tensor, error) {
 }
 
 // Spatial2DPadding is Keras' spatial_2d_padding(x, padding=((1, 1), (1, 1)), data_format=None) (C: kb_spatial_2d_padding).
+// Zero-pads the 2 spatial axes of a 4D tensor before and after.
 func Spatial2DPadding(x *Tensor, padding []int64, dataFormat DataFormat) (*Tensor, error) {
 	cpadding, npadding := cDefaulted(padding)
 	var rOut *C.kb_tensor
@@ -1868,6 +2012,7 @@ func Spatial2DPadding(x *Tensor, padding []int64, dataFormat DataFormat) (*Tenso
 }
 
 // Spatial3DPadding is Keras' spatial_3d_padding(x, padding=((1, 1), (1, 1), (1, 1)), data_format=None) (C: kb_spatial_3d_padding).
+// Zero-pads the 3 spatial axes of a 5D tensor before and after.
 func Spatial3DPadding(x *Tensor, padding []int64, dataFormat DataFormat) (*Tensor, error) {
 	cpadding, npadding := cDefaulted(padding)
 	var rOut *C.kb_tensor
@@ -1880,6 +2025,7 @@ func Spatial3DPadding(x *Tensor, padding []int64, dataFormat DataFormat) (*Tenso
 }
 
 // ResizeImages is Keras' resize_images(x, height_factor, width_factor, data_format, interpolation="nearest") (C: kb_resize_images).
+// Resizes images by integer height and width factors (nearest or bilinear).
 func ResizeImages(x *Tensor, heightFactor, widthFactor int64, dataFormat DataFormat, interpolation Interpolation) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1891,6 +2037,7 @@ func ResizeImages(x *Tensor, heightFactor, widthFactor int64, dataFormat DataFor
 }
 
 // ResizeVolumes is Keras' resize_volumes(x, depth_factor, height_factor, width_factor, data_format) (C: kb_resize_volumes).
+// Resizes volumes by integer depth, height and width factors, repeating voxels.
 func ResizeVolumes(x *Tensor, depthFactor, heightFactor, widthFactor int64, dataFormat DataFormat) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1901,7 +2048,8 @@ func ResizeVolumes(x *Tensor, depthFactor, heightFactor, widthFactor int64, data
 	return wrapC(rOut), nil
 }
 
-// BatchNormalization is Keras' batch_normalization(x, mean, var, beta, gamma, axis, epsilon) (C: kb_batch_normalization).
+// BatchNormalization is Keras' batch_normalization(x, mean, var, beta, gamma, axis=-1, epsilon=0.001) (C: kb_batch_normalization).
+// Normalizes x by mean and var, then scales by gamma and shifts by beta.
 func BatchNormalization(x, mean, var_, beta, gamma *Tensor, axis int64, epsilon float64) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1912,7 +2060,8 @@ func BatchNormalization(x, mean, var_, beta, gamma *Tensor, axis int64, epsilon 
 	return wrapC(rOut), nil
 }
 
-// NormalizeBatchInTraining is Keras' normalize_batch_in_training(x, gamma, beta, reduction_axes, epsilon) (C: kb_normalize_batch_in_training).
+// NormalizeBatchInTraining is Keras' normalize_batch_in_training(x, gamma, beta, reduction_axes, epsilon=0.001) (C: kb_normalize_batch_in_training).
+// Batch mean and variance of x, and x normalized by them then scaled and shifted.
 func NormalizeBatchInTraining(x, gamma, beta *Tensor, reductionAxes []int64, epsilon float64) (*Tensor, *Tensor, *Tensor, error) {
 	creductionAxes, nreductionAxes := cInts(reductionAxes)
 	var rNormed *C.kb_tensor
@@ -1926,7 +2075,8 @@ func NormalizeBatchInTraining(x, gamma, beta *Tensor, reductionAxes []int64, eps
 	return wrapC(rNormed), wrapC(rMean), wrapC(rVar), nil
 }
 
-// RandomUniform is Keras' random_uniform(shape, minval, maxval, dtype, seed) (C: kb_random_uniform).
+// RandomUniform is Keras' random_uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None) (C: kb_random_uniform).
+// Tensor of values drawn uniformly from [minval, maxval), new draws per run.
 func RandomUniform(shape []int64, minval, maxval float64, dtype DType, seed *int64) (*Tensor, error) {
 	cshape, nshape := cInts(shape)
 	var rOut *C.kb_tensor
@@ -1938,7 +2088,8 @@ func RandomUniform(shape []int64, minval, maxval float64, dtype DType, seed *int
 	return wrapC(rOut), nil
 }
 
-// RandomNormal is Keras' random_normal(shape, mean, stddev, dtype, seed) (C: kb_random_normal).
+// RandomNormal is Keras' random_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None) (C: kb_random_normal).
+// Tensor of values drawn from a normal distribution, new draws per run.
 func RandomNormal(shape []int64, mean, stddev float64, dtype DType, seed *int64) (*Tensor, error) {
 	cshape, nshape := cInts(shape)
 	var rOut *C.kb_tensor
@@ -1950,7 +2101,8 @@ func RandomNormal(shape []int64, mean, stddev float64, dtype DType, seed *int64)
 	return wrapC(rOut), nil
 }
 
-// TruncatedNormal is Keras' truncated_normal(shape, mean, stddev, dtype, seed) (C: kb_truncated_normal).
+// TruncatedNormal is Keras' truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None) (C: kb_truncated_normal).
+// Normal draws re-drawn beyond 2 stddev of the mean, new draws per run.
 func TruncatedNormal(shape []int64, mean, stddev float64, dtype DType, seed *int64) (*Tensor, error) {
 	cshape, nshape := cInts(shape)
 	var rOut *C.kb_tensor
@@ -1962,7 +2114,8 @@ func TruncatedNormal(shape []int64, mean, stddev float64, dtype DType, seed *int
 	return wrapC(rOut), nil
 }
 
-// RandomBinomial is Keras' random_binomial(shape, p, dtype, seed) (C: kb_random_binomial).
+// RandomBinomial is Keras' random_binomial(shape, p=0.0, dtype=None, seed=None) (C: kb_random_binomial).
+// Tensor of 1 with probability p, else 0, new draws per run.
 func RandomBinomial(shape []int64, p float64, dtype DType, seed *int64) (*Tensor, error) {
 	cshape, nshape := cInts(shape)
 	var rOut *C.kb_tensor
@@ -1975,6 +2128,7 @@ func RandomBinomial(shape []int64, p float64, dtype DType, seed *int64) (*Tensor
 }
 
 // RandomUniformLike is kb_random_uniform_like: random_uniform_like(like, minval, maxval, dtype, seed).
+// Uniform draws in [minval, maxval) in the shape of a tensor.
 func RandomUniformLike(like *Tensor, minval, maxval float64, dtype DType, seed *int64) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1986,6 +2140,7 @@ func RandomUniformLike(like *Tensor, minval, maxval float64, dtype DType, seed *
 }
 
 // RandomNormalLike is kb_random_normal_like: random_normal_like(like, mean, stddev, dtype, seed).
+// Normal draws in the shape of a tensor.
 func RandomNormalLike(like *Tensor, mean, stddev float64, dtype DType, seed *int64) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -1997,6 +2152,7 @@ func RandomNormalLike(like *Tensor, mean, stddev float64, dtype DType, seed *int
 }
 
 // TruncatedNormalLike is kb_truncated_normal_like: truncated_normal_like(like, mean, stddev, dtype, seed).
+// Truncated normal draws in the shape of a tensor.
 func TruncatedNormalLike(like *Tensor, mean, stddev float64, dtype DType, seed *int64) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -2008,6 +2164,7 @@ func TruncatedNormalLike(like *Tensor, mean, stddev float64, dtype DType, seed *
 }
 
 // RandomBinomialLike is kb_random_binomial_like: random_binomial_like(like, p, dtype, seed).
+// Draws of 1 with probability p, else 0, in the shape of a tensor.
 func RandomBinomialLike(like *Tensor, p float64, dtype DType, seed *int64) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -2018,9 +2175,10 @@ func RandomBinomialLike(like *Tensor, p float64, dtype DType, seed *int64) (*Ten
 	return wrapC(rOut), nil
 }
 
-// Dropout is Keras' dropout(x, level, noise_shape, seed) (C: kb_dropout).
+// Dropout is Keras' dropout(x, level, noise_shape=None, seed=None) (C: kb_dropout).
+// Tensor x with entries zeroed at rate level and the rest scaled by 1 / (1 - level).
 func Dropout(x *Tensor, level float64, noiseShape []int64, seed *int64) (*Tensor, error) {
-	cnoiseShape, nnoiseShape := cInts(noiseShape)
+	cnoiseShape, nnoiseShape := cOptInts(noiseShape)
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
 		return C.kb_dropout(x.c(), C.double(level), cnoiseShape, nnoiseShape, (*C.int64_t)(unsafe.Pointer(seed)), &rOut)
@@ -2031,6 +2189,7 @@ func Dropout(x *Tensor, level float64, noiseShape []int64, seed *int64) (*Tensor
 }
 
 // LocalConv1D is Keras' local_conv1d(inputs, kernel, kernel_size, strides, data_format=None) (C: kb_local_conv1d).
+// Locally connected 1D convolution (unshared weights per output position).
 func LocalConv1D(inputs, kernel *Tensor, kernelSize, strides []int64, dataFormat DataFormat) (*Tensor, error) {
 	ckernelSize, nkernelSize := cInts(kernelSize)
 	cstrides, nstrides := cInts(strides)
@@ -2044,6 +2203,7 @@ func LocalConv1D(inputs, kernel *Tensor, kernelSize, strides []int64, dataFormat
 }
 
 // LocalConv2D is Keras' local_conv2d(inputs, kernel, kernel_size, strides, output_shape, data_format=None) (C: kb_local_conv2d).
+// Locally connected 2D convolution (unshared weights per output position).
 func LocalConv2D(inputs, kernel *Tensor, kernelSize, strides, outputShape []int64, dataFormat DataFormat) (*Tensor, error) {
 	ckernelSize, nkernelSize := cInts(kernelSize)
 	cstrides, nstrides := cInts(strides)
@@ -2058,6 +2218,7 @@ func LocalConv2D(inputs, kernel *Tensor, kernelSize, strides, outputShape []int6
 }
 
 // Switch is Keras' switch(condition, then_expression, else_expression) (C: kb_switch).
+// Either then_expression or else_expression, chosen by a condition.
 func Switch(condition, thenExpression, elseExpression *Tensor) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -2069,6 +2230,7 @@ func Switch(condition, thenExpression, elseExpression *Tensor) (*Tensor, error) 
 }
 
 // InTrainPhase is Keras' in_train_phase(x, alt, training, mode) (C: kb_in_train_phase).
+// Selects x in the training phase and alt otherwise.
 func InTrainPhase(x, alt, training *Tensor, mode Training) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -2080,6 +2242,7 @@ func InTrainPhase(x, alt, training *Tensor, mode Training) (*Tensor, error) {
 }
 
 // InTestPhase is Keras' in_test_phase(x, alt, training, mode) (C: kb_in_test_phase).
+// Selects x in the test phase and alt otherwise.
 func InTestPhase(x, alt, training *Tensor, mode Training) (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -2091,6 +2254,7 @@ func InTestPhase(x, alt, training *Tensor, mode Training) (*Tensor, error) {
 }
 
 // DistInitialized is kb_dist_initialized: dist_initialized().
+// Whether the process has joined a distributed job.
 func DistInitialized() (bool, error) {
 	var rOut C.int32_t
 	if err := call(func() C.kb_status {
@@ -2102,6 +2266,7 @@ func DistInitialized() (bool, error) {
 }
 
 // DistTimeout is kb_dist_timeout: dist_timeout().
+// How long a collective waits before it fails, in seconds.
 func DistTimeout() (float64, error) {
 	var rOut C.double
 	if err := call(func() C.kb_status {
@@ -2113,6 +2278,7 @@ func DistTimeout() (float64, error) {
 }
 
 // DistCollectives is kb_dist_collectives: dist_collectives().
+// Number of collectives this process has run through the engine.
 func DistCollectives() (int64, error) {
 	var rOut C.int64_t
 	if err := call(func() C.kb_status {
@@ -2124,12 +2290,14 @@ func DistCollectives() (int64, error) {
 }
 
 // DistEngine is kb_dist_engine: dist_engine().
+// Version of the MPI engine, empty before dist_init.
 func DistEngine() string {
 	v := C.GoString(C.kb_dist_engine())
 	return v
 }
 
 // ToJSON is kb_model_to_json: model_to_json(model).
+// JSON description of a model, as Keras' model.to_json().
 func (m *Model) ToJSON() (string, error) {
 	var rOut *C.char
 	if err := call(func() C.kb_status {
@@ -2141,6 +2309,7 @@ func (m *Model) ToJSON() (string, error) {
 }
 
 // SaveWeights is kb_model_save_weights: model_save_weights(model, path).
+// Saves a model's weights to an HDF5 file.
 func (m *Model) SaveWeights(path string) error {
 	cpath, err := cString("model_save_weights", path)
 	if err != nil {
@@ -2156,6 +2325,7 @@ func (m *Model) SaveWeights(path string) error {
 }
 
 // LoadWeights is kb_model_load_weights: model_load_weights(model, path, by_name).
+// Loads a model's weights from an HDF5 file, by topology or by layer name.
 func (m *Model) LoadWeights(path string, byName bool) error {
 	cpath, err := cString("model_load_weights", path)
 	if err != nil {
@@ -2171,6 +2341,7 @@ func (m *Model) LoadWeights(path string, byName bool) error {
 }
 
 // TrainOnBatch is kb_model_train_on_batch: model_train_on_batch(model, x, y).
+// Runs one training step on a batch, returning the loss and metrics.
 func (m *Model) TrainOnBatch(x, y []*Tensor) (*Tensor, error) {
 	cx, nx := cTensors(x)
 	cy, ny := cTensors(y)
@@ -2184,6 +2355,7 @@ func (m *Model) TrainOnBatch(x, y []*Tensor) (*Tensor, error) {
 }
 
 // TestOnBatch is kb_model_test_on_batch: model_test_on_batch(model, x, y).
+// Loss and metric values of a model on one batch.
 func (m *Model) TestOnBatch(x, y []*Tensor) (*Tensor, error) {
 	cx, nx := cTensors(x)
 	cy, ny := cTensors(y)
@@ -2197,6 +2369,7 @@ func (m *Model) TestOnBatch(x, y []*Tensor) (*Tensor, error) {
 }
 
 // MetricsNames is kb_model_metrics_names: model_metrics_names(model).
+// Names of the values evaluate and the batch functions return, as JSON.
 func (m *Model) MetricsNames() (string, error) {
 	var rOut *C.char
 	if err := call(func() C.kb_status {
@@ -2208,6 +2381,7 @@ func (m *Model) MetricsNames() (string, error) {
 }
 
 // PredictOnBatch is kb_model_predict_on_batch: model_predict_on_batch(model, x).
+// Outputs of a model for one batch.
 func (m *Model) PredictOnBatch(x []*Tensor) ([]*Tensor, error) {
 	cx, nx := cTensors(x)
 	var rOut *C.kb_tensor_list
@@ -2220,6 +2394,7 @@ func (m *Model) PredictOnBatch(x []*Tensor) ([]*Tensor, error) {
 }
 
 // ResetStates is kb_model_reset_states: model_reset_states(model).
+// Resets the states of a model's stateful recurrent layers to zeros.
 func (m *Model) ResetStates() error {
 	if err := call(func() C.kb_status {
 		return C.kb_model_reset_states(m.c())
@@ -2230,6 +2405,7 @@ func (m *Model) ResetStates() error {
 }
 
 // LayerCount is kb_model_layer_count: model_layer_count(model).
+// Number of layers of a model.
 func (m *Model) LayerCount() (int, error) {
 	var rOut C.size_t
 	if err := call(func() C.kb_status {
@@ -2241,6 +2417,7 @@ func (m *Model) LayerCount() (int, error) {
 }
 
 // LayerName is kb_model_layer_name: model_layer_name(model, index).
+// Name of a model's layer at an index.
 func (m *Model) LayerName(index int) (string, error) {
 	var rOut *C.char
 	if err := call(func() C.kb_status {
@@ -2252,6 +2429,7 @@ func (m *Model) LayerName(index int) (string, error) {
 }
 
 // LayerClass is kb_model_layer_class: model_layer_class(model, index).
+// Keras class name of a model's layer at an index.
 func (m *Model) LayerClass(index int) (string, error) {
 	var rOut *C.char
 	if err := call(func() C.kb_status {
@@ -2263,6 +2441,7 @@ func (m *Model) LayerClass(index int) (string, error) {
 }
 
 // LayerConfig is kb_model_layer_config: model_layer_config(model, index).
+// Config of a model's layer at an index, as JSON.
 func (m *Model) LayerConfig(index int) (string, error) {
 	var rOut *C.char
 	if err := call(func() C.kb_status {
@@ -2274,6 +2453,7 @@ func (m *Model) LayerConfig(index int) (string, error) {
 }
 
 // LayerGetWeights is kb_model_layer_get_weights: model_layer_get_weights(model, index).
+// Weight values of a model's layer, in Keras' order.
 func (m *Model) LayerGetWeights(index int) ([]*Tensor, error) {
 	var rOut *C.kb_tensor_list
 	if err := call(func() C.kb_status {
@@ -2285,6 +2465,7 @@ func (m *Model) LayerGetWeights(index int) ([]*Tensor, error) {
 }
 
 // LayerSetWeights is kb_model_layer_set_weights: model_layer_set_weights(model, index, values).
+// Sets the weight values of a model's layer.
 func (m *Model) LayerSetWeights(index int, values []*Tensor) error {
 	cvalues, nvalues := cTensors(values)
 	if err := call(func() C.kb_status {
@@ -2296,6 +2477,7 @@ func (m *Model) LayerSetWeights(index int, values []*Tensor) error {
 }
 
 // Inputs is kb_model_inputs: model_inputs(model).
+// Input placeholders of a model.
 func (m *Model) Inputs() ([]*Tensor, error) {
 	var rOut *C.kb_tensor_list
 	if err := call(func() C.kb_status {
@@ -2307,6 +2489,7 @@ func (m *Model) Inputs() ([]*Tensor, error) {
 }
 
 // Outputs is kb_model_outputs: model_outputs(model).
+// Output tensors of a model.
 func (m *Model) Outputs() ([]*Tensor, error) {
 	var rOut *C.kb_tensor_list
 	if err := call(func() C.kb_status {
@@ -2318,6 +2501,7 @@ func (m *Model) Outputs() ([]*Tensor, error) {
 }
 
 // Weights is kb_model_weights: model_weights(model).
+// Weight variables of a model.
 func (m *Model) Weights() ([]*Tensor, error) {
 	var rOut *C.kb_tensor_list
 	if err := call(func() C.kb_status {
@@ -2329,6 +2513,7 @@ func (m *Model) Weights() ([]*Tensor, error) {
 }
 
 // AddLoss is kb_model_add_loss: model_add_loss(model, term).
+// Adds a scalar loss term to a model's total loss from its next compile.
 func (m *Model) AddLoss(term *Tensor) error {
 	if err := call(func() C.kb_status {
 		return C.kb_model_add_loss(m.c(), term.c())
@@ -2339,6 +2524,7 @@ func (m *Model) AddLoss(term *Tensor) error {
 }
 
 // TotalLoss is kb_model_total_loss: model_total_loss(model).
+// Total loss tensor of a compiled model.
 func (m *Model) TotalLoss() (*Tensor, error) {
 	var rOut *C.kb_tensor
 	if err := call(func() C.kb_status {
@@ -2350,6 +2536,7 @@ func (m *Model) TotalLoss() (*Tensor, error) {
 }
 
 // Targets is kb_model_targets: model_targets(model).
+// Target placeholders of a compiled model, one per output.
 func (m *Model) Targets() ([]*Tensor, error) {
 	var rOut *C.kb_tensor_list
 	if err := call(func() C.kb_status {
@@ -2361,6 +2548,7 @@ func (m *Model) Targets() ([]*Tensor, error) {
 }
 
 // SampleWeights is kb_model_sample_weights: model_sample_weights(model).
+// Sample weight placeholders of a compiled model, one per output.
 func (m *Model) SampleWeights() ([]*Tensor, error) {
 	var rOut *C.kb_tensor_list
 	if err := call(func() C.kb_status {
@@ -2372,6 +2560,7 @@ func (m *Model) SampleWeights() ([]*Tensor, error) {
 }
 
 // Updates is kb_model_updates: model_updates(model).
+// Updates one training step of a compiled model applies.
 func (m *Model) Updates() ([]*Tensor, error) {
 	var rOut *C.kb_tensor_list
 	if err := call(func() C.kb_status {

@@ -165,8 +165,9 @@ def _make_function(name, cfunc, spec):
 
     function.__name__ = function.__qualname__ = name
     function.__signature__ = signature
-    function.__doc__ = "kbackend.%s%s: the Keras backend function over kb_%s (C: %s)." % (
-        name, signature, name, ", ".join("%s %s" % (t, n) for n, t in c_params))
+    function.__doc__ = "%s\n\nkbackend.%s%s over kb_%s (C: %s)." % (
+        _signatures.DOCS.get(name, ""), name, signature, name,
+        ", ".join("%s %s" % (t, n) for n, t in c_params))
     function.__module__ = "kbackend"
     return function
 

@@ -94,59 +94,67 @@ impl Training {
     }
 }
 
+/// Version string of the library.
+///
 /// `kb_version`: `version()`.
 pub fn version() -> Result<String> {
     let v = unsafe { sys::kb_version() };
     Ok(if v.is_null() { String::new() } else { unsafe { CStr::from_ptr(v) }.to_string_lossy().into_owned() })
 }
 
+/// Version number of the library's C ABI.
+///
 /// `kb_abi_version`: `abi_version()`.
 pub fn abi_version() -> Result<i32> {
     let v = unsafe { sys::kb_abi_version() };
     Ok(v)
 }
 
-/// `kb_dtype_name`: `dtype_name(dtype)`.
+/// Name of a dtype, such as float32.
 ///
-/// NULL for an invalid dtype
+/// `kb_dtype_name`: `dtype_name(dtype)`.
 pub fn dtype_name(dtype: Option<DType>) -> Result<String> {
     let v = unsafe { sys::kb_dtype_name(dtype.map_or(sys::KB_DTYPE_DEFAULT, DType::code)) };
     Ok(if v.is_null() { String::new() } else { unsafe { CStr::from_ptr(v) }.to_string_lossy().into_owned() })
 }
 
-/// `kb_tensor_nbytes`: `tensor_nbytes(t)`.
+/// Size in bytes of a tensor's value for its static shape.
 ///
-/// of its static shape
+/// `kb_tensor_nbytes`: `tensor_nbytes(t)`.
 pub fn tensor_nbytes(t: &Tensor) -> Result<usize> {
     let mut r_out: usize = Default::default();
     check(unsafe { sys::kb_tensor_nbytes(t.as_ptr(), &mut r_out) })?;
     Ok(r_out)
 }
 
-/// `kb_tensor_name`: `tensor_name(t)`.
+/// Name of a tensor.
 ///
-/// owned by the tensor
+/// `kb_tensor_name`: `tensor_name(t)`.
 pub fn tensor_name(t: &Tensor) -> Result<String> {
     let mut r_out: *const ::std::ffi::c_char = ptr::null();
     check(unsafe { sys::kb_tensor_name(t.as_ptr(), &mut r_out) })?;
     Ok(unsafe { CStr::from_ptr(r_out) }.to_string_lossy().into_owned())
 }
 
-/// `kb_tensor_id`: `tensor_id(t)`.
+/// Identifier of the graph value a tensor refers to; equal ids mean the same value.
 ///
-/// equal ids = same graph value
+/// `kb_tensor_id`: `tensor_id(t)`.
 pub fn tensor_id(t: &Tensor) -> Result<u64> {
     let mut r_out: u64 = Default::default();
     check(unsafe { sys::kb_tensor_id(t.as_ptr(), &mut r_out) })?;
     Ok(r_out)
 }
 
+/// Marks or unmarks a tensor as a Keras tensor.
+///
 /// `kb_tensor_set_keras_tensor`: `tensor_set_keras_tensor(t, flag)`.
 pub fn tensor_set_keras_tensor(t: &Tensor, flag: bool) -> Result<()> {
     check(unsafe { sys::kb_tensor_set_keras_tensor(t.as_ptr(), flag as i32) })?;
     Ok(())
 }
 
+/// Whether a tensor depends on the learning phase.
+///
 /// `kb_tensor_uses_learning_phase`: `tensor_uses_learning_phase(t)`.
 pub fn tensor_uses_learning_phase(t: &Tensor) -> Result<bool> {
     let mut r_out: i32 = 0;
@@ -154,6 +162,8 @@ pub fn tensor_uses_learning_phase(t: &Tensor) -> Result<bool> {
     Ok(r_out != 0)
 }
 
+/// New list holding references to the given tensors.
+///
 /// `kb_tensor_list_new`: `tensor_list_new(items)`.
 pub fn tensor_list_new(items: &[&Tensor]) -> Result<Vec<Tensor>> {
     let items_h = crate::handles(items);
@@ -162,14 +172,16 @@ pub fn tensor_list_new(items: &[&Tensor]) -> Result<Vec<Tensor>> {
     unsafe { crate::take_list(r_out) }
 }
 
-/// Keras' `backend()` (C: `kb_backend`).
+/// Name of the backend, kbackend.
 ///
-/// "kbackend"
+/// Keras' `backend()` (C: `kb_backend`).
 pub fn backend() -> Result<String> {
     let v = unsafe { sys::kb_backend() };
     Ok(if v.is_null() { String::new() } else { unsafe { CStr::from_ptr(v) }.to_string_lossy().into_owned() })
 }
 
+/// Fuzz factor used in numeric expressions (1e-7 by default).
+///
 /// Keras' `epsilon()` (C: `kb_epsilon`).
 pub fn epsilon() -> Result<f64> {
     let mut r_out: f64 = Default::default();
@@ -177,12 +189,16 @@ pub fn epsilon() -> Result<f64> {
     Ok(r_out)
 }
 
+/// Sets the fuzz factor used in numeric expressions.
+///
 /// Keras' `set_epsilon(e)` (C: `kb_set_epsilon`).
 pub fn set_epsilon(e: f64) -> Result<()> {
     check(unsafe { sys::kb_set_epsilon(e) })?;
     Ok(())
 }
 
+/// Number of threads the CPU kernels use.
+///
 /// `kb_num_threads`: `num_threads()`.
 pub fn num_threads() -> Result<i32> {
     let mut r_out: i32 = Default::default();
@@ -190,31 +206,41 @@ pub fn num_threads() -> Result<i32> {
     Ok(r_out)
 }
 
+/// Sets the number of CPU kernel threads (0 for the default).
+///
 /// `kb_set_num_threads`: `set_num_threads(n)`.
 pub fn set_num_threads(n: i32) -> Result<()> {
     check(unsafe { sys::kb_set_num_threads(n) })?;
     Ok(())
 }
 
+/// Sets the default float dtype (float16, float32 or float64).
+///
 /// Keras' `set_floatx(floatx)` (C: `kb_set_floatx`).
 pub fn set_floatx(floatx: DType) -> Result<()> {
     check(unsafe { sys::kb_set_floatx(floatx.code()) })?;
     Ok(())
 }
 
+/// Sets the global image data format.
+///
 /// Keras' `set_image_data_format(data_format)` (C: `kb_set_image_data_format`).
 pub fn set_image_data_format(data_format: DataFormat) -> Result<()> {
     check(unsafe { sys::kb_set_image_data_format(data_format.code()) })?;
     Ok(())
 }
 
+/// Sets the image data format the legacy way: tf channels_last, th channels_first.
+///
 /// Keras' `set_image_dim_ordering(dim_ordering)` (C: `kb_set_image_dim_ordering`).
 pub fn set_image_dim_ordering(dim_ordering: DimOrdering) -> Result<()> {
     check(unsafe { sys::kb_set_image_dim_ordering(dim_ordering.code()) })?;
     Ok(())
 }
 
-/// Keras' `get_uid(prefix='')` (C: `kb_get_uid`).
+/// Next integer id for a name prefix, starting at 1.
+///
+/// Keras' `get_uid(prefix="")` (C: `kb_get_uid`).
 pub fn get_uid(prefix: &str) -> Result<i64> {
     let prefix_c = crate::cstring(prefix)?;
     let mut r_out: i64 = Default::default();
@@ -222,24 +248,32 @@ pub fn get_uid(prefix: &str) -> Result<i64> {
     Ok(r_out)
 }
 
+/// Resets the uid counters of all prefixes.
+///
 /// Keras' `reset_uids()` (C: `kb_reset_uids`).
 pub fn reset_uids() -> Result<()> {
     check(unsafe { sys::kb_reset_uids() })?;
     Ok(())
 }
 
+/// Resets the graph, the uids and the learning phase.
+///
 /// Keras' `clear_session()` (C: `kb_clear_session`).
 pub fn clear_session() -> Result<()> {
     check(unsafe { sys::kb_clear_session() })?;
     Ok(())
 }
 
+/// Sets whether the user, not variable creation, initializes variables.
+///
 /// Keras' `manual_variable_initialization(value)` (C: `kb_manual_variable_initialization`).
 pub fn manual_variable_initialization(value: i32) -> Result<()> {
     check(unsafe { sys::kb_manual_variable_initialization(value) })?;
     Ok(())
 }
 
+/// Learning phase flag (0 = test, 1 = train) as a tensor.
+///
 /// Keras' `learning_phase()` (C: `kb_learning_phase`).
 pub fn learning_phase() -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -247,24 +281,32 @@ pub fn learning_phase() -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Fixes the learning phase to 0 (test) or 1 (train).
+///
 /// Keras' `set_learning_phase(value)` (C: `kb_set_learning_phase`).
 pub fn set_learning_phase(value: i32) -> Result<()> {
     check(unsafe { sys::kb_set_learning_phase(value) })?;
     Ok(())
 }
 
+/// Enters a scope in which the learning phase is fixed to 0 or 1.
+///
 /// `kb_learning_phase_scope_push`: `learning_phase_scope_push(value)`.
 pub fn learning_phase_scope_push(value: i32) -> Result<()> {
     check(unsafe { sys::kb_learning_phase_scope_push(value) })?;
     Ok(())
 }
 
+/// Leaves the innermost learning phase scope.
+///
 /// `kb_learning_phase_scope_pop`: `learning_phase_scope_pop()`.
 pub fn learning_phase_scope_pop() -> Result<()> {
     check(unsafe { sys::kb_learning_phase_scope_pop() })?;
     Ok(())
 }
 
+/// Enters a name scope that prefixes the names of new tensors.
+///
 /// `kb_name_scope_push`: `name_scope_push(name)`.
 pub fn name_scope_push(name: &str) -> Result<()> {
     let name_c = crate::cstring(name)?;
@@ -272,12 +314,16 @@ pub fn name_scope_push(name: &str) -> Result<()> {
     Ok(())
 }
 
+/// Leaves the innermost name scope.
+///
 /// `kb_name_scope_pop`: `name_scope_pop()`.
 pub fn name_scope_pop() -> Result<()> {
     check(unsafe { sys::kb_name_scope_pop() })?;
     Ok(())
 }
 
+/// Variable initialized with the value of a tensor that needs no placeholder.
+///
 /// `kb_variable_from_tensor`: `variable_from_tensor(value, dtype, name)`.
 pub fn variable_from_tensor(value: &Tensor, dtype: Option<DType>, name: Option<&str>) -> Result<Tensor> {
     let name_c = crate::opt_cstring(name)?;
@@ -286,6 +332,8 @@ pub fn variable_from_tensor(value: &Tensor, dtype: Option<DType>, name: Option<&
     unsafe { owned(r_out) }
 }
 
+/// Placeholder of a shape, rank or unknown rank, fed when a function is called.
+///
 /// Keras' `placeholder(shape, ndim, dtype, sparse, name)` (C: `kb_placeholder`).
 pub fn placeholder(shape: &[i64], ndim: i64, dtype: Option<DType>, sparse: bool, name: Option<&str>) -> Result<Tensor> {
     let (shape_p, shape_n) = (crate::array_ptr(shape), shape.len());
@@ -295,6 +343,8 @@ pub fn placeholder(shape: &[i64], ndim: i64, dtype: Option<DType>, sparse: bool,
     unsafe { owned(r_out) }
 }
 
+/// All-zeros variable of a shape and dtype (a constant when a dimension is 0).
+///
 /// Keras' `zeros(shape, dtype=None, name=None)` (C: `kb_zeros`).
 pub fn zeros(shape: &[i64], dtype: Option<DType>, name: Option<&str>) -> Result<Tensor> {
     let (shape_p, shape_n) = (crate::array_ptr(shape), shape.len());
@@ -304,6 +354,8 @@ pub fn zeros(shape: &[i64], dtype: Option<DType>, name: Option<&str>) -> Result<
     unsafe { owned(r_out) }
 }
 
+/// All-ones variable of a shape and dtype (a constant when a dimension is 0).
+///
 /// Keras' `ones(shape, dtype=None, name=None)` (C: `kb_ones`).
 pub fn ones(shape: &[i64], dtype: Option<DType>, name: Option<&str>) -> Result<Tensor> {
     let (shape_p, shape_n) = (crate::array_ptr(shape), shape.len());
@@ -313,6 +365,8 @@ pub fn ones(shape: &[i64], dtype: Option<DType>, name: Option<&str>) -> Result<T
     unsafe { owned(r_out) }
 }
 
+/// Identity matrix of a given size, as a variable.
+///
 /// Keras' `eye(size, dtype=None, name=None)` (C: `kb_eye`).
 pub fn eye(size: i64, dtype: Option<DType>, name: Option<&str>) -> Result<Tensor> {
     let name_c = crate::opt_cstring(name)?;
@@ -321,6 +375,8 @@ pub fn eye(size: i64, dtype: Option<DType>, name: Option<&str>) -> Result<Tensor
     unsafe { owned(r_out) }
 }
 
+/// All-zeros tensor of x's shape, in x's dtype unless a dtype is given.
+///
 /// Keras' `zeros_like(x, dtype=None, name=None)` (C: `kb_zeros_like`).
 pub fn zeros_like(x: &Tensor, dtype: Option<DType>, name: Option<&str>) -> Result<Tensor> {
     let name_c = crate::opt_cstring(name)?;
@@ -329,6 +385,8 @@ pub fn zeros_like(x: &Tensor, dtype: Option<DType>, name: Option<&str>) -> Resul
     unsafe { owned(r_out) }
 }
 
+/// All-ones tensor of x's shape, in x's dtype unless a dtype is given.
+///
 /// Keras' `ones_like(x, dtype=None, name=None)` (C: `kb_ones_like`).
 pub fn ones_like(x: &Tensor, dtype: Option<DType>, name: Option<&str>) -> Result<Tensor> {
     let name_c = crate::opt_cstring(name)?;
@@ -337,6 +395,8 @@ pub fn ones_like(x: &Tensor, dtype: Option<DType>, name: Option<&str>) -> Result
     unsafe { owned(r_out) }
 }
 
+/// Tensor with the same content as x.
+///
 /// Keras' `identity(x, name=None)` (C: `kb_identity`).
 pub fn identity(x: &Tensor, name: Option<&str>) -> Result<Tensor> {
     let name_c = crate::opt_cstring(name)?;
@@ -345,6 +405,8 @@ pub fn identity(x: &Tensor, name: Option<&str>) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Variable of values drawn uniformly from [low, high).
+///
 /// Keras' `random_uniform_variable(shape, low, high, dtype=None, name=None, seed=None)` (C: `kb_random_uniform_variable`).
 pub fn random_uniform_variable(shape: &[i64], low: f64, high: f64, dtype: Option<DType>, name: Option<&str>, seed: Option<i64>) -> Result<Tensor> {
     let (shape_p, shape_n) = (crate::array_ptr(shape), shape.len());
@@ -354,6 +416,8 @@ pub fn random_uniform_variable(shape: &[i64], low: f64, high: f64, dtype: Option
     unsafe { owned(r_out) }
 }
 
+/// Variable of values drawn from a normal distribution of a mean and scale.
+///
 /// Keras' `random_normal_variable(shape, mean, scale, dtype=None, name=None, seed=None)` (C: `kb_random_normal_variable`).
 pub fn random_normal_variable(shape: &[i64], mean: f64, scale: f64, dtype: Option<DType>, name: Option<&str>, seed: Option<i64>) -> Result<Tensor> {
     let (shape_p, shape_n) = (crate::array_ptr(shape), shape.len());
@@ -363,13 +427,17 @@ pub fn random_normal_variable(shape: &[i64], mean: f64, scale: f64, dtype: Optio
     unsafe { owned(r_out) }
 }
 
-/// Keras' `arange(start, stop=None, step=1, dtype='int32')` (C: `kb_arange`).
+/// Evenly spaced values from start up to stop by step, as a 1D tensor (int32 by default).
+///
+/// Keras' `arange(start, stop=None, step=1, dtype="int32")` (C: `kb_arange`).
 pub fn arange(start: f64, stop: Option<f64>, step: f64, dtype: DType) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_arange(start, stop.as_ref().map_or(ptr::null(), |v| v as *const f64), step, dtype.code(), &mut r_out) })?;
     unsafe { owned(r_out) }
 }
 
+/// Arange whose start, stop and step are scalar tensors known when the function runs.
+///
 /// `kb_arange_to`: `arange_to(start, stop, step, dtype)`.
 pub fn arange_to(start: &Tensor, stop: &Tensor, step: &Tensor, dtype: Option<DType>) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -377,6 +445,8 @@ pub fn arange_to(start: &Tensor, stop: &Tensor, step: &Tensor, dtype: Option<DTy
     unsafe { owned(r_out) }
 }
 
+/// Whether x is a sparse tensor.
+///
 /// Keras' `is_sparse(tensor)` (C: `kb_is_sparse`).
 pub fn is_sparse(tensor: &Tensor) -> Result<bool> {
     let mut r_out: i32 = 0;
@@ -384,6 +454,8 @@ pub fn is_sparse(tensor: &Tensor) -> Result<bool> {
     Ok(r_out != 0)
 }
 
+/// Whether x is marked as a Keras tensor.
+///
 /// Keras' `is_keras_tensor(x)` (C: `kb_is_keras_tensor`).
 pub fn is_keras_tensor(x: &Tensor) -> Result<bool> {
     let mut r_out: i32 = 0;
@@ -391,6 +463,8 @@ pub fn is_keras_tensor(x: &Tensor) -> Result<bool> {
     Ok(r_out != 0)
 }
 
+/// Whether x is a tensor.
+///
 /// Keras' `is_tensor(x)` (C: `kb_is_tensor`).
 pub fn is_tensor(x: &Tensor) -> Result<bool> {
     let mut r_out: i32 = 0;
@@ -398,6 +472,8 @@ pub fn is_tensor(x: &Tensor) -> Result<bool> {
     Ok(r_out != 0)
 }
 
+/// Whether x is a placeholder.
+///
 /// Keras' `is_placeholder(x)` (C: `kb_is_placeholder`).
 pub fn is_placeholder(x: &Tensor) -> Result<bool> {
     let mut r_out: i32 = 0;
@@ -405,15 +481,17 @@ pub fn is_placeholder(x: &Tensor) -> Result<bool> {
     Ok(r_out != 0)
 }
 
-/// Keras' `shape(x)` (C: `kb_shape`).
+/// Symbolic int32 vector of the shape of x.
 ///
-/// symbolic int32 vector
+/// Keras' `shape(x)` (C: `kb_shape`).
 pub fn shape(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_shape(x.as_ptr(), &mut r_out) })?;
     unsafe { owned(r_out) }
 }
 
+/// Rank of x (number of axes).
+///
 /// Keras' `ndim(x)` (C: `kb_ndim`).
 pub fn ndim(x: &Tensor) -> Result<i64> {
     let mut r_out: i64 = Default::default();
@@ -421,6 +499,8 @@ pub fn ndim(x: &Tensor) -> Result<i64> {
     Ok(r_out)
 }
 
+/// Number of scalars in x, whose shape must be fully known.
+///
 /// Keras' `count_params(x)` (C: `kb_count_params`).
 pub fn count_params(x: &Tensor) -> Result<i64> {
     let mut r_out: i64 = Default::default();
@@ -428,15 +508,17 @@ pub fn count_params(x: &Tensor) -> Result<i64> {
     Ok(r_out)
 }
 
-/// Keras' `eval(x)` (C: `kb_eval`).
+/// Value of x, computed, as a constant.
 ///
-/// a constant with x's value
+/// Keras' `eval(x)` (C: `kb_eval`).
 pub fn eval(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_eval(x.as_ptr(), &mut r_out) })?;
     unsafe { owned(r_out) }
 }
 
+/// Value of a variable, as a constant.
+///
 /// Keras' `get_value(x)` (C: `kb_get_value`).
 pub fn get_value(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -444,12 +526,16 @@ pub fn get_value(x: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Sets the value of a variable from a tensor.
+///
 /// Keras' `set_value(x, value)` (C: `kb_set_value`).
 pub fn set_value(x: &Tensor, value: &Tensor) -> Result<()> {
     check(unsafe { sys::kb_set_value(x.as_ptr(), value.as_ptr()) })?;
     Ok(())
 }
 
+/// Values of several tensors, as constants.
+///
 /// Keras' `batch_get_value(xs)` (C: `kb_batch_get_value`).
 pub fn batch_get_value(xs: &[&Tensor]) -> Result<Vec<Tensor>> {
     let xs_h = crate::handles(xs);
@@ -458,6 +544,8 @@ pub fn batch_get_value(xs: &[&Tensor]) -> Result<Vec<Tensor>> {
     unsafe { crate::take_list(r_out) }
 }
 
+/// Value of x when constants and static shapes alone determine it, as a constant.
+///
 /// `kb_static_value`: `static_value(x)`.
 pub fn static_value(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -465,7 +553,9 @@ pub fn static_value(x: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
-/// Keras' `print_tensor(x, message='')` (C: `kb_print_tensor`).
+/// Identity of x that prints a message and its value when evaluated.
+///
+/// Keras' `print_tensor(x, message="")` (C: `kb_print_tensor`).
 pub fn print_tensor(x: &Tensor, message: &str) -> Result<Tensor> {
     let message_c = crate::cstring(message)?;
     let mut r_out = ptr::null_mut();
@@ -473,6 +563,8 @@ pub fn print_tensor(x: &Tensor, message: &str) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Sparse tensor of a dense shape from indices and values tensors.
+///
 /// `kb_sparse_tensor`: `sparse_tensor(indices, values, dense_shape, name=None)`.
 pub fn sparse_tensor(indices: &Tensor, values: &Tensor, dense_shape: &[i64], name: Option<&str>) -> Result<Tensor> {
     let (dense_shape_p, dense_shape_n) = (crate::array_ptr(dense_shape), dense_shape.len());
@@ -482,6 +574,8 @@ pub fn sparse_tensor(indices: &Tensor, values: &Tensor, dense_shape: &[i64], nam
     unsafe { owned(r_out) }
 }
 
+/// Dense value of a sparse tensor; any other tensor is returned as it is.
+///
 /// Keras' `to_dense(tensor)` (C: `kb_to_dense`).
 pub fn to_dense(tensor: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -489,6 +583,8 @@ pub fn to_dense(tensor: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Indices, values and dense shape of a sparse tensor, as tensors.
+///
 /// `kb_sparse_parts`: `sparse_parts(x)`.
 pub fn sparse_parts(x: &Tensor) -> Result<(Tensor, Tensor, Tensor)> {
     let mut r_indices = ptr::null_mut();
@@ -498,6 +594,8 @@ pub fn sparse_parts(x: &Tensor) -> Result<(Tensor, Tensor, Tensor)> {
     Ok((unsafe { owned(r_indices) }?, unsafe { owned(r_values) }?, unsafe { owned(r_dense_shape) }?))
 }
 
+/// Sparse tensor of the dense CTC labels within each row's label length.
+///
 /// Keras' `ctc_label_dense_to_sparse(labels, label_lengths)` (C: `kb_ctc_label_dense_to_sparse`).
 pub fn ctc_label_dense_to_sparse(labels: &Tensor, label_lengths: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -505,6 +603,8 @@ pub fn ctc_label_dense_to_sparse(labels: &Tensor, label_lengths: &Tensor) -> Res
     unsafe { owned(r_out) }
 }
 
+/// Assigns new_x to the variable x.
+///
 /// Keras' `update(x, new_x)` (C: `kb_update`).
 pub fn update(x: &Tensor, new_x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -512,6 +612,8 @@ pub fn update(x: &Tensor, new_x: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Adds increment to the variable x.
+///
 /// Keras' `update_add(x, increment)` (C: `kb_update_add`).
 pub fn update_add(x: &Tensor, increment: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -519,6 +621,8 @@ pub fn update_add(x: &Tensor, increment: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Subtracts decrement from the variable x.
+///
 /// Keras' `update_sub(x, decrement)` (C: `kb_update_sub`).
 pub fn update_sub(x: &Tensor, decrement: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -526,6 +630,8 @@ pub fn update_sub(x: &Tensor, decrement: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Zero-debiased moving-average update of variable x toward value with momentum.
+///
 /// Keras' `moving_average_update(x, value, momentum)` (C: `kb_moving_average_update`).
 pub fn moving_average_update(x: &Tensor, value: &Tensor, momentum: f64) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -533,6 +639,8 @@ pub fn moving_average_update(x: &Tensor, value: &Tensor, momentum: f64) -> Resul
     unsafe { owned(r_out) }
 }
 
+/// Gradients of the sum of loss with respect to variables.
+///
 /// Keras' `gradients(loss, variables)` (C: `kb_gradients`).
 pub fn gradients(loss: &Tensor, variables: &[&Tensor]) -> Result<Vec<Tensor>> {
     let variables_h = crate::handles(variables);
@@ -541,6 +649,8 @@ pub fn gradients(loss: &Tensor, variables: &[&Tensor]) -> Result<Vec<Tensor>> {
     unsafe { crate::take_list(r_out) }
 }
 
+/// Tensor with x's value through which no gradient flows.
+///
 /// Keras' `stop_gradient(x)` (C: `kb_stop_gradient`).
 pub fn stop_gradient(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -548,6 +658,8 @@ pub fn stop_gradient(x: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Number of devices of a kind (CPU or CUDA GPU).
+///
 /// `kb_device_count`: `device_count(kind)`.
 pub fn device_count(kind: Device) -> Result<i64> {
     let mut r_out: i64 = Default::default();
@@ -555,12 +667,16 @@ pub fn device_count(kind: Device) -> Result<i64> {
     Ok(r_out)
 }
 
+/// Why the GPU is not used, or empty when it is.
+///
 /// `kb_cuda_unavailable_reason`: `cuda_unavailable_reason()`.
 pub fn cuda_unavailable_reason() -> Result<String> {
     let v = unsafe { sys::kb_cuda_unavailable_reason() };
     Ok(if v.is_null() { String::new() } else { unsafe { CStr::from_ptr(v) }.to_string_lossy().into_owned() })
 }
 
+/// Square, elementwise.
+///
 /// Keras' `square(x)` (C: `kb_square`).
 pub fn square(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -568,6 +684,8 @@ pub fn square(x: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Absolute value, elementwise.
+///
 /// Keras' `abs(x)` (C: `kb_abs`).
 pub fn abs(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -575,6 +693,8 @@ pub fn abs(x: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Square root, elementwise, of x clipped at 0.
+///
 /// Keras' `sqrt(x)` (C: `kb_sqrt`).
 pub fn sqrt(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -582,6 +702,8 @@ pub fn sqrt(x: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Exponential, elementwise.
+///
 /// Keras' `exp(x)` (C: `kb_exp`).
 pub fn exp(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -589,6 +711,8 @@ pub fn exp(x: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Natural logarithm, elementwise.
+///
 /// Keras' `log(x)` (C: `kb_log`).
 pub fn log(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -596,6 +720,8 @@ pub fn log(x: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Rounds to the nearest integer, elementwise, half to even.
+///
 /// Keras' `round(x)` (C: `kb_round`).
 pub fn round(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -603,6 +729,8 @@ pub fn round(x: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Sign (-1, 0 or 1), elementwise.
+///
 /// Keras' `sign(x)` (C: `kb_sign`).
 pub fn sign(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -610,6 +738,8 @@ pub fn sign(x: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Sine, elementwise.
+///
 /// Keras' `sin(x)` (C: `kb_sin`).
 pub fn sin(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -617,6 +747,8 @@ pub fn sin(x: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Cosine, elementwise.
+///
 /// Keras' `cos(x)` (C: `kb_cos`).
 pub fn cos(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -624,6 +756,8 @@ pub fn cos(x: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Negation, elementwise.
+///
 /// `kb_negative`: `negative(x)`.
 pub fn negative(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -631,6 +765,8 @@ pub fn negative(x: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Power x to the a, elementwise.
+///
 /// Keras' `pow(x, a)` (C: `kb_pow`).
 pub fn pow(x: &Tensor, a: f64) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -638,6 +774,8 @@ pub fn pow(x: &Tensor, a: f64) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Clips x to [min_value, max_value], elementwise.
+///
 /// Keras' `clip(x, min_value, max_value)` (C: `kb_clip`).
 pub fn clip(x: &Tensor, min_value: f64, max_value: f64) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -645,6 +783,8 @@ pub fn clip(x: &Tensor, min_value: f64, max_value: f64) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Whether x equals y, elementwise, as bool.
+///
 /// Keras' `equal(x, y)` (C: `kb_equal`).
 pub fn equal(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -652,6 +792,8 @@ pub fn equal(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Whether x differs from y, elementwise, as bool.
+///
 /// Keras' `not_equal(x, y)` (C: `kb_not_equal`).
 pub fn not_equal(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -659,6 +801,8 @@ pub fn not_equal(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Whether x > y, elementwise, as bool.
+///
 /// Keras' `greater(x, y)` (C: `kb_greater`).
 pub fn greater(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -666,6 +810,8 @@ pub fn greater(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Whether x >= y, elementwise, as bool.
+///
 /// Keras' `greater_equal(x, y)` (C: `kb_greater_equal`).
 pub fn greater_equal(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -673,6 +819,8 @@ pub fn greater_equal(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Whether x < y, elementwise, as bool.
+///
 /// Keras' `less(x, y)` (C: `kb_less`).
 pub fn less(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -680,6 +828,8 @@ pub fn less(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Whether x <= y, elementwise, as bool.
+///
 /// Keras' `less_equal(x, y)` (C: `kb_less_equal`).
 pub fn less_equal(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -687,24 +837,26 @@ pub fn less_equal(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
-/// Keras' `lesser(x, y)` (C: `kb_lesser`).
+/// Legacy name of less: whether x < y, elementwise.
 ///
-/// legacy
+/// Keras' `lesser(x, y)` (C: `kb_lesser`).
 pub fn lesser(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_lesser(x.as_ptr(), y.as_ptr(), &mut r_out) })?;
     unsafe { owned(r_out) }
 }
 
-/// Keras' `lesser_equal(x, y)` (C: `kb_lesser_equal`).
+/// Legacy name of less_equal: whether x <= y, elementwise.
 ///
-/// legacy
+/// Keras' `lesser_equal(x, y)` (C: `kb_lesser_equal`).
 pub fn lesser_equal(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_lesser_equal(x.as_ptr(), y.as_ptr(), &mut r_out) })?;
     unsafe { owned(r_out) }
 }
 
+/// Maximum of x and y, elementwise.
+///
 /// Keras' `maximum(x, y)` (C: `kb_maximum`).
 pub fn maximum(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -712,6 +864,8 @@ pub fn maximum(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Minimum of x and y, elementwise.
+///
 /// Keras' `minimum(x, y)` (C: `kb_minimum`).
 pub fn minimum(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -719,6 +873,8 @@ pub fn minimum(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Sum x + y, elementwise with broadcasting.
+///
 /// `kb_add`: `add(x, y)`.
 pub fn add(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -726,6 +882,8 @@ pub fn add(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Difference x - y, elementwise with broadcasting.
+///
 /// `kb_subtract`: `subtract(x, y)`.
 pub fn subtract(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -733,6 +891,8 @@ pub fn subtract(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Product x * y, elementwise with broadcasting.
+///
 /// `kb_multiply`: `multiply(x, y)`.
 pub fn multiply(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -740,6 +900,8 @@ pub fn multiply(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Quotient x / y, elementwise with broadcasting.
+///
 /// `kb_divide`: `divide(x, y)`.
 pub fn divide(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -747,6 +909,8 @@ pub fn divide(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Tensor x converted to a dtype.
+///
 /// Keras' `cast(x, dtype)` (C: `kb_cast`).
 pub fn cast(x: &Tensor, dtype: DType) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -754,6 +918,8 @@ pub fn cast(x: &Tensor, dtype: DType) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Maximum of x over axes (all axes for None), keeping reduced axes if keepdims.
+///
 /// Keras' `max(x, axis=None, keepdims=False)` (C: `kb_max`).
 pub fn max(x: &Tensor, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
     let (axis_p, axis_n) = optional(axis);
@@ -762,6 +928,8 @@ pub fn max(x: &Tensor, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Minimum of x over axes (all axes for None), keeping reduced axes if keepdims.
+///
 /// Keras' `min(x, axis=None, keepdims=False)` (C: `kb_min`).
 pub fn min(x: &Tensor, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
     let (axis_p, axis_n) = optional(axis);
@@ -770,6 +938,8 @@ pub fn min(x: &Tensor, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Sum of x over axes (all axes for None), keeping reduced axes if keepdims.
+///
 /// Keras' `sum(x, axis=None, keepdims=False)` (C: `kb_sum`).
 pub fn sum(x: &Tensor, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
     let (axis_p, axis_n) = optional(axis);
@@ -778,6 +948,8 @@ pub fn sum(x: &Tensor, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Product of x over axes (all axes for None), keeping reduced axes if keepdims.
+///
 /// Keras' `prod(x, axis=None, keepdims=False)` (C: `kb_prod`).
 pub fn prod(x: &Tensor, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
     let (axis_p, axis_n) = optional(axis);
@@ -786,6 +958,8 @@ pub fn prod(x: &Tensor, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> 
     unsafe { owned(r_out) }
 }
 
+/// Mean of x over axes (all axes for None), keeping reduced axes if keepdims.
+///
 /// Keras' `mean(x, axis=None, keepdims=False)` (C: `kb_mean`).
 pub fn mean(x: &Tensor, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
     let (axis_p, axis_n) = optional(axis);
@@ -794,6 +968,8 @@ pub fn mean(x: &Tensor, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> 
     unsafe { owned(r_out) }
 }
 
+/// Population variance of x over axes (all axes for None).
+///
 /// Keras' `var(x, axis=None, keepdims=False)` (C: `kb_var`).
 pub fn var(x: &Tensor, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
     let (axis_p, axis_n) = optional(axis);
@@ -802,6 +978,8 @@ pub fn var(x: &Tensor, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Population standard deviation of x over axes (all axes for None).
+///
 /// Keras' `std(x, axis=None, keepdims=False)` (C: `kb_std`).
 pub fn std(x: &Tensor, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
     let (axis_p, axis_n) = optional(axis);
@@ -810,6 +988,8 @@ pub fn std(x: &Tensor, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Logical OR of x over axes (all axes for None), as bool.
+///
 /// Keras' `any(x, axis=None, keepdims=False)` (C: `kb_any`).
 pub fn any(x: &Tensor, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
     let (axis_p, axis_n) = optional(axis);
@@ -818,6 +998,8 @@ pub fn any(x: &Tensor, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Logical AND of x over axes (all axes for None), as bool.
+///
 /// Keras' `all(x, axis=None, keepdims=False)` (C: `kb_all`).
 pub fn all(x: &Tensor, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
     let (axis_p, axis_n) = optional(axis);
@@ -826,6 +1008,8 @@ pub fn all(x: &Tensor, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Log of the sum of exp(x) over axes, computed stably (all axes for None).
+///
 /// Keras' `logsumexp(x, axis=None, keepdims=False)` (C: `kb_logsumexp`).
 pub fn logsumexp(x: &Tensor, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
     let (axis_p, axis_n) = optional(axis);
@@ -834,6 +1018,8 @@ pub fn logsumexp(x: &Tensor, axis: Option<&[i64]>, keepdims: bool) -> Result<Ten
     unsafe { owned(r_out) }
 }
 
+/// Cumulative sum of x along an axis.
+///
 /// Keras' `cumsum(x, axis=0)` (C: `kb_cumsum`).
 pub fn cumsum(x: &Tensor, axis: i64) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -841,6 +1027,8 @@ pub fn cumsum(x: &Tensor, axis: i64) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Cumulative product of x along an axis.
+///
 /// Keras' `cumprod(x, axis=0)` (C: `kb_cumprod`).
 pub fn cumprod(x: &Tensor, axis: i64) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -848,6 +1036,8 @@ pub fn cumprod(x: &Tensor, axis: i64) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Index of the maximum along an axis, as int64.
+///
 /// Keras' `argmax(x, axis=-1)` (C: `kb_argmax`).
 pub fn argmax(x: &Tensor, axis: i64) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -855,6 +1045,8 @@ pub fn argmax(x: &Tensor, axis: i64) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Index of the minimum along an axis, as int64.
+///
 /// Keras' `argmin(x, axis=-1)` (C: `kb_argmin`).
 pub fn argmin(x: &Tensor, axis: i64) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -862,6 +1054,8 @@ pub fn argmin(x: &Tensor, axis: i64) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Concatenation of tensors along an axis.
+///
 /// Keras' `concatenate(tensors, axis=-1)` (C: `kb_concatenate`).
 pub fn concatenate(tensors: &[&Tensor], axis: i64) -> Result<Tensor> {
     let tensors_h = crate::handles(tensors);
@@ -870,6 +1064,8 @@ pub fn concatenate(tensors: &[&Tensor], axis: i64) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Tensor x reshaped to a shape (one entry may be -1).
+///
 /// Keras' `reshape(x, shape)` (C: `kb_reshape`).
 pub fn reshape(x: &Tensor, shape: &[i64]) -> Result<Tensor> {
     let (shape_p, shape_n) = (crate::array_ptr(shape), shape.len());
@@ -878,6 +1074,8 @@ pub fn reshape(x: &Tensor, shape: &[i64]) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Reshape to the dims an integer vector tensor holds when the function runs.
+///
 /// `kb_reshape_to`: `reshape_to(x, shape)`.
 pub fn reshape_to(x: &Tensor, shape: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -885,6 +1083,8 @@ pub fn reshape_to(x: &Tensor, shape: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Tensor x with its axes permuted by a pattern.
+///
 /// Keras' `permute_dimensions(x, pattern)` (C: `kb_permute_dimensions`).
 pub fn permute_dimensions(x: &Tensor, pattern: &[i64]) -> Result<Tensor> {
     let (pattern_p, pattern_n) = (crate::array_ptr(pattern), pattern.len());
@@ -893,6 +1093,8 @@ pub fn permute_dimensions(x: &Tensor, pattern: &[i64]) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Repeats each slice of x rep times along an axis, as np.repeat.
+///
 /// Keras' `repeat_elements(x, rep, axis)` (C: `kb_repeat_elements`).
 pub fn repeat_elements(x: &Tensor, rep: i64, axis: i64) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -900,6 +1102,8 @@ pub fn repeat_elements(x: &Tensor, rep: i64, axis: i64) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Repeats a 2D tensor n times: (batch, d) becomes (batch, n, d).
+///
 /// Keras' `repeat(x, n)` (C: `kb_repeat`).
 pub fn repeat(x: &Tensor, n: i64) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -907,6 +1111,8 @@ pub fn repeat(x: &Tensor, n: i64) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Tensor x tiled n[i] times along each axis i.
+///
 /// Keras' `tile(x, n)` (C: `kb_tile`).
 pub fn tile(x: &Tensor, n: &[i64]) -> Result<Tensor> {
     let (n_p, n_n) = (crate::array_ptr(n), n.len());
@@ -915,6 +1121,8 @@ pub fn tile(x: &Tensor, n: &[i64]) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Tile by an integer vector tensor known when the function runs.
+///
 /// `kb_tile_to`: `tile_to(x, n)`.
 pub fn tile_to(x: &Tensor, n: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -922,6 +1130,8 @@ pub fn tile_to(x: &Tensor, n: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Tensor x flattened to 1D.
+///
 /// Keras' `flatten(x)` (C: `kb_flatten`).
 pub fn flatten(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -929,6 +1139,8 @@ pub fn flatten(x: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Tensor x flattened to 2D (batch, rest), keeping the first axis.
+///
 /// Keras' `batch_flatten(x)` (C: `kb_batch_flatten`).
 pub fn batch_flatten(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -936,6 +1148,8 @@ pub fn batch_flatten(x: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Tensor x with a size-1 axis inserted at an axis.
+///
 /// Keras' `expand_dims(x, axis=-1)` (C: `kb_expand_dims`).
 pub fn expand_dims(x: &Tensor, axis: i64) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -943,6 +1157,8 @@ pub fn expand_dims(x: &Tensor, axis: i64) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Tensor x with the size-1 axis at an axis removed.
+///
 /// Keras' `squeeze(x, axis)` (C: `kb_squeeze`).
 pub fn squeeze(x: &Tensor, axis: i64) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -950,6 +1166,8 @@ pub fn squeeze(x: &Tensor, axis: i64) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Stacks tensors of one rank into a tensor of rank + 1 along a new axis.
+///
 /// Keras' `stack(x, axis=0)` (C: `kb_stack`).
 pub fn stack(x: &[&Tensor], axis: i64) -> Result<Tensor> {
     let x_h = crate::handles(x);
@@ -958,6 +1176,8 @@ pub fn stack(x: &[&Tensor], axis: i64) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// One-hot encoding of integer indices in a new last axis of num_classes.
+///
 /// Keras' `one_hot(indices, num_classes)` (C: `kb_one_hot`).
 pub fn one_hot(indices: &Tensor, num_classes: i64) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -965,6 +1185,8 @@ pub fn one_hot(indices: &Tensor, num_classes: i64) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// One-hot encoding with num_classes a scalar tensor known when the function runs.
+///
 /// `kb_one_hot_to`: `one_hot_to(indices, num_classes)`.
 pub fn one_hot_to(indices: &Tensor, num_classes: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -972,6 +1194,8 @@ pub fn one_hot_to(indices: &Tensor, num_classes: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Tensor x reversed along the given axes.
+///
 /// Keras' `reverse(x, axes)` (C: `kb_reverse`).
 pub fn reverse(x: &Tensor, axes: &[i64]) -> Result<Tensor> {
     let (axes_p, axes_n) = (crate::array_ptr(axes), axes.len());
@@ -980,6 +1204,8 @@ pub fn reverse(x: &Tensor, axes: &[i64]) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Slice of x of a size from a start position along every axis.
+///
 /// Keras' `slice(x, start, size)` (C: `kb_slice`).
 pub fn slice(x: &Tensor, start: &[i64], size: &[i64]) -> Result<Tensor> {
     let start_p = crate::array_ptr(start);
@@ -990,6 +1216,8 @@ pub fn slice(x: &Tensor, start: &[i64], size: &[i64]) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Slice of x with start and size vector tensors known when the function runs.
+///
 /// `kb_slice_to`: `slice_to(x, start, size)`.
 pub fn slice_to(x: &Tensor, start: &Tensor, size: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -997,6 +1225,8 @@ pub fn slice_to(x: &Tensor, start: &Tensor, size: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Rows of reference at integer indices (along axis 0).
+///
 /// Keras' `gather(reference, indices)` (C: `kb_gather`).
 pub fn gather(reference: &Tensor, indices: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1004,6 +1234,8 @@ pub fn gather(reference: &Tensor, indices: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// NumPy-style strided slice of x with begin, end and strides and TensorFlow's masks.
+///
 /// `kb_strided_slice`: `strided_slice(x, begin, end, strides, begin_mask, end_mask, shrink_axis_mask, new_axis_mask)`.
 pub fn strided_slice(x: &Tensor, begin: &[i64], end: &[i64], strides: &[i64], begin_mask: i64, end_mask: i64, shrink_axis_mask: i64, new_axis_mask: i64) -> Result<Tensor> {
     let begin_p = crate::array_ptr(begin);
@@ -1015,6 +1247,8 @@ pub fn strided_slice(x: &Tensor, begin: &[i64], end: &[i64], strides: &[i64], be
     unsafe { owned(r_out) }
 }
 
+/// Matrix product of x and y, numpy.dot-like beyond rank 2.
+///
 /// Keras' `dot(x, y)` (C: `kb_dot`).
 pub fn dot(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1022,6 +1256,8 @@ pub fn dot(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Batchwise dot product of x and y over axes (Keras' batch_dot).
+///
 /// Keras' `batch_dot(x, y, axes=None)` (C: `kb_batch_dot`).
 pub fn batch_dot(x: &Tensor, y: &Tensor, axes: Option<(i64, i64)>) -> Result<Tensor> {
     let axes_a = axes.map(|(a, b)| [a, b]);
@@ -1030,6 +1266,8 @@ pub fn batch_dot(x: &Tensor, y: &Tensor, axes: Option<(i64, i64)>) -> Result<Ten
     unsafe { owned(r_out) }
 }
 
+/// Tensor x with all its axes reversed.
+///
 /// Keras' `transpose(x)` (C: `kb_transpose`).
 pub fn transpose(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1037,6 +1275,8 @@ pub fn transpose(x: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Rectified linear unit with optional leak alpha, max_value cap and threshold.
+///
 /// Keras' `relu(x, alpha=0.0, max_value=None, threshold=0.0)` (C: `kb_relu`).
 pub fn relu(x: &Tensor, alpha: f64, max_value: Option<f64>, threshold: f64) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1044,6 +1284,8 @@ pub fn relu(x: &Tensor, alpha: f64, max_value: Option<f64>, threshold: f64) -> R
     unsafe { owned(r_out) }
 }
 
+/// Exponential linear unit: x for x > 0, else alpha * (exp(x) - 1).
+///
 /// Keras' `elu(x, alpha=1.0)` (C: `kb_elu`).
 pub fn elu(x: &Tensor, alpha: f64) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1051,6 +1293,8 @@ pub fn elu(x: &Tensor, alpha: f64) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Logistic sigmoid, elementwise.
+///
 /// Keras' `sigmoid(x)` (C: `kb_sigmoid`).
 pub fn sigmoid(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1058,6 +1302,8 @@ pub fn sigmoid(x: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Piecewise linear sigmoid approximation clip(0.2 * x + 0.5, 0, 1).
+///
 /// Keras' `hard_sigmoid(x)` (C: `kb_hard_sigmoid`).
 pub fn hard_sigmoid(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1065,6 +1311,8 @@ pub fn hard_sigmoid(x: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Hyperbolic tangent, elementwise.
+///
 /// Keras' `tanh(x)` (C: `kb_tanh`).
 pub fn tanh(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1072,6 +1320,8 @@ pub fn tanh(x: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Softmax of x along an axis.
+///
 /// Keras' `softmax(x, axis=-1)` (C: `kb_softmax`).
 pub fn softmax(x: &Tensor, axis: i64) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1079,6 +1329,8 @@ pub fn softmax(x: &Tensor, axis: i64) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Softplus log(1 + exp(x)), elementwise.
+///
 /// Keras' `softplus(x)` (C: `kb_softplus`).
 pub fn softplus(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1086,6 +1338,8 @@ pub fn softplus(x: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Softsign x / (1 + |x|), elementwise.
+///
 /// Keras' `softsign(x)` (C: `kb_softsign`).
 pub fn softsign(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1093,6 +1347,8 @@ pub fn softsign(x: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Categorical crossentropy between a target and an output (probabilities or logits).
+///
 /// Keras' `categorical_crossentropy(target, output, from_logits=False, axis=-1)` (C: `kb_categorical_crossentropy`).
 pub fn categorical_crossentropy(target: &Tensor, output: &Tensor, from_logits: bool, axis: i64) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1100,6 +1356,8 @@ pub fn categorical_crossentropy(target: &Tensor, output: &Tensor, from_logits: b
     unsafe { owned(r_out) }
 }
 
+/// Categorical crossentropy with integer targets, against probabilities or logits.
+///
 /// Keras' `sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1)` (C: `kb_sparse_categorical_crossentropy`).
 pub fn sparse_categorical_crossentropy(target: &Tensor, output: &Tensor, from_logits: bool, axis: i64) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1107,6 +1365,8 @@ pub fn sparse_categorical_crossentropy(target: &Tensor, output: &Tensor, from_lo
     unsafe { owned(r_out) }
 }
 
+/// Binary crossentropy, elementwise, against probabilities or logits.
+///
 /// Keras' `binary_crossentropy(target, output, from_logits=False)` (C: `kb_binary_crossentropy`).
 pub fn binary_crossentropy(target: &Tensor, output: &Tensor, from_logits: bool) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1114,6 +1374,8 @@ pub fn binary_crossentropy(target: &Tensor, output: &Tensor, from_logits: bool) 
     unsafe { owned(r_out) }
 }
 
+/// Tensor x divided by its L2 norm over axes (all axes for None).
+///
 /// Keras' `l2_normalize(x, axis=None)` (C: `kb_l2_normalize`).
 pub fn l2_normalize(x: &Tensor, axis: Option<&[i64]>) -> Result<Tensor> {
     let (axis_p, axis_n) = optional(axis);
@@ -1122,6 +1384,8 @@ pub fn l2_normalize(x: &Tensor, axis: Option<&[i64]>) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Adds a bias to x along the channel axis (layouts as data_format says).
+///
 /// Keras' `bias_add(x, bias, data_format=None)` (C: `kb_bias_add`).
 pub fn bias_add(x: &Tensor, bias: &Tensor, data_format: DataFormat) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1129,6 +1393,8 @@ pub fn bias_add(x: &Tensor, bias: &Tensor, data_format: DataFormat) -> Result<Te
     unsafe { owned(r_out) }
 }
 
+/// Whether each target is among the top k predictions of its row, as bool.
+///
 /// Keras' `in_top_k(predictions, targets, k)` (C: `kb_in_top_k`).
 pub fn in_top_k(predictions: &Tensor, targets: &Tensor, k: i64) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1136,6 +1402,8 @@ pub fn in_top_k(predictions: &Tensor, targets: &Tensor, k: i64) -> Result<Tensor
     unsafe { owned(r_out) }
 }
 
+/// CTC loss of each batch element, shape (batch, 1).
+///
 /// Keras' `ctc_batch_cost(y_true, y_pred, input_length, label_length)` (C: `kb_ctc_batch_cost`).
 pub fn ctc_batch_cost(y_true: &Tensor, y_pred: &Tensor, input_length: &Tensor, label_length: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1143,7 +1411,9 @@ pub fn ctc_batch_cost(y_true: &Tensor, y_pred: &Tensor, input_length: &Tensor, l
     unsafe { owned(r_out) }
 }
 
-/// Keras' `ctc_decode(y_pred, input_length, greedy, beam_width, top_paths)` (C: `kb_ctc_decode`).
+/// Decodes CTC softmax outputs by best path or beam search, with log-probabilities.
+///
+/// Keras' `ctc_decode(y_pred, input_length, greedy=True, beam_width=100, top_paths=1)` (C: `kb_ctc_decode`).
 pub fn ctc_decode(y_pred: &Tensor, input_length: &Tensor, greedy: bool, beam_width: i64, top_paths: i64) -> Result<(Vec<Tensor>, Tensor)> {
     let mut r_decoded = ptr::null_mut();
     let mut r_log_prob = ptr::null_mut();
@@ -1151,14 +1421,18 @@ pub fn ctc_decode(y_pred: &Tensor, input_length: &Tensor, greedy: bool, beam_wid
     Ok((unsafe { crate::take_list(r_decoded) }?, unsafe { owned(r_log_prob) }?))
 }
 
-/// Keras' `conv1d(x, kernel, strides=1, padding='valid', data_format=None, dilation_rate=1)` (C: `kb_conv1d`).
+/// Convolution of x with kernel over 1 spatial axis (layouts as data_format says).
+///
+/// Keras' `conv1d(x, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1)` (C: `kb_conv1d`).
 pub fn conv1d(x: &Tensor, kernel: &Tensor, strides: i64, padding: Padding, data_format: DataFormat, dilation_rate: i64) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_conv1d(x.as_ptr(), kernel.as_ptr(), strides, padding.code(), data_format.code(), dilation_rate, &mut r_out) })?;
     unsafe { owned(r_out) }
 }
 
-/// Keras' `conv2d(x, kernel, strides=(1, 1), padding='valid', data_format=None, dilation_rate=(1, 1))` (C: `kb_conv2d`).
+/// Convolution of x with kernel over 2 spatial axes (layouts as data_format says).
+///
+/// Keras' `conv2d(x, kernel, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1))` (C: `kb_conv2d`).
 pub fn conv2d(x: &Tensor, kernel: &Tensor, strides: &[i64], padding: Padding, data_format: DataFormat, dilation_rate: &[i64]) -> Result<Tensor> {
     let (strides_p, strides_n) = defaulted(strides);
     let (dilation_rate_p, dilation_rate_n) = defaulted(dilation_rate);
@@ -1167,7 +1441,9 @@ pub fn conv2d(x: &Tensor, kernel: &Tensor, strides: &[i64], padding: Padding, da
     unsafe { owned(r_out) }
 }
 
-/// Keras' `conv3d(x, kernel, strides=(1, 1, 1), padding='valid', data_format=None, dilation_rate=(1, 1, 1))` (C: `kb_conv3d`).
+/// Convolution of x with kernel over 3 spatial axes (layouts as data_format says).
+///
+/// Keras' `conv3d(x, kernel, strides=(1, 1, 1), padding="valid", data_format=None, dilation_rate=(1, 1, 1))` (C: `kb_conv3d`).
 pub fn conv3d(x: &Tensor, kernel: &Tensor, strides: &[i64], padding: Padding, data_format: DataFormat, dilation_rate: &[i64]) -> Result<Tensor> {
     let (strides_p, strides_n) = defaulted(strides);
     let (dilation_rate_p, dilation_rate_n) = defaulted(dilation_rate);
@@ -1176,7 +1452,9 @@ pub fn conv3d(x: &Tensor, kernel: &Tensor, strides: &[i64], padding: Padding, da
     unsafe { owned(r_out) }
 }
 
-/// Keras' `conv2d_transpose(x, kernel, output_shape, strides=(1, 1), padding='valid', data_format=None, dilation_rate=(1, 1))` (C: `kb_conv2d_transpose`).
+/// Transposed convolution of x with kernel over 2 spatial axes, to an output shape.
+///
+/// Keras' `conv2d_transpose(x, kernel, output_shape, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1))` (C: `kb_conv2d_transpose`).
 pub fn conv2d_transpose(x: &Tensor, kernel: &Tensor, output_shape: &[i64], strides: &[i64], padding: Padding, data_format: DataFormat, dilation_rate: &[i64]) -> Result<Tensor> {
     let (output_shape_p, output_shape_n) = (crate::array_ptr(output_shape), output_shape.len());
     let (strides_p, strides_n) = defaulted(strides);
@@ -1186,9 +1464,9 @@ pub fn conv2d_transpose(x: &Tensor, kernel: &Tensor, output_shape: &[i64], strid
     unsafe { owned(r_out) }
 }
 
-/// Keras' `deconv2d(x, kernel, output_shape, strides=(1, 1), padding='valid', data_format=None, dilation_rate=(1, 1))` (C: `kb_deconv2d`).
+/// Legacy name of conv2d_transpose: a 2D transposed convolution.
 ///
-/// legacy alias of kb_conv2d_transpose
+/// Keras' `deconv2d(x, kernel, output_shape, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1))` (C: `kb_deconv2d`).
 pub fn deconv2d(x: &Tensor, kernel: &Tensor, output_shape: &[i64], strides: &[i64], padding: Padding, data_format: DataFormat, dilation_rate: &[i64]) -> Result<Tensor> {
     let (output_shape_p, output_shape_n) = (crate::array_ptr(output_shape), output_shape.len());
     let (strides_p, strides_n) = defaulted(strides);
@@ -1198,7 +1476,9 @@ pub fn deconv2d(x: &Tensor, kernel: &Tensor, output_shape: &[i64], strides: &[i6
     unsafe { owned(r_out) }
 }
 
-/// Keras' `conv3d_transpose(x, kernel, output_shape, strides=(1, 1, 1), padding='valid', data_format=None)` (C: `kb_conv3d_transpose`).
+/// Transposed convolution of x with kernel over 3 spatial axes, to an output shape.
+///
+/// Keras' `conv3d_transpose(x, kernel, output_shape, strides=(1, 1, 1), padding="valid", data_format=None)` (C: `kb_conv3d_transpose`).
 pub fn conv3d_transpose(x: &Tensor, kernel: &Tensor, output_shape: &[i64], strides: &[i64], padding: Padding, data_format: DataFormat) -> Result<Tensor> {
     let (output_shape_p, output_shape_n) = (crate::array_ptr(output_shape), output_shape.len());
     let (strides_p, strides_n) = defaulted(strides);
@@ -1207,7 +1487,9 @@ pub fn conv3d_transpose(x: &Tensor, kernel: &Tensor, output_shape: &[i64], strid
     unsafe { owned(r_out) }
 }
 
-/// Keras' `depthwise_conv2d(x, depthwise_kernel, strides=(1, 1), padding='valid', data_format=None, dilation_rate=(1, 1))` (C: `kb_depthwise_conv2d`).
+/// Depthwise 2D convolution: each input channel filtered by its own kernels.
+///
+/// Keras' `depthwise_conv2d(x, depthwise_kernel, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1))` (C: `kb_depthwise_conv2d`).
 pub fn depthwise_conv2d(x: &Tensor, depthwise_kernel: &Tensor, strides: &[i64], padding: Padding, data_format: DataFormat, dilation_rate: &[i64]) -> Result<Tensor> {
     let (strides_p, strides_n) = defaulted(strides);
     let (dilation_rate_p, dilation_rate_n) = defaulted(dilation_rate);
@@ -1216,14 +1498,18 @@ pub fn depthwise_conv2d(x: &Tensor, depthwise_kernel: &Tensor, strides: &[i64], 
     unsafe { owned(r_out) }
 }
 
-/// Keras' `separable_conv1d(x, depthwise_kernel, pointwise_kernel, strides=1, padding='valid', data_format=None, dilation_rate=1)` (C: `kb_separable_conv1d`).
+/// Separable 1D convolution: a depthwise then a pointwise convolution.
+///
+/// Keras' `separable_conv1d(x, depthwise_kernel, pointwise_kernel, strides=1, padding="valid", data_format=None, dilation_rate=1)` (C: `kb_separable_conv1d`).
 pub fn separable_conv1d(x: &Tensor, depthwise_kernel: &Tensor, pointwise_kernel: &Tensor, strides: i64, padding: Padding, data_format: DataFormat, dilation_rate: i64) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_separable_conv1d(x.as_ptr(), depthwise_kernel.as_ptr(), pointwise_kernel.as_ptr(), strides, padding.code(), data_format.code(), dilation_rate, &mut r_out) })?;
     unsafe { owned(r_out) }
 }
 
-/// Keras' `separable_conv2d(x, depthwise_kernel, pointwise_kernel, strides=(1, 1), padding='valid', data_format=None, dilation_rate=(1, 1))` (C: `kb_separable_conv2d`).
+/// Separable 2D convolution: a depthwise then a pointwise convolution.
+///
+/// Keras' `separable_conv2d(x, depthwise_kernel, pointwise_kernel, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1))` (C: `kb_separable_conv2d`).
 pub fn separable_conv2d(x: &Tensor, depthwise_kernel: &Tensor, pointwise_kernel: &Tensor, strides: &[i64], padding: Padding, data_format: DataFormat, dilation_rate: &[i64]) -> Result<Tensor> {
     let (strides_p, strides_n) = defaulted(strides);
     let (dilation_rate_p, dilation_rate_n) = defaulted(dilation_rate);
@@ -1232,7 +1518,9 @@ pub fn separable_conv2d(x: &Tensor, depthwise_kernel: &Tensor, pointwise_kernel:
     unsafe { owned(r_out) }
 }
 
-/// Keras' `pool2d(x, pool_size, strides=(1, 1), padding='valid', data_format=None, pool_mode='max')` (C: `kb_pool2d`).
+/// Max or average pooling of x over 2 spatial axes.
+///
+/// Keras' `pool2d(x, pool_size, strides=(1, 1), padding="valid", data_format=None, pool_mode="max")` (C: `kb_pool2d`).
 pub fn pool2d(x: &Tensor, pool_size: &[i64], strides: &[i64], padding: Padding, data_format: DataFormat, pool_mode: PoolMode) -> Result<Tensor> {
     let (pool_size_p, pool_size_n) = (crate::array_ptr(pool_size), pool_size.len());
     let (strides_p, strides_n) = defaulted(strides);
@@ -1241,7 +1529,9 @@ pub fn pool2d(x: &Tensor, pool_size: &[i64], strides: &[i64], padding: Padding, 
     unsafe { owned(r_out) }
 }
 
-/// Keras' `pool3d(x, pool_size, strides=(1, 1, 1), padding='valid', data_format=None, pool_mode='max')` (C: `kb_pool3d`).
+/// Max or average pooling of x over 3 spatial axes.
+///
+/// Keras' `pool3d(x, pool_size, strides=(1, 1, 1), padding="valid", data_format=None, pool_mode="max")` (C: `kb_pool3d`).
 pub fn pool3d(x: &Tensor, pool_size: &[i64], strides: &[i64], padding: Padding, data_format: DataFormat, pool_mode: PoolMode) -> Result<Tensor> {
     let (pool_size_p, pool_size_n) = (crate::array_ptr(pool_size), pool_size.len());
     let (strides_p, strides_n) = defaulted(strides);
@@ -1250,6 +1540,8 @@ pub fn pool3d(x: &Tensor, pool_size: &[i64], strides: &[i64], padding: Padding, 
     unsafe { owned(r_out) }
 }
 
+/// Zero-pads the steps axis of a 3D tensor before and after.
+///
 /// Keras' `temporal_padding(x, padding=(1, 1))` (C: `kb_temporal_padding`).
 pub fn temporal_padding(x: &Tensor, padding: &[i64]) -> Result<Tensor> {
     let (padding_p, padding_n) = defaulted(padding);
@@ -1258,6 +1550,8 @@ pub fn temporal_padding(x: &Tensor, padding: &[i64]) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Zero-pads the 2 spatial axes of a 4D tensor before and after.
+///
 /// Keras' `spatial_2d_padding(x, padding=((1, 1), (1, 1)), data_format=None)` (C: `kb_spatial_2d_padding`).
 pub fn spatial_2d_padding(x: &Tensor, padding: &[i64], data_format: DataFormat) -> Result<Tensor> {
     let (padding_p, padding_n) = defaulted(padding);
@@ -1266,6 +1560,8 @@ pub fn spatial_2d_padding(x: &Tensor, padding: &[i64], data_format: DataFormat) 
     unsafe { owned(r_out) }
 }
 
+/// Zero-pads the 3 spatial axes of a 5D tensor before and after.
+///
 /// Keras' `spatial_3d_padding(x, padding=((1, 1), (1, 1), (1, 1)), data_format=None)` (C: `kb_spatial_3d_padding`).
 pub fn spatial_3d_padding(x: &Tensor, padding: &[i64], data_format: DataFormat) -> Result<Tensor> {
     let (padding_p, padding_n) = defaulted(padding);
@@ -1274,13 +1570,17 @@ pub fn spatial_3d_padding(x: &Tensor, padding: &[i64], data_format: DataFormat) 
     unsafe { owned(r_out) }
 }
 
-/// Keras' `resize_images(x, height_factor, width_factor, data_format, interpolation='nearest')` (C: `kb_resize_images`).
+/// Resizes images by integer height and width factors (nearest or bilinear).
+///
+/// Keras' `resize_images(x, height_factor, width_factor, data_format, interpolation="nearest")` (C: `kb_resize_images`).
 pub fn resize_images(x: &Tensor, height_factor: i64, width_factor: i64, data_format: DataFormat, interpolation: Interpolation) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_resize_images(x.as_ptr(), height_factor, width_factor, data_format.code(), interpolation.code(), &mut r_out) })?;
     unsafe { owned(r_out) }
 }
 
+/// Resizes volumes by integer depth, height and width factors, repeating voxels.
+///
 /// Keras' `resize_volumes(x, depth_factor, height_factor, width_factor, data_format)` (C: `kb_resize_volumes`).
 pub fn resize_volumes(x: &Tensor, depth_factor: i64, height_factor: i64, width_factor: i64, data_format: DataFormat) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1288,14 +1588,18 @@ pub fn resize_volumes(x: &Tensor, depth_factor: i64, height_factor: i64, width_f
     unsafe { owned(r_out) }
 }
 
-/// Keras' `batch_normalization(x, mean, var, beta, gamma, axis, epsilon)` (C: `kb_batch_normalization`).
+/// Normalizes x by mean and var, then scales by gamma and shifts by beta.
+///
+/// Keras' `batch_normalization(x, mean, var, beta, gamma, axis=-1, epsilon=0.001)` (C: `kb_batch_normalization`).
 pub fn batch_normalization(x: &Tensor, mean: &Tensor, var: &Tensor, beta: Option<&Tensor>, gamma: Option<&Tensor>, axis: i64, epsilon: f64) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_batch_normalization(x.as_ptr(), mean.as_ptr(), var.as_ptr(), beta.map_or(ptr::null_mut(), Tensor::as_ptr), gamma.map_or(ptr::null_mut(), Tensor::as_ptr), axis, epsilon, &mut r_out) })?;
     unsafe { owned(r_out) }
 }
 
-/// Keras' `normalize_batch_in_training(x, gamma, beta, reduction_axes, epsilon)` (C: `kb_normalize_batch_in_training`).
+/// Batch mean and variance of x, and x normalized by them then scaled and shifted.
+///
+/// Keras' `normalize_batch_in_training(x, gamma, beta, reduction_axes, epsilon=0.001)` (C: `kb_normalize_batch_in_training`).
 pub fn normalize_batch_in_training(x: &Tensor, gamma: Option<&Tensor>, beta: Option<&Tensor>, reduction_axes: &[i64], epsilon: f64) -> Result<(Tensor, Tensor, Tensor)> {
     let (reduction_axes_p, reduction_axes_n) = (crate::array_ptr(reduction_axes), reduction_axes.len());
     let mut r_normed = ptr::null_mut();
@@ -1305,7 +1609,9 @@ pub fn normalize_batch_in_training(x: &Tensor, gamma: Option<&Tensor>, beta: Opt
     Ok((unsafe { owned(r_normed) }?, unsafe { owned(r_mean) }?, unsafe { owned(r_var) }?))
 }
 
-/// Keras' `random_uniform(shape, minval, maxval, dtype, seed)` (C: `kb_random_uniform`).
+/// Tensor of values drawn uniformly from [minval, maxval), new draws per run.
+///
+/// Keras' `random_uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None)` (C: `kb_random_uniform`).
 pub fn random_uniform(shape: &[i64], minval: f64, maxval: f64, dtype: Option<DType>, seed: Option<i64>) -> Result<Tensor> {
     let (shape_p, shape_n) = (crate::array_ptr(shape), shape.len());
     let mut r_out = ptr::null_mut();
@@ -1313,7 +1619,9 @@ pub fn random_uniform(shape: &[i64], minval: f64, maxval: f64, dtype: Option<DTy
     unsafe { owned(r_out) }
 }
 
-/// Keras' `random_normal(shape, mean, stddev, dtype, seed)` (C: `kb_random_normal`).
+/// Tensor of values drawn from a normal distribution, new draws per run.
+///
+/// Keras' `random_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None)` (C: `kb_random_normal`).
 pub fn random_normal(shape: &[i64], mean: f64, stddev: f64, dtype: Option<DType>, seed: Option<i64>) -> Result<Tensor> {
     let (shape_p, shape_n) = (crate::array_ptr(shape), shape.len());
     let mut r_out = ptr::null_mut();
@@ -1321,7 +1629,9 @@ pub fn random_normal(shape: &[i64], mean: f64, stddev: f64, dtype: Option<DType>
     unsafe { owned(r_out) }
 }
 
-/// Keras' `truncated_normal(shape, mean, stddev, dtype, seed)` (C: `kb_truncated_normal`).
+/// Normal draws re-drawn beyond 2 stddev of the mean, new draws per run.
+///
+/// Keras' `truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None)` (C: `kb_truncated_normal`).
 pub fn truncated_normal(shape: &[i64], mean: f64, stddev: f64, dtype: Option<DType>, seed: Option<i64>) -> Result<Tensor> {
     let (shape_p, shape_n) = (crate::array_ptr(shape), shape.len());
     let mut r_out = ptr::null_mut();
@@ -1329,7 +1639,9 @@ pub fn truncated_normal(shape: &[i64], mean: f64, stddev: f64, dtype: Option<DTy
     unsafe { owned(r_out) }
 }
 
-/// Keras' `random_binomial(shape, p, dtype, seed)` (C: `kb_random_binomial`).
+/// Tensor of 1 with probability p, else 0, new draws per run.
+///
+/// Keras' `random_binomial(shape, p=0.0, dtype=None, seed=None)` (C: `kb_random_binomial`).
 pub fn random_binomial(shape: &[i64], p: f64, dtype: Option<DType>, seed: Option<i64>) -> Result<Tensor> {
     let (shape_p, shape_n) = (crate::array_ptr(shape), shape.len());
     let mut r_out = ptr::null_mut();
@@ -1337,6 +1649,8 @@ pub fn random_binomial(shape: &[i64], p: f64, dtype: Option<DType>, seed: Option
     unsafe { owned(r_out) }
 }
 
+/// Uniform draws in [minval, maxval) in the shape of a tensor.
+///
 /// `kb_random_uniform_like`: `random_uniform_like(like, minval, maxval, dtype, seed)`.
 pub fn random_uniform_like(like: &Tensor, minval: f64, maxval: f64, dtype: Option<DType>, seed: Option<i64>) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1344,6 +1658,8 @@ pub fn random_uniform_like(like: &Tensor, minval: f64, maxval: f64, dtype: Optio
     unsafe { owned(r_out) }
 }
 
+/// Normal draws in the shape of a tensor.
+///
 /// `kb_random_normal_like`: `random_normal_like(like, mean, stddev, dtype, seed)`.
 pub fn random_normal_like(like: &Tensor, mean: f64, stddev: f64, dtype: Option<DType>, seed: Option<i64>) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1351,6 +1667,8 @@ pub fn random_normal_like(like: &Tensor, mean: f64, stddev: f64, dtype: Option<D
     unsafe { owned(r_out) }
 }
 
+/// Truncated normal draws in the shape of a tensor.
+///
 /// `kb_truncated_normal_like`: `truncated_normal_like(like, mean, stddev, dtype, seed)`.
 pub fn truncated_normal_like(like: &Tensor, mean: f64, stddev: f64, dtype: Option<DType>, seed: Option<i64>) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1358,6 +1676,8 @@ pub fn truncated_normal_like(like: &Tensor, mean: f64, stddev: f64, dtype: Optio
     unsafe { owned(r_out) }
 }
 
+/// Draws of 1 with probability p, else 0, in the shape of a tensor.
+///
 /// `kb_random_binomial_like`: `random_binomial_like(like, p, dtype, seed)`.
 pub fn random_binomial_like(like: &Tensor, p: f64, dtype: Option<DType>, seed: Option<i64>) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1365,14 +1685,18 @@ pub fn random_binomial_like(like: &Tensor, p: f64, dtype: Option<DType>, seed: O
     unsafe { owned(r_out) }
 }
 
-/// Keras' `dropout(x, level, noise_shape, seed)` (C: `kb_dropout`).
-pub fn dropout(x: &Tensor, level: f64, noise_shape: &[i64], seed: Option<i64>) -> Result<Tensor> {
-    let (noise_shape_p, noise_shape_n) = (crate::array_ptr(noise_shape), noise_shape.len());
+/// Tensor x with entries zeroed at rate level and the rest scaled by 1 / (1 - level).
+///
+/// Keras' `dropout(x, level, noise_shape=None, seed=None)` (C: `kb_dropout`).
+pub fn dropout(x: &Tensor, level: f64, noise_shape: Option<&[i64]>, seed: Option<i64>) -> Result<Tensor> {
+    let (noise_shape_p, noise_shape_n) = optional(noise_shape);
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_dropout(x.as_ptr(), level, noise_shape_p, noise_shape_n, seed.as_ref().map_or(ptr::null(), |v| v as *const i64), &mut r_out) })?;
     unsafe { owned(r_out) }
 }
 
+/// Locally connected 1D convolution (unshared weights per output position).
+///
 /// Keras' `local_conv1d(inputs, kernel, kernel_size, strides, data_format=None)` (C: `kb_local_conv1d`).
 pub fn local_conv1d(inputs: &Tensor, kernel: &Tensor, kernel_size: &[i64], strides: &[i64], data_format: DataFormat) -> Result<Tensor> {
     let (kernel_size_p, kernel_size_n) = (crate::array_ptr(kernel_size), kernel_size.len());
@@ -1382,6 +1706,8 @@ pub fn local_conv1d(inputs: &Tensor, kernel: &Tensor, kernel_size: &[i64], strid
     unsafe { owned(r_out) }
 }
 
+/// Locally connected 2D convolution (unshared weights per output position).
+///
 /// Keras' `local_conv2d(inputs, kernel, kernel_size, strides, output_shape, data_format=None)` (C: `kb_local_conv2d`).
 pub fn local_conv2d(inputs: &Tensor, kernel: &Tensor, kernel_size: &[i64], strides: &[i64], output_shape: &[i64], data_format: DataFormat) -> Result<Tensor> {
     let (kernel_size_p, kernel_size_n) = (crate::array_ptr(kernel_size), kernel_size.len());
@@ -1392,6 +1718,8 @@ pub fn local_conv2d(inputs: &Tensor, kernel: &Tensor, kernel_size: &[i64], strid
     unsafe { owned(r_out) }
 }
 
+/// Either then_expression or else_expression, chosen by a condition.
+///
 /// Keras' `switch(condition, then_expression, else_expression)` (C: `kb_switch`).
 pub fn switch(condition: &Tensor, then_expression: &Tensor, else_expression: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1399,6 +1727,8 @@ pub fn switch(condition: &Tensor, then_expression: &Tensor, else_expression: &Te
     unsafe { owned(r_out) }
 }
 
+/// Selects x in the training phase and alt otherwise.
+///
 /// Keras' `in_train_phase(x, alt, training, mode)` (C: `kb_in_train_phase`).
 pub fn in_train_phase(x: &Tensor, alt: &Tensor, training: Option<&Tensor>, mode: Training) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1406,6 +1736,8 @@ pub fn in_train_phase(x: &Tensor, alt: &Tensor, training: Option<&Tensor>, mode:
     unsafe { owned(r_out) }
 }
 
+/// Selects x in the test phase and alt otherwise.
+///
 /// Keras' `in_test_phase(x, alt, training, mode)` (C: `kb_in_test_phase`).
 pub fn in_test_phase(x: &Tensor, alt: &Tensor, training: Option<&Tensor>, mode: Training) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1413,14 +1745,16 @@ pub fn in_test_phase(x: &Tensor, alt: &Tensor, training: Option<&Tensor>, mode: 
     unsafe { owned(r_out) }
 }
 
-/// `kb_dist_init`: `dist_init()`.
+/// Joins the MPI job of a data-parallel run (a second call does nothing).
 ///
-/// a second call does nothing
+/// `kb_dist_init`: `dist_init()`.
 pub fn dist_init() -> Result<()> {
     check(unsafe { sys::kb_dist_init() })?;
     Ok(())
 }
 
+/// Whether the process has joined a distributed job.
+///
 /// `kb_dist_initialized`: `dist_initialized()`.
 pub fn dist_initialized() -> Result<bool> {
     let mut r_out: i32 = 0;
@@ -1428,6 +1762,8 @@ pub fn dist_initialized() -> Result<bool> {
     Ok(r_out != 0)
 }
 
+/// Rank of this process in the distributed job (0 when alone).
+///
 /// `kb_dist_rank`: `dist_rank()`.
 pub fn dist_rank() -> Result<i32> {
     let mut r_out: i32 = Default::default();
@@ -1435,6 +1771,8 @@ pub fn dist_rank() -> Result<i32> {
     Ok(r_out)
 }
 
+/// Number of processes in the distributed job (1 when alone).
+///
 /// `kb_dist_size`: `dist_size()`.
 pub fn dist_size() -> Result<i32> {
     let mut r_out: i32 = Default::default();
@@ -1442,33 +1780,41 @@ pub fn dist_size() -> Result<i32> {
     Ok(r_out)
 }
 
-/// `kb_dist_local_rank`: `dist_local_rank()`.
+/// Rank of this process among the processes of its host.
 ///
-/// the rank among the processes of its host
+/// `kb_dist_local_rank`: `dist_local_rank()`.
 pub fn dist_local_rank() -> Result<i32> {
     let mut r_out: i32 = Default::default();
     check(unsafe { sys::kb_dist_local_rank(&mut r_out) })?;
     Ok(r_out)
 }
 
+/// Waits until every process of the job reaches the barrier.
+///
 /// `kb_dist_barrier`: `dist_barrier()`.
 pub fn dist_barrier() -> Result<()> {
     check(unsafe { sys::kb_dist_barrier() })?;
     Ok(())
 }
 
+/// Waits for every process, then leaves the distributed job for good.
+///
 /// `kb_dist_finalize`: `dist_finalize()`.
 pub fn dist_finalize() -> Result<()> {
     check(unsafe { sys::kb_dist_finalize() })?;
     Ok(())
 }
 
+/// Sets how long a collective waits before it fails, in seconds.
+///
 /// `kb_dist_set_timeout`: `dist_set_timeout(seconds)`.
 pub fn dist_set_timeout(seconds: f64) -> Result<()> {
     check(unsafe { sys::kb_dist_set_timeout(seconds) })?;
     Ok(())
 }
 
+/// How long a collective waits before it fails, in seconds.
+///
 /// `kb_dist_timeout`: `dist_timeout()`.
 pub fn dist_timeout() -> Result<f64> {
     let mut r_out: f64 = Default::default();
@@ -1476,6 +1822,8 @@ pub fn dist_timeout() -> Result<f64> {
     Ok(r_out)
 }
 
+/// Number of collectives this process has run through the engine.
+///
 /// `kb_dist_collectives`: `dist_collectives()`.
 pub fn dist_collectives() -> Result<i64> {
     let mut r_out: i64 = Default::default();
@@ -1483,12 +1831,16 @@ pub fn dist_collectives() -> Result<i64> {
     Ok(r_out)
 }
 
+/// Version of the MPI engine, empty before dist_init.
+///
 /// `kb_dist_engine`: `dist_engine()`.
 pub fn dist_engine() -> Result<String> {
     let v = unsafe { sys::kb_dist_engine() };
     Ok(if v.is_null() { String::new() } else { unsafe { CStr::from_ptr(v) }.to_string_lossy().into_owned() })
 }
 
+/// Sum or average of x over the processes, as a graph operation.
+///
 /// `kb_all_reduce`: `all_reduce(x, op)`.
 pub fn all_reduce(x: &Tensor, op: Reduce) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1496,6 +1848,8 @@ pub fn all_reduce(x: &Tensor, op: Reduce) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// The root rank's x on every process, as a graph operation.
+///
 /// `kb_broadcast`: `broadcast(x, root=0)`.
 pub fn broadcast(x: &Tensor, root: i32) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1503,6 +1857,8 @@ pub fn broadcast(x: &Tensor, root: i32) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// The processes' x concatenated along axis 0 in rank order, as a graph operation.
+///
 /// `kb_all_gather`: `all_gather(x)`.
 pub fn all_gather(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
@@ -1510,6 +1866,8 @@ pub fn all_gather(x: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// Sets variables on every process to the root rank's values, now.
+///
 /// `kb_dist_broadcast_variables`: `dist_broadcast_variables(variables, root=0)`.
 pub fn dist_broadcast_variables(variables: &[&Tensor], root: i32) -> Result<()> {
     let variables_h = crate::handles(variables);
