@@ -8,9 +8,9 @@
                                           gap the language now reaches (the list only shrinks)
 
 A language reaches a C function when its layer calls it: Rust `sys::kb_NAME` (the generated
-`backend` module included), C++ `kb_NAME` named in its headers' code (called or passed on,
-or NAME given to one of its macros that paste `kb_##fn`), Go `C.kb_NAME(` (cgo: the generated functions) or `raw.Name` (SWIG's
-names, in the hand-written layer).
+`backend` module included), C++ `kb_NAME` named in its headers' code (called or passed on, or
+NAME given to one of its macros that paste `kb_##fn`), Go `C.kb_NAME(` (cgo) or `kb_NAME(` in
+the package's C files (callbacks).
 Python wraps every header function at import (bindings/python/tests/test_api_parity.py checks
 the module itself).
 """
@@ -35,13 +35,6 @@ def _read(patterns):
     return text
 
 
-def _go_name(c_name):
-    # SWIG's Go names: kb_ dropped, first letter capitalised (std is std_ in the raw layer)
-    name = c_name[3:]
-    name = "std_" if name == "std" else name
-    return name[0].upper() + name[1:]
-
-
 def reached(language, api):
     names = [f.c_name for f in api.functions]
     if language == "rust":
@@ -52,9 +45,8 @@ def reached(language, api):
                                           "include/kbackend_functions.hpp")]
         return set(names) & cpp.handwritten(texts)[1]
     if language == "go":
-        text = _read(["bindings/go/kbackend/*.go"])
-        return {n for n in names
-                if re.search(rf"raw\.{_go_name(n)}\b", text) or re.search(rf"\bC\.{n}\(", text)}
+        go, c = _read(["bindings/go/kbackend/*.go"]), _read(["bindings/go/kbackend/*.c"])
+        return {n for n in names if re.search(rf"\bC\.{n}\(", go) or re.search(rf"\b{n}\(", c)}
     raise ValueError(f"unknown language {language}")
 
 

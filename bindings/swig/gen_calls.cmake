@@ -1,4 +1,4 @@
-# Generates kbackend_calls.i from include/kbackend.h for the Java, C# and Go bindings: every
+# Generates kbackend_calls.i from include/kbackend.h for the Java and C# bindings: every
 # `kb_status kb_NAME(..., T* out)` of the header becomes a helper `T kbx_NAME(...)` that returns
 # its out-parameter (NULL / 0 on failure, when the %exception policy raises), and every other
 # kb_status function a helper returning void. SWIG wraps the helpers under the header's names less

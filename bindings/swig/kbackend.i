@@ -6,7 +6,7 @@
  *   - per language, typemaps that turn out-parameters into return values and pointer + count
  *     pairs into the language's sequences.
  * Generic sections apply to every language; language-specific typemaps live in #ifdef blocks
- * (SWIGPYTHON now; SWIGJAVA, SWIGCSHARP, SWIGGO are to be added the same way).
+ * (SWIGPYTHON, SWIGJAVA, SWIGCSHARP).
  *
  * Run SWIG in C++ mode with -DSWIGWORDSIZE64 on 64-bit Linux (int64_t is then `long`, as in the
  * C compiler's <stdint.h>). */
@@ -43,7 +43,7 @@
 struct kb_tensor {};
 struct kb_tensor_list {};
 struct kb_compiled_function {};
-#if defined(SWIGJAVA) || defined(SWIGCSHARP) || defined(SWIGGO)
+#if defined(SWIGJAVA) || defined(SWIGCSHARP)
 %rename(Model) kb_model;
 %nodefaultctor kb_model;
 %nocopyctor kb_model;
@@ -135,12 +135,6 @@ struct kb_model {};
   kbcs_raise_last_error();
   return $null;
 %enddef
-#elif defined(SWIGGO)
-/* Go: no panic. The status stays in the library's thread-local state, where the hand-written
- * package (bindings/go) reads it before it unlocks the goroutine from the OS thread; the wrapper
- * returns normally, so its temporaries are freed on the normal path. */
-%define KB_RAISE_LAST_ERROR
-%enddef
 #else
 %define KB_RAISE_LAST_ERROR
   $cleanup
@@ -148,18 +142,6 @@ struct kb_model {};
 %enddef
 #endif
 
-#ifdef SWIGGO
-/* Go: an argument typemap that finds bad input sets the error and kbgo_bad_args, and the call is
- * skipped (Go wrappers cannot return early with a value). */
-%exception {
-  if (kbgo_bad_args) {
-    kbgo_bad_args = 0;
-  } else {
-    kb_clear_error();
-    $action
-  }
-}
-#else
 %exception {
   kb_clear_error();
   $action
@@ -167,7 +149,6 @@ struct kb_model {};
     KB_RAISE_LAST_ERROR
   }
 }
-#endif
 /* The error state itself must not be cleared or raised by the policy. */
 %noexception kb_last_error_code;
 %noexception kb_last_error_message;
@@ -883,8 +864,8 @@ KB_PY_CALLBACK(kb_step_function, step_function, kb_py_step_trampoline)
 #endif /* SWIGPYTHON */
 
 /* ======================================================================================== */
-#if defined(SWIGJAVA) || defined(SWIGCSHARP) || defined(SWIGGO)
-/* Java, C# and Go share these: kbackend_calls.i (generated from the header by gen_calls.cmake)
+#if defined(SWIGJAVA) || defined(SWIGCSHARP)
+/* Java and C# share these: kbackend_calls.i (generated from the header by gen_calls.cmake)
  * turns every `kb_status kb_NAME(..., T* out)` into `T NAME(...)`; the hand-written helpers
  * at the end of this file cover raw memory, shapes and callbacks. Each language block below maps
  * the generic pairs (KB_INT64_ARRAY, KB_TENSOR_ARRAY), the optional scalars, the data buffers
@@ -941,19 +922,15 @@ static int kbx_check_data(const char* who, size_t nbytes, kb_data_type dtype, co
 %rename(Padding) kb_padding;
 %rename(PoolMode) kb_pool_mode;
 %rename(ReduceOp) kb_reduce_op;
-#ifndef SWIGGO /* Go's enum items are package-level constants: they keep their C names */
 /* KB_FLOAT32 -> FLOAT32, KB_PADDING_SAME -> SAME (the two defaults keep DTYPE_ / DATA_FORMAT_:
  * SWIG sees C enum items in one scope) */
 %rename("%(regex:/^KB_(DIM_ORDERING_|DEVICE_|PADDING_|POOL_|REDUCE_)?(.*)$/\\2/)s", %$isenumitem) "";
-#endif
 /* Keras' boolean flags are booleans. */
 %apply bool { int32_t keepdims, int32_t from_logits, int32_t sparse, int32_t go_backwards,
               int32_t unroll };
 /* The error state is the policy's business; callbacks report failures through their language. */
-#ifndef SWIGGO /* Go reads the status itself (see KB_RAISE_LAST_ERROR) */
 %ignore kb_last_error_code;
 %ignore kb_last_error_message;
-#endif
 %ignore kb_clear_error;
 %ignore kb_set_error;
 #endif
@@ -1625,140 +1602,15 @@ KB_CSHARP_CALLBACK(kb_step_function, step_function, StepCallback)
 %}
 #endif /* SWIGCSHARP */
 /* ======================================================================================== */
-#ifdef SWIGGO
-/* Package raw (swig -go -cgo -intgosize 64 -package raw -module raw), the layer under the
- * hand-written Go package bindings/go/kbackend: handles are uintptr-backed SWIG types, arrays are
- * slices, callbacks are cgo.Handle values of raw.Callback, and no wrapper panics (the status stays
- * in the library's thread-local state; see KB_RAISE_LAST_ERROR). */
-%{
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
-
-/* Defined in Go (bindings/go/kbackend/raw/callbacks.go, //export). */
-extern "C" int kbgoMap(uintptr_t h, uintptr_t x, uintptr_t* out);
-extern "C" int kbgoFold(uintptr_t h, uintptr_t acc, uintptr_t x, uintptr_t* out);
-extern "C" int kbgoStep(uintptr_t h, uintptr_t input, uintptr_t* states, size_t n,
-                        uintptr_t* output, uintptr_t* new_states);
-
-static kb_status kbgo_map_trampoline(void* user_data, kb_tensor* x, kb_tensor** out) {
-  uintptr_t r = 0;
-  kb_status st = (kb_status)kbgoMap((uintptr_t)user_data, (uintptr_t)x, &r);
-  if (st == KB_OK) *out = (kb_tensor*)r;
-  return st;
-}
-static kb_status kbgo_fold_trampoline(void* user_data, kb_tensor* acc, kb_tensor* x,
-                                      kb_tensor** out) {
-  uintptr_t r = 0;
-  kb_status st = (kb_status)kbgoFold((uintptr_t)user_data, (uintptr_t)acc, (uintptr_t)x, &r);
-  if (st == KB_OK) *out = (kb_tensor*)r;
-  return st;
-}
-static kb_status kbgo_step_trampoline(void* user_data, kb_tensor* input, kb_tensor* const* states,
-                                      size_t n, kb_tensor** output, kb_tensor_list** new_states) {
-  uintptr_t out = 0, list = 0;
-  kb_status st = (kb_status)kbgoStep((uintptr_t)user_data, (uintptr_t)input,
-                                     (uintptr_t*)states, n, &out, &list);
-  if (st == KB_OK) {
-    *output = (kb_tensor*)out;
-    *new_states = (kb_tensor_list*)list;
-  }
-  return st;
-}
-static int64_t kbgo_empty[1] = {0};
-/* Set by an argument typemap that rejected its input (see %exception). */
-static thread_local int kbgo_bad_args = 0;
-%}
-
-/* (const int64_t*, size_t) pairs: []int64 (nil -> NULL; an empty slice is not NULL). */
-%typemap(gotype) (const int64_t* KB_INT64_ARRAY, size_t KB_INT64_COUNT), const int64_t* axes,
-                 const int64_t* start, const int64_t* begin, const int64_t* end "[]int64"
-%typemap(in) (const int64_t* KB_INT64_ARRAY, size_t KB_INT64_COUNT) {
-  $1 = (int64_t*)$input.array;
-  $2 = (size_t)$input.len;
-  if (!$1 && $input.cap > 0) $1 = kbgo_empty;
-}
-%typemap(in) const int64_t* start (size_t count), const int64_t* begin (size_t count),
-             const int64_t* end (size_t count) {
-  $1 = $input.len ? (int64_t*)$input.array : kbgo_empty;
-  count = (size_t)$input.len;
-}
-%typemap(in) const int64_t* axes (int64_t both[2]) {
-  $1 = NULL;
-  if ($input.len == 1) {
-    both[0] = both[1] = ((int64_t*)$input.array)[0];
-    $1 = both;
-  } else if ($input.len == 2) {
-    $1 = (int64_t*)$input.array;
-  } else if ($input.len != 0) {
-    kb_set_error(KB_ERROR_INVALID_ARGUMENT, "$symname: axes must have 1 or 2 entries");
-    kbgo_bad_args = 1;
-  }
-}
-%typemap(check) (const int64_t* size, size_t n) {
-  if (count2 != $2) {
-    kb_set_error(KB_ERROR_INVALID_ARGUMENT, "$symname: start and size differ in length");
-    kbgo_bad_args = 1;
-  }
-}
-%typemap(check) (const int64_t* strides, size_t n) {
-  if (count2 != $2 || count3 != $2) {
-    kb_set_error(KB_ERROR_INVALID_ARGUMENT, "$symname: begin, end and strides differ in length");
-    kbgo_bad_args = 1;
-  }
-}
-/* Optional scalars (seed, input_length; stop, max_value): nil or a one-entry slice. */
-%typemap(gotype) const int64_t* "[]int64"
-%typemap(in) const int64_t* "$1 = $input.len ? (int64_t*)$input.array : NULL;"
-%typemap(gotype) const double* "[]float64"
-%typemap(in) const double* "$1 = $input.len ? (double*)$input.array : NULL;"
-
-/* (kb_tensor* const*, size_t) pairs: []uintptr of handles (nil -> NULL). */
-%typemap(gotype) (kb_tensor* const* KB_TENSOR_ARRAY, size_t KB_TENSOR_COUNT),
-                 kb_tensor* const* xs "[]uintptr"
-%typemap(in) (kb_tensor* const* KB_TENSOR_ARRAY, size_t KB_TENSOR_COUNT) {
-  $2 = (size_t)$input.len;
-  $1 = $2 ? (kb_tensor**)$input.array : NULL;
-}
-%typemap(in) kb_tensor* const* xs (size_t count) {
-  count = (size_t)$input.len;
-  $1 = count ? (kb_tensor**)$input.array : NULL;
-}
-%typemap(check) (kb_tensor* const* values, size_t n) {
-  if (count1 != $2) {
-    kb_set_error(KB_ERROR_INVALID_ARGUMENT, "$symname: xs and values differ in length");
-    kbgo_bad_args = 1;
-  }
-}
-
-/* Data: []byte (the Go package views typed slices as bytes, without copying). */
-%typemap(gotype) (const void* data, size_t nbytes), (void* dst, size_t nbytes) "[]byte"
-%typemap(in) (const void* data, size_t nbytes), (void* dst, size_t nbytes) {
-  $1 = $input.array;
-  $2 = (size_t)$input.len;
-}
-
-/* Callbacks: a cgo.Handle of a raw.Callback. */
-%define KB_GO_CALLBACK(FN_TYPE, NAME, TRAMPOLINE)
-%typemap(gotype) (FN_TYPE NAME, void* user_data) "uintptr"
-%typemap(in) (FN_TYPE NAME, void* user_data) {
-  $1 = TRAMPOLINE;
-  $2 = (void*)$input;
-}
-%enddef
-KB_GO_CALLBACK(kb_map_function, fn, kbgo_map_trampoline)
-KB_GO_CALLBACK(kb_fold_function, fn, kbgo_fold_trampoline)
-KB_GO_CALLBACK(kb_step_function, step_function, kbgo_step_trampoline)
-#endif /* SWIGGO */
 
 /* Every (pointer, count) pair of the header onto the KB_INT64_ARRAY / KB_TENSOR_ARRAY typemaps
  * above (generated by gen_arrays.cmake from the header, in the build folder). */
-#if defined(SWIGCSHARP) || defined(SWIGGO) /* their buffers are the caller's memory itself */
+#ifdef SWIGCSHARP /* its buffers are the caller's memory itself */
 %apply (void* dst, size_t nbytes) { (void* inout, size_t nbytes) };
 #endif
 %include "kbackend_arrays.i"
 
-#if defined(SWIGJAVA) || defined(SWIGCSHARP) || defined(SWIGGO)
+#if defined(SWIGJAVA) || defined(SWIGCSHARP)
 /* Every kb_status function of the header as a helper that returns its result (generated). */
 %include "kbackend_calls.i"
 
@@ -1973,12 +1825,12 @@ static int64_t kbx_retained(kb_tensor* t) {
   kb_tensor_retain(t);
   return (int64_t)(intptr_t)t;
 }
-/* A callback's failure, reported to the library (C# and Go; Java's trampoline does it in C). */
+/* A callback's failure, reported to the library (C#; Java's trampoline does it in C). */
 static int32_t kbx_set_callback_error(const char* message) {
   kb_set_error(KB_ERROR_INVALID_ARGUMENT, message);
   return KB_ERROR_INVALID_ARGUMENT;
 }
-/* A new list of items as a raw pointer (an rnn step's new states, for C# and Go). */
+/* A new list of items as a raw pointer (an rnn step's new states, for C#). */
 static int64_t kbx_list_new_raw(kb_tensor* const* items, size_t n) {
   kb_tensor_list* out = NULL;
   if (kb_tensor_list_new(items, n, &out) == KB_OK) kb_clear_error();

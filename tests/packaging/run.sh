@@ -7,8 +7,9 @@
 #      installed C++ layer kbackend.hpp) with pkg-config.
 #   c. cpack -G DEB: contents and control fields (the MPI plugin in kbackend-mpi, so that
 #      kbackend does not depend on MPI); as root, dpkg -i, the consumer again with plain
-#      pkg-config and find_package against /usr, then dpkg --purge (also on failure; -r would
-#      leave it in state "rc").
+#      pkg-config and find_package against /usr, and tests/packaging/consumer_go (the Go module
+#      by its path, plain `go build`), then dpkg --purge (also on failure; -r would leave it in
+#      state "rc").
 #   d. only kb_* symbols exported; SONAME libkbackend.so.1.
 #   e. ABI: abidiff against the committed baseline tests/packaging/abi/kbackend.abi. Added
 #      functions pass; a removed function or a changed signature/type fails. See
@@ -198,10 +199,20 @@ else
     step "$exe"
     grep -q '^OK' "$TMP/step.log" || { cat "$TMP/step.log"; fail "$exe did not print OK"; }
   done
+  if command -v go >/dev/null; then
+    # The Go module by its path from a project of its own: plain `go build`, the library found
+    # by `#cgo pkg-config: kbackend` in the installed kbackend.pc.
+    cp -r tests/packaging/consumer_go "$TMP/go-consumer"
+    step env -C "$TMP/go-consumer" go mod edit -replace "kbackend.dev/kbackend=$PWD/bindings/go/kbackend"
+    step env -C "$TMP/go-consumer" GOFLAGS=-mod=mod GOPROXY=off GOCACHE="$TMP/go-cache" \
+      GOPATH="$TMP/go-path" go build -o consumer .
+    step "$TMP/go-consumer/consumer"
+    grep -q '^OK' "$TMP/step.log" || { cat "$TMP/step.log"; fail "the Go consumer did not print OK"; }
+  fi
   step dpkg --purge kbackend
   INSTALLED_BY_US=0
   [ ! -e "/usr/$LIBREL/libkbackend.so.1" ] || fail "dpkg --purge left /usr/$LIBREL/libkbackend.so.1"
-  say "dpkg -i, consumer via pkg-config and find_package against /usr print OK, dpkg --purge: ok"
+  say "dpkg -i, consumers via pkg-config (C, C++, Go) and find_package against /usr print OK, dpkg --purge: ok"
 fi
 
 say "OK ($((SECONDS - START)) s)"

@@ -820,6 +820,17 @@ func CUDAUnavailableReason() string {
 	return v
 }
 
+// SetDevice is kb_function_set_device: function_set_device(f, kind).
+// Sets the device kind a compiled function runs on.
+func (f *Function) SetDevice(kind Device) error {
+	if err := call(func() C.kb_status {
+		return C.kb_function_set_device(f.c(), C.kb_device_kind(kind))
+	}, f); err != nil {
+		return err
+	}
+	return nil
+}
+
 // Device is kb_function_device: function_device(f).
 // Device kind a compiled function runs on.
 func (f *Function) Device() (Device, error) {
@@ -2253,6 +2264,17 @@ func InTestPhase(x, alt, training *Tensor, mode Training) (*Tensor, error) {
 	return wrapC(rOut), nil
 }
 
+// DistInit is kb_dist_init: dist_init().
+// Joins the MPI job of a data-parallel run (a second call does nothing).
+func DistInit() error {
+	if err := call(func() C.kb_status {
+		return C.kb_dist_init()
+	}); err != nil {
+		return err
+	}
+	return nil
+}
+
 // DistInitialized is kb_dist_initialized: dist_initialized().
 // Whether the process has joined a distributed job.
 func DistInitialized() (bool, error) {
@@ -2263,6 +2285,75 @@ func DistInitialized() (bool, error) {
 		return false, err
 	}
 	return rOut != 0, nil
+}
+
+// DistRank is kb_dist_rank: dist_rank().
+// Rank of this process in the distributed job (0 when alone).
+func DistRank() (int32, error) {
+	var rOut C.int32_t
+	if err := call(func() C.kb_status {
+		return C.kb_dist_rank(&rOut)
+	}); err != nil {
+		return 0, err
+	}
+	return int32(rOut), nil
+}
+
+// DistSize is kb_dist_size: dist_size().
+// Number of processes in the distributed job (1 when alone).
+func DistSize() (int32, error) {
+	var rOut C.int32_t
+	if err := call(func() C.kb_status {
+		return C.kb_dist_size(&rOut)
+	}); err != nil {
+		return 0, err
+	}
+	return int32(rOut), nil
+}
+
+// DistLocalRank is kb_dist_local_rank: dist_local_rank().
+// Rank of this process among the processes of its host.
+func DistLocalRank() (int32, error) {
+	var rOut C.int32_t
+	if err := call(func() C.kb_status {
+		return C.kb_dist_local_rank(&rOut)
+	}); err != nil {
+		return 0, err
+	}
+	return int32(rOut), nil
+}
+
+// DistBarrier is kb_dist_barrier: dist_barrier().
+// Waits until every process of the job reaches the barrier.
+func DistBarrier() error {
+	if err := call(func() C.kb_status {
+		return C.kb_dist_barrier()
+	}); err != nil {
+		return err
+	}
+	return nil
+}
+
+// DistFinalize is kb_dist_finalize: dist_finalize().
+// Waits for every process, then leaves the distributed job for good.
+func DistFinalize() error {
+	if err := call(func() C.kb_status {
+		return C.kb_dist_finalize()
+	}); err != nil {
+		return err
+	}
+	return nil
+}
+
+// DistSetTimeout is kb_dist_set_timeout: dist_set_timeout(seconds).
+// Sets how long a collective waits before it fails, in seconds.
+func DistSetTimeout(seconds float64) error {
+	if err := call(func() C.kb_status {
+		return C.kb_dist_set_timeout(C.double(seconds))
+	}); err != nil {
+		return err
+	}
+	return nil
 }
 
 // DistTimeout is kb_dist_timeout: dist_timeout().
@@ -2296,6 +2387,54 @@ func DistEngine() string {
 	return v
 }
 
+// AllReduce is kb_all_reduce: all_reduce(x, op).
+// Sum or average of x over the processes, as a graph operation.
+func AllReduce(x *Tensor, op ReduceOp) (*Tensor, error) {
+	var rOut *C.kb_tensor
+	if err := call(func() C.kb_status {
+		return C.kb_all_reduce(x.c(), C.kb_reduce_op(op), &rOut)
+	}, x); err != nil {
+		return nil, err
+	}
+	return wrapC(rOut), nil
+}
+
+// Broadcast is kb_broadcast: broadcast(x, root=0).
+// The root rank's x on every process, as a graph operation.
+func Broadcast(x *Tensor, root int32) (*Tensor, error) {
+	var rOut *C.kb_tensor
+	if err := call(func() C.kb_status {
+		return C.kb_broadcast(x.c(), C.int32_t(root), &rOut)
+	}, x); err != nil {
+		return nil, err
+	}
+	return wrapC(rOut), nil
+}
+
+// AllGather is kb_all_gather: all_gather(x).
+// The processes' x concatenated along axis 0 in rank order, as a graph operation.
+func AllGather(x *Tensor) (*Tensor, error) {
+	var rOut *C.kb_tensor
+	if err := call(func() C.kb_status {
+		return C.kb_all_gather(x.c(), &rOut)
+	}, x); err != nil {
+		return nil, err
+	}
+	return wrapC(rOut), nil
+}
+
+// DistBroadcastVariables is kb_dist_broadcast_variables: dist_broadcast_variables(variables, root=0).
+// Sets variables on every process to the root rank's values, now.
+func DistBroadcastVariables(variables []*Tensor, root int32) error {
+	cvariables, nvariables := cTensors(variables)
+	if err := call(func() C.kb_status {
+		return C.kb_dist_broadcast_variables(cvariables, nvariables, C.int32_t(root))
+	}, variables); err != nil {
+		return err
+	}
+	return nil
+}
+
 // ToJSON is kb_model_to_json: model_to_json(model).
 // JSON description of a model, as Keras' model.to_json().
 func (m *Model) ToJSON() (string, error) {
@@ -2306,6 +2445,22 @@ func (m *Model) ToJSON() (string, error) {
 		return "", err
 	}
 	return C.GoString(rOut), nil
+}
+
+// Save is kb_model_save: model_save(model, path, include_optimizer).
+// Saves a model to a Keras HDF5 file, optionally with its optimizer state.
+func (m *Model) Save(path string, includeOptimizer bool) error {
+	cpath, err := cString("model_save", path)
+	if err != nil {
+		return err
+	}
+	defer C.free(unsafe.Pointer(cpath))
+	if err := call(func() C.kb_status {
+		return C.kb_model_save(m.c(), cpath, cBool(includeOptimizer))
+	}, m); err != nil {
+		return err
+	}
+	return nil
 }
 
 // SaveWeights is kb_model_save_weights: model_save_weights(model, path).
@@ -2380,6 +2535,19 @@ func (m *Model) MetricsNames() (string, error) {
 	return C.GoString(rOut), nil
 }
 
+// Predict is kb_model_predict: model_predict(model, x, batch_size, verbose).
+// Outputs of a model for x, computed in batches.
+func (m *Model) Predict(x []*Tensor, batchSize int64, verbose int32) ([]*Tensor, error) {
+	cx, nx := cTensors(x)
+	var rOut *C.kb_tensor_list
+	if err := call(func() C.kb_status {
+		return C.kb_model_predict(m.c(), cx, nx, C.int64_t(batchSize), C.int32_t(verbose), &rOut)
+	}, m, x); err != nil {
+		return nil, err
+	}
+	return drainC(rOut)
+}
+
 // PredictOnBatch is kb_model_predict_on_batch: model_predict_on_batch(model, x).
 // Outputs of a model for one batch.
 func (m *Model) PredictOnBatch(x []*Tensor) ([]*Tensor, error) {
@@ -2402,6 +2570,18 @@ func (m *Model) ResetStates() error {
 		return err
 	}
 	return nil
+}
+
+// Summary is kb_model_summary: model_summary(model).
+// Text of Keras' model.summary().
+func (m *Model) Summary() (string, error) {
+	var rOut *C.char
+	if err := call(func() C.kb_status {
+		return C.kb_model_summary(m.c(), &rOut)
+	}, m); err != nil {
+		return "", err
+	}
+	return C.GoString(rOut), nil
 }
 
 // LayerCount is kb_model_layer_count: model_layer_count(model).

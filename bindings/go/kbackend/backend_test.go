@@ -226,7 +226,7 @@ func TestModelBridgeAndLayers(t *testing.T) {
 		t.Fatalf("predict %v %v", out, err)
 	}
 	near(t, vals(t)(out[0], nil), 4.5, 4.5)
-	if err := m.Compile("sgd", "mse", "", ""); err != nil {
+	if err := m.Compile("sgd", []string{"mse"}, nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	y := f32(t, []float32{0, 0}, 1, 2)

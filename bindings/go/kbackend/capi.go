@@ -27,18 +27,23 @@ func call(f func() C.kb_status, keep ...interface{}) error {
 	return err
 }
 
-// cPointer reads a C address the SWIG layer keeps as an integer back as a pointer.
+// cPointer is a C address kept as an integer (a handle's field, atomic) as a pointer again.
 func cPointer(h uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&h)) }
 
-func (t *Tensor) c() *C.kb_tensor { return (*C.kb_tensor)(cPointer(uintptr(t.ptr()))) }
+func (t *Tensor) c() *C.kb_tensor { return (*C.kb_tensor)(cPointer(t.handle())) }
 
-func (m *Model) c() *C.kb_model { return (*C.kb_model)(cPointer(uintptr(m.ptr()))) }
+func (m *Model) c() *C.kb_model { return (*C.kb_model)(cPointer(m.handle())) }
 
 func (f *Function) c() *C.kb_compiled_function {
-	if f == nil {
+	return (*C.kb_compiled_function)(cPointer(f.handle()))
+}
+
+// cBytes is data's address for C (nil for no data).
+func cBytes(data []byte) unsafe.Pointer {
+	if len(data) == 0 {
 		return nil
 	}
-	return (*C.kb_compiled_function)(cPointer(uintptr(f.ptr())))
+	return unsafe.Pointer(&data[0])
 }
 
 // wrapC owns the new reference p.

@@ -5,18 +5,21 @@
 // releases it when the Tensor is collected. Callbacks (MapFn, Foldl, Foldr, RNN) are Go funcs; an
 // error they return, or a panic, comes back out of the building call.
 //
-// The package sits on the SWIG-generated package raw. Each call locks the goroutine to its OS
-// thread while it runs and reads the library's thread-local status before unlocking.
+// The package calls the C ABI through cgo (flags from `#cgo pkg-config: kbackend`). Each call
+// locks the goroutine to its OS thread while it runs and reads the library's thread-local status
+// before unlocking. Most functions are generated from the API description (backend.go).
 package kbackend
+
+// #include <stdlib.h>
+// #include <kbackend.h>
+// #include "callbacks.h"
+import "C"
 
 import (
 	"fmt"
 	"runtime"
-	"runtime/cgo"
 	"sync/atomic"
 	"unsafe"
-
-	"kbackend.dev/kbackend/raw"
 )
 
 // ABIVersion is the C ABI major version this package was written for.
@@ -68,8 +71,8 @@ const (
 )
 
 func (d DType) String() string {
-	if s := raw.Dtype_name(raw.Kb_data_type(d)); s != "" {
-		return s
+	if s := C.kb_dtype_name(C.kb_data_type(d)); s != nil {
+		return C.GoString(s)
 	}
 	return fmt.Sprintf("DType(%d)", int(d))
 }
@@ -108,57 +111,6 @@ const (
 	CUDA Device = 1
 )
 
-// ---- the call policy ----------------------------------------------------------------------
-
-// do runs f with the goroutine locked to its OS thread and returns the library's status for it.
-// keep stays reachable until f has returned (a finalizer must not release an argument mid-call).
-func do(f func(), keep ...interface{}) error {
-	runtime.LockOSThread()
-	f()
-	code := raw.Last_error_code()
-	var err error
-	if code != 0 {
-		err = &Error{Status: Status(code), Message: raw.Last_error_message()}
-	}
-	runtime.UnlockOSThread()
-	runtime.KeepAlive(keep)
-	return err
-}
-
-func tensorCall(f func() raw.Tensor, keep ...interface{}) (*Tensor, error) {
-	var r raw.Tensor
-	if err := do(func() { r = f() }, keep...); err != nil {
-		return nil, err
-	}
-	return wrap(r), nil
-}
-
-func listCall(f func() raw.TensorList, keep ...interface{}) ([]*Tensor, error) {
-	var l raw.TensorList
-	if err := do(func() { l = f() }, keep...); err != nil {
-		return nil, err
-	}
-	return drain(l)
-}
-
-// drain turns a native list into Tensors and releases the list.
-func drain(l raw.TensorList) ([]*Tensor, error) {
-	defer raw.DeleteTensorList(l)
-	n := raw.Tensor_list_size(l)
-	out := make([]*Tensor, 0, n)
-	for i := int64(0); i < n; i++ {
-		t, err := tensorCall(func() raw.Tensor { return raw.Tensor_list_get(l, i) })
-		if err != nil {
-			for _, u := range out {
-				u.Close()
-			}
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, nil
-}
-
 // ---- Tensor -----------------------------------------------------------------------------------
 
 var liveTensors int64
@@ -168,13 +120,6 @@ var liveTensors int64
 // Tensor may be used from several goroutines.
 type Tensor struct {
 	h uintptr
-}
-
-func wrap(r raw.Tensor) *Tensor {
-	if r == nil {
-		return nil
-	}
-	return wrapHandle(r.Swigcptr())
 }
 
 // wrapHandle owns the new reference h (0: none).
@@ -191,11 +136,11 @@ func wrapHandle(h uintptr) *Tensor {
 // LiveTensors is the number of native references that Tensors hold now (for leak checks).
 func LiveTensors() int64 { return atomic.LoadInt64(&liveTensors) }
 
-func (t *Tensor) ptr() raw.SwigcptrTensor {
+func (t *Tensor) handle() uintptr {
 	if t == nil {
 		return 0
 	}
-	return raw.SwigcptrTensor(atomic.LoadUintptr(&t.h))
+	return atomic.LoadUintptr(&t.h)
 }
 
 // Close releases the native reference now; the Tensor is unusable afterwards. Idempotent.
@@ -204,22 +149,11 @@ func (t *Tensor) Close() error {
 		return nil
 	}
 	if h := atomic.SwapUintptr(&t.h, 0); h != 0 {
-		raw.DeleteTensor(raw.SwigcptrTensor(h))
+		C.kb_tensor_release((*C.kb_tensor)(cPointer(h)))
 		atomic.AddInt64(&liveTensors, -1)
 		runtime.SetFinalizer(t, nil)
 	}
 	return nil
-}
-
-func handles(ts []*Tensor) []uintptr {
-	if ts == nil {
-		return nil
-	}
-	out := make([]uintptr, len(ts))
-	for i, t := range ts {
-		out[i] = uintptr(t.ptr())
-	}
-	return out
 }
 
 // ---- data in and out ----------------------------------------------------------------------
@@ -232,18 +166,52 @@ func bytesOf[T any](data []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&data[0])), len(data)*int(unsafe.Sizeof(zero)))
 }
 
-func shapeArg(shape []int64) []int64 {
-	if shape == nil {
-		return []int64{} // a scalar, not None
-	}
-	return shape
-}
-
 // FromBytes is a constant of dtype and shape holding a copy of data (row-major, native order).
 func FromBytes(data []byte, dtype DType, shape ...int64) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor {
-		return raw.Tensor_from_data(data, raw.Kb_data_type(dtype), shapeArg(shape))
-	})
+	if err := checkSize("tensor_from_data", len(data), dtype, shape); err != nil {
+		return nil, err
+	}
+	var out *C.kb_tensor
+	cshape, n := cInts(shape)
+	err := call(func() C.kb_status {
+		return C.kb_tensor_from_data(cBytes(data), C.kb_data_type(dtype), cshape, n, &out)
+	}, data, shape)
+	if err != nil {
+		return nil, err
+	}
+	return wrapC(out), nil
+}
+
+// Size is the number of bytes of one element (0 for DefaultDType or an unknown dtype).
+func (d DType) Size() int {
+	switch d {
+	case Int8, Uint8, Bool:
+		return 1
+	case Float16, Int16, Bfloat16:
+		return 2
+	case Float32, Int32:
+		return 4
+	case Float64, Int64:
+		return 8
+	}
+	return 0
+}
+
+// checkSize fails unless n bytes hold exactly one dtype element per entry of shape: C reads as
+// many as the shape says.
+func checkSize(who string, n int, dtype DType, shape []int64) error {
+	count := int64(1)
+	for _, d := range shape {
+		if d < 0 {
+			return &Error{Status: ErrInvalidArgument, Message: fmt.Sprintf("%s: negative dimension %d", who, d)}
+		}
+		count *= d
+	}
+	if dtype.Size() == 0 || int64(n) != count*int64(dtype.Size()) {
+		return &Error{Status: ErrInvalidArgument, Message: fmt.Sprintf(
+			"%s: %d bytes of data for shape %v of %v (%d bytes)", who, n, shape, dtype, count*int64(dtype.Size()))}
+	}
+	return nil
 }
 
 // FromFloat32 is a float32 constant holding a copy of data.
@@ -268,41 +236,34 @@ func FromInt64(data []int64, shape ...int64) (*Tensor, error) {
 
 // Shape is the static shape (int_shape): -1 for unknown dimensions, nil for an unknown rank.
 func (t *Tensor) Shape() ([]int64, error) {
-	var rank int64
-	if err := do(func() { rank = raw.Int_shape_rank(t.ptr()) }, t); err != nil {
+	var rank C.int64_t
+	if err := call(func() C.kb_status { return C.kb_int_shape(t.c(), nil, 0, &rank) }, t); err != nil {
 		return nil, err
 	}
 	if rank < 0 {
 		return nil, nil
 	}
-	dims := make([]int64, rank)
-	for i := range dims {
-		if err := do(func() { dims[i] = raw.Int_shape_dim(t.ptr(), int64(i)) }, t); err != nil {
-			return nil, err
-		}
-	}
-	return dims, nil
+	dims := make([]int64, rank+1) // +1: a scalar's list is not NULL
+	err := call(func() C.kb_status {
+		return C.kb_int_shape(t.c(), (*C.int64_t)(unsafe.Pointer(&dims[0])), C.size_t(rank), &rank)
+	}, t)
+	return dims[:len(dims)-1], err
 }
 
 // DType is the tensor's element type.
 func (t *Tensor) DType() (DType, error) {
-	var d raw.Kb_data_type
-	err := do(func() { d = raw.Dtype(t.ptr()) }, t)
-	return DType(d), err
+	return DTypeOf(t)
 }
 
 // Name is the tensor's name.
 func (t *Tensor) Name() (string, error) {
-	var s string
-	err := do(func() { s = raw.Tensor_name(t.ptr()) }, t)
-	return s, err
+	return TensorName(t)
 }
 
 // ID is equal for the same graph value.
 func (t *Tensor) ID() (int64, error) {
-	var id int64
-	err := do(func() { id = raw.Tensor_id(t.ptr()) }, t)
-	return id, err
+	id, err := TensorID(t)
+	return int64(id), err
 }
 
 // Eval is a constant holding the tensor's value.
@@ -310,7 +271,9 @@ func (t *Tensor) Eval() (*Tensor, error) { return Eval(t) }
 
 // CopyTo copies the value (in its own dtype) into dst, which must be exactly its size in bytes.
 func (t *Tensor) CopyTo(dst []byte) error {
-	return do(func() { raw.Tensor_copy_to(t.ptr(), dst) }, t)
+	return call(func() C.kb_status {
+		return C.kb_tensor_copy_to(t.c(), cBytes(dst), C.size_t(len(dst)))
+	}, t, dst)
 }
 
 // values converts to dtype, evaluates when the static shape is not fully known, and copies out.
@@ -432,53 +395,61 @@ func (t *Tensor) String() string {
 // ---- library, config ------------------------------------------------------------------------
 
 // Version is the library's version string.
-func Version() string { return raw.Version() }
+func Version() string { return C.GoString(C.kb_version()) }
 
 // LibraryABIVersion is the ABI version of the loaded library.
-func LibraryABIVersion() int { return int(raw.Abi_version()) }
+func LibraryABIVersion() int { return int(C.kb_abi_version()) }
 
 // FloatX is the default float type.
 func FloatX() (DType, error) {
-	var d raw.Kb_data_type
-	err := do(func() { d = raw.Floatx() })
+	var d C.kb_data_type
+	err := call(func() C.kb_status { return C.kb_floatx(&d) })
 	return DType(d), err
 }
 
 // SetFloatX sets the default float type.
-func SetFloatX(d DType) error { return do(func() { raw.Set_floatx(raw.Kb_data_type(d)) }) }
+func SetFloatX(d DType) error {
+	return call(func() C.kb_status { return C.kb_set_floatx(C.kb_data_type(d)) })
+}
 
 // Epsilon is the fuzz factor.
 func Epsilon() (float64, error) {
-	var e float64
-	err := do(func() { e = raw.Epsilon() })
-	return e, err
+	var e C.double
+	err := call(func() C.kb_status { return C.kb_epsilon(&e) })
+	return float64(e), err
 }
 
 // SetEpsilon sets the fuzz factor.
-func SetEpsilon(e float64) error { return do(func() { raw.Set_epsilon(e) }) }
+func SetEpsilon(e float64) error {
+	return call(func() C.kb_status { return C.kb_set_epsilon(C.double(e)) })
+}
 
 // NumThreads is the number of threads of the CPU kernels.
 func NumThreads() (int, error) {
-	var n int
-	err := do(func() { n = raw.Num_threads() })
-	return n, err
+	var n C.int32_t
+	err := call(func() C.kb_status { return C.kb_num_threads(&n) })
+	return int(n), err
 }
 
 // SetNumThreads sets the number of threads of the CPU kernels for the whole process (0: the
 // default, KB_NUM_THREADS, else OMP_NUM_THREADS, else the cores).
-func SetNumThreads(n int) error { return do(func() { raw.Set_num_threads(n) }) }
+func SetNumThreads(n int) error {
+	return call(func() C.kb_status { return C.kb_set_num_threads(C.int32_t(n)) })
+}
 
 // SetLearningPhase sets the learning phase (0 test, 1 train).
-func SetLearningPhase(v int) error { return do(func() { raw.Set_learning_phase(v) }) }
+func SetLearningPhase(v int) error {
+	return call(func() C.kb_status { return C.kb_set_learning_phase(C.int32_t(v)) })
+}
 
 // ClearSession resets the global state.
-func ClearSession() error { return do(func() { raw.Clear_session() }) }
+func ClearSession() error { return call(func() C.kb_status { return C.kb_clear_session() }) }
 
 // DeviceCount is the number of devices of a kind.
 func DeviceCount(d Device) (int64, error) {
-	var n int64
-	err := do(func() { n = raw.Device_count(raw.Kb_device_kind(d)) })
-	return n, err
+	var n C.int64_t
+	err := call(func() C.kb_status { return C.kb_device_count(C.kb_device_kind(d), &n) })
+	return int64(n), err
 }
 
 // ---- data-parallel training ----------------------------------------------------------------
@@ -492,96 +463,74 @@ const (
 	ReduceAverage ReduceOp = 1 // the sum divided by the number of processes (integers truncate)
 )
 
-// DistInit joins the job an MPI launcher started (kb_dist_init). Without MPI it returns an *Error
-// with ErrUnavailable, and the process trains alone: rank 0 of 1, every collective the identity.
-func DistInit() error { return do(func() { raw.Dist_init() }) }
-
-// DistRank is this process' rank in the job (0 without one).
-func DistRank() (int32, error) {
-	var r int32
-	err := do(func() { r = int32(raw.Dist_rank()) })
-	return r, err
-}
-
-// DistSize is the number of processes of the job (1 without one).
-func DistSize() (int32, error) {
-	var n int32
-	err := do(func() { n = int32(raw.Dist_size()) })
-	return n, err
-}
-
-// DistLocalRank is the rank among the processes of this host.
-func DistLocalRank() (int32, error) {
-	var r int32
-	err := do(func() { r = int32(raw.Dist_local_rank()) })
-	return r, err
-}
-
-// DistBarrier waits for every process.
-func DistBarrier() error { return do(func() { raw.Dist_barrier() }) }
-
-// DistFinalize waits for every process, then leaves the job (MPI cannot start again).
-func DistFinalize() error { return do(func() { raw.Dist_finalize() }) }
-
-// DistSetTimeout sets how long a collective waits for the other processes.
-func DistSetTimeout(seconds float64) error { return do(func() { raw.Dist_set_timeout(seconds) }) }
-
-// AllReduce is the sum or average of x over the processes, each time a function computes it.
-func AllReduce(x *Tensor, op ReduceOp) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor { return raw.All_reduce(x.ptr(), raw.Kb_reduce_op(op)) }, x)
-}
-
-// Broadcast is rank root's x on every process.
-func Broadcast(x *Tensor, root int32) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor { return raw.Broadcast(x.ptr(), int(root)) }, x)
-}
-
-// AllGather is the processes' x concatenated along axis 0 in rank order.
-func AllGather(x *Tensor) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor { return raw.All_gather(x.ptr()) }, x)
-}
-
-// DistBroadcastVariables gives every variable rank root's value (initial weights).
-func DistBroadcastVariables(variables []*Tensor, root int32) error {
-	return do(func() { raw.Dist_broadcast_variables(handles(variables), int(root)) }, variables)
-}
-
 // DistAllReduceFloat64 replaces values by their sum or average over the processes (metrics).
 func DistAllReduceFloat64(values []float64, op ReduceOp) error {
 	if len(values) == 0 {
 		return nil
 	}
-	b := unsafe.Slice((*byte)(unsafe.Pointer(&values[0])), len(values)*8)
-	return do(func() { raw.Dist_all_reduce(b, raw.Kb_data_type(Float64), raw.Kb_reduce_op(op)) }, values)
+	p := unsafe.Pointer(&values[0])
+	return call(func() C.kb_status {
+		return C.kb_dist_all_reduce(p, p, C.size_t(len(values)), C.KB_FLOAT64, C.kb_reduce_op(op))
+	}, values)
 }
 
 // ---- creation ---------------------------------------------------------------------------------
 
 // Placeholder is a placeholder of shape (-1 for unknown dimensions).
 func Placeholder(shape []int64, dtype DType, name string) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor {
-		return raw.Placeholder(shapeArg(shape), int64(len(shape)), raw.Kb_data_type(dtype), false, name)
-	})
+	cname, err := cOptString("placeholder", name)
+	if err != nil {
+		return nil, err
+	}
+	defer C.free(unsafe.Pointer(cname))
+	cshape, n := cInts(shape)
+	var out *C.kb_tensor
+	err = call(func() C.kb_status {
+		return C.kb_placeholder(cshape, n, C.int64_t(len(shape)), C.kb_data_type(dtype), 0, cname, &out)
+	}, shape)
+	if err != nil {
+		return nil, err
+	}
+	return wrapC(out), nil
 }
 
 // Variable is a floatx variable initialized with data.
 func Variable(data []float32, shape []int64, name string) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor {
-		return raw.Variable_from_data(bytesOf(data), raw.KB_FLOAT32, shapeArg(shape),
-			raw.KB_DTYPE_DEFAULT, name)
-	})
+	if err := checkSize("variable", len(data)*4, Float32, shape); err != nil {
+		return nil, err
+	}
+	cname, err := cOptString("variable", name)
+	if err != nil {
+		return nil, err
+	}
+	defer C.free(unsafe.Pointer(cname))
+	cshape, n := cInts(shape)
+	var out *C.kb_tensor
+	err = call(func() C.kb_status {
+		return C.kb_variable(cBytes(bytesOf(data)), C.KB_FLOAT32, cshape, n, C.KB_DTYPE_DEFAULT, cname, &out)
+	}, data, shape)
+	if err != nil {
+		return nil, err
+	}
+	return wrapC(out), nil
 }
 
 // Constant is a floatx constant filled with value in shape (a scalar for no shape).
 func Constant(value float64, shape ...int64) (*Tensor, error) {
-	var s []int64
+	var cshape *C.int64_t
 	if len(shape) > 0 {
-		s = shape
+		cshape, _ = cInts(shape)
 	}
-	return tensorCall(func() raw.Tensor {
-		return raw.Constant_from_data(bytesOf([]float64{value}), raw.KB_FLOAT64, []int64{},
-			raw.KB_DTYPE_DEFAULT, s, "")
-	})
+	v := []float64{value}
+	var out *C.kb_tensor
+	err := call(func() C.kb_status {
+		return C.kb_constant(unsafe.Pointer(&v[0]), C.KB_FLOAT64, nil, 0, C.KB_DTYPE_DEFAULT, cshape,
+			C.size_t(len(shape)), nil, &out)
+	}, v, shape)
+	if err != nil {
+		return nil, err
+	}
+	return wrapC(out), nil
 }
 
 // ---- operations -----------------------------------------------------------------------------
@@ -595,34 +544,41 @@ type Function struct {
 
 // NewFunction compiles inputs -> outputs with update ops (Update, UpdateAdd, UpdateSub).
 func NewFunction(inputs, outputs, updates []*Tensor) (*Function, error) {
-	var r raw.CompiledFunction
-	err := do(func() { r = raw.Function(handles(inputs), handles(outputs), handles(updates)) }, inputs, outputs, updates)
+	ci, ni := cTensors(inputs)
+	co, no := cTensors(outputs)
+	cu, nu := cTensors(updates)
+	var out *C.kb_compiled_function
+	err := call(func() C.kb_status { return C.kb_function(ci, ni, co, no, cu, nu, &out) },
+		inputs, outputs, updates)
 	if err != nil {
 		return nil, err
 	}
-	f := &Function{h: r.Swigcptr()}
+	f := &Function{h: uintptr(unsafe.Pointer(out))}
 	runtime.SetFinalizer(f, (*Function).Close)
 	return f, nil
 }
 
-func (f *Function) ptr() raw.SwigcptrCompiledFunction {
-	return raw.SwigcptrCompiledFunction(atomic.LoadUintptr(&f.h))
+func (f *Function) handle() uintptr {
+	if f == nil {
+		return 0
+	}
+	return atomic.LoadUintptr(&f.h)
 }
 
 // Call runs the function on constants in the order of its inputs.
 func (f *Function) Call(inputs ...*Tensor) ([]*Tensor, error) {
-	return listCall(func() raw.TensorList { return raw.Function_call(f.ptr(), handles(inputs)) }, f, inputs)
-}
-
-// SetDevice moves the function to a device.
-func (f *Function) SetDevice(d Device) error {
-	return do(func() { raw.Function_set_device(f.ptr(), raw.Kb_device_kind(d)) }, f)
+	ci, ni := cTensors(inputs)
+	var out *C.kb_tensor_list
+	if err := call(func() C.kb_status { return C.kb_function_call(f.c(), ci, ni, &out) }, f, inputs); err != nil {
+		return nil, err
+	}
+	return drainC(out)
 }
 
 // Close releases the function now. Idempotent.
 func (f *Function) Close() error {
 	if h := atomic.SwapUintptr(&f.h, 0); h != 0 {
-		raw.DeleteCompiledFunction(raw.SwigcptrCompiledFunction(h))
+		C.kb_function_release((*C.kb_compiled_function)(cPointer(h)))
 		runtime.SetFinalizer(f, nil)
 	}
 	return nil
@@ -630,88 +586,46 @@ func (f *Function) Close() error {
 
 // ---- callbacks --------------------------------------------------------------------------------
 
-// callback adapts a Go func to raw.Callback: borrowed pointers become Tensors; fn returns new
-// references for the library. The first error or panic is kept in *failed and reported.
-func callback(who string, failed *error, fn func(args []*Tensor) ([]uintptr, error)) raw.Callback {
-	return func(ptrs []uintptr) (results []uintptr, status int32) {
-		defer func() {
-			if p := recover(); p != nil {
-				*failed = fmt.Errorf("%s: the callback panicked: %v", who, p)
-				results, status = nil, int32(raw.Set_callback_error((*failed).Error()))
-			}
-		}()
-		args := make([]*Tensor, len(ptrs))
-		for i, p := range ptrs {
-			args[i] = wrap(raw.Borrow(int64(p)))
-		}
-		out, err := fn(args)
-		if err != nil {
-			*failed = err
-			return nil, int32(raw.Set_callback_error(fmt.Sprintf("%s: the callback failed: %v", who, err)))
-		}
-		return out, 0
-	}
-}
-
-// retained is a new reference to t for the library.
-func retained(who string, t *Tensor) ([]uintptr, error) {
-	if t == nil || t.ptr() == 0 {
-		return nil, fmt.Errorf("%s: the callback returned a nil or closed tensor", who)
-	}
-	p := uintptr(raw.Retained(t.ptr()))
-	runtime.KeepAlive(t)
-	return []uintptr{p}, nil
-}
-
-// withCallback runs build with a cgo.Handle of cb; a callback's own error wins over the library's.
-func withCallback(cb raw.Callback, failed *error, build func(h uintptr) raw.Tensor, keep ...interface{}) (*Tensor, error) {
-	h := cgo.NewHandle(cb)
-	defer h.Delete()
-	t, err := tensorCall(func() raw.Tensor { return build(uintptr(h)) }, keep...)
-	if err != nil && *failed != nil {
-		return nil, *failed
-	}
-	return t, err
-}
-
 // MapFn is Keras' map_fn: fn(x) for each x along elems' first axis (dtype DefaultDType: fn's).
 func MapFn(fn func(x *Tensor) (*Tensor, error), elems *Tensor, dtype DType) (*Tensor, error) {
-	var failed error
-	cb := callback("map_fn", &failed, func(a []*Tensor) ([]uintptr, error) {
+	cb := &callback{who: "map_fn", fn: func(a []*Tensor) (*Tensor, []*Tensor, error) {
 		r, err := fn(a[0])
-		if err != nil {
-			return nil, err
-		}
-		return retained("map_fn", r)
-	})
-	return withCallback(cb, &failed, func(h uintptr) raw.Tensor {
-		return raw.Map_fn_raw(h, elems.ptr(), "", raw.Kb_data_type(dtype))
+		return r, nil, err
+	}}
+	var out *C.kb_tensor
+	err := cb.run(func(h C.uintptr_t) C.kb_status {
+		return C.kbgo_map_fn(h, elems.c(), C.kb_data_type(dtype), &out)
 	}, elems)
+	if err != nil {
+		return nil, err
+	}
+	return wrapC(out), nil
 }
 
 func fold(who string, fn func(acc, x *Tensor) (*Tensor, error), elems, initializer *Tensor,
-	f func(uintptr, raw.Tensor, raw.Tensor, string) raw.Tensor) (*Tensor, error) {
-	var failed error
-	cb := callback(who, &failed, func(a []*Tensor) ([]uintptr, error) {
+	right bool) (*Tensor, error) {
+	cb := &callback{who: who, fn: func(a []*Tensor) (*Tensor, []*Tensor, error) {
 		r, err := fn(a[0], a[1])
-		if err != nil {
-			return nil, err
-		}
-		return retained(who, r)
-	})
-	return withCallback(cb, &failed, func(h uintptr) raw.Tensor {
-		return f(h, elems.ptr(), initializer.ptr(), "")
+		return r, nil, err
+	}}
+	var out *C.kb_tensor
+	err := cb.run(func(h C.uintptr_t) C.kb_status {
+		return C.kbgo_fold(h, cBool(right), elems.c(), initializer.c(), &out)
 	}, elems, initializer)
+	if err != nil {
+		return nil, err
+	}
+	return wrapC(out), nil
 }
 
 // Foldl is Keras' foldl: fn(acc, x) from the left; initializer nil: the first element.
 func Foldl(fn func(acc, x *Tensor) (*Tensor, error), elems, initializer *Tensor) (*Tensor, error) {
-	return fold("foldl", fn, elems, initializer, raw.Foldl_raw)
+	return fold("foldl", fn, elems, initializer, false)
 }
 
 // Foldr is Keras' foldr: fn(acc, x) from the right; initializer nil: the last element.
 func Foldr(fn func(acc, x *Tensor) (*Tensor, error), elems, initializer *Tensor) (*Tensor, error) {
-	return fold("foldr", fn, elems, initializer, raw.Foldr_raw)
+	return fold("foldr", fn, elems, initializer, true)
 }
 
 // RNNOptions are Keras' optional rnn arguments.
@@ -727,38 +641,26 @@ type StepFunc func(input *Tensor, states []*Tensor) (*Tensor, []*Tensor, error)
 
 // RNN is Keras' rnn: it returns (last_output, outputs, new_states).
 func RNN(step StepFunc, inputs *Tensor, initialStates []*Tensor, opts RNNOptions) (*Tensor, *Tensor, []*Tensor, error) {
-	var failed error
-	cb := callback("rnn", &failed, func(a []*Tensor) ([]uintptr, error) {
-		out, states, err := step(a[0], a[1:])
-		if err != nil {
-			return nil, err
-		}
-		for _, st := range states {
-			if st == nil || st.ptr() == 0 {
-				return nil, fmt.Errorf("rnn: the step function returned a nil or closed state")
-			}
-		}
-		if out == nil || out.ptr() == 0 {
-			return nil, fmt.Errorf("rnn: the step function returned a nil or closed output")
-		}
-		var list int64
-		if err := do(func() { list = raw.List_new_raw(handles(states)) }, states); err != nil {
-			return nil, err
-		}
-		r, _ := retained("rnn", out)
-		return []uintptr{r[0], uintptr(list)}, nil // output, then the list of new states
-	})
-	h := cgo.NewHandle(cb)
-	defer h.Delete()
-	all, err := listCall(func() raw.TensorList {
-		return raw.Rnn_raw(uintptr(h), inputs.ptr(), handles(initialStates), opts.GoBackwards,
-			opts.Mask.ptr(), handles(opts.Constants), opts.Unroll)
+	cb := &callback{who: "rnn", states: true, fn: func(a []*Tensor) (*Tensor, []*Tensor, error) {
+		return step(a[0], a[1:])
+	}}
+	cs, ns := cTensors(initialStates)
+	cc, nc := cTensors(opts.Constants)
+	var last, outputs *C.kb_tensor
+	var states *C.kb_tensor_list
+	err := cb.run(func(h C.uintptr_t) C.kb_status {
+		return C.kbgo_rnn(h, inputs.c(), cs, ns, cBool(opts.GoBackwards), opts.Mask.c(), cc, nc,
+			cBool(opts.Unroll), &last, &outputs, &states)
 	}, inputs, initialStates, opts.Mask, opts.Constants)
 	if err != nil {
-		if failed != nil {
-			return nil, nil, nil, failed
-		}
 		return nil, nil, nil, err
 	}
-	return all[0], all[1], all[2:], nil
+	l, o := wrapC(last), wrapC(outputs)
+	newStates, err := drainC(states)
+	if err != nil {
+		l.Close()
+		o.Close()
+		return nil, nil, nil, err
+	}
+	return l, o, newStates, nil
 }

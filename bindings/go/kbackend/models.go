@@ -1,33 +1,35 @@
 package kbackend
 
+// #include <stdlib.h>
+// #include <kbackend.h>
+import "C"
+
 import (
 	"runtime"
 	"sync/atomic"
-
-	"kbackend.dev/kbackend/raw"
+	"unsafe"
 )
 
-// Model is a Keras model (kb_model_*) of one input and one output: loaded from a Keras HDF5
-// file, trained, evaluated and saved natively. It owns its native handle, released by Close or,
-// as a safety net, when it is collected. Use a Model from one goroutine at a time.
+// Model is a Keras model (kb_model_*): loaded from a Keras HDF5 file or Keras' JSON, trained,
+// evaluated and saved natively, with one tensor per input and per output. It owns its native
+// handle, released by Close or, as a safety net, when it is collected. Use a Model from one
+// goroutine at a time. The methods that backend.go generates give the rest: layers, weights,
+// the model's graph values (Inputs, TotalLoss, ...), the *OnBatch calls, SaveWeights.
 type Model struct {
 	h uintptr
 }
 
-func wrapModel(m raw.Model) *Model {
-	if m == nil || m.Swigcptr() == 0 {
-		return nil
-	}
-	out := &Model{h: m.Swigcptr()}
+func wrapModel(m *C.kb_model) *Model {
+	out := &Model{h: uintptr(unsafe.Pointer(m))}
 	runtime.SetFinalizer(out, (*Model).Close)
 	return out
 }
 
-func (m *Model) ptr() raw.SwigcptrModel {
+func (m *Model) handle() uintptr {
 	if m == nil {
 		return 0
 	}
-	return raw.SwigcptrModel(atomic.LoadUintptr(&m.h))
+	return atomic.LoadUintptr(&m.h)
 }
 
 // Close releases the model now; it is unusable afterwards. Idempotent.
@@ -36,7 +38,7 @@ func (m *Model) Close() error {
 		return nil
 	}
 	if h := atomic.SwapUintptr(&m.h, 0); h != 0 {
-		raw.DeleteModel(raw.SwigcptrModel(h))
+		C.kb_model_release((*C.kb_model)(cPointer(h)))
 		runtime.SetFinalizer(m, nil)
 	}
 	return nil
@@ -45,67 +47,114 @@ func (m *Model) Close() error {
 // LoadModel reads a Keras HDF5 file; compile also compiles it from the file's training config
 // (its optimizer's state included).
 func LoadModel(path string, compile bool) (*Model, error) {
-	var r raw.Model
-	c := 0
-	if compile {
-		c = 1
-	}
-	if err := do(func() { r = raw.Model_load(path, c) }); err != nil {
+	cpath, err := cString("model_load", path)
+	if err != nil {
 		return nil, err
 	}
-	return wrapModel(r), nil
+	defer C.free(unsafe.Pointer(cpath))
+	var m *C.kb_model
+	if err := call(func() C.kb_status { return C.kb_model_load(cpath, cBool(compile), &m) }); err != nil {
+		return nil, err
+	}
+	return wrapModel(m), nil
 }
 
 // ModelFromJSON makes a model from Keras' JSON (model.to_json()).
 func ModelFromJSON(json string) (*Model, error) {
-	var r raw.Model
-	if err := do(func() { r = raw.Model_from_json(json) }); err != nil {
-		return nil, err
-	}
-	return wrapModel(r), nil
-}
-
-// Compile is Keras' compile: an optimizer name ("adam") or JSON config, one loss, one metric
-// name or "", options as JSON ({"optimizer": {"lr": 0.01}}) or "".
-func (m *Model) Compile(optimizer, loss, metric, options string) error {
-	return do(func() { raw.Model_compile(m.ptr(), optimizer, loss, metric, options) }, m)
-}
-
-// Fit is Keras' fit; it returns the per-epoch history as JSON. verbose 1 draws Keras' progress
-// bar on stderr; options: {"shuffle": true, "seed": 0, "validation_split": 0.1, ...} or "".
-func (m *Model) Fit(x, y *Tensor, batchSize, epochs int64, verbose int32, options string) (string, error) {
-	var h string
-	err := do(func() { h = raw.Model_fit(m.ptr(), x.ptr(), y.ptr(), batchSize, epochs, int(verbose), options) }, m, x, y)
-	return h, err
-}
-
-// Evaluate returns the loss, then the metrics.
-func (m *Model) Evaluate(x, y *Tensor, batchSize int64) ([]float64, error) {
-	t, err := tensorCall(func() raw.Tensor { return raw.Model_evaluate(m.ptr(), x.ptr(), y.ptr(), batchSize) }, m, x, y)
+	cjson, err := cString("model_from_json", json)
 	if err != nil {
 		return nil, err
 	}
+	defer C.free(unsafe.Pointer(cjson))
+	var m *C.kb_model
+	if err := call(func() C.kb_status { return C.kb_model_from_json(cjson, &m) }); err != nil {
+		return nil, err
+	}
+	return wrapModel(m), nil
+}
+
+// cStrings is a C array of C copies of ss, and the function that frees them.
+func cStrings(who string, ss []string) (**C.char, C.size_t, func(), error) {
+	out := (**C.char)(C.calloc(C.size_t(len(ss)+1), C.size_t(unsafe.Sizeof((*C.char)(nil)))))
+	items := unsafe.Slice(out, len(ss)+1)
+	free := func() {
+		for _, p := range items {
+			C.free(unsafe.Pointer(p))
+		}
+		C.free(unsafe.Pointer(out))
+	}
+	for i, s := range ss {
+		p, err := cString(who, s)
+		if err != nil {
+			free()
+			return nil, 0, nil, err
+		}
+		items[i] = p
+	}
+	return out, C.size_t(len(ss)), free, nil
+}
+
+// Compile is Keras' compile: an optimizer name ("adam") or JSON config, the losses (one per
+// output or one for all), the metric names, options as JSON ({"optimizer": {"lr": 0.01},
+// "loss_weights": [...]}) or "".
+func (m *Model) Compile(optimizer string, losses, metrics []string, options string) error {
+	copt, err := cString("model_compile", optimizer)
+	if err != nil {
+		return err
+	}
+	defer C.free(unsafe.Pointer(copt))
+	coptions, err := cOptString("model_compile", options)
+	if err != nil {
+		return err
+	}
+	defer C.free(unsafe.Pointer(coptions))
+	cl, nl, freeLosses, err := cStrings("model_compile", losses)
+	if err != nil {
+		return err
+	}
+	defer freeLosses()
+	cm, nm, freeMetrics, err := cStrings("model_compile", metrics)
+	if err != nil {
+		return err
+	}
+	defer freeMetrics()
+	return call(func() C.kb_status { return C.kb_model_compile(m.c(), copt, cl, nl, cm, nm, coptions) }, m)
+}
+
+// Fit is Keras' fit with one tensor per input in x and per output in y; it returns the
+// per-epoch history as JSON. verbose 1 draws Keras' progress bar on stderr; options:
+// {"shuffle": true, "seed": 0, "validation_split": 0.1, ...} or "".
+func (m *Model) Fit(x, y []*Tensor, batchSize, epochs int64, verbose int32, options string) (string, error) {
+	coptions, err := cOptString("model_fit", options)
+	if err != nil {
+		return "", err
+	}
+	defer C.free(unsafe.Pointer(coptions))
+	cx, nx := cTensors(x)
+	cy, ny := cTensors(y)
+	var history *C.char
+	err = call(func() C.kb_status {
+		return C.kb_model_fit(m.c(), cx, nx, cy, ny, C.int64_t(batchSize), C.int64_t(epochs),
+			C.int32_t(verbose), coptions, nil, nil, &history)
+	}, m, x, y)
+	if err != nil {
+		return "", err
+	}
+	return C.GoString(history), nil
+}
+
+// Evaluate returns the loss, then the metrics (as MetricsNames names them).
+func (m *Model) Evaluate(x, y []*Tensor, batchSize int64) ([]float64, error) {
+	cx, nx := cTensors(x)
+	cy, ny := cTensors(y)
+	var out *C.kb_tensor
+	err := call(func() C.kb_status {
+		return C.kb_model_evaluate(m.c(), cx, nx, cy, ny, C.int64_t(batchSize), 0, &out)
+	}, m, x, y)
+	if err != nil {
+		return nil, err
+	}
+	t := wrapC(out)
 	defer t.Close()
 	return t.Float64s()
-}
-
-// Predict returns the model's output for x, batchSize rows at a time.
-func (m *Model) Predict(x *Tensor, batchSize int64) (*Tensor, error) {
-	return tensorCall(func() raw.Tensor { return raw.Model_predict(m.ptr(), x.ptr(), batchSize) }, m, x)
-}
-
-// Save writes a Keras HDF5 file (with the optimizer's state when includeOptimizer).
-func (m *Model) Save(path string, includeOptimizer bool) error {
-	c := 0
-	if includeOptimizer {
-		c = 1
-	}
-	return do(func() { raw.Model_save(m.ptr(), path, c) }, m)
-}
-
-// Summary is Keras' model.summary() text.
-func (m *Model) Summary() (string, error) {
-	var s string
-	err := do(func() { s = raw.Model_summary(m.ptr()) }, m)
-	return s, err
 }

@@ -59,9 +59,9 @@ func main() {
 	m := check(K.LoadModel(model, true))
 	defer m.Close()
 	fmt.Print(check(m.Summary()))
-	before := check(m.Evaluate(xTest, yTest, 128))[1]
-	check(m.Fit(xTrain, yTrain, 32, 5, 1, `{"seed": 1}`))
-	after := check(m.Evaluate(xTest, yTest, 128))[1]
+	before := check(m.Evaluate([]*K.Tensor{xTest}, []*K.Tensor{yTest}, 128))[1]
+	check(m.Fit([]*K.Tensor{xTrain}, []*K.Tensor{yTrain}, 32, 5, 1, `{"seed": 1}`))
+	after := check(m.Evaluate([]*K.Tensor{xTest}, []*K.Tensor{yTest}, 128))[1]
 	fmt.Printf("test accuracy: %.2f%% before fine-tuning, %.2f%% after (%d test digits)\n",
 		100*before, 100*after, nte)
 	if after < 0.9 {

@@ -1,0 +1,40 @@
+// The C side of callbacks.go: trampolines with the library's callback types that call the
+// exported Go functions, and the building calls that pass them with a cgo.Handle as user data.
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <kbackend.h>
+
+#include "_cgo_export.h"
+#include "callbacks.h"
+
+static kb_status map_trampoline(void* user_data, kb_tensor* x, kb_tensor** out) {
+  return kbgoMap((uintptr_t)user_data, x, out);
+}
+
+static kb_status fold_trampoline(void* user_data, kb_tensor* acc, kb_tensor* x, kb_tensor** out) {
+  return kbgoFold((uintptr_t)user_data, acc, x, out);
+}
+
+static kb_status step_trampoline(void* user_data, kb_tensor* input, kb_tensor* const* states,
+                                 size_t n, kb_tensor** output, kb_tensor_list** new_states) {
+  return kbgoStep((uintptr_t)user_data, input, (kb_tensor**)states, n, output, new_states);
+}
+
+kb_status kbgo_map_fn(uintptr_t h, kb_tensor* elems, kb_data_type dtype, kb_tensor** out) {
+  return kb_map_fn(map_trampoline, (void*)h, elems, NULL, dtype, out);
+}
+
+kb_status kbgo_fold(uintptr_t h, int32_t right, kb_tensor* elems, kb_tensor* initializer,
+                    kb_tensor** out) {
+  if (right) return kb_foldr(fold_trampoline, (void*)h, elems, initializer, NULL, out);
+  return kb_foldl(fold_trampoline, (void*)h, elems, initializer, NULL, out);
+}
+
+kb_status kbgo_rnn(uintptr_t h, kb_tensor* inputs, kb_tensor* const* initial_states,
+                   size_t n_states, int32_t go_backwards, kb_tensor* mask,
+                   kb_tensor* const* constants, size_t n_constants, int32_t unroll,
+                   kb_tensor** last_output, kb_tensor** outputs, kb_tensor_list** new_states) {
+  return kb_rnn(step_trampoline, (void*)h, inputs, initial_states, n_states, go_backwards, mask,
+                constants, n_constants, unroll, NULL, last_output, outputs, new_states);
+}

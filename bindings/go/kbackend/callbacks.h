@@ -1,0 +1,12 @@
+// The building calls of callbacks.c (user data: a cgo.Handle of a *callback).
+#include <stdint.h>
+
+#include <kbackend.h>
+
+kb_status kbgo_map_fn(uintptr_t h, kb_tensor* elems, kb_data_type dtype, kb_tensor** out);
+kb_status kbgo_fold(uintptr_t h, int32_t right, kb_tensor* elems, kb_tensor* initializer,
+                    kb_tensor** out);
+kb_status kbgo_rnn(uintptr_t h, kb_tensor* inputs, kb_tensor* const* initial_states,
+                   size_t n_states, int32_t go_backwards, kb_tensor* mask,
+                   kb_tensor* const* constants, size_t n_constants, int32_t unroll,
+                   kb_tensor** last_output, kb_tensor** outputs, kb_tensor_list** new_states);
