@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the Java, C# and Go bindings in build-bind/ (CMake, JOBS=2) and runs their test suites
 # and their digits examples:
-#   Java: kbackend.jar + libkbackend_java.so, JUnit 5 (console launcher), examples/TrainMlp;
+#   Java: kbackend.jar + libkbackend_java.so, JUnit 5 (console launcher), examples/TrainMlp,
+#         then the jar with the native libraries inside (bindings/java/build_jar.sh) from a
+#         folder of its own (tests/packaging/java_jar.sh);
 #   C#:   KBackend.dll + libkbackend_csharp.so, a console runner ("N passed, N failed"), TrainMlp;
 #   Go:   the module in build-bind/bindings/go/kbackend, `go test` through `#cgo pkg-config`
 #         (a build-tree kbackend.pc), then the example through the CGO_* fallback.
@@ -31,6 +33,8 @@ java -jar /usr/share/java/junit-platform-console-standalone.jar --disable-banner
   --details=tree --fail-if-no-tests -cp "$J/kbackend.jar:$J/test-classes" --select-package org.kbackend
 echo "== Java: example"
 java -cp "$J/kbackend.jar:$J/test-classes" TrainMlp "$DATA"
+echo "== Java: the jar with its native libraries, used with no library path"
+bash tests/packaging/java_jar.sh "$(bash bindings/java/build_jar.sh)"
 java -cp "$J/kbackend.jar:$J/test-classes" FinetuneKerasModel "$MODEL" "$DATA"
 
 echo "== C#: tests"

@@ -7,9 +7,9 @@
 #      installed C++ layer kbackend.hpp) with pkg-config.
 #   c. cpack -G DEB: contents and control fields (the MPI plugin in kbackend-mpi, so that
 #      kbackend does not depend on MPI); as root, dpkg -i, the consumer again with plain
-#      pkg-config and find_package against /usr, and tests/packaging/consumer_go (the Go module
-#      by its path, plain `go build`), then dpkg --purge (also on failure; -r would leave it in
-#      state "rc").
+#      pkg-config and find_package against /usr, tests/packaging/consumer_go (the Go module by
+#      its path, plain `go build`) and consumer_rust (the crate by its path, pkg-config), then
+#      dpkg --purge (also on failure; -r would leave it in state "rc").
 #   d. only kb_* symbols exported; SONAME libkbackend.so.1.
 #   e. ABI: abidiff against the committed baseline tests/packaging/abi/kbackend.abi. Added
 #      functions pass; a removed function or a changed signature/type fails. See
@@ -208,11 +208,23 @@ else
       GOPATH="$TMP/go-path" go build -o consumer .
     step "$TMP/go-consumer/consumer"
     grep -q '^OK' "$TMP/step.log" || { cat "$TMP/step.log"; fail "the Go consumer did not print OK"; }
+    say "consumer_go (go build, the module by path): $(head -1 "$TMP/step.log")"
+  fi
+  if command -v cargo >/dev/null; then
+    # The Rust crate by its path from a project of its own: kbackend-sys finds the library
+    # through `pkg-config kbackend`.
+    cp -r tests/packaging/consumer_rust "$TMP/rust-consumer"
+    sed -i "s|\.\./\.\./\.\./bindings|$PWD/bindings|" "$TMP/rust-consumer/Cargo.toml"
+    step env -C "$TMP/rust-consumer" -u KBACKEND_LIB_DIR CARGO_TARGET_DIR="$TMP/rust-target" \
+      cargo build --offline -q
+    step "$TMP/rust-target/debug/consumer"
+    grep -q '^OK' "$TMP/step.log" || { cat "$TMP/step.log"; fail "the Rust consumer did not print OK"; }
+    say "consumer_rust (cargo build, the crate by path): $(head -1 "$TMP/step.log")"
   fi
   step dpkg --purge kbackend
   INSTALLED_BY_US=0
   [ ! -e "/usr/$LIBREL/libkbackend.so.1" ] || fail "dpkg --purge left /usr/$LIBREL/libkbackend.so.1"
-  say "dpkg -i, consumers via pkg-config (C, C++, Go) and find_package against /usr print OK, dpkg --purge: ok"
+  say "dpkg -i, consumers via pkg-config and find_package against /usr print OK, dpkg --purge: ok"
 fi
 
 say "OK ($((SECONDS - START)) s)"
