@@ -139,9 +139,9 @@ def _generated_enum(enum):
     lines = [f"/// `{enum.name}`.\n#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]\n"
              f"pub enum {rust} {{\n"]
     variants = _enum_variants(enum)
-    lines += [f"    {v},\n" for v, _ in variants]
-    lines.append(f"}}\n\nimpl {rust} {{\n    pub fn code(self) -> sys::{enum.name} {{\n"
-                 "        match self {\n")
+    lines += [f"    /// `{c}`.\n    {v},\n" for v, c in variants]
+    lines.append(f"}}\n\nimpl {rust} {{\n    /// The C value.\n"
+                 f"    pub fn code(self) -> sys::{enum.name} {{\n        match self {{\n")
     lines += [f"            {rust}::{v} => sys::{c},\n" for v, c in variants]
     lines.append("        }\n    }\n}\n")
     return rust, "".join(lines)
@@ -292,7 +292,8 @@ def _function(fn, enum_types):
     else:
         ret_ty = "(" + ", ".join(t for _, t in values) + ")"
         ret = "Ok((" + ", ".join(e for e, _ in values) + "))"
-    doc = [f"/// {fn.doc}", "///", f"/// {_code(fn.reference())}."]
+    text = fn.doc.replace("[", "\\[").replace("]", "\\]")  # not rustdoc links
+    doc = [f"/// {text}", "///", f"/// {_code(fn.reference())}."]
     body = "".join(f"    {line}\n" for line in pre)
     body += f"    {check_call}\n    {ret}\n"
     return ("\n".join(doc) + f"\npub fn {_ident(fn.name)}({', '.join(params)}) -> "

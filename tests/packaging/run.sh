@@ -5,11 +5,12 @@
 #   b. tests/packaging/consumer (y = x*2+1 through the C ABI) built against the staged tree with
 #      pkg-config and with find_package(kbackend), and run; consumer.cpp (the same through the
 #      installed C++ layer kbackend.hpp) with pkg-config.
-#   c. cpack -G DEB: contents and control fields (the MPI plugin in kbackend-mpi, so that
-#      kbackend does not depend on MPI); as root, dpkg -i, the consumer again with plain
-#      pkg-config and find_package against /usr, tests/packaging/consumer_go (the Go module by
-#      its path, plain `go build`) and consumer_rust (the crate by its path, pkg-config), then
-#      dpkg --purge (also on failure; -r would leave it in state "rc").
+#   c. cpack -G DEB: contents and control fields of libkbackend1, libkbackend-dev and the
+#      plugins' kbackend-mpi and kbackend-cuda; as root, dpkg -i (ldconfig's cache then has the
+#      library), the consumer again with plain pkg-config and find_package against /usr,
+#      tests/packaging/consumer_go (the Go module by its path, plain `go build`) and
+#      consumer_rust (the crate by its path, pkg-config), then dpkg --purge (also on failure;
+#      -r would leave them in state "rc").
 #   d. only kb_* symbols exported; SONAME libkbackend.so.1.
 #   e. ABI: abidiff against the committed baseline tests/packaging/abi/kbackend.abi. Added
 #      functions pass; a removed function or a changed signature/type fails. See
@@ -26,7 +27,8 @@ INSTALLED_BY_US=0
 
 cleanup() {
   if [ "$INSTALLED_BY_US" = 1 ]; then
-    dpkg --purge kbackend >/dev/null 2>&1 || echo "packaging: could not dpkg --purge kbackend" >&2
+    dpkg --purge libkbackend-dev libkbackend1 >/dev/null 2>&1 ||
+      echo "packaging: could not dpkg --purge libkbackend-dev libkbackend1" >&2
   fi
   rm -rf "$TMP"
 }
@@ -137,58 +139,82 @@ for exe in "$TMP/consumer-pc" "$TMP/consumer-hpp" "$TMP/consumer-cmake/consumer"
 done
 say "consumer (staged): pkg-config (C, C++) and find_package(kbackend) builds print OK"
 
-# ---- c. Debian package ----------------------------------------------------------------------
+# ---- c. Debian packages ---------------------------------------------------------------------
+# As Debian splits a library: libkbackend1 (the runtime: libraries, shlibs, ldconfig trigger),
+# libkbackend-dev (headers, link name, .pc, CMake files; depends on the runtime of its version),
+# and each plugin where it was built (kbackend-mpi, kbackend-cuda), so that the library's
+# package pulls in neither MPI nor CUDA.
 DEBDIR=$TMP/deb
 step cpack --config "$PKG_BUILD/CPackConfig.cmake" -G DEB -B "$DEBDIR"
-DEB=$(find "$DEBDIR" -maxdepth 1 -name 'kbackend_*.deb' | head -1)
-[ -n "$DEB" ] || { cat "$TMP/step.log"; fail "cpack made no kbackend_*.deb"; }
-dpkg-deb -c "$DEB" | awk '{print $6}' >"$TMP/deb-contents.txt"
-for f in ./usr/include/kbackend.h ./usr/include/kbackend.hpp "./usr/$LIBREL/libkbackend.so.1" "./usr/$LIBREL/libkbackend.so" \
+deb_of() { find "$DEBDIR" -maxdepth 1 -name "$1_*.deb" | head -1; }
+RUN_DEB=$(deb_of libkbackend1)
+DEV_DEB=$(deb_of libkbackend-dev)
+[ -n "$RUN_DEB" ] && [ -n "$DEV_DEB" ] || { cat "$TMP/step.log"; fail "cpack made no libkbackend1 and libkbackend-dev packages"; }
+files_of() { dpkg-deb -c "$1" | grep -v '^d' | awk '{print $6}' | sort; }
+has_files() { # deb, files...
+  local deb=$1
+  shift
+  files_of "$deb" >"$TMP/deb-contents.txt"
+  for f in "$@"; do
+    grep -qxF "$f" "$TMP/deb-contents.txt" || { cat "$TMP/deb-contents.txt"; fail "$(basename "$deb") lacks $f"; }
+  done
+}
+has_files "$RUN_DEB" "./usr/$LIBREL/libkbackend.so.1" "./usr/$LIBREL/libkbackend_omp.so.1"
+! grep -q '/include/\|\.pc$\|/cmake/\|libkbackend\.so$' "$TMP/deb-contents.txt" ||
+  fail "$(basename "$RUN_DEB") holds development files: $(cat "$TMP/deb-contents.txt")"
+has_files "$DEV_DEB" ./usr/include/kbackend.h ./usr/include/kbackend.hpp \
+  ./usr/include/kbackend_functions.hpp "./usr/$LIBREL/libkbackend.so" \
   "./usr/$LIBREL/pkgconfig/kbackend.pc" "./usr/$LIBREL/cmake/kbackend/kbackendConfig.cmake" \
-  "./usr/$LIBREL/cmake/kbackend/kbackendTargets.cmake"; do
-  grep -qxF "$f" "$TMP/deb-contents.txt" || { cat "$TMP/deb-contents.txt"; fail "$(basename "$DEB") lacks $f"; }
-done
-# The MPI plugin, where it was built, is a package of its own that depends on this one: the
-# library's package does not pull in MPI.
-MPI_DEB=$(find "$DEBDIR" -maxdepth 1 -name 'kbackend-mpi_*.deb' | head -1)
-if [ -f "$STAGE/$LIBREL/libkbackend_mpi.so" ]; then
-  [ -n "$MPI_DEB" ] || fail "cpack made no kbackend-mpi_*.deb beside the MPI plugin"
-  mpi_files=$(dpkg-deb -c "$MPI_DEB" | grep -v '^d' | awk '{print $6}')
-  [ "$mpi_files" = "./usr/$LIBREL/libkbackend_mpi.so" ] ||
-    fail "$(basename "$MPI_DEB") holds '$mpi_files', not the plugin alone"
-  dpkg-deb -I "$MPI_DEB" >"$TMP/mpi-info.txt"
-  if ! grep -q '^ Depends:.*kbackend (= ' "$TMP/mpi-info.txt" ||
-    ! grep -q '^ Depends:.*libopenmpi' "$TMP/mpi-info.txt"; then
-    cat "$TMP/mpi-info.txt"
-    fail "$(basename "$MPI_DEB") does not depend on kbackend and Open MPI"
+  "./usr/$LIBREL/cmake/kbackend/kbackendTargets.cmake"
+dpkg-deb -I "$RUN_DEB" >"$TMP/deb-info.txt"
+grep -q '^ Package: libkbackend1$' "$TMP/deb-info.txt" || { cat "$TMP/deb-info.txt"; fail "control: Package is not libkbackend1"; }
+grep -q '^ Depends:.*libc6' "$TMP/deb-info.txt" || { cat "$TMP/deb-info.txt"; fail "control: no Depends on libc6 (dpkg-shlibdeps did not run?)"; }
+grep -q ' shlibs *$' "$TMP/deb-info.txt" || { cat "$TMP/deb-info.txt"; fail "control: no shlibs file"; }
+grep -q ' triggers *$' "$TMP/deb-info.txt" || { cat "$TMP/deb-info.txt"; fail "control: no triggers file (ldconfig)"; }
+! grep -q '^ Depends:.*\(openmpi\|cuda\|cublas\)' "$TMP/deb-info.txt" || { cat "$TMP/deb-info.txt"; fail "control: libkbackend1 depends on MPI or CUDA"; }
+say "$(basename "$RUN_DEB"): the library, shlibs, ldconfig trigger ($(sed -n 's/^ Depends: //p' "$TMP/deb-info.txt"))"
+dpkg-deb -I "$DEV_DEB" >"$TMP/dev-info.txt"
+grep -q "^ Depends:.*libkbackend1 (= $(sed -n 's/^ Version: //p' "$TMP/deb-info.txt"))" "$TMP/dev-info.txt" ||
+  { cat "$TMP/dev-info.txt"; fail "libkbackend-dev does not depend on libkbackend1 of its version"; }
+say "$(basename "$DEV_DEB"): headers, link name, .pc, CMake files"
+PLUGIN_DEBS=""
+for plugin in mpi cuda; do
+  PLUGIN_DEB=$(deb_of "kbackend-$plugin")
+  [ -f "$STAGE/$LIBREL/libkbackend_$plugin.so" ] || continue
+  [ -n "$PLUGIN_DEB" ] || fail "cpack made no kbackend-${plugin}_*.deb beside the plugin"
+  PLUGIN_DEBS="$PLUGIN_DEBS $PLUGIN_DEB"
+  [ "$(files_of "$PLUGIN_DEB")" = "./usr/$LIBREL/libkbackend_$plugin.so" ] ||
+    fail "$(basename "$PLUGIN_DEB") holds '$(files_of "$PLUGIN_DEB")', not the plugin alone"
+  dpkg-deb -I "$PLUGIN_DEB" >"$TMP/plugin-info.txt"
+  grep -q '^ Depends:.*libkbackend1 (= ' "$TMP/plugin-info.txt" ||
+    { cat "$TMP/plugin-info.txt"; fail "$(basename "$PLUGIN_DEB") does not depend on libkbackend1"; }
+  if [ "$plugin" = mpi ] && ! grep -q '^ Depends:.*libopenmpi' "$TMP/plugin-info.txt"; then
+    cat "$TMP/plugin-info.txt"
+    fail "$(basename "$PLUGIN_DEB") does not depend on Open MPI"
   fi
-  say "$(basename "$MPI_DEB"): the plugin alone ($(sed -n 's/^ Depends: //p' "$TMP/mpi-info.txt"))"
-fi
-# Everything `cmake --install` stages (e.g. a CUDA plugin next to the library) is in a package.
+  say "$(basename "$PLUGIN_DEB"): the plugin alone ($(sed -n 's/^ Depends: //p' "$TMP/plugin-info.txt"))"
+done
+# Everything `cmake --install` stages is in exactly one package.
 (cd "$STAGE" && find . ! -type d | sed 's|^\./|./usr/|') | sort >"$TMP/staged.txt"
-for deb in "$DEB" $MPI_DEB; do dpkg-deb -c "$deb"; done | grep -v '^d' | awk '{print $6}' | sort >"$TMP/deb-files.txt"
+for deb in "$RUN_DEB" "$DEV_DEB" $PLUGIN_DEBS; do files_of "$deb"; done | sort >"$TMP/deb-files.txt"
 if ! diff "$TMP/staged.txt" "$TMP/deb-files.txt" >"$TMP/diff.txt"; then
   cat "$TMP/diff.txt" >&2
   fail "the files of the packages (>) differ from the staged install (<)"
 fi
-dpkg-deb -I "$DEB" >"$TMP/deb-info.txt"
-grep -q '^ Package: kbackend$' "$TMP/deb-info.txt" || { cat "$TMP/deb-info.txt"; fail "control: Package is not kbackend"; }
-grep -q '^ Depends:.*libc6' "$TMP/deb-info.txt" || { cat "$TMP/deb-info.txt"; fail "control: no Depends on libc6 (dpkg-shlibdeps did not run?)"; }
-grep -q ' shlibs *$' "$TMP/deb-info.txt" || { cat "$TMP/deb-info.txt"; fail "control: no shlibs file"; }
-! grep -q '^ Depends:.*openmpi' "$TMP/deb-info.txt" || { cat "$TMP/deb-info.txt"; fail "control: kbackend depends on MPI"; }
-say "$(basename "$DEB"): contents and control ok ($(sed -n 's/^ Depends: //p' "$TMP/deb-info.txt"))"
 
 if [ "$(id -u)" != 0 ]; then
   say "not root: skipped dpkg -i, the consumer against /usr, dpkg --purge"
 elif ! dpkg --version >/dev/null 2>&1 || [ ! -w /var/lib/dpkg ]; then
   say "dpkg not usable: skipped dpkg -i, the consumer against /usr, dpkg --purge"
-elif dpkg-query -W -f='${Status}' kbackend 2>/dev/null | grep -q 'install ok installed'; then
-  say "kbackend is already installed on this machine: skipped dpkg -i (not touching it)"
+elif dpkg-query -W -f='${Status}' libkbackend1 2>/dev/null | grep -q 'install ok installed'; then
+  say "libkbackend1 is already installed on this machine: skipped dpkg -i (not touching it)"
 else
   # Only what is installed counts from here on.
   unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_LIBDIR CMAKE_PREFIX_PATH LD_LIBRARY_PATH
   INSTALLED_BY_US=1
-  step dpkg -i "$DEB"
+  step dpkg -i "$RUN_DEB" "$DEV_DEB"
+  step ldconfig -p
+  grep -q 'libkbackend.so.1 ' "$TMP/step.log" || fail "ldconfig's cache lacks libkbackend.so.1 after dpkg -i"
   step pkg-config --cflags --libs kbackend
   step build_pkgconfig_consumer "$TMP/sys-consumer-pc"
   step build_pkgconfig_consumer_hpp "$TMP/sys-consumer-hpp"
@@ -221,7 +247,7 @@ else
     grep -q '^OK' "$TMP/step.log" || { cat "$TMP/step.log"; fail "the Rust consumer did not print OK"; }
     say "consumer_rust (cargo build, the crate by path): $(head -1 "$TMP/step.log")"
   fi
-  step dpkg --purge kbackend
+  step dpkg --purge libkbackend-dev libkbackend1
   INSTALLED_BY_US=0
   [ ! -e "/usr/$LIBREL/libkbackend.so.1" ] || fail "dpkg --purge left /usr/$LIBREL/libkbackend.so.1"
   say "dpkg -i, consumers via pkg-config and find_package against /usr print OK, dpkg --purge: ok"

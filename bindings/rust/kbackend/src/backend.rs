@@ -47,11 +47,14 @@ unsafe fn owned(p: *mut sys::kb_tensor) -> Result<Tensor> {
 /// `kb_dim_ordering`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DimOrdering {
+    /// `KB_DIM_ORDERING_TF`.
     Tf,
+    /// `KB_DIM_ORDERING_TH`.
     Th,
 }
 
 impl DimOrdering {
+    /// The C value.
     pub fn code(self) -> sys::kb_dim_ordering {
         match self {
             DimOrdering::Tf => sys::KB_DIM_ORDERING_TF,
@@ -63,11 +66,14 @@ impl DimOrdering {
 /// `kb_interpolation`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Interpolation {
+    /// `KB_INTERPOLATION_NEAREST`.
     Nearest,
+    /// `KB_INTERPOLATION_BILINEAR`.
     Bilinear,
 }
 
 impl Interpolation {
+    /// The C value.
     pub fn code(self) -> sys::kb_interpolation {
         match self {
             Interpolation::Nearest => sys::KB_INTERPOLATION_NEAREST,
@@ -79,12 +85,16 @@ impl Interpolation {
 /// `kb_training`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Training {
+    /// `KB_TRAINING_TENSOR`.
     Tensor,
+    /// `KB_TRAINING_FALSE`.
     False,
+    /// `KB_TRAINING_TRUE`.
     True,
 }
 
 impl Training {
+    /// The C value.
     pub fn code(self) -> sys::kb_training {
         match self {
             Training::Tensor => sys::KB_TRAINING_TENSOR,
@@ -405,7 +415,7 @@ pub fn identity(x: &Tensor, name: Option<&str>) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
-/// Variable of values drawn uniformly from [low, high).
+/// Variable of values drawn uniformly from \[low, high).
 ///
 /// Keras' `random_uniform_variable(shape, low, high, dtype=None, name=None, seed=None)` (C: `kb_random_uniform_variable`).
 pub fn random_uniform_variable(shape: &[i64], low: f64, high: f64, dtype: Option<DType>, name: Option<&str>, seed: Option<i64>) -> Result<Tensor> {
@@ -774,7 +784,7 @@ pub fn pow(x: &Tensor, a: f64) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
-/// Clips x to [min_value, max_value], elementwise.
+/// Clips x to \[min_value, max_value\], elementwise.
 ///
 /// Keras' `clip(x, min_value, max_value)` (C: `kb_clip`).
 pub fn clip(x: &Tensor, min_value: f64, max_value: f64) -> Result<Tensor> {
@@ -1111,7 +1121,7 @@ pub fn repeat(x: &Tensor, n: i64) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
-/// Tensor x tiled n[i] times along each axis i.
+/// Tensor x tiled n\[i\] times along each axis i.
 ///
 /// Keras' `tile(x, n)` (C: `kb_tile`).
 pub fn tile(x: &Tensor, n: &[i64]) -> Result<Tensor> {
@@ -1609,7 +1619,7 @@ pub fn normalize_batch_in_training(x: &Tensor, gamma: Option<&Tensor>, beta: Opt
     Ok((unsafe { owned(r_normed) }?, unsafe { owned(r_mean) }?, unsafe { owned(r_var) }?))
 }
 
-/// Tensor of values drawn uniformly from [minval, maxval), new draws per run.
+/// Tensor of values drawn uniformly from \[minval, maxval), new draws per run.
 ///
 /// Keras' `random_uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None)` (C: `kb_random_uniform`).
 pub fn random_uniform(shape: &[i64], minval: f64, maxval: f64, dtype: Option<DType>, seed: Option<i64>) -> Result<Tensor> {
@@ -1649,7 +1659,7 @@ pub fn random_binomial(shape: &[i64], p: f64, dtype: Option<DType>, seed: Option
     unsafe { owned(r_out) }
 }
 
-/// Uniform draws in [minval, maxval) in the shape of a tensor.
+/// Uniform draws in \[minval, maxval) in the shape of a tensor.
 ///
 /// `kb_random_uniform_like`: `random_uniform_like(like, minval, maxval, dtype, seed)`.
 pub fn random_uniform_like(like: &Tensor, minval: f64, maxval: f64, dtype: Option<DType>, seed: Option<i64>) -> Result<Tensor> {

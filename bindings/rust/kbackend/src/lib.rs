@@ -19,6 +19,8 @@
 //! the named methods to handle the error). Closures for [`map_fn`], [`foldl`], [`foldr`] and
 //! [`rnn`] go through a C trampoline that catches panics: a failing closure comes back as the
 //! building function's `Err`.
+#![deny(missing_docs)]
+
 use std::ffi::{c_void, CStr, CString};
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -35,12 +37,19 @@ pub mod models;
 /// The kind of a failure (`kb_status`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Status {
+    /// An argument the function does not accept (`KB_ERROR_INVALID_ARGUMENT`).
     InvalidArgument,
+    /// Shapes that do not fit the function (`KB_ERROR_SHAPE`).
     Shape,
+    /// A dtype the function does not take (`KB_ERROR_DTYPE`).
     DType,
+    /// A case the library does not implement (`KB_ERROR_NOT_IMPLEMENTED`).
     NotImplemented,
+    /// An allocation failed (`KB_ERROR_OUT_OF_MEMORY`).
     OutOfMemory,
+    /// A device (the GPU) failed or is missing (`KB_ERROR_DEVICE`).
     Device,
+    /// A failure inside the library (`KB_ERROR_INTERNAL`).
     Internal,
     /// A part the call needs is missing (the MPI plugin or library).
     Unavailable,
@@ -86,11 +95,14 @@ impl Status {
 /// A failed call: the status and the library's message (which names the function).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Error {
+    /// The kind of failure.
     pub status: Status,
+    /// The library's message (`kb_last_error_message`), or this crate's.
     pub message: String,
 }
 
 impl Error {
+    /// An error of `status` with `message` (a closure returns one to fail its building function).
     pub fn new(status: Status, message: impl Into<String>) -> Error {
         Error { status, message: message.into() }
     }
@@ -104,6 +116,7 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// The result of a fallible call: the value or the library's [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
 
 fn check(code: sys::kb_status) -> Result<()> {
@@ -132,19 +145,30 @@ fn opt_ptr(s: &Option<CString>) -> *const std::ffi::c_char {
 /// An element type (`kb_data_type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DType {
+    /// `float16` (IEEE half precision).
     F16,
+    /// `float32`.
     F32,
+    /// `float64`.
     F64,
+    /// `int8`.
     I8,
+    /// `int16`.
     I16,
+    /// `int32`.
     I32,
+    /// `int64`.
     I64,
+    /// `uint8`.
     U8,
+    /// `bool`.
     Bool,
+    /// `bfloat16`: stored in 16 bits, computed in float32.
     BF16,
 }
 
 impl DType {
+    /// The C dtype code (`kb_data_type`).
     pub fn code(self) -> sys::kb_data_type {
         match self {
             DType::F16 => sys::KB_FLOAT16,
@@ -160,6 +184,7 @@ impl DType {
         }
     }
 
+    /// The dtype of a C code; None for a code this crate does not know (or `KB_DTYPE_DEFAULT`).
     pub fn from_code(code: sys::kb_data_type) -> Option<DType> {
         [
             DType::F16,
@@ -202,6 +227,7 @@ impl fmt::Display for DType {
 
 /// A Rust element type with a kbackend dtype.
 pub trait Element: Copy + Default + 'static {
+    /// The dtype of tensors holding this type.
     const DTYPE: DType;
 }
 macro_rules! element {
@@ -215,7 +241,9 @@ element!(f32 => F32, f64 => F64, i8 => I8, i16 => I16, i32 => I32, i64 => I64, u
 pub enum DataFormat {
     /// The global image_data_format().
     Default,
+    /// `channels_last`: (batch, spatial..., channels).
     ChannelsLast,
+    /// `channels_first`: (batch, channels, spatial...).
     ChannelsFirst,
 }
 
@@ -232,8 +260,11 @@ impl DataFormat {
 /// Keras' padding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Padding {
+    /// `valid`: no padding, windows inside the input only.
     Valid,
+    /// `same`: zero padding so that the output has ceil(input / stride) positions.
     Same,
+    /// `causal`: zero padding at the start only (conv1d with channels_last only).
     Causal,
 }
 
@@ -250,7 +281,9 @@ impl Padding {
 /// Keras' pool_mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PoolMode {
+    /// `max`: the largest value of each window.
     Max,
+    /// `avg`: the mean of each window's real (unpadded) cells.
     Avg,
 }
 
@@ -266,7 +299,9 @@ impl PoolMode {
 /// Where a compiled function runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Device {
+    /// The CPU (`KB_DEVICE_CPU`), always there.
     Cpu,
+    /// An NVIDIA GPU (`KB_DEVICE_CUDA`), through libkbackend_cuda.so.
     Cuda,
 }
 
@@ -470,12 +505,14 @@ impl Tensor {
         Ok(out)
     }
 
+    /// Keras' `dtype`: the element type (`kb_dtype`).
     pub fn dtype(&self) -> Result<DType> {
         let mut out = 0;
         check(unsafe { sys::kb_dtype(self.as_ptr(), &mut out) })?;
         DType::from_code(out).ok_or_else(|| Error::new(Status::DType, "unknown dtype code"))
     }
 
+    /// The tensor's name (`kb_tensor_name`).
     pub fn name(&self) -> Result<String> {
         let mut out = ptr::null();
         check(unsafe { sys::kb_tensor_name(self.as_ptr(), &mut out) })?;
@@ -508,6 +545,7 @@ impl Tensor {
         })
     }
 
+    /// Keras' `pow`: each element raised to the power `a` (`kb_pow`).
     pub fn pow(&self, a: f64) -> Result<Tensor> {
         new_tensor(|o| unsafe { sys::kb_pow(self.as_ptr(), a, o) })
     }
@@ -517,43 +555,55 @@ impl Tensor {
         new_tensor(|o| unsafe { sys::kb_clip(self.as_ptr(), min_value, max_value, o) })
     }
 
+    /// Keras' `cast`: the values converted to `dtype` (`kb_cast`).
     pub fn cast(&self, dtype: DType) -> Result<Tensor> {
         new_tensor(|o| unsafe { sys::kb_cast(self.as_ptr(), dtype.code(), o) })
     }
 
+    /// Keras' `relu` with its defaults: max(x, 0) (`kb_relu`).
     pub fn relu(&self) -> Result<Tensor> {
         self.relu_with(0.0, None, 0.0)
     }
 
+    /// Keras' `relu(x, alpha, max_value, threshold)`: `alpha * (x - threshold)` below
+    /// `threshold`, else x capped at `max_value` (None: no cap) (`kb_relu`).
     pub fn relu_with(&self, alpha: f64, max_value: Option<f64>, threshold: f64) -> Result<Tensor> {
         let mv = max_value.as_ref().map_or(ptr::null(), |v| v as *const f64);
         new_tensor(|o| unsafe { sys::kb_relu(self.as_ptr(), alpha, mv, threshold, o) })
     }
 
+    /// Keras' `elu`: x where x > 0, else `alpha * (exp(x) - 1)` (`kb_elu`).
     pub fn elu(&self, alpha: f64) -> Result<Tensor> {
         new_tensor(|o| unsafe { sys::kb_elu(self.as_ptr(), alpha, o) })
     }
 
+    /// Keras' `bias_add`: `bias` added along the channels axis of `data_format`
+    /// (`kb_bias_add`).
     pub fn bias_add(&self, bias: &Tensor, data_format: DataFormat) -> Result<Tensor> {
         new_tensor(|o| unsafe {
             sys::kb_bias_add(self.as_ptr(), bias.as_ptr(), data_format.code(), o)
         })
     }
 
+    /// Keras' `reshape`: the values in `shape`, one entry of which may be -1 (`kb_reshape`).
     pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
         new_tensor(|o| unsafe { sys::kb_reshape(self.as_ptr(), array_ptr(shape), shape.len(), o) })
     }
 
+    /// Keras' `permute_dimensions`: the axes reordered by `pattern`
+    /// (`kb_permute_dimensions`).
     pub fn permute_dimensions(&self, pattern: &[i64]) -> Result<Tensor> {
         new_tensor(|o| unsafe {
             sys::kb_permute_dimensions(self.as_ptr(), array_ptr(pattern), pattern.len(), o)
         })
     }
 
+    /// Keras' `tile`: the tensor repeated `n[i]` times along axis i (`kb_tile`).
     pub fn tile(&self, n: &[i64]) -> Result<Tensor> {
         new_tensor(|o| unsafe { sys::kb_tile(self.as_ptr(), array_ptr(n), n.len(), o) })
     }
 
+    /// Keras' `reverse`: the elements in reverse order along `axes` (`kb_reverse`).
     pub fn reverse(&self, axes: &[i64]) -> Result<Tensor> {
         new_tensor(|o| unsafe { sys::kb_reverse(self.as_ptr(), array_ptr(axes), axes.len(), o) })
     }
@@ -582,6 +632,7 @@ impl Tensor {
         })
     }
 
+    /// Keras' `slice`: `size[i]` elements from `start[i]` along each axis i (`kb_slice`).
     pub fn slice(&self, start: &[i64], size: &[i64]) -> Result<Tensor> {
         if start.len() != size.len() {
             return Err(Error::new(Status::InvalidArgument, "slice: start and size differ"));
@@ -591,14 +642,19 @@ impl Tensor {
         })
     }
 
+    /// Keras' `repeat_elements`: each element repeated `rep` times along `axis`
+    /// (`kb_repeat_elements`).
     pub fn repeat_elements(&self, rep: i64, axis: i64) -> Result<Tensor> {
         new_tensor(|o| unsafe { sys::kb_repeat_elements(self.as_ptr(), rep, axis, o) })
     }
 
+    /// Keras' `one_hot`: integer indices as one-hot vectors of `num_classes` entries on a new
+    /// last axis (`kb_one_hot`).
     pub fn one_hot(&self, num_classes: i64) -> Result<Tensor> {
         new_tensor(|o| unsafe { sys::kb_one_hot(self.as_ptr(), num_classes, o) })
     }
 
+    /// Keras' `identity`: a tensor with this tensor's value, named `name` (`kb_identity`).
     pub fn identity(&self, name: Option<&str>) -> Result<Tensor> {
         let name = opt_cstring(name)?;
         new_tensor(|o| unsafe { sys::kb_identity(self.as_ptr(), opt_ptr(&name), o) })
@@ -609,10 +665,14 @@ impl Tensor {
         new_tensor(|o| unsafe { sys::kb_update(self.as_ptr(), new_value.as_ptr(), o) })
     }
 
+    /// Keras' `update_add`: an update op that adds `increment` to `self` (a variable) when a
+    /// function runs it (`kb_update_add`).
     pub fn update_add(&self, increment: &Tensor) -> Result<Tensor> {
         new_tensor(|o| unsafe { sys::kb_update_add(self.as_ptr(), increment.as_ptr(), o) })
     }
 
+    /// Keras' `update_sub`: an update op that subtracts `decrement` from `self` (a variable)
+    /// when a function runs it (`kb_update_sub`).
     pub fn update_sub(&self, decrement: &Tensor) -> Result<Tensor> {
         new_tensor(|o| unsafe { sys::kb_update_sub(self.as_ptr(), decrement.as_ptr(), o) })
     }
@@ -826,10 +886,13 @@ pub fn ones(shape: &[usize], dtype: DType, name: Option<&str>) -> Result<Tensor>
     })
 }
 
+/// Keras' `eye`: a variable holding the `size` x `size` identity matrix (`kb_eye`).
 pub fn eye(size: i64, dtype: DType) -> Result<Tensor> {
     new_tensor(|o| unsafe { sys::kb_eye(size, dtype.code(), ptr::null(), o) })
 }
 
+/// Keras' `random_uniform_variable`: a variable drawn from U[low, high); `seed` None picks
+/// a random seed (`kb_random_uniform_variable`).
 pub fn random_uniform_variable(
     shape: &[usize],
     low: f64,
@@ -853,6 +916,8 @@ pub fn random_uniform_variable(
     })
 }
 
+/// Keras' `random_normal_variable`: a variable drawn from a normal distribution of `mean` and
+/// standard deviation `scale`; `seed` None picks a random seed (`kb_random_normal_variable`).
 pub fn random_normal_variable(
     shape: &[usize],
     mean: f64,
@@ -880,11 +945,13 @@ pub fn random_normal_variable(
 
 // ---- functions of several tensors -----------------------------------------------------------
 
+/// Keras' `concatenate`: the tensors joined along `axis` (`kb_concatenate`).
 pub fn concatenate(xs: &[&Tensor], axis: i64) -> Result<Tensor> {
     let h = handles(xs);
     new_tensor(|o| unsafe { sys::kb_concatenate(array_ptr(&h), h.len(), axis, o) })
 }
 
+/// Keras' `stack`: the tensors (of one shape) stacked along a new `axis` (`kb_stack`).
 pub fn stack(xs: &[&Tensor], axis: i64) -> Result<Tensor> {
     let h = handles(xs);
     new_tensor(|o| unsafe { sys::kb_stack(array_ptr(&h), h.len(), axis, o) })
@@ -897,6 +964,8 @@ pub fn batch_dot(x: &Tensor, y: &Tensor, axes: Option<(i64, i64)>) -> Result<Ten
     new_tensor(|o| unsafe { sys::kb_batch_dot(x.as_ptr(), y.as_ptr(), ap, o) })
 }
 
+/// Keras' `categorical_crossentropy(target, output, from_logits, axis)`: the loss of each
+/// sample for one-hot targets (`kb_categorical_crossentropy`).
 pub fn categorical_crossentropy(
     target: &Tensor,
     output: &Tensor,
@@ -914,6 +983,8 @@ pub fn categorical_crossentropy(
     })
 }
 
+/// Keras' `sparse_categorical_crossentropy(target, output, from_logits, axis)`: the loss of
+/// each sample for integer class targets (`kb_sparse_categorical_crossentropy`).
 pub fn sparse_categorical_crossentropy(
     target: &Tensor,
     output: &Tensor,
@@ -931,12 +1002,16 @@ pub fn sparse_categorical_crossentropy(
     })
 }
 
+/// Keras' `binary_crossentropy(target, output, from_logits)`, elementwise
+/// (`kb_binary_crossentropy`).
 pub fn binary_crossentropy(target: &Tensor, output: &Tensor, from_logits: bool) -> Result<Tensor> {
     new_tensor(|o| unsafe {
         sys::kb_binary_crossentropy(target.as_ptr(), output.as_ptr(), from_logits as i32, o)
     })
 }
 
+/// Keras' `in_top_k`: whether each target class is among the `k` largest predictions of its
+/// row, as bool (`kb_in_top_k`).
 pub fn in_top_k(predictions: &Tensor, targets: &Tensor, k: i64) -> Result<Tensor> {
     new_tensor(|o| unsafe { sys::kb_in_top_k(predictions.as_ptr(), targets.as_ptr(), k, o) })
 }
@@ -983,26 +1058,31 @@ pub fn version() -> String {
     unsafe { CStr::from_ptr(sys::kb_version()) }.to_string_lossy().into_owned()
 }
 
+/// The version number of the library's C ABI (`kb_abi_version`).
 pub fn abi_version() -> i32 {
     unsafe { sys::kb_abi_version() }
 }
 
+/// Keras' `floatx`: the default float dtype (`kb_floatx`).
 pub fn floatx() -> Result<DType> {
     let mut out = 0;
     check(unsafe { sys::kb_floatx(&mut out) })?;
     DType::from_code(out).ok_or_else(|| Error::new(Status::DType, "unknown floatx"))
 }
 
+/// Keras' `set_floatx`: sets the default float dtype (`kb_set_floatx`).
 pub fn set_floatx(dtype: DType) -> Result<()> {
     check(unsafe { sys::kb_set_floatx(dtype.code()) })
 }
 
+/// Keras' `epsilon`: the fuzz factor of numeric expressions, 1e-7 by default (`kb_epsilon`).
 pub fn epsilon() -> Result<f64> {
     let mut out = 0.0;
     check(unsafe { sys::kb_epsilon(&mut out) })?;
     Ok(out)
 }
 
+/// Keras' `set_epsilon`: sets the fuzz factor of numeric expressions (`kb_set_epsilon`).
 pub fn set_epsilon(value: f64) -> Result<()> {
     check(unsafe { sys::kb_set_epsilon(value) })
 }
@@ -1019,6 +1099,7 @@ pub fn set_num_threads(n: i32) -> Result<()> {
     check(unsafe { sys::kb_set_num_threads(n) })
 }
 
+/// Keras' `image_data_format`: the process-wide data format (`kb_image_data_format`).
 pub fn image_data_format() -> Result<DataFormat> {
     let mut out = 0;
     check(unsafe { sys::kb_image_data_format(&mut out) })?;
@@ -1029,14 +1110,19 @@ pub fn image_data_format() -> Result<DataFormat> {
     })
 }
 
+/// Keras' `set_learning_phase`: fixes the process-wide learning phase, 0 test or 1 train
+/// (`kb_set_learning_phase`).
 pub fn set_learning_phase(value: i32) -> Result<()> {
     check(unsafe { sys::kb_set_learning_phase(value) })
 }
 
+/// Keras' `learning_phase`: the learning phase as a tensor, 0 test or 1 train
+/// (`kb_learning_phase`).
 pub fn learning_phase() -> Result<Tensor> {
     new_tensor(|o| unsafe { sys::kb_learning_phase(o) })
 }
 
+/// The number of devices of a kind (`kb_device_count`).
 pub fn device_count(device: Device) -> Result<i64> {
     let mut out = 0;
     check(unsafe { sys::kb_device_count(device.code(), &mut out) })?;
@@ -1048,6 +1134,7 @@ pub fn device_count(device: Device) -> Result<i64> {
 /// How a collective combines the processes' values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reduce {
+    /// The sum over the processes.
     Sum,
     /// The sum divided by the number of processes (integers truncate).
     Average,
@@ -1100,10 +1187,12 @@ pub mod dist {
         Ok(out)
     }
 
+    /// This process' rank in the job, 0 before `init` (`kb_dist_rank`).
     pub fn rank() -> Result<i32> {
         query(sys::kb_dist_rank)
     }
 
+    /// The number of processes in the job, 1 before `init` (`kb_dist_size`).
     pub fn size() -> Result<i32> {
         query(sys::kb_dist_size)
     }
@@ -1118,14 +1207,18 @@ pub mod dist {
         query(sys::kb_dist_collectives)
     }
 
+    /// The seconds a collective waits at most (`kb_dist_timeout`; 300 by default, or
+    /// `KB_DIST_TIMEOUT`).
     pub fn timeout() -> Result<f64> {
         query(sys::kb_dist_timeout)
     }
 
+    /// Sets the seconds a collective waits at most (`kb_dist_set_timeout`).
     pub fn set_timeout(seconds: f64) -> Result<()> {
         check(unsafe { sys::kb_dist_set_timeout(seconds) })
     }
 
+    /// Waits until every process has reached the barrier (`kb_dist_barrier`).
     pub fn barrier() -> Result<()> {
         check(unsafe { sys::kb_dist_barrier() })
     }
@@ -1185,6 +1278,8 @@ impl Drop for Function {
 }
 
 impl Function {
+    /// Keras' `function(inputs, outputs, updates)`: compiles the graph from `inputs` to
+    /// `outputs`; `updates` run on every call (`kb_function`).
     pub fn new(inputs: &[&Tensor], outputs: &[&Tensor], updates: &[&Tensor]) -> Result<Function> {
         let (i, o, u) = (handles(inputs), handles(outputs), handles(updates));
         let mut f = ptr::null_mut();
@@ -1214,12 +1309,14 @@ impl Function {
         unsafe { take_list(list) }
     }
 
+    /// Where the function runs (`kb_function_device`).
     pub fn device(&self) -> Result<Device> {
         let mut out = 0;
         check(unsafe { sys::kb_function_device(self.ptr.as_ptr(), &mut out) })?;
         Ok(if out == sys::KB_DEVICE_CUDA { Device::Cuda } else { Device::Cpu })
     }
 
+    /// Makes the function run on `device` (`kb_function_set_device`).
     pub fn set_device(&self, device: Device) -> Result<()> {
         check(unsafe { sys::kb_function_set_device(self.ptr.as_ptr(), device.code()) })
     }

@@ -23,14 +23,24 @@ use crate::{
 
 /// How `fit` trains (Keras' fit arguments).
 pub struct FitOptions {
+    /// Samples per gradient update (Keras' `batch_size`; 32 by default).
     pub batch_size: i64,
+    /// The epoch index training stops before: epochs `initial_epoch..epochs` run (Keras' `epochs`;
+    /// 1 by default).
     pub epochs: i64,
     /// 0 silent, 1 Keras' progress bar on stderr, 2 a line per epoch.
     pub verbose: i32,
+    /// Whether the training samples are shuffled before each epoch (Keras' `shuffle`; true by
+    /// default).
     pub shuffle: bool,
+    /// The seed of the shuffle (0 by default).
     pub seed: u64,
+    /// The fraction of the samples, taken from the end before shuffling, held out for
+    /// validation (Keras' `validation_split`; 0 by default).
     pub validation_split: f64,
+    /// The epoch training starts at, to resume a run (Keras' `initial_epoch`; 0 by default).
     pub initial_epoch: i64,
+    /// A weight of the loss per class index (Keras' `class_weight`); empty: every class 1.
     pub class_weight: BTreeMap<i64, f64>,
 }
 
@@ -148,6 +158,7 @@ impl Model {
         Ok(owned(out))
     }
 
+    /// Keras' `model.to_json()`: the architecture as JSON (`kb_model_to_json`).
     pub fn to_json(&self) -> Result<String> {
         self.text(sys::kb_model_to_json)
     }
@@ -162,6 +173,8 @@ impl Model {
         self.text(sys::kb_model_metrics_names)
     }
 
+    /// Keras' `model.save` to an HDF5 file; `include_optimizer`: with the training_config and the
+    /// optimizer's state (`kb_model_save`).
     pub fn save(&self, path: &str, include_optimizer: bool) -> Result<()> {
         let p = cstring(path)?;
         check(unsafe {
@@ -169,11 +182,14 @@ impl Model {
         })
     }
 
+    /// Keras' `model.save_weights`: the weights to an HDF5 file (`kb_model_save_weights`).
     pub fn save_weights(&self, path: &str) -> Result<()> {
         let p = cstring(path)?;
         check(unsafe { sys::kb_model_save_weights(self.ptr.as_ptr(), p.as_ptr()) })
     }
 
+    /// Keras' `model.load_weights` from an HDF5 file: `by_name` false matches the layers with
+    /// weights in order, true by layer name (`kb_model_load_weights`).
     pub fn load_weights(&mut self, path: &str, by_name: bool) -> Result<()> {
         let p = cstring(path)?;
         check(unsafe { sys::kb_model_load_weights(self.ptr.as_ptr(), p.as_ptr(), by_name as i32) })
@@ -269,10 +285,14 @@ impl Model {
         })?)
     }
 
+    /// Keras' `train_on_batch`: one gradient update on one batch; the loss, then the metrics
+    /// (`kb_model_train_on_batch`).
     pub fn train_on_batch(&mut self, x: &[&Tensor], y: &[&Tensor]) -> Result<Vec<f64>> {
         self.on_batch(sys::kb_model_train_on_batch, x, y)
     }
 
+    /// Keras' `test_on_batch`: the loss, then the metrics, on one batch without training
+    /// (`kb_model_test_on_batch`).
     pub fn test_on_batch(&mut self, x: &[&Tensor], y: &[&Tensor]) -> Result<Vec<f64>> {
         self.on_batch(sys::kb_model_test_on_batch, x, y)
     }
@@ -367,18 +387,21 @@ impl Model {
         check(unsafe { sys::kb_model_reset_states(self.ptr.as_ptr()) })
     }
 
+    /// The number of layers (Keras' `len(model.layers)`, `kb_model_layer_count`).
     pub fn layer_count(&self) -> Result<usize> {
         let mut n = 0usize;
         check(unsafe { sys::kb_model_layer_count(self.ptr.as_ptr(), &mut n) })?;
         Ok(n)
     }
 
+    /// The name of layer `i` (`kb_model_layer_name`).
     pub fn layer_name(&self, i: usize) -> Result<String> {
         let mut out = ptr::null();
         check(unsafe { sys::kb_model_layer_name(self.ptr.as_ptr(), i, &mut out) })?;
         Ok(owned(out))
     }
 
+    /// The class name of layer `i`, such as "Dense" (`kb_model_layer_class`).
     pub fn layer_class(&self, i: usize) -> Result<String> {
         let mut out = ptr::null();
         check(unsafe { sys::kb_model_layer_class(self.ptr.as_ptr(), i, &mut out) })?;
@@ -392,6 +415,8 @@ impl Model {
         unsafe { take_list(out) }
     }
 
+    /// Keras' `layer.set_weights`: layer `i`'s weights from values of the same shapes, in
+    /// Keras' order (`kb_model_layer_set_weights`).
     pub fn set_layer_weights(&mut self, i: usize, values: &[&Tensor]) -> Result<()> {
         let v = handles(values);
         check(unsafe {
