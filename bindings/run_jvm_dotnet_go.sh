@@ -4,7 +4,9 @@
 #   Java: kbackend.jar + libkbackend_java.so, JUnit 5 (console launcher), examples/TrainMlp,
 #         then the jar with the native libraries inside (bindings/java/build_jar.sh) from a
 #         folder of its own (tests/packaging/java_jar.sh);
-#   C#:   KBackend.dll + libkbackend_csharp.so, a console runner ("N passed, N failed"), TrainMlp;
+#   C#:   KBackend.dll + libkbackend_csharp.so, a console runner ("N passed, N failed"), the
+#         .nupkg (bindings/csharp/build_nupkg.sh) as a project consumes it
+#         (tests/packaging/csharp_nupkg.sh), TrainMlp;
 #   Go:   the module in build-bind/bindings/go/kbackend, `go test` through `#cgo pkg-config`
 #         (a build-tree kbackend.pc), then the example through the CGO_* fallback.
 # Usage: bash bindings/run_jvm_dotnet_go.sh
@@ -41,6 +43,8 @@ echo "== C#: tests"
 C=$BUILD/bindings/csharp
 mcs -nologo -warnaserror -r:"$C/KBackend.dll" -out:"$C/tests.exe" bindings/csharp/tests/Tests.cs
 (cd "$C" && mono tests.exe)
+echo "== C#: the .nupkg, consumed as a package reference would, with no library path"
+bash tests/packaging/csharp_nupkg.sh "$(bash bindings/csharp/build_nupkg.sh)"
 echo "== C#: example"
 mcs -nologo -warnaserror -r:"$C/KBackend.dll" -out:"$C/train_mlp.exe" bindings/csharp/examples/TrainMlp.cs
 (cd "$C" && mono train_mlp.exe "$DATA")

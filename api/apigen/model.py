@@ -73,6 +73,30 @@ class Function:
         return f"{self.c_name}: {self.signature()}"
 
 
+    def shared_counts(self):
+        """{count parameter: [its list arguments]}: lists C reads with one count."""
+        groups = {}
+        for a in self.args:
+            if a.kind == "ints":
+                groups.setdefault(a.count, []).append(a)
+        return groups
+
+
+def enum_items(enum):
+    """[(suffix, C item, value)] of an option enum without its int32-width sentinel: the suffix
+    is the item's name after the prefix all items share, in lower case ("nearest" for
+    KB_INTERPOLATION_NEAREST), and "default" for a *_DEFAULT item."""
+    items = [(n, v) for n, v in enum.items if "FORCE_INT32" not in n]
+    names = [n for n, _ in items if not n.endswith("_DEFAULT")]
+    prefix = names[0]
+    for n in names[1:]:
+        while not n.startswith(prefix):
+            prefix = prefix[:-1]
+    prefix = prefix[:prefix.rfind("_") + 1]
+    return [("default" if n.endswith("_DEFAULT") else n[len(prefix):].lower(), n, v)
+            for n, v in items]
+
+
 @dataclass
 class Api:
     header: header_mod.Header

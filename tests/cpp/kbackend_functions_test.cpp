@@ -3,6 +3,8 @@
 // input as kbackend::Error; and the model bridge of kbackend_models.hpp.
 #include <kbackend_models.hpp>
 
+#include "hpp_test_support.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,23 +18,9 @@ using K::Tensor;
 
 namespace {
 
-void expect_near(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-5f) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "at " << i;
-}
-
-std::vector<float> values(const Tensor& t) { return t.to_vector<float>(); }
-
-template <class F>
-K::Error error_of(F&& f) {
-  try {
-    f();
-  } catch (const K::Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no kbackend::Error thrown";
-  return K::Error(KB_OK, "");
-}
+using kb_test::error_of;
+using kb_test::expect_near;
+using kb_test::values;
 
 TEST(GeneratedFunctions, CtcDecodeGivesPathsAndTheirLogProbability) {
   // Best path: classes 0, 0, 1 (2 is the blank): repeats merged gives [0, 1].

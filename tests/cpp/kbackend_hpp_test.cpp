@@ -4,6 +4,8 @@
 // C++17 against the installed-style include directory only (no core headers).
 #include <kbackend.hpp>
 
+#include "hpp_test_support.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -20,24 +22,9 @@ using K::Tensor;
 
 namespace {
 
-void expect_near(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-5f) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "at " << i;
-}
-
-std::vector<float> values(const Tensor& t) { return t.to_vector<float>(); }
-
-// Runs f and returns the Error it throws (fails the test if none).
-template <class F>
-K::Error error_of(F&& f) {
-  try {
-    f();
-  } catch (const K::Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no kbackend::Error thrown";
-  return K::Error(KB_OK, "");
-}
+using kb_test::error_of;
+using kb_test::expect_near;
+using kb_test::values;
 
 bool starts_with(const std::string& s, const std::string& prefix) {
   return s.rfind(prefix, 0) == 0;
