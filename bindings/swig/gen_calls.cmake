@@ -10,7 +10,8 @@ cmake_minimum_required(VERSION 3.25)
 set(SKIP kb_rnn kb_map_fn kb_foldl kb_foldr kb_set_print_sink kb_int_shape kb_get_variable_shape
          kb_cast_to_floatx kb_tensor_from_data kb_tensor_copy_to kb_variable kb_constant
          kb_set_value_data kb_clear_error kb_set_error kb_last_error_code kb_ctc_decode
-         kb_dist_all_reduce)
+         kb_dist_all_reduce kb_sparse_from_coo kb_sparse_from_csr kb_switch_fn
+         kb_in_train_phase_fn kb_in_test_phase_fn)
 file(READ "${HEADER}" text)
 # Drop comments and the characters CMake lists would split on.
 set(clean "")
@@ -44,8 +45,9 @@ foreach(decl IN LISTS decls)
   endif()
   string(REGEX REPLACE "^kb_" "" short "${name}")
   set(target "${short}")
-  if(short STREQUAL "std")  # SWIG reserves `std` (the C++ namespace)
-    set(target "std_")
+  # SWIG reserves `std` (the C++ namespace); `switch` is a keyword of Java and C#
+  if(short STREQUAL "std" OR short STREQUAL "switch")
+    set(target "${short}_")
   endif()
   string(STRIP "${params}" params)
   if(params STREQUAL "void")

@@ -922,9 +922,21 @@ static int kbx_check_data(const char* who, size_t nbytes, kb_data_type dtype, co
 %rename(Padding) kb_padding;
 %rename(PoolMode) kb_pool_mode;
 %rename(ReduceOp) kb_reduce_op;
+%rename(Interpolation) kb_interpolation;
+%rename(Training) kb_training;
 /* KB_FLOAT32 -> FLOAT32, KB_PADDING_SAME -> SAME (the two defaults keep DTYPE_ / DATA_FORMAT_:
  * SWIG sees C enum items in one scope) */
-%rename("%(regex:/^KB_(DIM_ORDERING_|DEVICE_|PADDING_|POOL_|REDUCE_)?(.*)$/\\2/)s", %$isenumitem) "";
+%rename("%(regex:/^KB_(DIM_ORDERING_|DEVICE_|PADDING_|POOL_|REDUCE_|INTERPOLATION_|TRAINING_)?(.*)$/\\2/)s", %$isenumitem) "";
+/* The items that keep the C enums int32-wide are no values to pass (after the rule above: the
+ * last matching rename wins). */
+%rename("$ignore", regexmatch$name="_FORCE_INT32_M(IN|AX)$", %$isenumitem) "";
+/* Raw memory and C function pointers have no form in these languages yet: left out (and out
+ * of gen_calls.cmake's helpers) rather than exposed as SWIG's opaque pointer types. */
+%ignore kb_sparse_from_coo;
+%ignore kb_sparse_from_csr;
+%ignore kb_switch_fn;
+%ignore kb_in_train_phase_fn;
+%ignore kb_in_test_phase_fn;
 /* Keras' boolean flags are booleans. */
 %apply bool { int32_t keepdims, int32_t from_logits, int32_t sparse, int32_t go_backwards,
               int32_t unroll };
