@@ -23,6 +23,8 @@ echo "== bindings: build Java, C#, Go (build-bind)"
 cmake -S . -B "$BUILD" -DKB_WERROR=ON -DKB_BUILD_TESTS=OFF -DKB_CUDA=OFF -DKB_JAVA=ON -DKB_CSHARP=ON -DKB_GO=ON \
   >/dev/null
 cmake --build "$BUILD" -j"$JOBS" --target kbackend_jar kbackend_csharp_assembly kbackend_go
+echo "== Java, C#: the C functions SWIG's wrappers reach (api/parity.py)"
+python3 api/parity.py --check java,csharp
 
 echo "== Java: JUnit 5"
 J=$BUILD/bindings/java
