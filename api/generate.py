@@ -33,7 +33,7 @@ def _go_handwritten():
 
 def _cpp_handwritten():
     texts = []
-    for rel in ("include/kbackend.hpp", "include/kbackend_models.hpp"):
+    for rel in cpp.HANDWRITTEN:
         with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
             texts.append(f.read())
     return cpp.handwritten(texts)
@@ -41,7 +41,7 @@ def _cpp_handwritten():
 
 def outputs(api):
     return {
-        "include/kbackend_functions.hpp": cpp.functions_header(api, *_cpp_handwritten()),
+        cpp.GENERATED: cpp.functions_header(api, *_cpp_handwritten()),
         GO_GENERATED: go.backend_file(api, _go_handwritten()),
         "bindings/rust/kbackend-sys/src/raw.rs": rust.sys_declarations(api),
         "bindings/rust/kbackend/src/backend.rs": rust.backend_module(api),

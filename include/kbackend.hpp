@@ -171,6 +171,14 @@ KBACKEND_HPP_ELEMENT(uint8_t, uint8);
 KBACKEND_HPP_ELEMENT(bool, bool_);
 #undef KBACKEND_HPP_ELEMENT
 
+namespace detail {
+// A list C reads as given: a valid pointer even when empty.
+inline const int64_t* ints(const std::vector<int64_t>& v) noexcept {
+  static const int64_t empty = 0;
+  return v.empty() ? &empty : v.data();
+}
+}  // namespace detail
+
 // An optional list of integers: Keras' None or a tuple of ints (axis=None / 1 / (0, 1)).
 // IntList() and std::nullopt are None; 1 is (1,); {0, 1} is (0, 1); {} is None (write
 // std::vector<int64_t>{} for an empty tuple).
@@ -186,11 +194,7 @@ class IntList {
   bool is_none() const noexcept { return !values_.has_value(); }
   const std::optional<std::vector<int64_t>>& value() const noexcept { return values_; }
   // For the C ABI: NULL for None, a valid pointer (even for an empty list) otherwise.
-  const int64_t* data() const noexcept {
-    static const int64_t empty = 0;
-    if (!values_) return nullptr;
-    return values_->empty() ? &empty : values_->data();
-  }
+  const int64_t* data() const noexcept { return values_ ? detail::ints(*values_) : nullptr; }
   size_t size() const noexcept { return values_ ? values_->size() : 0; }
 
  private:
@@ -341,13 +345,18 @@ class Tensor {
 
 namespace detail {
 
+// Owns the new reference t the library returned.
+inline Tensor adopt(kb_tensor* t) {
+  if (!t) throw Error(KB_ERROR_INTERNAL, "kbackend: the library returned no tensor");
+  return Tensor::adopt(t);
+}
+
 // Calls f(&out) and wraps the new reference it returns.
 template <class F>
 Tensor out_tensor(F&& f) {
   kb_tensor* out = nullptr;
   check(f(&out));
-  if (!out) throw Error(KB_ERROR_INTERNAL, "kbackend: the library returned no tensor");
-  return Tensor::adopt(out);
+  return adopt(out);
 }
 
 inline std::vector<kb_tensor*> handles(const std::vector<Tensor>& ts) {

@@ -14,17 +14,6 @@ namespace kbackend {
 
 namespace detail {
 
-inline Tensor adopt(kb_tensor* t) {
-  if (!t) throw Error(KB_ERROR_INTERNAL, "kbackend: the library returned no tensor");
-  return Tensor::adopt(t);
-}
-
-// A list C reads as given: a valid pointer even when empty.
-inline const int64_t* ints(const std::vector<int64_t>& v) noexcept {
-  static const int64_t empty = 0;
-  return v.empty() ? &empty : v.data();
-}
-
 // The one size of lists C reads with one count.
 inline size_t same_size(const char* who, std::initializer_list<size_t> sizes) {
   for (size_t s : sizes)

@@ -71,13 +71,9 @@ def _plain(fn):
     return not fn.results and str(fn.returns) in _PLAIN
 
 
-def supported(fn, api):
-    enums = {e.name for e in api.header.enums}
-    args = fn.args[1:] if _handle(fn) else fn.args
-    return ((fn.status or _plain(fn)) and all(a.kind in _ARG_KINDS for a in args)
-            and all(r.kind in _RESULT_KINDS for r in fn.results)
-            and all(a.enum in enums for a in args if a.kind == "enum")
-            and all(r.enum in enums for r in fn.results if r.kind == "enum"))
+def supported(fn):
+    args = fn.args[1:] if _handle(fn) else fn.args  # a method's receiver
+    return (fn.status or _plain(fn)) and fn.uses_only(_ARG_KINDS, _RESULT_KINDS, args)
 
 
 def go_name(fn):
@@ -287,13 +283,13 @@ def backend_file(api, handwritten):
     files define ("Name" or "Type.Method"), which the generator leaves to them."""
     enum_types = dict(_ENUM_TYPES)
     enums_text = []
-    for e in api.header.enums:
-        if e.name not in enum_types and e.name != "kb_status":
+    for e in api.option_enums():
+        if e.name not in enum_types:
             go, text = _generated_enum(e)
             enum_types[e.name] = go
             enums_text.append(text)
     functions = [_function(fn, enum_types) for fn in api.functions
-                 if fn.name not in api.excluded("go") and supported(fn, api)
+                 if fn.name not in api.excluded("go") and supported(fn)
                  and go_name(fn) not in handwritten]
     body = "\n".join(functions)
     imports = [p for p in ("runtime", "unsafe") if f"{p}." in body]

@@ -73,6 +73,13 @@ class Function:
         return f"{self.c_name}: {self.signature()}"
 
 
+    def uses_only(self, arg_kinds, result_kinds, args=None):
+        """Whether the arguments (`args`, default all) and results are of kinds a generator
+        can write."""
+        args = self.args if args is None else args
+        return (all(a.kind in arg_kinds for a in args)
+                and all(r.kind in result_kinds for r in self.results))
+
     def shared_counts(self):
         """{count parameter: [its list arguments]}: lists C reads with one count."""
         groups = {}
@@ -104,6 +111,10 @@ class Api:
     exclude: dict = field(default_factory=dict)  # language -> {keras name: reason}
     gaps: dict = field(default_factory=dict)     # language -> [keras names not wrapped yet]
     flags: set = field(default_factory=set)
+
+    def option_enums(self):
+        """The header's enums that arguments and results take (kb_status is the errors')."""
+        return [e for e in self.header.enums if e.name != "kb_status"]
 
     def excluded(self, language):
         """Keras names of the functions `language` leaves out on purpose."""

@@ -161,11 +161,8 @@ def _plain_return(fn):
                                                             ("int32_t", "int64_t", "double")))
 
 
-def supported(fn, api):
-    enums = {e.name for e in api.header.enums}
-    return ((fn.status or _plain_return(fn)) and all(a.kind in _ARG_KINDS for a in fn.args)
-            and all(r.kind in _RESULT_KINDS for r in fn.results)
-            and all(a.enum in enums for a in fn.args if a.kind == "enum"))
+def supported(fn):
+    return (fn.status or _plain_return(fn)) and fn.uses_only(_ARG_KINDS, _RESULT_KINDS)
 
 
 def _function(fn, enum_types):
@@ -297,15 +294,15 @@ def backend_module(api):
     excluded = api.excluded("rust")
     enum_types = dict(_ENUM_TYPES)
     enums_text = []
-    for e in api.header.enums:
-        if e.name not in enum_types and e.name != "kb_status":
+    for e in api.option_enums():
+        if e.name not in enum_types:
             rust, text = _generated_enum(e)
             enum_types[e.name] = rust
             enums_text.append(text)
     prelude = _PRELUDE.replace("ENUM_TYPES", ", ".join(sorted(_ENUM_TYPES.values())))
     out = [HEADER, prelude, "\n", "\n".join(enums_text)]
     for fn in api.functions:
-        if fn.name in excluded or not supported(fn, api):
+        if fn.name in excluded or not supported(fn):
             continue
         out.append("\n" + _function(fn, enum_types))
     return "".join(out)
