@@ -3,6 +3,9 @@
 
   python3 api/generate.py           write the files
   python3 api/generate.py --check   fail (exit 1) if any committed file differs from its output
+  python3 api/generate.py --doxygen FILE   write the C reference's Doxygen pages
+  python3 api/generate.py --swig-docs FILE write the Java and C# doc comments for SWIG
+(the last two are build outputs, not committed)
 
 Generated files are committed (a Go module and a crate must build without this script) and never
 edited by hand; CI runs --check.
@@ -13,7 +16,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from apigen import cpp, go, model, python, rust  # noqa: E402
+from apigen import cpp, doxygen, go, model, python, rust, swig_docs  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -52,6 +55,14 @@ def outputs(api):
 def main(argv):
     check = "--check" in argv
     api = model.load_repository(ROOT)
+    for option, write in (("--doxygen", doxygen.pages), ("--swig-docs", swig_docs.interface)):
+        if option in argv:
+            path, text = argv[argv.index(option) + 1], write(api)
+            # written only on change, so that what depends on it is not rebuilt for nothing
+            if not os.path.exists(path) or open(path, encoding="utf-8").read() != text:
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(text)
+            return 0
     stale = []
     for rel, text in outputs(api).items():
         path = os.path.join(ROOT, rel)

@@ -22,18 +22,22 @@
 extern "C" {
 #endif
 
+/** Marks the library's exported functions (default visibility when building it). */
 #if defined(KB_BUILDING_LIBRARY)
 #define KB_API __attribute__((visibility("default")))
 #else
 #define KB_API
 #endif
 
+/** The ABI this header declares (kb_abi_version() returns the library's). */
 #define KB_ABI_VERSION 1
 
 /* Every enum is int32-wide (the FORCE_INT32 members make any int32 value a value of the type):
  * values are only ever appended, and an unknown value is reported as an invalid argument. */
 
 /* ---- types ------------------------------------------------------------------------------- */
+/** What every function returns: KB_OK or the kind of failure (kb_last_error_message() says more).
+ */
 typedef enum kb_status {
   KB_OK = 0,
   KB_ERROR_INVALID_ARGUMENT = 1,
@@ -43,14 +47,15 @@ typedef enum kb_status {
   KB_ERROR_OUT_OF_MEMORY = 5,
   KB_ERROR_DEVICE = 6,
   KB_ERROR_INTERNAL = 7,
-  KB_ERROR_UNAVAILABLE = 8, /* a part the call needs is missing: the MPI plugin or library */
-  KB_ERROR_DISTRIBUTED = 9, /* a collective did not complete (deadline, ranks differ, failure) */
-  KB_STATUS_FORCE_INT32_MIN = -2147483647 - 1, /* keeps the type int32-wide */
+  KB_ERROR_UNAVAILABLE = 8, /**< a part the call needs is missing: the MPI plugin or library */
+  KB_ERROR_DISTRIBUTED = 9, /**< a collective did not complete (deadline, ranks differ, failure) */
+  KB_STATUS_FORCE_INT32_MIN = -2147483647 - 1, /**< keeps the type int32-wide */
   KB_STATUS_FORCE_INT32_MAX = 2147483647
 } kb_status;
 
+/** Element types of tensors (Keras' dtype strings through kb_parse_dtype). */
 typedef enum kb_data_type {
-  KB_DTYPE_DEFAULT = -1, /* floatx where the Keras function says "None means floatx" */
+  KB_DTYPE_DEFAULT = -1, /**< floatx where the Keras function says "None means floatx" */
   KB_FLOAT16 = 0,
   KB_FLOAT32 = 1,
   KB_FLOAT64 = 2,
@@ -60,18 +65,20 @@ typedef enum kb_data_type {
   KB_INT64 = 6,
   KB_UINT8 = 7,
   KB_BOOL = 8,
-  KB_BFLOAT16 = 9, /* stored in 16 bits, computed in float32 (as float16) */
-  KB_DTYPE_FORCE_INT32_MIN = -2147483647 - 1, /* keeps the type int32-wide */
+  KB_BFLOAT16 = 9, /**< stored in 16 bits, computed in float32 (as float16) */
+  KB_DTYPE_FORCE_INT32_MIN = -2147483647 - 1, /**< keeps the type int32-wide */
   KB_DTYPE_FORCE_INT32_MAX = 2147483647
 } kb_data_type;
 
+/** Keras' data_format: where the channels axis of images and volumes is. */
 typedef enum kb_data_format {
-  KB_DATA_FORMAT_DEFAULT = -1, /* the global image_data_format (Keras' data_format=None) */
+  KB_DATA_FORMAT_DEFAULT = -1, /**< the global image_data_format (Keras' data_format=None) */
   KB_CHANNELS_LAST = 0,
   KB_CHANNELS_FIRST = 1,
-  KB_DATA_FORMAT_FORCE_INT32_MIN = -2147483647 - 1, /* keeps the type int32-wide */
+  KB_DATA_FORMAT_FORCE_INT32_MIN = -2147483647 - 1, /**< keeps the type int32-wide */
   KB_DATA_FORMAT_FORCE_INT32_MAX = 2147483647
 } kb_data_format;
+/** Keras 1's image_dim_ordering ("tf", "th"). */
 typedef enum kb_dim_ordering {
   KB_DIM_ORDERING_TF = 0,
   KB_DIM_ORDERING_TH = 1,
@@ -79,9 +86,9 @@ typedef enum kb_dim_ordering {
   KB_DIM_ORDERING_FORCE_INT32_MAX = 2147483647
 } kb_dim_ordering;
 
-typedef struct kb_tensor kb_tensor;           /* a graph value (placeholder, variable, ...) */
-typedef struct kb_tensor_list kb_tensor_list; /* a variable number of results */
-typedef struct kb_compiled_function kb_compiled_function; /* a compiled function */
+typedef struct kb_tensor kb_tensor;           /**< a graph value (placeholder, variable, ...) */
+typedef struct kb_tensor_list kb_tensor_list; /**< a variable number of results */
+typedef struct kb_compiled_function kb_compiled_function; /**< a compiled function */
 
 /* ---- library, errors ------------------------------------------------------------------- */
 KB_API const char* kb_version(void);
@@ -209,7 +216,7 @@ KB_API kb_status kb_batch_set_value(kb_tensor* const* xs, kb_tensor* const* valu
  * random draw. */
 KB_API kb_status kb_static_value(kb_tensor* x, kb_tensor** out);
 KB_API kb_status kb_print_tensor(kb_tensor* x, const char* message, kb_tensor** out);
-/* Where print_tensor writes (default: stderr). sink NULL restores the default. */
+/** Where print_tensor writes (default: stderr). sink NULL restores the default. */
 typedef void (*kb_print_sink)(const char* text, void* user_data);
 KB_API kb_status kb_set_print_sink(kb_print_sink sink, void* user_data);
 
@@ -279,6 +286,7 @@ KB_API kb_status kb_stop_gradient(kb_tensor* x, kb_tensor** out);
  * The CPU is always there. An NVIDIA GPU is used when libkbackend_cuda.so (next to
  * libkbackend.so) loads and finds one, unless KB_DISABLE_CUDA=1. New functions run on the GPU
  * when there is one; KB_DEVICE=cpu|cuda[:N] or kb_function_set_device override that. */
+/** The kinds of device a function runs on. */
 typedef enum kb_device_kind {
   KB_DEVICE_CPU = 0,
   KB_DEVICE_CUDA = 1,
@@ -298,12 +306,14 @@ KB_API kb_status kb_function_device(kb_compiled_function* f, kb_device_kind* out
  * library takes over. A callback reports failure by calling kb_set_error and returning its
  * status: the building function then fails with that message and leaks nothing. user_data is
  * only used during the call. */
-/* states: the current states followed by the constants (n_states + n_constants entries);
- * new_states: a list of exactly n_states tensors (kb_tensor_list_new). */
+/** rnn's step: states are the current states followed by the constants (n_states + n_constants
+ * entries); new_states: a list of exactly n_states tensors (kb_tensor_list_new). */
 typedef kb_status (*kb_step_function)(void* user_data, kb_tensor* input, kb_tensor* const* states,
                                       size_t n_states_and_constants, kb_tensor** output,
                                       kb_tensor_list** new_states);
+/** map_fn's function of one element. */
 typedef kb_status (*kb_map_function)(void* user_data, kb_tensor* x, kb_tensor** out);
+/** foldl's and foldr's function of the accumulator and one element. */
 typedef kb_status (*kb_fold_function)(void* user_data, kb_tensor* acc, kb_tensor* x,
                                       kb_tensor** out);
 /* inputs (batch, time, ...); mask NULL or (batch, time); input_length is accepted and ignored
@@ -483,13 +493,15 @@ KB_API kb_status kb_ctc_decode(kb_tensor* y_pred, kb_tensor* input_length, int32
  * (pointer, count) with one entry per spatial dimension; NULL with count 0 means Keras' default
  * (all ones). data_format KB_DATA_FORMAT_DEFAULT means image_data_format(). dilation_rate > 1
  * needs strides of 1. */
+/** Keras' padding of convolutions and pooling. */
 typedef enum kb_padding {
   KB_PADDING_VALID = 0,
   KB_PADDING_SAME = 1,
-  KB_PADDING_CAUSAL = 2 /* conv1d only, channels_last only */,
-  KB_PADDING_FORCE_INT32_MIN = -2147483647 - 1, /* keeps the type int32-wide */
+  KB_PADDING_CAUSAL = 2,                        /**< conv1d only, channels_last only */
+  KB_PADDING_FORCE_INT32_MIN = -2147483647 - 1, /**< keeps the type int32-wide */
   KB_PADDING_FORCE_INT32_MAX = 2147483647
 } kb_padding;
+/** Keras' pool_mode of pool2d and pool3d. */
 typedef enum kb_pool_mode {
   KB_POOL_MAX = 0,
   KB_POOL_AVG = 1,
@@ -554,10 +566,11 @@ KB_API kb_status kb_pool3d(kb_tensor* x, const int64_t* pool_size, size_t n_pool
  * TensorFlow's legacy resize_bilinear (align_corners=False, no half-pixel centres) and returns
  * float32 for any input dtype. data_format is required (KB_DATA_FORMAT_DEFAULT is an error, as
  * Keras has no default here). resize_volumes repeats voxels (nearest). */
+/** Keras' interpolation of resize_images. */
 typedef enum kb_interpolation {
   KB_INTERPOLATION_NEAREST = 0,
   KB_INTERPOLATION_BILINEAR = 1,
-  KB_INTERPOLATION_FORCE_INT32_MIN = -2147483647 - 1, /* keeps the type int32-wide */
+  KB_INTERPOLATION_FORCE_INT32_MIN = -2147483647 - 1, /**< keeps the type int32-wide */
   KB_INTERPOLATION_FORCE_INT32_MAX = 2147483647
 } kb_interpolation;
 KB_API kb_status kb_parse_interpolation(const char* name, kb_interpolation* out);
@@ -659,13 +672,15 @@ KB_API kb_status kb_local_conv2d(kb_tensor* inputs, kb_tensor* kernel, const int
  * called at most once, while the graph is built, and returns a new reference in *out that the
  * library takes over (failure: kb_set_error and a non-OK status, as for kb_map_function). With a
  * fixed choice only the chosen callback is called. */
+/** How in_train_phase and in_test_phase choose: by a tensor or fixed. */
 typedef enum kb_training {
   KB_TRAINING_TENSOR = -1,
   KB_TRAINING_FALSE = 0,
   KB_TRAINING_TRUE = 1,
-  KB_TRAINING_FORCE_INT32_MIN = -2147483647 - 1, /* keeps the type int32-wide */
+  KB_TRAINING_FORCE_INT32_MIN = -2147483647 - 1, /**< keeps the type int32-wide */
   KB_TRAINING_FORCE_INT32_MAX = 2147483647
 } kb_training;
+/** A branch of switch_fn / in_train_phase_fn: writes its tensor in *out. */
 typedef kb_status (*kb_branch_function)(void* user_data, kb_tensor** out);
 KB_API kb_status kb_switch(kb_tensor* condition, kb_tensor* then_expression,
                            kb_tensor* else_expression, kb_tensor** out);
@@ -693,10 +708,11 @@ KB_API kb_status kb_in_test_phase_fn(kb_branch_function x_fn, void* x_data,
  * the same functions). Each waits at most the timeout (kb_dist_set_timeout, KB_DIST_TIMEOUT;
  * 300 s by default); a collective that fails or passes it fails with KB_ERROR_DISTRIBUTED, and
  * so does every later one. The library never ends the process itself. */
+/** How all-reduce combines the processes' values. */
 typedef enum kb_reduce_op {
   KB_REDUCE_SUM = 0,
-  KB_REDUCE_AVERAGE = 1, /* the sum divided by the number of processes (integers truncate) */
-  KB_REDUCE_OP_FORCE_INT32_MIN = -2147483647 - 1, /* keeps the type int32-wide */
+  KB_REDUCE_AVERAGE = 1, /**< the sum divided by the number of processes (integers truncate) */
+  KB_REDUCE_OP_FORCE_INT32_MIN = -2147483647 - 1, /**< keeps the type int32-wide */
   KB_REDUCE_OP_FORCE_INT32_MAX = 2147483647
 } kb_reduce_op;
 KB_API kb_status kb_parse_reduce_op(const char* name, kb_reduce_op* out); /* "sum", "average" */
@@ -737,7 +753,7 @@ KB_API kb_status kb_dist_all_reduce(const void* values, void* result, size_t cou
    from one thread at a time. Strings a model returns are owned by it and valid until the same
    function is called again on it or the model is released. Arrays cross as tensors of values
    (kb_tensor_from_data), one row per sample. */
-typedef struct kb_model kb_model;
+typedef struct kb_model kb_model; /**< a Keras model */
 /* A model from a Keras HDF5 file; compile != 0 also compiles it from the file's
    training_config (when it has one) and restores the optimizer's state. A file that is not a
    Keras model, damaged or with weights that do not fit fails with a message naming the file,
@@ -758,7 +774,7 @@ KB_API kb_status kb_model_load_weights(kb_model* model, const char* path, int32_
 KB_API kb_status kb_model_compile(kb_model* model, const char* optimizer, const char* const* losses,
                                   size_t num_losses, const char* const* metrics, size_t num_metrics,
                                   const char* options_json);
-/* After each batch (batch >= 0) and each epoch (batch == -1) of kb_model_fit: logs_json holds
+/** After each batch (batch >= 0) and each epoch (batch == -1) of kb_model_fit: logs_json holds
    the values so far ({"loss": ..., "acc": ...}); a non-zero return stops training. */
 typedef int32_t (*kb_model_callback)(void* user_data, int64_t epoch, int64_t batch,
                                      const char* logs_json);
@@ -833,7 +849,8 @@ KB_API void kb_model_release(kb_model* model); /* NULL-safe */
    outputs (new references) and their count, and returns KB_OK, or a failure status with
    kb_set_error's message (it names the layer in the model's error). It may ask for weights
    with kb_model_layer_weight while it runs. A class registered again is replaced. */
-typedef struct kb_layer kb_layer; /* a custom layer while its function runs */
+typedef struct kb_layer kb_layer; /**< a custom layer while its function runs */
+/** Builds a custom layer's outputs from its inputs (kb_model_register_layer). */
 typedef kb_status (*kb_layer_function)(void* user_data, kb_layer* layer, const char* config_json,
                                        kb_tensor* const* inputs, size_t num_inputs,
                                        kb_tensor** outputs, size_t capacity, size_t* num_outputs);

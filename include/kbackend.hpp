@@ -56,18 +56,20 @@ namespace kbackend {
 
 // ---- errors --------------------------------------------------------------------------------
 
-// A failed call: the kb_status and the library's message (which names the function).
+/// A failed call: the kb_status and the library's message (which names the function).
 class Error : public std::runtime_error {
  public:
+  /// An error of the given status and message.
   Error(kb_status status, const std::string& message)
       : std::runtime_error(message), status_(status) {}
+  /// Which kind of failure (KB_ERROR_SHAPE, ...).
   kb_status status() const noexcept { return status_; }
 
  private:
   kb_status status_;
 };
 
-// Throws Error(status, kb_last_error_message()) unless status is KB_OK.
+/// Throws Error(status, kb_last_error_message()) unless status is KB_OK.
 inline void check(kb_status status) {
   if (status == KB_OK) return;
   const char* message = kb_last_error_message();
@@ -78,7 +80,7 @@ inline void check(kb_status status) {
 // ---- enums (the values of the C enums) ------------------------------------------------------
 
 enum class DType : int32_t {
-  none = KB_DTYPE_DEFAULT,  // Keras' None: floatx, or the input's dtype where Keras says so
+  none = KB_DTYPE_DEFAULT,  ///< Keras' None: floatx, or the input's dtype where Keras says so
   float16 = KB_FLOAT16,
   float32 = KB_FLOAT32,
   float64 = KB_FLOAT64,
@@ -91,7 +93,7 @@ enum class DType : int32_t {
   bfloat16 = KB_BFLOAT16,
 };
 enum class DataFormat : int32_t {
-  none = KB_DATA_FORMAT_DEFAULT,  // image_data_format()
+  none = KB_DATA_FORMAT_DEFAULT,  ///< image_data_format()
   channels_last = KB_CHANNELS_LAST,
   channels_first = KB_CHANNELS_FIRST,
 };
@@ -118,7 +120,7 @@ inline kb_interpolation to_c(Interpolation i) noexcept { return static_cast<kb_i
 inline kb_device_kind to_c(Device d) noexcept { return static_cast<kb_device_kind>(d); }
 inline kb_reduce_op to_c(Reduce r) noexcept { return static_cast<kb_reduce_op>(r); }
 
-// Keras' name of a dtype ("float32"); throws for DType::none.
+/// Keras' name of a dtype ("float32"); throws for DType::none.
 inline std::string to_string(DType d) {
   const char* n = kb_dtype_name(to_c(d));
   if (!n) throw Error(KB_ERROR_DTYPE, "dtype_name: invalid dtype " + std::to_string(int(d)));
@@ -150,10 +152,10 @@ inline Interpolation parse_interpolation(const std::string& name) {
   return static_cast<Interpolation>(out);
 }
 
-// The C++ element type of each dtype (float16 has none: cast such tensors to float32).
+/// The C++ element type of each dtype (float16 has none: cast such tensors to float32).
 template <class T>
 struct Element {
-  static constexpr bool supported = false;
+  static constexpr bool supported = false;  ///< whether T is the element type of a dtype
 };
 #define KBACKEND_HPP_ELEMENT(T, D)           \
   template <>                                \
@@ -172,29 +174,35 @@ KBACKEND_HPP_ELEMENT(bool, bool_);
 #undef KBACKEND_HPP_ELEMENT
 
 namespace detail {
-// A list C reads as given: a valid pointer even when empty.
+/// A list C reads as given: a valid pointer even when empty.
 inline const int64_t* ints(const std::vector<int64_t>& v) noexcept {
   static const int64_t empty = 0;
   return v.empty() ? &empty : v.data();
 }
 }  // namespace detail
 
-// An optional list of integers: Keras' None or a tuple of ints (axis=None / 1 / (0, 1)).
-// IntList() and std::nullopt are None; 1 is (1,); {0, 1} is (0, 1); {} is None (write
-// std::vector<int64_t>{} for an empty tuple).
+/// An optional list of integers: Keras' None or a tuple of ints (axis=None / 1 / (0, 1)).
+/// IntList() and std::nullopt are None; 1 is (1,); {0, 1} is (0, 1); {} is None (write
+/// std::vector<int64_t>{} for an empty tuple).
 class IntList {
  public:
   IntList() noexcept = default;
+  /// None, one axis, a braced list, a vector, an optional vector.
+  ///@{
   IntList(std::nullopt_t) noexcept {}
   IntList(int64_t value) : values_(std::vector<int64_t>{value}) {}
   IntList(std::initializer_list<int64_t> values) : values_(std::vector<int64_t>(values)) {}
   IntList(std::vector<int64_t> values) : values_(std::move(values)) {}
   IntList(std::optional<std::vector<int64_t>> values) : values_(std::move(values)) {}
+  ///@}
 
+  /// Whether it is None.
   bool is_none() const noexcept { return !values_.has_value(); }
+  /// The list, or std::nullopt for None.
   const std::optional<std::vector<int64_t>>& value() const noexcept { return values_; }
-  // For the C ABI: NULL for None, a valid pointer (even for an empty list) otherwise.
+  /// For the C ABI: NULL for None, a valid pointer (even for an empty list) otherwise.
   const int64_t* data() const noexcept { return values_ ? detail::ints(*values_) : nullptr; }
+  /// How many integers (0 for None).
   size_t size() const noexcept { return values_ ? values_->size() : 0; }
 
  private:
@@ -210,10 +218,13 @@ template <class F>
 Tensor out_tensor(F&& f);
 }  // namespace detail
 
-// One reference to a kbackend graph value (placeholder, variable, constant or op result).
+/// One reference to a kbackend graph value (placeholder, variable, constant or op result).
 class Tensor {
  public:
-  Tensor() noexcept = default;  // empty
+  Tensor() noexcept = default;  ///< empty
+  /// Copying retains the graph value (both name it); moving transfers it, leaving the source
+  /// empty.
+  ///@{
   Tensor(const Tensor& other) noexcept : t_(other.t_) {
     if (t_) kb_tensor_retain(t_);
   }
@@ -227,25 +238,29 @@ class Tensor {
     if (this != &other) kb_tensor_release(std::exchange(t_, std::exchange(other.t_, nullptr)));
     return *this;
   }
+  ///@}
   ~Tensor() { kb_tensor_release(t_); }
 
-  // Takes over a reference the caller owns (a new reference from the C ABI).
+  /// Takes over a reference the caller owns (a new reference from the C ABI).
   static Tensor adopt(kb_tensor* t) noexcept {
     Tensor r;
     r.t_ = t;
     return r;
   }
-  // Retains a borrowed handle.
+  /// Retains a borrowed handle.
   static Tensor borrow(kb_tensor* t) noexcept {
     if (t) kb_tensor_retain(t);
     return adopt(t);
   }
+  /// The C handle, still owned by this Tensor.
   kb_tensor* get() const noexcept { return t_; }
-  // Gives up the reference (the caller must release it).
+  /// Gives up the reference (the caller must release it).
   kb_tensor* release() noexcept { return std::exchange(t_, nullptr); }
+  /// Whether it holds a graph value.
   explicit operator bool() const noexcept { return t_ != nullptr; }
 
-  // A constant holding a copy of data (row-major) with the given shape (1-D when omitted).
+  /// A constant holding a copy of data (row-major) with the given shape (1-D when omitted).
+  ///@{
   template <class T>
   static Tensor from(const std::vector<T>& data, const std::vector<int64_t>& shape);
   template <class T>
@@ -260,12 +275,13 @@ class Tensor {
   static Tensor from(std::initializer_list<T> data) {
     return from(std::vector<T>(data));
   }
-  // A scalar constant.
+  ///@}
+  /// A scalar constant.
   template <class T>
   static Tensor scalar(T value) {
     return from(std::vector<T>{value}, {});
   }
-  // A scalar constant of this tensor's dtype (how the operators take numbers).
+  /// A scalar constant of this tensor's dtype (how the operators take numbers).
   Tensor scalar_like(double value) const {
     kb_data_type d = to_c(dtype());
     return detail::out_tensor([&](kb_tensor** o) {
@@ -273,11 +289,11 @@ class Tensor {
     });
   }
 
-  // The value as a flat row-major vector; T must match dtype() (else Error KB_ERROR_DTYPE).
-  // Works for constants, variables and tensors that need no placeholder.
+  /// The value as a flat row-major vector; T must match dtype() (else Error KB_ERROR_DTYPE).
+  /// Works for constants, variables and tensors that need no placeholder.
   template <class T>
   std::vector<T> to_vector() const;
-  // The single value of a one-element tensor.
+  /// The single value of a one-element tensor.
   template <class T>
   T item() const {
     std::vector<T> v = to_vector<T>();
@@ -285,12 +301,12 @@ class Tensor {
       throw Error(KB_ERROR_SHAPE, "item: the tensor has " + std::to_string(v.size()) + " values");
     return v[0];
   }
-  // A constant with this tensor's value (Keras' eval).
+  /// A constant with this tensor's value (Keras' eval).
   Tensor eval() const {
     return detail::out_tensor([&](kb_tensor** o) { return kb_eval(t_, o); });
   }
 
-  // Keras' int_shape: std::nullopt for an unknown rank, -1 for an unknown dimension.
+  /// Keras' int_shape: std::nullopt for an unknown rank, -1 for an unknown dimension.
   std::optional<std::vector<int64_t>> int_shape() const {
     std::vector<int64_t> dims(8);
     int64_t rank = 0;
@@ -303,36 +319,42 @@ class Tensor {
     dims.resize(size_t(rank));
     return dims;
   }
-  // The static shape (-1 for an unknown dimension); throws Error(KB_ERROR_SHAPE) when even the
-  // rank is unknown. (kbackend::shape(x) is Keras' symbolic shape tensor.)
+  /// The static shape (-1 for an unknown dimension); throws Error(KB_ERROR_SHAPE) when even the
+  /// rank is unknown. (kbackend::shape(x) is Keras' symbolic shape tensor.)
   std::vector<int64_t> shape() const {
     std::optional<std::vector<int64_t>> s = int_shape();
     if (!s) throw Error(KB_ERROR_SHAPE, "shape: the rank of '" + name() + "' is unknown");
     return *s;
   }
-  int64_t ndim() const {  // -1 when the rank is unknown
+  /// The rank; -1 when it is unknown.
+  int64_t ndim() const {
     int64_t out = 0;
     check(kb_ndim(t_, &out));
     return out;
   }
+  /// Keras' dtype(x).
   DType dtype() const {
     kb_data_type out{};
     check(kb_dtype(t_, &out));
     return static_cast<DType>(out);
   }
+  /// The tensor's name ("dense_1/kernel:0" style for variables).
   std::string name() const {
     const char* out = nullptr;
     check(kb_tensor_name(t_, &out));
     return out ? out : "";
   }
-  // Equal ids mean the same graph value.
+  /// Equal ids mean the same graph value.
   uint64_t id() const {
     uint64_t out = 0;
     check(kb_tensor_id(t_, &out));
     return out;
   }
+  /// Whether both name the same graph value.
   bool same_as(const Tensor& other) const { return id() == other.id(); }
+  /// Marks it as a Keras tensor (is_keras_tensor).
   void set_keras_tensor(bool flag) const { check(kb_tensor_set_keras_tensor(t_, flag ? 1 : 0)); }
+  /// Whether its value depends on the learning phase.
   bool uses_learning_phase() const {
     int32_t out = 0;
     check(kb_tensor_uses_learning_phase(t_, &out));
@@ -345,13 +367,13 @@ class Tensor {
 
 namespace detail {
 
-// Owns the new reference t the library returned.
+/// Owns the new reference t the library returned.
 inline Tensor adopt(kb_tensor* t) {
   if (!t) throw Error(KB_ERROR_INTERNAL, "kbackend: the library returned no tensor");
   return Tensor::adopt(t);
 }
 
-// Calls f(&out) and wraps the new reference it returns.
+/// Calls f(&out) and wraps the new reference it returns.
 template <class F>
 Tensor out_tensor(F&& f) {
   kb_tensor* out = nullptr;
@@ -375,7 +397,7 @@ struct ListDeleter {
 };
 using ListPtr = std::unique_ptr<kb_tensor_list, ListDeleter>;
 
-// The items of a list (which is released).
+/// The items of a list (which is released).
 inline std::vector<Tensor> take_list(kb_tensor_list* raw) {
   ListPtr list(raw);
   size_t n = kb_tensor_list_size(list.get());
@@ -402,7 +424,7 @@ inline size_t element_count(const std::vector<int64_t>& shape, const char* who) 
   return n;
 }
 
-// data as bytes the C ABI can read (std::vector<bool> is packed: copy it to one byte each).
+/// data as bytes the C ABI can read (std::vector<bool> is packed: copy it to one byte each).
 template <class T>
 struct RawData {
   explicit RawData(const std::vector<T>& v) : data(v.data()) {}
@@ -513,32 +535,34 @@ inline Tensor learning_phase() {
 }
 inline void set_learning_phase(int value) { check(kb_set_learning_phase(value)); }
 
-// Keras' `with K.learning_phase_scope(value):` as an object: the phase is `value` until the
-// scope is destroyed. Scopes nest (destroy them in reverse order, as blocks do).
+/// Keras' `with K.learning_phase_scope(value):` as an object: the phase is `value` until the
+/// scope is destroyed. Scopes nest (destroy them in reverse order, as blocks do).
 class LearningPhaseScope {
  public:
+  /// Sets the learning phase to value (0 test, 1 train) until the scope ends.
   explicit LearningPhaseScope(int value) { check(kb_learning_phase_scope_push(value)); }
   ~LearningPhaseScope() { kb_learning_phase_scope_pop(); }
   LearningPhaseScope(const LearningPhaseScope&) = delete;
   LearningPhaseScope& operator=(const LearningPhaseScope&) = delete;
 };
 
-// Keras' `with K.name_scope(name):`: tensors made while it lives are named "name/...".
+/// Keras' `with K.name_scope(name):`: tensors made while it lives are named "name/...".
 class NameScope {
  public:
+  /// Prefixes the names of tensors made until the scope ends with name/.
   explicit NameScope(const std::string& name) { check(kb_name_scope_push(name.c_str())); }
   ~NameScope() { kb_name_scope_pop(); }
   NameScope(const NameScope&) = delete;
   NameScope& operator=(const NameScope&) = delete;
 };
 
-// auto scope = kbackend::name_scope("block1");  (guaranteed copy elision)
+/// auto scope = kbackend::name_scope("block1");  (guaranteed copy elision)
 [[nodiscard]] inline NameScope name_scope(const std::string& name) { return NameScope(name); }
 [[nodiscard]] inline LearningPhaseScope learning_phase_scope(int value) {
   return LearningPhaseScope(value);
 }
 
-// Keras' cast_to_floatx: the values converted to floatx, as a constant (1-D when no shape).
+/// Keras' cast_to_floatx: the values converted to floatx, as a constant (1-D when no shape).
 template <class T>
 Tensor cast_to_floatx(const std::vector<T>& values, const std::vector<int64_t>& shape) {
   detail::check_data(values, shape, "cast_to_floatx");
@@ -558,7 +582,7 @@ Tensor cast_to_floatx(const std::vector<T>& values) {
 
 // ---- create ---------------------------------------------------------------------------------
 
-// Keras' variable(value, dtype=None, name=None): dtype none is floatx, as in Keras.
+/// Keras' variable(value, dtype=None, name=None): dtype none is floatx, as in Keras.
 template <class T>
 Tensor variable(const std::vector<T>& value, const std::vector<int64_t>& shape,
                 DType dtype = DType::none, const std::string& name = {}) {
@@ -574,7 +598,7 @@ Tensor variable(std::initializer_list<T> value, const std::vector<int64_t>& shap
                 DType dtype = DType::none, const std::string& name = {}) {
   return variable(std::vector<T>(value), shape, dtype, name);
 }
-// A variable initialized with the value of a tensor that needs no placeholder.
+/// A variable initialized with the value of a tensor that needs no placeholder.
 inline Tensor variable(const Tensor& value, DType dtype = DType::none,
                        const std::string& name = {}) {
   return detail::out_tensor([&](kb_tensor** o) {
@@ -582,8 +606,8 @@ inline Tensor variable(const Tensor& value, DType dtype = DType::none,
   });
 }
 
-// Keras' constant(value, dtype=None, shape=None, name=None); value_shape is the shape of value.
-// With a shape, a scalar value fills it.
+/// Keras' constant(value, dtype=None, shape=None, name=None); value_shape is the shape of value.
+/// With a shape, a scalar value fills it.
 template <class T>
 Tensor constant(const std::vector<T>& value, const std::vector<int64_t>& value_shape,
                 DType dtype = DType::none, const IntList& shape = IntList(),
@@ -606,7 +630,7 @@ inline Tensor constant(double value, DType dtype = DType::none, const IntList& s
   return constant(std::vector<double>{value}, {}, dtype, shape, name);
 }
 
-// Keras' placeholder(shape, dtype=None, sparse=False, name=None).
+/// Keras' placeholder(shape, dtype=None, sparse=False, name=None).
 inline Tensor placeholder(const std::vector<int64_t>& shape, DType dtype = DType::none,
                           const std::string& name = {}, bool sparse = false) {
   return detail::out_tensor([&](kb_tensor** o) {
@@ -614,7 +638,7 @@ inline Tensor placeholder(const std::vector<int64_t>& shape, DType dtype = DType
                           sparse ? 1 : 0, detail::name_or_null(name), o);
   });
 }
-// Keras' placeholder(shape=None, ndim=ndim): ndim unknown dimensions; ndim < 0: unknown rank.
+/// Keras' placeholder(shape=None, ndim=ndim): ndim unknown dimensions; ndim < 0: unknown rank.
 inline Tensor placeholder_ndim(int64_t ndim, DType dtype = DType::none,
                                const std::string& name = {}, bool sparse = false) {
   return detail::out_tensor([&](kb_tensor** o) {
@@ -623,9 +647,9 @@ inline Tensor placeholder_ndim(int64_t ndim, DType dtype = DType::none,
   });
 }
 
-// A sparse tensor from COO data: indices holds nnz x rank coordinates, row-major; values are
-// converted to dtype (none: floatx). Functions see its dense value except dot (sparse x dense
-// matrix) and concatenate (all sparse), which keep it sparse.
+/// A sparse tensor from COO data: indices holds nnz x rank coordinates, row-major; values are
+/// converted to dtype (none: floatx). Functions see its dense value except dot (sparse x dense
+/// matrix) and concatenate (all sparse), which keep it sparse.
 template <class T>
 inline Tensor sparse_from_coo(const std::vector<int64_t>& indices, const std::vector<T>& values,
                               const std::vector<int64_t>& dense_shape, DType dtype = DType::none,
@@ -665,7 +689,7 @@ inline Tensor eye(int64_t size, DType dtype = DType::none, const std::string& na
   return detail::out_tensor(
       [&](kb_tensor** o) { return kb_eye(size, to_c(dtype), detail::name_or_null(name), o); });
 }
-// dtype none: x's dtype.
+/// dtype none: x's dtype.
 inline Tensor zeros_like(const Tensor& x, DType dtype = DType::none, const std::string& name = {}) {
   return detail::out_tensor([&](kb_tensor** o) {
     return kb_zeros_like(x.get(), to_c(dtype), detail::name_or_null(name), o);
@@ -696,7 +720,7 @@ inline Tensor random_normal_variable(const std::vector<int64_t>& shape, double m
                                      detail::name_or_null(name), seed ? &*seed : nullptr, o);
   });
 }
-// Keras' arange(start, stop=None, step=1, dtype='int32'): stop none is [0, start).
+/// Keras' arange(start, stop=None, step=1, dtype='int32'): stop none is [0, start).
 inline Tensor arange(double start, std::optional<double> stop = std::nullopt, double step = 1,
                      DType dtype = DType::int32) {
   return detail::out_tensor([&](kb_tensor** o) {
@@ -718,7 +742,7 @@ KBACKEND_HPP_PREDICATE(is_tensor)
 KBACKEND_HPP_PREDICATE(is_placeholder)
 #undef KBACKEND_HPP_PREDICATE
 
-// Keras' shape(x): the dynamic shape as a symbolic int32 vector (Tensor::shape() is static).
+/// Keras' shape(x): the dynamic shape as a symbolic int32 vector (Tensor::shape() is static).
 inline Tensor shape(const Tensor& x) {
   return detail::out_tensor([&](kb_tensor** o) { return kb_shape(x.get(), o); });
 }
@@ -762,7 +786,7 @@ inline std::vector<Tensor> batch_get_value(const std::vector<Tensor>& xs) {
   return detail::out_list(
       [&](kb_tensor_list** o) { return kb_batch_get_value(h.data(), h.size(), o); });
 }
-// Keras' batch_set_value(tuples): (variable, value) pairs.
+/// Keras' batch_set_value(tuples): (variable, value) pairs.
 inline void batch_set_value(const std::vector<std::pair<Tensor, Tensor>>& tuples) {
   std::vector<kb_tensor*> xs, values;
   for (const auto& [x, v] : tuples) {
@@ -795,8 +819,8 @@ inline void print_trampoline(const char* text, void* user_data) noexcept {
 }
 }  // namespace detail
 
-// Where print_tensor writes (default: stderr); an empty function restores the default. The
-// sink may be called from the threads that run functions; it must not call set_print_sink.
+/// Where print_tensor writes (default: stderr); an empty function restores the default. The
+/// sink may be called from the threads that run functions; it must not call set_print_sink.
 inline void set_print_sink(std::function<void(const std::string&)> sink) {
   detail::PrintSink& s = detail::print_sink();
   if (!sink) {
@@ -814,50 +838,62 @@ inline void set_print_sink(std::function<void(const std::string&)> sink) {
 
 // ---- function, updates, gradients ---------------------------------------------------------
 
-// A compiled function (Keras' K.function): inputs are fed by position with constants
-// (Tensor::from), outputs come back as constants, updates run on every call. Move-only.
+/// A compiled function (Keras' K.function): inputs are fed by position with constants
+/// (Tensor::from), outputs come back as constants, updates run on every call. Move-only.
 class Function {
  public:
-  Function() noexcept = default;  // empty
+  Function() noexcept = default;  ///< empty
+  /// Keras' function(inputs, outputs, updates): compiled on its first call for each input
+  /// signature.
   Function(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
            const std::vector<Tensor>& updates = {}) {
     std::vector<kb_tensor*> i = detail::handles(inputs), o = detail::handles(outputs),
                             u = detail::handles(updates);
     check(kb_function(i.data(), i.size(), o.data(), o.size(), u.data(), u.size(), &f_));
   }
+  /// Moving transfers the function and leaves the source empty.
+  ///@{
   Function(Function&& other) noexcept : f_(std::exchange(other.f_, nullptr)) {}
   Function& operator=(Function&& other) noexcept {
     if (this != &other) kb_function_release(std::exchange(f_, std::exchange(other.f_, nullptr)));
     return *this;
   }
+  ///@}
   Function(const Function&) = delete;
   Function& operator=(const Function&) = delete;
   ~Function() { kb_function_release(f_); }
 
+  /// Takes over a handle the caller owns.
   static Function adopt(kb_compiled_function* f) noexcept {
     Function r;
     r.f_ = f;
     return r;
   }
+  /// The C handle, still owned by this Function.
   kb_compiled_function* get() const noexcept { return f_; }
+  /// Gives up the handle (the caller must release it).
   kb_compiled_function* release() noexcept { return std::exchange(f_, nullptr); }
+  /// Whether it holds a function.
   explicit operator bool() const noexcept { return f_ != nullptr; }
 
-  // Runs the function (calls are serialized per function; any thread may call).
+  /// Runs the function (calls are serialized per function; any thread may call).
   std::vector<Tensor> call(const std::vector<Tensor>& inputs) const {
     std::vector<kb_tensor*> h = detail::handles(inputs);
     return detail::out_list(
         [&](kb_tensor_list** o) { return kb_function_call(f_, h.data(), h.size(), o); });
   }
+  /// call(inputs).
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) const { return call(inputs); }
-  // Runs the function writing output k into outputs[k] (kb_function_call_into: concrete tensors
-  // of the outputs' dtypes and shapes, e.g. the results of an earlier call).
+  /// Runs the function writing output k into outputs[k] (kb_function_call_into: concrete tensors
+  /// of the outputs' dtypes and shapes, e.g. the results of an earlier call).
   void call_into(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) const {
     std::vector<kb_tensor*> i = detail::handles(inputs), o = detail::handles(outputs);
     check(kb_function_call_into(f_, i.data(), i.size(), o.data(), o.size()));
   }
 
+  /// The device its later calls run on (kb_function_set_device).
   void set_device(Device device) { check(kb_function_set_device(f_, to_c(device))); }
+  /// The device it runs on.
   Device device() const {
     kb_device_kind out{};
     check(kb_function_device(f_, &out));
@@ -868,7 +904,7 @@ class Function {
   kb_compiled_function* f_ = nullptr;
 };
 
-// Keras' function(inputs, outputs, updates=None).
+/// Keras' function(inputs, outputs, updates=None).
 inline Function function(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
                          const std::vector<Tensor>& updates = {}) {
   return Function(inputs, outputs, updates);
@@ -889,7 +925,7 @@ inline Tensor moving_average_update(const Tensor& x, const Tensor& value, double
   return detail::out_tensor(
       [&](kb_tensor** o) { return kb_moving_average_update(x.get(), value.get(), momentum, o); });
 }
-// The gradients of loss with respect to each variable (zeros where not connected).
+/// The gradients of loss with respect to each variable (zeros where not connected).
 inline std::vector<Tensor> gradients(const Tensor& loss, const std::vector<Tensor>& variables) {
   std::vector<kb_tensor*> h = detail::handles(variables);
   return detail::out_list(
@@ -912,7 +948,7 @@ inline int64_t device_count(Device kind) {
   check(kb_device_count(to_c(kind), &out));
   return out;
 }
-// Why the GPU is not used ("" when it is).
+/// Why the GPU is not used ("" when it is).
 inline std::string cuda_unavailable_reason() {
   const char* r = kb_cuda_unavailable_reason();
   return r ? r : "";
@@ -920,7 +956,7 @@ inline std::string cuda_unavailable_reason() {
 
 // ---- data-parallel training (include/kbackend.h: kb_dist_*) ----------------------------------
 
-// Collectives in a graph; their gradients are collectives too.
+/// Collectives in a graph; their gradients are collectives too.
 inline Tensor all_reduce(const Tensor& x, Reduce op = Reduce::average) {
   return detail::out_tensor([&](kb_tensor** o) { return kb_all_reduce(x.get(), to_c(op), o); });
 }
@@ -941,21 +977,21 @@ T query(kb_status (*f)(T*), T initial) {
 }  // namespace detail
 
 namespace dist {
-// Joins the job the launcher started. Without MPI it throws Error(KB_ERROR_UNAVAILABLE), or with
-// required = false returns false, and the process is rank 0 of 1.
+/// Joins the job the launcher started. Without MPI it throws Error(KB_ERROR_UNAVAILABLE), or with
+/// required = false returns false, and the process is rank 0 of 1.
 inline bool init(bool required = true) {
   kb_status s = kb_dist_init();
   if (s == KB_ERROR_UNAVAILABLE && !required) return false;
   check(s);
   return true;
 }
-// Whether init has joined a job.
+/// Whether init has joined a job.
 inline bool initialized() { return detail::query(kb_dist_initialized, int32_t(0)) != 0; }
 inline int32_t rank() { return detail::query(kb_dist_rank, int32_t(0)); }
 inline int32_t size() { return detail::query(kb_dist_size, int32_t(1)); }
 inline int32_t local_rank() { return detail::query(kb_dist_local_rank, int32_t(0)); }
 inline double timeout() { return detail::query(kb_dist_timeout, 0.0); }
-// Collectives run through the engine (a bucket of all-reduces counts once).
+/// Collectives run through the engine (a bucket of all-reduces counts once).
 inline int64_t collectives() { return detail::query(kb_dist_collectives, int64_t(0)); }
 inline void barrier() { check(kb_dist_barrier()); }
 inline void finalize() { check(kb_dist_finalize()); }
@@ -964,12 +1000,12 @@ inline std::string engine() {
   const char* e = kb_dist_engine();
   return e ? e : "";
 }
-// Every variable takes rank root's value.
+/// Every variable takes rank root's value.
 inline void broadcast_variables(const std::vector<Tensor>& variables, int32_t root = 0) {
   std::vector<kb_tensor*> h = detail::handles(variables);
   check(kb_dist_broadcast_variables(h.data(), h.size(), root));
 }
-// The sum or average over the processes of every process' values (metrics).
+/// The sum or average over the processes of every process' values (metrics).
 template <class T>
 std::vector<T> all_reduce(const std::vector<T>& values, Reduce op = Reduce::average) {
   static_assert(Element<T>::supported && !std::is_same<T, bool>::value,
@@ -1010,7 +1046,7 @@ KBACKEND_HPP_UNARY(transpose)
 inline Tensor pow(const Tensor& x, double a) {
   return detail::out_tensor([&](kb_tensor** o) { return kb_pow(x.get(), a, o); });
 }
-// max_value may be +infinity (Keras' None).
+/// max_value may be +infinity (Keras' None).
 inline Tensor clip(const Tensor& x, double min_value,
                    double max_value = std::numeric_limits<double>::infinity()) {
   return detail::out_tensor(
@@ -1058,7 +1094,7 @@ inline Tensor operator/(const Tensor& x, double y) { return divide(x, y); }
 inline Tensor operator/(double x, const Tensor& y) { return divide(x, y); }
 inline Tensor operator-(const Tensor& x) { return negative(x); }
 inline Tensor operator+(const Tensor& x) { return x; }
-// x += y makes x name the new graph value x + y (graph values themselves never change).
+/// x += y makes x name the new graph value x + y (graph values themselves never change).
 inline Tensor& operator+=(Tensor& x, const Tensor& y) { return x = add(x, y); }
 inline Tensor& operator+=(Tensor& x, double y) { return x = add(x, y); }
 inline Tensor& operator-=(Tensor& x, const Tensor& y) { return x = subtract(x, y); }
@@ -1128,7 +1164,7 @@ inline Tensor repeat_elements(const Tensor& x, int64_t rep, int64_t axis) {
 inline Tensor repeat(const Tensor& x, int64_t n) {
   return detail::out_tensor([&](kb_tensor** o) { return kb_repeat(x.get(), n, o); });
 }
-// n: an int (for 1-D x) or a list with one entry per axis.
+/// n: an int (for 1-D x) or a list with one entry per axis.
 inline Tensor tile(const Tensor& x, const IntList& n) {
   return detail::out_tensor([&](kb_tensor** o) { return kb_tile(x.get(), n.data(), n.size(), o); });
 }
@@ -1154,7 +1190,7 @@ inline Tensor gather(const Tensor& reference, const Tensor& indices) {
   return detail::out_tensor(
       [&](kb_tensor** o) { return kb_gather(reference.get(), indices.get(), o); });
 }
-// x[begin:end:strides, ...] as NumPy: one entry per axis; bit i of a mask applies to entry i.
+/// x[begin:end:strides, ...] as NumPy: one entry per axis; bit i of a mask applies to entry i.
 inline Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& begin,
                             const std::vector<int64_t>& end, const std::vector<int64_t>& strides,
                             int64_t begin_mask = 0, int64_t end_mask = 0,
@@ -1173,7 +1209,7 @@ inline Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& begin,
 inline Tensor dot(const Tensor& x, const Tensor& y) {
   return detail::out_tensor([&](kb_tensor** o) { return kb_dot(x.get(), y.get(), o); });
 }
-// Keras' batch_dot(x, y, axes=None); axes: an int a (both tensors) or a pair {a, b}.
+/// Keras' batch_dot(x, y, axes=None); axes: an int a (both tensors) or a pair {a, b}.
 inline Tensor batch_dot(const Tensor& x, const Tensor& y, const IntList& axes = IntList()) {
   std::optional<std::vector<int64_t>> a = axes.value();
   if (a && a->size() == 1) a->push_back(a->front());
@@ -1255,7 +1291,7 @@ inline Tensor conv3d(const Tensor& x, const Tensor& kernel,
                      to_c(data_format), dilation_rate.data(), dilation_rate.size(), o);
   });
 }
-// output_shape: the full output shape in data_format's order (batch may be -1).
+/// output_shape: the full output shape in data_format's order (batch may be -1).
 inline Tensor conv2d_transpose(const Tensor& x, const Tensor& kernel,
                                const std::vector<int64_t>& output_shape,
                                const std::vector<int64_t>& strides = {1, 1},
@@ -1268,7 +1304,7 @@ inline Tensor conv2d_transpose(const Tensor& x, const Tensor& kernel,
                                dilation_rate.data(), dilation_rate.size(), o);
   });
 }
-// Legacy alias of conv2d_transpose.
+/// Legacy alias of conv2d_transpose.
 inline Tensor deconv2d(const Tensor& x, const Tensor& kernel,
                        const std::vector<int64_t>& output_shape,
                        const std::vector<int64_t>& strides = {1, 1},
@@ -1355,12 +1391,12 @@ inline std::vector<int64_t> flat_pairs(const std::vector<std::pair<int64_t, int6
 }
 }  // namespace detail
 
-// Zero paddings: (left, right) of the steps axis of (batch, steps, features).
+/// Zero paddings: (left, right) of the steps axis of (batch, steps, features).
 inline Tensor temporal_padding(const Tensor& x, std::pair<int64_t, int64_t> padding = {1, 1}) {
   int64_t p[2] = {padding.first, padding.second};
   return detail::out_tensor([&](kb_tensor** o) { return kb_temporal_padding(x.get(), p, 2, o); });
 }
-// ((top, bottom), (left, right)).
+/// ((top, bottom), (left, right)).
 inline Tensor spatial_2d_padding(const Tensor& x,
                                  const std::vector<std::pair<int64_t, int64_t>>& padding = {{1, 1},
                                                                                             {1, 1}},
@@ -1380,7 +1416,7 @@ inline Tensor spatial_3d_padding(const Tensor& x,
     return kb_spatial_3d_padding(x.get(), p.data(), p.size(), to_c(data_format), o);
   });
 }
-// data_format is required here (as in Keras).
+/// data_format is required here (as in Keras).
 inline Tensor resize_images(const Tensor& x, int64_t height_factor, int64_t width_factor,
                             DataFormat data_format,
                             Interpolation interpolation = Interpolation::nearest) {
@@ -1399,8 +1435,8 @@ inline Tensor resize_volumes(const Tensor& x, int64_t depth_factor, int64_t heig
 
 // ---- normalization --------------------------------------------------------------------------
 
-// Keras' batch_normalization(x, mean, var, beta, gamma, axis=-1, epsilon=1e-3) (beta before
-// gamma; either may be None).
+/// Keras' batch_normalization(x, mean, var, beta, gamma, axis=-1, epsilon=1e-3) (beta before
+/// gamma; either may be None).
 inline Tensor batch_normalization(const Tensor& x, const Tensor& mean, const Tensor& var,
                                   const std::optional<Tensor>& beta,
                                   const std::optional<Tensor>& gamma, int64_t axis = -1,
@@ -1411,13 +1447,14 @@ inline Tensor batch_normalization(const Tensor& x, const Tensor& mean, const Ten
   });
 }
 
+/// normalize_batch_in_training's results.
 struct NormalizeResult {
-  Tensor normed;
-  Tensor mean;
-  Tensor var;
+  Tensor normed;  ///< the normalized x
+  Tensor mean;    ///< the batch mean
+  Tensor var;     ///< the batch variance
 };
-// Keras' normalize_batch_in_training(x, gamma, beta, reduction_axes, epsilon=1e-3):
-// auto [normed, mean, var] = normalize_batch_in_training(...).
+/// Keras' normalize_batch_in_training(x, gamma, beta, reduction_axes, epsilon=1e-3):
+/// auto [normed, mean, var] = normalize_batch_in_training(...).
 inline NormalizeResult normalize_batch_in_training(const Tensor& x,
                                                    const std::optional<Tensor>& gamma,
                                                    const std::optional<Tensor>& beta,
@@ -1466,7 +1503,7 @@ inline Tensor random_binomial(const std::vector<int64_t>& shape, double p = 0.0,
                               o);
   });
 }
-// Keras' dropout(x, level, noise_shape=None, seed=None).
+/// Keras' dropout(x, level, noise_shape=None, seed=None).
 inline Tensor dropout(const Tensor& x, double level, const IntList& noise_shape = IntList(),
                       std::optional<int64_t> seed = std::nullopt) {
   return detail::out_tensor([&](kb_tensor** o) {
@@ -1487,7 +1524,7 @@ using FoldFunction = std::function<Tensor(const Tensor& acc, const Tensor& x)>;
 
 namespace detail {
 
-// Runs body; an exception is kept in `error` and reported to the library with kb_set_error.
+/// Runs body; an exception is kept in `error` and reported to the library with kb_set_error.
 template <class Body>
 kb_status run_callback(const char* who, std::exception_ptr& error, Body&& body) noexcept {
   kb_status status = KB_ERROR_INTERNAL;
@@ -1567,7 +1604,7 @@ inline kb_status fold_trampoline(void* user_data, kb_tensor* acc, kb_tensor* x,
   });
 }
 
-// After a building call: the callback's own exception, else the library's error.
+/// After a building call: the callback's own exception, else the library's error.
 inline void finish(kb_status status, const std::exception_ptr& error) {
   if (status == KB_OK) return;
   if (error) std::rethrow_exception(error);
@@ -1576,15 +1613,16 @@ inline void finish(kb_status status, const std::exception_ptr& error) {
 
 }  // namespace detail
 
+/// rnn's results.
 struct RnnResult {
-  Tensor last_output;              // (batch, ...)
-  Tensor outputs;                  // (batch, time, ...)
-  std::vector<Tensor> new_states;  // the states after the last step
+  Tensor last_output;              ///< (batch, ...)
+  Tensor outputs;                  ///< (batch, time, ...)
+  std::vector<Tensor> new_states;  ///< the states after the last step
 };
 
-// Keras' rnn(step_function, inputs, initial_states, go_backwards=False, mask=None,
-// constants=None, unroll=False, input_length=None). step(input, states) gets the states followed
-// by the constants and returns (output, new_states). auto [last, outputs, states] = rnn(...).
+/// Keras' rnn(step_function, inputs, initial_states, go_backwards=False, mask=None,
+/// constants=None, unroll=False, input_length=None). step(input, states) gets the states followed
+/// by the constants and returns (output, new_states). auto [last, outputs, states] = rnn(...).
 inline RnnResult rnn(const StepFunction& step_function, const Tensor& inputs,
                      const std::vector<Tensor>& initial_states, bool go_backwards = false,
                      const std::optional<Tensor>& mask = std::nullopt,
@@ -1605,7 +1643,7 @@ inline RnnResult rnn(const StepFunction& step_function, const Tensor& inputs,
   return r;
 }
 
-// Keras' map_fn(fn, elems, name=None, dtype=None): fn over the first axis of elems.
+/// Keras' map_fn(fn, elems, name=None, dtype=None): fn over the first axis of elems.
 inline Tensor map_fn(const MapFunction& fn, const Tensor& elems, const std::string& name = {},
                      DType dtype = DType::none) {
   if (!fn) throw Error(KB_ERROR_INVALID_ARGUMENT, "map_fn: fn is empty");
@@ -1617,7 +1655,7 @@ inline Tensor map_fn(const MapFunction& fn, const Tensor& elems, const std::stri
   return Tensor::adopt(out);
 }
 
-// Keras' foldl(fn, elems, initializer=None, name=None): fn(acc, x) from the first element.
+/// Keras' foldl(fn, elems, initializer=None, name=None): fn(acc, x) from the first element.
 inline Tensor foldl(const FoldFunction& fn, const Tensor& elems,
                     const std::optional<Tensor>& initializer = std::nullopt,
                     const std::string& name = {}) {
@@ -1631,7 +1669,7 @@ inline Tensor foldl(const FoldFunction& fn, const Tensor& elems,
   return Tensor::adopt(out);
 }
 
-// Keras' foldr: from the last element.
+/// Keras' foldr: from the last element.
 inline Tensor foldr(const FoldFunction& fn, const Tensor& elems,
                     const std::optional<Tensor>& initializer = std::nullopt,
                     const std::string& name = {}) {

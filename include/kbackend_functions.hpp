@@ -43,27 +43,27 @@ inline const char* c_string_or_null(const std::string& s, const char* who) {
 
 }  // namespace detail
 
-// kb_training.
+/// The values of kb_training.
 enum class Training : int32_t {
   tensor = KB_TRAINING_TENSOR,
   false_ = KB_TRAINING_FALSE,
   true_ = KB_TRAINING_TRUE,
 };
 
-// Number of threads the CPU kernels use.
-// kb_num_threads: num_threads().
+/// Number of threads the CPU kernels use.
+/// kb_num_threads: num_threads().
 inline int32_t num_threads() {
   int32_t r_out = 0;
   check(kb_num_threads(&r_out));
   return r_out;
 }
 
-// Sets the number of CPU kernel threads (0 for the default).
-// kb_set_num_threads: set_num_threads(n).
+/// Sets the number of CPU kernel threads (0 for the default).
+/// kb_set_num_threads: set_num_threads(n).
 inline void set_num_threads(int32_t n) { check(kb_set_num_threads(n)); }
 
-// Arange whose start, stop and step are scalar tensors known when the function runs.
-// kb_arange_to: arange_to(start, stop, step, dtype).
+/// Arange whose start, stop and step are scalar tensors known when the function runs.
+/// kb_arange_to: arange_to(start, stop, step, dtype).
 inline Tensor arange_to(const Tensor& start, const Tensor& stop, const Tensor& step, DType dtype) {
   kb_tensor* r_out = nullptr;
   check(
@@ -71,16 +71,16 @@ inline Tensor arange_to(const Tensor& start, const Tensor& stop, const Tensor& s
   return detail::adopt(r_out);
 }
 
-// Value of x when constants and static shapes alone determine it, as a constant.
-// kb_static_value: static_value(x).
+/// Value of x when constants and static shapes alone determine it, as a constant.
+/// kb_static_value: static_value(x).
 inline Tensor static_value(const Tensor& x) {
   kb_tensor* r_out = nullptr;
   check(kb_static_value(x.get(), &r_out));
   return detail::adopt(r_out);
 }
 
-// Sparse tensor of a dense shape from indices and values tensors.
-// kb_sparse_tensor: sparse_tensor(indices, values, dense_shape, name=None).
+/// Sparse tensor of a dense shape from indices and values tensors.
+/// kb_sparse_tensor: sparse_tensor(indices, values, dense_shape, name=None).
 inline Tensor sparse_tensor(const Tensor& indices, const Tensor& values,
                             const std::vector<int64_t>& dense_shape, const std::string& name = "") {
   kb_tensor* r_out = nullptr;
@@ -89,8 +89,8 @@ inline Tensor sparse_tensor(const Tensor& indices, const Tensor& values,
   return detail::adopt(r_out);
 }
 
-// Indices, values and dense shape of a sparse tensor, as tensors.
-// kb_sparse_parts: sparse_parts(x).
+/// Indices, values and dense shape of a sparse tensor, as tensors.
+/// kb_sparse_parts: sparse_parts(x).
 inline std::tuple<Tensor, Tensor, Tensor> sparse_parts(const Tensor& x) {
   kb_tensor* r_indices = nullptr;
   kb_tensor* r_values = nullptr;
@@ -102,40 +102,40 @@ inline std::tuple<Tensor, Tensor, Tensor> sparse_parts(const Tensor& x) {
   return {std::move(v0), std::move(v1), std::move(v2)};
 }
 
-// Reshape to the dims an integer vector tensor holds when the function runs.
-// kb_reshape_to: reshape_to(x, shape).
+/// Reshape to the dims an integer vector tensor holds when the function runs.
+/// kb_reshape_to: reshape_to(x, shape).
 inline Tensor reshape_to(const Tensor& x, const Tensor& shape) {
   kb_tensor* r_out = nullptr;
   check(kb_reshape_to(x.get(), shape.get(), &r_out));
   return detail::adopt(r_out);
 }
 
-// Tile by an integer vector tensor known when the function runs.
-// kb_tile_to: tile_to(x, n).
+/// Tile by an integer vector tensor known when the function runs.
+/// kb_tile_to: tile_to(x, n).
 inline Tensor tile_to(const Tensor& x, const Tensor& n) {
   kb_tensor* r_out = nullptr;
   check(kb_tile_to(x.get(), n.get(), &r_out));
   return detail::adopt(r_out);
 }
 
-// One-hot encoding with num_classes a scalar tensor known when the function runs.
-// kb_one_hot_to: one_hot_to(indices, num_classes).
+/// One-hot encoding with num_classes a scalar tensor known when the function runs.
+/// kb_one_hot_to: one_hot_to(indices, num_classes).
 inline Tensor one_hot_to(const Tensor& indices, const Tensor& num_classes) {
   kb_tensor* r_out = nullptr;
   check(kb_one_hot_to(indices.get(), num_classes.get(), &r_out));
   return detail::adopt(r_out);
 }
 
-// Slice of x with start and size vector tensors known when the function runs.
-// kb_slice_to: slice_to(x, start, size).
+/// Slice of x with start and size vector tensors known when the function runs.
+/// kb_slice_to: slice_to(x, start, size).
 inline Tensor slice_to(const Tensor& x, const Tensor& start, const Tensor& size) {
   kb_tensor* r_out = nullptr;
   check(kb_slice_to(x.get(), start.get(), size.get(), &r_out));
   return detail::adopt(r_out);
 }
 
-// CTC loss of each batch element, shape (batch, 1).
-// Keras' ctc_batch_cost(y_true, y_pred, input_length, label_length) (C: kb_ctc_batch_cost).
+/// CTC loss of each batch element, shape (batch, 1).
+/// Keras' ctc_batch_cost(y_true, y_pred, input_length, label_length) (C: kb_ctc_batch_cost).
 inline Tensor ctc_batch_cost(const Tensor& y_true, const Tensor& y_pred, const Tensor& input_length,
                              const Tensor& label_length) {
   kb_tensor* r_out = nullptr;
@@ -144,9 +144,9 @@ inline Tensor ctc_batch_cost(const Tensor& y_true, const Tensor& y_pred, const T
   return detail::adopt(r_out);
 }
 
-// Decodes CTC softmax outputs by best path or beam search, with log-probabilities.
-// Keras' ctc_decode(y_pred, input_length, greedy=True, beam_width=100, top_paths=1) (C:
-// kb_ctc_decode).
+/// Decodes CTC softmax outputs by best path or beam search, with log-probabilities.
+/// Keras' ctc_decode(y_pred, input_length, greedy=True, beam_width=100, top_paths=1) (C:
+/// kb_ctc_decode).
 inline std::tuple<std::vector<Tensor>, Tensor> ctc_decode(const Tensor& y_pred,
                                                           const Tensor& input_length,
                                                           bool greedy = true,
@@ -160,8 +160,8 @@ inline std::tuple<std::vector<Tensor>, Tensor> ctc_decode(const Tensor& y_pred,
   return {detail::take_list(r_decoded), std::move(v1)};
 }
 
-// Uniform draws in [minval, maxval) in the shape of a tensor.
-// kb_random_uniform_like: random_uniform_like(like, minval, maxval, dtype, seed).
+/// Uniform draws in [minval, maxval) in the shape of a tensor.
+/// kb_random_uniform_like: random_uniform_like(like, minval, maxval, dtype, seed).
 inline Tensor random_uniform_like(const Tensor& like, double minval, double maxval, DType dtype,
                                   std::optional<int64_t> seed) {
   kb_tensor* r_out = nullptr;
@@ -170,8 +170,8 @@ inline Tensor random_uniform_like(const Tensor& like, double minval, double maxv
   return detail::adopt(r_out);
 }
 
-// Normal draws in the shape of a tensor.
-// kb_random_normal_like: random_normal_like(like, mean, stddev, dtype, seed).
+/// Normal draws in the shape of a tensor.
+/// kb_random_normal_like: random_normal_like(like, mean, stddev, dtype, seed).
 inline Tensor random_normal_like(const Tensor& like, double mean, double stddev, DType dtype,
                                  std::optional<int64_t> seed) {
   kb_tensor* r_out = nullptr;
@@ -180,8 +180,8 @@ inline Tensor random_normal_like(const Tensor& like, double mean, double stddev,
   return detail::adopt(r_out);
 }
 
-// Truncated normal draws in the shape of a tensor.
-// kb_truncated_normal_like: truncated_normal_like(like, mean, stddev, dtype, seed).
+/// Truncated normal draws in the shape of a tensor.
+/// kb_truncated_normal_like: truncated_normal_like(like, mean, stddev, dtype, seed).
 inline Tensor truncated_normal_like(const Tensor& like, double mean, double stddev, DType dtype,
                                     std::optional<int64_t> seed) {
   kb_tensor* r_out = nullptr;
@@ -190,8 +190,8 @@ inline Tensor truncated_normal_like(const Tensor& like, double mean, double stdd
   return detail::adopt(r_out);
 }
 
-// Draws of 1 with probability p, else 0, in the shape of a tensor.
-// kb_random_binomial_like: random_binomial_like(like, p, dtype, seed).
+/// Draws of 1 with probability p, else 0, in the shape of a tensor.
+/// kb_random_binomial_like: random_binomial_like(like, p, dtype, seed).
 inline Tensor random_binomial_like(const Tensor& like, double p, DType dtype,
                                    std::optional<int64_t> seed) {
   kb_tensor* r_out = nullptr;
@@ -200,8 +200,9 @@ inline Tensor random_binomial_like(const Tensor& like, double p, DType dtype,
   return detail::adopt(r_out);
 }
 
-// Locally connected 1D convolution (unshared weights per output position).
-// Keras' local_conv1d(inputs, kernel, kernel_size, strides, data_format=None) (C: kb_local_conv1d).
+/// Locally connected 1D convolution (unshared weights per output position).
+/// Keras' local_conv1d(inputs, kernel, kernel_size, strides, data_format=None) (C:
+/// kb_local_conv1d).
 inline Tensor local_conv1d(const Tensor& inputs, const Tensor& kernel,
                            const std::vector<int64_t>& kernel_size,
                            const std::vector<int64_t>& strides,
@@ -213,9 +214,9 @@ inline Tensor local_conv1d(const Tensor& inputs, const Tensor& kernel,
   return detail::adopt(r_out);
 }
 
-// Locally connected 2D convolution (unshared weights per output position).
-// Keras' local_conv2d(inputs, kernel, kernel_size, strides, output_shape, data_format=None) (C:
-// kb_local_conv2d).
+/// Locally connected 2D convolution (unshared weights per output position).
+/// Keras' local_conv2d(inputs, kernel, kernel_size, strides, output_shape, data_format=None) (C:
+/// kb_local_conv2d).
 inline Tensor local_conv2d(const Tensor& inputs, const Tensor& kernel,
                            const std::vector<int64_t>& kernel_size,
                            const std::vector<int64_t>& strides,
@@ -228,8 +229,8 @@ inline Tensor local_conv2d(const Tensor& inputs, const Tensor& kernel,
   return detail::adopt(r_out);
 }
 
-// Either then_expression or else_expression, chosen by a condition.
-// Keras' switch(condition, then_expression, else_expression) (C: kb_switch).
+/// Either then_expression or else_expression, chosen by a condition.
+/// Keras' switch(condition, then_expression, else_expression) (C: kb_switch).
 inline Tensor switch_(const Tensor& condition, const Tensor& then_expression,
                       const Tensor& else_expression) {
   kb_tensor* r_out = nullptr;
@@ -237,8 +238,8 @@ inline Tensor switch_(const Tensor& condition, const Tensor& then_expression,
   return detail::adopt(r_out);
 }
 
-// Selects x in the training phase and alt otherwise.
-// Keras' in_train_phase(x, alt, training, mode) (C: kb_in_train_phase).
+/// Selects x in the training phase and alt otherwise.
+/// Keras' in_train_phase(x, alt, training, mode) (C: kb_in_train_phase).
 inline Tensor in_train_phase(const Tensor& x, const Tensor& alt,
                              const std::optional<Tensor>& training, Training mode) {
   kb_tensor* r_out = nullptr;
@@ -247,8 +248,8 @@ inline Tensor in_train_phase(const Tensor& x, const Tensor& alt,
   return detail::adopt(r_out);
 }
 
-// Selects x in the test phase and alt otherwise.
-// Keras' in_test_phase(x, alt, training, mode) (C: kb_in_test_phase).
+/// Selects x in the test phase and alt otherwise.
+/// Keras' in_test_phase(x, alt, training, mode) (C: kb_in_test_phase).
 inline Tensor in_test_phase(const Tensor& x, const Tensor& alt,
                             const std::optional<Tensor>& training, Training mode) {
   kb_tensor* r_out = nullptr;
@@ -257,8 +258,8 @@ inline Tensor in_test_phase(const Tensor& x, const Tensor& alt,
   return detail::adopt(r_out);
 }
 
-// Reduction named by a string (sum or average).
-// kb_parse_reduce_op: parse_reduce_op(name).
+/// Reduction named by a string (sum or average).
+/// kb_parse_reduce_op: parse_reduce_op(name).
 inline Reduce parse_reduce_op(const std::string& name) {
   kb_reduce_op r_out = {};
   check(kb_parse_reduce_op(detail::c_string(name, "parse_reduce_op"), &r_out));

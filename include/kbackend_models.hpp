@@ -23,64 +23,79 @@
 
 namespace kbackend {
 
+/// Keras' fit arguments beyond x and y, with Keras' defaults.
 struct FitOptions {
-  int64_t batch_size = 32;
-  int64_t epochs = 1;
-  int32_t verbose = 1;  // 0 silent, 1 Keras' progress bar on stderr, 2 a line per epoch
-  bool shuffle = true;
-  uint64_t seed = 0;
-  double validation_split = 0;
-  int64_t initial_epoch = 0;
-  std::map<int64_t, double> class_weight;
-  // Keras' sample_weight (one vector per output) and validation_data; empty: none.
-  std::vector<Tensor> sample_weight, validation_x, validation_y, validation_sample_weight;
-  // After each batch (batch >= 0) and each epoch (batch == -1), with the logs as JSON text
-  // ({"loss": ..., "acc": ...}); true stops training.
+  int64_t batch_size = 32;      ///< samples per gradient step
+  int64_t epochs = 1;           ///< passes over the data (counted from initial_epoch)
+  int32_t verbose = 1;          ///< 0 silent, 1 Keras' progress bar on stderr, 2 a line per epoch
+  bool shuffle = true;          ///< reorder the samples each epoch
+  uint64_t seed = 0;            ///< the shuffle's seed
+  double validation_split = 0;  ///< the last fraction of the samples, held out for validation
+  int64_t initial_epoch = 0;    ///< the epoch to resume at
+  std::map<int64_t, double> class_weight;  ///< {class index: weight of its samples' loss}
+  std::vector<Tensor> sample_weight;       ///< Keras' sample_weight, one per output; empty: none
+  /// Keras' validation_data (x, y and sample weights, one per input or output); empty: none.
+  ///@{
+  std::vector<Tensor> validation_x, validation_y, validation_sample_weight;
+  ///@}
+  /// After each batch (batch >= 0) and each epoch (batch == -1), with the logs as JSON text
+  /// ({"loss": ..., "acc": ...}); true stops training.
   std::function<bool(int64_t epoch, int64_t batch, const std::string& logs_json)> callback;
 };
 
-// What fit returns: the per-epoch values as JSON text ({"loss": [...], "acc": [...], ...}).
+/// What fit returns: the per-epoch values as JSON text ({"loss": [...], "acc": [...], ...}).
 struct History {
-  std::string json;
+  std::string json;  ///< {"loss": [...], "acc": [...], ...}
 };
 
+/// A Keras model (kb_model): loaded, built from JSON, compiled, trained, saved; move-only.
 class Model {
  public:
-  // A model from a Keras HDF5 file; compile: also from its training_config, optimizer state too.
+  /// A model from a Keras HDF5 file; compile: also from its training_config, optimizer state too.
   static Model load(const std::string& path, bool compile = true) {
     kb_model* m = nullptr;
     check(kb_model_load(path.c_str(), compile ? 1 : 0, &m));
     return Model(m);
   }
+  /// A model from Keras' JSON (model.to_json()), its weights initialized as Keras does.
   static Model from_json(const std::string& json) {
     kb_model* m = nullptr;
     check(kb_model_from_json(json.c_str(), &m));
     return Model(m);
   }
+  /// Moving transfers the model and leaves the source empty.
+  ///@{
   Model(Model&& other) noexcept : m_(std::exchange(other.m_, nullptr)) {}
   Model& operator=(Model&& other) noexcept {
     if (this != &other) kb_model_release(std::exchange(m_, std::exchange(other.m_, nullptr)));
     return *this;
   }
+  ///@}
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;
   ~Model() { kb_model_release(m_); }
+  /// The C handle, still owned by this Model.
   kb_model* get() const noexcept { return m_; }
 
+  /// Keras' model.to_json().
   std::string to_json() const { return text(kb_model_to_json); }
+  /// Keras' model.summary() as text.
   std::string summary() const { return text(kb_model_summary); }
+  /// Keras' model.save: an HDF5 file Keras loads (with the optimizer's state if asked).
   void save(const std::string& path, bool include_optimizer = true) const {
     check(kb_model_save(m_, path.c_str(), include_optimizer ? 1 : 0));
   }
+  /// Keras' model.save_weights (HDF5).
   void save_weights(const std::string& path) const {
     check(kb_model_save_weights(m_, path.c_str()));
   }
+  /// Keras' model.load_weights: by topology, or by layer name.
   void load_weights(const std::string& path, bool by_name = false) {
     check(kb_model_load_weights(m_, path.c_str(), by_name ? 1 : 0));
   }
 
-  // optimizer: a Keras name ("adam") or JSON {"class_name", "config"}; options_json: see
-  // kb_model_compile ({"optimizer": {"lr": 0.01}, "loss_weights": [...]}).
+  /// optimizer: a Keras name ("adam") or JSON {"class_name", "config"}; options_json: see
+  /// kb_model_compile ({"optimizer": {"lr": 0.01}, "loss_weights": [...]}).
   void compile(const std::string& optimizer, const std::vector<std::string>& losses,
                const std::vector<std::string>& metrics = {}, const std::string& options_json = "") {
     std::vector<const char*> l = c_strings(losses), m = c_strings(metrics);
@@ -88,6 +103,7 @@ class Model {
                            options_json.empty() ? nullptr : options_json.c_str()));
   }
 
+  /// Keras' fit over x (one tensor per input) and y (one per output).
   History fit(const std::vector<Tensor>& x, const std::vector<Tensor>& y,
               const FitOptions& options = {}) {
     std::vector<kb_tensor*> xs = detail::handles(x), ys = detail::handles(y);
@@ -124,6 +140,7 @@ class Model {
     check(status);
     return History{history ? history : ""};
   }
+  /// Keras' evaluate: the loss and the metrics (metrics_names()).
   std::vector<double> evaluate(const std::vector<Tensor>& x, const std::vector<Tensor>& y,
                                int64_t batch_size = 32, int32_t verbose = 0) {
     std::vector<kb_tensor*> xs = detail::handles(x), ys = detail::handles(y);
@@ -132,14 +149,17 @@ class Model {
                             &out));
     return Tensor::adopt(out).to_vector<double>();
   }
+  /// One gradient step on one batch; the loss and the metrics.
   std::vector<double> train_on_batch(const std::vector<Tensor>& x, const std::vector<Tensor>& y) {
     return on_batch(kb_model_train_on_batch, x, y);
   }
+  /// The loss and the metrics of one batch, without training.
   std::vector<double> test_on_batch(const std::vector<Tensor>& x, const std::vector<Tensor>& y) {
     return on_batch(kb_model_test_on_batch, x, y);
   }
-  // The names of evaluate's values, as a JSON list (["loss", "acc"]).
+  /// The names of evaluate's values, as a JSON list (["loss", "acc"]).
   std::string metrics_names() const { return text(kb_model_metrics_names); }
+  /// Keras' predict: one tensor per output.
   std::vector<Tensor> predict(const std::vector<Tensor>& x, int64_t batch_size = 32,
                               int32_t verbose = 0) {
     std::vector<kb_tensor*> xs = detail::handles(x);
@@ -147,6 +167,7 @@ class Model {
     check(kb_model_predict(m_, xs.data(), xs.size(), batch_size, verbose, &out));
     return detail::take_list(out);
   }
+  /// The outputs of one batch.
   std::vector<Tensor> predict_on_batch(const std::vector<Tensor>& x) {
     std::vector<kb_tensor*> xs = detail::handles(x);
     kb_tensor_list* out = nullptr;
@@ -154,32 +175,41 @@ class Model {
     return detail::take_list(out);
   }
 
+  /// How many layers the model has (Keras' len(model.layers)).
   size_t layer_count() const {
     size_t n = 0;
     check(kb_model_layer_count(m_, &n));
     return n;
   }
+  /// Layer i's name, class name and config (JSON).
+  ///@{
   std::string layer_name(size_t i) const { return layer_text(kb_model_layer_name, i); }
   std::string layer_class(size_t i) const { return layer_text(kb_model_layer_class, i); }
   std::string layer_config(size_t i) const { return layer_text(kb_model_layer_config, i); }
+  ///@}
+  /// Layer i's weights' values (Keras' layer.get_weights()).
   std::vector<Tensor> layer_weights(size_t i) const {
     kb_tensor_list* out = nullptr;
     check(kb_model_layer_get_weights(m_, i, &out));
     return detail::take_list(out);
   }
+  /// Keras' layer.set_weights: one value per weight, in order.
   void set_layer_weights(size_t i, const std::vector<Tensor>& values) {
     std::vector<kb_tensor*> v = detail::handles(values);
     check(kb_model_layer_set_weights(m_, i, v.data(), v.size()));
   }
-  // The model as graph values: input placeholders, outputs, weight variables.
+  /// The model as graph values: input placeholders, outputs, weight variables.
+  ///@{
   std::vector<Tensor> inputs() const { return tensors(kb_model_inputs); }
   std::vector<Tensor> outputs() const { return tensors(kb_model_outputs); }
   std::vector<Tensor> weights() const { return tensors(kb_model_weights); }
-  // Keras' model.add_loss: a scalar over the model's tensors, in the loss from the next compile.
+  ///@}
+  /// Keras' model.add_loss: a scalar over the model's tensors, in the loss from the next compile.
   void add_loss(const Tensor& term) { check(kb_model_add_loss(m_, term.get())); }
-  // After compile: the loss as a graph value over the inputs, the targets (one per output), the
-  // per-sample weights (one per output) and the learning phase, and the updates of one training
-  // step, for a program's own Function or gradients.
+  /// After compile: the loss as a graph value over the inputs, the targets (one per output), the
+  /// per-sample weights (one per output) and the learning phase, and the updates of one training
+  /// step, for a program's own Function or gradients.
+  ///@{
   Tensor total_loss() const {
     kb_tensor* out = nullptr;
     check(kb_model_total_loss(m_, &out));
@@ -188,7 +218,8 @@ class Model {
   std::vector<Tensor> targets() const { return tensors(kb_model_targets); }
   std::vector<Tensor> sample_weights() const { return tensors(kb_model_sample_weights); }
   std::vector<Tensor> updates() const { return tensors(kb_model_updates); }
-  // Keras' model.reset_states(): the stateful recurrent layers' states back to zeros.
+  ///@}
+  /// Keras' model.reset_states(): the stateful recurrent layers' states back to zeros.
   void reset_states() { check(kb_model_reset_states(m_)); }
 
  private:
@@ -238,11 +269,12 @@ class Model {
   kb_model* m_ = nullptr;
 };
 
-// A custom layer while its function runs: the weights it asks for (made the first time).
+/// A custom layer while its function runs: the weights it asks for (made the first time).
 class CustomLayer {
  public:
+  /// Wraps the layer handle a kb_layer_function receives (borrowed).
   explicit CustomLayer(kb_layer* layer) noexcept : l_(layer) {}
-  // initializer_json: a Keras initializer ("\"ones\"", {"class_name": "RandomNormal", ...}).
+  /// initializer_json: a Keras initializer ("\"ones\"", {"class_name": "RandomNormal", ...}).
   Tensor weight(const std::string& name, const std::vector<int64_t>& shape,
                 const std::string& initializer_json = "\"zeros\"", bool trainable = true) const {
     kb_tensor* out = nullptr;
@@ -255,12 +287,12 @@ class CustomLayer {
   kb_layer* l_;
 };
 
-// Builds a custom layer's outputs from its config (JSON) and inputs with the backend functions.
+/// Builds a custom layer's outputs from its config (JSON) and inputs with the backend functions.
 using LayerFunction = std::function<std::vector<Tensor>(
     const CustomLayer& layer, const std::string& config_json, const std::vector<Tensor>& inputs)>;
 
 namespace detail {
-// The registered functions live as long as the program (the library keeps pointers to them).
+/// The registered functions live as long as the program (the library keeps pointers to them).
 inline std::vector<std::unique_ptr<LayerFunction>>& layer_functions() {
   static std::vector<std::unique_ptr<LayerFunction>> functions;
   return functions;
@@ -296,13 +328,13 @@ inline kb_status layer_trampoline(void* user, kb_layer* layer, const char* confi
 }
 }  // namespace detail
 
-// Registers a Keras class name (not a built-in one) for models that use the layer; an
-// exception the function throws becomes the model's error, naming the layer.
+/// Registers a Keras class name (not a built-in one) for models that use the layer; an
+/// exception the function throws becomes the model's error, naming the layer.
 inline void register_layer(const std::string& class_name, LayerFunction function) {
   auto f = std::make_unique<LayerFunction>(std::move(function));
   std::lock_guard<std::mutex> lock(detail::layer_functions_mutex());
   check(kb_model_register_layer(class_name.c_str(), &detail::layer_trampoline, f.get()));
-  // Kept for the program's life: models made before a class is registered again still use it.
+  /// Kept for the program's life: models made before a class is registered again still use it.
   detail::layer_functions().push_back(std::move(f));
 }
 

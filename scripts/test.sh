@@ -105,6 +105,9 @@ echo "== language bindings"
 bash bindings/run_tests.sh
 bash bindings/run_jvm_dotnet_go.sh
 
+echo "== API reference (every language; warnings fail)"
+bash scripts/docs.sh
+
 echo "== Keras 2.2.4 on kbackend"
 bash bindings/python/keras_tests/run.sh
 echo "== Keras 2.2.4 on kbackend, emulated GPU"

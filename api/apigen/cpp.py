@@ -213,7 +213,7 @@ class _Writer:
                 body.append("return v ? std::string(v) : std::string();")
             else:
                 body.append(f"return {fn.c_name}({args_text});")
-        doc = [f"// {fn.doc}", f"// {fn.reference()}."]
+        doc = [f"/// {fn.doc}", f"/// {fn.reference()}."]
         # C++ gives defaults to a trailing run of parameters only
         texts, trailing = [], True
         for text, default in reversed(params):
@@ -288,7 +288,7 @@ def functions_header(api, handwritten_names, handwritten_c):
             cpp = "".join(w.capitalize() for w in e.name[3:].split("_"))
             enum_types[e.name] = cpp
             body = "".join(f"  {m} = {c},\n" for m, c, _ in items)
-            out.append(f"// {e.name}.\nenum class {cpp} : int32_t {{\n{body}}};\n\n")
+            out.append(f"/// The values of {e.name}.\nenum class {cpp} : int32_t {{\n{body}}};\n\n")
     writer = _Writer(api, enum_types, members)
     excluded = api.excluded("cpp")
     for fn in api.functions:

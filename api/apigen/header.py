@@ -66,6 +66,8 @@ class Header:
     handles: list = field(default_factory=list)
     callbacks: list = field(default_factory=list)
     defines: dict = field(default_factory=dict)
+    # {family: (banner title, the prose that follows the banner)}, in the header's order
+    families: dict = field(default_factory=dict)
 
 
 def _family_name(banner):
@@ -133,8 +135,11 @@ def parse(text):
             banner = re.match(r"\s*----\s*(.*?)\s*-{3,}", comment)
             if banner:
                 family = _family_name(banner.group(1))
+                prose = re.sub(r"^\s*\*\s?", "", comment[banner.end():], flags=re.M)
+                title, old = header.families.get(family, (banner.group(1), ""))
+                header.families[family] = (title, (old + "\n" + prose).strip())
             elif not stmt.strip() and statements and "\n" not in text[statements[-1][3]:pos]:
-                statements[-1][2] = " ".join(comment.split())
+                statements[-1][2] = " ".join(comment.lstrip("*<").split())
             pos = end
             continue
         if text.startswith("//", pos):

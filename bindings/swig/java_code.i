@@ -3,6 +3,9 @@
  * java.lang.ref.Cleaner when they become unreachable; K gets Keras' defaults as overloads and the
  * lambda forms of map_fn / foldl / foldr / rnn. */
 
+/* The JNI declarations are the package's own business. */
+%pragma(java) jniclassclassmodifiers="final class"
+
 /* ---- handles: AutoCloseable + Cleaner ------------------------------------------------------- */
 %define KB_JAVA_HANDLE(CTYPE, JTYPE)
 %typemap(javafinalize) CTYPE ""

@@ -33,6 +33,11 @@
 %nocopyctor kb_tensor;
 %nocopyctor kb_tensor_list;
 %nocopyctor kb_compiled_function;
+/* Every function's doc comment, from api/kbackend.toml (generated); the modifiers set below for
+ * the helpers kept out of the public API replace them. */
+#if defined(SWIGJAVA) || defined(SWIGCSHARP)
+%include "kbackend_docs.i"
+#endif
 /* The languages' class typemaps must precede the class definitions. */
 #ifdef SWIGJAVA
 %include "java_code.i"

@@ -50,6 +50,7 @@ type Error struct {
 	Message string
 }
 
+// Error returns the library's message, which names the function.
 func (e *Error) Error() string { return e.Message }
 
 // DType is a kb_data_type.
@@ -70,6 +71,7 @@ const (
 	Bfloat16     DType = 9
 )
 
+// String is Keras' dtype name ("float32").
 func (d DType) String() string {
 	if s := C.kb_dtype_name(C.kb_data_type(d)); s != nil {
 		return C.GoString(s)
@@ -80,6 +82,7 @@ func (d DType) String() string {
 // DataFormat is a kb_data_format; DefaultDataFormat is the global image_data_format.
 type DataFormat int
 
+// The data formats: where the channels axis of images and volumes is.
 const (
 	DefaultDataFormat DataFormat = -1
 	ChannelsLast      DataFormat = 0
@@ -89,6 +92,7 @@ const (
 // Padding is a kb_padding.
 type Padding int
 
+// Keras' paddings of convolutions and pooling (Causal: conv1d only).
 const (
 	Valid  Padding = 0
 	Same   Padding = 1
@@ -98,6 +102,7 @@ const (
 // PoolMode is a kb_pool_mode.
 type PoolMode int
 
+// Keras' pool modes ("max", "avg").
 const (
 	MaxPool PoolMode = 0
 	AvgPool PoolMode = 1
@@ -106,6 +111,7 @@ const (
 // Device is a kb_device_kind.
 type Device int
 
+// The kinds of device a function runs on.
 const (
 	CPU  Device = 0
 	CUDA Device = 1
@@ -368,20 +374,45 @@ func (t *Tensor) withScalar(value float64, op func(x, y *Tensor) (*Tensor, error
 	return op(t, s)
 }
 
-// Methods for the operators Go does not have.
-func (t *Tensor) Add(y *Tensor) (*Tensor, error)          { return Add(t, y) }
-func (t *Tensor) Sub(y *Tensor) (*Tensor, error)          { return Subtract(t, y) }
-func (t *Tensor) Mul(y *Tensor) (*Tensor, error)          { return Multiply(t, y) }
-func (t *Tensor) Div(y *Tensor) (*Tensor, error)          { return Divide(t, y) }
-func (t *Tensor) Dot(y *Tensor) (*Tensor, error)          { return Dot(t, y) }
-func (t *Tensor) AddScalar(v float64) (*Tensor, error)    { return t.withScalar(v, Add, false) }
-func (t *Tensor) MulScalar(v float64) (*Tensor, error)    { return t.withScalar(v, Multiply, false) }
-func (t *Tensor) SubScalar(v float64) (*Tensor, error)    { return t.withScalar(v, Subtract, false) }
-func (t *Tensor) DivScalar(v float64) (*Tensor, error)    { return t.withScalar(v, Divide, false) }
-func (t *Tensor) RSubScalar(v float64) (*Tensor, error)   { return t.withScalar(v, Subtract, true) }
-func (t *Tensor) Neg() (*Tensor, error)                   { return Negative(t) }
+// The operators Go does not have, as methods.
+
+// Add is t + y.
+func (t *Tensor) Add(y *Tensor) (*Tensor, error) { return Add(t, y) }
+
+// Sub is t - y.
+func (t *Tensor) Sub(y *Tensor) (*Tensor, error) { return Subtract(t, y) }
+
+// Mul is t * y (elementwise).
+func (t *Tensor) Mul(y *Tensor) (*Tensor, error) { return Multiply(t, y) }
+
+// Div is t / y.
+func (t *Tensor) Div(y *Tensor) (*Tensor, error) { return Divide(t, y) }
+
+// Dot is Keras' dot(t, y).
+func (t *Tensor) Dot(y *Tensor) (*Tensor, error) { return Dot(t, y) }
+
+// AddScalar is t + v (v in t's dtype).
+func (t *Tensor) AddScalar(v float64) (*Tensor, error) { return t.withScalar(v, Add, false) }
+
+// MulScalar is t * v.
+func (t *Tensor) MulScalar(v float64) (*Tensor, error) { return t.withScalar(v, Multiply, false) }
+
+// SubScalar is t - v.
+func (t *Tensor) SubScalar(v float64) (*Tensor, error) { return t.withScalar(v, Subtract, false) }
+
+// DivScalar is t / v.
+func (t *Tensor) DivScalar(v float64) (*Tensor, error) { return t.withScalar(v, Divide, false) }
+
+// RSubScalar is v - t.
+func (t *Tensor) RSubScalar(v float64) (*Tensor, error) { return t.withScalar(v, Subtract, true) }
+
+// Neg is -t.
+func (t *Tensor) Neg() (*Tensor, error) { return Negative(t) }
+
+// Reshape is Keras' reshape(t, shape).
 func (t *Tensor) Reshape(shape ...int64) (*Tensor, error) { return Reshape(t, shape...) }
 
+// String describes the tensor: its name, static shape and dtype.
 func (t *Tensor) String() string {
 	name, err := t.Name()
 	if err != nil {

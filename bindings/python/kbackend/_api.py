@@ -232,16 +232,19 @@ def _eval(x):
 
 @_register
 def _get_value(x):
+    """Keras' get_value: the value of a variable (or any tensor) as a NumPy array."""
     return to_numpy(x)
 
 
 @_register
 def _batch_get_value(ops):
+    """Keras' batch_get_value: the values of several tensors as NumPy arrays."""
     return [to_numpy(t) for t in _c.kb_batch_get_value(list(ops))] if ops else []
 
 
 @_register
 def _set_value(x, value):
+    """Keras' set_value: assigns a NumPy value (or a tensor's) to a variable."""
     if isinstance(value, (Tensor, _c.Tensor)):
         _c.kb_set_value(x, value)
     else:
@@ -250,6 +253,7 @@ def _set_value(x, value):
 
 @_register
 def _batch_set_value(tuples):
+    """Keras' batch_set_value: assigns each (variable, value) pair's value."""
     tuples = list(tuples)
     if not tuples:
         return

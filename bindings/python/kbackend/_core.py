@@ -81,12 +81,14 @@ class Tensor:
     # straight to the generated functions.
     @property
     def this(self):
+        """The SWIG proxy's pointer, for the generated functions."""
         if self._handle is None:
             raise ValueError("the tensor is closed")
         return self._handle.this
 
     @property
     def closed(self):
+        """Whether close() released the native reference."""
         return self._handle is None
 
     def close(self):
@@ -109,14 +111,17 @@ class Tensor:
 
     @property
     def ndim(self):
+        """The rank (Keras' ndim); -1 when it is unknown."""
         return _c.kb_ndim(self)
 
     @property
     def dtype(self):
+        """Keras' dtype string ("float32")."""
         return DTYPE_NAMES[_c.kb_dtype(self)]
 
     @property
     def name(self):
+        """The tensor's name."""
         return _c.kb_tensor_name(self)
 
     @property
@@ -458,6 +463,7 @@ class Function:
         _c.kb_function_set_device(self._f, kind)
 
     def close(self):
+        """Releases the compiled function now (it is unusable afterwards)."""
         self._f = None
 
     def __enter__(self):

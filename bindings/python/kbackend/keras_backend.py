@@ -23,6 +23,7 @@ import sys as _sys
 import numpy as _np
 
 from . import kbackend as _c
+from . import _signatures
 from ._api import API as _API
 from ._core import DTYPE_NAMES as _DTYPE_NAMES
 from ._core import Function as _Function
@@ -582,3 +583,18 @@ for _name in ("conv1d", "conv2d", "conv3d", "conv2d_transpose", "conv3d_transpos
 for _name in ("pool2d", "pool3d"):
     _checked(_name, pool=True)
 del _name
+
+
+def _document():
+    """Functions written here without a docstring take the description's line
+    (api/kbackend.toml, as every binding's docs do) and the function they stand for."""
+    for name, fn in list(globals().items()):
+        if name.startswith("_") or not callable(fn) or getattr(fn, "__module__", "") != __name__:
+            continue
+        if not (fn.__doc__ or "").strip():
+            line = _signatures.DOCS.get(name)
+            fn.__doc__ = (f"{line}\n\nKeras' backend.{name} on kbackend." if line
+                          else f"Keras' backend.{name} on kbackend.")
+
+
+_document()

@@ -61,18 +61,22 @@ def _finalize_at_exit():
 
 
 def rank():
+    """This process' rank in the job (0 without a launcher)."""
     return _c.kb_dist_rank()
 
 
 def size():
+    """How many processes the job has (1 without a launcher)."""
     return _c.kb_dist_size()
 
 
 def local_rank():
+    """This process' rank among the processes of its host."""
     return _c.kb_dist_local_rank()
 
 
 def barrier():
+    """Waits until every process has called barrier."""
     _c.kb_dist_barrier()
 
 

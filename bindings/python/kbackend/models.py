@@ -187,26 +187,32 @@ class History:
 
 
 class Layer:
+    """One layer of a model: its name, class, config and weights (Keras' Layer)."""
     def __init__(self, model, index):
         self._model, self._index = model, index
 
     @property
     def name(self):
+        """The layer's name."""
         return _text("layer_name", self._model._h, self._index)
 
     @property
     def class_name(self):
+        """The layer's Keras class name ("Dense")."""
         return _text("layer_class", self._model._h, self._index)
 
     def get_config(self):
+        """Keras' layer.get_config(): the layer's config as a dict."""
         return json.loads(_text("layer_config", self._model._h, self._index))
 
     def get_weights(self):
+        """Keras' layer.get_weights(): its weights' values as NumPy arrays."""
         out = _p()
         _call("layer_get_weights", self._model._h, self._index, ctypes.byref(out))
         return _list_to_numpy(out)
 
     def set_weights(self, weights):
+        """Keras' layer.set_weights: one array per weight, in order."""
         arrays = _Arrays(list(weights))
         _call("layer_set_weights", self._model._h, self._index, arrays.handles, arrays.count)
 
@@ -224,20 +230,24 @@ class Model:
 
     @property
     def layers(self):
+        """The model's layers, in Keras' order."""
         n = ctypes.c_size_t()
         _call("layer_count", self._h, ctypes.byref(n))
         return [Layer(self, i) for i in range(n.value)]
 
     def get_layer(self, name):
+        """The layer of that name (ValueError when there is none)."""
         for layer in self.layers:
             if layer.name == name:
                 return layer
         raise ValueError("No such layer: " + name)
 
     def get_weights(self):
+        """Keras' model.get_weights(): every layer's weights, in order."""
         return [w for layer in self.layers for w in layer.get_weights()]
 
     def set_weights(self, weights):
+        """Keras' model.set_weights: the arrays get_weights returns, in order."""
         weights = list(weights)
         for layer in self.layers:
             n = len(layer.get_weights())
@@ -246,6 +256,8 @@ class Model:
                 weights = weights[n:]
 
     def compile(self, optimizer, loss, metrics=None, loss_weights=None):
+        """Keras' compile: optimizer by name, dict or keras.optimizers object; loss by name (one,
+        or one per output); metrics by name."""
         if hasattr(optimizer, "get_config"):  # a keras.optimizers object
             optimizer = {"class_name": type(optimizer).__name__, "config": optimizer.get_config()}
         if isinstance(optimizer, dict):
@@ -258,6 +270,7 @@ class Model:
 
     @property
     def metrics_names(self):
+        """The names of evaluate's values (["loss", "acc"])."""
         return json.loads(_text("metrics_names", self._h))
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose=1, callbacks=None,
@@ -302,21 +315,25 @@ class Model:
         return History(h, range(initial_epoch, initial_epoch + done))
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose=1):
+        """Keras' evaluate: the loss and the metrics (a scalar when there is only the loss)."""
         xs, ys = _Arrays(x), _Arrays(y)
         return _scalar_or_list(_values("evaluate", self._h, xs.handles, xs.count, ys.handles,
                                        ys.count, batch_size or 32, verbose))
 
     def train_on_batch(self, x, y):
+        """One gradient step on one batch; the loss and the metrics."""
         xs, ys = _Arrays(x), _Arrays(y)
         return _scalar_or_list(_values("train_on_batch", self._h, xs.handles, xs.count,
                                        ys.handles, ys.count))
 
     def test_on_batch(self, x, y):
+        """The loss and the metrics of one batch, without training."""
         xs, ys = _Arrays(x), _Arrays(y)
         return _scalar_or_list(_values("test_on_batch", self._h, xs.handles, xs.count,
                                        ys.handles, ys.count))
 
     def predict(self, x, batch_size=None, verbose=0):
+        """Keras' predict: an array (one output) or a list of arrays."""
         xs = _Arrays(x)
         out = _p()
         _call("predict", self._h, xs.handles, xs.count, batch_size or 32, verbose,
@@ -325,6 +342,7 @@ class Model:
         return arrays[0] if len(arrays) == 1 else arrays
 
     def predict_on_batch(self, x):
+        """The outputs of one batch."""
         xs = _Arrays(x)
         out = _p()
         _call("predict_on_batch", self._h, xs.handles, xs.count, ctypes.byref(out))
@@ -332,32 +350,40 @@ class Model:
         return arrays[0] if len(arrays) == 1 else arrays
 
     def save(self, filepath, include_optimizer=True):
+        """Keras' model.save: an HDF5 file Keras loads (with the optimizer's state if asked)."""
         _call("save", self._h, str(filepath).encode(), int(bool(include_optimizer)))
 
     def save_weights(self, filepath):
+        """Keras' model.save_weights (HDF5)."""
         _call("save_weights", self._h, str(filepath).encode())
 
     def load_weights(self, filepath, by_name=False):
+        """Keras' model.load_weights: by topology, or by layer name."""
         _call("load_weights", self._h, str(filepath).encode(), int(bool(by_name)))
 
     def reset_states(self):
+        """Keras' model.reset_states(): stateful recurrent layers' states back to zeros."""
         _call("reset_states", self._h)
 
     def to_json(self):
+        """Keras' model.to_json()."""
         return _text("to_json", self._h)
 
     def summary(self, print_fn=None):
+        """Keras' model.summary(): printed, or given line by line to print_fn."""
         for line in _text("summary", self._h).rstrip("\n").split("\n"):
             (print_fn or print)(line)  # a line at a time, as Keras calls print_fn
 
 
 def load_model(filepath, compile=True):  # noqa: A002 - Keras' name
+    """Keras' load_model: a model from a Keras HDF5 file, compiled from it when it says how."""
     h = _p()
     _call("load", str(filepath).encode(), int(bool(compile)), ctypes.byref(h))
     return Model(h)
 
 
 def model_from_json(json_string):
+    """Keras' model_from_json: a model from Keras' JSON, its weights initialized."""
     h = _p()
     _call("from_json", json_string.encode(), ctypes.byref(h))
     return Model(h)
