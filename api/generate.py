@@ -4,7 +4,7 @@
   python3 api/generate.py           write the files
   python3 api/generate.py --check   fail (exit 1) if any committed file differs from its output
   python3 api/generate.py --doxygen FILE   write the C reference's Doxygen pages
-  python3 api/generate.py --swig-docs FILE write the Java and C# doc comments for SWIG
+  python3 api/generate.py --swig DIR       write SWIG's generated interface files (Java, C#)
 (the last two are build outputs, not committed)
 
 Generated files are committed (a Go module and a crate must build without this script) and never
@@ -16,7 +16,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from apigen import cpp, doxygen, go, model, python, rust, swig_docs  # noqa: E402
+from apigen import cpp, doxygen, go, model, python, rust, swig  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -52,17 +52,26 @@ def outputs(api):
     }
 
 
+def _write_if_changed(path, text):
+    """Build outputs are rewritten only on change, so that what depends on them is not rebuilt
+    for nothing."""
+    if not os.path.exists(path) or open(path, encoding="utf-8").read() != text:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+
+
 def main(argv):
     check = "--check" in argv
     api = model.load_repository(ROOT)
-    for option, write in (("--doxygen", doxygen.pages), ("--swig-docs", swig_docs.interface)):
-        if option in argv:
-            path, text = argv[argv.index(option) + 1], write(api)
-            # written only on change, so that what depends on it is not rebuilt for nothing
-            if not os.path.exists(path) or open(path, encoding="utf-8").read() != text:
-                with open(path, "w", encoding="utf-8") as f:
-                    f.write(text)
-            return 0
+    if "--doxygen" in argv:
+        _write_if_changed(argv[argv.index("--doxygen") + 1], doxygen.pages(api))
+        return 0
+    if "--swig" in argv:
+        folder = argv[argv.index("--swig") + 1]
+        os.makedirs(folder, exist_ok=True)
+        for name, text in swig.interface_files(api).items():
+            _write_if_changed(os.path.join(folder, name), text)
+        return 0
     stale = []
     for rel, text in outputs(api).items():
         path = os.path.join(ROOT, rel)

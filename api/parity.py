@@ -87,7 +87,7 @@ def _swig_reached(path, names):
         for callee in helpers.get(name, ()):
             visit(callee)
         if name.startswith("kbx_"):
-            visit("kb_" + name[4:])  # gen_calls.cmake's helper of kb_NAME
+            visit("kb_" + name[4:])  # the generated helper of kb_NAME (api/apigen/swig.py)
 
     for chunk in text.split("SWIGEXPORT")[1:]:  # one exported wrapper each
         for name in calls.findall(chunk.split("\n}\n", 1)[0]):

@@ -288,53 +288,23 @@ KB_CSHARP_HANDLE(kb_model, Model)
 
   public static Tensor zeros(params long[] shape) { return zeros(shape, DType.DTYPE_DEFAULT, null); }
   public static Tensor ones(params long[] shape) { return ones(shape, DType.DTYPE_DEFAULT, null); }
-  public static Tensor eye(long size) { return eye(size, DType.DTYPE_DEFAULT, null); }
-  public static Tensor zeros_like(Tensor x) { return zeros_like(x, DType.DTYPE_DEFAULT, null); }
-  public static Tensor ones_like(Tensor x) { return ones_like(x, DType.DTYPE_DEFAULT, null); }
   public static Tensor random_normal_variable(long[] shape, double mean, double scale, long? seed = null) {
     return random_normal_variable(shape, mean, scale, DType.DTYPE_DEFAULT, null, seed);
   }
   public static Tensor random_uniform_variable(long[] shape, double low, double high, long? seed = null) {
     return random_uniform_variable(shape, low, high, DType.DTYPE_DEFAULT, null, seed);
   }
-  public static Tensor arange(double start, double? stop = null, double step = 1.0) { return arange(start, stop, step, DType.DTYPE_DEFAULT); }
 
   // ---- reductions: axis=None, keepdims=False ----
-  public static Tensor sum(Tensor x) { return sum(x, null, false); }
   public static Tensor sum(Tensor x, long axis, bool keepdims = false) { return sum(x, Axis(axis), keepdims); }
-  public static Tensor mean(Tensor x) { return mean(x, null, false); }
   public static Tensor mean(Tensor x, long axis, bool keepdims = false) { return mean(x, Axis(axis), keepdims); }
-  public static Tensor max(Tensor x) { return max(x, null, false); }
   public static Tensor max(Tensor x, long axis, bool keepdims = false) { return max(x, Axis(axis), keepdims); }
-  public static Tensor min(Tensor x) { return min(x, null, false); }
   public static Tensor min(Tensor x, long axis, bool keepdims = false) { return min(x, Axis(axis), keepdims); }
-  public static Tensor prod(Tensor x) { return prod(x, null, false); }
-  public static Tensor var(Tensor x) { return var(x, null, false); }
   public static Tensor std(Tensor x, long[] axes, bool keepdims) { return std_(x, axes, keepdims); }
   public static Tensor std(Tensor x) { return std_(x, null, false); }
   public static Tensor std(Tensor x, long axis, bool keepdims = false) { return std_(x, Axis(axis), keepdims); }
-  public static Tensor any(Tensor x) { return any(x, null, false); }
-  public static Tensor all(Tensor x) { return all(x, null, false); }
-  public static Tensor logsumexp(Tensor x) { return logsumexp(x, null, false); }
-  public static Tensor argmax(Tensor x) { return argmax(x, -1); }
-  public static Tensor argmin(Tensor x) { return argmin(x, -1); }
 
   // ---- nn ----
-  public static Tensor relu(Tensor x, double alpha = 0.0, double? maxValue = null) { return relu(x, alpha, maxValue, 0.0); }
-  public static Tensor elu(Tensor x) { return elu(x, 1.0); }
-  public static Tensor softmax(Tensor x) { return softmax(x, -1); }
-  public static Tensor categorical_crossentropy(Tensor target, Tensor output, bool fromLogits = false) {
-    return categorical_crossentropy(target, output, fromLogits, -1);
-  }
-  public static Tensor sparse_categorical_crossentropy(Tensor target, Tensor output, bool fromLogits = false) {
-    return sparse_categorical_crossentropy(target, output, fromLogits, -1);
-  }
-  public static Tensor binary_crossentropy(Tensor target, Tensor output) { return binary_crossentropy(target, output, false); }
-  public static Tensor bias_add(Tensor x, Tensor bias) { return bias_add(x, bias, DataFormat.DATA_FORMAT_DEFAULT); }
-  public static Tensor batch_dot(Tensor x, Tensor y) { return batch_dot(x, y, null); }
-  public static Tensor concatenate(Tensor[] xs) { return concatenate(xs, -1); }
-  public static Tensor stack(Tensor[] xs) { return stack(xs, 0); }
-  public static Tensor identity(Tensor x) { return identity(x, null); }
   public static Tensor conv2d(Tensor x, Tensor kernel, long[] strides = null, string padding = "valid", string dataFormat = null, long[] dilationRate = null) {
     return conv2d(x, kernel, strides, parse_padding(padding), dataFormat == null ? DataFormat.DATA_FORMAT_DEFAULT : parse_data_format(dataFormat), dilationRate);
   }

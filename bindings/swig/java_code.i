@@ -484,111 +484,49 @@ import java.util.function.UnaryOperator;
     return ones(shape, DType.DTYPE_DEFAULT, null);
   }
 
-  public static Tensor eye(long size) {
-    return eye(size, DType.DTYPE_DEFAULT, null);
-  }
 
-  public static Tensor zeros_like(Tensor x) {
-    return zeros_like(x, DType.DTYPE_DEFAULT, null);
-  }
 
-  public static Tensor ones_like(Tensor x) {
-    return ones_like(x, DType.DTYPE_DEFAULT, null);
-  }
 
-  public static Tensor random_normal_variable(long[] shape, double mean, double scale) {
-    return random_normal_variable(shape, mean, scale, DType.DTYPE_DEFAULT, null, null);
-  }
 
   public static Tensor random_normal_variable(long[] shape, double mean, double scale,
                                               long seed) {
     return random_normal_variable(shape, mean, scale, DType.DTYPE_DEFAULT, null, seed);
   }
 
-  public static Tensor random_uniform_variable(long[] shape, double low, double high) {
-    return random_uniform_variable(shape, low, high, DType.DTYPE_DEFAULT, null, null);
-  }
 
-  public static Tensor arange(double start) {
-    return arange(start, null, 1.0, DType.DTYPE_DEFAULT);
-  }
 
   public static Tensor arange(double start, double stop) {
     return arange(start, stop, 1.0, DType.DTYPE_DEFAULT);
   }
 
   // ---- reductions: axis=None, keepdims=False ----
-  public static Tensor sum(Tensor x) { return sum(x, ALL, false); }
   public static Tensor sum(Tensor x, long axis) { return sum(x, axis(axis), false); }
   public static Tensor sum(Tensor x, long axis, boolean keepdims) { return sum(x, axis(axis), keepdims); }
-  public static Tensor mean(Tensor x) { return mean(x, ALL, false); }
   public static Tensor mean(Tensor x, long axis) { return mean(x, axis(axis), false); }
   public static Tensor mean(Tensor x, long axis, boolean keepdims) { return mean(x, axis(axis), keepdims); }
-  public static Tensor max(Tensor x) { return max(x, ALL, false); }
   public static Tensor max(Tensor x, long axis) { return max(x, axis(axis), false); }
-  public static Tensor min(Tensor x) { return min(x, ALL, false); }
   public static Tensor min(Tensor x, long axis) { return min(x, axis(axis), false); }
-  public static Tensor prod(Tensor x) { return prod(x, ALL, false); }
   public static Tensor prod(Tensor x, long axis) { return prod(x, axis(axis), false); }
-  public static Tensor var(Tensor x) { return var(x, ALL, false); }
   public static Tensor var(Tensor x, long axis) { return var(x, axis(axis), false); }
   public static Tensor std(Tensor x, long[] axes, boolean keepdims) { return std_(x, axes, keepdims); }
   public static Tensor std(Tensor x) { return std_(x, ALL, false); }
   public static Tensor std(Tensor x, long axis) { return std_(x, axis(axis), false); }
-  public static Tensor any(Tensor x) { return any(x, ALL, false); }
-  public static Tensor all(Tensor x) { return all(x, ALL, false); }
-  public static Tensor logsumexp(Tensor x) { return logsumexp(x, ALL, false); }
   public static Tensor logsumexp(Tensor x, long axis) { return logsumexp(x, axis(axis), false); }
-  public static Tensor argmax(Tensor x) { return argmax(x, -1); }
-  public static Tensor argmin(Tensor x) { return argmin(x, -1); }
-  public static Tensor cumsum(Tensor x) { return cumsum(x, 0); }
-  public static Tensor cumprod(Tensor x) { return cumprod(x, 0); }
 
   // ---- nn ----
-  public static Tensor relu(Tensor x) { return relu(x, 0.0, null, 0.0); }
-  public static Tensor relu(Tensor x, double alpha) { return relu(x, alpha, null, 0.0); }
-  public static Tensor elu(Tensor x) { return elu(x, 1.0); }
-  public static Tensor softmax(Tensor x) { return softmax(x, -1); }
   public static Tensor clip(Tensor x, double minValue) {
     return clip(x, minValue, Double.POSITIVE_INFINITY);
   }
-  public static Tensor categorical_crossentropy(Tensor target, Tensor output) {
-    return categorical_crossentropy(target, output, false, -1);
-  }
-  public static Tensor sparse_categorical_crossentropy(Tensor target, Tensor output) {
-    return sparse_categorical_crossentropy(target, output, false, -1);
-  }
-  public static Tensor binary_crossentropy(Tensor target, Tensor output) {
-    return binary_crossentropy(target, output, false);
-  }
-  public static Tensor bias_add(Tensor x, Tensor bias) {
-    return bias_add(x, bias, DataFormat.DATA_FORMAT_DEFAULT);
-  }
-  public static Tensor l2_normalize(Tensor x) { return l2_normalize(x, ALL); }
   public static Tensor l2_normalize(Tensor x, long axis) { return l2_normalize(x, axis(axis)); }
-  public static Tensor batch_dot(Tensor x, Tensor y) { return batch_dot(x, y, null); }
   public static Tensor concatenate(List<Tensor> xs) { return concatenate(array(xs), -1); }
   public static Tensor concatenate(List<Tensor> xs, long axis) { return concatenate(array(xs), axis); }
   public static Tensor stack(List<Tensor> xs) { return stack(array(xs), 0); }
   public static Tensor stack(List<Tensor> xs, long axis) { return stack(array(xs), axis); }
   public static Tensor squeeze(Tensor x) { return squeeze(x, -1); }
-  public static Tensor identity(Tensor x) { return identity(x, null); }
 
   // ---- conv / pool: strides=1, padding='valid', data_format=None, dilation_rate=1 ----
-  public static Tensor conv1d(Tensor x, Tensor kernel) {
-    return conv1d(x, kernel, 1, Padding.VALID, DataFormat.DATA_FORMAT_DEFAULT, 1);
-  }
-  public static Tensor conv2d(Tensor x, Tensor kernel) {
-    return conv2d(x, kernel, null, Padding.VALID, DataFormat.DATA_FORMAT_DEFAULT, null);
-  }
   public static Tensor conv2d(Tensor x, Tensor kernel, long[] strides, String padding) {
     return conv2d(x, kernel, strides, parse_padding(padding), DataFormat.DATA_FORMAT_DEFAULT, null);
-  }
-  public static Tensor conv3d(Tensor x, Tensor kernel) {
-    return conv3d(x, kernel, null, Padding.VALID, DataFormat.DATA_FORMAT_DEFAULT, null);
-  }
-  public static Tensor pool2d(Tensor x, long[] poolSize) {
-    return pool2d(x, poolSize, null, Padding.VALID, DataFormat.DATA_FORMAT_DEFAULT, PoolMode.MAX);
   }
   public static Tensor pool2d(Tensor x, long[] poolSize, long[] strides, String padding,
                               String poolMode) {
