@@ -298,6 +298,18 @@ KB_API kb_status kb_device_count(kb_device_kind kind, int64_t* out);
 KB_API const char* kb_cuda_unavailable_reason(void);
 KB_API kb_status kb_function_set_device(kb_compiled_function* f, kb_device_kind kind);
 KB_API kb_status kb_function_device(kb_compiled_function* f, kb_device_kind* out);
+/* The devices of a kind, at positions 0 .. kb_device_count(kind) - 1: the index (the N of
+ * cuda:N; 0 for the CPU), the product name (owned by the library, valid until the thread's next
+ * kb_device_name) and the memory in bytes (the machine's for the CPU). */
+KB_API kb_status kb_device_index(kb_device_kind kind, int64_t position, int64_t* out);
+KB_API kb_status kb_device_name(kb_device_kind kind, int64_t position, const char** out);
+KB_API kb_status kb_device_memory(kb_device_kind kind, int64_t position, int64_t* out);
+/* A function's device by name: "cpu", "cuda" or "cuda:N" (N must be this process' GPU: one GPU
+ * per process, chosen by KB_DEVICE or the launcher's local rank); an unusable one fails with
+ * the reason. kb_function_device_name gives "cpu" or "cuda:N" (valid until the thread's next
+ * call of it). */
+KB_API kb_status kb_function_set_device_name(kb_compiled_function* f, const char* device);
+KB_API kb_status kb_function_device_name(kb_compiled_function* f, const char** out);
 
 /* ---- loops ----------------------------------------------------------------------------------
  * The user's function is called while the graph is built (on the calling thread), on per-step

@@ -893,6 +893,19 @@ class Function {
 
   /// The device its later calls run on (kb_function_set_device).
   void set_device(Device device) { check(kb_function_set_device(f_, to_c(device))); }
+  /// The device by name: "cpu", "cuda" or "cuda:N", N being this process' GPU
+  /// (kb_function_set_device_name).
+  void set_device(const std::string& device) {
+    if (device.find('\0') != std::string::npos)
+      throw Error(KB_ERROR_INVALID_ARGUMENT, "set_device: the name holds a NUL byte");
+    check(kb_function_set_device_name(f_, device.c_str()));
+  }
+  /// Where it runs, as "cpu" or "cuda:N".
+  std::string device_name() const {
+    const char* out = nullptr;
+    check(kb_function_device_name(f_, &out));
+    return out ? out : "";
+  }
   /// The device it runs on.
   Device device() const {
     kb_device_kind out{};
@@ -952,6 +965,29 @@ inline int64_t device_count(Device kind) {
 inline std::string cuda_unavailable_reason() {
   const char* r = kb_cuda_unavailable_reason();
   return r ? r : "";
+}
+/// One device this process can run on.
+struct DeviceInfo {
+  Device kind;       ///< cpu or cuda
+  int64_t index;     ///< the N of cuda:N (0 for the CPU)
+  std::string name;  ///< the product name
+  int64_t memory;    ///< bytes (the machine's for the CPU)
+};
+/// The devices this process can run on: the CPU, then its GPU if it has one.
+inline std::vector<DeviceInfo> list_devices() {
+  std::vector<DeviceInfo> out;
+  for (Device kind : {Device::cpu, Device::cuda}) {
+    for (int64_t i = 0, n = device_count(kind); i < n; ++i) {
+      DeviceInfo d{kind, 0, "", 0};
+      const char* name = nullptr;
+      check(kb_device_index(to_c(kind), i, &d.index));
+      check(kb_device_name(to_c(kind), i, &name));
+      check(kb_device_memory(to_c(kind), i, &d.memory));
+      d.name = name ? name : "";
+      out.push_back(d);
+    }
+  }
+  return out;
 }
 
 // ---- data-parallel training (include/kbackend.h: kb_dist_*) ----------------------------------

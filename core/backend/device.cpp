@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <new>
 
@@ -15,6 +16,7 @@ namespace kb {
 
 namespace {
 const DeviceApi* g_cuda = nullptr;
+int32_t g_cuda_ordinal = 0;  // the GPU the plugin runs on
 std::string g_reason = "not probed";
 std::once_flag g_probe;
 
@@ -116,6 +118,7 @@ void probe_cuda() {
   }
   static const PluginHost host{kPluginHostVersion, host_register_kernel, host_register_device,
                                host_find_kernel, setting.ordinal};
+  g_cuda_ordinal = setting.ordinal;
   char reason[512] = {0};
   if (init(&host, reason, sizeof reason) != 0) {
     g_reason = std::string("CUDA unavailable: ") + reason;
@@ -171,6 +174,58 @@ int64_t device_count(Device d) {
 }
 
 const char* device_name(Device d) { return d == Device::cpu ? "cpu" : "cuda"; }
+
+namespace {
+// The CPU's model name as the kernel reports it, or "cpu".
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) != 0) continue;
+    size_t colon = line.find(':');
+    if (colon == std::string::npos) break;
+    size_t start = line.find_first_not_of(" \t", colon + 1);
+    return start == std::string::npos ? "cpu" : line.substr(start);
+  }
+  return "cpu";
+}
+}  // namespace
+
+DeviceInfo device_info(Device kind, int64_t position) {
+  int64_t n = device_count(kind);
+  check(position >= 0 && position < n, Status::invalid_argument, "device ", position, " of kind ",
+        device_name(kind), ": there ", n == 1 ? "is " : "are ", n, n == 1 ? " device" : " devices",
+        kind == Device::cuda && n == 0 ? " (" + cuda_unavailable_reason() + ")" : std::string());
+  if (kind == Device::cpu) {
+    static const std::string name = cpu_model_name();
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return {kind, 0, name, pages > 0 && page > 0 ? int64_t(pages) * page : 0};
+  }
+  char name[256] = {0};
+  int64_t memory = 0;
+  g_cuda->describe(name, sizeof name, &memory);
+  return {kind, g_cuda_ordinal, name, memory};
+}
+
+std::string device_label(Device d) {
+  if (d == Device::cpu) return "cpu";
+  return "cuda:" + std::to_string(cuda_available() ? g_cuda_ordinal : 0);
+}
+
+Device parse_device(const std::string& text) {
+  if (text == "cpu") return Device::cpu;
+  bool indexed = text.rfind("cuda:", 0) == 0;
+  check(text == "cuda" || indexed, Status::invalid_argument, "device '", text,
+        "' is not cpu, cuda or cuda:N");
+  int32_t n = indexed ? gpu_index(text.substr(5)) : 0;
+  check(n >= 0, Status::invalid_argument, "device '", text,
+        "': N of cuda:N must be a number below 10000");
+  check(cuda_available(), Status::device, "device '", text, "': ", cuda_unavailable_reason());
+  check(!indexed || n == g_cuda_ordinal, Status::device, "device '", text,
+        "': this process runs on cuda:", g_cuda_ordinal,
+        " (one GPU per process: KB_DEVICE=cuda:N or the launcher's local rank chooses it)");
+  return Device::cuda;
+}
 
 Device default_device() {
   if (device_setting().cpu) return Device::cpu;

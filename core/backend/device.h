@@ -26,6 +26,8 @@ struct DeviceApi {
   // when a run fails, and before device data reaches the host: nothing reads a value computed
   // after an error unseen, and the error reported is the first, as on the CPU.
   void (*settle)();
+  // The device's product name (NUL-terminated, truncated to name_size) and memory in bytes.
+  void (*describe)(char* name, size_t name_size, int64_t* total_memory);
 };
 
 // The most dims a device kernel indexes (the CUDA plugin's strided maps hold that many): the
@@ -42,7 +44,7 @@ struct PluginHost {
 };
 // Changes whenever what crosses between the two does: these structures, the kernel interface, or
 // the numbering of the scalar table's operations that fused programs carry (6).
-constexpr int32_t kPluginHostVersion = 6;
+constexpr int32_t kPluginHostVersion = 7;
 // Returns 0 on success; otherwise writes a reason (NUL-terminated) into reason[reason_size].
 using PluginInitFn = int32_t (*)(const PluginHost* host, char* reason, size_t reason_size);
 
@@ -61,6 +63,23 @@ int64_t device_count(Device device);
 // CUDA unused, cuda_unavailable_reason() saying so.
 Device default_device();
 const char* device_name(Device d);
+
+// One device this process can run on: kind, index (the N of cuda:N; 0 for the CPU), product
+// name and memory in bytes (the machine's for the CPU).
+struct DeviceInfo {
+  Device kind;
+  int64_t index;
+  std::string name;
+  int64_t memory;
+};
+// The devices of a kind, in order (position 0 .. device_count(kind) - 1).
+DeviceInfo device_info(Device kind, int64_t position);
+// "cpu", "cuda" (this process' GPU) or "cuda:N" (which must be this process' GPU: one GPU per
+// process, chosen by KB_DEVICE or the launcher's local rank): the device kind, or an error that
+// says why not.
+Device parse_device(const std::string& text);
+// "cpu" or "cuda:N".
+std::string device_label(Device d);
 
 // DeviceApi::settle for device d (nothing for the CPU, whose steps fail as they run).
 void settle(Device d);

@@ -1,6 +1,7 @@
 // The CUDA plugin's entry point, its device (memory, copies, stream) and a caching allocator.
 #include <cublas_v2.h>
 
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -96,8 +97,16 @@ void settle() {
   settle_checks();
 }
 
+void describe(char* name, size_t name_size, int64_t* total_memory) {
+  cudaDeviceProp prop{};
+  bool known = cudaGetDeviceProperties(&prop, g_ordinal) == cudaSuccess;
+  std::snprintf(name, name_size, "%s", known ? prop.name : "unknown CUDA device");
+  *total_memory = known ? int64_t(prop.totalGlobalMem) : 0;
+}
+
 const DeviceApi kApi{"cuda",       pool_alloc,     pool_free,   copy_to_device,
-                     copy_to_host, copy_on_device, synchronize, settle};
+                     copy_to_host, copy_on_device, synchronize, settle,
+                     describe};
 }  // namespace
 
 void copy_on_device(void* dst, const void* src, size_t n) {

@@ -1036,7 +1036,35 @@ TEST(Errors, Devices) {
       CASE_0(INVALID, "function_set_device", kb_function_set_device(f.get(), kb_device_kind(7))),
       CASE_ENUM(kb_device_kind, INVALID, "function_device", kb_function_device(nullptr, &out)),
       CASE_0(INVALID, "function_device", kb_function_device(f.get(), nullptr)),
+      CASE_I64(INVALID, "device_index", kb_device_index(KB_DEVICE_CPU, 1, &out)),
+      CASE_I64(INVALID, "device_index", kb_device_index(KB_DEVICE_CPU, -1, &out)),
+      CASE_I64(INVALID, "device_index", kb_device_index(kb_device_kind(7), 0, &out)),
+      CASE_S(INVALID, "device_name", kb_device_name(KB_DEVICE_CPU, 0, nullptr)),
+      CASE_I64(INVALID, "device_memory", kb_device_memory(KB_DEVICE_CPU, 2, &out)),
+      CASE_0(INVALID, "function_set_device_name", kb_function_set_device_name(f.get(), nullptr)),
+      CASE_0(INVALID, "function_set_device_name", kb_function_set_device_name(nullptr, "cpu")),
+      CASE_0(INVALID, "function_set_device_name", kb_function_set_device_name(f.get(), "tpu")),
+      CASE_0(INVALID, "function_set_device_name", kb_function_set_device_name(f.get(), "cuda:")),
+      CASE_0(INVALID, "function_set_device_name",
+             kb_function_set_device_name(f.get(), "cuda:12345")),
+      CASE_0(KB_ERROR_DEVICE, "function_set_device_name",
+             kb_function_set_device_name(f.get(), "cuda:4096")),
+      CASE_S(INVALID, "function_device_name", kb_function_device_name(nullptr, &out)),
+      CASE_0(INVALID, "function_device_name", kb_function_device_name(f.get(), nullptr)),
   });
+  // The CPU: index 0, the kernel's model name, the machine's memory.
+  int64_t index = -1, memory = 0;
+  const char* name = nullptr;
+  KB_ASSERT_OK(kb_device_index(KB_DEVICE_CPU, 0, &index));
+  KB_ASSERT_OK(kb_device_name(KB_DEVICE_CPU, 0, &name));
+  KB_ASSERT_OK(kb_device_memory(KB_DEVICE_CPU, 0, &memory));
+  EXPECT_EQ(index, 0);
+  ASSERT_NE(name, nullptr);
+  EXPECT_STRNE(name, "");
+  EXPECT_GT(memory, int64_t(1) << 26);
+  KB_ASSERT_OK(kb_function_set_device_name(f.get(), "cpu"));
+  KB_ASSERT_OK(kb_function_device_name(f.get(), &name));
+  EXPECT_STREQ(name, "cpu");
   int64_t n = -1;
   KB_ASSERT_OK(kb_device_count(KB_DEVICE_CPU, &n));
   EXPECT_EQ(n, 1);
@@ -1045,7 +1073,28 @@ TEST(Errors, Devices) {
   if (n == 0) {
     EXPECT_STRNE(kb_cuda_unavailable_reason(), "");
     run_cases({CASE_0(KB_ERROR_DEVICE, "function_set_device",
-                      kb_function_set_device(f.get(), KB_DEVICE_CUDA))});
+                      kb_function_set_device(f.get(), KB_DEVICE_CUDA)),
+               CASE_0(KB_ERROR_DEVICE, "function_set_device_name",
+                      kb_function_set_device_name(f.get(), "cuda")),
+               CASE_I64(INVALID, "device_index", kb_device_index(KB_DEVICE_CUDA, 0, &out))});
+  } else {
+    // The process' GPU (the emulated one in CI): its index, name and memory, and a function
+    // moved to it by name.
+    KB_ASSERT_OK(kb_device_index(KB_DEVICE_CUDA, 0, &index));
+    KB_ASSERT_OK(kb_device_name(KB_DEVICE_CUDA, 0, &name));
+    KB_ASSERT_OK(kb_device_memory(KB_DEVICE_CUDA, 0, &memory));
+    EXPECT_GE(index, 0);
+    EXPECT_STRNE(name, "");
+    EXPECT_GT(memory, 0);
+    std::string label = "cuda:" + std::to_string(index);
+    KB_ASSERT_OK(kb_function_set_device_name(f.get(), label.c_str()));
+    KB_ASSERT_OK(kb_function_device_name(f.get(), &name));
+    EXPECT_EQ(std::string(name), label);
+    Tensor in = constant_f32({1, 2}, {2});
+    expect_near(out_f32(call(f, {in.get()}), 0), {2, 4});
+    std::string other = "cuda:" + std::to_string(index + 1);
+    run_cases({CASE_0(KB_ERROR_DEVICE, "function_set_device_name",
+                      kb_function_set_device_name(f.get(), other.c_str()))});
   }
   // CPU is always accepted, and the function still computes.
   KB_ASSERT_OK(kb_function_set_device(f.get(), KB_DEVICE_CPU));

@@ -565,6 +565,16 @@ TEST(HppFunction, UpdatesRunOnEveryCall) {
   f.set_device(K::Device::cpu);
   EXPECT_EQ(f.device(), K::Device::cpu);
   expect_near(values(f({Tensor::from({0.f, 0.f})})[0]), {0, 0});
+  f.set_device("cpu");
+  EXPECT_EQ(f.device_name(), "cpu");
+  EXPECT_THROW(f.set_device("tpu"), K::Error);
+  EXPECT_THROW(f.set_device(std::string("cpu\0x", 5)), K::Error);
+  std::vector<K::DeviceInfo> devices = K::list_devices();
+  ASSERT_EQ(devices.size(), size_t(1 + K::device_count(K::Device::cuda)));
+  EXPECT_EQ(devices[0].kind, K::Device::cpu);
+  EXPECT_EQ(devices[0].index, 0);
+  EXPECT_FALSE(devices[0].name.empty());
+  EXPECT_GT(devices[0].memory, int64_t(1) << 26);
 }
 
 TEST(HppFunction, TrainsALinearModel) {

@@ -7,6 +7,8 @@
 // transfers, fallbacks, memory lifetimes, loops, outputs), not the CUDA kernels; except that where
 // a CUDA kernel runs a per-element function shared with the host (element_kernels.h), the emulated
 // kernel runs that function.
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -81,8 +83,16 @@ void emu_settle() {
   if (first) std::rethrow_exception(first);
 }
 
+// The emulation's memory is the host's; it reports a name of its own so tests can tell.
+void emu_describe(char* name, size_t name_size, int64_t* total_memory) {
+  std::snprintf(name, name_size, "kbackend emulated GPU");
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  *total_memory = pages > 0 && page > 0 ? int64_t(pages) * page : 0;
+}
+
 const kb::DeviceApi kApi{"cuda",           emu_alloc,          emu_free,        emu_copy_to_device,
-                         emu_copy_to_host, emu_copy_on_device, emu_synchronize, emu_settle};
+                         emu_copy_to_host, emu_copy_on_device, emu_synchronize, emu_settle,
+                         emu_describe};
 
 // A device buffer seen by the CPU kernel: the same storage (kept alive), untagged.
 Buffer on_host(const Buffer& b, const char* role, size_t i) {

@@ -178,4 +178,29 @@ static class Tests {
     kept.ForEach(t => t.Dispose());
     True(Tensor.LiveCount == before, "after Dispose");
   }
+
+  public static void KerasDefaultsAreOverloads() {
+    var x = Tensor.Of(new float[] { 1, -2, 3, -4 }, 2, 2);
+    Eq(new float[] { 1, 0, 3, 0 }, K.relu(x).ToFloatArray());
+    True(K.sum(x, new long[] { 1 }).Shape.SequenceEqual(new long[] { 2 }), "keepdims=False");
+    var image = Tensor.Of(new float[] { 1, 2, 3, 4 }, 1, 2, 2, 1);
+    var kernel = Tensor.Of(new float[] { 1, 1, 1, 1 }, 2, 2, 1, 1);
+    Eq(new float[] { 10 }, K.conv2d(image, kernel).ToFloatArray());
+    True(K.conv2d(image, kernel, new long[] { 1, 1 }, Padding.SAME).Shape.SequenceEqual(new long[] { 1, 2, 2, 1 }), "same");
+    True(K.arange(3).DType == DType.INT32, "Keras' dtype=int32");
+  }
+
+  public static void DevicesAreListedAndChosenByName() {
+    True(K.device_count(DeviceKind.CPU) == 1, "one CPU");
+    True(K.device_index(DeviceKind.CPU, 0) == 0, "index");
+    True(K.device_name(DeviceKind.CPU, 0).Length > 0, "name");
+    True(K.device_memory(DeviceKind.CPU, 0) > (1L << 26), "memory");
+    Throws<KBackendException>(() => K.device_name(DeviceKind.CPU, 1));
+    var x = K.placeholder(2);
+    using (var f = K.function(new[] { x }, new[] { x * 2.0 })) {
+      K.function_set_device_name(f, "cpu");
+      True(K.function_device_name(f) == "cpu", "device name");
+      Throws<KBackendException>(() => K.function_set_device_name(f, "tpu"));
+    }
+  }
 }

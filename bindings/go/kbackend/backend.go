@@ -843,6 +843,70 @@ func (f *Function) Device() (Device, error) {
 	return Device(rOut), nil
 }
 
+// DeviceIndex is kb_device_index: device_index(kind, position).
+// Index of a device (the N of cuda:N) at a position of its kind's list.
+func DeviceIndex(kind Device, position int64) (int64, error) {
+	var rOut C.int64_t
+	if err := call(func() C.kb_status {
+		return C.kb_device_index(C.kb_device_kind(kind), C.int64_t(position), &rOut)
+	}); err != nil {
+		return 0, err
+	}
+	return int64(rOut), nil
+}
+
+// DeviceName is kb_device_name: device_name(kind, position).
+// Product name of a device at a position of its kind's list.
+func DeviceName(kind Device, position int64) (string, error) {
+	var rOut *C.char
+	if err := call(func() C.kb_status {
+		return C.kb_device_name(C.kb_device_kind(kind), C.int64_t(position), &rOut)
+	}); err != nil {
+		return "", err
+	}
+	return C.GoString(rOut), nil
+}
+
+// DeviceMemory is kb_device_memory: device_memory(kind, position).
+// Memory in bytes of a device at a position of its kind's list.
+func DeviceMemory(kind Device, position int64) (int64, error) {
+	var rOut C.int64_t
+	if err := call(func() C.kb_status {
+		return C.kb_device_memory(C.kb_device_kind(kind), C.int64_t(position), &rOut)
+	}); err != nil {
+		return 0, err
+	}
+	return int64(rOut), nil
+}
+
+// SetDeviceName is kb_function_set_device_name: function_set_device_name(f, device).
+// Sets a compiled function's device by name: cpu, cuda or cuda:N.
+func (f *Function) SetDeviceName(device string) error {
+	cdevice, err := cString("function_set_device_name", device)
+	if err != nil {
+		return err
+	}
+	defer C.free(unsafe.Pointer(cdevice))
+	if err := call(func() C.kb_status {
+		return C.kb_function_set_device_name(f.c(), cdevice)
+	}, f); err != nil {
+		return err
+	}
+	return nil
+}
+
+// DeviceName is kb_function_device_name: function_device_name(f).
+// Device a compiled function runs on, as cpu or cuda:N.
+func (f *Function) DeviceName() (string, error) {
+	var rOut *C.char
+	if err := call(func() C.kb_status {
+		return C.kb_function_device_name(f.c(), &rOut)
+	}, f); err != nil {
+		return "", err
+	}
+	return C.GoString(rOut), nil
+}
+
 // Square is Keras' square(x) (C: kb_square).
 // Square, elementwise.
 func Square(x *Tensor) (*Tensor, error) {

@@ -483,6 +483,39 @@ func DeviceCount(d Device) (int64, error) {
 	return int64(n), err
 }
 
+// DeviceInfo is one device this process can run on.
+type DeviceInfo struct {
+	Kind   Device
+	Index  int64  // the N of cuda:N (0 for the CPU)
+	Name   string // the product name
+	Memory int64  // bytes (the machine's for the CPU)
+}
+
+// ListDevices gives the devices this process can run on: the CPU, then its GPU if it has one.
+func ListDevices() ([]DeviceInfo, error) {
+	var out []DeviceInfo
+	for _, kind := range []Device{CPU, CUDA} {
+		n, err := DeviceCount(kind)
+		if err != nil {
+			return nil, err
+		}
+		for i := int64(0); i < n; i++ {
+			d := DeviceInfo{Kind: kind}
+			if d.Index, err = DeviceIndex(kind, i); err != nil {
+				return nil, err
+			}
+			if d.Name, err = DeviceName(kind, i); err != nil {
+				return nil, err
+			}
+			if d.Memory, err = DeviceMemory(kind, i); err != nil {
+				return nil, err
+			}
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
 // ---- data-parallel training ----------------------------------------------------------------
 
 // ReduceOp is a kb_reduce_op: how a collective combines the processes' values.

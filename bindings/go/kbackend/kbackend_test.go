@@ -239,3 +239,32 @@ func TestOneProcessIsRankZeroOfOne(t *testing.T) {
 		t.Fatalf("root 1 of 1 process: %v", err)
 	}
 }
+
+func TestDevicesAreListedAndChosenByName(t *testing.T) {
+	devices, err := ListDevices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpus, _ := DeviceCount(CUDA)
+	if int64(len(devices)) != 1+gpus || devices[0].Kind != CPU || devices[0].Index != 0 ||
+		devices[0].Name == "" || devices[0].Memory < 1<<26 {
+		t.Fatalf("devices: %+v", devices)
+	}
+	x, _ := Placeholder([]int64{2}, Float32, "x")
+	y, _ := x.MulScalar(2)
+	f, err := NewFunction([]*Tensor{x}, []*Tensor{y}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.SetDeviceName("cpu"); err != nil {
+		t.Fatal(err)
+	}
+	if name, err := f.DeviceName(); err != nil || name != "cpu" {
+		t.Fatalf("DeviceName: %q %v", name, err)
+	}
+	var e *Error
+	if err := f.SetDeviceName("tpu"); !errors.As(err, &e) || e.Status != ErrInvalidArgument {
+		t.Fatalf("tpu: %v", err)
+	}
+}

@@ -367,6 +367,19 @@ def _devices():
     return {"cpu": _c.kb_device_count("cpu"), "cuda": _c.kb_device_count("cuda")}
 
 
+@_register
+def _list_devices():
+    """The devices this process can run on: dicts of kind ('cpu', 'cuda'), index (the N of
+    cuda:N), name (the product's) and memory (bytes; the machine's for the CPU)."""
+    out = []
+    for kind in ("cpu", "cuda"):
+        for position in range(_c.kb_device_count(kind)):
+            out.append({"kind": kind, "index": _c.kb_device_index(kind, position),
+                        "name": _c.kb_device_name(kind, position),
+                        "memory": _c.kb_device_memory(kind, position)})
+    return out
+
+
 for _name in ("map_fn", "rnn"):
     if not hasattr(_c, "kb_" + _name):
         API.pop(_name, None)

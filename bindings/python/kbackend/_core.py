@@ -455,12 +455,13 @@ class Function:
 
     @property
     def device(self):
-        """'cpu' or 'cuda'; assign to move the function."""
-        return {_c.KB_DEVICE_CPU: "cpu", _c.KB_DEVICE_CUDA: "cuda"}[_c.kb_function_device(self._f)]
+        """'cpu' or 'cuda:N'; assign 'cpu', 'cuda' or 'cuda:N' to move the function (N must be
+        this process' GPU; an unusable device raises with the reason)."""
+        return _c.kb_function_device_name(self._f)
 
     @device.setter
-    def device(self, kind):
-        _c.kb_function_set_device(self._f, kind)
+    def device(self, name):
+        _c.kb_function_set_device_name(self._f, name)
 
     def close(self):
         """Releases the compiled function now (it is unusable afterwards)."""

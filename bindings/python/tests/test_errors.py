@@ -42,14 +42,21 @@ def test_kbackend_error_for_other_statuses():
     assert issubclass(K.KBackendError, RuntimeError)
     f = K.function([K.placeholder(shape=(2,))], [K.constant(1.0)])
     if K.devices()["cuda"] == 0:
-        with pytest.raises(K.KBackendError, match="function_set_device") as e:
+        with pytest.raises(K.KBackendError, match="function_set_device_name") as e:
             f.device = "cuda"
         assert e.value.status == raw.KB_ERROR_DEVICE
     else:
         f.device = "cuda"
-        assert f.device == "cuda"
-    with pytest.raises(ValueError, match="'cpu' or 'cuda'"):
+        assert f.device.startswith("cuda:")
+    with pytest.raises(ValueError, match="is not cpu, cuda or cuda:N"):
         f.device = "tpu"
+    with pytest.raises(ValueError, match="must be a number"):
+        f.device = "cuda:x"
+    with pytest.raises(K.KBackendError) as e:
+        f.device = "cuda:4096"  # never this process' GPU
+    assert e.value.status == raw.KB_ERROR_DEVICE
+    f.device = "cpu"
+    assert f.device == "cpu"
 
 
 def test_the_error_does_not_leak_into_the_next_call():

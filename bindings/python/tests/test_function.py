@@ -15,7 +15,17 @@ def test_function_returns_lists_of_arrays():
     np.testing.assert_array_equal(out[0], a.sum(axis=1) * 2)
     assert out[0].dtype == np.float32 and out[1].dtype == np.float32
     np.testing.assert_array_equal(out[1], 2 * a)
-    assert f.device in ("cpu", "cuda")
+    assert f.device == "cpu" or f.device.startswith("cuda:")
+
+
+def test_list_devices():
+    devices = K.list_devices()
+    cpu = [d for d in devices if d["kind"] == "cpu"]
+    assert len(cpu) == 1 and cpu[0]["index"] == 0
+    assert cpu[0]["name"] and cpu[0]["memory"] > 2**26
+    assert len(devices) - 1 == K.devices()["cuda"]
+    for d in devices[1:]:
+        assert d["kind"] == "cuda" and d["name"] and d["memory"] > 0
 
 
 def test_updates_as_pairs_and_ops():

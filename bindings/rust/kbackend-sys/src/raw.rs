@@ -223,6 +223,11 @@ extern "C" {
     pub fn kb_cuda_unavailable_reason() -> *const ::std::ffi::c_char;
     pub fn kb_function_set_device(f: *mut kb_compiled_function, kind: kb_device_kind) -> kb_status;
     pub fn kb_function_device(f: *mut kb_compiled_function, out: *mut kb_device_kind) -> kb_status;
+    pub fn kb_device_index(kind: kb_device_kind, position: i64, out: *mut i64) -> kb_status;
+    pub fn kb_device_name(kind: kb_device_kind, position: i64, out: *mut *const ::std::ffi::c_char) -> kb_status;
+    pub fn kb_device_memory(kind: kb_device_kind, position: i64, out: *mut i64) -> kb_status;
+    pub fn kb_function_set_device_name(f: *mut kb_compiled_function, device: *const ::std::ffi::c_char) -> kb_status;
+    pub fn kb_function_device_name(f: *mut kb_compiled_function, out: *mut *const ::std::ffi::c_char) -> kb_status;
     pub fn kb_rnn(step_function: kb_step_function, user_data: *mut ::std::ffi::c_void, inputs: *mut kb_tensor, initial_states: *const *mut kb_tensor, n_states: usize, go_backwards: i32, mask: *mut kb_tensor, constants: *const *mut kb_tensor, n_constants: usize, unroll: i32, input_length: *const i64, last_output: *mut *mut kb_tensor, outputs: *mut *mut kb_tensor, new_states: *mut *mut kb_tensor_list) -> kb_status;
     pub fn kb_map_fn(r#fn: kb_map_function, user_data: *mut ::std::ffi::c_void, elems: *mut kb_tensor, name: *const ::std::ffi::c_char, dtype: kb_data_type, out: *mut *mut kb_tensor) -> kb_status;
     pub fn kb_foldl(r#fn: kb_fold_function, user_data: *mut ::std::ffi::c_void, elems: *mut kb_tensor, initializer: *mut kb_tensor, name: *const ::std::ffi::c_char, out: *mut *mut kb_tensor) -> kb_status;

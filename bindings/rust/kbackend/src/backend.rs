@@ -685,6 +685,33 @@ pub fn cuda_unavailable_reason() -> Result<String> {
     Ok(if v.is_null() { String::new() } else { unsafe { CStr::from_ptr(v) }.to_string_lossy().into_owned() })
 }
 
+/// Index of a device (the N of cuda:N) at a position of its kind's list.
+///
+/// `kb_device_index`: `device_index(kind, position)`.
+pub fn device_index(kind: Device, position: i64) -> Result<i64> {
+    let mut r_out: i64 = Default::default();
+    check(unsafe { sys::kb_device_index(kind.code(), position, &mut r_out) })?;
+    Ok(r_out)
+}
+
+/// Product name of a device at a position of its kind's list.
+///
+/// `kb_device_name`: `device_name(kind, position)`.
+pub fn device_name(kind: Device, position: i64) -> Result<String> {
+    let mut r_out: *const ::std::ffi::c_char = ptr::null();
+    check(unsafe { sys::kb_device_name(kind.code(), position, &mut r_out) })?;
+    Ok(unsafe { CStr::from_ptr(r_out) }.to_string_lossy().into_owned())
+}
+
+/// Memory in bytes of a device at a position of its kind's list.
+///
+/// `kb_device_memory`: `device_memory(kind, position)`.
+pub fn device_memory(kind: Device, position: i64) -> Result<i64> {
+    let mut r_out: i64 = Default::default();
+    check(unsafe { sys::kb_device_memory(kind.code(), position, &mut r_out) })?;
+    Ok(r_out)
+}
+
 /// Square, elementwise.
 ///
 /// Keras' `square(x)` (C: `kb_square`).

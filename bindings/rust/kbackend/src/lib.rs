@@ -1320,6 +1320,49 @@ impl Function {
     pub fn set_device(&self, device: Device) -> Result<()> {
         check(unsafe { sys::kb_function_set_device(self.ptr.as_ptr(), device.code()) })
     }
+
+    /// Where the function runs, as `"cpu"` or `"cuda:N"` (`kb_function_device_name`).
+    pub fn device_name(&self) -> Result<String> {
+        let mut out = ptr::null();
+        check(unsafe { sys::kb_function_device_name(self.ptr.as_ptr(), &mut out) })?;
+        Ok(unsafe { CStr::from_ptr(out) }.to_string_lossy().into_owned())
+    }
+
+    /// Makes the function run on `"cpu"`, `"cuda"` or `"cuda:N"`, N being this process' GPU
+    /// (`kb_function_set_device_name`).
+    pub fn set_device_name(&self, device: &str) -> Result<()> {
+        let device = cstring(device)?;
+        check(unsafe { sys::kb_function_set_device_name(self.ptr.as_ptr(), device.as_ptr()) })
+    }
+}
+
+/// One device this process can run on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// CPU or CUDA.
+    pub kind: Device,
+    /// The N of cuda:N (0 for the CPU).
+    pub index: i64,
+    /// The product name.
+    pub name: String,
+    /// Memory in bytes (the machine's for the CPU).
+    pub memory: i64,
+}
+
+/// The devices this process can run on: the CPU, then its GPU if it has one.
+pub fn list_devices() -> Result<Vec<DeviceInfo>> {
+    let mut out = Vec::new();
+    for kind in [Device::Cpu, Device::Cuda] {
+        for position in 0..device_count(kind)? {
+            out.push(DeviceInfo {
+                kind,
+                index: backend::device_index(kind, position)?,
+                name: backend::device_name(kind, position)?,
+                memory: backend::device_memory(kind, position)?,
+            });
+        }
+    }
+    Ok(out)
 }
 
 // ---- closures: map_fn, foldl, foldr, rnn --------------------------------------------------

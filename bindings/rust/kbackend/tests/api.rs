@@ -256,3 +256,19 @@ fn one_process_is_rank_zero_of_one_and_collectives_are_the_identity() {
     assert!(e.message.contains("root 1 is not a rank"), "{}", e.message);
     assert_eq!(dist::set_timeout(0.0).unwrap_err().status, Status::InvalidArgument);
 }
+
+#[test]
+fn devices_are_listed_and_chosen_by_name() {
+    let devices = kb::list_devices().unwrap();
+    assert_eq!(devices.len() as i64, 1 + kb::device_count(kb::Device::Cuda).unwrap());
+    assert_eq!(devices[0].kind, kb::Device::Cpu);
+    assert_eq!(devices[0].index, 0);
+    assert!(!devices[0].name.is_empty());
+    assert!(devices[0].memory > 1 << 26);
+    let x = kb::placeholder(&[2], DType::F32, Some("x")).unwrap();
+    let f = Function::new(&[&x], &[&(&x * 2.0)], &[]).unwrap();
+    f.set_device_name("cpu").unwrap();
+    assert_eq!(f.device_name().unwrap(), "cpu");
+    assert_eq!(f.set_device_name("tpu").unwrap_err().status, Status::InvalidArgument);
+    assert_eq!(f.set_device_name("cpu\0").unwrap_err().status, Status::InvalidArgument);
+}

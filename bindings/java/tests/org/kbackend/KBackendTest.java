@@ -188,4 +188,32 @@ class KBackendTest {
     for (Tensor t : kept) t.close();
     assertEquals(before, Tensor.liveCount());
   }
+
+  @Test
+  void kerasDefaultsAreOverloads() {
+    Tensor x = Tensor.of(new float[] {1, -2, 3, -4}, 2, 2);
+    assertArrayEquals(new float[] {1, 0, 3, 0}, K.relu(x).toFloatArray());
+    assertArrayEquals(new long[] {2}, K.sum(x, new long[] {1}).shape());  // keepdims=False
+    Tensor image = Tensor.of(new float[] {1, 2, 3, 4}, 1, 2, 2, 1);
+    Tensor kernel = Tensor.of(new float[] {1, 1, 1, 1}, 2, 2, 1, 1);
+    assertArrayEquals(new float[] {10}, K.conv2d(image, kernel).toFloatArray());  // valid, 1x1
+    assertArrayEquals(new long[] {1, 2, 2, 1},
+                      K.conv2d(image, kernel, new long[] {1, 1}, Padding.SAME).shape());
+    assertEquals(DType.INT32, K.arange(3).dtype());  // Keras' dtype="int32"
+  }
+
+  @Test
+  void devicesAreListedAndChosenByName() {
+    assertEquals(1, K.device_count(DeviceKind.CPU));
+    assertEquals(0, K.device_index(DeviceKind.CPU, 0));
+    assertFalse(K.device_name(DeviceKind.CPU, 0).isEmpty());
+    assertTrue(K.device_memory(DeviceKind.CPU, 0) > (1L << 26));
+    assertThrows(KBackendException.class, () -> K.device_name(DeviceKind.CPU, 1));
+    Tensor x = K.placeholder(2);
+    try (CompiledFunction f = K.function(List.of(x), List.of(x.mul(2.0)))) {
+      K.function_set_device_name(f, "cpu");
+      assertEquals("cpu", K.function_device_name(f));
+      assertThrows(KBackendException.class, () -> K.function_set_device_name(f, "tpu"));
+    }
+  }
 }
