@@ -44,7 +44,7 @@ java -cp "$J/kbackend.jar:$J/test-classes" FinetuneKerasModel "$MODEL" "$DATA"
 echo "== C#: tests"
 C=$BUILD/bindings/csharp
 mcs -nologo -warnaserror -r:"$C/KBackend.dll" -out:"$C/tests.exe" bindings/csharp/tests/Tests.cs
-(cd "$C" && mono tests.exe)
+(cd "$C" && KB_MODEL_FILES="$ROOT/tests/model_files" mono tests.exe)
 echo "== C#: the .nupkg, consumed as a package reference would, with no library path"
 bash tests/packaging/csharp_nupkg.sh "$(bash bindings/csharp/build_nupkg.sh)"
 echo "== C#: example"

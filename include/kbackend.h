@@ -39,15 +39,15 @@ extern "C" {
 /** What every function returns: KB_OK or the kind of failure (kb_last_error_message() says more).
  */
 typedef enum kb_status {
-  KB_OK = 0,
-  KB_ERROR_INVALID_ARGUMENT = 1,
-  KB_ERROR_SHAPE = 2,
-  KB_ERROR_DTYPE = 3,
-  KB_ERROR_NOT_IMPLEMENTED = 4,
-  KB_ERROR_OUT_OF_MEMORY = 5,
-  KB_ERROR_DEVICE = 6,
-  KB_ERROR_INTERNAL = 7,
-  KB_ERROR_UNAVAILABLE = 8, /**< a part the call needs is missing: the MPI plugin or library */
+  KB_OK = 0,                     /**< success */
+  KB_ERROR_INVALID_ARGUMENT = 1, /**< an argument is invalid (NULL, out of range, unknown option) */
+  KB_ERROR_SHAPE = 2,            /**< shapes do not fit together */
+  KB_ERROR_DTYPE = 3,            /**< a dtype the function does not take */
+  KB_ERROR_NOT_IMPLEMENTED = 4,  /**< a case the library does not compute */
+  KB_ERROR_OUT_OF_MEMORY = 5,    /**< memory could not be allocated */
+  KB_ERROR_DEVICE = 6,           /**< the device failed or is not available */
+  KB_ERROR_INTERNAL = 7,         /**< a bug of the library */
+  KB_ERROR_UNAVAILABLE = 8,      /**< a part the call needs is missing: the MPI plugin or library */
   KB_ERROR_DISTRIBUTED = 9, /**< a collective did not complete (deadline, ranks differ, failure) */
   KB_STATUS_FORCE_INT32_MIN = -2147483647 - 1, /**< keeps the type int32-wide */
   KB_STATUS_FORCE_INT32_MAX = 2147483647
@@ -56,16 +56,16 @@ typedef enum kb_status {
 /** Element types of tensors (Keras' dtype strings through kb_parse_dtype). */
 typedef enum kb_data_type {
   KB_DTYPE_DEFAULT = -1, /**< floatx where the Keras function says "None means floatx" */
-  KB_FLOAT16 = 0,
-  KB_FLOAT32 = 1,
-  KB_FLOAT64 = 2,
-  KB_INT8 = 3,
-  KB_INT16 = 4,
-  KB_INT32 = 5,
-  KB_INT64 = 6,
-  KB_UINT8 = 7,
-  KB_BOOL = 8,
-  KB_BFLOAT16 = 9, /**< stored in 16 bits, computed in float32 (as float16) */
+  KB_FLOAT16 = 0,        /**< IEEE half precision (computed in float32) */
+  KB_FLOAT32 = 1,        /**< IEEE single precision (Keras' default floatx) */
+  KB_FLOAT64 = 2,        /**< IEEE double precision */
+  KB_INT8 = 3,           /**< 8-bit signed integer */
+  KB_INT16 = 4,          /**< 16-bit signed integer */
+  KB_INT32 = 5,          /**< 32-bit signed integer */
+  KB_INT64 = 6,          /**< 64-bit signed integer */
+  KB_UINT8 = 7,          /**< 8-bit unsigned integer */
+  KB_BOOL = 8,           /**< boolean, one byte (0 or 1) */
+  KB_BFLOAT16 = 9,       /**< stored in 16 bits, computed in float32 (as float16) */
   KB_DTYPE_FORCE_INT32_MIN = -2147483647 - 1, /**< keeps the type int32-wide */
   KB_DTYPE_FORCE_INT32_MAX = 2147483647
 } kb_data_type;
@@ -73,15 +73,15 @@ typedef enum kb_data_type {
 /** Keras' data_format: where the channels axis of images and volumes is. */
 typedef enum kb_data_format {
   KB_DATA_FORMAT_DEFAULT = -1, /**< the global image_data_format (Keras' data_format=None) */
-  KB_CHANNELS_LAST = 0,
-  KB_CHANNELS_FIRST = 1,
+  KB_CHANNELS_LAST = 0,        /**< (batch, spatial..., channels) */
+  KB_CHANNELS_FIRST = 1,       /**< (batch, channels, spatial...) */
   KB_DATA_FORMAT_FORCE_INT32_MIN = -2147483647 - 1, /**< keeps the type int32-wide */
   KB_DATA_FORMAT_FORCE_INT32_MAX = 2147483647
 } kb_data_format;
 /** Keras 1's image_dim_ordering ("tf", "th"). */
 typedef enum kb_dim_ordering {
-  KB_DIM_ORDERING_TF = 0,
-  KB_DIM_ORDERING_TH = 1,
+  KB_DIM_ORDERING_TF = 0, /**< channels last */
+  KB_DIM_ORDERING_TH = 1, /**< channels first */
   KB_DIM_ORDERING_FORCE_INT32_MIN = -2147483647 - 1,
   KB_DIM_ORDERING_FORCE_INT32_MAX = 2147483647
 } kb_dim_ordering;
@@ -288,8 +288,8 @@ KB_API kb_status kb_stop_gradient(kb_tensor* x, kb_tensor** out);
  * when there is one; KB_DEVICE=cpu|cuda[:N] or kb_function_set_device override that. */
 /** The kinds of device a function runs on. */
 typedef enum kb_device_kind {
-  KB_DEVICE_CPU = 0,
-  KB_DEVICE_CUDA = 1,
+  KB_DEVICE_CPU = 0,  /**< the CPU */
+  KB_DEVICE_CUDA = 1, /**< the process' NVIDIA GPU */
   KB_DEVICE_FORCE_INT32_MIN = -2147483647 - 1,
   KB_DEVICE_FORCE_INT32_MAX = 2147483647
 } kb_device_kind;
@@ -507,16 +507,16 @@ KB_API kb_status kb_ctc_decode(kb_tensor* y_pred, kb_tensor* input_length, int32
  * needs strides of 1. */
 /** Keras' padding of convolutions and pooling. */
 typedef enum kb_padding {
-  KB_PADDING_VALID = 0,
-  KB_PADDING_SAME = 1,
-  KB_PADDING_CAUSAL = 2,                        /**< conv1d only, channels_last only */
+  KB_PADDING_VALID = 0,  /**< no padding: outputs only where the window fits */
+  KB_PADDING_SAME = 1,   /**< zero padding keeping ceil(size / stride) outputs */
+  KB_PADDING_CAUSAL = 2, /**< conv1d only, channels_last only */
   KB_PADDING_FORCE_INT32_MIN = -2147483647 - 1, /**< keeps the type int32-wide */
   KB_PADDING_FORCE_INT32_MAX = 2147483647
 } kb_padding;
 /** Keras' pool_mode of pool2d and pool3d. */
 typedef enum kb_pool_mode {
-  KB_POOL_MAX = 0,
-  KB_POOL_AVG = 1,
+  KB_POOL_MAX = 0, /**< the maximum of each window */
+  KB_POOL_AVG = 1, /**< the mean of each window (padding not counted) */
   KB_POOL_FORCE_INT32_MIN = -2147483647 - 1,
   KB_POOL_FORCE_INT32_MAX = 2147483647
 } kb_pool_mode;
@@ -580,8 +580,8 @@ KB_API kb_status kb_pool3d(kb_tensor* x, const int64_t* pool_size, size_t n_pool
  * Keras has no default here). resize_volumes repeats voxels (nearest). */
 /** Keras' interpolation of resize_images. */
 typedef enum kb_interpolation {
-  KB_INTERPOLATION_NEAREST = 0,
-  KB_INTERPOLATION_BILINEAR = 1,
+  KB_INTERPOLATION_NEAREST = 0,  /**< repeats each pixel */
+  KB_INTERPOLATION_BILINEAR = 1, /**< bilinear (TensorFlow's legacy resize_bilinear) */
   KB_INTERPOLATION_FORCE_INT32_MIN = -2147483647 - 1, /**< keeps the type int32-wide */
   KB_INTERPOLATION_FORCE_INT32_MAX = 2147483647
 } kb_interpolation;
@@ -686,9 +686,10 @@ KB_API kb_status kb_local_conv2d(kb_tensor* inputs, kb_tensor* kernel, const int
  * fixed choice only the chosen callback is called. */
 /** How in_train_phase and in_test_phase choose: by a tensor or fixed. */
 typedef enum kb_training {
-  KB_TRAINING_TENSOR = -1,
-  KB_TRAINING_FALSE = 0,
-  KB_TRAINING_TRUE = 1,
+  KB_TRAINING_TENSOR =
+      -1, /**< the training tensor (or the learning phase) chooses when the function runs */
+  KB_TRAINING_FALSE = 0,                         /**< test phase: the alternative at once */
+  KB_TRAINING_TRUE = 1,                          /**< training phase: x at once */
   KB_TRAINING_FORCE_INT32_MIN = -2147483647 - 1, /**< keeps the type int32-wide */
   KB_TRAINING_FORCE_INT32_MAX = 2147483647
 } kb_training;
@@ -722,7 +723,7 @@ KB_API kb_status kb_in_test_phase_fn(kb_branch_function x_fn, void* x_data,
  * so does every later one. The library never ends the process itself. */
 /** How all-reduce combines the processes' values. */
 typedef enum kb_reduce_op {
-  KB_REDUCE_SUM = 0,
+  KB_REDUCE_SUM = 0,     /**< the sum over the processes */
   KB_REDUCE_AVERAGE = 1, /**< the sum divided by the number of processes (integers truncate) */
   KB_REDUCE_OP_FORCE_INT32_MIN = -2147483647 - 1, /**< keeps the type int32-wide */
   KB_REDUCE_OP_FORCE_INT32_MAX = 2147483647
@@ -835,8 +836,8 @@ KB_API kb_status kb_model_layer_name(kb_model* model, size_t index, const char**
 KB_API kb_status kb_model_layer_class(kb_model* model, size_t index, const char** out);
 KB_API kb_status kb_model_layer_config(kb_model* model, size_t index, const char** out);
 KB_API kb_status kb_model_layer_get_weights(kb_model* model, size_t index, kb_tensor_list** out);
-KB_API kb_status kb_model_layer_set_weights(kb_model* model, size_t index, kb_tensor* const* values,
-                                            size_t n);
+KB_API kb_status kb_model_layer_set_weights(kb_model* model, size_t index,
+                                            kb_tensor* const* weights, size_t num_weights);
 /* The model as backend tensors: its input placeholders, outputs and weight variables, to build
    on (extra loss terms, kb_gradients, a kb_function of one's own). */
 KB_API kb_status kb_model_inputs(kb_model* model, kb_tensor_list** out);

@@ -235,6 +235,77 @@ KB_CSHARP_HANDLE(kb_model, Model)
     get { return K.function_device(this); }
     set { K.function_set_device(this, value); }
   }
+
+  /// <summary>Where the function runs by name: "cpu" or "cuda:N"; set "cpu", "cuda" or "cuda:N"
+  /// (N: this process' GPU).</summary>
+  public string DeviceName {
+    get { return K.function_device_name(this); }
+    set { K.function_set_device_name(this, value); }
+  }
+%}
+
+/* ---- Model: a Keras model with several inputs and outputs ----------------------------------- */
+%typemap(cscode) kb_model %{
+  /// <summary>A model from a Keras HDF5 file, compiled from its training_config when it has one.</summary>
+  public static Model Load(string path) { return K.model_load(path, true); }
+
+  /// <summary>A model from Keras' JSON (model.to_json()), its weights initialized as Keras does.</summary>
+  public static Model FromJson(string json) { return K.model_from_json(json); }
+
+  /// <summary>Keras' compile: losses one per output (or one for all), metrics ("accuracy"),
+  /// options as JSON ({"optimizer": {"lr": 0.01}, "loss_weights": [...]}).</summary>
+  public void Compile(string optimizer, string[] losses, string[] metrics = null, string optionsJson = null) {
+    K.model_compile(this, optimizer, losses, metrics, optionsJson);
+  }
+
+  /// <summary>Keras' fit: x one tensor per input, y one per output; verbose 0, 1 (progress bar) or
+  /// 2; options as JSON ({"shuffle", "seed", "validation_split", ...}). The per-epoch history as
+  /// JSON.</summary>
+  public string Fit(Tensor[] x, Tensor[] y, long batchSize = 32, long epochs = 1, int verbose = 0, string optionsJson = null) {
+    return K.model_fit(this, x, y, batchSize, epochs, verbose, optionsJson);
+  }
+
+  /// <summary>Keras' evaluate: the loss, then the metrics (MetricsNames).</summary>
+  public double[] Evaluate(Tensor[] x, Tensor[] y, long batchSize = 32) {
+    using (var values = K.model_evaluate(this, x, y, batchSize, 0)) return values.ToDoubleArray();
+  }
+
+  /// <summary>Keras' predict: one tensor per output.</summary>
+  public Tensor[] Predict(Tensor[] x, long batchSize = 32) { return K.model_predict(this, x, batchSize, 0).Drain(); }
+
+  /// <summary>The outputs of one batch, one tensor per output.</summary>
+  public Tensor[] PredictOnBatch(params Tensor[] x) { return K.model_predict_on_batch(this, x).Drain(); }
+
+  /// <summary>One gradient step on one batch: the loss, then the metrics.</summary>
+  public double[] TrainOnBatch(Tensor[] x, Tensor[] y) {
+    using (var values = K.model_train_on_batch(this, x, y)) return values.ToDoubleArray();
+  }
+
+  /// <summary>The loss and the metrics of one batch, without training.</summary>
+  public double[] TestOnBatch(Tensor[] x, Tensor[] y) {
+    using (var values = K.model_test_on_batch(this, x, y)) return values.ToDoubleArray();
+  }
+
+  /// <summary>The names of Evaluate's values, as a JSON list (["loss", "acc"]).</summary>
+  public string MetricsNames { get { return K.model_metrics_names(this); } }
+
+  /// <summary>Keras' model.save, with the optimizer's state unless told otherwise.</summary>
+  public void Save(string path, bool includeOptimizer = true) { K.model_save(this, path, includeOptimizer); }
+
+  /// <summary>Keras' model.summary() text.</summary>
+  public string Summary() { return K.model_summary(this); }
+
+  /// <summary>Keras' model.to_json().</summary>
+  public string ToJson() { return K.model_to_json(this); }
+
+  /// <summary>The model's input placeholders, to build on (extra losses, gradients, functions).</summary>
+  public Tensor[] Inputs { get { return K.model_inputs(this).Drain(); } }
+
+  /// <summary>The model's outputs as graph values.</summary>
+  public Tensor[] Outputs { get { return K.model_outputs(this).Drain(); } }
+
+  /// <summary>The model's weight variables.</summary>
+  public Tensor[] Weights { get { return K.model_weights(this).Drain(); } }
 %}
 
 /* ---- K: Keras' defaults as overloads, and the lambda forms of the loops ------------------------ */

@@ -382,6 +382,123 @@ KB_JAVA_HANDLE(kb_model, Model)
   public DeviceKind device() {
     return K.function_device(this);
   }
+
+  /** Moves the function to "cpu", "cuda" or "cuda:N" (N: this process' GPU). */
+  public void setDevice(String device) {
+    K.function_set_device_name(this, device);
+  }
+
+  /** Where the function runs: "cpu" or "cuda:N". */
+  public String deviceName() {
+    return K.function_device_name(this);
+  }
+%}
+
+/* ---- Model: a Keras model with several inputs and outputs ----------------------------------- */
+%typemap(javacode) kb_model %{
+  /** A model from a Keras HDF5 file, compiled from its training_config when it has one. */
+  public static Model load(String path) {
+    return K.model_load(path, true);
+  }
+
+  /** A model from Keras' JSON (model.to_json()), its weights initialized as Keras does. */
+  public static Model fromJson(String json) {
+    return K.model_from_json(json);
+  }
+
+  /** Keras' compile with one loss for every output and the given metrics ("accuracy"). */
+  public void compile(String optimizer, String loss, String... metrics) {
+    K.model_compile(this, optimizer, new String[] {loss}, metrics, null);
+  }
+
+  /** Keras' compile: losses one per output (or one for all), metrics, options as JSON
+   * ({"optimizer": {"lr": 0.01}, "loss_weights": [...]}; null for none). */
+  public void compile(String optimizer, String[] losses, String[] metrics, String optionsJson) {
+    K.model_compile(this, optimizer, losses, metrics, optionsJson);
+  }
+
+  /** Keras' fit of one input and one output; the per-epoch history as JSON. */
+  public String fit(Tensor x, Tensor y, long batchSize, long epochs) {
+    return K.model_fit(this, new Tensor[] {x}, new Tensor[] {y}, batchSize, epochs, 0, null);
+  }
+
+  /** Keras' fit: x one tensor per input, y one per output; verbose 0, 1 (progress bar) or 2;
+   * options as JSON ({"shuffle", "seed", "validation_split", "class_weight", ...}). */
+  public String fit(Tensor[] x, Tensor[] y, long batchSize, long epochs, int verbose,
+                    String optionsJson) {
+    return K.model_fit(this, x, y, batchSize, epochs, verbose, optionsJson);
+  }
+
+  /** Keras' evaluate: the loss, then the metrics (metricsNames()). */
+  public double[] evaluate(Tensor[] x, Tensor[] y, long batchSize) {
+    try (Tensor values = K.model_evaluate(this, x, y, batchSize, 0)) {
+      return values.toDoubleArray();
+    }
+  }
+
+  /** evaluate of one input and one output. */
+  public double[] evaluate(Tensor x, Tensor y, long batchSize) {
+    return evaluate(new Tensor[] {x}, new Tensor[] {y}, batchSize);
+  }
+
+  /** Keras' predict: one tensor per output. */
+  public java.util.List<Tensor> predict(long batchSize, Tensor... x) {
+    return K.model_predict(this, x, batchSize, 0).drain();
+  }
+
+  /** The outputs for one batch, one tensor per output. */
+  public java.util.List<Tensor> predictOnBatch(Tensor... x) {
+    return K.model_predict_on_batch(this, x).drain();
+  }
+
+  /** One gradient step on one batch: the loss, then the metrics. */
+  public double[] trainOnBatch(Tensor[] x, Tensor[] y) {
+    try (Tensor values = K.model_train_on_batch(this, x, y)) {
+      return values.toDoubleArray();
+    }
+  }
+
+  /** The loss and the metrics of one batch, without training. */
+  public double[] testOnBatch(Tensor[] x, Tensor[] y) {
+    try (Tensor values = K.model_test_on_batch(this, x, y)) {
+      return values.toDoubleArray();
+    }
+  }
+
+  /** The names of evaluate's values, as a JSON list (["loss", "acc"]). */
+  public String metricsNames() {
+    return K.model_metrics_names(this);
+  }
+
+  /** Keras' model.save, with the optimizer's state. */
+  public void save(String path) {
+    K.model_save(this, path, true);
+  }
+
+  /** Keras' model.summary() text. */
+  public String summary() {
+    return K.model_summary(this);
+  }
+
+  /** Keras' model.to_json(). */
+  public String toJson() {
+    return K.model_to_json(this);
+  }
+
+  /** The model's input placeholders, to build on (extra losses, gradients, functions). */
+  public java.util.List<Tensor> inputs() {
+    return K.model_inputs(this).drain();
+  }
+
+  /** The model's outputs as graph values. */
+  public java.util.List<Tensor> outputs() {
+    return K.model_outputs(this).drain();
+  }
+
+  /** The model's weight variables. */
+  public java.util.List<Tensor> weights() {
+    return K.model_weights(this).drain();
+  }
 %}
 
 /* ---- K: Keras' defaults as overloads, and the lambda forms of the loops ------------------------ */

@@ -944,6 +944,7 @@ static int kbx_check_data(const char* who, size_t nbytes, kb_data_type dtype, co
 %ignore kb_in_test_phase_fn;
 /* Keras' boolean flags are booleans. */
 %apply bool { int32_t keepdims, int32_t from_logits, int32_t sparse, int32_t go_backwards,
+              int32_t compile, int32_t include_optimizer, int32_t by_name,
               int32_t unroll };
 /* The error state is the policy's business; callbacks report failures through their language. */
 %ignore kb_last_error_code;
@@ -1350,6 +1351,35 @@ static kb_status kbj_step_trampoline(void* user_data, kb_tensor* input, kb_tenso
   }
 }
 
+/* (const char* const*, size_t) pairs (a model's losses and metrics): String[], null -> NULL. */
+%typemap(jni) (const char* const* KB_STRING_ARRAY, size_t KB_STRING_COUNT) "jobjectArray"
+%typemap(jtype) (const char* const* KB_STRING_ARRAY, size_t KB_STRING_COUNT) "String[]"
+%typemap(jstype) (const char* const* KB_STRING_ARRAY, size_t KB_STRING_COUNT) "String[]"
+%typemap(javain) (const char* const* KB_STRING_ARRAY, size_t KB_STRING_COUNT) "$javainput"
+%typemap(in) (const char* const* KB_STRING_ARRAY, size_t KB_STRING_COUNT)
+    (std::vector<std::string> text, std::vector<const char*> pointers) {
+  $1 = NULL;
+  $2 = 0;
+  if ($input) {
+    jsize n = jenv->GetArrayLength($input);
+    for (jsize i = 0; i < n; ++i) {
+      jstring item = (jstring)jenv->GetObjectArrayElement($input, i);
+      if (!item) {
+        kbj_throw(jenv, "java/lang/NullPointerException", "$symname: a string of the array is null");
+        return $null;
+      }
+      const char* chars = jenv->GetStringUTFChars(item, NULL);
+      if (!chars) return $null; /* OutOfMemoryError pending */
+      text.emplace_back(chars);
+      jenv->ReleaseStringUTFChars(item, chars);
+      jenv->DeleteLocalRef(item);
+    }
+    for (const std::string& t : text) pointers.push_back(t.c_str());
+    $1 = pointers.empty() ? NULL : ($1_ltype)pointers.data(); /* SWIG's local drops the const */
+    $2 = pointers.size();
+  }
+}
+
 /* Data: a primitive array (float[], double[], int[], long[], short[], byte[], boolean[]) or a
  * direct NIO buffer (from its position to its limit, native byte order). */
 %typemap(jni) (const void* data, size_t nbytes), (void* dst, size_t nbytes) "jobject"
@@ -1552,6 +1582,20 @@ static int64_t kbcs_empty[1] = {0};
     kbcs_fail(KB_ERROR_INVALID_ARGUMENT, "$symname: xs and values differ in length");
     return $null;
   }
+}
+
+/* (const char* const*, size_t) pairs (a model's losses and metrics): string[] (null -> NULL),
+ * passed as {n, UTF-8 strings...} that Native.Utf8Strings allocates and frees after the call. */
+%typemap(ctype) (const char* const* KB_STRING_ARRAY, size_t KB_STRING_COUNT) "void**"
+%typemap(imtype) (const char* const* KB_STRING_ARRAY, size_t KB_STRING_COUNT)
+  "global::System.IntPtr[]"
+%typemap(cstype) (const char* const* KB_STRING_ARRAY, size_t KB_STRING_COUNT) "string[]"
+%typemap(csin, pre="    global::System.IntPtr[] utf8$csinput = KBackend.Native.Utf8Strings($csinput);",
+         post="      KBackend.Native.FreeUtf8Strings(utf8$csinput);")
+    (const char* const* KB_STRING_ARRAY, size_t KB_STRING_COUNT) "utf8$csinput"
+%typemap(in) (const char* const* KB_STRING_ARRAY, size_t KB_STRING_COUNT) {
+  $2 = $input ? (size_t)(uintptr_t)$input[0] : 0;
+  $1 = $2 ? ($1_ltype)($input + 1) : NULL;
 }
 
 /* Data: a pinned pointer and its size in bytes (K's overloads pin arrays and spans). */
@@ -1858,73 +1902,34 @@ static int64_t kbx_list_new_raw(kb_tensor* const* items, size_t n) {
 }
 %}
 
-/* Keras models (kb_model_*) for models of one input and one output: the arrays of the C
- * functions wait for issue 29's generator; metrics: one name or "". */
-%newobject kbx_model_load;
-%newobject kbx_model_from_json;
-%newobject kbx_model_evaluate;
-%newobject kbx_model_predict;
-%rename(model_load) kbx_model_load;
-%rename(model_from_json) kbx_model_from_json;
-%rename(model_compile) kbx_model_compile;
+/* Keras models: every kb_model_* function with a kb_status is generated (kbackend_calls.i); fit
+ * here takes no callback (the per-batch callback waits for these languages' closures over the
+ * C trampolines), and returns the per-epoch history as JSON. */
 %rename(model_fit) kbx_model_fit;
-%rename(model_evaluate) kbx_model_evaluate;
-%rename(model_predict) kbx_model_predict;
-%rename(model_save) kbx_model_save;
-%rename(model_summary) kbx_model_summary;
+%rename(model_fit_weighted) kbx_model_fit_weighted;
 %inline %{
-static kb_model* kbx_model_load(const char* path, int32_t compile) {
-  kb_model* out = NULL;
-  if (kb_model_load(path, compile, &out) == KB_OK) kb_clear_error();
-  return out;
-}
-static kb_model* kbx_model_from_json(const char* json) {
-  kb_model* out = NULL;
-  if (kb_model_from_json(json, &out) == KB_OK) kb_clear_error();
-  return out;
-}
-static void kbx_model_compile(kb_model* model, const char* optimizer, const char* loss,
-                              const char* metric, const char* options_json) {
-  const char* losses[1] = {loss};
-  const char* metrics[1] = {metric};
-  size_t n = metric && *metric ? 1 : 0;
-  if (kb_model_compile(model, optimizer, losses, 1, metrics, n,
-                       options_json && *options_json ? options_json : NULL) == KB_OK)
-    kb_clear_error();
-}
-/* The per-epoch history as JSON. */
-static const char* kbx_model_fit(kb_model* model, kb_tensor* x, kb_tensor* y, int64_t batch_size,
+static const char* kbx_model_fit(kb_model* model, kb_tensor* const* x, size_t num_x,
+                                 kb_tensor* const* y, size_t num_y, int64_t batch_size,
                                  int64_t epochs, int32_t verbose, const char* options_json) {
   const char* history = NULL;
-  if (kb_model_fit(model, &x, 1, &y, 1, batch_size, epochs, verbose,
-                   options_json && *options_json ? options_json : NULL, NULL, NULL,
+  if (kb_model_fit(model, x, num_x, y, num_y, batch_size, epochs, verbose, options_json, NULL, NULL,
                    &history) == KB_OK)
     kb_clear_error();
   return history;
 }
-/* The loss, then the metrics (float64). */
-static kb_tensor* kbx_model_evaluate(kb_model* model, kb_tensor* x, kb_tensor* y,
-                                     int64_t batch_size) {
-  kb_tensor* out = NULL;
-  if (kb_model_evaluate(model, &x, 1, &y, 1, batch_size, 0, &out) == KB_OK) kb_clear_error();
-  return out;
-}
-/* The first output. */
-static kb_tensor* kbx_model_predict(kb_model* model, kb_tensor* x, int64_t batch_size) {
-  kb_tensor_list* list = NULL;
-  kb_tensor* out = NULL;
-  if (kb_model_predict(model, &x, 1, batch_size, 0, &list) != KB_OK) return NULL;
-  if (kb_tensor_list_get(list, 0, &out) == KB_OK) kb_clear_error();
-  kb_tensor_list_release(list);
-  return out;
-}
-static void kbx_model_save(kb_model* model, const char* path, int32_t include_optimizer) {
-  if (kb_model_save(model, path, include_optimizer) == KB_OK) kb_clear_error();
-}
-static const char* kbx_model_summary(kb_model* model) {
-  const char* out = NULL;
-  if (kb_model_summary(model, &out) == KB_OK) kb_clear_error();
-  return out;
+static const char* kbx_model_fit_weighted(
+    kb_model* model, kb_tensor* const* x, size_t num_x, kb_tensor* const* y, size_t num_y,
+    kb_tensor* const* sample_weights, size_t num_sample_weights, kb_tensor* const* validation_x,
+    size_t num_validation_x, kb_tensor* const* validation_y, size_t num_validation_y,
+    kb_tensor* const* validation_sample_weights, size_t num_validation_sample_weights,
+    int64_t batch_size, int64_t epochs, int32_t verbose, const char* options_json) {
+  const char* history = NULL;
+  if (kb_model_fit_weighted(model, x, num_x, y, num_y, sample_weights, num_sample_weights,
+                            validation_x, num_validation_x, validation_y, num_validation_y,
+                            validation_sample_weights, num_validation_sample_weights, batch_size,
+                            epochs, verbose, options_json, NULL, NULL, &history) == KB_OK)
+    kb_clear_error();
+  return history;
 }
 %}
 #endif

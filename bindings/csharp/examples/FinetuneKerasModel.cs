@@ -18,16 +18,15 @@ static class FinetuneKerasModel {
     Func<System.Collections.Generic.List<string[]>, float[]> onehot = part =>
         part.SelectMany(r => Enumerable.Range(0, 10).Select(c => c == int.Parse(r[0]) ? 1f : 0f))
             .ToArray();
-    using (var model = K.model_load(args[0], 1))
+    using (var model = Model.Load(args[0]))
     using (var xTrain = Tensor.Of(features(train), train.Count, 64))
     using (var yTrain = Tensor.Of(onehot(train), train.Count, 10))
     using (var xTest = Tensor.Of(features(test), test.Count, 64))
     using (var yTest = Tensor.Of(onehot(test), test.Count, 10)) {
-      Console.Write(K.model_summary(model));
-      double before, after;
-      using (var s = K.model_evaluate(model, xTest, yTest, 128)) before = s.ToDoubleArray()[1];
-      K.model_fit(model, xTrain, yTrain, 32, 5, 1, "{\"seed\": 1}");
-      using (var s = K.model_evaluate(model, xTest, yTest, 128)) after = s.ToDoubleArray()[1];
+      Console.Write(model.Summary());
+      double before = model.Evaluate(new[] { xTest }, new[] { yTest }, 128)[1];
+      model.Fit(new[] { xTrain }, new[] { yTrain }, 32, 5, 1, "{\"seed\": 1}");
+      double after = model.Evaluate(new[] { xTest }, new[] { yTest }, 128)[1];
       Console.WriteLine("test accuracy: {0:F2}% before fine-tuning, {1:F2}% after ({2} test digits)",
                         100 * before, 100 * after, test.Count);
       return after >= 0.9 ? 0 : 1;

@@ -49,6 +49,34 @@ namespace KBackend {
       return r;
     }
 
+    /// <summary>strings as {n, UTF-8 copies...} for C (null for null); FreeUtf8Strings releases
+    /// the copies.</summary>
+    internal static IntPtr[] Utf8Strings(string[] strings) {
+      if (strings == null) return null;
+      var r = new IntPtr[strings.Length + 1];
+      r[0] = (IntPtr)strings.Length;
+      try {
+        for (int i = 0; i < strings.Length; ++i) {
+          if (strings[i] == null) throw new ArgumentNullException("strings", "kbackend: string array entry " + i + " is null");
+          if (strings[i].IndexOf('\0') >= 0) throw new ArgumentException("kbackend: string array entry " + i + " holds a NUL character");
+          byte[] bytes = System.Text.Encoding.UTF8.GetBytes(strings[i]);
+          r[i + 1] = Marshal.AllocHGlobal(bytes.Length + 1);
+          Marshal.Copy(bytes, 0, r[i + 1], bytes.Length);
+          Marshal.WriteByte(r[i + 1], bytes.Length, 0);
+        }
+      } catch {
+        FreeUtf8Strings(r);
+        throw;
+      }
+      return r;
+    }
+
+    internal static void FreeUtf8Strings(IntPtr[] strings) {
+      if (strings == null) return;
+      for (int i = 1; i < strings.Length; ++i)
+        if (strings[i] != IntPtr.Zero) Marshal.FreeHGlobal(strings[i]);
+    }
+
     /// <summary>A new reference for the library (a callback's result).</summary>
     internal static IntPtr Result(Tensor t, string who) {
       if (t == null) throw new ArgumentNullException("result", who + ": the callback returned null");

@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.IO;
 using System.Linq;
 using System.Threading;
 using KBackend;
@@ -201,6 +202,39 @@ static class Tests {
       K.function_set_device_name(f, "cpu");
       True(K.function_device_name(f) == "cpu", "device name");
       Throws<KBackendException>(() => K.function_set_device_name(f, "tpu"));
+    }
+  }
+
+  // tf.keras' two_outputs.h5: inputs a (5) and b (4), outputs cls (3, softmax) and reg (1).
+  public static void ModelsOfSeveralInputsAndOutputs() {
+    string path = Path.Combine(Environment.GetEnvironmentVariable("KB_MODEL_FILES") ?? "tests/model_files",
+                               "tf_keras", "two_outputs.h5");
+    using (var m = Model.Load(path)) {
+      var r = new Random(3);
+      Func<int, float[]> uniform = n => Enumerable.Range(0, n).Select(i => (float)r.NextDouble()).ToArray();
+      float[] a = uniform(100), b = uniform(80), reg = uniform(20), cls = new float[60];
+      for (int i = 0; i < 20; ++i) cls[3 * i + r.Next(3)] = 1;
+      var x = new[] { Tensor.Of(a, 20, 5), Tensor.Of(b, 20, 4) };
+      var y = new[] { Tensor.Of(cls, 20, 3), Tensor.Of(reg, 20, 1) };
+      Tensor[] output = m.Predict(x, 8);
+      True(output.Length == 2, "two outputs");
+      True(output[0].Shape.SequenceEqual(new long[] { 20, 3 }) && output[1].Shape.SequenceEqual(new long[] { 20, 1 }), "shapes");
+      float[] p = output[0].ToFloatArray();
+      for (int i = 0; i < 20; ++i) True(Math.Abs(p[3 * i] + p[3 * i + 1] + p[3 * i + 2] - 1) < 1e-5, "softmax rows");
+      using (var f = K.function(m.Inputs, m.Outputs)) {
+        Tensor[] again = f.Call(x);
+        Eq(p, again[0].ToFloatArray());
+        Eq(output[1].ToFloatArray(), again[1].ToFloatArray());
+      }
+      True(m.MetricsNames.Contains("cls_loss"), m.MetricsNames);
+      double before = m.TestOnBatch(x, y)[0];
+      True(m.TestOnBatch(x, y).Length == 3, "the total, then each output's loss");
+      for (int step = 0; step < 20; ++step) m.TrainOnBatch(x, y);
+      True(m.TestOnBatch(x, y)[0] < before, "trained");
+      True(m.Fit(x, y, 8, 2, 0, "{\"shuffle\": false}").Contains("\"cls_loss\""), "history");
+      Throws<KBackendException>(() => m.Predict(new[] { x[0] }, 8));
+      m.Compile("sgd", new[] { "categorical_crossentropy", "mse" }, new[] { "accuracy" });
+      True(m.MetricsNames.Contains("acc"), m.MetricsNames);
     }
   }
 }

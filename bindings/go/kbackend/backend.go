@@ -2708,13 +2708,13 @@ func (m *Model) LayerGetWeights(index int) ([]*Tensor, error) {
 	return drainC(rOut)
 }
 
-// LayerSetWeights is kb_model_layer_set_weights: model_layer_set_weights(model, index, values).
+// LayerSetWeights is kb_model_layer_set_weights: model_layer_set_weights(model, index, weights).
 // Sets the weight values of a model's layer.
-func (m *Model) LayerSetWeights(index int, values []*Tensor) error {
-	cvalues, nvalues := cTensors(values)
+func (m *Model) LayerSetWeights(index int, weights []*Tensor) error {
+	cweights, nweights := cTensors(weights)
 	if err := call(func() C.kb_status {
-		return C.kb_model_layer_set_weights(m.c(), C.size_t(index), cvalues, nvalues)
-	}, m, values); err != nil {
+		return C.kb_model_layer_set_weights(m.c(), C.size_t(index), cweights, nweights)
+	}, m, weights); err != nil {
 		return err
 	}
 	return nil

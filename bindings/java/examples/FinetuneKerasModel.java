@@ -22,20 +22,15 @@ public class FinetuneKerasModel {
       for (int j = 0; j < 64; ++j) x[row * 64 + j] = Float.parseFloat(f[j + 1]) / 16f;
       y[row * 10 + Integer.parseInt(f[0])] = 1f;
     }
-    try (Model model = K.model_load(args[0], 1);
+    try (Model model = Model.load(args[0]);
         Tensor xTrain = Tensor.of(xtr, tr, 64);
         Tensor yTrain = Tensor.of(ytr, tr, 10);
         Tensor xTest = Tensor.of(xte, te, 64);
         Tensor yTest = Tensor.of(yte, te, 10)) {
-      System.out.print(K.model_summary(model));
-      double before, after;
-      try (Tensor s = K.model_evaluate(model, xTest, yTest, 128)) {
-        before = s.toDoubleArray()[1];
-      }
-      K.model_fit(model, xTrain, yTrain, 32, 5, 1, "{\"seed\": 1}");
-      try (Tensor s = K.model_evaluate(model, xTest, yTest, 128)) {
-        after = s.toDoubleArray()[1];
-      }
+      System.out.print(model.summary());
+      double before = model.evaluate(xTest, yTest, 128)[1];
+      model.fit(new Tensor[] {xTrain}, new Tensor[] {yTrain}, 32, 5, 1, "{\"seed\": 1}");
+      double after = model.evaluate(xTest, yTest, 128)[1];
       System.out.printf("test accuracy: %.2f%% before fine-tuning, %.2f%% after (%d test digits)%n",
           100 * before, 100 * after, te);
       if (after < 0.9) System.exit(1);

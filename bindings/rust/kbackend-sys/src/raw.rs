@@ -395,7 +395,7 @@ extern "C" {
     pub fn kb_model_layer_class(model: *mut kb_model, index: usize, out: *mut *const ::std::ffi::c_char) -> kb_status;
     pub fn kb_model_layer_config(model: *mut kb_model, index: usize, out: *mut *const ::std::ffi::c_char) -> kb_status;
     pub fn kb_model_layer_get_weights(model: *mut kb_model, index: usize, out: *mut *mut kb_tensor_list) -> kb_status;
-    pub fn kb_model_layer_set_weights(model: *mut kb_model, index: usize, values: *const *mut kb_tensor, n: usize) -> kb_status;
+    pub fn kb_model_layer_set_weights(model: *mut kb_model, index: usize, weights: *const *mut kb_tensor, num_weights: usize) -> kb_status;
     pub fn kb_model_inputs(model: *mut kb_model, out: *mut *mut kb_tensor_list) -> kb_status;
     pub fn kb_model_outputs(model: *mut kb_model, out: *mut *mut kb_tensor_list) -> kb_status;
     pub fn kb_model_weights(model: *mut kb_model, out: *mut *mut kb_tensor_list) -> kb_status;

@@ -216,4 +216,42 @@ class KBackendTest {
       assertThrows(KBackendException.class, () -> K.function_set_device_name(f, "tpu"));
     }
   }
+
+  @Test
+  void modelsOfSeveralInputsAndOutputs() {
+    // tf.keras' two_outputs.h5: inputs a (5) and b (4), outputs cls (3, softmax) and reg (1).
+    try (Model m = Model.load("tests/model_files/tf_keras/two_outputs.h5")) {
+      java.util.Random r = new java.util.Random(3);
+      float[] a = new float[20 * 5], b = new float[20 * 4], cls = new float[20 * 3];
+      float[] reg = new float[20];
+      for (int i = 0; i < a.length; ++i) a[i] = r.nextFloat();
+      for (int i = 0; i < b.length; ++i) b[i] = r.nextFloat();
+      for (int i = 0; i < 20; ++i) {
+        cls[3 * i + r.nextInt(3)] = 1;
+        reg[i] = r.nextFloat();
+      }
+      Tensor[] x = {Tensor.of(a, 20, 5), Tensor.of(b, 20, 4)};
+      Tensor[] y = {Tensor.of(cls, 20, 3), Tensor.of(reg, 20, 1)};
+      List<Tensor> out = m.predict(8, x);
+      assertEquals(2, out.size());
+      assertArrayEquals(new long[] {20, 3}, out.get(0).shape());
+      assertArrayEquals(new long[] {20, 1}, out.get(1).shape());
+      float[] p = out.get(0).toFloatArray();
+      for (int i = 0; i < 20; ++i) assertEquals(1f, p[3 * i] + p[3 * i + 1] + p[3 * i + 2], 1e-5f);
+      // The same values through a function of one's own over the model's graph.
+      try (CompiledFunction f = K.function(m.inputs(), m.outputs())) {
+        List<Tensor> again = f.call(x);
+        assertArrayEquals(p, again.get(0).toFloatArray(), 1e-6f);
+        assertArrayEquals(out.get(1).toFloatArray(), again.get(1).toFloatArray(), 1e-6f);
+      }
+      assertTrue(m.metricsNames().contains("cls_loss"), m.metricsNames());
+      double before = m.testOnBatch(x, y)[0];
+      assertEquals(3, m.testOnBatch(x, y).length);  // the total, then each output's loss
+      for (int step = 0; step < 20; ++step) m.trainOnBatch(x, y);
+      assertTrue(m.testOnBatch(x, y)[0] < before);
+      String history = m.fit(x, y, 8, 2, 0, "{\"shuffle\": false}");
+      assertTrue(history.contains("\"cls_loss\""), history);
+      assertThrows(KBackendException.class, () -> m.predict(8, x[0]));  // one input of two
+    }
+  }
 }
