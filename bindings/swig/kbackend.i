@@ -111,8 +111,10 @@ struct kb_model {};
 %ignore kb_model_train_on_batch;
 %ignore kb_model_weights;
 %ignore kb_model_callback;
+#ifndef SWIGPYTHON /* kbackend.models.register_layer; Java and C# have no closure form yet */
 %ignore kb_model_register_layer;
 %ignore kb_model_layer_weight;
+#endif
 %ignore kb_layer_function;
 
 /* ---- the one error policy --------------------------------------------------------------------
@@ -866,6 +868,75 @@ done:
 KB_PY_CALLBACK(kb_map_function, fn, kb_py_map_trampoline)
 KB_PY_CALLBACK(kb_fold_function, fn, kb_py_fold_trampoline)
 KB_PY_CALLBACK(kb_step_function, step_function, kb_py_step_trampoline)
+
+/* Custom layers (kbackend.models.register_layer): function(layer, config_json, inputs) returns
+ * a tensor or a sequence of tensors; layer is kb_layer* for kb_model_layer_weight while it runs.
+ * Models may be built on any thread at any later time, so the callable lives as long as the
+ * process (the library keeps the pointer; a class registered again is replaced). A Python error
+ * becomes the model's error, naming the layer. */
+%{
+static kb_status kb_py_layer_trampoline(void* user_data, kb_layer* layer, const char* config_json,
+                                        kb_tensor* const* inputs, size_t num_inputs,
+                                        kb_tensor** outputs, size_t capacity, size_t* num_outputs) {
+  PyGILState_STATE g = PyGILState_Ensure();
+  kb_status st = KB_OK;
+  std::vector<kb_tensor*> items;
+  PyObject *py_layer = NULL, *config = NULL, *py_inputs = NULL, *r = NULL;
+  py_layer = SWIG_NewPointerObj(layer, SWIGTYPE_p_kb_layer, 0);
+  config = PyUnicode_FromString(config_json ? config_json : "{}");
+  py_inputs = PyList_New((Py_ssize_t)num_inputs);
+  if (!py_layer || !config || !py_inputs) goto error;
+  for (size_t i = 0; i < num_inputs; ++i) {
+    PyObject* t = kb_py_borrowed_tensor(inputs[i]);
+    if (!t) goto error;
+    PyList_SET_ITEM(py_inputs, (Py_ssize_t)i, t);
+  }
+  r = PyObject_CallFunctionObjArgs((PyObject*)user_data, py_layer, config, py_inputs, NULL);
+  if (!r) goto error;
+  {
+    void* p = NULL; /* one tensor (a Tensor is a sequence too: tried first), or a list */
+    if (SWIG_IsOK(SWIG_ConvertPtr(r, &p, SWIGTYPE_p_kb_tensor, 0)) && p) {
+      items.push_back((kb_tensor*)p);
+    } else if (!PySequence_Check(r)) {
+      PyErr_Format(PyExc_TypeError, "a layer must return a tensor or a list of them, not %s",
+                   Py_TYPE(r)->tp_name);
+      goto error;
+    } else if (!kb_py_tensor_seq(r, &items, SWIGTYPE_p_kb_tensor, "the layer's outputs")) {
+      goto error;
+    }
+  }
+  if (items.size() > capacity) {
+    PyErr_Format(PyExc_ValueError, "the layer returned %zu outputs, more than %zu", items.size(),
+                 capacity);
+    goto error;
+  }
+  for (size_t i = 0; i < items.size(); ++i) {
+    kb_tensor_retain(items[i]);
+    outputs[i] = items[i];
+  }
+  *num_outputs = items.size();
+  goto done;
+error:
+  st = kb_py_callback_failed("custom layer");
+  kb_py_clear_pending(); /* the message carries it: a model is loaded through ctypes, not here */
+done:
+  Py_XDECREF(py_layer);
+  Py_XDECREF(config);
+  Py_XDECREF(py_inputs);
+  Py_XDECREF(r);
+  PyGILState_Release(g);
+  return st;
+}
+%}
+%typemap(in) (kb_layer_function function, void* user_data) {
+  if (!PyCallable_Check($input)) {
+    PyErr_SetString(PyExc_TypeError, "$symname: function must be callable");
+    SWIG_fail;
+  }
+  Py_INCREF($input); /* kept for the process' life: see above */
+  $1 = kb_py_layer_trampoline;
+  $2 = $input;
+}
 #endif /* SWIGPYTHON */
 
 /* ======================================================================================== */

@@ -17,7 +17,8 @@ import json
 
 import numpy as np
 
-from . import kbackend as _swig  # loads libkbackend first: ctypes below finds the same library
+from . import kbackend as _swig  # loaded first: ctypes below finds the same libkbackend
+from . import _core
 from ._kbackend import KBackendError
 
 _lib = ctypes.CDLL("libkbackend.so.1")
@@ -375,6 +376,42 @@ class Model:
             (print_fn or print)(line)  # a line at a time, as Keras calls print_fn
 
 
+class LayerContext:
+    """A custom layer while its function runs (register_layer): where it asks for weights."""
+
+    def __init__(self, handle):
+        self._h = handle
+
+    def add_weight(self, name, shape, initializer="zeros", trainable=True):
+        """The layer's weight `name` (a variable, kbackend.Tensor): made with Keras' initializer
+        (a name such as "zeros", or {"class_name": ..., "config": {...}}) the first time, the
+        same variable after; saved and loaded in the order first asked for."""
+        if self._h is None:
+            raise ValueError("add_weight: the layer's function has returned")
+        return _core.Tensor(_swig.kb_model_layer_weight(self._h, name, list(shape),
+                                                        json.dumps(initializer), trainable))
+
+
+def register_layer(class_name, call):
+    """Lets models name a layer class of one's own (a Lambda, a custom layer): when a model file
+    or JSON has class_name, call(layer, config, inputs) builds it, with layer a LayerContext for
+    its weights, config the layer's config (a dict) and inputs kbackend Tensors; it returns a
+    Tensor or a list of them, built with kbackend's functions. A class registered again is
+    replaced; an exception it raises fails the load, naming the layer."""
+    if not callable(call):
+        raise TypeError("register_layer: call must be callable")
+
+    def build(handle, config_json, inputs):
+        layer = LayerContext(handle)
+        try:
+            out = call(layer, json.loads(config_json), [_core.Tensor(t) for t in inputs])
+        finally:
+            layer._h = None  # the handle is valid only while the function runs
+        return list(out) if isinstance(out, (list, tuple)) else out
+
+    _swig.kb_model_register_layer(class_name, build)
+
+
 def load_model(filepath, compile=True):  # noqa: A002 - Keras' name
     """Keras' load_model: a model from a Keras HDF5 file, compiled from it when it says how."""
     h = _p()
@@ -389,4 +426,3 @@ def model_from_json(json_string):
     return Model(h)
 
 
-del _swig
