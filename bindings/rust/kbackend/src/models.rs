@@ -423,4 +423,76 @@ impl Model {
             sys::kb_model_layer_set_weights(self.ptr.as_ptr(), i, array_ptr(&v), v.len())
         })
     }
+
+    /// Layer `i`'s config as JSON, as Keras' `layer.get_config()` (`kb_model_layer_config`).
+    pub fn layer_config(&self, i: usize) -> Result<String> {
+        let mut out = ptr::null();
+        check(unsafe { sys::kb_model_layer_config(self.ptr.as_ptr(), i, &mut out) })?;
+        Ok(owned(out))
+    }
+
+    /// The outputs for one batch, one tensor per output (`kb_model_predict_on_batch`).
+    pub fn predict_on_batch(&mut self, x: &[&Tensor]) -> Result<Vec<Tensor>> {
+        let xs = handles(x);
+        let mut out = ptr::null_mut();
+        check(unsafe {
+            sys::kb_model_predict_on_batch(self.ptr.as_ptr(), array_ptr(&xs), xs.len(), &mut out)
+        })?;
+        unsafe { take_list(out) }
+    }
+
+    fn tensors(
+        &self,
+        f: unsafe extern "C" fn(
+            *mut sys::kb_model,
+            *mut *mut sys::kb_tensor_list,
+        ) -> sys::kb_status,
+    ) -> Result<Vec<Tensor>> {
+        let mut out = ptr::null_mut();
+        check(unsafe { f(self.ptr.as_ptr(), &mut out) })?;
+        unsafe { take_list(out) }
+    }
+
+    /// The model's input placeholders, to build on: extra loss terms, gradients, a
+    /// [`crate::Function`] of one's own (`kb_model_inputs`).
+    pub fn inputs(&self) -> Result<Vec<Tensor>> {
+        self.tensors(sys::kb_model_inputs)
+    }
+
+    /// The model's outputs as graph values (`kb_model_outputs`).
+    pub fn outputs(&self) -> Result<Vec<Tensor>> {
+        self.tensors(sys::kb_model_outputs)
+    }
+
+    /// The model's weight variables (`kb_model_weights`).
+    pub fn weights(&self) -> Result<Vec<Tensor>> {
+        self.tensors(sys::kb_model_weights)
+    }
+
+    /// Keras' `model.add_loss`: a scalar over the model's tensors that the total loss includes
+    /// from the next compile on (`kb_model_add_loss`).
+    pub fn add_loss(&mut self, term: &Tensor) -> Result<()> {
+        check(unsafe { sys::kb_model_add_loss(self.ptr.as_ptr(), term.as_ptr()) })
+    }
+
+    /// After compile: the total loss as a graph value (`kb_model_total_loss`).
+    pub fn total_loss(&self) -> Result<Tensor> {
+        new_tensor(|o| unsafe { sys::kb_model_total_loss(self.ptr.as_ptr(), o) })
+    }
+
+    /// After compile: the target placeholders, one per output (`kb_model_targets`).
+    pub fn targets(&self) -> Result<Vec<Tensor>> {
+        self.tensors(sys::kb_model_targets)
+    }
+
+    /// After compile: the per-sample weight placeholders, one per output
+    /// (`kb_model_sample_weights`).
+    pub fn sample_weights(&self) -> Result<Vec<Tensor>> {
+        self.tensors(sys::kb_model_sample_weights)
+    }
+
+    /// After compile: the updates of one training step (`kb_model_updates`).
+    pub fn updates(&self) -> Result<Vec<Tensor>> {
+        self.tensors(sys::kb_model_updates)
+    }
 }

@@ -72,3 +72,31 @@ fn sample_weights_validation_data_and_reset_states() -> kbackend::Result<()> {
     m.reset_states()?; // no stateful layer: nothing to do
     Ok(())
 }
+
+#[test]
+fn the_model_as_graph_values() -> kbackend::Result<()> {
+    let mut m = Model::from_json(DENSE)?;
+    let w = Tensor::from_slice(&[1f32, 2., 3., 4., 5., 6.], &[3, 2])?;
+    let b = Tensor::from_slice(&[0.5f32, -1.], &[2])?;
+    m.set_layer_weights(0, &[&w, &b])?;
+    assert!(m.layer_config(0)?.contains("\"units\":2"), "{}", m.layer_config(0)?);
+    let (inputs, outputs) = (m.inputs()?, m.outputs()?);
+    assert_eq!((inputs.len(), outputs.len(), m.weights()?.len()), (1, 1, 2));
+    // A function of one's own over the model's graph computes what predict does.
+    let f = kbackend::Function::new(&[&inputs[0]], &[&outputs[0]], &[])?;
+    let x = Tensor::from_slice(&[1f32, 0., 2., -1., 1., 0.], &[2, 3])?;
+    let own = f.call(&[&x])?;
+    assert_eq!(own[0].to_vec::<f32>()?, m.predict_on_batch(&[&x])?[0].to_vec::<f32>()?);
+    assert_eq!(own[0].to_vec::<f32>()?, vec![11.5, 13., 2.5, 1.]);
+    // An extra loss term: the sum of the kernel's squares, in the loss from the next compile.
+    let kernel = &m.weights()?[0];
+    m.add_loss(&kbackend::backend::sum(&kbackend::backend::square(kernel)?, None, false)?)?;
+    m.compile("sgd", &["mse"], &[], None)?;
+    assert_eq!((m.targets()?.len(), m.sample_weights()?.len()), (1, 1));
+    assert!(!m.updates()?.is_empty());
+    let y = Tensor::from_slice(&[11.5f32, 13., 2.5, 1.], &[2, 2])?;
+    let loss = m.test_on_batch(&[&x], &[&y])?;
+    assert!((loss[0] - 91.0).abs() < 1e-4, "{loss:?}"); // mse 0, then 1 + 4 + ... + 36
+    assert_eq!(m.total_loss()?.ndim()?, 0);
+    Ok(())
+}
