@@ -21,6 +21,17 @@ static kb_status step_trampoline(void* user_data, kb_tensor* input, kb_tensor* c
   return kbgoStep((uintptr_t)user_data, input, (kb_tensor**)states, n, output, new_states);
 }
 
+static kb_status layer_trampoline(void* user_data, kb_layer* layer, const char* config_json,
+                                  kb_tensor* const* inputs, size_t num_inputs, kb_tensor** outputs,
+                                  size_t capacity, size_t* num_outputs) {
+  return kbgoLayer((uintptr_t)user_data, layer, (char*)config_json, (kb_tensor**)inputs,
+                   num_inputs, outputs, capacity, num_outputs);
+}
+
+kb_status kbgo_register_layer(const char* class_name, uintptr_t h) {
+  return kb_model_register_layer(class_name, layer_trampoline, (void*)h);
+}
+
 kb_status kbgo_map_fn(uintptr_t h, kb_tensor* elems, kb_data_type dtype, kb_tensor** out) {
   return kb_map_fn(map_trampoline, (void*)h, elems, NULL, dtype, out);
 }

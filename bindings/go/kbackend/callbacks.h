@@ -6,6 +6,7 @@
 kb_status kbgo_map_fn(uintptr_t h, kb_tensor* elems, kb_data_type dtype, kb_tensor** out);
 kb_status kbgo_fold(uintptr_t h, int32_t right, kb_tensor* elems, kb_tensor* initializer,
                     kb_tensor** out);
+kb_status kbgo_register_layer(const char* class_name, uintptr_t h);
 kb_status kbgo_rnn(uintptr_t h, kb_tensor* inputs, kb_tensor* const* initial_states,
                    size_t n_states, int32_t go_backwards, kb_tensor* mask,
                    kb_tensor* const* constants, size_t n_constants, int32_t unroll,
