@@ -67,6 +67,12 @@ pub struct Model {
 // SAFETY: a model is used from one thread at a time (&mut self for every call that runs it).
 unsafe impl Send for Model {}
 
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model").field("handle", &self.ptr).finish()
+    }
+}
+
 impl Drop for Model {
     fn drop(&mut self) {
         unsafe { sys::kb_model_release(self.ptr.as_ptr()) }
@@ -495,4 +501,99 @@ impl Model {
     pub fn updates(&self) -> Result<Vec<Tensor>> {
         self.tensors(sys::kb_model_updates)
     }
+}
+
+// ---- custom layers ------------------------------------------------------------------------
+
+/// A custom layer while its function runs (see [`register_layer`]): where it asks for weights.
+pub struct LayerContext {
+    ptr: *mut sys::kb_layer,
+}
+
+impl LayerContext {
+    /// The layer's weight `name` (a variable): made with the Keras initializer
+    /// `initializer_json` (`"\"zeros\""`, `{"class_name": "RandomNormal", "config": {...}}`) the
+    /// first time, the same variable after; saved and loaded in the order first asked for
+    /// (`kb_model_layer_weight`).
+    pub fn add_weight(
+        &self,
+        name: &str,
+        shape: &[i64],
+        initializer_json: &str,
+        trainable: bool,
+    ) -> Result<Tensor> {
+        let (name, init) = (cstring(name)?, cstring(initializer_json)?);
+        new_tensor(|o| unsafe {
+            sys::kb_model_layer_weight(
+                self.ptr,
+                name.as_ptr(),
+                array_ptr(shape),
+                shape.len(),
+                init.as_ptr(),
+                trainable as i32,
+                o,
+            )
+        })
+    }
+}
+
+/// A custom layer's function: the layer, its config (JSON) and its inputs give its outputs.
+type LayerFn = dyn Fn(&LayerContext, &str, &[Tensor]) -> Result<Vec<Tensor>> + Send + Sync;
+
+unsafe extern "C" fn layer_trampoline(
+    user_data: *mut c_void,
+    layer: *mut sys::kb_layer,
+    config_json: *const c_char,
+    inputs: *const *mut sys::kb_tensor,
+    num_inputs: usize,
+    outputs: *mut *mut sys::kb_tensor,
+    capacity: usize,
+    num_outputs: *mut usize,
+) -> sys::kb_status {
+    let f = &*(user_data as *const Box<LayerFn>);
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        let context = LayerContext { ptr: layer };
+        let config = owned(config_json);
+        let ins: Vec<Tensor> = (0..num_inputs).map(|i| crate::lent(*inputs.add(i))).collect();
+        f(&context, &config, &ins)
+    }));
+    let error = match result {
+        Ok(Ok(outs)) if outs.len() <= capacity => {
+            *num_outputs = outs.len();
+            for (i, t) in outs.into_iter().enumerate() {
+                *outputs.add(i) = t.into_raw();
+            }
+            return sys::KB_OK;
+        }
+        Ok(Ok(outs)) => Error::new(
+            Status::InvalidArgument,
+            format!("the layer function returned {} outputs, more than {capacity}", outs.len()),
+        ),
+        Ok(Err(e)) => e,
+        Err(_) => Error::new(Status::Internal, "the layer function panicked"),
+    };
+    let message = std::ffi::CString::new(error.message.replace('\0', " ")).unwrap_or_default();
+    sys::kb_set_error(error.status.code(), message.as_ptr());
+    error.status.code()
+}
+
+/// Lets model files and JSON name the layer class `class_name` (a Lambda, a layer of one's
+/// own): `f(layer, config_json, inputs)` builds its outputs with the backend's functions, as a
+/// Keras layer's call does; an error or panic fails the model's loading with a message naming
+/// the layer. Models may be built at any later time on any thread, so `f` lives as long as the
+/// process (`kb_model_register_layer`; a class registered again is replaced).
+pub fn register_layer<F>(class_name: &str, f: F) -> Result<()>
+where
+    F: Fn(&LayerContext, &str, &[Tensor]) -> Result<Vec<Tensor>> + Send + Sync + 'static,
+{
+    let name = cstring(class_name)?;
+    let boxed: Box<Box<LayerFn>> = Box::new(Box::new(f));
+    let user_data = Box::into_raw(boxed);
+    let status = unsafe {
+        sys::kb_model_register_layer(name.as_ptr(), Some(layer_trampoline), user_data.cast())
+    };
+    if status != sys::KB_OK {
+        drop(unsafe { Box::from_raw(user_data) });
+    }
+    check(status)
 }

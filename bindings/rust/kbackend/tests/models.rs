@@ -100,3 +100,28 @@ fn the_model_as_graph_values() -> kbackend::Result<()> {
     assert_eq!(m.total_loss()?.ndim()?, 0);
     Ok(())
 }
+
+#[test]
+fn custom_layers() -> kbackend::Result<()> {
+    // y = x + b, b a weight of ones; {"fail": true} in the config fails.
+    kbackend::models::register_layer("AddBias", |layer, config, inputs| {
+        if config.contains("\"fail\":true") {
+            return Err(kbackend::Error::new(Status::InvalidArgument, "asked to fail"));
+        }
+        let width = inputs[0].int_shape()?.unwrap().last().copied().flatten().unwrap() as i64;
+        let b = layer.add_weight("b", &[width], "\"ones\"", true)?;
+        Ok(vec![kbackend::backend::add(&inputs[0], &b)?])
+    })?;
+    let json = r#"{"class_name": "Sequential", "config": {"name": "s", "layers": [{"class_name": "AddBias", "config": {"name": "ab", "batch_input_shape": [null, 2]}}]}}"#;
+    let mut m = Model::from_json(json)?;
+    let x = Tensor::from_slice(&[1f32, 2.], &[1, 2])?;
+    assert_eq!(m.predict(&[&x], 32)?[0].to_vec::<f32>()?, vec![2., 3.]);
+    assert_eq!(m.weights()?.len(), 1);
+    let failing = json.replace("\"name\": \"ab\"", "\"name\": \"ab\", \"fail\": true");
+    let err = Model::from_json(&failing).unwrap_err();
+    assert!(err.message.contains("layer 'ab' (AddBias): asked to fail"), "{}", err.message);
+    kbackend::models::register_layer("Panics", |_, _, _| panic!("boom"))?;
+    let err = Model::from_json(&json.replace("AddBias", "Panics")).unwrap_err();
+    assert!(err.message.contains("panicked"), "{}", err.message);
+    Ok(())
+}
