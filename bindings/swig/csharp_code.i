@@ -260,9 +260,26 @@ KB_CSHARP_HANDLE(kb_model, Model)
 
   /// <summary>Keras' fit: x one tensor per input, y one per output; verbose 0, 1 (progress bar) or
   /// 2; options as JSON ({"shuffle", "seed", "validation_split", ...}). The per-epoch history as
-  /// JSON.</summary>
-  public string Fit(Tensor[] x, Tensor[] y, long batchSize = 32, long epochs = 1, int verbose = 0, string optionsJson = null) {
-    return K.model_fit(this, x, y, batchSize, epochs, verbose, optionsJson);
+  /// JSON. callback (null: none) runs after each batch (batch &gt;= 0) and each epoch (batch == -1) with
+  /// the values so far as JSON; returning true stops training, and what it throws stops training
+  /// and comes out of Fit.</summary>
+  public string Fit(Tensor[] x, Tensor[] y, long batchSize = 32, long epochs = 1, int verbose = 0, string optionsJson = null,
+                    global::System.Func<long, long, string, bool> callback = null) {
+    global::System.Exception thrown = null;
+    Native.FitCallback cb = null;
+    if (callback != null) {
+      cb = (global::System.IntPtr ud, long epoch, long batch, global::System.IntPtr logs) => {
+        try {
+          return callback(epoch, batch, Native.Utf8(logs)) ? 1 : 0;
+        } catch (global::System.Exception e) {
+          thrown = e;
+          return 1;
+        }
+      };
+    }
+    string history = K.model_fit(this, x, y, batchSize, epochs, verbose, optionsJson, cb);
+    if (thrown != null) global::System.Runtime.ExceptionServices.ExceptionDispatchInfo.Capture(thrown).Throw();
+    return history;
   }
 
   /// <summary>Keras' evaluate: the loss, then the metrics (MetricsNames).</summary>

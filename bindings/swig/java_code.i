@@ -419,14 +419,21 @@ KB_JAVA_HANDLE(kb_model, Model)
 
   /** Keras' fit of one input and one output; the per-epoch history as JSON. */
   public String fit(Tensor x, Tensor y, long batchSize, long epochs) {
-    return K.model_fit(this, new Tensor[] {x}, new Tensor[] {y}, batchSize, epochs, 0, null);
+    return fit(new Tensor[] {x}, new Tensor[] {y}, batchSize, epochs, 0, null, null);
   }
 
   /** Keras' fit: x one tensor per input, y one per output; verbose 0, 1 (progress bar) or 2;
    * options as JSON ({"shuffle", "seed", "validation_split", "class_weight", ...}). */
   public String fit(Tensor[] x, Tensor[] y, long batchSize, long epochs, int verbose,
                     String optionsJson) {
-    return K.model_fit(this, x, y, batchSize, epochs, verbose, optionsJson);
+    return fit(x, y, batchSize, epochs, verbose, optionsJson, null);
+  }
+
+  /** fit with a callback after each batch and epoch (null: none) that can stop training; what
+   * it throws comes out of fit. */
+  public String fit(Tensor[] x, Tensor[] y, long batchSize, long epochs, int verbose,
+                    String optionsJson, FitCallback callback) {
+    return K.model_fit(this, x, y, batchSize, epochs, verbose, optionsJson, callback);
   }
 
   /** Keras' evaluate: the loss, then the metrics (metricsNames()). */

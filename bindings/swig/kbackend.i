@@ -1503,6 +1503,54 @@ KB_JAVA_CALLBACK(kb_map_function, fn, kbj_map_trampoline)
 KB_JAVA_CALLBACK(kb_fold_function, fn, kbj_fold_trampoline)
 KB_JAVA_CALLBACK(kb_step_function, step_function, kbj_step_trampoline)
 
+/* fit's per-batch callback: FitCallback.onBatch(epoch, batch, logsJson) -> true stops training.
+ * What it throws stops training and comes out of fit unchanged. */
+%{
+static int32_t kbj_fit_trampoline(void* user_data, int64_t epoch, int64_t batch,
+                                  const char* logs_json) {
+  kbj_callback* cb = (kbj_callback*)user_data;
+  JNIEnv* env = cb->env;
+  if (kbj_pending || env->ExceptionCheck()) return 1;
+  static jmethodID on_batch = NULL;
+  if (!on_batch) {
+    jclass cls = env->FindClass("org/kbackend/FitCallback");
+    on_batch = cls ? env->GetMethodID(cls, "onBatch", "(JJLjava/lang/String;)Z") : NULL;
+  }
+  jstring logs = on_batch ? env->NewStringUTF(logs_json ? logs_json : "{}") : NULL;
+  jboolean stop = logs ? env->CallBooleanMethod(cb->fn, on_batch, (jlong)epoch, (jlong)batch, logs)
+                       : JNI_TRUE;
+  if (logs) env->DeleteLocalRef(logs);
+  if (env->ExceptionCheck()) {
+    jthrowable t = env->ExceptionOccurred();
+    env->ExceptionClear();
+    kbj_clear_pending(env);
+    kbj_pending = (jthrowable)env->NewGlobalRef(t);
+    env->DeleteLocalRef(t);
+    return 1;
+  }
+  return stop ? 1 : 0;
+}
+%}
+%typemap(jni) (kb_model_callback callback, void* user_data) "jobject"
+%typemap(jtype) (kb_model_callback callback, void* user_data) "FitCallback"
+%typemap(jstype) (kb_model_callback callback, void* user_data) "FitCallback"
+%typemap(javain) (kb_model_callback callback, void* user_data) "$javainput"
+%typemap(in) (kb_model_callback callback, void* user_data) (kbj_callback cb) {
+  kbj_clear_pending(jenv);
+  cb.env = jenv;
+  cb.fn = $input;
+  $1 = $input ? kbj_fit_trampoline : NULL;
+  $2 = $input ? &cb : NULL;
+}
+/* Training stopped (status OK) when the callback threw: its exception comes out of fit. */
+%typemap(freearg) (kb_model_callback callback, void* user_data) {
+  if (kbj_pending) {
+    jthrowable t = (jthrowable)jenv->NewLocalRef(kbj_pending);
+    kbj_clear_pending(jenv);
+    if (!jenv->ExceptionCheck()) jenv->Throw(t);
+  }
+}
+
 /* The raw memory and callback entry points are package-private: K's overloads check and adapt. */
 %javamethodmodifiers kbx_tensor_from_data "";
 %javamethodmodifiers kbx_variable_from_data "";
@@ -1695,6 +1743,7 @@ static int64_t kbcs_empty[1] = {0};
 KB_CSHARP_CALLBACK(kb_map_function, fn, MapCallback)
 KB_CSHARP_CALLBACK(kb_fold_function, fn, FoldCallback)
 KB_CSHARP_CALLBACK(kb_step_function, step_function, StepCallback)
+KB_CSHARP_CALLBACK(kb_model_callback, callback, FitCallback)
 
 /* The raw memory and callback entry points are internal: K's overloads check and adapt. */
 %csmethodmodifiers kbx_tensor_from_data "internal";
@@ -1707,6 +1756,7 @@ KB_CSHARP_CALLBACK(kb_step_function, step_function, StepCallback)
 %csmethodmodifiers kbx_foldl_raw "internal";
 %csmethodmodifiers kbx_foldr_raw "internal";
 %csmethodmodifiers kbx_rnn_raw "internal";
+%csmethodmodifiers kbx_model_fit "internal";
 %csmethodmodifiers kbx_borrow "internal";
 %csmethodmodifiers kbx_retained "internal";
 %csmethodmodifiers kbx_list_new_raw "internal";
@@ -1974,17 +2024,18 @@ static int64_t kbx_list_new_raw(kb_tensor* const* items, size_t n) {
 %}
 
 /* Keras models: every kb_model_* function with a kb_status is generated (kbackend_calls.i); fit
- * here takes no callback (the per-batch callback waits for these languages' closures over the
- * C trampolines), and returns the per-epoch history as JSON. */
+ * is written here: it takes the language's per-batch callback (null: none; Java's FitCallback,
+ * C#'s Native.FitCallback) and returns the per-epoch history as JSON; fit_weighted takes none. */
 %rename(model_fit) kbx_model_fit;
 %rename(model_fit_weighted) kbx_model_fit_weighted;
 %inline %{
 static const char* kbx_model_fit(kb_model* model, kb_tensor* const* x, size_t num_x,
                                  kb_tensor* const* y, size_t num_y, int64_t batch_size,
-                                 int64_t epochs, int32_t verbose, const char* options_json) {
+                                 int64_t epochs, int32_t verbose, const char* options_json,
+                                 kb_model_callback callback, void* user_data) {
   const char* history = NULL;
-  if (kb_model_fit(model, x, num_x, y, num_y, batch_size, epochs, verbose, options_json, NULL, NULL,
-                   &history) == KB_OK)
+  if (kb_model_fit(model, x, num_x, y, num_y, batch_size, epochs, verbose, options_json, callback,
+                   user_data, &history) == KB_OK)
     kb_clear_error();
   return history;
 }

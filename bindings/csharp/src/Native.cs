@@ -28,7 +28,20 @@ namespace KBackend {
     internal delegate int StepCallback(IntPtr userData, IntPtr input, IntPtr states, UIntPtr n,
                                        out IntPtr output, out IntPtr newStates);
 
+    [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+    internal delegate int FitCallback(IntPtr userData, long epoch, long batch, IntPtr logsJson);
+
     [ThreadStatic] private static Exception pending;
+
+    /// <summary>A NUL-terminated UTF-8 string of the library (null for NULL).</summary>
+    internal static string Utf8(IntPtr text) {
+      if (text == IntPtr.Zero) return null;
+      int n = 0;
+      while (Marshal.ReadByte(text, n) != 0) ++n;
+      var bytes = new byte[n];
+      Marshal.Copy(text, bytes, 0, n);
+      return System.Text.Encoding.UTF8.GetString(bytes);
+    }
 
     internal static long[] Prefixed(long[] values) {
       if (values == null) return null;

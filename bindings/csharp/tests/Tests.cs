@@ -233,6 +233,16 @@ static class Tests {
       True(m.TestOnBatch(x, y)[0] < before, "trained");
       True(m.Fit(x, y, 8, 2, 0, "{\"shuffle\": false}").Contains("\"cls_loss\""), "history");
       Throws<KBackendException>(() => m.Predict(new[] { x[0] }, 8));
+      // The per-batch callback: 20 samples in batches of 8 are 3 batches, then the epoch's end.
+      var seen = new List<long>();
+      m.Fit(x, y, 8, 2, 0, null, (epoch, batch, logs) => { True(logs.Contains("\"loss\""), logs); seen.Add(batch); return false; });
+      True(seen.SequenceEqual(new long[] { 0, 1, 2, -1, 0, 1, 2, -1 }), string.Join(",", seen));
+      seen.Clear();
+      m.Fit(x, y, 8, 5, 0, null, (epoch, batch, logs) => { seen.Add(batch); return batch == 1; });
+      True(seen.SequenceEqual(new long[] { 0, 1, -1 }), "true stops training after the epoch's end, as in Keras");
+      var thrown = Throws<InvalidOperationException>(() => m.Fit(x, y, 8, 5, 0, null, (epoch, batch, logs) => { throw new InvalidOperationException("stop here"); }));
+      True(thrown.Message == "stop here", thrown.Message);
+      True(m.Predict(x, 8).Length == 2, "usable after it");
       m.Compile("sgd", new[] { "categorical_crossentropy", "mse" }, new[] { "accuracy" });
       True(m.MetricsNames.Contains("acc"), m.MetricsNames);
     }

@@ -252,6 +252,23 @@ class KBackendTest {
       String history = m.fit(x, y, 8, 2, 0, "{\"shuffle\": false}");
       assertTrue(history.contains("\"cls_loss\""), history);
       assertThrows(KBackendException.class, () -> m.predict(8, x[0]));  // one input of two
+      // The per-batch callback: 20 samples in batches of 8 are 3 batches, then the epoch's end.
+      List<Long> seen = new ArrayList<>();
+      m.fit(x, y, 8, 2, 0, null, (epoch, batch, logs) -> {
+        assertTrue(logs.contains("\"loss\""), logs);
+        seen.add(batch);
+        return false;
+      });
+      assertEquals(List.of(0L, 1L, 2L, -1L, 0L, 1L, 2L, -1L), seen);
+      seen.clear();
+      m.fit(x, y, 8, 5, 0, null, (epoch, batch, logs) -> seen.add(batch) && batch == 1);
+      assertEquals(List.of(0L, 1L, -1L), seen);  // true stops training after the epoch's end, as in Keras
+      IllegalStateException thrown = assertThrows(IllegalStateException.class,
+          () -> m.fit(x, y, 8, 5, 0, null, (epoch, batch, logs) -> {
+            throw new IllegalStateException("stop here");
+          }));
+      assertEquals("stop here", thrown.getMessage());
+      assertEquals(2, m.predict(8, x).size());  // usable after it
     }
   }
 }
