@@ -323,6 +323,40 @@ KB_CSHARP_HANDLE(kb_model, Model)
 
   /// <summary>The model's weight variables.</summary>
   public Tensor[] Weights { get { return K.model_weights(this).Drain(); } }
+
+  /// <summary>Lets model files and JSON name the layer class className (a Lambda, a layer of
+  /// one's own): fn(layer, configJson, inputs) builds its outputs with kbackend's functions. fn
+  /// lives as long as the process (a class registered again is replaced); what it throws fails the
+  /// load, naming the layer.</summary>
+  public static void RegisterLayer(string className, global::System.Func<LayerContext, string, Tensor[], Tensor[]> fn) {
+    if (fn == null) throw new global::System.ArgumentNullException("fn");
+    Native.LayerCallback cb = (global::System.IntPtr ud, global::System.IntPtr layer, global::System.IntPtr config,
+                               global::System.IntPtr inputs, global::System.UIntPtr n, global::System.IntPtr outputs,
+                               global::System.UIntPtr capacity, out global::System.UIntPtr count) => {
+      count = global::System.UIntPtr.Zero;
+      var context = new LayerContext(layer);
+      try {
+        var ins = new Tensor[(int)n];
+        for (int i = 0; i < ins.Length; ++i)
+          ins[i] = K.borrow((long)global::System.Runtime.InteropServices.Marshal.ReadIntPtr(inputs, i * global::System.IntPtr.Size));
+        Tensor[] outs = fn(context, Native.Utf8(config), ins);
+        if (outs == null || global::System.Array.IndexOf(outs, null) >= 0)
+          throw new global::System.ArgumentNullException("outputs", "the layer function returned a null tensor");
+        if ((ulong)outs.Length > (ulong)capacity)
+          throw new global::System.ArgumentException("the layer function returned more outputs than the layer has");
+        for (int i = 0; i < outs.Length; ++i)
+          global::System.Runtime.InteropServices.Marshal.WriteIntPtr(outputs, i * global::System.IntPtr.Size, (global::System.IntPtr)K.retained(outs[i]));
+        count = (global::System.UIntPtr)outs.Length;
+        return 0;
+      } catch (global::System.Exception e) {
+        return K.set_callback_error("custom layer: the C# function threw " + e.GetType().FullName + ": " + e.Message);
+      } finally {
+        context.Close();
+      }
+    };
+    lock (Native.Layers) Native.Layers.Add(cb);
+    K.register_layer_raw(className, cb);
+  }
 %}
 
 /* ---- K: Keras' defaults as overloads, and the lambda forms of the loops ------------------------ */

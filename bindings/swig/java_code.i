@@ -506,6 +506,29 @@ KB_JAVA_HANDLE(kb_model, Model)
   public java.util.List<Tensor> weights() {
     return K.model_weights(this).drain();
   }
+
+  /** Lets model files and JSON name the layer class className (a Lambda, a layer of one's own):
+   * fn builds it. Models may be built later on any thread, so fn lives as long as the process (a
+   * class registered again is replaced); what it throws fails the load, naming the layer. */
+  public static void registerLayer(String className, LayerFunction fn) {
+    if (fn == null) throw new NullPointerException("registerLayer: fn is null");
+    K.register_layer_raw(className, (layer, config, inputs) -> {
+      LayerContext context = new LayerContext(layer);
+      try {
+        java.util.List<Tensor> in = new java.util.ArrayList<>();
+        for (long p : inputs) in.add(K.borrow(p));
+        java.util.List<Tensor> out = fn.build(context, config, in);
+        // (List.of's contains(null) throws: a loop)
+        for (Tensor t : out == null ? java.util.Collections.<Tensor>singletonList(null) : out)
+          if (t == null) throw new NullPointerException("the layer function returned a null tensor");
+        long[] result = new long[out.size()];
+        for (int i = 0; i < result.length; ++i) result[i] = K.retained(out.get(i));
+        return result;
+      } finally {
+        context.close();
+      }
+    });
+  }
 %}
 
 /* ---- K: Keras' defaults as overloads, and the lambda forms of the loops ------------------------ */

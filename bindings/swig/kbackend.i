@@ -1503,6 +1503,84 @@ KB_JAVA_CALLBACK(kb_map_function, fn, kbj_map_trampoline)
 KB_JAVA_CALLBACK(kb_fold_function, fn, kbj_fold_trampoline)
 KB_JAVA_CALLBACK(kb_step_function, step_function, kbj_step_trampoline)
 
+/* Custom layers: NativeLayer.build(layer, configJson, inputs) -> outputs, raw pointers (borrowed
+ * in, new references out). Models may be built on any thread later: the trampoline reaches the
+ * JVM through the JavaVM, attaching the thread if it must. What the function throws becomes the
+ * model's error, naming the layer. */
+%{
+struct kbj_layer {
+  JavaVM* vm;
+  jobject fn; /* a global reference, kept for the process' life */
+};
+
+static kb_status kbj_layer_trampoline(void* user_data, kb_layer* layer, const char* config_json,
+                                      kb_tensor* const* inputs, size_t num_inputs,
+                                      kb_tensor** outputs, size_t capacity, size_t* num_outputs) {
+  kbj_layer* l = (kbj_layer*)user_data;
+  JNIEnv* env = NULL;
+  bool attached = false;
+  if (l->vm->GetEnv((void**)&env, JNI_VERSION_1_8) != JNI_OK) {
+    if (l->vm->AttachCurrentThread((void**)&env, NULL) != JNI_OK) {
+      kb_set_error(KB_ERROR_INTERNAL, "custom layer: cannot attach the thread to the JVM");
+      return KB_ERROR_INTERNAL;
+    }
+    attached = true;
+  }
+  kb_status st = KB_OK;
+  static jmethodID build = NULL;
+  if (!build) {
+    jclass cls = env->FindClass("org/kbackend/NativeLayer");
+    build = cls ? env->GetMethodID(cls, "build", "(JLjava/lang/String;[J)[J") : NULL;
+  }
+  std::vector<jlong> ptrs(num_inputs + 1);
+  for (size_t i = 0; i < num_inputs; ++i) ptrs[i] = (jlong)(intptr_t)inputs[i];
+  jlongArray in = build ? env->NewLongArray((jsize)num_inputs) : NULL;
+  if (in) env->SetLongArrayRegion(in, 0, (jsize)num_inputs, ptrs.data());
+  jstring config = in ? env->NewStringUTF(config_json ? config_json : "{}") : NULL;
+  jlongArray r = config ? (jlongArray)env->CallObjectMethod(l->fn, build, (jlong)(intptr_t)layer,
+                                                            config, in)
+                        : NULL;
+  if (env->ExceptionCheck() || !r) {
+    st = kbj_callback_failed(env, "custom layer");
+    kbj_clear_pending(env); /* the message carries it: the model's call raises its own error */
+  } else {
+    jsize m = env->GetArrayLength(r);
+    std::vector<jlong> out((size_t)m + 1);
+    if (m) env->GetLongArrayRegion(r, 0, m, out.data());
+    if ((size_t)m > capacity) {
+      for (jsize i = 0; i < m; ++i) kb_tensor_release((kb_tensor*)(intptr_t)out[(size_t)i]);
+      kb_set_error(KB_ERROR_INVALID_ARGUMENT, "custom layer: more outputs than the layer has");
+      st = KB_ERROR_INVALID_ARGUMENT;
+    } else {
+      for (jsize i = 0; i < m; ++i) outputs[i] = (kb_tensor*)(intptr_t)out[(size_t)i];
+      *num_outputs = (size_t)m;
+    }
+  }
+  if (in) env->DeleteLocalRef(in);
+  if (config) env->DeleteLocalRef(config);
+  if (r) env->DeleteLocalRef(r);
+  if (attached) l->vm->DetachCurrentThread();
+  return st;
+}
+%}
+%typemap(jni) (kb_layer_function function, void* user_data) "jobject"
+%typemap(jtype) (kb_layer_function function, void* user_data) "NativeLayer"
+%typemap(jstype) (kb_layer_function function, void* user_data) "NativeLayer"
+%typemap(javain) (kb_layer_function function, void* user_data) "$javainput"
+%typemap(in) (kb_layer_function function, void* user_data) {
+  if (!$input) {
+    kbj_throw(jenv, "java/lang/NullPointerException", "$symname: function is null");
+    return $null;
+  }
+  kbj_layer* l = new kbj_layer;
+  jenv->GetJavaVM(&l->vm);
+  l->fn = jenv->NewGlobalRef($input);
+  $1 = kbj_layer_trampoline;
+  $2 = l;
+}
+%javamethodmodifiers kbx_model_register_layer "";
+%javamethodmodifiers kbx_model_layer_weight "";
+
 /* fit's per-batch callback: FitCallback.onBatch(epoch, batch, logsJson) -> true stops training.
  * What it throws stops training and comes out of fit unchanged. */
 %{
@@ -1744,6 +1822,9 @@ KB_CSHARP_CALLBACK(kb_map_function, fn, MapCallback)
 KB_CSHARP_CALLBACK(kb_fold_function, fn, FoldCallback)
 KB_CSHARP_CALLBACK(kb_step_function, step_function, StepCallback)
 KB_CSHARP_CALLBACK(kb_model_callback, callback, FitCallback)
+KB_CSHARP_CALLBACK(kb_layer_function, function, LayerCallback)
+%csmethodmodifiers kbx_model_register_layer "internal";
+%csmethodmodifiers kbx_model_layer_weight "internal";
 
 /* The raw memory and callback entry points are internal: K's overloads check and adapt. */
 %csmethodmodifiers kbx_tensor_from_data "internal";
@@ -2052,6 +2133,28 @@ static const char* kbx_model_fit_weighted(
                             epochs, verbose, options_json, NULL, NULL, &history) == KB_OK)
     kb_clear_error();
   return history;
+}
+%}
+
+/* Custom layers (Model.registerLayer / Model.RegisterLayer adapt the language's function): the
+ * registration and the layer's weights, raw. The library keeps the function for the process'
+ * life, so its state is never freed. */
+%rename(register_layer_raw) kbx_model_register_layer;
+%rename(layer_weight_raw) kbx_model_layer_weight;
+%newobject kbx_model_layer_weight;
+%inline %{
+static void kbx_model_register_layer(const char* class_name, kb_layer_function function,
+                                     void* user_data) {
+  if (kb_model_register_layer(class_name, function, user_data) == KB_OK) kb_clear_error();
+}
+static kb_tensor* kbx_model_layer_weight(int64_t layer, const char* name, const int64_t* shape,
+                                         size_t ndim, const char* initializer_json,
+                                         int32_t trainable) {
+  kb_tensor* out = NULL;
+  if (kb_model_layer_weight((kb_layer*)(intptr_t)layer, name, shape, ndim, initializer_json,
+                            trainable, &out) == KB_OK)
+    kb_clear_error();
+  return out;
 }
 %}
 #endif

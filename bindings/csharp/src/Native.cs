@@ -31,6 +31,15 @@ namespace KBackend {
     [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
     internal delegate int FitCallback(IntPtr userData, long epoch, long batch, IntPtr logsJson);
 
+    [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+    internal delegate int LayerCallback(IntPtr userData, IntPtr layer, IntPtr configJson, IntPtr inputs,
+                                        UIntPtr numInputs, IntPtr outputs, UIntPtr capacity, out UIntPtr numOutputs);
+
+    /// <summary>The registered layers' delegates: the library calls them for the process'
+    /// life.</summary>
+    internal static readonly System.Collections.Generic.List<LayerCallback> Layers =
+        new System.Collections.Generic.List<LayerCallback>();
+
     [ThreadStatic] private static Exception pending;
 
     /// <summary>A NUL-terminated UTF-8 string of the library (null for NULL).</summary>

@@ -247,4 +247,23 @@ static class Tests {
       True(m.MetricsNames.Contains("acc"), m.MetricsNames);
     }
   }
+
+  // y = x + b, b a weight of ones; {"fail": true} in the config fails.
+  public static void CustomLayers() {
+    Model.RegisterLayer("AddBias", (layer, config, inputs) => {
+      if (config.Contains("\"fail\":true")) throw new InvalidOperationException("asked to fail");
+      long[] shape = inputs[0].Shape;
+      var b = layer.AddWeight("b", new[] { shape[shape.Length - 1] }, "\"ones\"");
+      return new[] { inputs[0] + b };
+    });
+    string json = "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"s\", \"layers\": " +
+                  "[{\"class_name\": \"AddBias\", \"config\": {\"name\": \"ab\", \"batch_input_shape\": [null, 2]}}]}}";
+    using (var m = Model.FromJson(json)) {
+      Eq(new float[] { 2, 3 }, m.Predict(new[] { Tensor.Of(new float[] { 1, 2 }, 1, 2) })[0].ToFloatArray());
+      True(m.Weights.Length == 1, "one weight");
+    }
+    string failing = json.Replace("\"name\": \"ab\"", "\"name\": \"ab\", \"fail\": true");
+    var e = Throws<KBackendException>(() => Model.FromJson(failing));
+    True(e.Message.Contains("layer 'ab' (AddBias)") && e.Message.Contains("asked to fail"), e.Message);
+  }
 }

@@ -271,4 +271,27 @@ class KBackendTest {
       assertEquals(2, m.predict(8, x).size());  // usable after it
     }
   }
+
+  @Test
+  void customLayers() {
+    // y = x + b, b a weight of ones; {"fail": true} in the config fails.
+    Model.registerLayer("AddBias", (layer, config, inputs) -> {
+      if (config.contains("\"fail\":true")) throw new IllegalStateException("asked to fail");
+      long[] shape = inputs.get(0).shape();
+      Tensor b = layer.addWeight("b", new long[] {shape[shape.length - 1]}, "\"ones\"", true);
+      return List.of(inputs.get(0).add(b));
+    });
+    String json = "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"s\", \"layers\": "
+        + "[{\"class_name\": \"AddBias\", \"config\": {\"name\": \"ab\", \"batch_input_shape\": [null, 2]}}]}}";
+    try (Model m = Model.fromJson(json)) {
+      assertArrayEquals(new float[] {2, 3},
+                        m.predict(32, Tensor.of(new float[] {1, 2}, 1, 2)).get(0).toFloatArray());
+      assertEquals(1, m.weights().size());
+    }
+    String failing = json.replace("\"name\": \"ab\"", "\"name\": \"ab\", \"fail\": true");
+    KBackendException e = assertThrows(KBackendException.class, () -> Model.fromJson(failing));
+    assertTrue(e.getMessage().contains("layer 'ab' (AddBias)") && e.getMessage().contains("asked to fail"),
+               e.getMessage());
+    assertThrows(NullPointerException.class, () -> Model.registerLayer("Nil", null));
+  }
 }
