@@ -110,6 +110,13 @@ enum class Interpolation : int32_t {
 };
 enum class Device : int32_t { cpu = KB_DEVICE_CPU, cuda = KB_DEVICE_CUDA };
 enum class Reduce : int32_t { sum = KB_REDUCE_SUM, average = KB_REDUCE_AVERAGE };
+/// How in_train_phase and in_test_phase choose: by the training tensor (or the learning phase)
+/// when the function runs, or fixed now.
+enum class Training : int32_t {
+  tensor = KB_TRAINING_TENSOR,
+  false_ = KB_TRAINING_FALSE,
+  true_ = KB_TRAINING_TRUE,
+};
 
 inline kb_data_type to_c(DType d) noexcept { return static_cast<kb_data_type>(d); }
 inline kb_data_format to_c(DataFormat f) noexcept { return static_cast<kb_data_format>(f); }
@@ -119,6 +126,7 @@ inline kb_pool_mode to_c(PoolMode m) noexcept { return static_cast<kb_pool_mode>
 inline kb_interpolation to_c(Interpolation i) noexcept { return static_cast<kb_interpolation>(i); }
 inline kb_device_kind to_c(Device d) noexcept { return static_cast<kb_device_kind>(d); }
 inline kb_reduce_op to_c(Reduce r) noexcept { return static_cast<kb_reduce_op>(r); }
+inline kb_training to_c(Training t) noexcept { return static_cast<kb_training>(t); }
 
 /// Keras' name of a dtype ("float32"); throws for DType::none.
 inline std::string to_string(DType d) {
@@ -662,6 +670,25 @@ inline Tensor sparse_from_coo(const std::vector<int64_t>& indices, const std::ve
     return kb_sparse_from_coo(indices.data(), raw.data, to_c(Element<T>::dtype), values.size(),
                               dense_shape.data(), dense_shape.size(), to_c(dtype),
                               detail::name_or_null(name), o);
+  });
+}
+/// A (rows, cols) sparse matrix in CSR form (scipy.sparse.csr_matrix): indptr has rows + 1
+/// entries, row r's entries are col_indices / values [indptr[r], indptr[r + 1]).
+template <class T>
+inline Tensor sparse_from_csr(const std::vector<int64_t>& indptr,
+                              const std::vector<int64_t>& col_indices, const std::vector<T>& values,
+                              int64_t rows, int64_t cols, DType dtype = DType::none,
+                              const std::string& name = {}) {
+  static_assert(Element<T>::supported, "kbackend: unsupported element type");
+  if (rows < 0 || indptr.size() != size_t(rows) + 1 || col_indices.size() != values.size() ||
+      (!indptr.empty() && indptr.back() != int64_t(values.size())))
+    throw Error(KB_ERROR_INVALID_ARGUMENT,
+                "sparse_from_csr: indptr must hold rows + 1 offsets ending at the entries' count, "
+                "and col_indices one index per value");
+  detail::RawData<T> raw(values);
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_sparse_from_csr(indptr.data(), col_indices.data(), raw.data, to_c(Element<T>::dtype),
+                              rows, cols, to_c(dtype), detail::name_or_null(name), o);
   });
 }
 inline Tensor to_dense(const Tensor& x) {
@@ -1600,6 +1627,19 @@ struct FoldState {
   const FoldFunction* fn;
   std::exception_ptr error;
 };
+struct BranchState {
+  const std::function<Tensor()>* fn;
+  std::exception_ptr error;
+};
+
+inline kb_status branch_trampoline(void* user_data, kb_tensor** out) noexcept {
+  auto* state = static_cast<BranchState*>(user_data);
+  return run_callback("branch", state->error, [&] {
+    Tensor r = (*state->fn)();
+    if (!r) throw Error(KB_ERROR_INVALID_ARGUMENT, "branch: the function returned an empty Tensor");
+    *out = r.release();
+  });
+}
 
 inline kb_status step_trampoline(void* user_data, kb_tensor* input, kb_tensor* const* states,
                                  size_t n, kb_tensor** output,
@@ -1717,6 +1757,78 @@ inline Tensor foldr(const FoldFunction& fn, const Tensor& elems,
                initializer ? initializer->get() : nullptr, detail::name_or_null(name), &out);
   detail::finish(status, state.error);
   return Tensor::adopt(out);
+}
+
+// ---- control flow: tensors, or callables built only when chosen ------------------------------
+
+/// A branch as Keras' callables: called at most once, while the graph is built.
+using BranchFunction = std::function<Tensor()>;
+
+namespace detail {
+/// Calls the C function with two branch trampolines; the first exception a branch threw comes
+/// out unchanged.
+template <class F>
+Tensor with_branches(const char* who, const BranchFunction& a, const BranchFunction& b, F&& call) {
+  if (!a || !b) throw Error(KB_ERROR_INVALID_ARGUMENT, std::string(who) + ": a branch is empty");
+  BranchState sa{&a, nullptr}, sb{&b, nullptr};
+  kb_tensor* out = nullptr;
+  kb_status status = call(&branch_trampoline, &sa, &sb, &out);
+  finish(status, sa.error ? sa.error : sb.error);
+  return Tensor::adopt(out);
+}
+}  // namespace detail
+
+/// Keras' switch(condition, then_expression, else_expression): a scalar condition chooses when
+/// the function runs (lazily), a tensor one elementwise.
+inline Tensor switch_(const Tensor& condition, const Tensor& then_expression,
+                      const Tensor& else_expression) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_switch(condition.get(), then_expression.get(), else_expression.get(), o);
+  });
+}
+/// switch_ with callables for the branches (kb_switch_fn).
+inline Tensor switch_(const Tensor& condition, const BranchFunction& then_fn,
+                      const BranchFunction& else_fn) {
+  return detail::with_branches("switch", then_fn, else_fn, [&](auto t, void* a, void* b, auto o) {
+    return kb_switch_fn(condition.get(), t, a, t, b, o);
+  });
+}
+
+/// Keras' in_train_phase(x, alt, training=None): x in the training phase, alt otherwise; mode
+/// tensor chooses by training (or the learning phase) when the function runs.
+inline Tensor in_train_phase(const Tensor& x, const Tensor& alt,
+                             const std::optional<Tensor>& training = std::nullopt,
+                             Training mode = Training::tensor) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_in_train_phase(x.get(), alt.get(), training ? training->get() : nullptr, to_c(mode),
+                             o);
+  });
+}
+/// in_train_phase with callables (kb_in_train_phase_fn).
+inline Tensor in_train_phase(const BranchFunction& x, const BranchFunction& alt,
+                             const std::optional<Tensor>& training = std::nullopt,
+                             Training mode = Training::tensor) {
+  return detail::with_branches("in_train_phase", x, alt, [&](auto t, void* a, void* b, auto o) {
+    return kb_in_train_phase_fn(t, a, t, b, training ? training->get() : nullptr, to_c(mode), o);
+  });
+}
+
+/// Keras' in_test_phase(x, alt, training=None): in_train_phase(alt, x, training).
+inline Tensor in_test_phase(const Tensor& x, const Tensor& alt,
+                            const std::optional<Tensor>& training = std::nullopt,
+                            Training mode = Training::tensor) {
+  return detail::out_tensor([&](kb_tensor** o) {
+    return kb_in_test_phase(x.get(), alt.get(), training ? training->get() : nullptr, to_c(mode),
+                            o);
+  });
+}
+/// in_test_phase with callables (kb_in_test_phase_fn).
+inline Tensor in_test_phase(const BranchFunction& x, const BranchFunction& alt,
+                            const std::optional<Tensor>& training = std::nullopt,
+                            Training mode = Training::tensor) {
+  return detail::with_branches("in_test_phase", x, alt, [&](auto t, void* a, void* b, auto o) {
+    return kb_in_test_phase_fn(t, a, t, b, training ? training->get() : nullptr, to_c(mode), o);
+  });
 }
 
 }  // namespace kbackend

@@ -43,13 +43,6 @@ inline const char* c_string_or_null(const std::string& s, const char* who) {
 
 }  // namespace detail
 
-/// The values of kb_training.
-enum class Training : int32_t {
-  tensor = KB_TRAINING_TENSOR,
-  false_ = KB_TRAINING_FALSE,
-  true_ = KB_TRAINING_TRUE,
-};
-
 /// Number of threads the CPU kernels use.
 /// kb_num_threads: num_threads().
 inline int32_t num_threads() {
@@ -226,35 +219,6 @@ inline Tensor local_conv2d(const Tensor& inputs, const Tensor& kernel,
   check(kb_local_conv2d(inputs.get(), kernel.get(), detail::ints(kernel_size), kernel_size.size(),
                         detail::ints(strides), strides.size(), detail::ints(output_shape),
                         output_shape.size(), static_cast<kb_data_format>(data_format), &r_out));
-  return detail::adopt(r_out);
-}
-
-/// Either then_expression or else_expression, chosen by a condition.
-/// Keras' switch(condition, then_expression, else_expression) (C: kb_switch).
-inline Tensor switch_(const Tensor& condition, const Tensor& then_expression,
-                      const Tensor& else_expression) {
-  kb_tensor* r_out = nullptr;
-  check(kb_switch(condition.get(), then_expression.get(), else_expression.get(), &r_out));
-  return detail::adopt(r_out);
-}
-
-/// Selects x in the training phase and alt otherwise.
-/// Keras' in_train_phase(x, alt, training, mode) (C: kb_in_train_phase).
-inline Tensor in_train_phase(const Tensor& x, const Tensor& alt,
-                             const std::optional<Tensor>& training, Training mode) {
-  kb_tensor* r_out = nullptr;
-  check(kb_in_train_phase(x.get(), alt.get(), training ? training->get() : nullptr,
-                          static_cast<kb_training>(mode), &r_out));
-  return detail::adopt(r_out);
-}
-
-/// Selects x in the test phase and alt otherwise.
-/// Keras' in_test_phase(x, alt, training, mode) (C: kb_in_test_phase).
-inline Tensor in_test_phase(const Tensor& x, const Tensor& alt,
-                            const std::optional<Tensor>& training, Training mode) {
-  kb_tensor* r_out = nullptr;
-  check(kb_in_test_phase(x.get(), alt.get(), training ? training->get() : nullptr,
-                         static_cast<kb_training>(mode), &r_out));
   return detail::adopt(r_out);
 }
 

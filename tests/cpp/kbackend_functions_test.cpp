@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -51,6 +52,45 @@ TEST(GeneratedFunctions, SwitchAndLearningPhaseSelection) {
   expect_near(values(K::in_train_phase(x, alt, std::nullopt, K::Training::true_)), {1, 2});
   expect_near(values(K::in_test_phase(x, alt, std::nullopt, K::Training::true_)), {5, 6});
   expect_near(values(K::in_train_phase(x, alt, std::nullopt, K::Training::false_)), {5, 6});
+}
+
+TEST(HandWrittenControl, BranchesAsCallables) {
+  Tensor x = Tensor::from(std::vector<float>{1, 2}, {2});
+  Tensor alt = Tensor::from(std::vector<float>{5, 6}, {2});
+  int x_calls = 0, alt_calls = 0;
+  auto x_fn = [&] {
+    ++x_calls;
+    return x * 2.0;
+  };
+  auto alt_fn = [&] {
+    ++alt_calls;
+    return alt;
+  };
+  // A fixed phase calls only the chosen branch.
+  expect_near(values(K::in_train_phase(x_fn, alt_fn, std::nullopt, K::Training::true_)), {2, 4});
+  EXPECT_EQ(x_calls, 1);
+  EXPECT_EQ(alt_calls, 0);
+  expect_near(values(K::in_test_phase(x_fn, alt_fn, std::nullopt, K::Training::true_)), {5, 6});
+  // A scalar condition known when the function runs: both branches built, one computed.
+  Tensor c = K::placeholder({}, DType::bool_, "c");
+  Tensor chosen = K::switch_(c, x_fn, alt_fn);
+  K::Function f({c}, {chosen});
+  expect_near(values(f({Tensor::scalar(true)})[0]), {2, 4});
+  expect_near(values(f({Tensor::scalar(false)})[0]), {5, 6});
+  // What a branch throws comes out unchanged; an empty branch is an error.
+  EXPECT_THROW(K::switch_(
+                   c, [&]() -> Tensor { throw std::out_of_range("branch"); }, alt_fn),
+               std::out_of_range);
+  EXPECT_THROW(K::switch_(c, K::BranchFunction(), alt_fn), K::Error);
+}
+
+TEST(HandWrittenControl, SparseFromCsr) {
+  // [[1, 0, 2], [0, 0, 3]]
+  Tensor s = K::sparse_from_csr<float>({0, 2, 3}, {0, 2, 2}, {1, 2, 3}, 2, 3);
+  EXPECT_TRUE(K::is_sparse(s));
+  expect_near(values(K::to_dense(s)), {1, 0, 2, 0, 0, 3});
+  EXPECT_THROW(K::sparse_from_csr<float>({0, 2}, {0, 2, 2}, {1, 2, 3}, 2, 3), K::Error);
+  EXPECT_THROW(K::sparse_from_csr<float>({0, 2, 3}, {0, 2, 9}, {1, 2, 3}, 2, 3), K::Error);
 }
 
 TEST(GeneratedFunctions, ShapesFromTensors) {

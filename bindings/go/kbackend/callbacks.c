@@ -24,8 +24,8 @@ static kb_status step_trampoline(void* user_data, kb_tensor* input, kb_tensor* c
 static kb_status layer_trampoline(void* user_data, kb_layer* layer, const char* config_json,
                                   kb_tensor* const* inputs, size_t num_inputs, kb_tensor** outputs,
                                   size_t capacity, size_t* num_outputs) {
-  return kbgoLayer((uintptr_t)user_data, layer, (char*)config_json, (kb_tensor**)inputs,
-                   num_inputs, outputs, capacity, num_outputs);
+  return kbgoLayer((uintptr_t)user_data, layer, (char*)config_json, (kb_tensor**)inputs, num_inputs,
+                   outputs, capacity, num_outputs);
 }
 
 kb_status kbgo_register_layer(const char* class_name, uintptr_t h) {
