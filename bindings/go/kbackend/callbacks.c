@@ -28,6 +28,25 @@ static kb_status layer_trampoline(void* user_data, kb_layer* layer, const char* 
                    outputs, capacity, num_outputs);
 }
 
+static kb_status branch_trampoline(void* user_data, kb_tensor** out) {
+  return kbgoBranch((uintptr_t)user_data, out);
+}
+
+kb_status kbgo_switch_fn(kb_tensor* condition, uintptr_t then_h, uintptr_t else_h,
+                         kb_tensor** out) {
+  return kb_switch_fn(condition, branch_trampoline, (void*)then_h, branch_trampoline, (void*)else_h,
+                      out);
+}
+
+kb_status kbgo_phase_fn(int32_t test, uintptr_t x_h, uintptr_t alt_h, kb_tensor* training,
+                        kb_training mode, kb_tensor** out) {
+  if (test)
+    return kb_in_test_phase_fn(branch_trampoline, (void*)x_h, branch_trampoline, (void*)alt_h,
+                               training, mode, out);
+  return kb_in_train_phase_fn(branch_trampoline, (void*)x_h, branch_trampoline, (void*)alt_h,
+                              training, mode, out);
+}
+
 kb_status kbgo_register_layer(const char* class_name, uintptr_t h) {
   return kb_model_register_layer(class_name, layer_trampoline, (void*)h);
 }

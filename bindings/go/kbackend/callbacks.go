@@ -6,6 +6,7 @@ package kbackend
 // #include <stdint.h>
 // #include <stdlib.h>
 // #include <kbackend.h>
+// #include "callbacks.h"
 import "C"
 
 import (
@@ -94,6 +95,67 @@ func kbgoMap(h C.uintptr_t, x *C.kb_tensor, out **C.kb_tensor) C.kb_status {
 //export kbgoFold
 func kbgoFold(h C.uintptr_t, acc, x *C.kb_tensor, out **C.kb_tensor) C.kb_status {
 	return invoke(h, []*C.kb_tensor{acc, x}, out, nil)
+}
+
+//export kbgoBranch
+func kbgoBranch(h C.uintptr_t, out **C.kb_tensor) C.kb_status {
+	return invoke(h, nil, out, nil)
+}
+
+// branches runs a building call that takes two branch funcs (Keras' callables): the first
+// error or panic of either comes back out of it unchanged.
+func branches(who string, a, b func() (*Tensor, error),
+	build func(ha, hb C.uintptr_t, out **C.kb_tensor) C.kb_status, keep ...interface{}) (*Tensor, error) {
+	if a == nil || b == nil {
+		return nil, &Error{Status: ErrInvalidArgument, Message: who + ": a branch is nil"}
+	}
+	wrap := func(f func() (*Tensor, error)) *callback {
+		return &callback{who: who, fn: func([]*Tensor) (*Tensor, []*Tensor, error) {
+			r, err := f()
+			return r, nil, err
+		}}
+	}
+	ca, cbb := wrap(a), wrap(b)
+	ha, hb := cgo.NewHandle(ca), cgo.NewHandle(cbb)
+	defer ha.Delete()
+	defer hb.Delete()
+	var out *C.kb_tensor
+	err := call(func() C.kb_status {
+		return build(C.uintptr_t(ha), C.uintptr_t(hb), &out)
+	}, keep...)
+	if err != nil {
+		if ca.failed != nil {
+			return nil, ca.failed
+		}
+		if cbb.failed != nil {
+			return nil, cbb.failed
+		}
+		return nil, err
+	}
+	return wrapC(out), nil
+}
+
+// SwitchFn is Keras' switch with callables for the branches (kb_switch_fn): each is called at
+// most once, while the graph is built.
+func SwitchFn(condition *Tensor, thenFn, elseFn func() (*Tensor, error)) (*Tensor, error) {
+	return branches("switch", thenFn, elseFn, func(a, b C.uintptr_t, out **C.kb_tensor) C.kb_status {
+		return C.kbgo_switch_fn(condition.c(), a, b, out)
+	}, condition)
+}
+
+// InTrainPhaseFn is Keras' in_train_phase with callables (kb_in_train_phase_fn): a fixed mode
+// calls only the chosen one; training nil and TrainingTensor follow the learning phase.
+func InTrainPhaseFn(x, alt func() (*Tensor, error), training *Tensor, mode Training) (*Tensor, error) {
+	return branches("in_train_phase", x, alt, func(a, b C.uintptr_t, out **C.kb_tensor) C.kb_status {
+		return C.kbgo_phase_fn(0, a, b, training.c(), C.kb_training(mode), out)
+	}, training)
+}
+
+// InTestPhaseFn is Keras' in_test_phase with callables (kb_in_test_phase_fn).
+func InTestPhaseFn(x, alt func() (*Tensor, error), training *Tensor, mode Training) (*Tensor, error) {
+	return branches("in_test_phase", x, alt, func(a, b C.uintptr_t, out **C.kb_tensor) C.kb_status {
+		return C.kbgo_phase_fn(1, a, b, training.c(), C.kb_training(mode), out)
+	}, training)
 }
 
 //export kbgoStep

@@ -268,3 +268,49 @@ func TestDevicesAreListedAndChosenByName(t *testing.T) {
 		t.Fatalf("tpu: %v", err)
 	}
 }
+
+func TestBranchesAsFuncs(t *testing.T) {
+	x := f32(t, []float32{1, 2}, 2)
+	alt := f32(t, []float32{5, 6}, 2)
+	xCalls, altCalls := 0, 0
+	xFn := func() (*Tensor, error) { xCalls++; return x.MulScalar(2) }
+	altFn := func() (*Tensor, error) { altCalls++; return alt, nil }
+	r, err := InTrainPhaseFn(xFn, altFn, nil, TrainingTrue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := r.Float32s(); len(got) != 2 || got[0] != 2 || got[1] != 4 || xCalls != 1 || altCalls != 0 {
+		t.Fatalf("in_train_phase: %v, calls %d %d", got, xCalls, altCalls)
+	}
+	if r, err = InTestPhaseFn(xFn, altFn, nil, TrainingTrue); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := r.Float32s(); got[0] != 5 {
+		t.Fatalf("in_test_phase: %v", got)
+	}
+	c, _ := Placeholder([]int64{}, Float32, "c") // a scalar condition, cast to bool
+	chosen, err := SwitchFn(c, xFn, altFn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := NewFunction([]*Tensor{c}, []*Tensor{chosen}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	yes, _ := FromFloat32([]float32{1}) // a scalar
+	out, err := f.Call(yes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := out[0].Float32s(); got[0] != 2 {
+		t.Fatalf("switch true: %v", got)
+	}
+	boom := errors.New("boom")
+	if _, err := SwitchFn(c, func() (*Tensor, error) { return nil, boom }, altFn); !errors.Is(err, boom) {
+		t.Fatalf("a failing branch: %v", err)
+	}
+	if _, err := SwitchFn(c, nil, altFn); err == nil {
+		t.Fatal("a nil branch was accepted")
+	}
+}
