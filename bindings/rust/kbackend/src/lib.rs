@@ -1110,6 +1110,30 @@ pub fn image_data_format() -> Result<DataFormat> {
     })
 }
 
+/// Keras 1's `image_dim_ordering` (`kb_image_dim_ordering`).
+pub fn image_dim_ordering() -> Result<backend::DimOrdering> {
+    let mut out = 0;
+    check(unsafe { sys::kb_image_dim_ordering(&mut out) })?;
+    Ok(if out == sys::KB_DIM_ORDERING_TH {
+        backend::DimOrdering::Th
+    } else {
+        backend::DimOrdering::Tf
+    })
+}
+
+/// Keras' `batch_set_value`: each variable of `xs` takes the value of the tensor beside it in
+/// `values` (`kb_batch_set_value`).
+pub fn batch_set_value(xs: &[&Tensor], values: &[&Tensor]) -> Result<()> {
+    if xs.len() != values.len() {
+        return Err(Error::new(
+            Status::InvalidArgument,
+            "batch_set_value: xs and values differ in length",
+        ));
+    }
+    let (x, v) = (handles(xs), handles(values));
+    check(unsafe { sys::kb_batch_set_value(array_ptr(&x), array_ptr(&v), x.len()) })
+}
+
 /// Keras' `set_learning_phase`: fixes the process-wide learning phase, 0 test or 1 train
 /// (`kb_set_learning_phase`).
 pub fn set_learning_phase(value: i32) -> Result<()> {
@@ -1297,6 +1321,22 @@ impl Function {
         NonNull::new(f)
             .map(|ptr| Function { ptr })
             .ok_or_else(|| Error::new(Status::Internal, "the library returned no function"))
+    }
+
+    /// Runs the function writing output k into `outputs[k]` (concrete tensors of the outputs'
+    /// dtypes and shapes, e.g. an earlier call's results): no allocation in a steady state
+    /// (`kb_function_call_into`).
+    pub fn call_into(&self, inputs: &[&Tensor], outputs: &[&Tensor]) -> Result<()> {
+        let (i, o) = (handles(inputs), handles(outputs));
+        check(unsafe {
+            sys::kb_function_call_into(
+                self.ptr.as_ptr(),
+                array_ptr(&i),
+                i.len(),
+                array_ptr(&o),
+                o.len(),
+            )
+        })
     }
 
     /// Runs the function on constants (Tensor::from_slice), one per input.
@@ -1545,6 +1585,91 @@ unsafe extern "C" fn step_trampoline<F: FnMut(&Tensor, &[Tensor]) -> StepResult>
     } else {
         status
     }
+}
+
+unsafe extern "C" fn branch_trampoline<F: FnMut() -> Result<Tensor>>(
+    user_data: *mut c_void,
+    out: *mut *mut sys::kb_tensor,
+) -> sys::kb_status {
+    let cb = &mut *(user_data as *mut Callback<F>);
+    run_callback(cb, "branch", |f| f(), |t| *out = t.into_raw())
+}
+
+/// A C function taking two branch callbacks and their data.
+type BranchCall<'a> = &'a mut dyn FnMut(
+    sys::kb_branch_function,
+    *mut c_void,
+    sys::kb_branch_function,
+    *mut c_void,
+    *mut *mut sys::kb_tensor,
+) -> sys::kb_status;
+
+fn with_branches<A, B>(a: A, b: B, build: BranchCall<'_>) -> Result<Tensor>
+where
+    A: FnMut() -> Result<Tensor>,
+    B: FnMut() -> Result<Tensor>,
+{
+    let mut ca = Callback { f: a, error: None };
+    let mut cb = Callback { f: b, error: None };
+    let mut out = ptr::null_mut();
+    let status = build(
+        Some(branch_trampoline::<A>),
+        (&mut ca as *mut Callback<A>).cast(),
+        Some(branch_trampoline::<B>),
+        (&mut cb as *mut Callback<B>).cast(),
+        &mut out,
+    );
+    let error = ca.error.take().or(cb.error.take());
+    finish(Callback { f: (), error }, status)?;
+    unsafe { Tensor::from_raw(out) }
+        .ok_or_else(|| Error::new(Status::Internal, "the library returned no tensor"))
+}
+
+/// Keras' switch with closures for the branches (`kb_switch_fn`): each is called at most once,
+/// while the graph is built; a closure's error or panic comes back out.
+pub fn switch_fn<A, B>(condition: &Tensor, then_fn: A, else_fn: B) -> Result<Tensor>
+where
+    A: FnMut() -> Result<Tensor>,
+    B: FnMut() -> Result<Tensor>,
+{
+    with_branches(then_fn, else_fn, &mut |a, da, b, db, o| unsafe {
+        sys::kb_switch_fn(condition.as_ptr(), a, da, b, db, o)
+    })
+}
+
+/// Keras' in_train_phase with closures (`kb_in_train_phase_fn`): a fixed `mode` calls only the
+/// chosen one; `training` None with `Training::Tensor` follows the learning phase.
+pub fn in_train_phase_fn<A, B>(
+    x: A,
+    alt: B,
+    training: Option<&Tensor>,
+    mode: backend::Training,
+) -> Result<Tensor>
+where
+    A: FnMut() -> Result<Tensor>,
+    B: FnMut() -> Result<Tensor>,
+{
+    let t = training.map_or(ptr::null_mut(), |t| t.as_ptr());
+    with_branches(x, alt, &mut |a, da, b, db, o| unsafe {
+        sys::kb_in_train_phase_fn(a, da, b, db, t, mode.code(), o)
+    })
+}
+
+/// Keras' in_test_phase with closures (`kb_in_test_phase_fn`).
+pub fn in_test_phase_fn<A, B>(
+    x: A,
+    alt: B,
+    training: Option<&Tensor>,
+    mode: backend::Training,
+) -> Result<Tensor>
+where
+    A: FnMut() -> Result<Tensor>,
+    B: FnMut() -> Result<Tensor>,
+{
+    let t = training.map_or(ptr::null_mut(), |t| t.as_ptr());
+    with_branches(x, alt, &mut |a, da, b, db, o| unsafe {
+        sys::kb_in_test_phase_fn(a, da, b, db, t, mode.code(), o)
+    })
 }
 
 /// Keras' rnn: `step(input, states)` returns `(output, new_states)`; `states` holds the states

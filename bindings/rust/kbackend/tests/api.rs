@@ -272,3 +272,52 @@ fn devices_are_listed_and_chosen_by_name() {
     assert_eq!(f.set_device_name("tpu").unwrap_err().status, Status::InvalidArgument);
     assert_eq!(f.set_device_name("cpu\0").unwrap_err().status, Status::InvalidArgument);
 }
+
+#[test]
+fn branches_as_closures() {
+    use kbackend::backend::Training;
+    let x = t(&[1.0, 2.0], &[2]);
+    let alt = t(&[5.0, 6.0], &[2]);
+    let (mut x_calls, mut alt_calls) = (0, 0);
+    let r = kb::in_train_phase_fn(
+        || {
+            x_calls += 1;
+            Ok(&x * 2.0)
+        },
+        || {
+            alt_calls += 1;
+            Ok(alt.clone())
+        },
+        None,
+        Training::True,
+    )
+    .unwrap();
+    close(&r.to_vec::<f32>().unwrap(), &[2.0, 4.0]);
+    assert_eq!((x_calls, alt_calls), (1, 0)); // a fixed phase builds only the chosen branch
+    let r = kb::in_test_phase_fn(|| Ok(x.clone()), || Ok(alt.clone()), None, Training::True);
+    close(&r.unwrap().to_vec::<f32>().unwrap(), &[5.0, 6.0]);
+    let c = kb::placeholder(&[], DType::F32, Some("c")).unwrap(); // a scalar condition
+    let chosen = kb::switch_fn(&c, || Ok(&x * 2.0), || Ok(alt.clone())).unwrap();
+    let f = Function::new(&[&c], &[&chosen], &[]).unwrap();
+    close(&f.call(&[&t(&[1.0], &[])]).unwrap()[0].to_vec::<f32>().unwrap(), &[2.0, 4.0]);
+    close(&f.call(&[&t(&[0.0], &[])]).unwrap()[0].to_vec::<f32>().unwrap(), &[5.0, 6.0]);
+    let err = kb::switch_fn(&c, || Err(kb::Error::new(Status::Shape, "mine")), || Ok(alt.clone()))
+        .unwrap_err();
+    assert_eq!((err.status, err.message.as_str()), (Status::Shape, "mine"));
+}
+
+#[test]
+fn call_into_and_batch_set_value() {
+    let x = kb::placeholder(&[2], DType::F32, Some("x")).unwrap();
+    let f = Function::new(&[&x], &[&(&x * 3.0)], &[]).unwrap();
+    let out = f.call(&[&t(&[1.0, 2.0], &[2])]).unwrap();
+    f.call_into(&[&t(&[5.0, 6.0], &[2])], &[&out[0]]).unwrap();
+    close(&out[0].to_vec::<f32>().unwrap(), &[15.0, 18.0]);
+    let a = kb::variable(&[0f32, 0.0], &[2], Some("a")).unwrap();
+    let b = kb::variable(&[0f32], &[1], Some("b")).unwrap();
+    kb::batch_set_value(&[&a, &b], &[&t(&[1.0, 2.0], &[2]), &t(&[3.0], &[1])]).unwrap();
+    close(&a.to_vec::<f32>().unwrap(), &[1.0, 2.0]);
+    close(&b.to_vec::<f32>().unwrap(), &[3.0]);
+    assert!(kb::batch_set_value(&[&a], &[]).is_err());
+    assert_eq!(kb::image_dim_ordering().unwrap(), kb::backend::DimOrdering::Tf);
+}
