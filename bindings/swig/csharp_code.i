@@ -439,6 +439,36 @@ KB_CSHARP_HANDLE(kb_model, Model)
 
   // ---- loops: the callback runs while the graph is built; an exception it throws comes back
   // out of the call unchanged ----
+  private static Native.BranchCallback Branch(global::System.Func<Tensor> fn, string who) {
+    if (fn == null) throw new global::System.ArgumentNullException("fn", who + ": a branch is null");
+    return (global::System.IntPtr ud, out global::System.IntPtr result) => {
+      result = global::System.IntPtr.Zero;
+      try {
+        result = Native.Result(fn(), who);
+        return 0;
+      } catch (global::System.Exception e) {
+        return Native.Keep(e, who);
+      }
+    };
+  }
+
+  /// <summary>Keras' switch with callables for the branches: each is called at most once, while
+  /// the graph is built; what one throws comes out unchanged.</summary>
+  public static Tensor switch_(Tensor condition, global::System.Func<Tensor> thenFn, global::System.Func<Tensor> elseFn) {
+    return switch_fn_raw(condition, Branch(thenFn, "switch"), Branch(elseFn, "switch"));
+  }
+
+  /// <summary>Keras' in_train_phase with callables: a fixed mode calls only the chosen one;
+  /// training null with Training.TENSOR follows the learning phase.</summary>
+  public static Tensor in_train_phase(global::System.Func<Tensor> x, global::System.Func<Tensor> alt, Tensor training = null, Training mode = Training.TENSOR) {
+    return in_train_phase_fn_raw(Branch(x, "in_train_phase"), Branch(alt, "in_train_phase"), training, mode);
+  }
+
+  /// <summary>Keras' in_test_phase with callables: in_train_phase(alt, x, training, mode).</summary>
+  public static Tensor in_test_phase(global::System.Func<Tensor> x, global::System.Func<Tensor> alt, Tensor training = null, Training mode = Training.TENSOR) {
+    return in_test_phase_fn_raw(Branch(x, "in_test_phase"), Branch(alt, "in_test_phase"), training, mode);
+  }
+
   public static Tensor map_fn(global::System.Func<Tensor, Tensor> fn, Tensor elems, string name = null, DType dtype = DType.DTYPE_DEFAULT) {
     Native.MapCallback cb = (global::System.IntPtr ud, global::System.IntPtr x, out global::System.IntPtr result) => {
       result = global::System.IntPtr.Zero;

@@ -744,6 +744,49 @@ import java.util.function.UnaryOperator;
     return retained(t);
   }
 
+  private static NativeCallback branch(java.util.function.Supplier<Tensor> fn, String who) {
+    if (fn == null) throw new NullPointerException(who + ": a branch is null");
+    return ptrs -> new long[] {result(fn.get(), who)};
+  }
+
+  /** Keras' switch with callables for the branches: each is called at most once, while the graph
+   * is built; what one throws comes out unchanged.
+   * @param condition a scalar (lazy choice) or a tensor (elementwise)
+   * @param thenFn the branch for true
+   * @param elseFn the branch for false
+   * @return the chosen values */
+  public static Tensor switch_(Tensor condition, java.util.function.Supplier<Tensor> thenFn,
+                               java.util.function.Supplier<Tensor> elseFn) {
+    return switch_fn_raw(condition, branch(thenFn, "switch"), branch(elseFn, "switch"));
+  }
+
+  /** Keras' in_train_phase with callables: a fixed mode calls only the chosen one; training null
+   * with Training.TENSOR follows the learning phase.
+   * @param x the training branch
+   * @param alt the other branch
+   * @param training a tensor that chooses when the function runs, or null
+   * @param mode how to choose
+   * @return the chosen values */
+  public static Tensor in_train_phase(java.util.function.Supplier<Tensor> x,
+                                      java.util.function.Supplier<Tensor> alt, Tensor training,
+                                      Training mode) {
+    return in_train_phase_fn_raw(branch(x, "in_train_phase"), branch(alt, "in_train_phase"),
+                                 training, mode);
+  }
+
+  /** Keras' in_test_phase with callables: in_train_phase(alt, x, training, mode).
+   * @param x the test branch
+   * @param alt the other branch
+   * @param training a tensor that chooses when the function runs, or null
+   * @param mode how to choose
+   * @return the chosen values */
+  public static Tensor in_test_phase(java.util.function.Supplier<Tensor> x,
+                                     java.util.function.Supplier<Tensor> alt, Tensor training,
+                                     Training mode) {
+    return in_test_phase_fn_raw(branch(x, "in_test_phase"), branch(alt, "in_test_phase"),
+                                training, mode);
+  }
+
   public static Tensor map_fn(UnaryOperator<Tensor> fn, Tensor elems) {
     return map_fn(fn, elems, null, DType.DTYPE_DEFAULT);
   }

@@ -1503,6 +1503,39 @@ KB_JAVA_CALLBACK(kb_map_function, fn, kbj_map_trampoline)
 KB_JAVA_CALLBACK(kb_fold_function, fn, kbj_fold_trampoline)
 KB_JAVA_CALLBACK(kb_step_function, step_function, kbj_step_trampoline)
 
+/* Branches of switch / in_train_phase / in_test_phase as NativeCallbacks of no argument. */
+%{
+static kb_status kbj_branch_trampoline(void* user_data, kb_tensor** out) {
+  std::vector<kb_tensor*> r;
+  kb_status st = kbj_invoke(user_data, "branch", NULL, 0, &r);
+  return st != KB_OK ? st : kbj_one_result("branch", &r, out);
+}
+%}
+%define KB_JAVA_BRANCH(FN, DATA)
+%typemap(jni) (kb_branch_function FN, void* DATA) "jobject"
+%typemap(jtype) (kb_branch_function FN, void* DATA) "NativeCallback"
+%typemap(jstype) (kb_branch_function FN, void* DATA) "NativeCallback"
+%typemap(javain) (kb_branch_function FN, void* DATA) "$javainput"
+%typemap(in) (kb_branch_function FN, void* DATA) (kbj_callback cb) {
+  if (!$input) {
+    kbj_throw(jenv, "java/lang/NullPointerException", "$symname: FN is null");
+    return $null;
+  }
+  cb.env = jenv;
+  cb.fn = $input;
+  $1 = kbj_branch_trampoline;
+  $2 = &cb;
+}
+%typemap(freearg) (kb_branch_function FN, void* DATA) "kbj_clear_pending(jenv);"
+%enddef
+KB_JAVA_BRANCH(then_fn, then_data)
+KB_JAVA_BRANCH(else_fn, else_data)
+KB_JAVA_BRANCH(x_fn, x_data)
+KB_JAVA_BRANCH(alt_fn, alt_data)
+%javamethodmodifiers kbx_switch_fn "";
+%javamethodmodifiers kbx_in_train_phase_fn "";
+%javamethodmodifiers kbx_in_test_phase_fn "";
+
 /* Custom layers: NativeLayer.build(layer, configJson, inputs) -> outputs, raw pointers (borrowed
  * in, new references out). Models may be built on any thread later: the trampoline reaches the
  * JVM through the JavaVM, attaching the thread if it must. What the function throws becomes the
@@ -1823,6 +1856,24 @@ KB_CSHARP_CALLBACK(kb_fold_function, fn, FoldCallback)
 KB_CSHARP_CALLBACK(kb_step_function, step_function, StepCallback)
 KB_CSHARP_CALLBACK(kb_model_callback, callback, FitCallback)
 KB_CSHARP_CALLBACK(kb_layer_function, function, LayerCallback)
+%define KB_CSHARP_BRANCH(FN, DATA)
+%typemap(ctype) (kb_branch_function FN, void* DATA) "kb_branch_function"
+%typemap(imtype) (kb_branch_function FN, void* DATA) "KBackend.Native.BranchCallback"
+%typemap(cstype) (kb_branch_function FN, void* DATA) "KBackend.Native.BranchCallback"
+%typemap(csin, post="      global::System.GC.KeepAlive($csinput);") (kb_branch_function FN, void* DATA)
+  "$csinput"
+%typemap(in) (kb_branch_function FN, void* DATA) {
+  $1 = $input;
+  $2 = NULL;
+}
+%enddef
+KB_CSHARP_BRANCH(then_fn, then_data)
+KB_CSHARP_BRANCH(else_fn, else_data)
+KB_CSHARP_BRANCH(x_fn, x_data)
+KB_CSHARP_BRANCH(alt_fn, alt_data)
+%csmethodmodifiers kbx_switch_fn "internal";
+%csmethodmodifiers kbx_in_train_phase_fn "internal";
+%csmethodmodifiers kbx_in_test_phase_fn "internal";
 %csmethodmodifiers kbx_model_register_layer "internal";
 %csmethodmodifiers kbx_model_layer_weight "internal";
 
@@ -2139,6 +2190,40 @@ static const char* kbx_model_fit_weighted(
 /* Custom layers (Model.registerLayer / Model.RegisterLayer adapt the language's function): the
  * registration and the layer's weights, raw. The library keeps the function for the process'
  * life, so its state is never freed. */
+/* Branches as the language's callables (K.switch_fn / in_train_phase_fn / in_test_phase_fn adapt
+ * them). */
+%rename(switch_fn_raw) kbx_switch_fn;
+%rename(in_train_phase_fn_raw) kbx_in_train_phase_fn;
+%rename(in_test_phase_fn_raw) kbx_in_test_phase_fn;
+%newobject kbx_switch_fn;
+%newobject kbx_in_train_phase_fn;
+%newobject kbx_in_test_phase_fn;
+%inline %{
+static kb_tensor* kbx_switch_fn(kb_tensor* condition, kb_branch_function then_fn, void* then_data,
+                                kb_branch_function else_fn, void* else_data) {
+  kb_tensor* out = NULL;
+  if (kb_switch_fn(condition, then_fn, then_data, else_fn, else_data, &out) == KB_OK)
+    kb_clear_error();
+  return out;
+}
+static kb_tensor* kbx_in_train_phase_fn(kb_branch_function x_fn, void* x_data,
+                                        kb_branch_function alt_fn, void* alt_data,
+                                        kb_tensor* training, kb_training mode) {
+  kb_tensor* out = NULL;
+  if (kb_in_train_phase_fn(x_fn, x_data, alt_fn, alt_data, training, mode, &out) == KB_OK)
+    kb_clear_error();
+  return out;
+}
+static kb_tensor* kbx_in_test_phase_fn(kb_branch_function x_fn, void* x_data,
+                                       kb_branch_function alt_fn, void* alt_data,
+                                       kb_tensor* training, kb_training mode) {
+  kb_tensor* out = NULL;
+  if (kb_in_test_phase_fn(x_fn, x_data, alt_fn, alt_data, training, mode, &out) == KB_OK)
+    kb_clear_error();
+  return out;
+}
+%}
+
 %rename(register_layer_raw) kbx_model_register_layer;
 %rename(layer_weight_raw) kbx_model_layer_weight;
 %newobject kbx_model_layer_weight;

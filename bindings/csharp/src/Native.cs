@@ -22,6 +22,9 @@ namespace KBackend {
     internal delegate int MapCallback(IntPtr userData, IntPtr x, out IntPtr result);
 
     [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+    internal delegate int BranchCallback(IntPtr userData, out IntPtr result);
+
+    [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
     internal delegate int FoldCallback(IntPtr userData, IntPtr acc, IntPtr x, out IntPtr result);
 
     [UnmanagedFunctionPointer(CallingConvention.Cdecl)]

@@ -266,4 +266,22 @@ static class Tests {
     var e = Throws<KBackendException>(() => Model.FromJson(failing));
     True(e.Message.Contains("layer 'ab' (AddBias)") && e.Message.Contains("asked to fail"), e.Message);
   }
+
+  public static void BranchesAsCallables() {
+    var x = Tensor.Of(new float[] { 1, 2 }, 2);
+    var alt = Tensor.Of(new float[] { 5, 6 }, 2);
+    int xCalls = 0, altCalls = 0;
+    Func<Tensor> xFn = () => { ++xCalls; return x * 2.0; };
+    Func<Tensor> altFn = () => { ++altCalls; return alt; };
+    Eq(new float[] { 2, 4 }, K.in_train_phase(xFn, altFn, null, Training.TRUE).ToFloatArray());
+    True(xCalls == 1 && altCalls == 0, "a fixed phase builds only the chosen branch");
+    Eq(new float[] { 5, 6 }, K.in_test_phase(xFn, altFn, null, Training.TRUE).ToFloatArray());
+    var c = K.placeholder(new long[0], DType.FLOAT32, "c"); // a scalar condition
+    using (var f = K.function(new[] { c }, new[] { K.switch_(c, xFn, altFn) })) {
+      Eq(new float[] { 2, 4 }, f.Call(Tensor.Scalar(1f))[0].ToFloatArray());
+      Eq(new float[] { 5, 6 }, f.Call(Tensor.Scalar(0f))[0].ToFloatArray());
+    }
+    var e = Throws<InvalidOperationException>(() => K.switch_(c, () => { throw new InvalidOperationException("mine"); }, altFn));
+    True(e.Message == "mine", e.Message);
+  }
 }

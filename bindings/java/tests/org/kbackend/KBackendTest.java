@@ -294,4 +294,33 @@ class KBackendTest {
                e.getMessage());
     assertThrows(NullPointerException.class, () -> Model.registerLayer("Nil", null));
   }
+
+  @Test
+  void branchesAsCallables() {
+    Tensor x = Tensor.of(new float[] {1, 2}, 2);
+    Tensor alt = Tensor.of(new float[] {5, 6}, 2);
+    int[] calls = {0, 0};
+    java.util.function.Supplier<Tensor> xFn = () -> {
+      ++calls[0];
+      return x.mul(2.0);
+    };
+    java.util.function.Supplier<Tensor> altFn = () -> {
+      ++calls[1];
+      return alt;
+    };
+    assertArrayEquals(new float[] {2, 4},
+                      K.in_train_phase(xFn, altFn, null, Training.TRUE).toFloatArray());
+    assertArrayEquals(new int[] {1, 0}, calls);  // a fixed phase builds only the chosen branch
+    assertArrayEquals(new float[] {5, 6},
+                      K.in_test_phase(xFn, altFn, null, Training.TRUE).toFloatArray());
+    Tensor c = K.placeholder(new long[0], DType.FLOAT32, "c");  // a scalar condition
+    try (CompiledFunction f = K.function(List.of(c), List.of(K.switch_(c, xFn, altFn)))) {
+      assertArrayEquals(new float[] {2, 4}, f.call(Tensor.scalar(1f)).get(0).toFloatArray());
+      assertArrayEquals(new float[] {5, 6}, f.call(Tensor.scalar(0f)).get(0).toFloatArray());
+    }
+    IllegalStateException e = assertThrows(IllegalStateException.class,
+        () -> K.switch_(c, () -> { throw new IllegalStateException("mine"); }, altFn));
+    assertEquals("mine", e.getMessage());
+    assertThrows(NullPointerException.class, () -> K.switch_(c, null, altFn));
+  }
 }
