@@ -28,6 +28,8 @@ _RENAMED = {"std": "std_", "switch": "switch_"}
 _ARRAY_FAMILIES = (("const int64_t*", "KB_INT64_ARRAY", "KB_INT64_COUNT"),
                    ("kb_tensor* const*", "KB_TENSOR_ARRAY", "KB_TENSOR_COUNT"),
                    ("const char* const*", "KB_STRING_ARRAY", "KB_STRING_COUNT"))
+# The array families whose typemaps kbackend.i defines for some languages only.
+_TYPEMAPS_OF = {"KB_STRING_ARRAY": "defined(SWIGJAVA) || defined(SWIGCSHARP)"}
 # Results that are new handles, owned by the proxy that wraps them.
 _NEW_HANDLES = ("kb_tensor*", "kb_tensor_list*", "kb_compiled_function*", "kb_model*")
 
@@ -49,7 +51,10 @@ def arrays(api):
                 if str(p.type) == ptr_type and str(q.type) == "size_t":
                     pairs.add(f"({ptr_type} {p.name}, size_t {q.name})")
         body = ",\n".join("  " + d for d in sorted(pairs))
-        out.append(f"%apply ({ptr_type} {array}, size_t {count}) {{\n{body}\n}};\n")
+        apply = f"%apply ({ptr_type} {array}, size_t {count}) {{\n{body}\n}};\n"
+        if array in _TYPEMAPS_OF:  # a family whose typemaps only some languages have
+            apply = f"#if {_TYPEMAPS_OF[array]}\n{apply}#endif\n"
+        out.append(apply)
     return "".join(out)
 
 

@@ -6,6 +6,15 @@
 /* The JNI declarations are the package's own business. */
 %pragma(java) jniclassclassmodifiers="final class"
 
+/* ---- classes' docs ---------------------------------------------------------------------------- */
+%typemap(javaclassmodifiers) kb_tensor "/** A graph value (placeholder, variable, constant or an operation's result): one native\n * reference, released by close() or, as a safety net, when collected. */\npublic class"
+%typemap(javaclassmodifiers) kb_tensor_list "/** Several results of the library as a read-only List of new Tensor references. */\npublic class"
+%typemap(javaclassmodifiers) kb_compiled_function "/** A compiled function (K.function): inputs to outputs, with updates; its plans are cached per\n * input signature. */\npublic class"
+%typemap(javaclassmodifiers) kb_model "/** A Keras model: loaded from a Keras HDF5 file or JSON, trained, evaluated and saved natively. */\npublic class"
+%pragma(java) moduleclassmodifiers="/** The Keras backend API: every function under its Keras name, with Keras' defaults as\n * overloads. */\npublic class"
+/* The header's macro constant (the ABI it declares) is K.abi_version()'s business here. */
+%ignore KB_ABI_VERSION;
+
 /* ---- handles: AutoCloseable + Cleaner ------------------------------------------------------- */
 %define KB_JAVA_HANDLE(CTYPE, JTYPE)
 %typemap(javafinalize) CTYPE ""
@@ -56,11 +65,14 @@
     delete();
   }
 
+  /** Whether the native reference has been released.
+   * @return true after close() */
   public synchronized boolean isClosed() {
     return swigCPtr == 0;
   }
 %}
-%typemap(javadestruct, methodname="delete", methodmodifiers="public synchronized") CTYPE {
+%typemap(javadestruct, methodname="delete",
+         methodmodifiers="/** Releases the native reference now (as close() does). */\n  public synchronized") CTYPE {
     if (cleanable != null) {
       cleanable.clean();
       cleanable = null;
@@ -79,22 +91,27 @@ KB_JAVA_HANDLE(kb_model, Model)
 /* ---- Tensor ------------------------------------------------------------------------------------ */
 %typemap(javacode) kb_tensor %{
   // ---- construction from Java data (a copy; row-major) ----
+  /** Constant holding a copy of row-major data of a given dtype and shape. ({@code K.tensor_from_data}) */
   public static Tensor of(float[] data, long... shape) {
     return K.tensor_from_data(data, DType.FLOAT32, shape);
   }
 
+  /** Constant holding a copy of row-major data of a given dtype and shape. ({@code K.tensor_from_data}) */
   public static Tensor of(double[] data, long... shape) {
     return K.tensor_from_data(data, DType.FLOAT64, shape);
   }
 
+  /** Constant holding a copy of row-major data of a given dtype and shape. ({@code K.tensor_from_data}) */
   public static Tensor of(int[] data, long... shape) {
     return K.tensor_from_data(data, DType.INT32, shape);
   }
 
+  /** Constant holding a copy of row-major data of a given dtype and shape. ({@code K.tensor_from_data}) */
   public static Tensor of(long[] data, long... shape) {
     return K.tensor_from_data(data, DType.INT64, shape);
   }
 
+  /** Constant holding a copy of row-major data of a given dtype and shape. ({@code K.tensor_from_data}) */
   public static Tensor of(boolean[] data, long... shape) {
     return K.tensor_from_data(data, DType.BOOL, shape);
   }
@@ -111,18 +128,30 @@ KB_JAVA_HANDLE(kb_model, Model)
     return K.tensor_from_data(directOrArray(data), bufferDType(data), shape);
   }
 
+  /** A float32 scalar constant.
+   * @param value the value
+   * @return the constant */
   public static Tensor scalar(float value) {
     return of(new float[] {value});
   }
 
+  /** A float64 scalar constant.
+   * @param value the value
+   * @return the constant */
   public static Tensor scalar(double value) {
     return of(new double[] {value});
   }
 
+  /** An int32 scalar constant.
+   * @param value the value
+   * @return the constant */
   public static Tensor scalar(int value) {
     return of(new int[] {value});
   }
 
+  /** An int64 scalar constant.
+   * @param value the value
+   * @return the constant */
   public static Tensor scalar(long value) {
     return of(new long[] {value});
   }
@@ -191,14 +220,17 @@ KB_JAVA_HANDLE(kb_model, Model)
     return dims;
   }
 
+  /** Rank of x (number of axes). ({@code K.ndim}) */
   public long ndim() {
     return K.ndim(this);
   }
 
+  /** Dtype of x. ({@code K.dtype}) */
   public DType dtype() {
     return K.dtype(this);
   }
 
+  /** Name of a tensor. ({@code K.tensor_name}) */
   public String name() {
     return K.tensor_name(this);
   }
@@ -216,22 +248,31 @@ KB_JAVA_HANDLE(kb_model, Model)
   }
 
   // ---- values out ----
+  /** Value of x, computed, as a constant. ({@code K.eval}) */
   public Tensor eval() {
     return K.eval(this);
   }
 
+  /** The value as a flat row-major float array (the tensor must be float32).
+   * @return the values */
   public float[] toFloatArray() {
     return copyOut(DType.FLOAT32, float[]::new);
   }
 
+  /** The value as a flat row-major double array (the tensor must be float64).
+   * @return the values */
   public double[] toDoubleArray() {
     return copyOut(DType.FLOAT64, double[]::new);
   }
 
+  /** The value as a flat row-major int array (the tensor must be int32).
+   * @return the values */
   public int[] toIntArray() {
     return copyOut(DType.INT32, int[]::new);
   }
 
+  /** The value as a flat row-major long array (the tensor must be int64).
+   * @return the values */
   public long[] toLongArray() {
     return copyOut(DType.INT64, long[]::new);
   }
@@ -298,44 +339,79 @@ KB_JAVA_HANDLE(kb_model, Model)
   }
 
   // ---- operators as methods ----
+  /** Sum x + y, elementwise with broadcasting. ({@code K.add}) */
   public Tensor add(Tensor y) { return K.add(this, y); }
+  /** Sum x + y, elementwise with broadcasting, y a number (a constant of x's dtype). ({@code K.add}) */
   public Tensor add(double y) { return withScalar(y, K::add, false); }
+  /** Difference x - y, elementwise with broadcasting. ({@code K.subtract}) */
   public Tensor sub(Tensor y) { return K.subtract(this, y); }
+  /** Difference x - y, elementwise with broadcasting, y a number (a constant of x's dtype). ({@code K.subtract}) */
   public Tensor sub(double y) { return withScalar(y, K::subtract, false); }
   /** value - this */
   public Tensor rsub(double value) { return withScalar(value, K::subtract, true); }
+  /** Product x * y, elementwise with broadcasting. ({@code K.multiply}) */
   public Tensor mul(Tensor y) { return K.multiply(this, y); }
+  /** Product x * y, elementwise with broadcasting, y a number (a constant of x's dtype). ({@code K.multiply}) */
   public Tensor mul(double y) { return withScalar(y, K::multiply, false); }
+  /** Quotient x / y, elementwise with broadcasting. ({@code K.divide}) */
   public Tensor div(Tensor y) { return K.divide(this, y); }
+  /** Quotient x / y, elementwise with broadcasting, y a number (a constant of x's dtype). ({@code K.divide}) */
   public Tensor div(double y) { return withScalar(y, K::divide, false); }
   /** value / this */
   public Tensor rdiv(double value) { return withScalar(value, K::divide, true); }
+  /** Matrix product of x and y, numpy.dot-like beyond rank 2. ({@code K.dot}) */
   public Tensor matmul(Tensor y) { return K.dot(this, y); }
+  /** Matrix product of x and y, numpy.dot-like beyond rank 2. ({@code K.dot}) */
   public Tensor dot(Tensor y) { return K.dot(this, y); }
+  /** Negation, elementwise. ({@code K.negative}) */
   public Tensor neg() { return K.negative(this); }
+  /** Power x to the a, elementwise. ({@code K.pow}) */
   public Tensor pow(double a) { return K.pow(this, a); }
+  /** Absolute value, elementwise. ({@code K.abs}) */
   public Tensor abs() { return K.abs(this); }
+  /** Square, elementwise. ({@code K.square}) */
   public Tensor square() { return K.square(this); }
+  /** Square root, elementwise, of x clipped at 0. ({@code K.sqrt}) */
   public Tensor sqrt() { return K.sqrt(this); }
+  /** Exponential, elementwise. ({@code K.exp}) */
   public Tensor exp() { return K.exp(this); }
+  /** Natural logarithm, elementwise. ({@code K.log}) */
   public Tensor log() { return K.log(this); }
+  /** Whether x &lt; y, elementwise, as bool. ({@code K.less}) */
   public Tensor lt(Tensor y) { return K.less(this, y); }
+  /** Whether x &lt;= y, elementwise, as bool. ({@code K.less_equal}) */
   public Tensor le(Tensor y) { return K.less_equal(this, y); }
+  /** Whether x &gt; y, elementwise, as bool. ({@code K.greater}) */
   public Tensor gt(Tensor y) { return K.greater(this, y); }
+  /** Whether x &gt;= y, elementwise, as bool. ({@code K.greater_equal}) */
   public Tensor ge(Tensor y) { return K.greater_equal(this, y); }
+  /** Rectified linear unit with optional leak alpha, max_value cap and threshold. ({@code K.relu}) */
   public Tensor relu() { return K.relu(this); }
+  /** Logistic sigmoid, elementwise. ({@code K.sigmoid}) */
   public Tensor sigmoid() { return K.sigmoid(this); }
+  /** Hyperbolic tangent, elementwise. ({@code K.tanh}) */
   public Tensor tanh() { return K.tanh(this); }
+  /** Softmax of x along an axis. ({@code K.softmax}) */
   public Tensor softmax() { return K.softmax(this); }
+  /** Sum of x over axes (all axes for None), keeping reduced axes if keepdims. ({@code K.sum}) */
   public Tensor sum() { return K.sum(this); }
+  /** Sum of x over axes (all axes for None), keeping reduced axes if keepdims. ({@code K.sum}) */
   public Tensor sum(long axis) { return K.sum(this, axis); }
+  /** Mean of x over axes (all axes for None), keeping reduced axes if keepdims. ({@code K.mean}) */
   public Tensor mean() { return K.mean(this); }
+  /** Mean of x over axes (all axes for None), keeping reduced axes if keepdims. ({@code K.mean}) */
   public Tensor mean(long axis) { return K.mean(this, axis); }
+  /** Maximum of x over axes (all axes for None), keeping reduced axes if keepdims. ({@code K.max}) */
   public Tensor max() { return K.max(this); }
+  /** Minimum of x over axes (all axes for None), keeping reduced axes if keepdims. ({@code K.min}) */
   public Tensor min() { return K.min(this); }
+  /** Index of the maximum along an axis, as int64. ({@code K.argmax}) */
   public Tensor argmax(long axis) { return K.argmax(this, axis); }
+  /** Tensor x reshaped to a shape (one entry may be -1). ({@code K.reshape}) */
   public Tensor reshape(long... shape) { return K.reshape(this, shape); }
+  /** Tensor x with all its axes reversed. ({@code K.transpose}) */
   public Tensor transpose() { return K.transpose(this); }
+  /** Tensor x converted to a dtype. ({@code K.cast}) */
   public Tensor cast(DType dtype) { return K.cast(this, dtype); }
 
   /** x[begin:end:step] over the leading axes, as NumPy slices (strided_slice). */
@@ -375,10 +451,13 @@ KB_JAVA_HANDLE(kb_model, Model)
     return K.function_call(this, inputs).drain();
   }
 
+  /** Moves the function to a kind of device (its later calls run there).
+   * @param kind CPU or CUDA */
   public void setDevice(DeviceKind kind) {
     K.function_set_device(this, kind);
   }
 
+  /** Device kind a compiled function runs on. ({@code K.function_device}) */
   public DeviceKind device() {
     return K.function_device(this);
   }
@@ -547,16 +626,28 @@ import java.util.function.UnaryOperator;
     return values;
   }
 
+  /** The sum or average over the processes of every process' values, in place.
+   * @param values this process' values, replaced by the result
+   * @param op sum or average
+   * @return values */
   public static float[] dist_all_reduce(float[] values, ReduceOp op) {
     dist_all_reduce(values, DType.FLOAT32, op);
     return values;
   }
 
+  /** The sum or average over the processes of every process' values, in place.
+   * @param values this process' values, replaced by the result
+   * @param op sum or average
+   * @return values */
   public static int[] dist_all_reduce(int[] values, ReduceOp op) {
     dist_all_reduce(values, DType.INT32, op);
     return values;
   }
 
+  /** The sum or average over the processes of every process' values, in place.
+   * @param values this process' values, replaced by the result
+   * @param op sum or average
+   * @return values */
   public static long[] dist_all_reduce(long[] values, ReduceOp op) {
     dist_all_reduce(values, DType.INT64, op);
     return values;
@@ -581,14 +672,23 @@ import java.util.function.UnaryOperator;
     return placeholder(shape, shape.length, DType.DTYPE_DEFAULT, false, null);
   }
 
+  /** Placeholder of a shape, rank or unknown rank, fed when a function is called. ({@code K.placeholder}) */
   public static Tensor placeholder(long[] shape, DType dtype, String name) {
     return placeholder(shape, shape.length, dtype, false, name);
   }
 
+  /** A float32 variable holding a copy of data (row-major) of the given shape.
+   * @param data the values
+   * @param shape the shape
+   * @return the variable */
   public static Tensor variable(float[] data, long... shape) {
     return variable_from_data(data, DType.FLOAT32, shape, DType.DTYPE_DEFAULT, null);
   }
 
+  /** A float64 variable holding a copy of data (row-major) of the given shape.
+   * @param data the values
+   * @param shape the shape
+   * @return the variable */
   public static Tensor variable(double[] data, long... shape) {
     return variable_from_data(data, DType.FLOAT64, shape, DType.DTYPE_DEFAULT, null);
   }
@@ -599,6 +699,9 @@ import java.util.function.UnaryOperator;
     return variable_from_data(Tensor.directOrArray(data), dataDType, shape, dtype, name);
   }
 
+  /** A scalar constant of floatx.
+   * @param value the value
+   * @return the constant */
   public static Tensor constant(double value) {
     return constant_from_data(new double[] {value}, DType.FLOAT64, new long[0], DType.DTYPE_DEFAULT,
                               null, null);
@@ -610,10 +713,19 @@ import java.util.function.UnaryOperator;
                               shape, null);
   }
 
+  /** A constant of floatx holding a copy of data (row-major) of the given shape.
+   * @param data the values
+   * @param shape the shape
+   * @return the constant */
   public static Tensor constant(float[] data, long... shape) {
     return constant_from_data(data, DType.FLOAT32, shape, DType.DTYPE_DEFAULT, null, null);
   }
 
+  /** Keras' set_value: assigns data (a primitive array or an NIO buffer) of the given shape to a
+   * variable.
+   * @param x the variable
+   * @param data the values
+   * @param shape their shape */
   public static void set_value(Tensor x, Object data, long... shape) {
     Object d = Tensor.directOrArray(data);
     DType t = d instanceof float[] ? DType.FLOAT32 : d instanceof double[] ? DType.FLOAT64
@@ -623,10 +735,12 @@ import java.util.function.UnaryOperator;
     set_value_data(x, d, t, shape);
   }
 
+  /** All-zeros variable of a shape and dtype (a constant when a dimension is 0). ({@code K.zeros}) */
   public static Tensor zeros(long... shape) {
     return zeros(shape, DType.DTYPE_DEFAULT, null);
   }
 
+  /** All-ones variable of a shape and dtype (a constant when a dimension is 0). ({@code K.ones}) */
   public static Tensor ones(long... shape) {
     return ones(shape, DType.DTYPE_DEFAULT, null);
   }
@@ -635,6 +749,12 @@ import java.util.function.UnaryOperator;
 
 
 
+  /** Keras' random_normal_variable with a seed.
+   * @param shape the shape
+   * @param mean the mean
+   * @param scale the standard deviation
+   * @param seed the seed
+   * @return the variable */
   public static Tensor random_normal_variable(long[] shape, double mean, double scale,
                                               long seed) {
     return random_normal_variable(shape, mean, scale, DType.DTYPE_DEFAULT, null, seed);
@@ -642,39 +762,67 @@ import java.util.function.UnaryOperator;
 
 
 
+  /** Evenly spaced values from start up to stop by step, as a 1D tensor (int32 by default). ({@code K.arange}) */
   public static Tensor arange(double start, double stop) {
     return arange(start, stop, 1.0, DType.DTYPE_DEFAULT);
   }
 
   // ---- reductions: axis=None, keepdims=False ----
+  /** Sum of x over axes (all axes for None), keeping reduced axes if keepdims. ({@code K.sum}) */
   public static Tensor sum(Tensor x, long axis) { return sum(x, axis(axis), false); }
+  /** Sum of x over axes (all axes for None), keeping reduced axes if keepdims. ({@code K.sum}) */
   public static Tensor sum(Tensor x, long axis, boolean keepdims) { return sum(x, axis(axis), keepdims); }
+  /** Mean of x over axes (all axes for None), keeping reduced axes if keepdims. ({@code K.mean}) */
   public static Tensor mean(Tensor x, long axis) { return mean(x, axis(axis), false); }
+  /** Mean of x over axes (all axes for None), keeping reduced axes if keepdims. ({@code K.mean}) */
   public static Tensor mean(Tensor x, long axis, boolean keepdims) { return mean(x, axis(axis), keepdims); }
+  /** Maximum of x over axes (all axes for None), keeping reduced axes if keepdims. ({@code K.max}) */
   public static Tensor max(Tensor x, long axis) { return max(x, axis(axis), false); }
+  /** Minimum of x over axes (all axes for None), keeping reduced axes if keepdims. ({@code K.min}) */
   public static Tensor min(Tensor x, long axis) { return min(x, axis(axis), false); }
+  /** Product of x over axes (all axes for None), keeping reduced axes if keepdims. ({@code K.prod}) */
   public static Tensor prod(Tensor x, long axis) { return prod(x, axis(axis), false); }
+  /** Population variance of x over axes (all axes for None). ({@code K.var}) */
   public static Tensor var(Tensor x, long axis) { return var(x, axis(axis), false); }
+  /** Population standard deviation of x over axes (all axes for None). ({@code K.std_}) */
   public static Tensor std(Tensor x, long[] axes, boolean keepdims) { return std_(x, axes, keepdims); }
+  /** Population standard deviation of x over axes (all axes for None). ({@code K.std_}) */
   public static Tensor std(Tensor x) { return std_(x, ALL, false); }
+  /** Population standard deviation of x over axes (all axes for None). ({@code K.std_}) */
   public static Tensor std(Tensor x, long axis) { return std_(x, axis(axis), false); }
+  /** Log of the sum of exp(x) over axes, computed stably (all axes for None). ({@code K.logsumexp}) */
   public static Tensor logsumexp(Tensor x, long axis) { return logsumexp(x, axis(axis), false); }
 
   // ---- nn ----
+  /** Clips x to [min_value, max_value], elementwise. ({@code K.clip}) */
   public static Tensor clip(Tensor x, double minValue) {
     return clip(x, minValue, Double.POSITIVE_INFINITY);
   }
+  /** Tensor x divided by its L2 norm over axes (all axes for None). ({@code K.l2_normalize}) */
   public static Tensor l2_normalize(Tensor x, long axis) { return l2_normalize(x, axis(axis)); }
+  /** Concatenation of tensors along an axis. ({@code K.concatenate}) */
   public static Tensor concatenate(List<Tensor> xs) { return concatenate(array(xs), -1); }
+  /** Concatenation of tensors along an axis. ({@code K.concatenate}) */
   public static Tensor concatenate(List<Tensor> xs, long axis) { return concatenate(array(xs), axis); }
+  /** Stacks tensors of one rank into a tensor of rank + 1 along a new axis. ({@code K.stack}) */
   public static Tensor stack(List<Tensor> xs) { return stack(array(xs), 0); }
+  /** Stacks tensors of one rank into a tensor of rank + 1 along a new axis. ({@code K.stack}) */
   public static Tensor stack(List<Tensor> xs, long axis) { return stack(array(xs), axis); }
+  /** Tensor x with the size-1 axis at an axis removed. ({@code K.squeeze}) */
   public static Tensor squeeze(Tensor x) { return squeeze(x, -1); }
 
   // ---- conv / pool: strides=1, padding='valid', data_format=None, dilation_rate=1 ----
+  /** Convolution of x with kernel over 2 spatial axes (layouts as data_format says). ({@code K.conv2d}) */
   public static Tensor conv2d(Tensor x, Tensor kernel, long[] strides, String padding) {
     return conv2d(x, kernel, strides, parse_padding(padding), DataFormat.DATA_FORMAT_DEFAULT, null);
   }
+  /** Keras' pool2d with Keras' option strings.
+   * @param x the images
+   * @param poolSize the window
+   * @param strides the strides
+   * @param padding "valid" or "same"
+   * @param poolMode "max" or "avg"
+   * @return the pooled images */
   public static Tensor pool2d(Tensor x, long[] poolSize, long[] strides, String padding,
                               String poolMode) {
     return pool2d(x, poolSize, strides, parse_padding(padding), DataFormat.DATA_FORMAT_DEFAULT,
@@ -682,10 +830,12 @@ import java.util.function.UnaryOperator;
   }
 
   // ---- functions, gradients, updates ----
+  /** Gradients of the sum of loss with respect to variables. ({@code K.gradients}) */
   public static List<Tensor> gradients(Tensor loss, List<Tensor> variables) {
     return gradients(loss, array(variables)).drain();
   }
 
+  /** Compiles a function from input placeholders to outputs, applying updates per call. ({@code K.function}) */
   public static CompiledFunction function(List<Tensor> inputs, List<Tensor> outputs) {
     return function(array(inputs), array(outputs), null);
   }
@@ -696,6 +846,7 @@ import java.util.function.UnaryOperator;
     return function(array(inputs), array(outputs), array(updates));
   }
 
+  /** Values of several tensors, as constants. ({@code K.batch_get_value}) */
   public static List<Tensor> batch_get_value(List<Tensor> xs) {
     return batch_get_value(array(xs)).drain();
   }
@@ -704,9 +855,14 @@ import java.util.function.UnaryOperator;
   // out of the call unchanged ----
   /** The result of an rnn step: the output and the new states. */
   public static final class Step {
+    /** The step's output. */
     public final Tensor output;
+    /** The states after the step. */
     public final List<Tensor> states;
 
+    /** A step's result.
+     * @param output the step's output
+     * @param states the new states */
     public Step(Tensor output, List<Tensor> states) {
       this.output = output;
       this.states = states;
@@ -716,13 +872,20 @@ import java.util.function.UnaryOperator;
   /** step(input, states) -> new Step(output, newStates), as Keras' step_function. */
   @FunctionalInterface
   public interface StepFunction {
+    /** One step.
+     * @param input the step's input (batch, ...)
+     * @param states the states, then the constants
+     * @return the output and the new states */
     Step step(Tensor input, List<Tensor> states);
   }
 
   /** rnn's results: (last_output, outputs, new_states). */
   public static final class RnnResult {
+    /** The last step's output (batch, ...). */
     public final Tensor lastOutput;
+    /** Every step's output (batch, time, ...). */
     public final Tensor outputs;
+    /** The states after the last step. */
     public final List<Tensor> newStates;
 
     RnnResult(List<Tensor> all) {
@@ -787,10 +950,18 @@ import java.util.function.UnaryOperator;
                                 training, mode);
   }
 
+  /** Applies a function to each element of elems along axis 0 and stacks the results. ({@code K.map_fn}) */
   public static Tensor map_fn(UnaryOperator<Tensor> fn, Tensor elems) {
     return map_fn(fn, elems, null, DType.DTYPE_DEFAULT);
   }
 
+  /** Keras' map_fn(fn, elems, name, dtype): fn over the first axis of elems, called while the
+   * graph is built; what it throws comes out unchanged.
+   * @param fn the function of one element
+   * @param elems the elements
+   * @param name the result's name, or null
+   * @param dtype the result's dtype (DTYPE_DEFAULT: elems')
+   * @return the results, stacked */
   public static Tensor map_fn(UnaryOperator<Tensor> fn, Tensor elems, String name, DType dtype) {
     NativeCallback cb = ptrs -> new long[] {result(fn.apply(borrow(ptrs[0])), "map_fn")};
     return map_fn_raw(cb, elems, name, dtype);
@@ -805,14 +976,29 @@ import java.util.function.UnaryOperator;
     return foldl_raw(fold(fn, "foldl"), elems, initializer, null);
   }
 
+  /** Keras' foldr: fn(acc, x) from the last element.
+   * @param fn the function of the accumulator and one element
+   * @param elems the elements
+   * @param initializer the first accumulator, or null for the last element
+   * @return the final accumulator */
   public static Tensor foldr(BinaryOperator<Tensor> fn, Tensor elems, Tensor initializer) {
     return foldr_raw(fold(fn, "foldr"), elems, initializer, null);
   }
 
+  /** Iterates a step function over the time axis of inputs, returning outputs and states. ({@code K.rnn}) */
   public static RnnResult rnn(StepFunction step, Tensor inputs, List<Tensor> initialStates) {
     return rnn(step, inputs, initialStates, false, null, null, false);
   }
 
+  /** Keras' rnn with all its options.
+   * @param step the step function
+   * @param inputs (batch, time, ...)
+   * @param initialStates the states before the first step
+   * @param goBackwards whether to run from the last step
+   * @param mask (batch, time) or null
+   * @param constants passed to every step after the states, or null
+   * @param unroll whether to unroll the loop
+   * @return (last output, outputs, new states) */
   public static RnnResult rnn(StepFunction step, Tensor inputs, List<Tensor> initialStates,
                               boolean goBackwards, Tensor mask, List<Tensor> constants,
                               boolean unroll) {

@@ -1034,6 +1034,52 @@ static int kbx_check_data(const char* who, size_t nbytes, kb_data_type dtype, co
 %apply long long { long };
 %apply const long long& { const long& };
 %include <enums.swg> /* proper Java enums */
+/* SWIG's body of proper enums (enums.swg), documented. */
+%typemap(javabody) enum SWIGTYPE %{
+  /** The C value of this constant.
+   * @return the value of the C enum */
+  public final int swigValue() {
+    return swigValue;
+  }
+
+  /** The constant of a C value.
+   * @param swigValue a value of the C enum
+   * @return its constant
+   * @throws IllegalArgumentException for a value the enum does not have */
+  public static $javaclassname swigToEnum(int swigValue) {
+    $javaclassname[] swigValues = $javaclassname.class.getEnumConstants();
+    if (swigValue < swigValues.length && swigValue >= 0 && swigValues[swigValue].swigValue == swigValue)
+      return swigValues[swigValue];
+    for ($javaclassname swigEnum : swigValues)
+      if (swigEnum.swigValue == swigValue)
+        return swigEnum;
+    throw new IllegalArgumentException("No enum " + $javaclassname.class + " with value " + swigValue);
+  }
+
+  @SuppressWarnings("unused")
+  private $javaclassname() {
+    this.swigValue = SwigNext.next++;
+  }
+
+  @SuppressWarnings("unused")
+  private $javaclassname(int swigValue) {
+    this.swigValue = swigValue;
+    SwigNext.next = swigValue+1;
+  }
+
+  @SuppressWarnings("unused")
+  private $javaclassname($javaclassname swigEnum) {
+    this.swigValue = swigEnum.swigValue;
+    SwigNext.next = this.swigValue+1;
+  }
+
+  private final int swigValue;
+
+  private static class SwigNext {
+    private static int next = 0;
+  }
+%}
+
 %{
 #include <stdint.h>
 #include <stdio.h>
@@ -1532,6 +1578,8 @@ KB_JAVA_BRANCH(then_fn, then_data)
 KB_JAVA_BRANCH(else_fn, else_data)
 KB_JAVA_BRANCH(x_fn, x_data)
 KB_JAVA_BRANCH(alt_fn, alt_data)
+%javamethodmodifiers kbx_int_shape_rank "";
+%javamethodmodifiers kbx_int_shape_dim "";
 %javamethodmodifiers kbx_switch_fn "";
 %javamethodmodifiers kbx_in_train_phase_fn "";
 %javamethodmodifiers kbx_in_test_phase_fn "";
