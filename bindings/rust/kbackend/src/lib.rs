@@ -21,7 +21,7 @@
 //! building function's `Err`.
 #![deny(missing_docs)]
 
-use std::ffi::{c_void, CStr, CString};
+use std::ffi::{c_char, c_void, CStr, CString};
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::{self, NonNull};
@@ -496,6 +496,23 @@ impl Tensor {
             })?;
         }
         Ok(Some(dims[..rank as usize].iter().map(|&d| (d >= 0).then_some(d as usize)).collect()))
+    }
+
+    /// Keras' get_variable_shape: a variable's shape (`kb_get_variable_shape`).
+    pub fn variable_shape(&self) -> Result<Vec<i64>> {
+        let mut dims = vec![0i64; 64];
+        let mut rank = 0i64;
+        check(unsafe {
+            sys::kb_get_variable_shape(self.as_ptr(), dims.as_mut_ptr(), dims.len(), &mut rank)
+        })?;
+        if rank as usize > dims.len() {
+            dims = vec![0; rank as usize];
+            check(unsafe {
+                sys::kb_get_variable_shape(self.as_ptr(), dims.as_mut_ptr(), dims.len(), &mut rank)
+            })?;
+        }
+        dims.truncate(rank.max(0) as usize);
+        Ok(dims)
     }
 
     /// The rank (-1 when unknown).
@@ -1068,6 +1085,121 @@ pub fn floatx() -> Result<DType> {
     let mut out = 0;
     check(unsafe { sys::kb_floatx(&mut out) })?;
     DType::from_code(out).ok_or_else(|| Error::new(Status::DType, "unknown floatx"))
+}
+
+/// Keras' `cast_to_floatx`: `values` converted to floatx, whose element type `U` must be
+/// (`kb_cast_to_floatx`; `cast_to_floatx::<i32, f32>(&[1, 2])`).
+pub fn cast_to_floatx<T: Element, U: Element>(values: &[T]) -> Result<Vec<U>> {
+    let fx = floatx()?;
+    if U::DTYPE != fx {
+        return Err(Error::new(
+            Status::DType,
+            format!("cast_to_floatx: floatx is {}, not {}", fx.name(), U::DTYPE.name()),
+        ));
+    }
+    let mut out = vec![U::default(); values.len()];
+    check(unsafe {
+        sys::kb_cast_to_floatx(
+            array_ptr(values).cast(),
+            T::DTYPE.code(),
+            values.len(),
+            out.as_mut_ptr().cast(),
+        )
+    })?;
+    Ok(out)
+}
+
+/// A sparse tensor from COO data: `indices` holds nnz x rank coordinates (row-major), `values`
+/// nnz values converted to `dtype` (None: floatx) (`kb_sparse_from_coo`). Functions see its dense
+/// value except dot (sparse x dense matrix) and concatenate (all sparse), which keep it sparse.
+pub fn sparse_from_coo<T: Element>(
+    indices: &[i64],
+    values: &[T],
+    dense_shape: &[i64],
+    dtype: Option<DType>,
+    name: Option<&str>,
+) -> Result<Tensor> {
+    if indices.len() != values.len() * dense_shape.len() {
+        return Err(Error::new(
+            Status::InvalidArgument,
+            "sparse_from_coo: indices must hold nnz x rank coordinates",
+        ));
+    }
+    let name = opt_cstring(name)?;
+    new_tensor(|o| unsafe {
+        sys::kb_sparse_from_coo(
+            array_ptr(indices),
+            array_ptr(values).cast(),
+            T::DTYPE.code(),
+            values.len(),
+            array_ptr(dense_shape),
+            dense_shape.len(),
+            dtype.map_or(sys::KB_DTYPE_DEFAULT, DType::code),
+            name.as_ref().map_or(ptr::null(), |n| n.as_ptr()),
+            o,
+        )
+    })
+}
+
+/// A (rows, cols) sparse matrix in CSR form (scipy.sparse.csr_matrix): `indptr` has rows + 1
+/// offsets, row r's entries are `col_indices` / `values` from `indptr[r]` to `indptr[r + 1]`
+/// (`kb_sparse_from_csr`).
+pub fn sparse_from_csr<T: Element>(
+    indptr: &[i64],
+    col_indices: &[i64],
+    values: &[T],
+    cols: i64,
+    dtype: Option<DType>,
+    name: Option<&str>,
+) -> Result<Tensor> {
+    let rows = indptr.len() as i64 - 1;
+    if rows < 0
+        || col_indices.len() != values.len()
+        || indptr.last().copied() != Some(values.len() as i64)
+    {
+        return Err(Error::new(
+            Status::InvalidArgument,
+            "sparse_from_csr: indptr must hold rows + 1 offsets ending at the entries' count, \
+             and col_indices one index per value",
+        ));
+    }
+    let name = opt_cstring(name)?;
+    new_tensor(|o| unsafe {
+        sys::kb_sparse_from_csr(
+            array_ptr(indptr),
+            array_ptr(col_indices),
+            array_ptr(values).cast(),
+            T::DTYPE.code(),
+            rows,
+            cols,
+            dtype.map_or(sys::KB_DTYPE_DEFAULT, DType::code),
+            name.as_ref().map_or(ptr::null(), |n| n.as_ptr()),
+            o,
+        )
+    })
+}
+
+type PrintSink = dyn Fn(&str) + Send + Sync;
+
+unsafe extern "C" fn print_trampoline(text: *const c_char, user_data: *mut c_void) {
+    let sink = &*(user_data as *const Box<PrintSink>);
+    let text = CStr::from_ptr(text).to_string_lossy();
+    // a panic must not unwind into C; print_tensor has no status to report it by
+    let _ = catch_unwind(AssertUnwindSafe(|| sink(&text)));
+}
+
+/// Where print_tensor writes (default: stderr); None restores the default
+/// (`kb_set_print_sink`). Compiled functions print from any thread at any later time, so a sink
+/// lives as long as the process.
+pub fn set_print_sink<F: Fn(&str) + Send + Sync + 'static>(sink: Option<F>) -> Result<()> {
+    match sink {
+        None => check(unsafe { sys::kb_set_print_sink(None, ptr::null_mut()) }),
+        Some(f) => {
+            let boxed: Box<Box<PrintSink>> = Box::new(Box::new(f));
+            let user_data = Box::into_raw(boxed).cast();
+            check(unsafe { sys::kb_set_print_sink(Some(print_trampoline), user_data) })
+        }
+    }
 }
 
 /// Keras' `set_floatx`: sets the default float dtype (`kb_set_floatx`).

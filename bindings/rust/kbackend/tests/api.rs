@@ -321,3 +321,41 @@ fn call_into_and_batch_set_value() {
     assert!(kb::batch_set_value(&[&a], &[]).is_err());
     assert_eq!(kb::image_dim_ordering().unwrap(), kb::backend::DimOrdering::Tf);
 }
+
+#[test]
+fn raw_data_forms() {
+    // cast_to_floatx: to floatx's element type, which the caller names
+    assert_eq!(kb::cast_to_floatx::<i32, f32>(&[1, -2]).unwrap(), vec![1.0f32, -2.0]);
+    assert_eq!(kb::cast_to_floatx::<i32, f64>(&[1]).unwrap_err().status, Status::DType);
+    // a variable's shape
+    let v = kb::variable(&[0f32; 6], &[2, 3], Some("v")).unwrap();
+    assert_eq!(v.variable_shape().unwrap(), vec![2, 3]);
+    // [[1, 0, 2], [0, 0, 3]] as COO and as CSR
+    let coo =
+        kb::sparse_from_coo(&[0, 0, 0, 2, 1, 2], &[1f32, 2., 3.], &[2, 3], None, None).unwrap();
+    close(
+        &kb::backend::to_dense(&coo).unwrap().to_vec::<f32>().unwrap(),
+        &[1., 0., 2., 0., 0., 3.],
+    );
+    let csr = kb::sparse_from_csr(&[0, 2, 3], &[0, 2, 2], &[1f32, 2., 3.], 3, None, None).unwrap();
+    close(
+        &kb::backend::to_dense(&csr).unwrap().to_vec::<f32>().unwrap(),
+        &[1., 0., 2., 0., 0., 3.],
+    );
+    assert!(kb::sparse_from_coo(&[0, 0], &[1f32, 2.], &[2, 3], None, None).is_err());
+    assert!(kb::sparse_from_csr(&[0, 2], &[0, 2, 2], &[1f32, 2., 3.], 3, None, None).is_err());
+}
+
+#[test]
+fn print_tensor_through_a_closure() {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let kept = seen.clone();
+    kb::set_print_sink(Some(move |text: &str| kept.lock().unwrap().push_str(text))).unwrap();
+    let x = kb::placeholder(&[2], DType::F32, Some("x")).unwrap();
+    let p = kb::backend::print_tensor(&x, "x is ").unwrap();
+    let f = Function::new(&[&x], &[&p], &[]).unwrap();
+    f.call(&[&t(&[1.5, 2.0], &[2])]).unwrap();
+    kb::set_print_sink(None::<fn(&str)>).unwrap();
+    let text = seen.lock().unwrap().clone();
+    assert!(text.contains("x is ") && text.contains("1.5"), "{text}");
+}
