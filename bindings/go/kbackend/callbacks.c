@@ -47,6 +47,14 @@ kb_status kbgo_phase_fn(int32_t test, uintptr_t x_h, uintptr_t alt_h, kb_tensor*
                               training, mode, out);
 }
 
+static void print_trampoline(const char* text, void* user_data) {
+  kbgoPrint((uintptr_t)user_data, (char*)text);
+}
+
+kb_status kbgo_set_print_sink(uintptr_t h) {
+  return h ? kb_set_print_sink(print_trampoline, (void*)h) : kb_set_print_sink(NULL, NULL);
+}
+
 kb_status kbgo_register_layer(const char* class_name, uintptr_t h) {
   return kb_model_register_layer(class_name, layer_trampoline, (void*)h);
 }

@@ -7,6 +7,7 @@ kb_status kbgo_map_fn(uintptr_t h, kb_tensor* elems, kb_data_type dtype, kb_tens
 kb_status kbgo_fold(uintptr_t h, int32_t right, kb_tensor* elems, kb_tensor* initializer,
                     kb_tensor** out);
 kb_status kbgo_register_layer(const char* class_name, uintptr_t h);
+kb_status kbgo_set_print_sink(uintptr_t h);
 kb_status kbgo_switch_fn(kb_tensor* condition, uintptr_t then_h, uintptr_t else_h, kb_tensor** out);
 kb_status kbgo_phase_fn(int32_t test, uintptr_t x_h, uintptr_t alt_h, kb_tensor* training,
                         kb_training mode, kb_tensor** out);

@@ -2,10 +2,12 @@ package kbackend
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 )
 
 func must[T any](t *testing.T) func(T, error) T {
@@ -312,5 +314,108 @@ func TestBranchesAsFuncs(t *testing.T) {
 	}
 	if _, err := SwitchFn(c, nil, altFn); err == nil {
 		t.Fatal("a nil branch was accepted")
+	}
+}
+
+func TestRawDataForms(t *testing.T) {
+	b, err := CastToFloatx([]int32{1, -2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), 2); got[0] != 1 || got[1] != -2 {
+		t.Fatalf("cast_to_floatx: %v", got)
+	}
+	v, err := Variable(make([]float32, 6), []int64{2, 3}, "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shape, err := v.VariableShape(); err != nil || len(shape) != 2 || shape[0] != 2 || shape[1] != 3 {
+		t.Fatalf("variable_shape: %v %v", shape, err)
+	}
+	if err := v.SetValueFloat32([]float32{1, 2, 3, 4, 5, 6}, 2, 3); err != nil {
+		t.Fatal(err)
+	}
+	w, _ := Variable([]float32{0}, []int64{1}, "w")
+	if err := BatchSetValue([]*Tensor{w}, []*Tensor{f32(t, []float32{7}, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := v.Float32s(); got[5] != 6 {
+		t.Fatalf("set_value: %v", got)
+	}
+	if got, _ := w.Float32s(); got[0] != 7 {
+		t.Fatalf("batch_set_value: %v", got)
+	}
+	// [[1, 0, 2], [0, 0, 3]] as COO and as CSR
+	want := []float32{1, 0, 2, 0, 0, 3}
+	coo, err := SparseFromCOO([]int64{0, 0, 0, 2, 1, 2}, []float32{1, 2, 3}, []int64{2, 3}, DefaultDType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	csr, err := SparseFromCSR([]int64{0, 2, 3}, []int64{0, 2, 2}, []float32{1, 2, 3}, 3, DefaultDType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*Tensor{coo, csr} {
+		d, err := ToDense(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := d.Float32s(); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("sparse: %v", got)
+		}
+	}
+	if _, err := SparseFromCSR([]int64{0, 2}, []int64{0, 2, 2}, []float32{1, 2, 3}, 3, DefaultDType); err == nil {
+		t.Fatal("bad offsets accepted")
+	}
+}
+
+func TestPrintSink(t *testing.T) {
+	var mu sync.Mutex
+	var seen strings.Builder
+	if err := SetPrintSink(func(text string) { mu.Lock(); seen.WriteString(text); mu.Unlock() }); err != nil {
+		t.Fatal(err)
+	}
+	defer SetPrintSink(nil)
+	x, _ := Placeholder([]int64{2}, Float32, "x")
+	p, err := PrintTensor(x, "x is ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := NewFunction([]*Tensor{x}, []*Tensor{p}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Call(f32(t, []float32{1.5, 2}, 2)); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(seen.String(), "x is ") || !strings.Contains(seen.String(), "1.5") {
+		t.Fatalf("printed: %q", seen.String())
+	}
+}
+
+func TestFitWeighted(t *testing.T) {
+	json := `{"class_name": "Sequential", "config": {"name": "s", "layers": [{"class_name": "Dense",` +
+		` "config": {"name": "d", "units": 1, "activation": "linear", "batch_input_shape": [null, 2]}}]}}`
+	m, err := ModelFromJSON(json)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if err := m.Compile("sgd", []string{"mse"}, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	x := f32(t, []float32{1, 0, 0, 1, 1, 1, 0, 0}, 4, 2)
+	y := f32(t, []float32{1, 2, 3, 0}, 4, 1)
+	sw := f32(t, []float32{1, 1, 0, 0}, 4) // the last two samples do not count
+	history, err := m.FitWeighted([]*Tensor{x}, []*Tensor{y}, []*Tensor{sw}, []*Tensor{x}, []*Tensor{y}, nil,
+		4, 2, 0, `{"shuffle": false}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(history, `"val_loss"`) {
+		t.Fatalf("history: %s", history)
 	}
 }
