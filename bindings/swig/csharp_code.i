@@ -439,6 +439,52 @@ KB_CSHARP_HANDLE(kb_model, Model)
 
   // ---- loops: the callback runs while the graph is built; an exception it throws comes back
   // out of the call unchanged ----
+  // ---- raw data ----
+  /// <summary>Keras' cast_to_floatx: the values converted to floatx, as a 1-D tensor.</summary>
+  public static unsafe Tensor cast_to_floatx<T>(T[] values) where T : struct {
+    var bytes = global::System.Runtime.InteropServices.MemoryMarshal.AsBytes(new global::System.ReadOnlySpan<T>(values));
+    fixed (byte* p = &global::System.Runtime.InteropServices.MemoryMarshal.GetReference(bytes)) {
+      return cast_to_floatx_raw(new NativeBuffer((global::System.IntPtr)p, (ulong)bytes.Length), Native.DTypeOf<T>());
+    }
+  }
+
+  /// <summary>Keras' get_variable_shape: a variable's shape.</summary>
+  public static long[] get_variable_shape(Tensor x) {
+    using (var shape = get_variable_shape_raw(x)) return shape.ToLongArray();
+  }
+
+  /// <summary>A sparse tensor from COO data: nnz x rank coordinates (row-major) and nnz values
+  /// converted to dtype (DTYPE_DEFAULT: floatx).</summary>
+  public static unsafe Tensor sparse_from_coo<T>(long[] indices, T[] values, long[] denseShape, DType dtype = DType.DTYPE_DEFAULT, string name = null) where T : struct {
+    var bytes = global::System.Runtime.InteropServices.MemoryMarshal.AsBytes(new global::System.ReadOnlySpan<T>(values));
+    fixed (byte* p = &global::System.Runtime.InteropServices.MemoryMarshal.GetReference(bytes)) {
+      return sparse_from_coo_raw(indices, new NativeBuffer((global::System.IntPtr)p, (ulong)bytes.Length), Native.DTypeOf<T>(), denseShape, dtype, name);
+    }
+  }
+
+  /// <summary>A (rows, cols) sparse matrix in CSR form (scipy.sparse.csr_matrix): indptr has
+  /// rows + 1 offsets, row r's entries are colIndices / values from indptr[r] to indptr[r + 1].</summary>
+  public static unsafe Tensor sparse_from_csr<T>(long[] indptr, long[] colIndices, T[] values, long cols, DType dtype = DType.DTYPE_DEFAULT, string name = null) where T : struct {
+    var bytes = global::System.Runtime.InteropServices.MemoryMarshal.AsBytes(new global::System.ReadOnlySpan<T>(values));
+    fixed (byte* p = &global::System.Runtime.InteropServices.MemoryMarshal.GetReference(bytes)) {
+      return sparse_from_csr_raw(indptr, colIndices, new NativeBuffer((global::System.IntPtr)p, (ulong)bytes.Length), Native.DTypeOf<T>(), cols, dtype, name);
+    }
+  }
+
+  /// <summary>Where print_tensor writes (null: stderr again); called from whichever thread
+  /// prints. What it throws is dropped (print_tensor has no status to report it by).</summary>
+  public static void set_print_sink(global::System.Action<string> sink) {
+    if (sink == null) {
+      set_print_sink_raw(null);
+      return;
+    }
+    Native.PrintCallback cb = (global::System.IntPtr text, global::System.IntPtr ud) => {
+      try { sink(Native.Utf8(text)); } catch (global::System.Exception) { }
+    };
+    lock (Native.PrintSinks) Native.PrintSinks.Add(cb);
+    set_print_sink_raw(cb);
+  }
+
   private static Native.BranchCallback Branch(global::System.Func<Tensor> fn, string who) {
     if (fn == null) throw new global::System.ArgumentNullException("fn", who + ": a branch is null");
     return (global::System.IntPtr ud, out global::System.IntPtr result) => {

@@ -907,6 +907,78 @@ import java.util.function.UnaryOperator;
     return retained(t);
   }
 
+  // ---- raw data ----
+  /** The dtype of a primitive array or NIO buffer's elements. */
+  static DType dataDType(Object data) {
+    if (data instanceof float[]) return DType.FLOAT32;
+    if (data instanceof double[]) return DType.FLOAT64;
+    if (data instanceof int[]) return DType.INT32;
+    if (data instanceof long[]) return DType.INT64;
+    if (data instanceof short[]) return DType.INT16;
+    if (data instanceof byte[]) return DType.INT8;
+    if (data instanceof boolean[]) return DType.BOOL;
+    if (data instanceof java.nio.Buffer) return Tensor.bufferDType((java.nio.Buffer) data);
+    throw new IllegalArgumentException("kbackend: no dtype for " + (data == null ? "null" : data.getClass().getName()));
+  }
+
+  /** Keras' cast_to_floatx: the values of a primitive array or buffer converted to floatx.
+   * @param values the values
+   * @return a 1-D floatx tensor of them */
+  public static Tensor cast_to_floatx(Object values) {
+    return cast_to_floatx_raw(Tensor.directOrArray(values), dataDType(values));
+  }
+
+  /** Keras' get_variable_shape.
+   * @param x a variable
+   * @return its shape */
+  public static long[] get_variable_shape(Tensor x) {
+    try (Tensor shape = get_variable_shape_raw(x)) {
+      return shape.toLongArray();
+    }
+  }
+
+  /** A sparse tensor from COO data: nnz x rank coordinates (row-major) and nnz values (a
+   * primitive array or buffer) converted to dtype (DTYPE_DEFAULT: floatx).
+   * @param indices the coordinates
+   * @param values the values
+   * @param denseShape the dense shape
+   * @param dtype the tensor's dtype
+   * @param name its name, or null
+   * @return the sparse tensor */
+  public static Tensor sparse_from_coo(long[] indices, Object values, long[] denseShape, DType dtype,
+                                       String name) {
+    return sparse_from_coo_raw(indices, Tensor.directOrArray(values), dataDType(values), denseShape,
+                               dtype, name);
+  }
+
+  /** sparse_from_coo of floatx.
+   * @param indices the coordinates
+   * @param values the values
+   * @param denseShape the dense shape
+   * @return the sparse tensor */
+  public static Tensor sparse_from_coo(long[] indices, Object values, long[] denseShape) {
+    return sparse_from_coo(indices, values, denseShape, DType.DTYPE_DEFAULT, null);
+  }
+
+  /** A (rows, cols) sparse matrix in CSR form (scipy.sparse.csr_matrix): indptr has rows + 1
+   * offsets, row r's entries are colIndices / values from indptr[r] to indptr[r + 1].
+   * @param indptr the rows' offsets
+   * @param colIndices the entries' columns
+   * @param values the entries (a primitive array or buffer)
+   * @param cols the number of columns
+   * @return the sparse matrix, of floatx */
+  public static Tensor sparse_from_csr(long[] indptr, long[] colIndices, Object values, long cols) {
+    return sparse_from_csr_raw(indptr, colIndices, Tensor.directOrArray(values), dataDType(values),
+                               cols, DType.DTYPE_DEFAULT, null);
+  }
+
+  /** Where print_tensor writes (null: stderr again); a sink lives as long as the process, as
+   * prints may still run.
+   * @param sink the sink, or null */
+  public static void set_print_sink(PrintSink sink) {
+    set_print_sink_raw(sink);
+  }
+
   private static NativeCallback branch(java.util.function.Supplier<Tensor> fn, String who) {
     if (fn == null) throw new NullPointerException(who + ": a branch is null");
     return ptrs -> new long[] {result(fn.get(), who)};

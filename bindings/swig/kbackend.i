@@ -1660,6 +1660,50 @@ static kb_status kbj_layer_trampoline(void* user_data, kb_layer* layer, const ch
   $2 = l;
 }
 %javamethodmodifiers kbx_model_register_layer "";
+
+/* The print sink: PrintSink.print(text), from whichever thread prints (attached if it must be);
+ * the sink is a global reference kept for the process' life, as prints may still run. */
+%{
+static void kbj_print_trampoline(const char* text, void* user_data) {
+  kbj_layer* l = (kbj_layer*)user_data; /* the same pair: the JVM and the function */
+  JNIEnv* env = NULL;
+  bool attached = false;
+  if (l->vm->GetEnv((void**)&env, JNI_VERSION_1_8) != JNI_OK) {
+    if (l->vm->AttachCurrentThread((void**)&env, NULL) != JNI_OK) return;
+    attached = true;
+  }
+  static jmethodID print = NULL;
+  if (!print) {
+    jclass cls = env->FindClass("org/kbackend/PrintSink");
+    print = cls ? env->GetMethodID(cls, "print", "(Ljava/lang/String;)V") : NULL;
+  }
+  jstring s = print ? env->NewStringUTF(text ? text : "") : NULL;
+  if (s) env->CallVoidMethod(l->fn, print, s);
+  if (env->ExceptionCheck()) env->ExceptionClear(); /* print_tensor has no status to report by */
+  if (s) env->DeleteLocalRef(s);
+  if (attached) l->vm->DetachCurrentThread();
+}
+%}
+%typemap(jni) (kb_print_sink sink, void* user_data) "jobject"
+%typemap(jtype) (kb_print_sink sink, void* user_data) "PrintSink"
+%typemap(jstype) (kb_print_sink sink, void* user_data) "PrintSink"
+%typemap(javain) (kb_print_sink sink, void* user_data) "$javainput"
+%typemap(in) (kb_print_sink sink, void* user_data) {
+  $1 = NULL;
+  $2 = NULL;
+  if ($input) {
+    kbj_layer* l = new kbj_layer;
+    jenv->GetJavaVM(&l->vm);
+    l->fn = jenv->NewGlobalRef($input);
+    $1 = kbj_print_trampoline;
+    $2 = l;
+  }
+}
+%javamethodmodifiers kbx_set_print_sink "";
+%javamethodmodifiers kbx_sparse_from_coo "";
+%javamethodmodifiers kbx_sparse_from_csr "";
+%javamethodmodifiers kbx_cast_to_floatx "";
+%javamethodmodifiers kbx_get_variable_shape "";
 %javamethodmodifiers kbx_model_layer_weight "";
 
 /* fit's per-batch callback: FitCallback.onBatch(epoch, batch, logsJson) -> true stops training.
@@ -1904,6 +1948,12 @@ KB_CSHARP_CALLBACK(kb_fold_function, fn, FoldCallback)
 KB_CSHARP_CALLBACK(kb_step_function, step_function, StepCallback)
 KB_CSHARP_CALLBACK(kb_model_callback, callback, FitCallback)
 KB_CSHARP_CALLBACK(kb_layer_function, function, LayerCallback)
+KB_CSHARP_CALLBACK(kb_print_sink, sink, PrintCallback)
+%csmethodmodifiers kbx_set_print_sink "internal";
+%csmethodmodifiers kbx_sparse_from_coo "internal";
+%csmethodmodifiers kbx_sparse_from_csr "internal";
+%csmethodmodifiers kbx_cast_to_floatx "internal";
+%csmethodmodifiers kbx_get_variable_shape "internal";
 %define KB_CSHARP_BRANCH(FN, DATA)
 %typemap(ctype) (kb_branch_function FN, void* DATA) "kb_branch_function"
 %typemap(imtype) (kb_branch_function FN, void* DATA) "KBackend.Native.BranchCallback"
@@ -2232,6 +2282,99 @@ static const char* kbx_model_fit_weighted(
                             epochs, verbose, options_json, NULL, NULL, &history) == KB_OK)
     kb_clear_error();
   return history;
+}
+%}
+
+/* Raw data the languages pass as their arrays: sparse tensors from COO / CSR arrays (counts
+ * checked), floatx conversion into a new 1-D floatx tensor, a variable's shape as an int64
+ * tensor, and the print sink (Java's PrintSink, C#'s Native.PrintCallback). */
+%apply (const int64_t* KB_INT64_ARRAY, size_t KB_INT64_COUNT) {
+  (const int64_t* indices, size_t n_indices), (const int64_t* indptr, size_t n_indptr),
+  (const int64_t* col_indices, size_t n_col_indices)
+};
+%rename(sparse_from_coo_raw) kbx_sparse_from_coo;
+%rename(sparse_from_csr_raw) kbx_sparse_from_csr;
+%rename(cast_to_floatx_raw) kbx_cast_to_floatx;
+%rename(get_variable_shape_raw) kbx_get_variable_shape;
+%rename(set_print_sink_raw) kbx_set_print_sink;
+%newobject kbx_sparse_from_coo;
+%newobject kbx_sparse_from_csr;
+%newobject kbx_cast_to_floatx;
+%newobject kbx_get_variable_shape;
+%{
+/* The number of whole elements of dtype in nbytes, or -1 (with the error set). */
+static int64_t kbx_element_count(const char* who, size_t nbytes, kb_data_type dtype) {
+  size_t size = kbx_dtype_size(dtype);
+  if (size == 0 || nbytes % size != 0) {
+    char message[160];
+    snprintf(message, sizeof message, "%s: the data is not a whole number of elements of dtype %d",
+             who, (int)dtype);
+    kb_set_error(KB_ERROR_DTYPE, message);
+    return -1;
+  }
+  return (int64_t)(nbytes / size);
+}
+%}
+%inline %{
+static kb_tensor* kbx_sparse_from_coo(const int64_t* indices, size_t n_indices, const void* data,
+                                      size_t nbytes, kb_data_type values_dtype,
+                                      const int64_t* dense_shape, size_t ndim, kb_data_type dtype,
+                                      const char* name) {
+  int64_t nnz = kbx_element_count("sparse_from_coo", nbytes, values_dtype);
+  if (nnz < 0) return NULL;
+  if (n_indices != (size_t)nnz * ndim) {
+    kb_set_error(KB_ERROR_INVALID_ARGUMENT,
+                 "sparse_from_coo: indices must hold nnz x rank coordinates");
+    return NULL;
+  }
+  kb_tensor* out = NULL;
+  if (kb_sparse_from_coo(indices, data, values_dtype, (size_t)nnz, dense_shape, ndim, dtype, name,
+                         &out) == KB_OK)
+    kb_clear_error();
+  return out;
+}
+static kb_tensor* kbx_sparse_from_csr(const int64_t* indptr, size_t n_indptr,
+                                      const int64_t* col_indices, size_t n_col_indices,
+                                      const void* data, size_t nbytes, kb_data_type values_dtype,
+                                      int64_t cols, kb_data_type dtype, const char* name) {
+  int64_t nnz = kbx_element_count("sparse_from_csr", nbytes, values_dtype);
+  if (nnz < 0) return NULL;
+  if (n_indptr == 0 || n_col_indices != (size_t)nnz || indptr[n_indptr - 1] != nnz) {
+    kb_set_error(KB_ERROR_INVALID_ARGUMENT,
+                 "sparse_from_csr: indptr must hold rows + 1 offsets ending at the entries' "
+                 "count, and col_indices one index per value");
+    return NULL;
+  }
+  kb_tensor* out = NULL;
+  if (kb_sparse_from_csr(indptr, col_indices, data, values_dtype, (int64_t)n_indptr - 1, cols,
+                         dtype, name, &out) == KB_OK)
+    kb_clear_error();
+  return out;
+}
+static kb_tensor* kbx_cast_to_floatx(const void* data, size_t nbytes, kb_data_type dtype) {
+  int64_t count = kbx_element_count("cast_to_floatx", nbytes, dtype);
+  kb_data_type floatx = KB_FLOAT32;
+  if (count < 0 || kb_floatx(&floatx) != KB_OK) return NULL;
+  std::vector<unsigned char> values((size_t)count * kbx_dtype_size(floatx) + 1);
+  if (kb_cast_to_floatx(data, dtype, (size_t)count, values.data()) != KB_OK) return NULL;
+  kb_tensor* out = NULL;
+  if (kb_tensor_from_data(values.data(), floatx, &count, 1, &out) == KB_OK) kb_clear_error();
+  return out;
+}
+static kb_tensor* kbx_get_variable_shape(kb_tensor* x) {
+  std::vector<int64_t> dims(64);
+  int64_t ndim = 0;
+  if (kb_get_variable_shape(x, dims.data(), dims.size(), &ndim) != KB_OK) return NULL;
+  if ((size_t)ndim > dims.size()) {
+    dims.resize((size_t)ndim);
+    if (kb_get_variable_shape(x, dims.data(), dims.size(), &ndim) != KB_OK) return NULL;
+  }
+  kb_tensor* out = NULL;
+  if (kb_tensor_from_data(dims.data(), KB_INT64, &ndim, 1, &out) == KB_OK) kb_clear_error();
+  return out;
+}
+static void kbx_set_print_sink(kb_print_sink sink, void* user_data) {
+  if (kb_set_print_sink(sink, user_data) == KB_OK) kb_clear_error();
 }
 %}
 

@@ -25,6 +25,27 @@ namespace KBackend {
     internal delegate int BranchCallback(IntPtr userData, out IntPtr result);
 
     [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+    internal delegate void PrintCallback(IntPtr text, IntPtr userData);
+
+    /// <summary>The print sinks set so far: the library may call one while another replaces
+    /// it.</summary>
+    internal static readonly System.Collections.Generic.List<PrintCallback> PrintSinks =
+        new System.Collections.Generic.List<PrintCallback>();
+
+    /// <summary>The dtype of T's values.</summary>
+    internal static DType DTypeOf<T>() {
+      if (typeof(T) == typeof(float)) return DType.FLOAT32;
+      if (typeof(T) == typeof(double)) return DType.FLOAT64;
+      if (typeof(T) == typeof(int)) return DType.INT32;
+      if (typeof(T) == typeof(long)) return DType.INT64;
+      if (typeof(T) == typeof(short)) return DType.INT16;
+      if (typeof(T) == typeof(sbyte)) return DType.INT8;
+      if (typeof(T) == typeof(byte)) return DType.UINT8;
+      if (typeof(T) == typeof(bool)) return DType.BOOL;
+      throw new ArgumentException("kbackend: no dtype for " + typeof(T).FullName);
+    }
+
+    [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
     internal delegate int FoldCallback(IntPtr userData, IntPtr acc, IntPtr x, out IntPtr result);
 
     [UnmanagedFunctionPointer(CallingConvention.Cdecl)]

@@ -284,4 +284,27 @@ static class Tests {
     var e = Throws<InvalidOperationException>(() => K.switch_(c, () => { throw new InvalidOperationException("mine"); }, altFn));
     True(e.Message == "mine", e.Message);
   }
+
+  public static void RawDataForms() {
+    Eq(new float[] { 1, -2 }, K.cast_to_floatx(new[] { 1, -2 }).ToFloatArray());
+    var v = K.variable(new float[6], 2, 3);
+    True(K.get_variable_shape(v).SequenceEqual(new long[] { 2, 3 }), "variable shape");
+    // [[1, 0, 2], [0, 0, 3]] as COO and as CSR
+    var want = new float[] { 1, 0, 2, 0, 0, 3 };
+    Eq(want, K.to_dense(K.sparse_from_coo(new long[] { 0, 0, 0, 2, 1, 2 }, new float[] { 1, 2, 3 }, new long[] { 2, 3 })).ToFloatArray());
+    Eq(want, K.to_dense(K.sparse_from_csr(new long[] { 0, 2, 3 }, new long[] { 0, 2, 2 }, new double[] { 1, 2, 3 }, 3)).ToFloatArray());
+    Throws<KBackendException>(() => K.sparse_from_coo(new long[] { 0, 0 }, new float[] { 1, 2, 3 }, new long[] { 2, 3 }));
+  }
+
+  public static void PrintTensorThroughASink() {
+    var seen = new System.Text.StringBuilder();
+    K.set_print_sink(text => { lock (seen) seen.Append(text); });
+    try {
+      var x = K.placeholder(2);
+      using (var f = K.function(new[] { x }, new[] { K.print_tensor(x, "x is ") })) f.Call(Tensor.Of(new float[] { 1.5f, 2 }, 2));
+    } finally {
+      K.set_print_sink(null);
+    }
+    True(seen.ToString().Contains("x is ") && seen.ToString().Contains("1.5"), seen.ToString());
+  }
 }

@@ -323,4 +323,36 @@ class KBackendTest {
     assertEquals("mine", e.getMessage());
     assertThrows(NullPointerException.class, () -> K.switch_(c, null, altFn));
   }
+
+  @Test
+  void rawDataForms() {
+    assertArrayEquals(new float[] {1, -2}, K.cast_to_floatx(new int[] {1, -2}).toFloatArray());
+    Tensor v = K.variable(new float[6], 2, 3);
+    assertArrayEquals(new long[] {2, 3}, K.get_variable_shape(v));
+    // [[1, 0, 2], [0, 0, 3]] as COO and as CSR
+    float[] want = {1, 0, 2, 0, 0, 3};
+    Tensor coo = K.sparse_from_coo(new long[] {0, 0, 0, 2, 1, 2}, new float[] {1, 2, 3}, new long[] {2, 3});
+    assertArrayEquals(want, K.to_dense(coo).toFloatArray());
+    Tensor csr = K.sparse_from_csr(new long[] {0, 2, 3}, new long[] {0, 2, 2}, new double[] {1, 2, 3}, 3);
+    assertArrayEquals(want, K.to_dense(csr).toFloatArray());
+    assertThrows(KBackendException.class,
+        () -> K.sparse_from_coo(new long[] {0, 0}, new float[] {1, 2, 3}, new long[] {2, 3}));
+    assertThrows(KBackendException.class,
+        () -> K.sparse_from_csr(new long[] {0, 2}, new long[] {0, 2, 2}, new float[] {1, 2, 3}, 3));
+  }
+
+  @Test
+  void printTensorThroughASink() {
+    StringBuffer seen = new StringBuffer();
+    K.set_print_sink(seen::append);
+    try {
+      Tensor x = K.placeholder(2);
+      try (CompiledFunction f = K.function(List.of(x), List.of(K.print_tensor(x, "x is ")))) {
+        f.call(Tensor.of(new float[] {1.5f, 2}, 2));
+      }
+    } finally {
+      K.set_print_sink(null);
+    }
+    assertTrue(seen.toString().contains("x is ") && seen.toString().contains("1.5"), seen.toString());
+  }
 }
