@@ -869,6 +869,66 @@ KB_PY_CALLBACK(kb_map_function, fn, kb_py_map_trampoline)
 KB_PY_CALLBACK(kb_fold_function, fn, kb_py_fold_trampoline)
 KB_PY_CALLBACK(kb_step_function, step_function, kb_py_step_trampoline)
 
+/* Sparse tensors from COO / CSR arrays (kbackend.sparse_from_coo / sparse_from_csr): the
+ * values an array-like, the index lists sequences (their counts checked against the values'). */
+%apply (const int64_t* KB_INT64_ARRAY, size_t KB_INT64_COUNT) {
+  (const int64_t* indices, size_t n_indices), (const int64_t* indptr, size_t n_indptr),
+  (const int64_t* col_indices, size_t n_col_indices),
+  (const int64_t* dense_shape, size_t dense_ndim)
+};
+%newobject kbpy_sparse_from_coo;
+%newobject kbpy_sparse_from_csr;
+%newobject kbpy_adopt;
+%{
+static size_t kbpy_count(const int64_t* shape, size_t ndim) {
+  size_t n = 1;
+  for (size_t i = 0; i < ndim; ++i) n *= (size_t)shape[i];
+  return n;
+}
+%}
+%inline %{
+static kb_tensor* kbpy_sparse_from_coo(const int64_t* indices, size_t n_indices, const void* data,
+                                       kb_data_type data_dtype, const int64_t* shape, size_t ndim,
+                                       const int64_t* dense_shape, size_t dense_ndim,
+                                       kb_data_type dtype, const char* name) {
+  size_t nnz = kbpy_count(shape, ndim);
+  if (n_indices != nnz * dense_ndim) {
+    kb_set_error(KB_ERROR_INVALID_ARGUMENT,
+                 "sparse_from_coo: indices must hold nnz x rank coordinates");
+    return NULL;
+  }
+  kb_tensor* out = NULL;
+  if (kb_sparse_from_coo(indices, data, data_dtype, nnz, dense_shape, dense_ndim, dtype, name,
+                         &out) == KB_OK)
+    kb_clear_error();
+  return out;
+}
+static kb_tensor* kbpy_sparse_from_csr(const int64_t* indptr, size_t n_indptr,
+                                       const int64_t* col_indices, size_t n_col_indices,
+                                       const void* data, kb_data_type data_dtype,
+                                       const int64_t* shape, size_t ndim, int64_t cols,
+                                       kb_data_type dtype, const char* name) {
+  size_t nnz = kbpy_count(shape, ndim);
+  if (n_indptr == 0 || n_col_indices != nnz || indptr[n_indptr - 1] != (int64_t)nnz) {
+    kb_set_error(KB_ERROR_INVALID_ARGUMENT,
+                 "sparse_from_csr: indptr must hold rows + 1 offsets ending at the entries' "
+                 "count, and col_indices one index per value");
+    return NULL;
+  }
+  kb_tensor* out = NULL;
+  if (kb_sparse_from_csr(indptr, col_indices, data, data_dtype, (int64_t)n_indptr - 1, cols, dtype,
+                         name, &out) == KB_OK)
+    kb_clear_error();
+  return out;
+}
+/* A new reference a ctypes call returned (kbackend.models' graph values), as a proxy that owns
+ * it. */
+static kb_tensor* kbpy_adopt(uintptr_t address) {
+  if (!address) kb_set_error(KB_ERROR_INVALID_ARGUMENT, "adopt: NULL tensor");
+  return (kb_tensor*)address;
+}
+%}
+
 /* Custom layers (kbackend.models.register_layer): function(layer, config_json, inputs) returns
  * a tensor or a sequence of tensors; layer is kb_layer* for kb_model_layer_weight while it runs.
  * Models may be built on any thread at any later time, so the callable lives as long as the

@@ -362,6 +362,25 @@ def _scope(push, pop, value):
 
 
 @_register
+def _sparse_from_coo(indices, values, dense_shape, dtype=None, name=None):
+    """A sparse tensor from COO data: indices (nnz, rank) coordinates, values nnz values
+    converted to dtype (None: floatx). Functions see its dense value except dot (sparse x dense
+    matrix) and concatenate (all sparse), which keep it sparse."""
+    flat = np.asarray(indices, np.int64).reshape(-1).tolist()
+    return Tensor(_c.kbpy_sparse_from_coo(flat, values, [int(d) for d in dense_shape],
+                                          dtype_arg(dtype), name))
+
+
+@_register
+def _sparse_from_csr(indptr, col_indices, values, cols, dtype=None, name=None):
+    """A (rows, cols) sparse matrix in CSR form (scipy.sparse.csr_matrix's indptr, indices,
+    data): row r's entries are col_indices / values from indptr[r] to indptr[r + 1]."""
+    return Tensor(_c.kbpy_sparse_from_csr(np.asarray(indptr, np.int64).tolist(),
+                                          np.asarray(col_indices, np.int64).tolist(), values,
+                                          int(cols), dtype_arg(dtype), name))
+
+
+@_register
 def _devices():
     """{'cpu': n, 'cuda': n}: the devices the library can use."""
     return {"cpu": _c.kb_device_count("cpu"), "cuda": _c.kb_device_count("cuda")}

@@ -85,6 +85,14 @@ _C = {
     "layer_get_weights": _sig("kb_model_layer_get_weights", _p, ctypes.c_size_t, _PP),
     "layer_set_weights": _sig("kb_model_layer_set_weights", _p, ctypes.c_size_t, _PP,
                               ctypes.c_size_t),
+    "inputs": _sig("kb_model_inputs", _p, _PP),
+    "outputs": _sig("kb_model_outputs", _p, _PP),
+    "weights": _sig("kb_model_weights", _p, _PP),
+    "targets": _sig("kb_model_targets", _p, _PP),
+    "sample_weights": _sig("kb_model_sample_weights", _p, _PP),
+    "updates": _sig("kb_model_updates", _p, _PP),
+    "total_loss": _sig("kb_model_total_loss", _p, _PP),
+    "add_loss": _sig("kb_model_add_loss", _p, _p),
 }
 _ERRORS = {1: ValueError, 2: ValueError, 3: ValueError, 4: NotImplementedError, 5: MemoryError}
 _NUMPY = {1: np.float32, 2: np.float64, 3: np.int8, 4: np.int16, 5: np.int32, 6: np.int64,
@@ -216,6 +224,21 @@ class Layer:
         """Keras' layer.set_weights: one array per weight, in order."""
         arrays = _Arrays(list(weights))
         _call("layer_set_weights", self._model._h, self._index, arrays.handles, arrays.count)
+
+
+def _graph_values(name, handle):
+    """A model's graph values (a native list of new references) as kbackend Tensors."""
+    out = _p()
+    _call(name, handle, ctypes.byref(out))
+    try:
+        values = []
+        for i in range(_lib.kb_tensor_list_size(out)):
+            t = _p()
+            _call("list_get", out, i, ctypes.byref(t))
+            values.append(_core.Tensor(_swig.kbpy_adopt(t.value)))
+        return values
+    finally:
+        _lib.kb_tensor_list_release(out)
 
 
 class Model:
@@ -361,6 +384,50 @@ class Model:
     def load_weights(self, filepath, by_name=False):
         """Keras' model.load_weights: by topology, or by layer name."""
         _call("load_weights", self._h, str(filepath).encode(), int(bool(by_name)))
+
+    @property
+    def inputs(self):
+        """Keras' model.inputs: the input placeholders, to build on (extra losses, gradients,
+        kbackend.function of one's own)."""
+        return _graph_values("inputs", self._h)
+
+    @property
+    def outputs(self):
+        """Keras' model.outputs: the outputs as graph values."""
+        return _graph_values("outputs", self._h)
+
+    @property
+    def weights(self):
+        """Keras' model.weights: the weight variables."""
+        return _graph_values("weights", self._h)
+
+    def add_loss(self, losses):
+        """Keras' model.add_loss: a scalar tensor (or a list of them) over the model's tensors,
+        in the loss from the next compile on."""
+        for term in losses if isinstance(losses, (list, tuple)) else [losses]:
+            _call("add_loss", self._h, int(term.this))
+
+    @property
+    def total_loss(self):
+        """After compile: the total loss as a graph value."""
+        out = _p()
+        _call("total_loss", self._h, ctypes.byref(out))
+        return _core.Tensor(_swig.kbpy_adopt(out.value))
+
+    @property
+    def targets(self):
+        """After compile: the target placeholders, one per output."""
+        return _graph_values("targets", self._h)
+
+    @property
+    def sample_weights(self):
+        """After compile: the per-sample weight placeholders, one per output."""
+        return _graph_values("sample_weights", self._h)
+
+    @property
+    def updates(self):
+        """After compile: the updates of one training step."""
+        return _graph_values("updates", self._h)
 
     def reset_states(self):
         """Keras' model.reset_states(): stateful recurrent layers' states back to zeros."""

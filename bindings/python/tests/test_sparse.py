@@ -68,3 +68,16 @@ def test_feeding_a_dense_array_to_a_sparse_placeholder_is_an_error():
     f = K.function([x], [K.to_dense(x)])
     with pytest.raises(Exception, match="sparse placeholder"):
         f([np.ones((1, 2), np.float32)])
+
+
+def test_sparse_from_coo_and_csr():
+    want = np.array([[1, 0, 2], [0, 0, 3]], np.float32)
+    coo = K.sparse_from_coo([[0, 0], [0, 2], [1, 2]], np.array([1, 2, 3], np.float32), (2, 3))
+    assert K.is_sparse(coo)
+    np.testing.assert_array_equal(K.eval(K.to_dense(coo)), want)
+    csr = K.sparse_from_csr([0, 2, 3], [0, 2, 2], np.array([1.0, 2.0, 3.0]), 3, dtype="float32")
+    np.testing.assert_array_equal(K.eval(K.to_dense(csr)), want)
+    with pytest.raises(ValueError, match="nnz x rank"):
+        K.sparse_from_coo([[0, 0]], np.array([1, 2], np.float32), (2, 3))
+    with pytest.raises(ValueError, match="rows \\+ 1 offsets"):
+        K.sparse_from_csr([0, 2], [0, 2, 2], np.array([1, 2, 3], np.float32), 3)
