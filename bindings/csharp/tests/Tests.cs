@@ -307,4 +307,56 @@ static class Tests {
     }
     True(seen.ToString().Contains("x is ") && seen.ToString().Contains("1.5"), seen.ToString());
   }
+
+  // One or more known values per family of the API (elementwise, reduce, shape, linalg, nn, conv,
+  // pool, rnn, CTC, sparse, random, control), through K's overloads with Keras' defaults.
+  static Tensor Image() { return Tensor.Of(new float[] { 1, 2, 3, 4, 5, 6, 7, 8, 9 }, 1, 3, 3, 1); }
+
+  public static void FamiliesElementwiseReduceShapeLinalg() {
+    var x = Tensor.Of(new float[] { 1, 2, 3, 4, 5, 6 }, 2, 3);
+    Eq(new float[] { 1, 4, 9, 16, 25, 36 }, K.square(x).ToFloatArray());
+    Eq(new float[] { 6, 15 }, K.sum(x, new long[] { 1 }).ToFloatArray());
+    True(K.max(x, new long[] { 0 }, true).Shape.SequenceEqual(new long[] { 1, 3 }), "keepdims");
+    Eq(new float[] { 2f / 3, 2f / 3 }, K.var(x, new long[] { 1 }).ToFloatArray());
+    Eq(new float[] { 1, 3, 6, 4, 9, 15 }, K.cumsum(x, 1).ToFloatArray());
+    Eq(new float[] { 2, 3, 5, 6 }, K.slice(x, new long[] { 0, 1 }, new long[] { 2, 2 }).ToFloatArray());
+    Eq(new float[] { 4, 6 }, K.strided_slice(x, new long[] { 1, 0 }, new long[] { 2, 3 }, new long[] { 1, 2 }, 0, 0, 1, 0).ToFloatArray());
+    Eq(new float[] { 14, 32, 32, 77 }, K.dot(x, K.transpose(x)).ToFloatArray());
+    Eq(new float[] { 14, 77 }, K.batch_dot(x, x, new long[] { 1, 1 }).ToFloatArray());
+    Eq(new float[] { 0.6f, 0.8f }, K.l2_normalize(Tensor.Of(new float[] { 3, 4 }, 2)).ToFloatArray());
+  }
+
+  public static void FamiliesNnConvPool() {
+    Eq(new float[] { 0, 0.5f, 2 }, K.relu(Tensor.Of(new float[] { -1, 0.5f, 3 }, 3), 0.0, 2.0).ToFloatArray());
+    var ones = Tensor.Of(new float[] { 1, 1, 1, 1 }, 2, 2, 1, 1);
+    Eq(new float[] { 12, 16, 24, 28 }, K.conv2d(Image(), ones).ToFloatArray());
+    Eq(new float[] { 12, 16, 9, 24, 28, 15, 15, 17, 9 }, K.conv2d(Image(), ones, new long[] { 1, 1 }, Padding.SAME).ToFloatArray());
+    Eq(new float[] { -1, -1, -1 }, K.conv1d(Tensor.Of(new float[] { 1, 2, 3, 4 }, 1, 4, 1), Tensor.Of(new float[] { 1, -1 }, 2, 1, 1)).ToFloatArray());
+    Eq(new float[] { 5, 6, 8, 9 }, K.pool2d(Image(), new long[] { 2, 2 }).ToFloatArray());
+    var x = Tensor.Of(new float[] { 1, 2, 3, 4 }, 4);
+    Eq(new float[] { -1.341641f, -0.447214f, 0.447214f, 1.341641f },
+       K.batch_normalization(x, Tensor.Of(new float[] { 2.5f }, 1), Tensor.Of(new float[] { 1.25f }, 1), null, null, -1, 0.0).ToFloatArray());
+  }
+
+  public static void FamiliesRnnCtcSparseRandomControl() {
+    // The step adds its input to the state: the outputs are the running sums.
+    var r = K.rnn((input, states) => { var s = input + states[0]; return Tuple.Create(s, new[] { s }); },
+                  Tensor.Of(new float[] { 1, 2, 3 }, 1, 3, 1), new[] { Tensor.Of(new float[] { 0 }, 1, 1) });
+    Eq(new float[] { 1, 3, 6 }, r.Item2.ToFloatArray());
+    // Best path: classes 0, 0, 1 (2 is the blank): repeats merged give [0, 1].
+    var probs = Tensor.Of(new float[] { 0.7f, 0.2f, 0.1f, 0.6f, 0.3f, 0.1f, 0.1f, 0.8f, 0.1f }, 1, 3, 3);
+    Tensor[] decoded = K.ctc_decode(probs, Tensor.Of(new int[] { 3 }, 1), 1, 100, 1).Drain();
+    True(decoded[0].ToLongArray().SequenceEqual(new long[] { 0, 1 }), "decoded");
+    double eps = K.epsilon();
+    double want = -(Math.Log(0.7 + eps) + Math.Log(0.6 + eps) + Math.Log(0.8 + eps));
+    True(Math.Abs(decoded[decoded.Length - 1].ToFloatArray()[0] - want) < 1e-4, "log probability");
+    var coo = K.sparse_from_coo(new long[] { 0, 1, 1, 0 }, new float[] { 2, 3 }, new long[] { 2, 2 });
+    Eq(new float[] { 2, 3 }, K.dot(coo, Tensor.Of(new float[] { 1, 1 }, 2, 1)).ToFloatArray());
+    float[] u = K.random_uniform(new long[] { 1000 }, -1.0, 1.0, DType.FLOAT32, 7).ToFloatArray();
+    True(u.Min() >= -1 && u.Max() < 1 && u.Max() - u.Min() > 1.5f, "uniform range");
+    Eq(u, K.random_uniform(new long[] { 1000 }, -1.0, 1.0, DType.FLOAT32, 7).ToFloatArray());
+    var condition = K.cast(Tensor.Of(new int[] { 1, 0 }, 2), DType.BOOL);
+    Eq(new float[] { 1, 6 }, K.switch_(condition, Tensor.Of(new float[] { 1, 2 }, 2), Tensor.Of(new float[] { 5, 6 }, 2)).ToFloatArray());
+    Eq(new float[] { 1, 2 }, K.dropout(Tensor.Of(new float[] { 1, 2 }, 2), 0.0).ToFloatArray());
+  }
 }
