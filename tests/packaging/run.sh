@@ -9,7 +9,8 @@
 #      plugins' kbackend-mpi and kbackend-cuda; as root, dpkg -i (ldconfig's cache then has the
 #      library), the consumer again with plain pkg-config and find_package against /usr,
 #      tests/packaging/consumer_go (the Go module by its path, plain `go build`) and
-#      consumer_rust (the crate by its path, pkg-config), then dpkg --purge (also on failure;
+#      consumer_rust (the crate by its path, pkg-config), each also building and running its
+#      binding's digits MLP example, then dpkg --purge (also on failure;
 #      -r would leave them in state "rc").
 #   d. only kb_* symbols exported; SONAME libkbackend.so.1.
 #   e. ABI: abidiff against the committed baseline tests/packaging/abi/kbackend.abi. Added
@@ -235,17 +236,29 @@ else
     step "$TMP/go-consumer/consumer"
     grep -q '^OK' "$TMP/step.log" || { cat "$TMP/step.log"; fail "the Go consumer did not print OK"; }
     say "consumer_go (go build, the module by path): $(head -1 "$TMP/step.log")"
+    # The module's digits MLP example, built and run as part of that outside project.
+    mkdir -p "$TMP/go-consumer/train_mlp"
+    cp bindings/go/kbackend/examples/train_mlp/main.go "$TMP/go-consumer/train_mlp/"
+    step env -C "$TMP/go-consumer" GOFLAGS=-mod=mod GOPROXY=off GOCACHE="$TMP/go-cache" \
+      GOPATH="$TMP/go-path" go build -o train_mlp_bin ./train_mlp
+    step "$TMP/go-consumer/train_mlp_bin" "$PWD/examples/data/digits.csv"
+    say "consumer_go trains the digits MLP: $(grep 'test accuracy' "$TMP/step.log")"
   fi
   if command -v cargo >/dev/null; then
     # The Rust crate by its path from a project of its own: kbackend-sys finds the library
     # through `pkg-config kbackend`.
     cp -r tests/packaging/consumer_rust "$TMP/rust-consumer"
+    # with the crate's digits MLP example as a second binary of that project
+    mkdir -p "$TMP/rust-consumer/src/bin"
+    cp bindings/rust/kbackend/examples/train_mlp.rs "$TMP/rust-consumer/src/bin/train_mlp.rs"
     sed -i "s|\.\./\.\./\.\./bindings|$PWD/bindings|" "$TMP/rust-consumer/Cargo.toml"
     step env -C "$TMP/rust-consumer" -u KBACKEND_LIB_DIR CARGO_TARGET_DIR="$TMP/rust-target" \
       cargo build --offline -q
     step "$TMP/rust-target/debug/consumer"
     grep -q '^OK' "$TMP/step.log" || { cat "$TMP/step.log"; fail "the Rust consumer did not print OK"; }
     say "consumer_rust (cargo build, the crate by path): $(head -1 "$TMP/step.log")"
+    step "$TMP/rust-target/debug/train_mlp" "$PWD/examples/data/digits.csv"
+    say "consumer_rust trains the digits MLP: $(grep 'test accuracy' "$TMP/step.log")"
   fi
   step dpkg --purge libkbackend-dev libkbackend1
   INSTALLED_BY_US=0
