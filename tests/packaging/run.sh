@@ -10,7 +10,8 @@
 #      library), the consumer again with plain pkg-config and find_package against /usr,
 #      tests/packaging/consumer_go (the Go module by its path, plain `go build`) and
 #      consumer_rust (the crate by its path, pkg-config), each also building and running its
-#      binding's digits MLP example, then dpkg --purge (also on failure;
+#      binding's digits MLP example (as the C and C++ examples are, against /usr), then
+#      dpkg --purge (also on failure;
 #      -r would leave them in state "rc").
 #   d. only kb_* symbols exported; SONAME libkbackend.so.1.
 #   e. ABI: abidiff against the committed baseline tests/packaging/abi/kbackend.abi. Added
@@ -226,6 +227,15 @@ else
     step "$exe"
     grep -q '^OK' "$TMP/step.log" || { cat "$TMP/step.log"; fail "$exe did not print OK"; }
   done
+  # The digits MLP examples of C and C++, built against the installed packages alone.
+  # shellcheck disable=SC2046
+  step "$CC" -std=c99 -O2 examples/train_mlp.c -o "$TMP/sys-train-mlp" $(pkg-config --cflags --libs kbackend) -lm
+  step "$TMP/sys-train-mlp" examples/data/digits.csv
+  say "the C example against the packages trains the digits MLP: $(grep 'test accuracy' "$TMP/step.log")"
+  # shellcheck disable=SC2046
+  step "$CXX" -std=c++17 -O2 examples/train_mlp.cpp -o "$TMP/sys-train-mlp-cpp" $(pkg-config --cflags --libs kbackend)
+  step "$TMP/sys-train-mlp-cpp" examples/data/digits.csv
+  say "the C++ example against the packages trains the digits MLP: $(grep 'test accuracy' "$TMP/step.log")"
   if command -v go >/dev/null; then
     # The Go module by its path from a project of its own: plain `go build`, the library found
     # by `#cgo pkg-config: kbackend` in the installed kbackend.pc.
