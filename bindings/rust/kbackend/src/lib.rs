@@ -1769,6 +1769,32 @@ where
     })
 }
 
+/// The C phase functions (`kb_in_train_phase_fn`, `kb_in_test_phase_fn`).
+type PhaseFn = unsafe extern "C" fn(
+    sys::kb_branch_function,
+    *mut c_void,
+    sys::kb_branch_function,
+    *mut c_void,
+    *mut sys::kb_tensor,
+    sys::kb_training,
+    *mut *mut sys::kb_tensor,
+) -> sys::kb_status;
+
+fn phase_fn<A, B>(
+    c_fn: PhaseFn,
+    x: A,
+    alt: B,
+    training: Option<&Tensor>,
+    mode: backend::Training,
+) -> Result<Tensor>
+where
+    A: FnMut() -> Result<Tensor>,
+    B: FnMut() -> Result<Tensor>,
+{
+    let t = training.map_or(ptr::null_mut(), |t| t.as_ptr());
+    with_branches(x, alt, &mut |a, da, b, db, o| unsafe { c_fn(a, da, b, db, t, mode.code(), o) })
+}
+
 /// Keras' in_train_phase with closures (`kb_in_train_phase_fn`): a fixed `mode` calls only the
 /// chosen one; `training` None with `Training::Tensor` follows the learning phase.
 pub fn in_train_phase_fn<A, B>(
@@ -1781,10 +1807,7 @@ where
     A: FnMut() -> Result<Tensor>,
     B: FnMut() -> Result<Tensor>,
 {
-    let t = training.map_or(ptr::null_mut(), |t| t.as_ptr());
-    with_branches(x, alt, &mut |a, da, b, db, o| unsafe {
-        sys::kb_in_train_phase_fn(a, da, b, db, t, mode.code(), o)
-    })
+    phase_fn(sys::kb_in_train_phase_fn, x, alt, training, mode)
 }
 
 /// Keras' in_test_phase with closures (`kb_in_test_phase_fn`).
@@ -1798,10 +1821,7 @@ where
     A: FnMut() -> Result<Tensor>,
     B: FnMut() -> Result<Tensor>,
 {
-    let t = training.map_or(ptr::null_mut(), |t| t.as_ptr());
-    with_branches(x, alt, &mut |a, da, b, db, o| unsafe {
-        sys::kb_in_test_phase_fn(a, da, b, db, t, mode.code(), o)
-    })
+    phase_fn(sys::kb_in_test_phase_fn, x, alt, training, mode)
 }
 
 /// Keras' rnn: `step(input, states)` returns `(output, new_states)`; `states` holds the states
