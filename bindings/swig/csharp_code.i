@@ -439,6 +439,15 @@ KB_CSHARP_HANDLE(kb_model, Model)
 
   // ---- loops: the callback runs while the graph is built; an exception it throws comes back
   // out of the call unchanged ----
+  /// <summary>The devices this process can run on: the CPU, then its GPU if it has one.</summary>
+  public static DeviceInfo[] list_devices() {
+    var output = new global::System.Collections.Generic.List<DeviceInfo>();
+    foreach (var kind in new[] { DeviceKind.CPU, DeviceKind.CUDA })
+      for (long i = 0, n = device_count(kind); i < n; ++i)
+        output.Add(new DeviceInfo(kind, device_index(kind, i), device_name(kind, i), device_memory(kind, i)));
+    return output.ToArray();
+  }
+
   // ---- raw data ----
   /// <summary>Keras' cast_to_floatx: the values converted to floatx, as a 1-D tensor.</summary>
   public static unsafe Tensor cast_to_floatx<T>(T[] values) where T : struct {

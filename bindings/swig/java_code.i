@@ -907,6 +907,17 @@ import java.util.function.UnaryOperator;
     return retained(t);
   }
 
+  /** The devices this process can run on: the CPU, then its GPU if it has one.
+   * @return the devices */
+  public static List<DeviceInfo> list_devices() {
+    List<DeviceInfo> out = new java.util.ArrayList<>();
+    for (DeviceKind kind : new DeviceKind[] {DeviceKind.CPU, DeviceKind.CUDA}) {
+      for (long i = 0, n = device_count(kind); i < n; ++i)
+        out.add(new DeviceInfo(kind, device_index(kind, i), device_name(kind, i), device_memory(kind, i)));
+    }
+    return out;
+  }
+
   // ---- raw data ----
   /** The dtype of a primitive array or NIO buffer's elements. */
   static DType dataDType(Object data) {

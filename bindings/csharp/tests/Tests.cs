@@ -197,6 +197,9 @@ static class Tests {
     True(K.device_name(DeviceKind.CPU, 0).Length > 0, "name");
     True(K.device_memory(DeviceKind.CPU, 0) > (1L << 26), "memory");
     Throws<KBackendException>(() => K.device_name(DeviceKind.CPU, 1));
+    var devices = K.list_devices();
+    True(devices.Length == 1 + K.device_count(DeviceKind.CUDA) && devices[0].Kind == DeviceKind.CPU, "devices");
+    True(devices[0].Memory > (1L << 26) && devices[0].Name.Length > 0, devices[0].ToString());
     var x = K.placeholder(2);
     using (var f = K.function(new[] { x }, new[] { x * 2.0 })) {
       K.function_set_device_name(f, "cpu");

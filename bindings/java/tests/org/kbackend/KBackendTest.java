@@ -209,6 +209,10 @@ class KBackendTest {
     assertFalse(K.device_name(DeviceKind.CPU, 0).isEmpty());
     assertTrue(K.device_memory(DeviceKind.CPU, 0) > (1L << 26));
     assertThrows(KBackendException.class, () -> K.device_name(DeviceKind.CPU, 1));
+    List<DeviceInfo> devices = K.list_devices();
+    assertEquals(1 + K.device_count(DeviceKind.CUDA), devices.size());
+    assertEquals(DeviceKind.CPU, devices.get(0).kind);
+    assertTrue(devices.get(0).memory > (1L << 26) && !devices.get(0).name.isEmpty());
     Tensor x = K.placeholder(2);
     try (CompiledFunction f = K.function(List.of(x), List.of(x.mul(2.0)))) {
       K.function_set_device_name(f, "cpu");
