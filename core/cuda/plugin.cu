@@ -104,9 +104,8 @@ void describe(char* name, size_t name_size, int64_t* total_memory) {
   *total_memory = known ? int64_t(prop.totalGlobalMem) : 0;
 }
 
-const DeviceApi kApi{"cuda",       pool_alloc,     pool_free,   copy_to_device,
-                     copy_to_host, copy_on_device, synchronize, settle,
-                     describe};
+const DeviceApi kApi{"cuda",         pool_alloc,  pool_free, copy_to_device, copy_to_host,
+                     copy_on_device, synchronize, settle,    describe};
 }  // namespace
 
 void copy_on_device(void* dst, const void* src, size_t n) {
