@@ -1649,23 +1649,48 @@ KB_JAVA_BRANCH(alt_fn, alt_data)
  * JVM through the JavaVM, attaching the thread if it must. What the function throws becomes the
  * model's error, naming the layer. */
 %{
-struct kbj_layer {
+/* A Java function the library may call at any later time, on any thread: the JVM and a global
+ * reference to the function, kept for the process' life (custom layers, the print sink). */
+struct kbj_kept_fn {
   JavaVM* vm;
-  jobject fn; /* a global reference, kept for the process' life */
+  jobject fn;
+};
+
+static kbj_kept_fn* kbj_keep_fn(JNIEnv* env, jobject fn) {
+  kbj_kept_fn* k = new kbj_kept_fn;
+  env->GetJavaVM(&k->vm);
+  k->fn = env->NewGlobalRef(fn);
+  return k;
+}
+
+/* The calling thread's JNIEnv, the thread attached to the JVM for as long as this lives when
+ * it was not already; env is NULL when attaching fails. */
+struct kbj_thread_env {
+  JavaVM* vm;
+  JNIEnv* env = NULL;
+  bool attached = false;
+  explicit kbj_thread_env(JavaVM* jvm) : vm(jvm) {
+    if (vm->GetEnv((void**)&env, JNI_VERSION_1_8) == JNI_OK) return;
+    env = NULL;
+    attached = vm->AttachCurrentThread((void**)&env, NULL) == JNI_OK;
+    if (!attached) env = NULL;
+  }
+  ~kbj_thread_env() {
+    if (attached) vm->DetachCurrentThread();
+  }
+  kbj_thread_env(const kbj_thread_env&) = delete;
+  kbj_thread_env& operator=(const kbj_thread_env&) = delete;
 };
 
 static kb_status kbj_layer_trampoline(void* user_data, kb_layer* layer, const char* config_json,
                                       kb_tensor* const* inputs, size_t num_inputs,
                                       kb_tensor** outputs, size_t capacity, size_t* num_outputs) {
-  kbj_layer* l = (kbj_layer*)user_data;
-  JNIEnv* env = NULL;
-  bool attached = false;
-  if (l->vm->GetEnv((void**)&env, JNI_VERSION_1_8) != JNI_OK) {
-    if (l->vm->AttachCurrentThread((void**)&env, NULL) != JNI_OK) {
-      kb_set_error(KB_ERROR_INTERNAL, "custom layer: cannot attach the thread to the JVM");
-      return KB_ERROR_INTERNAL;
-    }
-    attached = true;
+  kbj_kept_fn* l = (kbj_kept_fn*)user_data;
+  kbj_thread_env thread(l->vm);
+  JNIEnv* env = thread.env;
+  if (!env) {
+    kb_set_error(KB_ERROR_INTERNAL, "custom layer: cannot attach the thread to the JVM");
+    return KB_ERROR_INTERNAL;
   }
   kb_status st = KB_OK;
   static jmethodID build = NULL;
@@ -1700,7 +1725,6 @@ static kb_status kbj_layer_trampoline(void* user_data, kb_layer* layer, const ch
   if (in) env->DeleteLocalRef(in);
   if (config) env->DeleteLocalRef(config);
   if (r) env->DeleteLocalRef(r);
-  if (attached) l->vm->DetachCurrentThread();
   return st;
 }
 %}
@@ -1713,11 +1737,8 @@ static kb_status kbj_layer_trampoline(void* user_data, kb_layer* layer, const ch
     kbj_throw(jenv, "java/lang/NullPointerException", "$symname: function is null");
     return $null;
   }
-  kbj_layer* l = new kbj_layer;
-  jenv->GetJavaVM(&l->vm);
-  l->fn = jenv->NewGlobalRef($input);
   $1 = kbj_layer_trampoline;
-  $2 = l;
+  $2 = kbj_keep_fn(jenv, $input);
 }
 %javamethodmodifiers kbx_model_register_layer "";
 
@@ -1725,13 +1746,10 @@ static kb_status kbj_layer_trampoline(void* user_data, kb_layer* layer, const ch
  * the sink is a global reference kept for the process' life, as prints may still run. */
 %{
 static void kbj_print_trampoline(const char* text, void* user_data) {
-  kbj_layer* l = (kbj_layer*)user_data; /* the same pair: the JVM and the function */
-  JNIEnv* env = NULL;
-  bool attached = false;
-  if (l->vm->GetEnv((void**)&env, JNI_VERSION_1_8) != JNI_OK) {
-    if (l->vm->AttachCurrentThread((void**)&env, NULL) != JNI_OK) return;
-    attached = true;
-  }
+  kbj_kept_fn* l = (kbj_kept_fn*)user_data;
+  kbj_thread_env thread(l->vm);
+  JNIEnv* env = thread.env;
+  if (!env) return;
   static jmethodID print = NULL;
   if (!print) {
     jclass cls = env->FindClass("org/kbackend/PrintSink");
@@ -1741,7 +1759,6 @@ static void kbj_print_trampoline(const char* text, void* user_data) {
   if (s) env->CallVoidMethod(l->fn, print, s);
   if (env->ExceptionCheck()) env->ExceptionClear(); /* print_tensor has no status to report by */
   if (s) env->DeleteLocalRef(s);
-  if (attached) l->vm->DetachCurrentThread();
 }
 %}
 %typemap(jni) (kb_print_sink sink, void* user_data) "jobject"
@@ -1752,11 +1769,8 @@ static void kbj_print_trampoline(const char* text, void* user_data) {
   $1 = NULL;
   $2 = NULL;
   if ($input) {
-    kbj_layer* l = new kbj_layer;
-    jenv->GetJavaVM(&l->vm);
-    l->fn = jenv->NewGlobalRef($input);
     $1 = kbj_print_trampoline;
-    $2 = l;
+    $2 = kbj_keep_fn(jenv, $input);
   }
 }
 %javamethodmodifiers kbx_set_print_sink "";
