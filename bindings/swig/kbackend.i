@@ -16,6 +16,40 @@
 #include "kbackend.h"
 #include <string.h>
 #include <vector>
+
+/* kb_sparse_from_coo / kb_sparse_from_csr with the index lists' lengths checked against the nnz
+ * values (the C functions take them on trust): every language's sparse helper ends here. */
+static kb_tensor* kbx_checked_coo(const int64_t* indices, size_t n_indices, const void* data,
+                                  kb_data_type values_dtype, size_t nnz,
+                                  const int64_t* dense_shape, size_t ndim, kb_data_type dtype,
+                                  const char* name) {
+  if (n_indices != nnz * ndim) {
+    kb_set_error(KB_ERROR_INVALID_ARGUMENT,
+                 "sparse_from_coo: indices must hold nnz x rank coordinates");
+    return NULL;
+  }
+  kb_tensor* out = NULL;
+  if (kb_sparse_from_coo(indices, data, values_dtype, nnz, dense_shape, ndim, dtype, name, &out) ==
+      KB_OK)
+    kb_clear_error();
+  return out;
+}
+static kb_tensor* kbx_checked_csr(const int64_t* indptr, size_t n_indptr,
+                                  const int64_t* col_indices, size_t n_col_indices,
+                                  const void* data, kb_data_type values_dtype, size_t nnz,
+                                  int64_t cols, kb_data_type dtype, const char* name) {
+  if (n_indptr == 0 || n_col_indices != nnz || indptr[n_indptr - 1] != (int64_t)nnz) {
+    kb_set_error(KB_ERROR_INVALID_ARGUMENT,
+                 "sparse_from_csr: indptr must hold rows + 1 offsets ending at the entries' "
+                 "count, and col_indices one index per value");
+    return NULL;
+  }
+  kb_tensor* out = NULL;
+  if (kb_sparse_from_csr(indptr, col_indices, data, values_dtype, (int64_t)n_indptr - 1, cols,
+                         dtype, name, &out) == KB_OK)
+    kb_clear_error();
+  return out;
+}
 %}
 
 %include <stdint.i>
@@ -111,7 +145,7 @@ struct kb_model {};
 %ignore kb_model_train_on_batch;
 %ignore kb_model_weights;
 %ignore kb_model_callback;
-#ifndef SWIGPYTHON /* kbackend.models.register_layer; Java and C# have no closure form yet */
+#ifndef SWIGPYTHON /* kbackend.models.register_layer; Java and C# wrap them by hand below */
 %ignore kb_model_register_layer;
 %ignore kb_model_layer_weight;
 #endif
@@ -891,35 +925,16 @@ static kb_tensor* kbpy_sparse_from_coo(const int64_t* indices, size_t n_indices,
                                        kb_data_type data_dtype, const int64_t* shape, size_t ndim,
                                        const int64_t* dense_shape, size_t dense_ndim,
                                        kb_data_type dtype, const char* name) {
-  size_t nnz = kbpy_count(shape, ndim);
-  if (n_indices != nnz * dense_ndim) {
-    kb_set_error(KB_ERROR_INVALID_ARGUMENT,
-                 "sparse_from_coo: indices must hold nnz x rank coordinates");
-    return NULL;
-  }
-  kb_tensor* out = NULL;
-  if (kb_sparse_from_coo(indices, data, data_dtype, nnz, dense_shape, dense_ndim, dtype, name,
-                         &out) == KB_OK)
-    kb_clear_error();
-  return out;
+  return kbx_checked_coo(indices, n_indices, data, data_dtype, kbpy_count(shape, ndim),
+                         dense_shape, dense_ndim, dtype, name);
 }
 static kb_tensor* kbpy_sparse_from_csr(const int64_t* indptr, size_t n_indptr,
                                        const int64_t* col_indices, size_t n_col_indices,
                                        const void* data, kb_data_type data_dtype,
                                        const int64_t* shape, size_t ndim, int64_t cols,
                                        kb_data_type dtype, const char* name) {
-  size_t nnz = kbpy_count(shape, ndim);
-  if (n_indptr == 0 || n_col_indices != nnz || indptr[n_indptr - 1] != (int64_t)nnz) {
-    kb_set_error(KB_ERROR_INVALID_ARGUMENT,
-                 "sparse_from_csr: indptr must hold rows + 1 offsets ending at the entries' "
-                 "count, and col_indices one index per value");
-    return NULL;
-  }
-  kb_tensor* out = NULL;
-  if (kb_sparse_from_csr(indptr, col_indices, data, data_dtype, (int64_t)n_indptr - 1, cols, dtype,
-                         name, &out) == KB_OK)
-    kb_clear_error();
-  return out;
+  return kbx_checked_csr(indptr, n_indptr, col_indices, n_col_indices, data, data_dtype,
+                         kbpy_count(shape, ndim), cols, dtype, name);
 }
 /* A new reference a ctypes call returned (kbackend.models' graph values), as a proxy that owns
  * it. */
@@ -2396,16 +2411,8 @@ static kb_tensor* kbx_sparse_from_coo(const int64_t* indices, size_t n_indices, 
                                       const char* name) {
   int64_t nnz = kbx_element_count("sparse_from_coo", nbytes, values_dtype);
   if (nnz < 0) return NULL;
-  if (n_indices != (size_t)nnz * ndim) {
-    kb_set_error(KB_ERROR_INVALID_ARGUMENT,
-                 "sparse_from_coo: indices must hold nnz x rank coordinates");
-    return NULL;
-  }
-  kb_tensor* out = NULL;
-  if (kb_sparse_from_coo(indices, data, values_dtype, (size_t)nnz, dense_shape, ndim, dtype, name,
-                         &out) == KB_OK)
-    kb_clear_error();
-  return out;
+  return kbx_checked_coo(indices, n_indices, data, values_dtype, (size_t)nnz, dense_shape, ndim,
+                         dtype, name);
 }
 static kb_tensor* kbx_sparse_from_csr(const int64_t* indptr, size_t n_indptr,
                                       const int64_t* col_indices, size_t n_col_indices,
@@ -2413,17 +2420,8 @@ static kb_tensor* kbx_sparse_from_csr(const int64_t* indptr, size_t n_indptr,
                                       int64_t cols, kb_data_type dtype, const char* name) {
   int64_t nnz = kbx_element_count("sparse_from_csr", nbytes, values_dtype);
   if (nnz < 0) return NULL;
-  if (n_indptr == 0 || n_col_indices != (size_t)nnz || indptr[n_indptr - 1] != nnz) {
-    kb_set_error(KB_ERROR_INVALID_ARGUMENT,
-                 "sparse_from_csr: indptr must hold rows + 1 offsets ending at the entries' "
-                 "count, and col_indices one index per value");
-    return NULL;
-  }
-  kb_tensor* out = NULL;
-  if (kb_sparse_from_csr(indptr, col_indices, data, values_dtype, (int64_t)n_indptr - 1, cols,
-                         dtype, name, &out) == KB_OK)
-    kb_clear_error();
-  return out;
+  return kbx_checked_csr(indptr, n_indptr, col_indices, n_col_indices, data, values_dtype,
+                         (size_t)nnz, cols, dtype, name);
 }
 static kb_tensor* kbx_cast_to_floatx(const void* data, size_t nbytes, kb_data_type dtype) {
   int64_t count = kbx_element_count("cast_to_floatx", nbytes, dtype);
