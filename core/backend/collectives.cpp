@@ -78,6 +78,7 @@ struct World {
   // are never freed.
   std::vector<std::shared_ptr<void>> abandoned;
   Engine engine;
+  std::string device_engine;  // set_device_engine
 };
 // Never destroyed: a rank may run a collective from a static destructor of its own.
 World& world() {
@@ -281,7 +282,8 @@ int32_t local_rank() {
 std::string engine() {
   World& w = world();
   std::lock_guard<std::mutex> lock(w.mu);
-  return w.state == State::running && w.api.engine ? w.api.engine : "";
+  if (w.state != State::running || !w.api.engine) return "";
+  return w.api.engine + (w.device_engine.empty() ? "" : "; " + w.device_engine);
 }
 
 void all_reduce(const Buffer& send, Buffer& recv, bool average, const std::string& what) {
@@ -436,6 +438,26 @@ uint64_t collectives_run() {
   World& w = world();
   std::lock_guard<std::mutex> lock(w.mu);
   return w.sequence;
+}
+
+uint64_t begin_device_collective(const std::string& what) {
+  World& w = world();
+  std::lock_guard<std::mutex> lock(w.mu);
+  if (!w.failure.empty())
+    fail(Status::distributed, where(w, what, 0), ": an earlier collective failed: ", w.failure);
+  return distributed(w) ? ++w.sequence : 0;
+}
+
+void fail_job(const std::string& what, uint64_t collective, const std::string& reason) {
+  World& w = world();
+  std::lock_guard<std::mutex> lock(w.mu);
+  fail_world(w, where(w, what, collective) + ": " + reason);
+}
+
+void set_device_engine(const std::string& name) {
+  World& w = world();
+  std::lock_guard<std::mutex> lock(w.mu);
+  w.device_engine = name;
 }
 
 double timeout_seconds() {

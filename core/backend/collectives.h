@@ -23,7 +23,7 @@ bool initialized();
 int32_t rank();
 int32_t size();
 int32_t local_rank();
-std::string engine();  // "" before init
+std::string engine();  // "" before init; "Open MPI v4.1.4, ...; NCCL 2.28.3"
 
 // Host buffers; the identity for one process. `what` names the collective in errors
 // ("all_reduce of 'x'"). send and recv may be the same buffer. The average of integers
@@ -43,6 +43,16 @@ void finalize();
 
 // Collectives this process ran through the engine (a bucket counts once; none in one process).
 uint64_t collectives_run();
+
+// A device's own collectives (the CUDA plugin's, over NCCL) run beside the engine, in the job's
+// one sequence. As one is queued: fails if an earlier collective failed, else counts it as the
+// engine counts its own and returns its number.
+uint64_t begin_device_collective(const std::string& what);
+// Fails with Status::distributed, "what (rank r of n, collective c): reason", and every later
+// collective with it.
+[[noreturn]] void fail_job(const std::string& what, uint64_t collective, const std::string& reason);
+// The device's engine ("NCCL 2.28.3"), named by engine() after the host's.
+void set_device_engine(const std::string& name);
 
 double timeout_seconds();
 void set_timeout_seconds(double seconds);  // > 0

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <new>
 
+#include "core/backend/collectives.h"
 #include "core/backend/plugin_file.h"
 #include "core/util/error.h"
 
@@ -27,6 +28,25 @@ void host_register_device(Device d, const DeviceApi* api) { register_device(d, a
 KernelFactory host_find_kernel(const char* device, const char* op) {
   return find_kernel(device, op);
 }
+
+// The job through core/backend/collectives.h, for the plugin's collectives.
+const JobHost kJobHost{
+    [] { return dist::initialized(); },
+    [] { return dist::rank(); },
+    [] { return dist::size(); },
+    [](void* data, size_t bytes, int32_t root, const char* what) {
+      auto b = Buffer::make(DType::u8, Dims{int64_t(bytes)});
+      std::memcpy(b->data(), data, bytes);
+      dist::broadcast(*b, root, what);
+      std::memcpy(data, b->data(), bytes);
+    },
+    [] { return dist::timeout_seconds(); },
+    [](const char* what) { return dist::begin_device_collective(what); },
+    [](const char* what, uint64_t collective, const char* reason) {
+      dist::fail_job(what, collective, reason);
+    },
+    [](const char* name) { dist::set_device_engine(name); },
+};
 
 // A GPU index written as 1 to 4 digits, or -1.
 int32_t gpu_index(const std::string& text) {
@@ -117,7 +137,7 @@ void probe_cuda() {
     return;  // never dlclose: static objects of the plugin may be referenced
   }
   static const PluginHost host{kPluginHostVersion, host_register_kernel, host_register_device,
-                               host_find_kernel, setting.ordinal};
+                               host_find_kernel,   setting.ordinal,      &kJobHost};
   g_cuda_ordinal = setting.ordinal;
   char reason[512] = {0};
   if (init(&host, reason, sizeof reason) != 0) {

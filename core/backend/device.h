@@ -34,17 +34,37 @@ struct DeviceApi {
 // compiler runs a step with an operand of higher rank on the CPU.
 constexpr int kMaxDeviceRank = 8;
 
+// The data-parallel job (core/backend/collectives.h) as the plugin's collectives (NCCL) see it.
+// The functions that fail throw the core's errors, as kernels do.
+struct JobHost {
+  bool (*running)();  // kb_dist_init started the engine; else the process is no job
+  int32_t (*rank)();
+  int32_t (*size)();
+  // Rank root's `bytes` at data, on every rank, over the core's engine (MPI).
+  void (*broadcast)(void* data, size_t bytes, int32_t root, const char* what);
+  double (*timeout_seconds)();
+  // As a device collective is queued: fails if an earlier collective failed, else counts it
+  // (kb_dist_collectives, when the job has several processes) and returns its number.
+  uint64_t (*begin)(const char* what);
+  // Fails the job (Status::distributed, naming the collective and this rank): every later
+  // collective fails with the same message.
+  void (*fail)(const char* what, uint64_t collective, const char* reason);
+  // The device's collectives engine ("NCCL 2.28.3"), which kb_dist_engine names too.
+  void (*set_device_engine)(const char* name);
+};
+
 // What the core hands to the plugin's entry point `kb_cuda_plugin_init`.
 struct PluginHost {
   int32_t version;
   void (*register_kernel)(const char* device, const char* op, KernelFactory f);
   void (*register_device)(Device device, const DeviceApi* api);
   KernelFactory (*find_kernel)(const char* device, const char* op);  // nullptr when none
-  int32_t ordinal;  // the GPU to run on (KB_DEVICE=cuda:N; 0 by default)
+  int32_t ordinal;     // the GPU to run on (KB_DEVICE=cuda:N; 0 by default)
+  const JobHost* job;  // never nullptr
 };
 // Changes whenever what crosses between the two does: these structures, the kernel interface, or
 // the numbering of the scalar table's operations that fused programs carry (6).
-constexpr int32_t kPluginHostVersion = 7;
+constexpr int32_t kPluginHostVersion = 8;
 // Returns 0 on success; otherwise writes a reason (NUL-terminated) into reason[reason_size].
 using PluginInitFn = int32_t (*)(const PluginHost* host, char* reason, size_t reason_size);
 

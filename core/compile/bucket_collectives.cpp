@@ -1,5 +1,5 @@
 // Gradient buckets (core/compile/passes.h): many small all-reduces cost a latency each, so the
-// CPU's all-reduces of one dtype and kind are gathered, in the order their operands are computed,
+// all-reduces of one dtype, kind and device are gathered, in the order their operands are computed,
 // into buckets of about `bucket_bytes`. A bucket is three kinds of step: Pack (the operands into
 // one buffer, which dies at the next step), AllReduce (in place over it: one collective) and an
 // Unpack per member, a view of its part that takes the member's slot, so its readers are
@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <map>
 #include <queue>
+#include <tuple>
 #include <unordered_map>
 
+#include "core/backend/device.h"
 #include "core/compile/choose_kernels.h"
 #include "core/compile/passes.h"
 #include "core/ops/collective_ops.h"
@@ -20,8 +22,14 @@ namespace kb {
 
 namespace {
 
+// Whether a device runs a bucket's parts (the CPU always does).
+bool packs_on(Device d) {
+  return d == Device::cpu ||
+         (find_kernel(device_name(d), "Pack") && find_kernel(device_name(d), "Unpack"));
+}
+
 bool bucketable(const Step& st) {
-  if (!st.node || !st.node->is("AllReduce") || st.device != Device::cpu || st.run_time ||
+  if (!st.node || !st.node->is("AllReduce") || !packs_on(st.device) || st.run_time ||
       st.in_types.size() != 1)
     return false;
   const TensorType& t = st.in_types[0];
@@ -29,17 +37,22 @@ bool bucketable(const Step& st) {
          summable_across_processes(t.dtype);
 }
 
+// A bucket's step on the device of its members.
 Step step_for(Plan& plan, const NodePtr& node, std::vector<int> in,
-              std::vector<TensorType> in_types, int out) {
+              std::vector<TensorType> in_types, int out, Device device) {
   Step st;
-  st.kernel = cpu_factory(*node)(KernelArgs{*node, in_types, node->type});
+  KernelFactory f =
+      device == Device::cpu ? cpu_factory(*node) : find_kernel(device_name(device), node->op->name);
+  st.kernel = f(KernelArgs{*node, in_types, node->type});
+  check(bool(st.kernel), Status::internal, "bucket_collectives: ", device_name(device),
+        " declines ", node->op->name, " of a bucket");
   st.in = std::move(in);
   st.in_types = std::move(in_types);
   st.out = out;
   st.out_type = node->type;
   st.view = node->op->view;
   st.node = node.get();
-  st.device = Device::cpu;
+  st.device = device;
   plan.nodes.push_back(node);
   return st;
 }
@@ -56,7 +69,7 @@ void bucket_collectives(Plan& plan, long long bucket_bytes) {
     long long bytes = 0, id = 0;
   };
   std::vector<std::vector<size_t>> buckets;
-  std::map<std::pair<int, int64_t>, Open> open;
+  std::map<std::tuple<int, int64_t, int>, Open> open;  // by (dtype, average, device)
   std::vector<long long> dep(size_t(plan.num_slots), -1);
   long long next_id = 0;
   auto close_all = [&] {
@@ -73,7 +86,8 @@ void bucket_collectives(Plan& plan, long long bucket_bytes) {
           close_all();
           break;
         }
-      auto key = std::make_pair(int(st.in_types[0].dtype), st.node->attrs.i("average"));
+      auto key =
+          std::make_tuple(int(st.in_types[0].dtype), st.node->attrs.i("average"), int(st.device));
       Open& o = open[key];
       if (o.members.empty()) o.id = next_id++;
       o.members.push_back(i);
@@ -97,6 +111,7 @@ void bucket_collectives(Plan& plan, long long bucket_bytes) {
   for (const auto& members : buckets) {
     const Step& first = plan.steps[members.front()];
     DType t = first.in_types[0].dtype;
+    Device device = first.device;
     std::vector<NodePtr> operands;
     std::vector<int> in;
     std::vector<TensorType> in_types;
@@ -117,9 +132,9 @@ void bucket_collectives(Plan& plan, long long bucket_bytes) {
                             packed, name + "/all_reduce");
     size_t at = members.back(), rank = 0;
     int packed_slot = plan.num_slots++, summed_slot = plan.num_slots++;
-    steps.push_back(step_for(plan, pack, in, in_types, packed_slot));
+    steps.push_back(step_for(plan, pack, in, in_types, packed_slot, device));
     place.push_back({at, rank++});
-    steps.push_back(step_for(plan, sum, {packed_slot}, {packed}, summed_slot));
+    steps.push_back(step_for(plan, sum, {packed_slot}, {packed}, summed_slot, device));
     place.push_back({at, rank++});
     int64_t offset = 0;
     for (size_t m : members) {
@@ -127,7 +142,7 @@ void bucket_collectives(Plan& plan, long long bucket_bytes) {
       NodePtr part =
           plan_node("Unpack", {sum}, {{"offset", offset}, {"dims", st.out_type.shape.dims}},
                     st.out_type, st.node->name);
-      steps.push_back(step_for(plan, part, {summed_slot}, {packed}, st.out));
+      steps.push_back(step_for(plan, part, {summed_slot}, {packed}, st.out, device));
       place.push_back({at, rank++});
       offset += numel(st.out_type.shape.dims);
     }

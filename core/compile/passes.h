@@ -39,7 +39,7 @@ void fuse_elementwise(Plan& plan, const std::vector<TensorType>& input_types);
 // drop_unread_steps (drop_unread_steps.cpp): steps whose value nothing reads go.
 void drop_unread_steps(Plan& plan);
 
-// bucket_collectives (bucket_collectives.cpp): the CPU's all-reduces of one dtype and kind, in
+// bucket_collectives (bucket_collectives.cpp): the all-reduces of one dtype, kind and device, in
 // the order the plan computes their operands, gathered into buckets of about `bucket_bytes`:
 // each bucket packs its operands into one buffer, reduces it in place with one collective and
 // hands each reader a view of its part; the steps are reordered so that every reader follows its

@@ -4,6 +4,7 @@
 #include "core/backend/device.h"
 #include "core/backend/kernel.h"
 #include "core/graph/dispatch.h"
+#include "core/ops/collective_ops.h"
 
 namespace kb::cpu {
 namespace {
@@ -12,12 +13,6 @@ using Ins = std::vector<const Buffer*>;
 
 std::string what(const char* collective, const Node& n) {
   return std::string(collective) + " of '" + n.inputs[0]->name + "'";
-}
-
-void check_size(const Node& n, const char* who) {
-  int64_t built = n.attrs.i("size"), now = dist::size();
-  check(built == now, Status::distributed, who, ": the graph was built for ", built,
-        " processes, the job has ", now, " (call dist_init before building it)");
 }
 
 Kernel make_all_reduce(const KernelArgs& k) {
@@ -51,7 +46,7 @@ Kernel blockwise(const KernelArgs& k, const char* name, BlockwiseCollective coll
   const Node* node = &k.node;
   std::string label = what(name, k.node);
   return [node, name, collective, label](const Ins& in, Buffer& out) {
-    check_size(*node, name);
+    check_job_size(node->attrs.i("size"), dist::size(), name);
     collective(*in[0], out, label);
   };
 }

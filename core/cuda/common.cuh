@@ -38,6 +38,12 @@ inline std::shared_ptr<void> scratch(size_t bytes) {
 // throwing the CPU's error for it) and forgets them (index_errors.cuh).
 void settle_checks();
 
+// The data-parallel job, as the core handed it at init (core/backend/device.h).
+const JobHost& job();
+// Waits for the stream's work; while collectives are queued there, no longer than the job's
+// deadline, failing the job past it (core/cuda/collectives.cu).
+void wait_for_stream(const char* what);
+
 // Elements [begin, begin + n) of a device buffer, on the host (waits for the stream). Settles
 // first: data computed after an index error is not read unseen.
 template <class T>
@@ -48,7 +54,7 @@ std::vector<T> host_copy(const Buffer& b, int64_t begin, int64_t n) {
     check_cuda(cudaMemcpyAsync(v.data(), b.as<T>() + begin, sizeof(T) * size_t(n),
                                cudaMemcpyDeviceToHost, stream()),
                "copy to host");
-    check_cuda(cudaStreamSynchronize(stream()), "copy to host");
+    wait_for_stream("copy to host");
   }
   return v;
 }

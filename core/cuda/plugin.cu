@@ -17,6 +17,7 @@ namespace kb::cuda {
 namespace {
 cudaStream_t g_stream = nullptr;
 int g_ordinal = 0;
+const JobHost* g_job = nullptr;
 
 // The caching allocator's state, never destroyed: buffers may still be freed while the process
 // exits (the core's statics, finalizers of a binding's host language), after this library's
@@ -80,17 +81,14 @@ void pool_free(void* p) {
 void copy_to_device(void* dst, const void* src, size_t n) {
   use_device();
   check_cuda(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, g_stream), "copy to device");
-  check_cuda(cudaStreamSynchronize(g_stream), "copy to device");
+  wait_for_stream("copy to device");
 }
 void copy_to_host(void* dst, const void* src, size_t n) {
   use_device();
   check_cuda(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, g_stream), "copy to host");
-  check_cuda(cudaStreamSynchronize(g_stream), "copy to host");
+  wait_for_stream("copy to host");
 }
-void synchronize() {
-  use_device();
-  check_cuda(cudaStreamSynchronize(g_stream), "synchronize");
-}
+void synchronize() { wait_for_stream("synchronize"); }
 
 void settle() {
   use_device();
@@ -125,6 +123,8 @@ cudaStream_t stream() {
   use_device();
   return g_stream;
 }
+
+const JobHost& job() { return *g_job; }
 
 void check_cuda(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return;
@@ -219,6 +219,7 @@ extern "C" __attribute__((visibility("default"))) int32_t kb_cuda_plugin_init(
       return 1;
     }
     kb::cuda::g_ordinal = host->ordinal;
+    kb::cuda::g_job = host->job;
     e = cudaSetDevice(host->ordinal);
     if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&kb::cuda::g_stream, cudaStreamNonBlocking);
     if (e != cudaSuccess) {

@@ -127,6 +127,13 @@ std::vector<DeviceOp> make_table() {
       {"GatherNd", tuple_depth_fits, defers},
       {"ScatterNdLike", tuple_depth_fits, defers},
       {"SparseMatMul", nullptr, false},
+      // NCCL's answers (present, and a dtype it sums) are the plugin's (core/cuda/collectives.cu).
+      {"AllReduce", nullptr, false},
+      {"Broadcast", nullptr, false},
+      {"AllGather", nullptr, false},
+      {"ReduceScatter", nullptr, false},
+      {"Pack", nullptr, false},  // a bucket's parts (core/compile/bucket_collectives.cpp)
+      {"Unpack", nullptr, false},
   };
   // The scalar table's operations: its domains are the inference's, so every valid problem.
 #define KB_CUDA_SCALAR_ROW(Name, ...) t.push_back({#Name, nullptr, false});

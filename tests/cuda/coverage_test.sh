@@ -3,7 +3,7 @@
 # registers the plugin's set of kernels and records which ran, with which dtypes): the suite runs
 # fused and unfused (KB_FUSE=0: the plain elementwise kernels), and fails the check when a kernel
 # never ran, or ran on float32 but not on float16 and bfloat16 (except the kernels below, which
-# take float32 or float64 only). A new kernel without a test, or a test that stops reaching its
+# take no 16-bit floats). A new kernel without a test, or a test that stops reaching its
 # kernel (a plan that folds or fuses it away), shows here.
 # Usage: coverage_test.sh <build dir>
 set -uo pipefail
@@ -18,6 +18,10 @@ declare -A float32_only=(
   [FusedConv]="the plan fuses float32 convolutions only"
   [CtcLoss]="ctc_batch_cost takes float32 or float64"
   [CtcLossGrad]="ctc_batch_cost takes float32 or float64"
+  [AllReduce]="sums across processes take float32, float64 and integers"
+  [ReduceScatter]="sums across processes take float32, float64 and integers"
+  [Pack]="buckets hold sums across processes"
+  [Unpack]="buckets hold sums across processes"
 )
 
 for fuse in 1 0; do

@@ -2220,3 +2220,66 @@ TEST(CudaVsCpu, ReshapeToTargetsKnownWhenRun) {
         },
         1e-12);
 }
+
+// The collectives in a process that is no job (no kb_dist_init): the identity on the GPU as on
+// the CPU, for the sums (float32, float64, int64; two in a bucket), the moves of bytes (16-bit
+// floats too) and their gradients (AllGather's is ReduceScatter). In a job they go through NCCL
+// (tests/dist).
+TEST(CudaVsCpu, CollectivesOfOneProcess) {
+  SKIP_WITHOUT_GPU();
+  for (kb_data_type t : {KB_FLOAT32, KB_FLOAT64, KB_INT64}) {
+    SCOPED_TRACE(t);
+    Input x = random_input({3, 4}, t, 17, -20, 20);
+    if (t == KB_INT64)
+      for (double& v : x.values) v = std::round(v);
+    compare(
+        {x},
+        [](const std::vector<kb_tensor*>& in) {
+          kb_tensor *sq = nullptr, *sum = nullptr, *sum2 = nullptr, *avg = nullptr, *sums = nullptr,
+                    *both = nullptr, *b = nullptr, *y = nullptr;
+          ok(kb_multiply(in[0], in[0], &sq));
+          // Two sums: one bucket (Pack, AllReduce, Unpack).
+          ok(kb_all_reduce(sq, KB_REDUCE_SUM, &sum));
+          ok(kb_all_reduce(in[0], KB_REDUCE_SUM, &sum2));
+          ok(kb_all_reduce(in[0], KB_REDUCE_AVERAGE, &avg));
+          ok(kb_add(sum, sum2, &sums));
+          ok(kb_add(sums, avg, &both));
+          ok(kb_broadcast(both, 0, &b));
+          ok(kb_all_gather(b, &y));
+          for (kb_tensor* r : {sq, sum, sum2, avg, sums, both, b}) kb_tensor_release(r);
+          return y;
+        },
+        0);
+  }
+  for (kb_data_type t : {KB_FLOAT16, KB_BFLOAT16}) {
+    SCOPED_TRACE(t == KB_FLOAT16 ? "float16" : "bfloat16");
+    compare(
+        {random_input({5, 2}, KB_FLOAT32, 18)},
+        [t](const std::vector<kb_tensor*>& in) {
+          kb_tensor *h = nullptr, *b = nullptr, *g = nullptr, *y = nullptr;
+          ok(kb_cast(in[0], t, &h));
+          ok(kb_broadcast(h, 0, &b));
+          ok(kb_all_gather(b, &g));
+          ok(kb_cast(g, KB_FLOAT32, &y));
+          for (kb_tensor* r : {h, b, g}) kb_tensor_release(r);
+          return y;
+        },
+        0);
+  }
+  compare(
+      {random_input({4, 3}, KB_FLOAT64, 19)},
+      [](const std::vector<kb_tensor*>& in) {
+        kb_tensor *sum = nullptr, *g = nullptr, *sq = nullptr, *s = nullptr, *gx = nullptr;
+        ok(kb_all_reduce(in[0], KB_REDUCE_AVERAGE, &sum));
+        ok(kb_all_gather(sum, &g));
+        ok(kb_multiply(g, g, &sq));
+        ok(kb_sum(sq, nullptr, 0, 0, &s));
+        kb_tensor_list* grads = nullptr;
+        ok(kb_gradients(s, &in[0], 1, &grads));
+        ok(kb_tensor_list_get(grads, 0, &gx));
+        kb_tensor_list_release(grads);
+        for (kb_tensor* r : {sum, g, sq, s}) kb_tensor_release(r);
+        return gx;
+      },
+      1e-12);
+}

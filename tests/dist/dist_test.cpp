@@ -233,6 +233,49 @@ TEST(Dist, BroadcastVariablesGivesEveryRankTheRootsValues) {
   EXPECT_EQ(values<float>(held_before.get()), rank_data<float>(g_rank, 3));
 }
 
+// The same collectives (a bucket of two sums, an average, a broadcast, an all-gather and its
+// gradient) compiled for the CPU and for the GPU give the same values: on a GPU they run through
+// NCCL (KB_TEST_EXPECT_NCCL=1 wants it named as the engine), on the emulated one through the
+// CPU's engine from device memory.
+TEST(Dist, CollectivesOnTheGpuEqualTheCpus) {
+  int64_t gpus = 0;
+  ok(kb_device_count(KB_DEVICE_CUDA, &gpus));
+  if (gpus == 0) {
+    GTEST_SKIP() << "no GPU: " << kb_cuda_unavailable_reason();
+  }
+  Tensor x = placeholder({4, 3});
+  Tensor sq = bin(kb_multiply, x.get(), x.get());
+  Tensor s1 = all_reduce(sq.get(), KB_REDUCE_SUM);
+  Tensor s2 = all_reduce(x.get(), KB_REDUCE_SUM);
+  Tensor avg = all_reduce(x.get(), KB_REDUCE_AVERAGE);
+  Tensor b = make([&](kb_tensor** o) { return kb_broadcast(avg.get(), g_size - 1, o); });
+  Tensor g = make([&](kb_tensor** o) { return kb_all_gather(s1.get(), o); });
+  Tensor c = scalar_f32(float(g_rank + 1));
+  Tensor weighted = bin(kb_multiply, g.get(), c.get());
+  Tensor loss = make([&](kb_tensor** o) { return kb_sum(weighted.get(), nullptr, 0, 0, o); });
+  kb_tensor* wrt[] = {x.get()};
+  kb_tensor_list* grads = nullptr;
+  ok(kb_gradients(loss.get(), wrt, 1, &grads), "gradients");
+  List held(grads);
+  Tensor dx = at(held, 0);
+  Tensor in = constant<float>(rank_data<float>(g_rank, 12), {4, 3});
+  std::vector<std::vector<float>> got[2];
+  const char* devices[] = {"cpu", "cuda"};
+  for (int d = 0; d < 2; ++d) {
+    Function f = function({x.get()}, {s1.get(), s2.get(), avg.get(), b.get(), g.get(), dx.get()});
+    ok(kb_function_set_device_name(f.get(), devices[d]), devices[d]);
+    List out = call(f, {in.get()});
+    for (size_t i = 0; i < 6; ++i) got[d].push_back(out_f32(out, i));
+  }
+  for (size_t i = 0; i < 6; ++i) {
+    SCOPED_TRACE(i);
+    expect_near(got[1][i], got[0][i], 1e-6);
+  }
+  if (std::getenv("KB_TEST_EXPECT_NCCL")) {
+    EXPECT_NE(std::string(kb_dist_engine()).find("NCCL"), std::string::npos) << kb_dist_engine();
+  }
+}
+
 TEST(Dist, Barrier) { ok(kb_dist_barrier()); }
 
 TEST(Dist, BadArgumentsAreRefusedOnEveryRankAlike) {
@@ -279,6 +322,7 @@ int main(int argc, char** argv) {
   if (kb_dist_rank(&g_rank) != KB_OK || kb_dist_size(&g_size) != KB_OK) return 1;
   if (expect_mpi) std::printf("rank %d of %d, %s\n", g_rank, g_size, kb_dist_engine());
   int failed = RUN_ALL_TESTS();
+  if (expect_mpi) std::printf("rank %d after the tests: %s\n", g_rank, kb_dist_engine());
   // The job fails when any rank did.
   int32_t any = failed ? 1 : 0;
   if (kb_dist_all_reduce(&any, &any, 1, KB_INT32, KB_REDUCE_SUM) != KB_OK) return 1;
