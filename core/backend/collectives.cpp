@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -28,38 +29,43 @@ enum class State { single, running, finalized };
 
 constexpr double kDefaultTimeoutSeconds = 300;
 
-// The engine's thread: large collectives run there, one at a time, so that
-// a caller can stop waiting at its deadline while the engine stays blocked in a collective whose
-// partners never come (MPI's blocking collectives cannot be interrupted; they are faster than
-// its nonblocking ones).
+// The engine's thread: large collectives and started ones run there, one at a time in the order
+// they were posted, so that a caller can stop waiting at its deadline while the engine stays
+// blocked in a collective whose partners never come (MPI's blocking collectives cannot be
+// interrupted; they are faster than its nonblocking ones), or compute while it runs.
 struct Engine {
   std::mutex mu;
   std::condition_variable work, done;
-  CommOp job{};
+  std::deque<std::pair<uint64_t, CommOp>> jobs;  // (ticket, op), posted and not yet run
   bool stop = false;  // the thread ends (MPI itself is finalized by the thread that started it)
   uint64_t posted = 0, finished = 0;  // tickets
-  int32_t rc = 0;
+  uint64_t failed = 0;  // the first ticket that failed (0: none): it and every later one fail
   char reason[512] = {0};
   std::thread thread;
 
+  bool idle() const { return posted == finished; }
+
   void loop(const CommApi& api) {
     for (;;) {
-      CommOp op{};
-      uint64_t ticket = 0;
+      std::pair<uint64_t, CommOp> job;
+      bool skip = false;
       {
         std::unique_lock<std::mutex> lock(mu);
-        work.wait(lock, [&] { return posted != finished || stop; });
+        work.wait(lock, [&] { return !jobs.empty() || stop; });
         if (stop) return;
-        op = job;
-        ticket = posted;
+        job = jobs.front();
+        jobs.pop_front();
+        skip = failed != 0;  // after a failure MPI's state is unknown: nothing more runs
       }
       char why[512] = {0};
-      int32_t result = api.run(&op, why, sizeof why);
+      int32_t result = skip ? 0 : api.run(&job.second, why, sizeof why);
       {
         std::lock_guard<std::mutex> lock(mu);
-        rc = result;
-        std::memcpy(reason, why, sizeof reason);
-        finished = ticket;
+        if (result != 0 && failed == 0) {
+          failed = job.first;
+          std::memcpy(reason, why, sizeof reason);
+        }
+        finished = job.first;
       }
       done.notify_all();
     }
@@ -187,33 +193,74 @@ void run_inline(World& w, const CommOp& op, const std::string& what, uint64_t n,
   }
 }
 
-void run(World& w, const CommOp& op, const std::string& what,
-         std::initializer_list<std::shared_ptr<void>> owners) {
-  if (!w.failure.empty())
-    fail(Status::distributed, where(w, what, 0), ": an earlier collective failed: ", w.failure);
-  uint64_t n = ++w.sequence;
-  if (bytes_of(op) <= kInlineBytes) return run_inline(w, op, what, n, owners);
+// Hands op to the engine's thread: its ticket.
+uint64_t post(World& w, const CommOp& op) {
+  Engine& e = w.engine;
+  std::lock_guard<std::mutex> lock(e.mu);
+  uint64_t ticket = ++e.posted;
+  e.jobs.emplace_back(ticket, op);
+  e.work.notify_one();
+  return ticket;
+}
+
+// Waits for the engine to finish `ticket` (collective n), in slices, answering other ranks'
+// reports between them where MPI allows it.
+void await(World& w, uint64_t ticket, const std::string& what, uint64_t n,
+           std::initializer_list<std::shared_ptr<void>> owners) {
   Engine& e = w.engine;
   std::unique_lock<std::mutex> lock(e.mu);
-  e.job = op;
-  uint64_t ticket = ++e.posted;
-  e.work.notify_one();
-  // Waits in slices, answering other ranks' reports between them where MPI allows it.
   auto deadline = deadline_of(w);
   bool multiple = w.api.thread_multiple != 0;
   while (!e.done.wait_until(
       lock, std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(50)),
-      [&] { return e.finished == ticket; })) {
+      [&] { return e.finished >= ticket; })) {
     lock.unlock();
     if (std::chrono::steady_clock::now() >= deadline) fail_deadline(w, what, n, owners, multiple);
     if (multiple) w.api.serve(int64_t(n));
     lock.lock();
   }
-  if (e.rc != 0) {
+  if (e.failed != 0 && e.failed <= ticket) {
     std::string reason = e.reason;
     lock.unlock();
     fail_world(w, where(w, what, n) + ": " + reason);
   }
+}
+
+void check_not_failed(const World& w, const std::string& what) {
+  if (!w.failure.empty())
+    fail(Status::distributed, where(w, what, 0), ": an earlier collective failed: ", w.failure);
+}
+
+void run(World& w, const CommOp& op, const std::string& what,
+         std::initializer_list<std::shared_ptr<void>> owners) {
+  check_not_failed(w, what);
+  uint64_t n = ++w.sequence;
+  bool idle = false;
+  {
+    std::lock_guard<std::mutex> lock(w.engine.mu);
+    idle = w.engine.idle();
+  }
+  // Inline only while no started collective is still the engine's: they run in posting order.
+  if (idle && bytes_of(op) <= kInlineBytes) return run_inline(w, op, what, n, owners);
+  await(w, post(w, op), what, n, owners);
+}
+
+// Divides the sum of `size` processes' values for their average: floats by the reciprocal (a
+// division per element costs as much as the reduction itself), integers truncating toward zero.
+void divide(Buffer& v, int32_t size) {
+  dispatch_dtype(v.dtype, [&](auto z) {
+    using T = decltype(z);
+    T* p = v.as<T>();
+    int64_t count = v.numel();
+    if constexpr (std::is_floating_point_v<T>) {
+      const T scale = T(1) / T(size);
+#pragma omp simd
+      for (int64_t i = 0; i < count; ++i) p[i] *= scale;
+    } else if constexpr (std::is_integral_v<T>) {
+      const T n = T(size);
+      for (int64_t i = 0; i < count; ++i) p[i] = T(p[i] / n);
+    }
+  });
 }
 
 // Whether collectives go to the engine (a job of several processes) or are the identity.
@@ -303,21 +350,37 @@ void all_reduce(const Buffer& send, Buffer& recv, bool average, const std::strin
             send.numel(),
             0};
   run(w, op, what, {send.storage, recv.storage});
-  if (!average) return;
-  dispatch_dtype(recv.dtype, [&](auto z) {
-    using T = decltype(z);
-    T* v = recv.as<T>();
-    int64_t count = recv.numel();
-    if constexpr (std::is_floating_point_v<T>) {
-      // By the reciprocal: a division per element costs as much as the reduction itself.
-      const T scale = T(1) / T(w.api.size);
-#pragma omp simd
-      for (int64_t i = 0; i < count; ++i) v[i] *= scale;
-    } else if constexpr (std::is_integral_v<T>) {
-      const T n = T(w.api.size);
-      for (int64_t i = 0; i < count; ++i) v[i] = T(v[i] / n);
-    }
-  });
+  if (average) divide(recv, w.api.size);
+}
+
+void all_reduce_start(Buffer& data, const std::string& what, PendingCollective& pending) {
+  check_summable_across_processes(data.dtype, what);
+  World& w = world();
+  std::lock_guard<std::mutex> lock(w.mu);
+  check(pending.ticket == 0, Status::internal, what, ": started again before it finished");
+  if (!distributed(w)) return;
+  check_not_failed(w, what);
+  CommOp op{int32_t(CommKind::all_reduce_sum),
+            int32_t(data.dtype),
+            data.data(),
+            data.data(),
+            data.numel(),
+            0};
+  pending.number = ++w.sequence;
+  pending.what = what;
+  pending.owner = data.storage;
+  pending.ticket = post(w, op);
+}
+
+void all_reduce_finish(Buffer& data, bool average, PendingCollective& pending) {
+  World& w = world();
+  std::lock_guard<std::mutex> lock(w.mu);
+  if (pending.ticket == 0) return;  // one process: the identity
+  uint64_t ticket = pending.ticket;
+  pending.ticket = 0;
+  std::shared_ptr<void> owner = std::move(pending.owner);
+  await(w, ticket, pending.what, pending.number, {owner});
+  if (average) divide(data, w.api.size);
 }
 
 void broadcast(Buffer& data, int32_t root, const std::string& what) {

@@ -7,6 +7,7 @@
 // later collective: a rank must not go on with a partner whose sequence it has lost.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "core/backend/comm_plugin.h"
@@ -29,6 +30,20 @@ std::string engine();  // "" before init; "Open MPI v4.1.4, ...; NCCL 2.28.3"
 // ("all_reduce of 'x'"). send and recv may be the same buffer. The average of integers
 // truncates toward zero.
 void all_reduce(const Buffer& send, Buffer& recv, bool average, const std::string& what);
+
+// An all-reduce in place that runs while the caller computes: all_reduce_start posts it to the
+// engine's thread and all_reduce_finish waits for it (with the deadline) and divides for the
+// average. Collectives issued between the two run after it, in order. A gradient bucket's
+// (core/compile/bucket_collectives.cpp): started when its last gradient is computed, finished
+// before the first step that reads it.
+struct PendingCollective {
+  uint64_t ticket = 0;  // the engine's; 0: none pending (one process: the identity)
+  uint64_t number = 0;  // in the job's sequence, for messages
+  std::string what;
+  std::shared_ptr<void> owner;  // the buffer, alive until the engine is done with it
+};
+void all_reduce_start(Buffer& data, const std::string& what, PendingCollective& pending);
+void all_reduce_finish(Buffer& data, bool average, PendingCollective& pending);
 void broadcast(Buffer& data, int32_t root, const std::string& what);
 // out holds size() parts of part's bytes, rank r's at r.
 void all_gather(const Buffer& part, Buffer& out, const std::string& what);

@@ -1,11 +1,14 @@
 // Gradient buckets (core/compile/passes.h): many small all-reduces cost a latency each, so the
 // all-reduces of one dtype, kind and device are gathered, in the order their operands are computed,
-// into buckets of about `bucket_bytes`. A bucket is three kinds of step: Pack (the operands into
-// one buffer, which dies at the next step), AllReduce (in place over it: one collective) and an
-// Unpack per member, a view of its part that takes the member's slot, so its readers are
-// unchanged. The steps are then put back in order, each bucket where its last member was and
-// every reader after it.
+// into buckets of about `bucket_bytes`. A bucket is four kinds of step: Pack (the operands into
+// one buffer), AllReduce (in place over it: one collective, started there), AllReduceWait (which
+// completes it) and an Unpack per member, a view of its part that takes the member's slot, so its
+// readers are unchanged. The steps are then put back in order: each bucket's Pack and AllReduce
+// where its last member was, its wait and views as late as their first reader allows, so that
+// the steps between compute while the collective runs (the backward pass of earlier layers while
+// the later layers' gradients are reduced).
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <queue>
 #include <tuple>
@@ -56,6 +59,9 @@ Step step_for(Plan& plan, const NodePtr& node, std::vector<int> in,
   plan.nodes.push_back(node);
   return st;
 }
+
+// The place in the order of a step that runs as late as its readers allow.
+constexpr size_t kLast = std::numeric_limits<size_t>::max();
 
 }  // namespace
 
@@ -108,6 +114,7 @@ void bucket_collectives(Plan& plan, long long bucket_bytes) {
   std::vector<Step> steps;
   std::vector<std::pair<size_t, size_t>> place;
   std::vector<bool> replaced(plan.steps.size(), false);
+  size_t late = 0;  // the buckets' waits and views among themselves: in the buckets' order
   for (const auto& members : buckets) {
     const Step& first = plan.steps[members.front()];
     DType t = first.in_types[0].dtype;
@@ -127,23 +134,30 @@ void bucket_collectives(Plan& plan, long long bucket_bytes) {
     TensorType packed{t, Shape(Dims{total})};
     std::string name = "bucket_" + std::to_string(steps.size());
     NodePtr pack = plan_node("Pack", operands, {}, packed, name + "/pack");
-    NodePtr sum = plan_node("AllReduce", {pack},
-                            {{"average", first.node->attrs.i("average")}, {"root_only", -1}},
-                            packed, name + "/all_reduce");
+    NodePtr sum =
+        plan_node("AllReduce", {pack},
+                  {{"average", first.node->attrs.i("average")}, {"root_only", -1}, {"async", 1}},
+                  packed, name + "/all_reduce");
+    NodePtr done = plan_node("AllReduceWait", {sum}, {}, packed, name + "/wait");
     size_t at = members.back(), rank = 0;
-    int packed_slot = plan.num_slots++, summed_slot = plan.num_slots++;
+    int packed_slot = plan.num_slots++, summed_slot = plan.num_slots++,
+        done_slot = plan.num_slots++;
     steps.push_back(step_for(plan, pack, in, in_types, packed_slot, device));
     place.push_back({at, rank++});
     steps.push_back(step_for(plan, sum, {packed_slot}, {packed}, summed_slot, device));
     place.push_back({at, rank++});
+    // The wait and the views of the bucket as late as their readers allow: the order below
+    // takes every step that does not need them first, and those run while the bucket is reduced.
+    steps.push_back(step_for(plan, done, {summed_slot}, {packed}, done_slot, device));
+    place.push_back({kLast, late++});
     int64_t offset = 0;
     for (size_t m : members) {
       const Step& st = plan.steps[m];
       NodePtr part =
-          plan_node("Unpack", {sum}, {{"offset", offset}, {"dims", st.out_type.shape.dims}},
+          plan_node("Unpack", {done}, {{"offset", offset}, {"dims", st.out_type.shape.dims}},
                     st.out_type, st.node->name);
-      steps.push_back(step_for(plan, part, {summed_slot}, {packed}, st.out, device));
-      place.push_back({at, rank++});
+      steps.push_back(step_for(plan, part, {done_slot}, {packed}, st.out, device));
+      place.push_back({kLast, late++});
       offset += numel(st.out_type.shape.dims);
     }
   }

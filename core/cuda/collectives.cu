@@ -1,19 +1,23 @@
 // CUDA: the collectives of data-parallel training (core/ops/collective_ops.cpp) and the parts of
-// their buckets, through NCCL on the plugin's stream: queued in order with the steps around them,
-// the GPU's data never crossing to the host. NCCL is opened at run time (libnccl.so.2), so the
-// plugin loads without it; in a job without it, or for int16 (which NCCL cannot sum), a factory
-// declines and the step runs on the CPU through the core's engine (MPI). A process that is no job
-// (no kb_dist_init) needs no NCCL: a collective is then the identity, a copy on the device.
+// their buckets, through NCCL: the GPU's data never crosses to the host. NCCL's operations run in
+// order on a stream of their own, each after the compute stream's work before it; the compute
+// stream waits for one at once, or for a bucket's at its AllReduceWait, so that the steps between
+// (the backward pass of earlier layers) compute while it runs. NCCL is opened at run time
+// (libnccl.so.2), so the plugin loads without it; in a job without it, or for int16 (which NCCL
+// cannot sum), a factory declines and the step runs on the CPU through the core's engine (MPI). A
+// process that is no job (no kb_dist_init) needs no NCCL: a collective is then the identity.
 //
 // The communicator spans the job and is made at the first collective that runs, every rank there
 // at the same point of its sequence: rank 0's identifier reaches the others over the core's
-// engine. NCCL's operations cannot be interrupted once queued, so the waits for the stream poll
-// instead of blocking while collectives are queued on it: past the job's deadline, or on an error
-// NCCL reports, the communicator is aborted and the job failed (later collectives fail at once).
+// engine. NCCL's operations cannot be interrupted once queued, so the waits for the compute
+// stream poll instead of blocking while a communicator exists: past the job's deadline, or on an
+// error NCCL reports, the communicator is aborted and the job failed (later collectives fail at
+// once).
 #include <dlfcn.h>
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <thread>
 
@@ -104,10 +108,14 @@ bool nccl_type(DType t, ncclDataType_t* out) {
   }
 }
 
-// The job's communicator and the latest collective queued on the stream (for the waits).
+// The job's communicator, its stream, and the latest collective queued (for the waits). NCCL's
+// operations run in order on a stream of their own, each after the compute stream's work before
+// it (an event); the compute stream waits for one where it is read: at once, or for a started
+// bucket at its AllReduceWait.
 struct Communicator {
   std::mutex mu;
   ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
   bool aborted = false;
   std::string last_what;  // the latest collective queued, and its number in the job
   uint64_t last_number = 0;
@@ -146,6 +154,8 @@ ncclComm_t job_communicator(Communicator& c, const std::string& what, uint64_t n
   if (rank == 0) check_nccl(c, n->get_unique_id(&id), what, number, "ncclGetUniqueId");
   job().broadcast(&id, sizeof id, 0, "NCCL's identifier");
   use_device();
+  if (!c.stream)
+    check_cuda(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking), "NCCL's stream");
   ncclComm_t comm = nullptr;
   check_nccl(c, n->comm_init_rank(&comm, size, id, rank), what, number, "ncclCommInitRank");
   c.comm = comm;
@@ -153,14 +163,39 @@ ncclComm_t job_communicator(Communicator& c, const std::string& what, uint64_t n
   return comm;
 }
 
-// Queues one NCCL operation: run(comm, stream) for the collective `what`.
+// A collective step's two events: the compute stream's work before it, and its end on NCCL's
+// stream. Made at its first run in a job.
+struct Events {
+  cudaEvent_t ready = nullptr, done = nullptr;
+  Events() = default;
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+  ~Events() {
+    if (ready) cudaEventDestroy(ready);
+    if (done) cudaEventDestroy(done);
+  }
+  void make() {
+    if (ready) return;
+    check_cuda(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), "collective event");
+    check_cuda(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "collective event");
+  }
+};
+
+// Queues one NCCL operation, run(comm, stream), for the collective `what` after the compute
+// stream's work so far; the compute stream waits for it at once unless `started` (then the
+// caller waits for ev.done where the result is read).
 template <class Run>
-void queue(const std::string& what, Run run) {
+void queue(const std::string& what, Events& ev, bool started, Run run) {
   Communicator& c = communicator();
   std::lock_guard<std::mutex> lock(c.mu);
   uint64_t number = job().begin(what.c_str());
   ncclComm_t comm = job_communicator(c, what, number);
-  check_nccl(c, run(comm, stream()), what, number, "queueing it");
+  ev.make();
+  check_cuda(cudaEventRecord(ev.ready, stream()), "collective event");
+  check_cuda(cudaStreamWaitEvent(c.stream, ev.ready, 0), "collective event");
+  check_nccl(c, run(comm, c.stream), what, number, "queueing it");
+  check_cuda(cudaEventRecord(ev.done, c.stream), "collective event");
+  if (!started) check_cuda(cudaStreamWaitEvent(stream(), ev.done, 0), "collective event");
   c.last_what = what;
   c.last_number = number;
 }
@@ -225,18 +260,92 @@ void divide_on_device(Buffer& out, int32_t size) {
   });
 }
 
+// A bucket's all-reduce: started by its AllReduce (`async` 1) on NCCL's stream, waited for by
+// the compute stream at its AllReduceWait, before the first step that reads the bucket.
+struct StartedAllReduce {
+  Events ev;
+  bool queued = false;          // queued on NCCL's stream, not yet waited for
+  std::shared_ptr<void> owner;  // the buffer, held until the compute stream waits for it
+};
+// From the AllReduce's factory to its AllReduceWait's (made next, by the bucket pass).
+struct Started {
+  std::mutex mu;
+  std::map<const Node*, std::shared_ptr<StartedAllReduce>> by_node;
+};
+Started& started() {
+  static Started* s = new Started;
+  return *s;
+}
+
+// The compute stream waits for p's collective: work queued after it, a reuse of its buffer
+// included, runs after the collective.
+void wait_for(StartedAllReduce& p) {
+  if (!p.queued) return;
+  check_cuda(cudaStreamWaitEvent(stream(), p.ev.done, 0), "collective event");
+  p.queued = false;
+  p.owner.reset();
+}
+
+Kernel make_started_all_reduce(const KernelArgs& k) {
+#if KB_HAVE_NCCL_H
+  ncclDataType_t type{};
+  if (!nccl_type(k.out.dtype, &type)) return Kernel{};
+#endif
+  auto p = std::make_shared<StartedAllReduce>();
+  {
+    std::lock_guard<std::mutex> lock(started().mu);
+    started().by_node[&k.node] = p;
+  }
+  return [=, what = label("all_reduce", k.node)](const Ins& in, Buffer& out) {
+    copy_if_apart(*in[0], out);
+    if (!in_job(what)) return;
+    wait_for(*p);  // a run that failed between the two steps left it queued
+#if KB_HAVE_NCCL_H
+    queue(what, p->ev, true, [&](ncclComm_t comm, cudaStream_t s) {
+      return nccl()->all_reduce(out.data(), out.data(), size_t(out.numel()), type, ncclSum, comm,
+                                s);
+    });
+#endif
+    p->queued = true;
+    p->owner = out.storage;
+  };
+}
+
+Kernel make_all_reduce_wait(const KernelArgs& k) {
+  const Node* start = k.node.inputs[0].get();
+  std::shared_ptr<StartedAllReduce> p;
+  {
+    std::lock_guard<std::mutex> lock(started().mu);
+    auto it = started().by_node.find(start);
+    check(it != started().by_node.end(), Status::internal,
+          "AllReduceWait: its all-reduce was not started on the GPU");
+    p = it->second;
+    started().by_node.erase(it);
+  }
+  bool average = start->attrs.i("average") != 0;
+  return [p, average](const Ins& in, Buffer& out) {
+    out.storage = in[0]->storage;
+    wait_for(*p);
+    int32_t size = job().running() ? job().size() : 1;
+    if (average && size > 1) divide_on_device(out, size);
+  };
+}
+Registrar r7("AllReduceWait", make_all_reduce_wait);
+
 Kernel make_all_reduce(const KernelArgs& k) {
   if (declined_in_job()) return Kernel{};
 #if KB_HAVE_NCCL_H
   ncclDataType_t type{};
   if (!nccl_type(k.out.dtype, &type)) return Kernel{};
 #endif
+  if (k.node.attrs.i("async", 0)) return make_started_all_reduce(k);
   bool average = k.node.attrs.i("average") != 0;
   int64_t root_only = k.node.attrs.i("root_only");
+  auto ev = std::make_shared<Events>();
   return [=, what = label("all_reduce", k.node)](const Ins& in, Buffer& out) {
     if (!in_job(what)) return copy_if_apart(*in[0], out);
 #if KB_HAVE_NCCL_H
-    queue(what, [&](ncclComm_t comm, cudaStream_t s) {
+    queue(what, *ev, false, [&](ncclComm_t comm, cudaStream_t s) {
       return nccl()->all_reduce(in[0]->data(), out.data(), size_t(out.numel()), type, ncclSum, comm,
                                 s);
     });
@@ -251,12 +360,13 @@ Registrar r1("AllReduce", make_all_reduce);
 Kernel make_broadcast(const KernelArgs& k) {
   if (declined_in_job()) return Kernel{};
   int32_t root = int32_t(k.node.attrs.i("root"));
+  auto ev = std::make_shared<Events>();
   return [=, what = label("broadcast", k.node)](const Ins& in, Buffer& out) {
     int32_t size = job().running() ? job().size() : 1;
     check(root < size, Status::invalid_argument, what, ": root ", root, " is not a rank of ", size);
     if (!in_job(what)) return copy_if_apart(*in[0], out);
 #if KB_HAVE_NCCL_H
-    queue(what, [&](ncclComm_t comm, cudaStream_t s) {
+    queue(what, *ev, false, [&](ncclComm_t comm, cudaStream_t s) {
       return nccl()->broadcast(in[0]->data(), out.data(), out.nbytes(), ncclUint8, root, comm, s);
     });
 #endif
@@ -269,11 +379,12 @@ Registrar r2("Broadcast", make_broadcast);
 Kernel make_all_gather(const KernelArgs& k) {
   if (declined_in_job()) return Kernel{};
   int64_t built = k.node.attrs.i("size");
+  auto ev = std::make_shared<Events>();
   return [=, what = label("all_gather", k.node)](const Ins& in, Buffer& out) {
     check_job_size(built, job().running() ? job().size() : 1, "all_gather");
     if (!in_job(what)) return copy_if_apart(*in[0], out);
 #if KB_HAVE_NCCL_H
-    queue(what, [&](ncclComm_t comm, cudaStream_t s) {
+    queue(what, *ev, false, [&](ncclComm_t comm, cudaStream_t s) {
       return nccl()->all_gather(in[0]->data(), out.data(), in[0]->nbytes(), ncclUint8, comm, s);
     });
 #endif
@@ -288,11 +399,12 @@ Kernel make_reduce_scatter(const KernelArgs& k) {
   if (!nccl_type(k.out.dtype, &type)) return Kernel{};
 #endif
   int64_t built = k.node.attrs.i("size");
+  auto ev = std::make_shared<Events>();
   return [=, what = label("reduce_scatter", k.node)](const Ins& in, Buffer& out) {
     check_job_size(built, job().running() ? job().size() : 1, "reduce_scatter");
     if (!in_job(what)) return copy_if_apart(*in[0], out);
 #if KB_HAVE_NCCL_H
-    queue(what, [&](ncclComm_t comm, cudaStream_t s) {
+    queue(what, *ev, false, [&](ncclComm_t comm, cudaStream_t s) {
       return nccl()->reduce_scatter(in[0]->data(), out.data(), size_t(out.numel()), type, ncclSum,
                                     comm, s);
     });

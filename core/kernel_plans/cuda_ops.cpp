@@ -132,7 +132,8 @@ std::vector<DeviceOp> make_table() {
       {"Broadcast", nullptr, false},
       {"AllGather", nullptr, false},
       {"ReduceScatter", nullptr, false},
-      {"Pack", nullptr, false},  // a bucket's parts (core/compile/bucket_collectives.cpp)
+      {"AllReduceWait", nullptr, false},  // a bucket's (core/compile/bucket_collectives.cpp)
+      {"Pack", nullptr, false},
       {"Unpack", nullptr, false},
   };
   // The scalar table's operations: its domains are the inference's, so every valid problem.

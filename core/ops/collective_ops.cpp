@@ -3,11 +3,12 @@
 // dropped on one rank and kept on another (every rank must run the same sequence).
 //
 // AllReduce: the sum over the processes of x; `average` divides it by their number (integers
-// truncate toward zero); `root_only` r >= 0 keeps the result on rank r alone (zeros elsewhere:
-// the gradient of Broadcast). Broadcast: rank `root`'s x on every rank. AllGather: the ranks' x
-// concatenated along axis 0, rank order; ReduceScatter: the sum over the processes, rank r
-// keeping the r-th of `size` equal blocks along axis 0 (AllGather's gradient). `size` is the
-// number of processes the graph was built for; the kernels check it.
+// truncate toward zero; for an AllReduce with `async` 1, AllReduceWait does, below); `root_only` r
+// >= 0 keeps the result on rank r alone (zeros elsewhere: the gradient of Broadcast). Broadcast:
+// rank `root`'s x on every rank. AllGather: the ranks' x concatenated along axis 0, rank order;
+// ReduceScatter: the sum over the processes, rank r keeping the r-th of `size` equal blocks along
+// axis 0 (AllGather's gradient). `size` is the number of processes the graph was built for; the
+// kernels check it.
 #include "core/ops/collective_ops.h"
 
 #include "core/ops/build.h"
@@ -129,6 +130,19 @@ OpDef plan_op(const char* name, InferFn infer, bool view) {
 }
 OpRegistrar r5(plan_op("Pack", infer_pack, false));
 OpRegistrar r6(plan_op("Unpack", infer_unpack, true));
+
+// A bucket's all-reduce runs while later steps compute: its AllReduce (attr `async` 1) starts it
+// and AllReduceWait, before the first step that reads the bucket, completes it (and divides for
+// the AllReduce's average): a view of its input once the collective has written it.
+TensorType infer_wait(const Ins& in, const Attrs&) {
+  check_arity(in, 1, "AllReduceWait");
+  return in[0];
+}
+OpDef waits(OpDef d) {
+  d.stateful = true;
+  return d;
+}
+OpRegistrar r7(waits(plan_op("AllReduceWait", infer_wait, true)));
 
 OpDef collective(const char* name, InferFn infer, GradFn grad) {
   OpDef d;

@@ -20,6 +20,7 @@ declare -A float32_only=(
   [CtcLossGrad]="ctc_batch_cost takes float32 or float64"
   [AllReduce]="sums across processes take float32, float64 and integers"
   [ReduceScatter]="sums across processes take float32, float64 and integers"
+  [AllReduceWait]="buckets hold sums across processes"
   [Pack]="buckets hold sums across processes"
   [Unpack]="buckets hold sums across processes"
 )

@@ -4,6 +4,7 @@
 // rank computes what the job must produce from every rank's inputs, which depend on the rank.
 // A failed assertion on one rank leaves the others waiting: KB_DIST_TIMEOUT (set by ctest) turns
 // that into a failure instead of a hang.
+#include <cmath>
 #include <cstdlib>
 #include <numeric>
 
@@ -149,6 +150,41 @@ TEST(Dist, BucketsRunOneCollectiveEachWithTheSameResults) {
     expect_near(std::vector<float>(per_tensor.begin() + 3 * i, per_tensor.begin() + 3 * i + 3),
                 want, 1e-6);
   }
+}
+
+// A bucket's collective runs while the steps that do not read it compute: its AllReduce (the
+// start) before them, its AllReduceWait after them, in the plan as KB_LOG_PLAN=1 prints it.
+TEST(Dist, BucketsAreWaitedForAfterTheStepsThatDoNotReadThem) {
+  setenv("KB_LOG_PLAN", "1", 1);
+  setenv("KB_FUSE", "0", 1);  // Exp stays a step of its own
+  Tensor x = placeholder({3});
+  Tensor a = bin(kb_multiply, x.get(), scalar_f32(2.f).get());
+  Tensor b = bin(kb_multiply, x.get(), scalar_f32(3.f).get());
+  Tensor sums = bin(kb_add, all_reduce(a.get(), KB_REDUCE_SUM).get(),
+                    all_reduce(b.get(), KB_REDUCE_SUM).get());
+  Tensor y = bin(kb_add, sums.get(), un(kb_exp, x.get()).get());
+  Function f = function({x.get()}, {y.get()});
+  std::vector<float> mine = {1.f + float(g_rank), -1.f, 0.5f};
+  Tensor in = constant_f32(mine, {3});
+  testing::internal::CaptureStderr();
+  List out = call(f, {in.get()});
+  std::string log = testing::internal::GetCapturedStderr();
+  unsetenv("KB_LOG_PLAN");
+  unsetenv("KB_FUSE");
+  std::string plan = log.substr(log.find("kbackend plan"));
+  plan = plan.substr(0, plan.find('\n'));
+  size_t start = plan.find("AllReduce@"), exp = plan.find("Exp@"),
+         wait = plan.find("AllReduceWait@");
+  ASSERT_NE(wait, std::string::npos) << plan;
+  EXPECT_LT(start, exp) << plan;
+  EXPECT_LT(exp, wait) << plan;
+  std::vector<float> want(3);
+  for (size_t i = 0; i < 3; ++i) {
+    float total = 0;
+    for (int32_t r = 0; r < g_size; ++r) total += i == 0 ? 1.f + float(r) : mine[i];
+    want[i] = 5.f * total + std::exp(mine[i]);
+  }
+  expect_near(out_f32(out, 0), want, 1e-5);
 }
 
 TEST(Dist, Broadcast) {
