@@ -33,6 +33,19 @@ namespace {
 
 using Ins = std::vector<const Buffer*>;
 
+// A collective step's two events: the compute stream's work before it, and its end on NCCL's
+// stream. Made at its first run in a job.
+struct Events {
+  cudaEvent_t ready = nullptr, done = nullptr;
+  Events() = default;
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+  ~Events() {
+    if (ready) cudaEventDestroy(ready);
+    if (done) cudaEventDestroy(done);
+  }
+};
+
 #if KB_HAVE_NCCL_H
 
 // The library's entry points, resolved once.
@@ -163,24 +176,6 @@ ncclComm_t job_communicator(Communicator& c, const std::string& what, uint64_t n
   return comm;
 }
 
-// A collective step's two events: the compute stream's work before it, and its end on NCCL's
-// stream. Made at its first run in a job.
-struct Events {
-  cudaEvent_t ready = nullptr, done = nullptr;
-  Events() = default;
-  Events(const Events&) = delete;
-  Events& operator=(const Events&) = delete;
-  ~Events() {
-    if (ready) cudaEventDestroy(ready);
-    if (done) cudaEventDestroy(done);
-  }
-  void make() {
-    if (ready) return;
-    check_cuda(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), "collective event");
-    check_cuda(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "collective event");
-  }
-};
-
 // Queues one NCCL operation, run(comm, stream), for the collective `what` after the compute
 // stream's work so far; the compute stream waits for it at once unless `started` (then the
 // caller waits for ev.done where the result is read).
@@ -190,7 +185,10 @@ void queue(const std::string& what, Events& ev, bool started, Run run) {
   std::lock_guard<std::mutex> lock(c.mu);
   uint64_t number = job().begin(what.c_str());
   ncclComm_t comm = job_communicator(c, what, number);
-  ev.make();
+  if (!ev.ready) {
+    check_cuda(cudaEventCreateWithFlags(&ev.ready, cudaEventDisableTiming), "collective event");
+    check_cuda(cudaEventCreateWithFlags(&ev.done, cudaEventDisableTiming), "collective event");
+  }
   check_cuda(cudaEventRecord(ev.ready, stream()), "collective event");
   check_cuda(cudaStreamWaitEvent(c.stream, ev.ready, 0), "collective event");
   check_nccl(c, run(comm, c.stream), what, number, "queueing it");
