@@ -1,7 +1,6 @@
 #include "core/compile/memory_plan.h"
 
 #include <algorithm>
-#include <numeric>
 #include <string>
 
 #include "core/compile/plan.h"
@@ -28,7 +27,47 @@ struct Group {
   size_t bytes = 0;
   int begin = 0, end = 0;
   size_t offset = 0;
+  int within = -1;  // a part of this group, placed with it
+  size_t at = 0;    // where in that group
 };
+
+// A bucket's gradients (core/compile/bucket_collectives.cpp) one after another where its Pack
+// would copy them, in a CPU plan: Pack then moves nothing (its kernel skips a part already in
+// place) and the collective reduces them where they were computed. Each operand must be a value of
+// its own in the arena that dies at the Pack. Adds the groups that hold a bucket each.
+void lay_out_buckets(const Plan& plan, const std::vector<int>& end, std::vector<Group>& groups,
+                     const std::vector<int>& group_of) {
+  if (plan.device != Device::cpu) return;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step& pack = plan.steps[i];
+    if (!pack.node || !pack.node->is("Pack") || pack.device != Device::cpu) continue;
+    int whole = group_of[size_t(pack.out)];
+    if (whole < 0) continue;
+    std::vector<int> parts;
+    size_t bytes = 0;
+    bool fits = true;
+    for (int r : pack.in) {
+      int g = group_of[size_t(r)];
+      fits = fits && g >= 0 && end[size_t(r)] == int(i) && groups[size_t(g)].within < 0 &&
+             std::find(parts.begin(), parts.end(), g) == parts.end();
+      if (!fits) break;
+      parts.push_back(g);
+      bytes += groups[size_t(g)].bytes;
+    }
+    if (!fits || bytes != groups[size_t(whole)].bytes) continue;
+    Group bucket{bytes, groups[size_t(whole)].begin, groups[size_t(whole)].end, 0, -1, 0};
+    int id = int(groups.size());
+    size_t at = 0;
+    for (int g : parts) {
+      bucket.begin = std::min(bucket.begin, groups[size_t(g)].begin);
+      groups[size_t(g)].within = id;
+      groups[size_t(g)].at = at;
+      at += groups[size_t(g)].bytes;
+    }
+    groups[size_t(whole)].within = id;
+    groups.push_back(bucket);
+  }
+}
 
 }  // namespace
 
@@ -114,10 +153,13 @@ void plan_memory(Plan& plan, bool arena) {
     group_of[s] = joined;
   }
 
+  lay_out_buckets(plan, end, groups, group_of);
+
   // Largest first, each at the lowest offset clear of the groups placed so far that are live at
-  // the same time.
-  std::vector<size_t> order(groups.size());
-  std::iota(order.begin(), order.end(), size_t(0));
+  // the same time; a group within another goes where that one does.
+  std::vector<size_t> order;
+  for (size_t g = 0; g < groups.size(); ++g)
+    if (groups[g].within < 0) order.push_back(g);
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return groups[a].bytes > groups[b].bytes; });
   std::vector<size_t> placed;
@@ -140,6 +182,8 @@ void plan_memory(Plan& plan, bool arena) {
     total = std::max(total, offset + g.bytes);
     placed.push_back(gi);
   }
+  for (Group& g : groups)
+    if (g.within >= 0) g.offset = groups[size_t(g.within)].offset + g.at;
   for (auto& st : plan.steps)
     if (int g = group_of[size_t(st.out)]; g >= 0)
       st.arena_offset = int64_t(groups[size_t(g)].offset);

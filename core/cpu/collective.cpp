@@ -108,7 +108,8 @@ Kernel make_pack(const KernelArgs&) {
   return [](const Ins& in, Buffer& out) {
     auto* o = static_cast<char*>(out.data());
     for (const Buffer* b : in) {
-      if (b->nbytes()) std::memcpy(o, b->data(), b->nbytes());
+      // A part computed in place (core/compile/memory_plan.cpp lays a bucket out) stays.
+      if (b->nbytes() && b->data() != o) std::memcpy(o, b->data(), b->nbytes());
       o += b->nbytes();
     }
   };

@@ -187,6 +187,44 @@ TEST(Dist, BucketsAreWaitedForAfterTheStepsThatDoNotReadThem) {
   expect_near(out_f32(out, 0), want, 1e-5);
 }
 
+// A bucket's gradients are computed where the bucket is reduced (core/compile/memory_plan.cpp),
+// unless one is read again after it: every value stays right, with fusion and without.
+TEST(Dist, BucketsLaidOutInPlaceKeepEveryValue) {
+  for (const char* fuse : {"1", "0"}) {
+    SCOPED_TRACE(fuse);
+    setenv("KB_FUSE", fuse, 1);
+    Tensor x = placeholder({5});
+    Tensor g1 = bin(kb_multiply, x.get(), scalar_f32(2.f).get());
+    Tensor g2 = bin(kb_add, un(kb_exp, x.get()).get(), scalar_f32(1.f).get());
+    Tensor g3 = bin(kb_multiply, x.get(), scalar_f32(3.f).get());
+    Tensor s1 = all_reduce(g1.get(), KB_REDUCE_SUM);
+    Tensor s2 = all_reduce(g2.get(), KB_REDUCE_AVERAGE);
+    Tensor s3 = all_reduce(g3.get(), KB_REDUCE_SUM);
+    Tensor s2b = all_reduce(g1.get(), KB_REDUCE_AVERAGE);  // g1 again, in the other bucket
+    Tensor y3 = bin(kb_add, s3.get(), g3.get());           // g3 read after its bucket
+    Function f = function({x.get()}, {s1.get(), s2.get(), y3.get(), s2b.get()});
+    std::vector<float> mine = {0.5f + float(g_rank), -1.f, 2.f, 0.f, -0.25f * float(g_rank)};
+    Tensor in = constant_f32(mine, {5});
+    List out = call(f, {in.get()});
+    std::vector<float> w1(5, 0.f), w2(5, 0.f), w3(5, 0.f), w4(5, 0.f);
+    for (int32_t r = 0; r < g_size; ++r) {
+      std::vector<float> theirs = {0.5f + float(r), -1.f, 2.f, 0.f, -0.25f * float(r)};
+      for (size_t i = 0; i < 5; ++i) {
+        w1[i] += 2.f * theirs[i];
+        w2[i] += (std::exp(theirs[i]) + 1.f) / float(g_size);
+        w3[i] += 3.f * theirs[i];
+        w4[i] += 2.f * theirs[i] / float(g_size);
+      }
+    }
+    for (size_t i = 0; i < 5; ++i) w3[i] += 3.f * mine[i];
+    expect_near(out_f32(out, 0), w1, 1e-5);
+    expect_near(out_f32(out, 1), w2, 1e-5);
+    expect_near(out_f32(out, 2), w3, 1e-5);
+    expect_near(out_f32(out, 3), w4, 1e-5);
+  }
+  unsetenv("KB_FUSE");
+}
+
 TEST(Dist, Broadcast) {
   int32_t root = g_size - 1;
   Tensor x = constant<int32_t>(rank_data<int32_t>(g_rank, 5), {5});
