@@ -357,7 +357,14 @@ void all_reduce_start(Buffer& data, const std::string& what, PendingCollective& 
   check_summable_across_processes(data.dtype, what);
   World& w = world();
   std::lock_guard<std::mutex> lock(w.mu);
-  check(pending.ticket == 0, Status::internal, what, ": started again before it finished");
+  if (pending.ticket != 0) {
+    // A run that failed between the start and the wait: the collective completes (it is in
+    // every rank's sequence) before its buffer is reduced again.
+    std::shared_ptr<void> owner = std::move(pending.owner);
+    uint64_t ticket = pending.ticket;
+    pending.ticket = 0;
+    await(w, ticket, pending.what, pending.number, {owner});
+  }
   if (!distributed(w)) return;
   check_not_failed(w, what);
   CommOp op{int32_t(CommKind::all_reduce_sum),

@@ -225,6 +225,30 @@ TEST(Dist, BucketsLaidOutInPlaceKeepEveryValue) {
   unsetenv("KB_FUSE");
 }
 
+// A run that fails between a bucket's start and its wait (an index out of range, on every rank)
+// leaves the function usable: the next run completes the started collective first.
+TEST(Dist, ARunFailingWhileABucketIsReducedLeavesTheFunctionUsable) {
+  Tensor x = placeholder({3});
+  Tensor index = placeholder({1}, KB_INT64);
+  Tensor sums =
+      bin(kb_add, all_reduce(bin(kb_multiply, x.get(), x.get()).get(), KB_REDUCE_SUM).get(),
+          all_reduce(x.get(), KB_REDUCE_SUM).get());
+  Tensor picked = make([&](kb_tensor** o) { return kb_gather(x.get(), index.get(), o); });
+  Tensor y = bin(kb_add, sums.get(), picked.get());
+  Function f = function({x.get(), index.get()}, {y.get()});
+  Tensor in = constant_f32({1.f, 2.f, 3.f}, {3});
+  Tensor bad = constant<int64_t>({7}, {1});
+  kb_tensor* feeds[] = {in.get(), bad.get()};
+  kb_tensor_list* out = nullptr;
+  EXPECT_EQ(kb_function_call(f.get(), feeds, 2, &out), KB_ERROR_INVALID_ARGUMENT);
+  Tensor good = constant<int64_t>({2}, {1});
+  for (int round = 0; round < 2; ++round) {
+    List ok_out = call(f, {in.get(), good.get()});
+    float n = float(g_size);
+    expect_near(out_f32(ok_out, 0), {2.f * n + 3.f, 6.f * n + 3.f, 12.f * n + 3.f}, 1e-5);
+  }
+}
+
 TEST(Dist, Broadcast) {
   int32_t root = g_size - 1;
   Tensor x = constant<int32_t>(rank_data<int32_t>(g_rank, 5), {5});
