@@ -373,7 +373,16 @@ void all_reduce_start(Buffer& data, const std::string& what, PendingCollective& 
             data.data(),
             data.numel(),
             0};
-  pending.number = ++w.sequence;
+  uint64_t n = ++w.sequence;
+  bool idle = false;
+  {
+    std::lock_guard<std::mutex> engine_lock(w.engine.mu);
+    idle = w.engine.idle();
+  }
+  // A small one costs latency, not bandwidth: done at once on this thread, as run() does, with
+  // no hand-over to the engine's thread and back.
+  if (idle && bytes_of(op) <= kInlineBytes) return run_inline(w, op, what, n, {data.storage});
+  pending.number = n;
   pending.what = what;
   pending.owner = data.storage;
   pending.ticket = post(w, op);
@@ -382,12 +391,13 @@ void all_reduce_start(Buffer& data, const std::string& what, PendingCollective& 
 void all_reduce_finish(Buffer& data, bool average, PendingCollective& pending) {
   World& w = world();
   std::lock_guard<std::mutex> lock(w.mu);
-  if (pending.ticket == 0) return;  // one process: the identity
-  uint64_t ticket = pending.ticket;
-  pending.ticket = 0;
-  std::shared_ptr<void> owner = std::move(pending.owner);
-  await(w, ticket, pending.what, pending.number, {owner});
-  if (average) divide(data, w.api.size);
+  if (pending.ticket != 0) {
+    uint64_t ticket = pending.ticket;
+    pending.ticket = 0;
+    std::shared_ptr<void> owner = std::move(pending.owner);
+    await(w, ticket, pending.what, pending.number, {owner});
+  }
+  if (average && distributed(w)) divide(data, w.api.size);
 }
 
 void broadcast(Buffer& data, int32_t root, const std::string& what) {
