@@ -33,7 +33,8 @@ void all_reduce(const Buffer& send, Buffer& recv, bool average, const std::strin
 
 // An all-reduce in place that runs while the caller computes: all_reduce_start posts it to the
 // engine's thread (one of at most 64 KiB, latency more than bandwidth, it runs at once) and
-// all_reduce_finish waits for it (with the deadline) and divides for the average. Collectives issued between the two run after it, in order. A gradient bucket's
+// all_reduce_finish waits for it (with the deadline) and divides for the average. Collectives
+// issued between the two run after it, in order. A gradient bucket's
 // (core/compile/bucket_collectives.cpp): started when its last gradient is computed, finished
 // before the first step that reads it.
 struct PendingCollective {

@@ -1,12 +1,10 @@
 // CPU kernels of the collectives (core/ops/collective_ops.cpp), through the engine of
 // core/backend/collectives.h: the identity in a single process.
-#include <map>
-#include <mutex>
-
 #include "core/backend/collectives.h"
 #include "core/backend/device.h"
 #include "core/backend/kernel.h"
 #include "core/graph/dispatch.h"
+#include "core/kernel_plans/started_collectives.h"
 #include "core/ops/collective_ops.h"
 
 namespace kb::cpu {
@@ -18,23 +16,14 @@ std::string what(const char* collective, const Node& n) {
   return std::string(collective) + " of '" + n.inputs[0]->name + "'";
 }
 
-// The started all-reduces of buckets, by their AllReduce node, from its kernel's factory to its
-// AllReduceWait's (made next, by core/compile/bucket_collectives.cpp).
-struct Started {
-  std::mutex mu;
-  std::map<const Node*, std::shared_ptr<dist::PendingCollective>> by_node;
-};
-Started& started() {
-  static Started* s = new Started;
+// A bucket's started all-reduces, from its AllReduce's factory to its AllReduceWait's.
+StartedCollectives<dist::PendingCollective>& started() {
+  static auto* s = new StartedCollectives<dist::PendingCollective>;
   return *s;
 }
 
 Kernel make_started_all_reduce(const KernelArgs& k) {
-  auto pending = std::make_shared<dist::PendingCollective>();
-  {
-    std::lock_guard<std::mutex> lock(started().mu);
-    started().by_node[&k.node] = pending;
-  }
+  std::shared_ptr<dist::PendingCollective> pending = started().begin(k.node);
   return [pending, label = what("all_reduce", k.node)](const Ins& in, Buffer& out) {
     if (out.data() != in[0]->data())
       copy_within(Device::cpu, out.data(), in[0]->data(), out.nbytes());
@@ -43,17 +32,8 @@ Kernel make_started_all_reduce(const KernelArgs& k) {
 }
 
 Kernel make_all_reduce_wait(const KernelArgs& k) {
-  const Node* start = k.node.inputs[0].get();
-  std::shared_ptr<dist::PendingCollective> pending;
-  {
-    std::lock_guard<std::mutex> lock(started().mu);
-    auto it = started().by_node.find(start);
-    check(it != started().by_node.end(), Status::internal,
-          "AllReduceWait: its all-reduce was not started by the CPU");
-    pending = it->second;
-    started().by_node.erase(it);
-  }
-  bool average = start->attrs.i("average") != 0;
+  std::shared_ptr<dist::PendingCollective> pending = started().take(k.node, "on the CPU");
+  bool average = k.node.inputs[0]->attrs.i("average") != 0;
   return [pending, average](const Ins& in, Buffer& out) {
     out.storage = in[0]->storage;
     dist::all_reduce_finish(out, average, *pending);

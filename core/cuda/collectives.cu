@@ -17,7 +17,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <map>
 #include <string>
 #include <thread>
 
@@ -26,6 +25,7 @@
 #endif
 
 #include "core/cuda/common.cuh"
+#include "core/kernel_plans/started_collectives.h"
 #include "core/ops/collective_ops.h"
 
 namespace kb::cuda {
@@ -265,13 +265,8 @@ struct StartedAllReduce {
   bool queued = false;          // queued on NCCL's stream, not yet waited for
   std::shared_ptr<void> owner;  // the buffer, held until the compute stream waits for it
 };
-// From the AllReduce's factory to its AllReduceWait's (made next, by the bucket pass).
-struct Started {
-  std::mutex mu;
-  std::map<const Node*, std::shared_ptr<StartedAllReduce>> by_node;
-};
-Started& started() {
-  static Started* s = new Started;
+StartedCollectives<StartedAllReduce>& started() {
+  static auto* s = new StartedCollectives<StartedAllReduce>;
   return *s;
 }
 
@@ -289,11 +284,7 @@ Kernel make_started_all_reduce(const KernelArgs& k) {
   ncclDataType_t type{};
   if (!nccl_type(k.out.dtype, &type)) return Kernel{};
 #endif
-  auto p = std::make_shared<StartedAllReduce>();
-  {
-    std::lock_guard<std::mutex> lock(started().mu);
-    started().by_node[&k.node] = p;
-  }
+  std::shared_ptr<StartedAllReduce> p = started().begin(k.node);
   return [=, what = label("all_reduce", k.node)](const Ins& in, Buffer& out) {
     copy_if_apart(*in[0], out);
     if (!in_job(what)) return;
@@ -310,17 +301,8 @@ Kernel make_started_all_reduce(const KernelArgs& k) {
 }
 
 Kernel make_all_reduce_wait(const KernelArgs& k) {
-  const Node* start = k.node.inputs[0].get();
-  std::shared_ptr<StartedAllReduce> p;
-  {
-    std::lock_guard<std::mutex> lock(started().mu);
-    auto it = started().by_node.find(start);
-    check(it != started().by_node.end(), Status::internal,
-          "AllReduceWait: its all-reduce was not started on the GPU");
-    p = it->second;
-    started().by_node.erase(it);
-  }
-  bool average = start->attrs.i("average") != 0;
+  std::shared_ptr<StartedAllReduce> p = started().take(k.node, "on the GPU");
+  bool average = k.node.inputs[0]->attrs.i("average") != 0;
   return [p, average](const Ins& in, Buffer& out) {
     out.storage = in[0]->storage;
     wait_for(*p);
