@@ -3,10 +3,11 @@
 // into buckets of about `bucket_bytes`. A bucket is four kinds of step: Pack (the operands into
 // one buffer), AllReduce (in place over it: one collective, started there), AllReduceWait (which
 // completes it) and an Unpack per member, a view of its part that takes the member's slot, so its
-// readers are unchanged. The steps are then put back in order: each bucket's Pack and AllReduce
-// where its last member was, its wait and views as late as their first reader allows, so that
-// the steps between compute while the collective runs (the backward pass of earlier layers while
-// the later layers' gradients are reduced).
+// readers are unchanged; a bucket of one is its AllReduce, started, and the wait. The steps are
+// then put back in order: each bucket's Pack and AllReduce where its last member was, its wait and
+// views as late as their first reader allows, so that the steps between compute while the
+// collective runs (the backward pass of earlier layers while the later layers' gradients are
+// reduced).
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -107,7 +108,21 @@ void bucket_collectives(Plan& plan, long long bucket_bytes) {
     dep[size_t(st.out)] = d;
   }
   close_all();
-  std::erase_if(buckets, [](const std::vector<size_t>& b) { return b.size() < 2; });
+  // A bucket of one all-reduces its operand in place, unless it cannot: an operand that is not a
+  // step's value (an input's, a variable's, a constant's: the caller's or the plan's) or that
+  // another step reads. Such an all-reduce stays as it was (MPI from buffer to buffer).
+  std::vector<int> reads(size_t(plan.num_slots), 0);
+  std::vector<bool> computed(size_t(plan.num_slots), false);
+  for (const Step& st : plan.steps) {
+    computed[size_t(st.out)] = true;
+    for (int s : st.in) ++reads[size_t(s)];
+  }
+  for (int s : plan.outputs) ++reads[size_t(s)];
+  for (const auto& u : plan.updates) ++reads[size_t(u.second)];
+  std::erase_if(buckets, [&](const std::vector<size_t>& b) {
+    int operand = plan.steps[b[0]].in[0];
+    return b.size() == 1 && (!computed[size_t(operand)] || reads[size_t(operand)] > 1);
+  });
   if (buckets.empty()) return;
 
   // The new steps, each with its place in the order: (place, rank within the place).
@@ -119,6 +134,22 @@ void bucket_collectives(Plan& plan, long long bucket_bytes) {
     const Step& first = plan.steps[members.front()];
     DType t = first.in_types[0].dtype;
     Device device = first.device;
+    Attrs started{{"average", first.node->attrs.i("average")}, {"root_only", -1}, {"async", 1}};
+    if (members.size() == 1) {
+      // A bucket of one: no Pack or Unpack, its all-reduce started and waited for all the same.
+      NodePtr sum = plan_node("AllReduce", {first.node->inputs[0]}, started, first.out_type,
+                              first.node->name + "/start");
+      NodePtr done = plan_node("AllReduceWait", {sum}, {}, first.out_type, first.node->name);
+      int started_slot = plan.num_slots++;
+      int out = first.out;
+      steps.push_back(
+          step_for(plan, sum, {first.in[0]}, {first.in_types[0]}, started_slot, device));
+      place.push_back({members[0], 0});
+      steps.push_back(step_for(plan, done, {started_slot}, {first.out_type}, out, device));
+      place.push_back({kLast, late++});
+      replaced[members[0]] = true;
+      continue;
+    }
     std::vector<NodePtr> operands;
     std::vector<int> in;
     std::vector<TensorType> in_types;
@@ -134,10 +165,7 @@ void bucket_collectives(Plan& plan, long long bucket_bytes) {
     TensorType packed{t, Shape(Dims{total})};
     std::string name = "bucket_" + std::to_string(steps.size());
     NodePtr pack = plan_node("Pack", operands, {}, packed, name + "/pack");
-    NodePtr sum =
-        plan_node("AllReduce", {pack},
-                  {{"average", first.node->attrs.i("average")}, {"root_only", -1}, {"async", 1}},
-                  packed, name + "/all_reduce");
+    NodePtr sum = plan_node("AllReduce", {pack}, started, packed, name + "/all_reduce");
     NodePtr done = plan_node("AllReduceWait", {sum}, {}, packed, name + "/wait");
     size_t at = members.back(), rank = 0;
     int packed_slot = plan.num_slots++, summed_slot = plan.num_slots++,

@@ -153,38 +153,43 @@ TEST(Dist, BucketsRunOneCollectiveEachWithTheSameResults) {
 }
 
 // A bucket's collective runs while the steps that do not read it compute: its AllReduce (the
-// start) before them, its AllReduceWait after them, in the plan as KB_LOG_PLAN=1 prints it.
+// start) before them, its AllReduceWait after them, in the plan as KB_LOG_PLAN=1 prints it; for
+// buckets of two gradients and of one.
 TEST(Dist, BucketsAreWaitedForAfterTheStepsThatDoNotReadThem) {
   setenv("KB_LOG_PLAN", "1", 1);
   setenv("KB_FUSE", "0", 1);  // Exp stays a step of its own
-  Tensor x = placeholder({3});
-  Tensor a = bin(kb_multiply, x.get(), scalar_f32(2.f).get());
-  Tensor b = bin(kb_multiply, x.get(), scalar_f32(3.f).get());
-  Tensor sums = bin(kb_add, all_reduce(a.get(), KB_REDUCE_SUM).get(),
-                    all_reduce(b.get(), KB_REDUCE_SUM).get());
-  Tensor y = bin(kb_add, sums.get(), un(kb_exp, x.get()).get());
-  Function f = function({x.get()}, {y.get()});
-  std::vector<float> mine = {1.f + float(g_rank), -1.f, 0.5f};
-  Tensor in = constant_f32(mine, {3});
-  testing::internal::CaptureStderr();
-  List out = call(f, {in.get()});
-  std::string log = testing::internal::GetCapturedStderr();
+  for (int members = 1; members <= 2; ++members) {
+    SCOPED_TRACE(members);
+    Tensor x = placeholder({3});
+    Tensor a = bin(kb_multiply, x.get(), scalar_f32(2.f).get());
+    Tensor b = bin(kb_multiply, x.get(), scalar_f32(3.f).get());
+    Tensor sums = members == 2 ? bin(kb_add, all_reduce(a.get(), KB_REDUCE_SUM).get(),
+                                     all_reduce(b.get(), KB_REDUCE_SUM).get())
+                               : all_reduce(bin(kb_add, a.get(), b.get()).get(), KB_REDUCE_SUM);
+    Tensor y = bin(kb_add, sums.get(), un(kb_exp, x.get()).get());
+    Function f = function({x.get()}, {y.get()});
+    std::vector<float> mine = {1.f + float(g_rank), -1.f, 0.5f};
+    Tensor in = constant_f32(mine, {3});
+    testing::internal::CaptureStderr();
+    List out = call(f, {in.get()});
+    std::string log = testing::internal::GetCapturedStderr();
+    std::string plan = log.substr(log.find("kbackend plan"));
+    plan = plan.substr(0, plan.find('\n'));
+    size_t start = plan.find("AllReduce@"), exp = plan.find("Exp@"),
+           wait = plan.find("AllReduceWait@");
+    ASSERT_NE(wait, std::string::npos) << plan;
+    EXPECT_LT(start, exp) << plan;
+    EXPECT_LT(exp, wait) << plan;
+    std::vector<float> want(3);
+    for (size_t i = 0; i < 3; ++i) {
+      float total = 0;
+      for (int32_t r = 0; r < g_size; ++r) total += i == 0 ? 1.f + float(r) : mine[i];
+      want[i] = 5.f * total + std::exp(mine[i]);
+    }
+    expect_near(out_f32(out, 0), want, 1e-5);
+  }
   unsetenv("KB_LOG_PLAN");
   unsetenv("KB_FUSE");
-  std::string plan = log.substr(log.find("kbackend plan"));
-  plan = plan.substr(0, plan.find('\n'));
-  size_t start = plan.find("AllReduce@"), exp = plan.find("Exp@"),
-         wait = plan.find("AllReduceWait@");
-  ASSERT_NE(wait, std::string::npos) << plan;
-  EXPECT_LT(start, exp) << plan;
-  EXPECT_LT(exp, wait) << plan;
-  std::vector<float> want(3);
-  for (size_t i = 0; i < 3; ++i) {
-    float total = 0;
-    for (int32_t r = 0; r < g_size; ++r) total += i == 0 ? 1.f + float(r) : mine[i];
-    want[i] = 5.f * total + std::exp(mine[i]);
-  }
-  expect_near(out_f32(out, 0), want, 1e-5);
 }
 
 // A bucket's gradients are computed where the bucket is reduced (core/compile/memory_plan.cpp),
