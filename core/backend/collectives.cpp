@@ -226,6 +226,14 @@ void await(World& w, uint64_t ticket, const std::string& what, uint64_t n,
   }
 }
 
+// Whether op runs on the calling thread: a small one, while no collective is still the
+// engine's (they run in posting order).
+bool runs_inline(World& w, const CommOp& op) {
+  if (bytes_of(op) > kInlineBytes) return false;
+  std::lock_guard<std::mutex> lock(w.engine.mu);
+  return w.engine.idle();
+}
+
 void check_not_failed(const World& w, const std::string& what) {
   if (!w.failure.empty())
     fail(Status::distributed, where(w, what, 0), ": an earlier collective failed: ", w.failure);
@@ -235,13 +243,7 @@ void run(World& w, const CommOp& op, const std::string& what,
          std::initializer_list<std::shared_ptr<void>> owners) {
   check_not_failed(w, what);
   uint64_t n = ++w.sequence;
-  bool idle = false;
-  {
-    std::lock_guard<std::mutex> lock(w.engine.mu);
-    idle = w.engine.idle();
-  }
-  // Inline only while no started collective is still the engine's: they run in posting order.
-  if (idle && bytes_of(op) <= kInlineBytes) return run_inline(w, op, what, n, owners);
+  if (runs_inline(w, op)) return run_inline(w, op, what, n, owners);
   await(w, post(w, op), what, n, owners);
 }
 
@@ -374,14 +376,8 @@ void all_reduce_start(Buffer& data, const std::string& what, PendingCollective& 
             data.numel(),
             0};
   uint64_t n = ++w.sequence;
-  bool idle = false;
-  {
-    std::lock_guard<std::mutex> engine_lock(w.engine.mu);
-    idle = w.engine.idle();
-  }
-  // A small one costs latency, not bandwidth: done at once on this thread, as run() does, with
-  // no hand-over to the engine's thread and back.
-  if (idle && bytes_of(op) <= kInlineBytes) return run_inline(w, op, what, n, {data.storage});
+  // A small one costs latency, not bandwidth: done at once, with no hand-over and back.
+  if (runs_inline(w, op)) return run_inline(w, op, what, n, {data.storage});
   pending.number = n;
   pending.what = what;
   pending.owner = data.storage;
