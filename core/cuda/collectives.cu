@@ -425,24 +425,26 @@ void wait_for_stream(const char* what) {
   auto deadline = begin + std::chrono::duration_cast<Clock::duration>(
                               std::chrono::duration<double>(job().timeout_seconds()));
   Communicator& c = communicator();
-  for (uint64_t polls = 0;; ++polls) {
+  for (;;) {
     cudaError_t e = cudaStreamQuery(stream());
     if (e == cudaSuccess) return;
     if (e != cudaErrorNotReady) check_cuda(e, what);
-    std::lock_guard<std::mutex> lock(c.mu);
-    ncclResult_t async = ncclSuccess;
-    if (!c.aborted) nccl()->comm_get_async_error(c.comm, &async);
-    if (async != ncclSuccess && async != ncclInProgress)
-      fail_collective(c, c.last_what, c.last_number,
-                      std::string("NCCL failed: ") + nccl()->get_error_string(async));
     auto now = Clock::now();
-    if (now > deadline) {
-      char seconds[32];
-      std::snprintf(seconds, sizeof seconds, "%g", job().timeout_seconds());
-      fail_collective(c, c.last_what, c.last_number,
-                      std::string("the GPU's work, its collectives included, did not complete "
-                                  "within ") +
-                          seconds + " s (a rank stalled or left the job)");
+    {
+      std::lock_guard<std::mutex> lock(c.mu);
+      ncclResult_t async = ncclSuccess;
+      if (!c.aborted) nccl()->comm_get_async_error(c.comm, &async);
+      if (async != ncclSuccess && async != ncclInProgress)
+        fail_collective(c, c.last_what, c.last_number,
+                        std::string("NCCL failed: ") + nccl()->get_error_string(async));
+      if (now > deadline) {
+        char seconds[32];
+        std::snprintf(seconds, sizeof seconds, "%g", job().timeout_seconds());
+        fail_collective(c, c.last_what, c.last_number,
+                        std::string("the GPU's work, its collectives included, did not complete "
+                                    "within ") +
+                            seconds + " s (a rank stalled or left the job)");
+      }
     }
     // At full speed at first (most waits are short), then sleeping so a long wait costs no CPU.
     if (now - begin > std::chrono::milliseconds(2))
