@@ -247,20 +247,15 @@ void run(World& w, const CommOp& op, const std::string& what,
   await(w, post(w, op), what, n, owners);
 }
 
-// Divides the sum of `size` processes' values for their average: floats by the reciprocal (a
-// division per element costs as much as the reduction itself), integers truncating toward zero.
+// The average of `size` processes' values from their sum (average_of_sum).
 void divide(Buffer& v, int32_t size) {
   dispatch_dtype(v.dtype, [&](auto z) {
     using T = decltype(z);
-    T* p = v.as<T>();
-    int64_t count = v.numel();
-    if constexpr (std::is_floating_point_v<T>) {
-      const T scale = T(1) / T(size);
+    if constexpr (std::is_arithmetic_v<T>) {
+      T* p = v.as<T>();
+      int64_t count = v.numel();
 #pragma omp simd
-      for (int64_t i = 0; i < count; ++i) p[i] *= scale;
-    } else if constexpr (std::is_integral_v<T>) {
-      const T n = T(size);
-      for (int64_t i = 0; i < count; ++i) p[i] = T(p[i] / n);
+      for (int64_t i = 0; i < count; ++i) p[i] = average_of_sum(p[i], size);
     }
   });
 }

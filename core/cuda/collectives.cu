@@ -235,17 +235,14 @@ void copy_if_apart(const Buffer& in, Buffer& out) {
   if (out.data() != in.data() && out.nbytes()) copy_on_device(out.data(), in.data(), out.nbytes());
 }
 
-// The average's division, as the CPU's engine does it: floats times the reciprocal, integers
-// divided (truncating toward zero).
+// The average from the sum, as the CPU's engine computes it (average_of_sum).
 template <class T>
 __global__ void divide_kernel(T* v, int64_t n, int32_t size) {
-  KB_GRID_LOOP(i, n) {
-    if constexpr (std::is_floating_point_v<T>)
-      v[i] *= T(1) / T(size);
-    else
-      v[i] = T(v[i] / T(size));
-  }
+  KB_GRID_LOOP(i, n) { v[i] = average_of_sum(v[i], size); }
 }
+
+// The job's number of processes; 1 outside a job.
+int32_t job_size() { return job().running() ? job().size() : 1; }
 
 void divide_on_device(Buffer& out, int32_t size) {
   dispatch_dtype(out.dtype, [&](auto z) {
@@ -306,19 +303,18 @@ Kernel make_all_reduce_wait(const KernelArgs& k) {
   return [p, average](const Ins& in, Buffer& out) {
     out.storage = in[0]->storage;
     wait_for(*p);
-    int32_t size = job().running() ? job().size() : 1;
-    if (average && size > 1) divide_on_device(out, size);
+    if (average && job_size() > 1) divide_on_device(out, job_size());
   };
 }
 Registrar r7("AllReduceWait", make_all_reduce_wait);
 
 Kernel make_all_reduce(const KernelArgs& k) {
   if (declined_in_job()) return Kernel{};
+  if (k.node.attrs.i("async", 0)) return make_started_all_reduce(k);
 #if KB_HAVE_NCCL_H
   ncclDataType_t type{};
   if (!nccl_type(k.out.dtype, &type)) return Kernel{};
 #endif
-  if (k.node.attrs.i("async", 0)) return make_started_all_reduce(k);
   bool average = k.node.attrs.i("average") != 0;
   int64_t root_only = k.node.attrs.i("root_only");
   auto ev = std::make_shared<Events>();
@@ -342,7 +338,7 @@ Kernel make_broadcast(const KernelArgs& k) {
   int32_t root = int32_t(k.node.attrs.i("root"));
   auto ev = std::make_shared<Events>();
   return [=, what = label("broadcast", k.node)](const Ins& in, Buffer& out) {
-    int32_t size = job().running() ? job().size() : 1;
+    int32_t size = job_size();
     check(root < size, Status::invalid_argument, what, ": root ", root, " is not a rank of ", size);
     if (!in_job(what)) return copy_if_apart(*in[0], out);
 #if KB_HAVE_NCCL_H
@@ -361,7 +357,7 @@ Kernel make_all_gather(const KernelArgs& k) {
   int64_t built = k.node.attrs.i("size");
   auto ev = std::make_shared<Events>();
   return [=, what = label("all_gather", k.node)](const Ins& in, Buffer& out) {
-    check_job_size(built, job().running() ? job().size() : 1, "all_gather");
+    check_job_size(built, job_size(), "all_gather");
     if (!in_job(what)) return copy_if_apart(*in[0], out);
 #if KB_HAVE_NCCL_H
     queue(what, *ev, false, [&](ncclComm_t comm, cudaStream_t s) {
@@ -381,7 +377,7 @@ Kernel make_reduce_scatter(const KernelArgs& k) {
   int64_t built = k.node.attrs.i("size");
   auto ev = std::make_shared<Events>();
   return [=, what = label("reduce_scatter", k.node)](const Ins& in, Buffer& out) {
-    check_job_size(built, job().running() ? job().size() : 1, "reduce_scatter");
+    check_job_size(built, job_size(), "reduce_scatter");
     if (!in_job(what)) return copy_if_apart(*in[0], out);
 #if KB_HAVE_NCCL_H
     queue(what, *ev, false, [&](ncclComm_t comm, cudaStream_t s) {

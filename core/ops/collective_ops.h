@@ -4,8 +4,11 @@
 #include <cstdint>
 #include <string>
 
+#include <type_traits>
+
 #include "core/graph/dtype.h"
 #include "core/util/error.h"
+#include "core/util/host_device.h"
 
 namespace kb {
 
@@ -13,6 +16,17 @@ namespace kb {
 bool summable_across_processes(DType t);
 // Fails with Status::dtype, naming `who`, unless they can.
 void check_summable_across_processes(DType t, const std::string& who);
+// An element of an average over `size` processes from their sum, as every device computes it:
+// floats times the reciprocal (a division per element costs as much as the reduction itself),
+// integers divided, truncating toward zero.
+template <class T>
+KB_HD inline T average_of_sum(T sum, int32_t size) {
+  if constexpr (std::is_floating_point_v<T>)
+    return sum * (T(1) / T(size));
+  else
+    return T(sum / T(size));
+}
+
 // Fails with Status::distributed, naming `who`, unless a graph built for `built` processes (its
 // node's "size") runs in a job of `now`: AllGather's and ReduceScatter's blocks depend on it.
 // Inline: the device plugins check it too.
