@@ -129,10 +129,11 @@ class Recurrent : public Layer {
   virtual void build_cell(int64_t input_dim) = 0;
   virtual std::pair<NodePtr, Tensors> step(const NodePtr& x, const Tensors& states) = 0;
 
+  static bool draws_masks(double rate) { return rate > 0 && rate < 1; }
   // _generate_dropout_mask: `count` masks (in training: dropout of ones; else ones) of `like`'s
   // shape, made at the first step of a call and reused by the steps after it.
   const Tensors& dropout_masks(Tensors& cache, const NodePtr& like, double rate, int count) {
-    if (cache.empty() && rate > 0 && rate < 1) {
+    if (cache.empty() && draws_masks(rate)) {
       NodePtr ones = api::ones_like(like, std::nullopt, "");
       for (int i = 0; i < count; ++i)
         cache.push_back(api::in_train_phase(
@@ -146,6 +147,12 @@ class Recurrent : public Layer {
   }
   const Tensors& recurrent_masks(const NodePtr& h, int count) {
     return dropout_masks(recurrent_masks_, h, recurrent_dropout_, count);
+  }
+  // Implementation 1's per-gate products, without dropout masks, are the column blocks of
+  // implementation 2's one product (Keras: the modes differ in speed alone): one product per
+  // step is fewer, larger kernels, and its gradient the concatenation of the gates'.
+  bool per_gate_products() const {
+    return implementation_ == 1 && (draws_masks(dropout_) || draws_masks(recurrent_dropout_));
   }
   static NodePtr masked(const NodePtr& x, const Tensors& m, size_t i) {
     return m.empty() ? x : times(x, m[i]);
@@ -216,7 +223,7 @@ class LSTM : public Recurrent {
     const NodePtr &h_tm1 = states[0], &c_tm1 = states[1];
     int64_t u = units_;
     NodePtr i, f, c, o;
-    if (implementation_ == 1) {
+    if (per_gate_products()) {
       const Tensors& dp = input_masks(x, 4);
       const Tensors& rdp = recurrent_masks(h_tm1, 4);
       NodePtr xs[4];
@@ -273,7 +280,7 @@ class GRU : public Recurrent {
       return api::bias_add(y, b, DataFormat::channels_last);
     };
     NodePtr z, r, hh, prev = h_tm1;  // prev: h_tm1 as the final mix reads it
-    if (implementation_ == 1) {
+    if (per_gate_products()) {
       const Tensors& dp = input_masks(x, 3);
       const Tensors& rdp = recurrent_masks(h_tm1, 3);
       NodePtr xs[3];

@@ -76,24 +76,47 @@ SliceMap slice_map(const Dims& src, const Attrs& a) {
   return m;
 }
 
+namespace {
+
+// Whether the slice spec takes all of axis i whatever its size.
+bool whole_axis(const Attrs& a, size_t i) {
+  const auto& begin = a.ints("begin");
+  const auto& strides = a.ints("strides");
+  if (i >= begin.size() || i >= strides.size() || i >= 64) return false;
+  int64_t bit = int64_t(1) << i;
+  return strides[i] == 1 && !(a.i("shrink_mask") & bit) && (a.i("end_mask") & bit) &&
+         ((a.i("begin_mask") & bit) || begin[i] == 0);
+}
+
+}  // namespace
+
 bool axis_block(const Dims& src, const Attrs& attrs, AxisBlock* block) {
-  for (int64_t d : src)
-    if (d < 0) return false;
+  // An axis of unknown size (a batch) counts when the slice keeps it whole: from the start (or
+  // its mask) to the end mask, step 1. It stands in as size 1 to resolve the others.
+  Dims known = src;
+  std::vector<bool> unknown(src.size(), false);
+  for (size_t i = 0; i < src.size(); ++i) {
+    if (src[i] >= 0) continue;
+    if (!whole_axis(attrs, i)) return false;
+    known[i] = 1;
+    unknown[i] = true;
+  }
   std::vector<AxisSlice> sl;
   try {
-    sl = resolve_slices(src, attrs, "slice");
+    sl = resolve_slices(known, attrs, "slice");
   } catch (const Error&) {
     return false;
   }
   int found = 0;
   for (size_t i = 0; i < sl.size(); ++i) {
+    if (unknown[i]) continue;
     if (sl[i].shrink || (sl[i].step != 1 && sl[i].length > 1)) return false;
     if (sl[i].start == 0 && sl[i].length == src[i]) continue;
     if (++found > 1) return false;
     *block = {int64_t(i), sl[i].start, sl[i].start + sl[i].length};
   }
   if (found == 0) {  // the whole tensor: a block of all of axis 0
-    if (src.empty()) return false;
+    if (src.empty() || unknown[0]) return false;
     *block = {0, 0, src[0]};
   }
   return true;

@@ -27,7 +27,8 @@ struct SliceMap {
 SliceMap slice_map(const Dims& src, const Attrs& attrs);
 
 // A slice that keeps every axis whole but one, where it takes the contiguous range [begin, end)
-// (step 1, no shrink): a block of columns, say. False for any other slice, or unknown dims.
+// (step 1, no shrink): a block of columns, say. Axes of unknown size must be kept whole; false
+// for any other slice.
 struct AxisBlock {
   int64_t axis = 0, begin = 0, end = 0;
 };
