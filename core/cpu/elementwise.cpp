@@ -1,8 +1,10 @@
 // CPU kernels for the scalar-op table (unary and broadcasting binary), Cast and Select.
+#include <algorithm>
 #include <cmath>
 
 #include "core/backend/kernel.h"
 #include "core/cpu/loops.h"
+#include "core/cpu/scratch.h"
 #include "core/cpu/simd_targets.h"
 #include "core/ops/op.h"
 #include "core/ops/scalar_funcs.h"
@@ -60,6 +62,51 @@ Kernel unary_kernel(const KernelArgs& k, F f) {
   });
 }
 
+// The period of an operand of dims `d` broadcast to `od` when it is a trailing block of the output
+// (a bias or a per-channel scale of the last axes: od's last dims, 1 or absent before them), its
+// values repeating every numel(d) elements; 0 otherwise.
+int64_t trailing_period(const Dims& d, const Dims& od) {
+  if (d.size() > od.size()) return 0;
+  size_t lead = od.size() - d.size();
+  int64_t period = 1;
+  bool inside = false;  // past the leading axes of size 1
+  for (size_t i = 0; i < od.size(); ++i) {
+    int64_t di = i < lead ? 1 : d[i - lead];
+    if (!inside && di == 1 && od[i] != 1) continue;
+    inside = true;
+    if (di != od[i]) return 0;
+    period *= di;
+  }
+  return period;
+}
+
+// A full operand against a trailing-block one (x * gamma over channels last): rows of the period
+// alone are too short to vectorize, so the block is repeated into a per-thread run of whole
+// periods (about kRun elements) and the full operand is walked in runs of that length.
+constexpr int64_t kRun = 512;
+
+template <class C, class T, class O, class F>
+void periodic_binary(const T* full, const T* block, int64_t period, bool block_first, O* o,
+                     int64_t n, F f) {
+  int64_t run = period * std::max<int64_t>(1, kRun / period);
+  int64_t runs = (n + run - 1) / run;
+  parallel_for(
+      runs,
+      [&](int64_t r0, int64_t r1) {
+        ThreadScratch<T, struct PeriodicRun> rep(static_cast<size_t>(run));
+        T* p = rep.data();
+        for (int64_t i = 0; i < run; i += period) std::copy(block, block + period, p + i);
+        for (int64_t r = r0; r < r1; ++r) {
+          int64_t at = r * run, len = std::min(run, n - at);
+          if (block_first)
+            binary_loop<C>(p, 1, full + at, 1, o + at, len, f);
+          else
+            binary_loop<C>(full + at, 1, p, 1, o + at, len, f);
+        }
+      },
+      std::max<int64_t>(1, kParallelGrain / run));
+}
+
 template <ScalarDomain D, ScalarResult R, class F>
 Kernel binary_kernel(const KernelArgs& k, F f) {
   return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
@@ -73,6 +120,14 @@ Kernel binary_kernel(const KernelArgs& k, F f) {
       Dims ad = k.in[0].shape.dims, bd = k.in[1].shape.dims;
       bool same = ad == bd;
       bool b_scalar = numel(bd) == 1, a_scalar = numel(ad) == 1;
+      int64_t n_out = numel(od);
+      // Periods worth a run of their own: shorter than a run, more than one element.
+      auto short_period = [&](const Dims& d) {
+        int64_t p = trailing_period(d, od);
+        return p > 1 && p < kRun && p < n_out ? p : 0;
+      };
+      int64_t b_period = ad == od ? short_period(bd) : 0;
+      int64_t a_period = bd == od ? short_period(ad) : 0;
       std::array<Dims, 3> strides{contiguous_strides(od), broadcast_strides(ad, od),
                                   broadcast_strides(bd, od)};
       return [=](const std::vector<const Buffer*>& in, Buffer& out) {
@@ -90,6 +145,10 @@ Kernel binary_kernel(const KernelArgs& k, F f) {
         } else if (a_scalar && numel(bd) == n) {
           parallel_for(
               n, [&](int64_t s, int64_t e) { binary_loop<C>(a, 0, b + s, 1, o + s, e - s, f); });
+        } else if (b_period) {
+          periodic_binary<C>(a, b, b_period, false, o, n, f);
+        } else if (a_period) {
+          periodic_binary<C>(b, a, a_period, true, o, n, f);
         } else {
           strided_rows<3>(od, strides,
                           [&](const std::array<int64_t, 3>& off, const std::array<int64_t, 3>& st,

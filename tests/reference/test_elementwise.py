@@ -106,8 +106,10 @@ COMPARE = {
     "greater_equal": np.greater_equal, "less": np.less, "less_equal": np.less_equal,
     "lesser": np.less, "lesser_equal": np.less_equal,
 }
+# The last two: one operand a trailing block of the other (repeated in runs of whole periods, the
+# last run partial), on either side.
 SHAPES = [((2, 3), (2, 3)), ((3, 1), (4,)), ((2, 1, 4), (3, 1)), ((), (2, 3)), ((2, 3), ()),
-          ((1, 3), (2, 1))]
+          ((1, 3), (2, 1)), ((37, 3, 5), (1, 3, 5)), ((5,), (41, 7, 5))]
 
 
 @pytest.mark.parametrize("sx,sy", SHAPES)
