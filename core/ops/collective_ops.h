@@ -3,7 +3,6 @@
 #pragma once
 #include <cstdint>
 #include <string>
-
 #include <type_traits>
 
 #include "core/graph/dtype.h"

@@ -94,12 +94,10 @@ bool axis_block(const Dims& src, const Attrs& attrs, AxisBlock* block) {
   // An axis of unknown size (a batch) counts when the slice keeps it whole: from the start (or
   // its mask) to the end mask, step 1. It stands in as size 1 to resolve the others.
   Dims known = src;
-  std::vector<bool> unknown(src.size(), false);
   for (size_t i = 0; i < src.size(); ++i) {
     if (src[i] >= 0) continue;
     if (!whole_axis(attrs, i)) return false;
     known[i] = 1;
-    unknown[i] = true;
   }
   std::vector<AxisSlice> sl;
   try {
@@ -109,14 +107,14 @@ bool axis_block(const Dims& src, const Attrs& attrs, AxisBlock* block) {
   }
   int found = 0;
   for (size_t i = 0; i < sl.size(); ++i) {
-    if (unknown[i]) continue;
+    if (src[i] < 0) continue;
     if (sl[i].shrink || (sl[i].step != 1 && sl[i].length > 1)) return false;
     if (sl[i].start == 0 && sl[i].length == src[i]) continue;
     if (++found > 1) return false;
     *block = {int64_t(i), sl[i].start, sl[i].start + sl[i].length};
   }
   if (found == 0) {  // the whole tensor: a block of all of axis 0
-    if (src.empty() || unknown[0]) return false;
+    if (src.empty() || src[0] < 0) return false;
     *block = {0, 0, src[0]};
   }
   return true;
