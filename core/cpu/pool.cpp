@@ -1,7 +1,7 @@
 // CPU kernels of Pool, PoolBackward and MaxPoolGradGrad. float32 pooling and its backward pass run
 // through oneDNN (pooling_forward / pooling_backward, with max pooling's workspace recomputed by a
-// forward_training pass inside the backward kernel) except max pooling's backward pass over
-// windows that do not overlap with channels last, a direct loop; other floating types,
+// forward_training pass inside the backward kernel) except max pooling with channels last (and
+// its backward pass over windows that do not overlap), direct loops; other floating types,
 // MaxPoolGradGrad and any problem oneDNN declines run through reference loops over the per-element
 // functions of core/kernel_plans/pool_windows.h (the CUDA kernels' too). Max takes the
 // first maximum of a window and ignores padded cells; avg divides by the number of real cells.
@@ -79,18 +79,63 @@ void ref_max_pool_grad_grad(const Geo& g, const T* gx, const T* x, T* out) {
                [&](int64_t e) { out[e] = max_pool_grad_grad_at<compute_t<T>>(g, gx, x, e); });
 }
 
-// Max pooling's backward pass for windows that do not overlap (stride >= window in every
-// dimension: the usual 2x2 with stride 2), float32: one pass that reads x and dy and writes each
-// cell of dx once, the first maximum of each window taking its gradient as in
-// ref_pool_backward. oneDNN's backward pass needs the forward pass's workspace, which the graph
-// does not keep: recomputing it cost twice the traffic (a fifth of a CNN training step).
-bool direct_max_backward_fits(const Geo& g) {
+// Max pooling with channels last, float32: direct loops over rows of windows, each window's
+// channels a contiguous row (core/cpu/row_kernels.h), in place of oneDNN's (a fifth of the time
+// of a small CNN's pooling, where oneDNN's own per-call cost dominates). The backward pass needs
+// windows that do not overlap (stride >= window in every dimension: the usual 2x2 with stride 2),
+// so that each cell of dx is written once; oneDNN's backward pass needs the forward pass's
+// workspace, which the graph does not keep (recomputing it cost twice the traffic).
+bool direct_max_fits(const Geo& g, bool backward) {
   // Channels last only: with channels first a window's channels lie a plane apart, and oneDNN's
   // plane-wise loops win.
   if (g.pg.mode != PoolMode::max || g.xc != 1) return false;
   for (size_t i = 0; i < 3; ++i)
-    if (g.s[i] < g.w[i]) return false;
+    if (backward && g.s[i] < g.w[i]) return false;
   return true;
+}
+
+// f(x_offset, cells, count, windows, y_offset) for every run of windows along dimension 2 that
+// share their cells' offsets (all of their cells inside; the windows clipped by padding one by
+// one), rows of windows (n, o0, o1) in parallel. x_offset is that of the image; cells (count of
+// them, perhaps none) are those of the run's first window in it, the next window's `step` further.
+template <class F>
+void for_window_runs(const Geo& g, F&& f) {
+  int64_t rows = g.N * g.out[0] * g.out[1];
+  int64_t per_row = std::max<int64_t>(1, g.out[2] * g.w[0] * g.w[1] * g.w[2] * g.C);
+  // Interior windows: dimension 2 fully inside [0, in[2]).
+  int64_t lo = 0, hi = g.out[2];
+  while (lo < hi && lo * g.s[2] - g.pb[2] < 0) ++lo;
+  while (hi > lo && (hi - 1) * g.s[2] - g.pb[2] + g.w[2] > g.in[2]) --hi;
+  parallel_for(
+      rows,
+      [&](int64_t b, int64_t e) {
+        // The cells' offsets (kept: no allocation per call).
+        static thread_local std::vector<int64_t> cell;
+        for (int64_t row = b; row < e; ++row) {
+          int64_t n = row / (g.out[0] * g.out[1]);
+          int64_t o0 = row / g.out[1] % g.out[0], o1 = row % g.out[1];
+          auto run = [&](int64_t o2, int64_t o2_end) {
+            int64_t window[3] = {o0, o1, o2};
+            cell.clear();
+            g.for_cells(window, [&](int64_t i) { cell.push_back(i); });
+            f(n * g.xn, cell.data(), int64_t(cell.size()), o2_end - o2,
+              n * g.yn + o0 * g.ys[0] + o1 * g.ys[1] + o2 * g.ys[2]);
+          };
+          for (int64_t o2 = 0; o2 < lo; ++o2) run(o2, o2 + 1);
+          if (lo < hi) run(lo, hi);
+          for (int64_t o2 = hi; o2 < g.out[2]; ++o2) run(o2, o2 + 1);
+        }
+      },
+      std::max<int64_t>(1, kParallelGrain / per_row));
+}
+
+void direct_max(const Geo& g, const float* x, float* y) {
+  for_window_runs(g, [&](int64_t base, const int64_t* cell, int64_t k, int64_t windows, int64_t o) {
+    if (k == 0)  // a window of padding alone: 0, as ref_pool
+      std::memset(y + o, 0, size_t(windows * g.C) * sizeof(float));
+    else
+      max_windows_forward_f32(x + base, cell, k, windows, g.s[2] * g.xs[2], y + o, g.C);
+  });
 }
 
 void direct_max_backward(const Geo& g, const float* dy, const float* x, float* dx) {
@@ -99,39 +144,11 @@ void direct_max_backward(const Geo& g, const float* dy, const float* x, float* d
   for (size_t i = 0; i < 3; ++i)
     tiled = tiled && g.pb[i] == 0 && g.s[i] == g.w[i] && g.out[i] * g.s[i] == g.in[i];
   if (!tiled) std::memset(dx, 0, size_t(g.N * g.xn) * sizeof(float));
-  // (n, o0, o1) rows of windows, in parallel; the channels of a cell are contiguous.
-  int64_t rows = g.N * g.out[0] * g.out[1];
-  int64_t per_row = std::max<int64_t>(1, g.out[2] * g.w[0] * g.w[1] * g.w[2] * g.C);
-  parallel_for(
-      rows,
-      [&](int64_t b, int64_t e) {
-        // Offsets of the first window's cells in its image (kept: no allocation per call).
-        static thread_local std::vector<int64_t> cell;
-        for (int64_t row = b; row < e; ++row) {
-          int64_t n = row / (g.out[0] * g.out[1]);
-          int64_t o0 = row / g.out[1] % g.out[0], o1 = row % g.out[1];
-          // The windows o2 in [o2, o2_end) with the same cells (all of dimension 2 inside) go
-          // to one call; the others (clipped by padding) one by one.
-          auto run = [&](int64_t o2, int64_t o2_end) {
-            int64_t window[3] = {o0, o1, o2};
-            cell.clear();
-            g.for_cells(window, [&](int64_t i) { cell.push_back(i); });
-            int64_t base = n * g.xn;
-            int64_t o = n * g.yn + o0 * g.ys[0] + o1 * g.ys[1] + o2 * g.ys[2];
-            if (cell.empty()) return;
-            max_windows_backward_f32(x + base, dx + base, cell.data(), int64_t(cell.size()),
-                                     o2_end - o2, g.s[2] * g.xs[2], dy + o, g.C);
-          };
-          // Interior windows: dimension 2 fully inside [0, in[2]).
-          int64_t lo = 0, hi = g.out[2];
-          while (lo < hi && lo * g.s[2] - g.pb[2] < 0) ++lo;
-          while (hi > lo && (hi - 1) * g.s[2] - g.pb[2] + g.w[2] > g.in[2]) --hi;
-          for (int64_t o2 = 0; o2 < lo; ++o2) run(o2, o2 + 1);
-          if (lo < hi) run(lo, hi);
-          for (int64_t o2 = hi; o2 < g.out[2]; ++o2) run(o2, o2 + 1);
-        }
-      },
-      std::max<int64_t>(1, kParallelGrain / per_row));
+  for_window_runs(g, [&](int64_t base, const int64_t* cell, int64_t k, int64_t windows, int64_t o) {
+    if (k > 0)
+      max_windows_backward_f32(x + base, dx + base, cell, k, windows, g.s[2] * g.xs[2], dy + o,
+                               g.C);
+  });
 }
 
 // ---- oneDNN (float32) -------------------------------------------------------------------------
@@ -273,9 +290,15 @@ Kernel make_pool_kernel(const KernelArgs& ka) {
   Geo g = make_geo(pp);
   if (ka.out.dtype == DType::f32) {
     Kernel k;
-    if constexpr (W == PoolKernel::forward) k = dnnl_pool(g);
+    if constexpr (W == PoolKernel::forward) {
+      if (direct_max_fits(g, false))
+        return [g](const std::vector<const Buffer*>& in, Buffer& out) {
+          direct_max(g, in[0]->as<float>(), out.as<float>());
+        };
+      k = dnnl_pool(g);
+    }
     if constexpr (W == PoolKernel::backward) {
-      if (direct_max_backward_fits(g))
+      if (direct_max_fits(g, true))
         return [g](const std::vector<const Buffer*>& in, Buffer& out) {
           direct_max_backward(g, in[0]->as<float>(), in[1]->as<float>(), out.as<float>());
         };

@@ -62,36 +62,69 @@ KB_SIMD_CLONES void add_rows_f32(const float* __restrict x, int64_t rows, int64_
   }
 }
 
+namespace {
+
+// Eight floats (or int32s) as one value: GCC's vector extensions, lowered to each clone's ISA
+// (written as loops over arrays, the maxima went through the stack with masked stores).
+// aligned(4): loads and stores anywhere.
+typedef float f32x8 __attribute__((vector_size(32), aligned(4)));
+typedef int32_t i32x8 __attribute__((vector_size(32), aligned(4)));
+
+// The maxima of channels c..c+7 over a window's k >= 1 cells and the first cell holding each.
+struct Max8 {
+  f32x8 best;
+  i32x8 at;
+};
+__attribute__((always_inline)) inline Max8 window_max8(const float* x, const int64_t* cell,
+                                                       int64_t k, int64_t c) {
+  Max8 m{*reinterpret_cast<const f32x8*>(x + cell[0] + c), i32x8{}};
+  for (int64_t j = 1; j < k; ++j) {
+    f32x8 v = *reinterpret_cast<const f32x8*>(x + cell[j] + c);
+    i32x8 more = v > m.best;  // strictly: the first maximum stays (and a NaN never replaces)
+    m.best = more ? v : m.best;
+    m.at = more ? i32x8{} + int32_t(j) : m.at;
+  }
+  return m;
+}
+
+// The same for channel c alone.
+__attribute__((always_inline)) inline int64_t window_argmax1(const float* x, const int64_t* cell,
+                                                             int64_t k, int64_t c) {
+  int64_t at = 0;
+  float best = x[cell[0] + c];
+  for (int64_t j = 1; j < k; ++j)
+    if (x[cell[j] + c] > best) best = x[cell[j] + c], at = j;
+  return at;
+}
+
+}  // namespace
+
+KB_SIMD_CLONES void max_windows_forward_f32(const float* x, const int64_t* cell, int64_t k,
+                                            int64_t windows, int64_t step, float* __restrict y,
+                                            int64_t n) {
+  for (int64_t w = 0; w < windows; ++w, x += step, y += n) {
+    int64_t c = 0;
+    for (; c + 8 <= n; c += 8) *reinterpret_cast<f32x8*>(y + c) = window_max8(x, cell, k, c).best;
+    for (; c < n; ++c) y[c] = x[cell[window_argmax1(x, cell, k, c)] + c];
+  }
+}
+
 KB_SIMD_CLONES void max_windows_backward_f32(const float* x, float* dx, const int64_t* cell,
                                              int64_t k, int64_t windows, int64_t step,
                                              const float* __restrict dy, int64_t n) {
-  constexpr int64_t kChunk = 64;
-  for (int64_t w = 0; w < windows; ++w, x += step, dx += step, dy += n)
-    for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
-      int64_t m = n - c0 < kChunk ? n - c0 : kChunk;
-      float best[kChunk];
-      int32_t at[kChunk];
-      const float* x0 = x + cell[0] + c0;
-#pragma omp simd
-      for (int64_t c = 0; c < m; ++c) {
-        best[c] = x0[c];
-        at[c] = 0;
-      }
-      for (int64_t j = 1; j < k; ++j) {
-        const float* xj = x + cell[j] + c0;
-#pragma omp simd
-        for (int64_t c = 0; c < m; ++c) {
-          bool more = xj[c] > best[c];  // strictly: the first maximum stays
-          best[c] = more ? xj[c] : best[c];
-          at[c] = more ? int32_t(j) : at[c];
-        }
-      }
-      for (int64_t j = 0; j < k; ++j) {
-        float* dxj = dx + cell[j] + c0;
-#pragma omp simd
-        for (int64_t c = 0; c < m; ++c) dxj[c] = at[c] == j ? dy[c0 + c] : 0.0f;
-      }
+  for (int64_t w = 0; w < windows; ++w, x += step, dx += step, dy += n) {
+    int64_t c = 0;
+    for (; c + 8 <= n; c += 8) {
+      i32x8 at = window_max8(x, cell, k, c).at;
+      f32x8 g = *reinterpret_cast<const f32x8*>(dy + c), zero = {};
+      for (int64_t j = 0; j < k; ++j)
+        *reinterpret_cast<f32x8*>(dx + cell[j] + c) = at == int32_t(j) ? g : zero;
     }
+    for (; c < n; ++c) {
+      int64_t at = window_argmax1(x, cell, k, c);
+      for (int64_t j = 0; j < k; ++j) dx[cell[j] + c] = j == at ? dy[c] : 0.0f;
+    }
+  }
 }
 
 KB_SIMD_CLONES float row_max_f32(const float* __restrict x, int64_t n) {

@@ -12,9 +12,14 @@ double row_sum_f32(const float* x, int64_t n);
 // acc[i] += sum over r < rows of x[r * inner + i], i < inner (a column sum, as of a bias gradient).
 void add_rows_f32(const float* x, int64_t rows, int64_t inner, double* acc);
 
-// Max pooling's backward pass over `windows` windows of k cells each, channels last: window w
-// has its cells at x + w * step + cell[j] (j < k), each a row of n channels, and its gradient at
-// dy + w * n. Per channel, the first maximum of x over the cells takes dy, the other cells of dx
+// Max pooling over `windows` windows of k >= 1 cells each, channels last: window w has its cells
+// at x + w * step + cell[j] (j < k), each a row of n channels, and its result at y + w * n, the
+// first maximum of each channel (a NaN only where the first cell holds one).
+void max_windows_forward_f32(const float* x, const int64_t* cell, int64_t k, int64_t windows,
+                             int64_t step, float* y, int64_t n);
+
+// Its backward pass over the same windows (which must not overlap), their gradients at
+// dy + w * n: per channel, the first maximum of x over the cells takes dy, the other cells of dx
 // get 0.
 void max_windows_backward_f32(const float* x, float* dx, const int64_t* cell, int64_t k,
                               int64_t windows, int64_t step, const float* dy, int64_t n);

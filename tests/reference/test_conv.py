@@ -611,6 +611,21 @@ def test_max_pool_gradient_with_ties(pool, strides, padding, df, rng):
     assert np.count_nonzero(grads[F64]) <= w.size
 
 
+@pytest.mark.parametrize("pool,strides,padding", [((2, 2), (2, 2), "valid"),
+                                                  ((3, 3), (2, 2), "same"),
+                                                  ((2, 3), (3, 3), "same")])
+def test_max_pool_ties_and_nans(pool, strides, padding, rng):
+    # Channels last, float32 (direct loops over blocks of 8 channels and a remainder): each
+    # window's first maximum in row-major order, a NaN only where it is the window's first real
+    # cell, as the float64 reference loop; overlapping windows and padded borders too.
+    x = np.maximum(rng.integers(-2, 3, size=(2, 6, 7, 19)), 0).astype(np.float64)
+    x[rng.random(x.shape) < 0.05] = np.nan
+    r = {dt: kb.ev(lambda a: kc.pool2d(a, pool, strides, padding, LAST, "max"),
+                   x.astype(kb.NP_OF[dt])) for dt in (F32, F64)}
+    assert np.isnan(r[F64]).any() and not np.isnan(r[F64]).all()
+    np.testing.assert_array_equal(r[F32], r[F64].astype(np.float32))
+
+
 @pytest.mark.parametrize("pool_mode", ["max", "avg"])
 def test_pool3d_gradient(pool_mode, rng):
     x = distinct((1, 4, 5, 3, 2), rng)
