@@ -24,32 +24,42 @@ namespace {
 
 constexpr int64_t kBlock = 512;
 
+// An expression's value as a register's element: a comparison's bool through a select, which
+// vectorizes (its conversion to float did not: one vcomiss and vcvtsi2ss per element).
+template <class T, class V>
+inline T element(V v) {
+  if constexpr (std::is_same_v<V, bool>)
+    return v ? T(1) : T(0);
+  else
+    return T(v);
+}
+
 template <class T>
 using UnaryFn = void (*)(const T* __restrict a, T* __restrict o, int64_t n);
 template <class T>
 using BinaryFn = void (*)(const T* __restrict a, const T* __restrict b, T* __restrict o, int64_t n);
 
-#define KB_FUSED_UNARY(Name, Dom, Res, expr, grad)                                       \
-  template <class T>                                                                     \
-  KB_SIMD_CLONES void unary_##Name(const T* __restrict pa, T* __restrict o, int64_t n) { \
-    auto f = [](auto a) { return expr; };                                                \
-    if (n == kBlock) {                                                                   \
-      _Pragma("omp simd") for (int64_t i = 0; i < kBlock; ++i) o[i] = T(f(pa[i]));       \
-    } else {                                                                             \
-      for (int64_t i = 0; i < n; ++i) o[i] = T(f(pa[i]));                                \
-    }                                                                                    \
+#define KB_FUSED_UNARY(Name, Dom, Res, expr, grad)                                          \
+  template <class T>                                                                        \
+  KB_SIMD_CLONES void unary_##Name(const T* __restrict pa, T* __restrict o, int64_t n) {    \
+    auto f = [](auto a) { return expr; };                                                   \
+    if (n == kBlock) {                                                                      \
+      _Pragma("omp simd") for (int64_t i = 0; i < kBlock; ++i) o[i] = element<T>(f(pa[i])); \
+    } else {                                                                                \
+      for (int64_t i = 0; i < n; ++i) o[i] = element<T>(f(pa[i]));                          \
+    }                                                                                       \
   }
 KB_UNARY_OPS(KB_FUSED_UNARY)
-#define KB_FUSED_BINARY(Name, Dom, Res, expr, ga, gb)                                     \
-  template <class T>                                                                      \
-  KB_SIMD_CLONES void binary_##Name(const T* __restrict pa, const T* __restrict pb,       \
-                                    T* __restrict o, int64_t n) {                         \
-    auto f = [](auto a, decltype(a) b) { return expr; };                                  \
-    if (n == kBlock) {                                                                    \
-      _Pragma("omp simd") for (int64_t i = 0; i < kBlock; ++i) o[i] = T(f(pa[i], pb[i])); \
-    } else {                                                                              \
-      for (int64_t i = 0; i < n; ++i) o[i] = T(f(pa[i], pb[i]));                          \
-    }                                                                                     \
+#define KB_FUSED_BINARY(Name, Dom, Res, expr, ga, gb)                                              \
+  template <class T>                                                                               \
+  KB_SIMD_CLONES void binary_##Name(const T* __restrict pa, const T* __restrict pb,                \
+                                    T* __restrict o, int64_t n) {                                  \
+    auto f = [](auto a, decltype(a) b) { return expr; };                                           \
+    if (n == kBlock) {                                                                             \
+      _Pragma("omp simd") for (int64_t i = 0; i < kBlock; ++i) o[i] = element<T>(f(pa[i], pb[i])); \
+    } else {                                                                                       \
+      for (int64_t i = 0; i < n; ++i) o[i] = element<T>(f(pa[i], pb[i]));                          \
+    }                                                                                              \
   }
 KB_BINARY_OPS(KB_FUSED_BINARY)
 

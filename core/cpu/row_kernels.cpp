@@ -53,22 +53,54 @@ KB_SIMD_CLONES double row_sum_f32(const float* __restrict x, int64_t n) {
   return lane_sum(x, n, [](float v) { return v; });
 }
 
+namespace {
+
+// GCC's vector extensions, lowered to each clone's ISA: values that loops over arrays left in
+// memory (the compiler kept such arrays on the stack and added through loads and stores) stay
+// in registers. aligned(4) / aligned(8): loads and stores anywhere.
+typedef float f32x4 __attribute__((vector_size(16), aligned(4)));
+typedef double f64x4 __attribute__((vector_size(32), aligned(8)));
+typedef float f32x8 __attribute__((vector_size(32), aligned(4)));
+typedef int32_t i32x8 __attribute__((vector_size(32), aligned(4)));
+
+// sum += v[0..3] in double (by reference: returning an f64x4 would change the baseline ABI).
+__attribute__((always_inline)) inline void add_widened(f64x4& sum, const float* v) {
+  sum += __builtin_convertvector(*reinterpret_cast<const f32x4*>(v), f64x4);
+}
+
+}  // namespace
+
 KB_SIMD_CLONES void add_rows_f32(const float* __restrict x, int64_t rows, int64_t inner,
                                  double* __restrict acc) {
+  // Narrow rows (a bias gradient over 16 or 32 channels): blocks of 16 columns, each summed over
+  // all rows in registers, even and odd rows apart (two add chains); row after row through
+  // memory, the sums waited on their own store and load every row.
+  int64_t c0 = 0;
+  if (inner <= 64)
+    for (; c0 + 16 <= inner; c0 += 16) {
+      // Columns c0 + 4q .. c0 + 4q + 3 of the even rows in e<q>, of the odd rows in o<q>.
+      f64x4* sum = reinterpret_cast<f64x4*>(acc + c0);  // (typed: auto would drop aligned(8))
+      f64x4 e0 = sum[0], e1 = sum[1], e2 = sum[2], e3 = sum[3], o0{}, o1{}, o2{}, o3{};
+      const float* p = x + c0;
+      int64_t r = 0;
+      for (; r + 2 <= rows; r += 2, p += 2 * inner) {
+        add_widened(e0, p), add_widened(e1, p + 4), add_widened(e2, p + 8);
+        add_widened(e3, p + 12);
+        add_widened(o0, p + inner), add_widened(o1, p + inner + 4);
+        add_widened(o2, p + inner + 8), add_widened(o3, p + inner + 12);
+      }
+      if (r < rows)
+        add_widened(e0, p), add_widened(e1, p + 4), add_widened(e2, p + 8), add_widened(e3, p + 12);
+      sum[0] = e0 + o0, sum[1] = e1 + o1, sum[2] = e2 + o2, sum[3] = e3 + o3;
+    }
   for (int64_t r = 0; r < rows; ++r) {
     const float* row = x + r * inner;
 #pragma omp simd
-    for (int64_t i = 0; i < inner; ++i) acc[i] += double(row[i]);
+    for (int64_t i = c0; i < inner; ++i) acc[i] += double(row[i]);
   }
 }
 
 namespace {
-
-// Eight floats (or int32s) as one value: GCC's vector extensions, lowered to each clone's ISA
-// (written as loops over arrays, the maxima went through the stack with masked stores).
-// aligned(4): loads and stores anywhere.
-typedef float f32x8 __attribute__((vector_size(32), aligned(4)));
-typedef int32_t i32x8 __attribute__((vector_size(32), aligned(4)));
 
 // The maxima of channels c..c+7 over a window's k >= 1 cells and the first cell holding each.
 struct Max8 {

@@ -110,3 +110,14 @@ def test_log_softmax_special_values():
         r32, r64 = ev(cce, w.astype(np.float32), x.astype(np.float32)), ev(cce, w, x)
     assert np.array_equal(np.isnan(r32), np.isnan(r64)) and np.isnan(r32[:2]).all()
     np.testing.assert_allclose(r32[2], r64[2], rtol=1e-6)
+
+
+@pytest.mark.parametrize("rows", [1, 2, 7, 2049])
+@pytest.mark.parametrize("inner", [3, 16, 17, 40, 64, 65])
+def test_column_sums(rows, inner, rng):
+    # Sums over the leading axis (a bias gradient): narrow rows add 16 columns at a time in
+    # registers, even and odd rows apart, the columns past the last 16 and wide rows one row
+    # at a time; float64 partial sums, so each equals the float64 sum rounded once.
+    x = (rng.standard_normal((rows, inner)) + 0.25).astype(np.float32)
+    r = ev(lambda t: op("sum", t, i64([0]), 1, 0), x)
+    np.testing.assert_array_equal(r, np.sum(x.astype(np.float64), 0).astype(np.float32))
