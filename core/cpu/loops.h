@@ -10,13 +10,21 @@
 
 namespace kb::cpu {
 
-// Elements of simple work (one add; costlier operations count several) per share of a parallel
-// loop, and half the work below which a loop runs on the calling thread: tens of microseconds,
-// enough to pay for waking a thread that slept between regions (20-50 us on a 2-vCPU VM: a CNN
-// step's 34 us batch norm gradient took 67 us in two threads). At 1 << 15 the digits CNN's
-// native epoch took 0.28-0.31 s, at 1 << 17 0.21-0.26 s (the benchmark's large workloads
-// unchanged).
-constexpr int64_t kParallelGrain = 1 << 17;
+// Elements of simple work (one add streamed from memory, about 0.17 ns here; costlier operations
+// count several) per share of a parallel loop; a loop of fewer than two shares (about 10 us) runs
+// on the calling thread.
+constexpr int64_t kParallelGrain = 1 << 15;
+
+// Shares below which a loop also runs on the calling thread while the pool's threads sleep (about
+// 90 us of work): OpenMP's threads spin for a while after a region, and a region that starts then
+// costs 1-3 us, but one that wakes them costs 20-50 us on a 2-vCPU VM. A training step of a
+// small model opens few regions, far apart (a CNN's 34 us batch norm gradient took 67 us on two
+// threads); an LSTM's loop opens them back to back, each step's products keeping them awake.
+constexpr int64_t kColdGrains = 16;
+// Whether a parallel region (a parallel_for, or oneDNN's or Eigen's outside a serial SerialScope)
+// ended within the last 100 us, its threads likely still spinning; note_parallel_end records one.
+bool pool_awake();
+void note_parallel_end();
 
 // The size of the team the calling thread's next parallel region gets.
 int64_t omp_max_threads();
@@ -65,6 +73,10 @@ void parallel_for(int64_t n, F&& body, int64_t grain = kParallelGrain) {
     body(int64_t(0), n);
     return;
   }
+  if (n / grain < kColdGrains && !pool_awake()) {
+    body(int64_t(0), n);
+    return;
+  }
   int64_t threads = parallel_for_threads(n / grain);
   if (threads == 1) {
     body(int64_t(0), n);
@@ -78,6 +90,7 @@ void parallel_for(int64_t n, F&& body, int64_t grain = kParallelGrain) {
          c = next.fetch_add(1, std::memory_order_relaxed))
       body(n * c / chunks, n * (c + 1) / chunks);
   }
+  note_parallel_end();
 }
 
 // Iterates over `out` dims (row-major), K operands with the given element strides. For each
