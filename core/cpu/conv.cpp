@@ -1,13 +1,16 @@
 // CPU kernels of Conv, ConvBackwardData and ConvBackwardFilter. float32 runs through oneDNN
 // (convolution_forward / _backward_data / _backward_weights, created at plan time and cached by
-// geometry), and so do float16 and bfloat16, widened to float32 (core/cpu/widen.h); float64
-// (oneDNN has no f64) runs through plain reference loops, which are also the fallback when oneDNN
-// declines a problem.
+// geometry) except small problems with channels last, which run as matrix products
+// (core/cpu/conv_im2col.h); float16 and bfloat16 run through oneDNN widened to float32
+// (core/cpu/widen.h); float64 (oneDNN has no f64) runs through plain reference loops, which are
+// also the fallback when oneDNN declines a problem.
 #include <array>
 #include <cstring>
 #include <string>
 
 #include "core/backend/kernel.h"
+#include "core/cpu/conv_geo.h"
+#include "core/cpu/conv_im2col.h"
 #include "core/cpu/dnnl_cache.h"
 #include "core/cpu/epilogue.h"
 #include "core/cpu/widen.h"
@@ -20,57 +23,6 @@ namespace {
 
 using dnnl::memory;
 namespace du = dnnl_util;
-using A3 = std::array<int64_t, 3>;
-
-// The concrete geometry; 1-D and 2-D problems are 3-D problems with leading spatial extents of 1.
-struct Geo {
-  ConvGeom cg;
-  size_t nsp = 0;
-  int64_t N = 0, C = 0, OC = 0, G = 1, ICg = 0, OCg = 0, kvol = 1;
-  A3 in{1, 1, 1}, out{1, 1, 1}, k{1, 1, 1}, s{1, 1, 1}, d{1, 1, 1}, pb{0, 0, 0}, pa{0, 0, 0};
-  int64_t xn = 0, xc = 0, yn = 0, yc = 0;  // element strides of batch and channel
-  A3 xs{}, ys{};                           // element strides of the spatial dims
-  int64_t kz(int64_t z0, int64_t z1, int64_t z2) const { return ((z0 * k[1] + z1) * k[2] + z2); }
-};
-
-void data_strides(bool first, int64_t C, const A3& sp, int64_t& sn, int64_t& sc, A3& ss) {
-  int64_t plane = sp[0] * sp[1] * sp[2];
-  if (first) {
-    ss = {sp[1] * sp[2], sp[2], 1};
-    sc = plane;
-  } else {
-    ss = {sp[1] * sp[2] * C, sp[2] * C, C};
-    sc = 1;
-  }
-  sn = C * plane;
-}
-
-Geo make_geo(const ConvGeom& cg, const Dims& x, const Dims& k, const Dims& y) {
-  Geo g;
-  g.cg = cg;
-  g.nsp = cg.nsp();
-  size_t ca = channel_axis(cg.channels_first, g.nsp), off = 3 - g.nsp;
-  g.N = x[0];
-  g.C = x[ca];
-  g.OC = y[ca];
-  g.G = cg.groups;
-  g.ICg = g.C / g.G;
-  g.OCg = k[g.nsp + 1];
-  for (size_t i = 0; i < g.nsp; ++i) {
-    size_t ax = spatial_axis(cg.channels_first, i);
-    g.in[off + i] = x[ax];
-    g.out[off + i] = y[ax];
-    g.k[off + i] = k[i];
-    g.s[off + i] = cg.strides[i];
-    g.d[off + i] = cg.dilation[i];
-    g.pb[off + i] = cg.pad_before[i];
-    g.pa[off + i] = cg.pad_after[i];
-  }
-  g.kvol = g.k[0] * g.k[1] * g.k[2];
-  data_strides(cg.channels_first, g.C, g.in, g.xn, g.xc, g.xs);
-  data_strides(cg.channels_first, g.OC, g.out, g.yn, g.yc, g.ys);
-  return g;
-}
 
 template <class T>
 using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
@@ -78,7 +30,7 @@ using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 // ---- reference kernels (any floating type) ----------------------------------------------------
 // y[n, o, oc] = sum_{z, ic} x[n, o*s - pb + z*d, g*ICg + ic] * K[z, g*ICg + ic, m], oc = g*OCg + m
 template <class T>
-void ref_forward(const Geo& g, const T* x, const T* k, T* y) {
+void ref_forward(const ConvGeo& g, const T* x, const T* k, T* y) {
   using Acc = acc_t<T>;
   int64_t positions = g.N * g.out[0] * g.out[1] * g.out[2];
   int64_t work = std::max<int64_t>(1, g.OC * g.kvol * g.ICg);
@@ -122,7 +74,7 @@ void ref_forward(const Geo& g, const T* x, const T* k, T* y) {
 
 // dx[n, i, c] = sum over (o, z) with o*s - pb + z*d = i of dy[n, o, g*OCg + m] * K[z, c, m]
 template <class T>
-void ref_backward_data(const Geo& g, const T* dy, const T* k, T* dx) {
+void ref_backward_data(const ConvGeo& g, const T* dy, const T* k, T* dx) {
   using Acc = acc_t<T>;
   int64_t positions = g.N * g.in[0] * g.in[1] * g.in[2];
   int64_t work = std::max<int64_t>(1, g.C * g.kvol * g.OCg);
@@ -166,7 +118,7 @@ void ref_backward_data(const Geo& g, const T* dy, const T* k, T* dx) {
 
 // dK[z, c, m] = sum over (n, o) of x[n, o*s - pb + z*d, c] * dy[n, o, g*OCg + m]
 template <class T>
-void ref_backward_filter(const Geo& g, const T* x, const T* dy, T* dk) {
+void ref_backward_filter(const ConvGeo& g, const T* x, const T* dy, T* dk) {
   using Acc = acc_t<T>;
   int64_t entries = g.kvol * g.C;
   int64_t work = std::max<int64_t>(1, g.OCg * g.N * g.out[0] * g.out[1] * g.out[2]);
@@ -205,14 +157,12 @@ void ref_backward_filter(const Geo& g, const T* x, const T* dy, T* dk) {
 }
 
 // ---- oneDNN (float32) -------------------------------------------------------------------------
-enum class Which { fwd, bwd_data, bwd_filter };
-
 // How the primitive sees the activations: in the caller's plain layout, or in the layout oneDNN
 // prefers (reordered in and out). Weights always go through oneDNN's preferred layout (they are
 // small).
 enum class Policy { plain, blocked };
 
-memory::desc data_md(const Geo& g, int64_t C, const A3& sp) {
+memory::desc data_md(const ConvGeo& g, int64_t C, const A3& sp) {
   memory::dims dims{g.N, C}, strides;
   int64_t sn, sc;
   A3 ss;
@@ -230,7 +180,7 @@ memory::desc data_md(const Geo& g, int64_t C, const A3& sp) {
 // into its blocked weight formats were measured at 1-2 ms for a 3x3x64x64 kernel with several
 // threads (a few microseconds from this plain order), so the kernels transpose the small weight
 // tensor themselves (transpose_weights).
-memory::desc weights_md(const Geo& g) {
+memory::desc weights_md(const ConvGeo& g) {
   memory::dims dims = g.G == 1 ? memory::dims{g.OC, g.C} : memory::dims{g.G, g.OCg, g.ICg};
   for (size_t i = 3 - g.nsp; i < 3; ++i) dims.push_back(g.k[i]);
   memory::dims strides(dims.size());
@@ -244,7 +194,7 @@ memory::desc weights_md(const Geo& g) {
 
 // plain[((gi*OCg + m)*ICg + i)*kvol + z] <-> ours[z*C*OCg + c*OCg + m], c = gi*ICg + i.
 template <bool ToPlain>
-void transpose_weights(const Geo& g, const float* src, float* dst) {
+void transpose_weights(const ConvGeo& g, const float* src, float* dst) {
   parallel_for(
       g.C,
       [&](int64_t b, int64_t e) {
@@ -277,7 +227,7 @@ memory::dims spatial(const A3& a, size_t nsp, int64_t minus = 0) {
 
 std::vector<int64_t> vec(const A3& a) { return {a[0], a[1], a[2]}; }
 
-std::string spec_key(Which w, const Geo& g, Policy p, Epilogue e) {
+std::string spec_key(ConvPass w, const ConvGeo& g, Policy p, Epilogue e) {
   static const char* names[] = {"conv_fwd", "conv_bwd_data", "conv_bwd_filter"};
   du::Key k(names[int(w)]);
   k.add(int64_t(g.nsp)).add(int64_t(g.cg.channels_first)).add(int64_t(p));
@@ -287,7 +237,7 @@ std::string spec_key(Which w, const Geo& g, Policy p, Epilogue e) {
   return k.str();
 }
 
-std::shared_ptr<const du::PrimSpec> make_spec(Which w, const Geo& g, Policy p, Epilogue e) {
+std::shared_ptr<const du::PrimSpec> make_spec(ConvPass w, const ConvGeo& g, Policy p, Epilogue e) {
   using namespace dnnl;
   using du::ArgSpec;
   memory::desc xu = data_md(g, g.C, g.in), yu = data_md(g, g.OC, g.out), wu = weights_md(g);
@@ -300,7 +250,7 @@ std::shared_ptr<const du::PrimSpec> make_spec(Which w, const Geo& g, Policy p, E
   attr.set_scratchpad_mode(scratchpad_mode::user);
   engine& eng = du::engine();
   auto spec = std::make_shared<du::PrimSpec>();
-  if (w == Which::fwd) {
+  if (w == ConvPass::forward) {
     if (e.relu) {
       post_ops ops;
       ops.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
@@ -326,7 +276,7 @@ std::shared_ptr<const du::PrimSpec> make_spec(Which w, const Geo& g, Policy p, E
   convolution_forward::desc fd(prop_kind::forward_training, algorithm::convolution_direct, xa, wa,
                                ya, st, dil, pl, pr);
   convolution_forward::primitive_desc hint(fd, eng);
-  if (w == Which::bwd_data) {
+  if (w == ConvPass::backward_data) {
     convolution_backward_data::desc d(algorithm::convolution_direct, xa, wa, ya, st, dil, pl, pr);
     convolution_backward_data::primitive_desc pd(d, attr, eng, hint);
     spec->prim = convolution_backward_data(pd);
@@ -356,7 +306,7 @@ bool slow_impl(const std::string& impl) {
 // only a slow implementation takes that layout); channels_first: oneDNN chooses the layout and
 // the activations are reordered in and out (its nchw kernels are im2col + GEMM, 2-3 times slower
 // than the reorders plus a fast kernel on W4).
-std::shared_ptr<const du::PrimSpec> choose_spec(Which w, const Geo& g, Epilogue e) {
+std::shared_ptr<const du::PrimSpec> choose_spec(ConvPass w, const ConvGeo& g, Epilogue e) {
   auto get = [&](Policy p) {
     return du::cached<du::PrimSpec>(spec_key(w, g, p, e), [&] { return make_spec(w, g, p, e); });
   };
@@ -372,7 +322,7 @@ std::shared_ptr<const du::PrimSpec> choose_spec(Which w, const Geo& g, Epilogue 
 }
 
 // An empty Kernel when oneDNN declines the problem.
-Kernel dnnl_kernel(Which w, const Geo& g, Epilogue e = {}) {
+Kernel dnnl_kernel(ConvPass w, const ConvGeo& g, Epilogue e = {}) {
   int64_t macs = g.N * g.out[0] * g.out[1] * g.out[2] * g.OC * g.kvol * g.ICg;
   std::shared_ptr<const du::PrimSpec> spec;
   try {
@@ -386,7 +336,7 @@ Kernel dnnl_kernel(Which w, const Geo& g, Epilogue e = {}) {
   auto plain = du::aligned_buffer(size_t(g.kvol * g.C * g.OCg) * sizeof(float));
   return [runner, plain, w, g, e](const std::vector<const Buffer*>& in, Buffer& out) {
     float* pw = static_cast<float*>(plain.get());
-    if (w == Which::bwd_filter) {
+    if (w == ConvPass::backward_filter) {
       runner->run({in[0]->data(), in[1]->data(), pw});
       transpose_weights<false>(g, pw, out.as<float>());
     } else if (e.bias) {
@@ -399,22 +349,24 @@ Kernel dnnl_kernel(Which w, const Geo& g, Epilogue e = {}) {
   };
 }
 
-template <Which W>
+template <ConvPass W>
 Kernel make_conv_kernel(const KernelArgs& ka) {
   const Dims& a = ka.in[0].shape.dims;
   const Dims& b = ka.in[1].shape.dims;
   const Dims& o = ka.out.shape.dims;
-  const Dims& x = W == Which::bwd_data ? o : a;
-  const Dims& k = W == Which::bwd_filter ? o : b;
-  const Dims& y = W == Which::fwd ? o : W == Which::bwd_data ? a : b;
+  const Dims& x = W == ConvPass::backward_data ? o : a;
+  const Dims& k = W == ConvPass::backward_filter ? o : b;
+  const Dims& y = W == ConvPass::forward ? o : W == ConvPass::backward_data ? a : b;
   ConvGeom cg = ConvGeom::from(ka.node.attrs).resolved(x, k);
   if (numel(x) == 0 || numel(k) == 0 || numel(y) == 0)
     return [](const std::vector<const Buffer*>&, Buffer& out) {
       if (out.nbytes()) std::memset(out.data(), 0, out.nbytes());
     };
-  Geo g = make_geo(cg, x, k, y);
-  if (ka.out.dtype == DType::f32)
+  ConvGeo g = make_conv_geo(cg, x, k, y);
+  if (ka.out.dtype == DType::f32) {
+    if (im2col_fits(g)) return im2col_kernel(W, g);
     if (Kernel dk = dnnl_kernel(W, g)) return dk;
+  }
   if (is_narrow_float(ka.out.dtype))  // the primitive reads the first two inputs
     if (Kernel dk = widened(ka, 2, [&](const KernelArgs&) { return dnnl_kernel(W, g); })) return dk;
   return dispatch_dtype(ka.out.dtype, [&](auto z) -> Kernel {
@@ -425,9 +377,9 @@ Kernel make_conv_kernel(const KernelArgs& ka) {
       return [g](const std::vector<const Buffer*>& in, Buffer& out) {
         const T* p0 = in[0]->as<T>();
         const T* p1 = in[1]->as<T>();
-        if constexpr (W == Which::fwd)
+        if constexpr (W == ConvPass::forward)
           ref_forward<T>(g, p0, p1, out.as<T>());
-        else if constexpr (W == Which::bwd_data)
+        else if constexpr (W == ConvPass::backward_data)
           ref_backward_data<T>(g, p0, p1, out.as<T>());
         else
           ref_backward_filter<T>(g, p0, p1, out.as<T>());
@@ -439,7 +391,7 @@ Kernel make_conv_kernel(const KernelArgs& ka) {
 // FusedConv(x, kernel[, bias]), attribute relu: one oneDNN convolution with the bias and a relu
 // post-op; the reference loops followed by the epilogue where oneDNN declines or for other types.
 template <class T>
-void ref_epilogue(const Geo& g, const T* bias, bool relu, T* y) {
+void ref_epilogue(const ConvGeo& g, const T* bias, bool relu, T* y) {
   apply_epilogue(y, g.N * g.OC * g.out[0] * g.out[1] * g.out[2], g.OC, g.yc, bias, relu);
 }
 
@@ -451,7 +403,7 @@ Kernel make_fused_conv_kernel(const KernelArgs& ka) {
   Epilogue e{ka.in.size() == 3, ka.node.attrs.i("relu", 0) != 0};
   if (numel(x) == 0 || numel(k) == 0 || numel(y) == 0) {
     // No products: the result is relu(bias) (or 0) everywhere.
-    Geo g = make_geo(cg, x, k, y);
+    ConvGeo g = make_conv_geo(cg, x, k, y);
     return dispatch_dtype(ka.out.dtype, [&](auto z) -> Kernel {
       using T = decltype(z);
       return [g, e](const std::vector<const Buffer*>& in, Buffer& out) {
@@ -460,9 +412,11 @@ Kernel make_fused_conv_kernel(const KernelArgs& ka) {
       };
     });
   }
-  Geo g = make_geo(cg, x, k, y);
-  if (ka.out.dtype == DType::f32)
-    if (Kernel dk = dnnl_kernel(Which::fwd, g, e)) return dk;
+  ConvGeo g = make_conv_geo(cg, x, k, y);
+  if (ka.out.dtype == DType::f32) {
+    if (im2col_fits(g)) return im2col_kernel(ConvPass::forward, g, e);
+    if (Kernel dk = dnnl_kernel(ConvPass::forward, g, e)) return dk;
+  }
   return dispatch_dtype(ka.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     if constexpr (!is_float_v<T>) {
@@ -476,10 +430,10 @@ Kernel make_fused_conv_kernel(const KernelArgs& ka) {
   });
 }
 
-KernelRegistrar k1("cpu", "Conv", make_conv_kernel<Which::fwd>);
+KernelRegistrar k1("cpu", "Conv", make_conv_kernel<ConvPass::forward>);
 KernelRegistrar k4("cpu", "FusedConv", make_fused_conv_kernel);
-KernelRegistrar k2("cpu", "ConvBackwardData", make_conv_kernel<Which::bwd_data>);
-KernelRegistrar k3("cpu", "ConvBackwardFilter", make_conv_kernel<Which::bwd_filter>);
+KernelRegistrar k2("cpu", "ConvBackwardData", make_conv_kernel<ConvPass::backward_data>);
+KernelRegistrar k3("cpu", "ConvBackwardFilter", make_conv_kernel<ConvPass::backward_filter>);
 
 }  // namespace
 }  // namespace kb::cpu

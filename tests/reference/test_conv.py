@@ -832,3 +832,20 @@ def test_pool_errors():
     expect_error("pool3d", P(x, (2, 2, 2)), "pool3d", "x must have rank 5")
     expect_error("pool3d", P(f32((1, 4, 4, 4, 1)), (2, 2)), "pool3d",
                  "pool_size must have 3 entries")
+
+
+@pytest.mark.parametrize("xs,ks", [((4, 12, 12, 32), (3, 3, 32, 32)),  # oneDNN: large
+                                   ((2, 7, 6, 3), (3, 3, 3, 4)),  # oneDNN: few channels
+                                   ((3, 6, 5, 9), (3, 3, 9, 5)),  # products of gathered windows
+                                   ((2, 5, 6, 8), (1, 1, 8, 4))])  # products of x itself
+def test_conv2d_channels_last_paths(xs, ks):
+    """Channels last in float32: small problems over 8 channels or more are matrix products over
+    gathered windows (their gradients too), the others oneDNN's kernels; both equal float64's
+    loops, with a fused bias and relu too."""
+    x, k = R.standard_normal(xs), R.standard_normal(ks)
+    b = R.standard_normal(ks[-1])
+    f32_matches_f64(lambda a, w: kc.conv2d(a, w, (1, 1), "same", LAST, (1, 1)), x, k)
+    def fused(a, w, c):
+        y = kb.op("bias_add", kc.conv2d(a, w, (1, 1), "same", LAST, (1, 1)), c, kb.CHANNELS_LAST)
+        return kb.op("relu", y, 0.0, None, 0.0)
+    f32_matches_f64(fused, x, k, b)
