@@ -19,7 +19,7 @@ int64_t now_ns() {
 }  // namespace
 
 bool pool_awake() {
-  return now_ns() - last_parallel_end_ns.load(std::memory_order_relaxed) < 100'000;
+  return now_ns() - last_parallel_end_ns.load(std::memory_order_relaxed) < 50'000;
 }
 
 void note_parallel_end() { last_parallel_end_ns.store(now_ns(), std::memory_order_relaxed); }

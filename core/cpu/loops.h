@@ -16,13 +16,14 @@ namespace kb::cpu {
 constexpr int64_t kParallelGrain = 1 << 15;
 
 // Shares below which a loop also runs on the calling thread while the pool's threads sleep (about
-// 90 us of work): OpenMP's threads spin for a while after a region, and a region that starts then
-// costs 1-3 us, but one that wakes them costs 20-50 us on a 2-vCPU VM. A training step of a
-// small model opens few regions, far apart (a CNN's 34 us batch norm gradient took 67 us on two
-// threads); an LSTM's loop opens them back to back, each step's products keeping them awake.
+// 90 us of work): OpenMP's threads spin about 50 us after a region (see
+// core/startup/omp_wait_policy.c), and a region that starts then costs 1-3 us, but one that wakes
+// them costs 20-50 us on a 2-vCPU VM. A training step of a small model opens few regions, far
+// apart (a CNN's 34 us batch norm gradient took 67 us on two threads); an LSTM's loop opens them
+// back to back, each step's products keeping them awake.
 constexpr int64_t kColdGrains = 16;
 // Whether a parallel region (a parallel_for, or oneDNN's or Eigen's outside a serial SerialScope)
-// ended within the last 100 us, its threads likely still spinning; note_parallel_end records one.
+// ended within the last 50 us, its threads likely still spinning; note_parallel_end records one.
 bool pool_awake();
 void note_parallel_end();
 
