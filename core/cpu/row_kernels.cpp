@@ -22,6 +22,13 @@ constexpr int64_t kBlock = kLanes * 16;  // elements summed in float before join
 // double lanes, so the rounding error stays that of 16-term float sums.
 template <class F>
 __attribute__((always_inline)) inline double lane_sum(const float* __restrict x, int64_t n, F f) {
+  // A row shorter than the lanes is the tail alone (the same sum in the same order): clearing and
+  // adding up the lanes took 0.15 us per row, 4 us for the 32 rows of 10 of a batch's loss.
+  if (n < kLanes) {
+    double tail = 0;
+    for (int64_t j = 0; j < n; ++j) tail += double(f(x[j]));
+    return tail;
+  }
   double total[kLanes] = {};
   float lane[kLanes];
   int64_t j = 0;
@@ -161,6 +168,11 @@ KB_SIMD_CLONES void max_windows_backward_f32(const float* x, float* dx, const in
 
 KB_SIMD_CLONES float row_max_f32(const float* __restrict x, int64_t n) {
   constexpr float lowest = -std::numeric_limits<float>::infinity();
+  if (n < kLanes) {  // the tail alone, as lane_sum
+    float m = lowest;
+    for (int64_t j = 0; j < n; ++j) m = x[j] > m ? x[j] : m;
+    return m;
+  }
   float lane[kLanes];
   for (int64_t l = 0; l < kLanes; ++l) lane[l] = lowest;
   int64_t j = 0;
