@@ -1,6 +1,7 @@
 // What a fused convolution or matrix product adds to its result (FusedConv, FusedMatMul): a bias
 // per output channel, then relu; and the pass that applies it where oneDNN's post-ops do not.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
 #include "core/cpu/loops.h"
@@ -13,17 +14,26 @@ struct Epilogue {
   bool bias = false, relu = false;
 };
 
-// y holds n values; epilogue_value says what each gets. bias (one per channel) may be null.
+// y holds n values, runs of channel_stride values of one channel, the channels in turn (n a
+// multiple of channels * channel_stride); epilogue_value says what each gets. bias (one per
+// channel) may be null. A run at a time: finding each value's channel took two integer divisions
+// per value, 10 us for a 32x10 product's 320.
 template <class T>
 void apply_epilogue(T* y, int64_t n, int64_t channels, int64_t channel_stride, const T* bias,
                     bool relu) {
+  const int64_t block = std::max<int64_t>(channels * channel_stride, 1);  // every channel's run
   parallel_for(
-      n,
+      n / block,
       [&](int64_t b, int64_t e) {
-        for (int64_t p = b; p < e; ++p)
-          y[p] = T(epilogue_value(compute_t<T>(y[p]), bias, p, channels, channel_stride, relu));
+        for (int64_t o = b; o < e; ++o)
+          for (int64_t ch = 0; ch < channels; ++ch) {
+            T* run = y + (o * channels + ch) * channel_stride;
+            const T* own = bias ? bias + ch : nullptr;  // the run's bias alone
+            for (int64_t i = 0; i < channel_stride; ++i)
+              run[i] = T(epilogue_value(compute_t<T>(run[i]), own, 0, 1, 1, relu));
+          }
       },
-      kParallelGrain);
+      std::max<int64_t>(1, kParallelGrain / block));
 }
 
 }  // namespace kb::cpu
