@@ -24,24 +24,33 @@ bool identity_windows(const ConvGeo& g) {
   return g.kvol == 1 && g.s == A3{1, 1, 1} && g.pb == A3{0, 0, 0} && g.in == g.out;
 }
 
+// Per kernel cell z2 along the last axis (the same in every row): o2 * s - pb + z2 * d = i2 lies
+// in [0, in) for o2 in [lo, hi), i2 = o2 * s - first. Made with the kernel: its divisions (and
+// its allocation) stay out of the calls.
+struct CellSpans {
+  std::vector<int64_t> first, lo, hi;
+};
+
+CellSpans cell_spans(const ConvGeo& g) {
+  CellSpans c;
+  for (int64_t z2 = 0; z2 < g.k[2]; ++z2) {
+    int64_t f0 = g.pb[2] - z2 * g.d[2], past = g.in[2] + f0;  // o2 * s in [f0, past)
+    int64_t l = f0 <= 0 ? 0 : (f0 + g.s[2] - 1) / g.s[2];
+    int64_t h = past <= 0 ? 0 : std::min(g.out[2], (past + g.s[2] - 1) / g.s[2]);
+    c.first.push_back(f0);
+    c.lo.push_back(std::min(l, h));
+    c.hi.push_back(h);
+  }
+  return c;
+}
+
 // f(p0, kz, lo, hi, at, step) for each row of output positions along the last axis (p0 the first)
 // and kernel cell kz: the cell lies inside the input for positions o2 in [lo, hi), its first
 // channel at x + at + o2 * step (step: stride times the axis' element stride), and is padding
 // elsewhere.
 template <class F>
-void for_window_spans(const ConvGeo& g, F&& f) {
+void for_window_spans(const ConvGeo& g, const CellSpans& cs, F&& f) {
   const int64_t step = g.s[2] * g.xs[2];
-  // Per cell z2 (the same in every row; divisions kept out of the loops): o2 * s - pb + z2 * d =
-  // i2 in [0, in) for o2 in [lo, hi), i2 = o2 * s - first.
-  std::vector<int64_t> first(size_t(g.k[2])), lo(first.size()), hi(first.size());
-  for (int64_t z2 = 0; z2 < g.k[2]; ++z2) {
-    int64_t f0 = g.pb[2] - z2 * g.d[2], past = g.in[2] + f0;  // o2 * s in [f0, past)
-    int64_t l = f0 <= 0 ? 0 : (f0 + g.s[2] - 1) / g.s[2];
-    int64_t h = past <= 0 ? 0 : std::min(g.out[2], (past + g.s[2] - 1) / g.s[2]);
-    first[size_t(z2)] = f0;
-    lo[size_t(z2)] = std::min(l, h);
-    hi[size_t(z2)] = h;
-  }
   int64_t p0 = 0;
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t o0 = 0; o0 < g.out[0]; ++o0)
@@ -54,8 +63,8 @@ void for_window_spans(const ConvGeo& g, F&& f) {
             int64_t row = n * g.xn + i0 * g.xs[0] + i1 * g.xs[1];
             for (int64_t z2 = 0; z2 < g.k[2]; ++z2) {
               size_t z = size_t(z2);
-              f(p0, g.kz(z0, z1, z2), inside ? lo[z] : 0, inside ? hi[z] : 0,
-                row - first[z] * g.xs[2], step);
+              f(p0, g.kz(z0, z1, z2), inside ? cs.lo[z] : 0, inside ? cs.hi[z] : 0,
+                row - cs.first[z] * g.xs[2], step);
             }
           }
         }
@@ -63,11 +72,11 @@ void for_window_spans(const ConvGeo& g, F&& f) {
 
 // The windows' matrix of x: zeros first where a window has padding, then the spans inside.
 // (Offsets as integers: at + o2 * step lies in x only for o2 in [lo, hi).)
-void gather(const ConvGeo& g, const float* x, float* m) {
+void gather(const ConvGeo& g, const CellSpans& cs, const float* x, float* m) {
   const int64_t C = g.C, R = row_length(g);
   if (g.pb != A3{0, 0, 0} || g.pa != A3{0, 0, 0})
     std::memset(m, 0, size_t(positions(g) * R) * sizeof(float));
-  for_window_spans(g,
+  for_window_spans(g, cs,
                    [&](int64_t p0, int64_t kz, int64_t lo, int64_t hi, int64_t at, int64_t step) {
                      for (int64_t o2 = lo; o2 < hi; ++o2) {
                        float* row = m + (p0 + o2) * R + kz * C;
@@ -80,17 +89,18 @@ void gather(const ConvGeo& g, const float* x, float* m) {
 
 // The windows' matrix of x: x itself for a 1x1 kernel over every position, else gathered into
 // scratch.
-const float* windows(const ConvGeo& g, bool direct, const float* x, float* scratch) {
+const float* windows(const ConvGeo& g, const CellSpans& cs, bool direct, const float* x,
+                     float* scratch) {
   if (direct) return x;
-  gather(g, x, scratch);
+  gather(g, cs, x, scratch);
   return scratch;
 }
 
 // dx = the sum over windows of their cells' values in m (laid out as gather's).
-void scatter_add(const ConvGeo& g, const float* m, float* dx) {
+void scatter_add(const ConvGeo& g, const CellSpans& cs, const float* m, float* dx) {
   std::memset(dx, 0, size_t(g.N * g.xn) * sizeof(float));
   const int64_t C = g.C, R = row_length(g);
-  for_window_spans(g,
+  for_window_spans(g, cs,
                    [&](int64_t p0, int64_t kz, int64_t lo, int64_t hi, int64_t at, int64_t step) {
                      for (int64_t o2 = lo; o2 < hi; ++o2) {
                        float* d = dx + (at + o2 * step);
@@ -138,11 +148,12 @@ bool im2col_fits(const ConvGeo& g) {
 Kernel im2col_kernel(ConvPass pass, const ConvGeo& g, Epilogue e) {
   const int64_t P = positions(g), R = row_length(g), OC = g.OC;
   const bool direct = identity_windows(g);
+  const CellSpans cs = cell_spans(g);
   switch (pass) {
     case ConvPass::forward:  // y (P x OC) = windows (P x R) * K (R x OC)
       return [=](const std::vector<const Buffer*>& in, Buffer& out) {
         ThreadScratch<float, Im2colMatrix> scratch(direct ? 0 : size_t(P * R));
-        const float* m = windows(g, direct, in[0]->as<float>(), scratch.data());
+        const float* m = windows(g, cs, direct, in[0]->as<float>(), scratch.data());
         sgemm('N', 'N', P, OC, R, m, in[1]->as<float>(), out.as<float>());
         if (e.bias || e.relu)
           add_epilogue(g, e.bias ? in[2]->as<float>() : nullptr, e.relu, out.as<float>());
@@ -154,12 +165,12 @@ Kernel im2col_kernel(ConvPass pass, const ConvGeo& g, Epilogue e) {
         if (direct) return sgemm('N', 'T', P, R, OC, dy, k, out.as<float>());
         ThreadScratch<float, Im2colMatrix> m(size_t(P * R));
         sgemm('N', 'T', P, R, OC, dy, k, m.data());
-        scatter_add(g, m.data(), out.as<float>());
+        scatter_add(g, cs, m.data(), out.as<float>());
       };
     case ConvPass::backward_filter:  // dK (R x OC) = windows^T * dy (P x OC)
       return [=](const std::vector<const Buffer*>& in, Buffer& out) {
         ThreadScratch<float, Im2colMatrix> scratch(direct ? 0 : size_t(P * R));
-        const float* m = windows(g, direct, in[0]->as<float>(), scratch.data());
+        const float* m = windows(g, cs, direct, in[0]->as<float>(), scratch.data());
         sgemm('T', 'N', R, OC, P, m, in[1]->as<float>(), out.as<float>());
       };
   }
