@@ -1,14 +1,12 @@
 #include "core/cpu/conv_im2col.h"
 
-#include <dnnl.h>
-
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
+#include "core/cpu/dnnl_cache.h"
 #include "core/cpu/loops.h"
 #include "core/cpu/scratch.h"
-#include "core/util/error.h"
 
 namespace kb::cpu {
 namespace {
@@ -115,10 +113,7 @@ void scatter_add(const ConvGeo& g, const CellSpans& cs, const float* m, float* d
 void sgemm(char ta, char tb, int64_t m, int64_t n, int64_t k, const float* a, const float* b,
            float* c) {
   SerialScope serial(true);
-  int64_t lda = ta == 'N' ? k : m, ldb = tb == 'N' ? n : k;
-  dnnl_status_t st = dnnl_sgemm(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, n);
-  check(st != dnnl_out_of_memory, Status::out_of_memory, "conv: out of memory in oneDNN's sgemm");
-  check(st == dnnl_success, Status::internal, "conv: oneDNN sgemm failed (status ", int(st), ")");
+  dnnl_util::sgemm(ta, tb, m, n, k, a, ta == 'N' ? k : m, b, tb == 'N' ? n : k, c, n, "conv");
 }
 
 // y (P x OC) += bias per column, then relu, as epilogue_value (a select that vectorizes: the file

@@ -93,6 +93,13 @@ std::shared_ptr<void> aligned_buffer(size_t bytes) {
   return std::shared_ptr<void>(p, std::free);
 }
 
+void sgemm(char ta, char tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float* c, int64_t ldc, const char* who) {
+  dnnl_status_t st = dnnl_sgemm(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+  check(st != dnnl_out_of_memory, Status::out_of_memory, who, ": out of memory in oneDNN's sgemm");
+  check(st == dnnl_success, Status::internal, who, ": oneDNN sgemm failed (status ", int(st), ")");
+}
+
 ArgSpec::ArgSpec(int id_, bool output_, const dnnl::memory::desc& user_,
                  const dnnl::memory::desc& inner_)
     : id(id_), output(output_), user(user_), inner(inner_), needs_reorder(!(user_ == inner_)) {

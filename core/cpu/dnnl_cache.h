@@ -96,4 +96,9 @@ class Runner {
 // A 64-byte aligned host buffer of at least `bytes` bytes (never null).
 std::shared_ptr<void> aligned_buffer(size_t bytes);
 
+// c (m x n, row-major, leading dimension ldc) = op(a) * op(b) through oneDNN's sgemm; a failure
+// throws as the ABI reports it, its message starting with `who` ("dot", "conv").
+void sgemm(char ta, char tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float* c, int64_t ldc, const char* who);
+
 }  // namespace kb::cpu::dnnl_util

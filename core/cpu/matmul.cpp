@@ -4,8 +4,6 @@
 // it is faster, Eigen for float64, sgemm on widened copies for float16 and bfloat16, a plain loop
 // for the rest. FusedMatMul adds a bias per column and a relu (oneDNN post-ops on the primitive,
 // one pass after the GEMM otherwise).
-#include <dnnl.h>
-
 #include <Eigen/Core>
 #include <cstring>
 
@@ -44,13 +42,10 @@ void gemm_eigen(const MatMulDims& d, const T* a, const T* b, T* c) {
 
 void gemm_dnnl(const MatMulDims& d, const float* a, const float* b, float* c) {
   SerialScope serial(d.m * d.n * d.k < kSerialWork);
-  for (int64_t i = 0; i < d.batch; ++i) {
-    dnnl_status_t st = dnnl_sgemm(
-        d.ta ? 'T' : 'N', d.tb ? 'T' : 'N', d.m, d.n, d.k, 1.0f, a + i * d.a_rows * d.a_cols,
-        d.a_cols, b + i * d.b_rows * d.b_cols, d.b_cols, 0.0f, c + i * d.m * d.n, d.n);
-    check(st != dnnl_out_of_memory, Status::out_of_memory, "dot: out of memory in oneDNN's sgemm");
-    check(st == dnnl_success, Status::internal, "dot: oneDNN sgemm failed (status ", int(st), ")");
-  }
+  for (int64_t i = 0; i < d.batch; ++i)
+    dnnl_util::sgemm(d.ta ? 'T' : 'N', d.tb ? 'T' : 'N', d.m, d.n, d.k, a + i * d.a_rows * d.a_cols,
+                     d.a_cols, b + i * d.b_rows * d.b_cols, d.b_cols, c + i * d.m * d.n, d.n,
+                     "dot");
 }
 
 template <class T>
