@@ -16,7 +16,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from apigen import cpp, doxygen, go, model, python, rust, swig  # noqa: E402
+from apigen import (core, cpp, cpp_options, doxygen, go, go_options,  # noqa: E402
+                    jvm_options, model, python, rust, rust_options, swig)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -28,7 +29,7 @@ GO_GENERATED = f"{GO_PACKAGE}/backend.go"
 def _go_handwritten():
     sources = []
     for path in sorted(glob.glob(os.path.join(ROOT, GO_PACKAGE, "*.go"))):
-        if not path.endswith(("_test.go", "/backend.go")):
+        if not path.endswith(("_test.go", "/backend.go", "/options.go")):
             with open(path, encoding="utf-8") as f:
                 sources.append(f.read())
     return go.handwritten_names(sources)
@@ -44,10 +45,15 @@ def _cpp_handwritten():
 
 def outputs(api):
     return {
+        **jvm_options.java_files(api),
+        jvm_options.CSHARP_GENERATED: jvm_options.csharp_file(api),
+        core.GENERATED: core.option_sets_header(api),
         cpp.GENERATED: cpp.functions_header(api, *_cpp_handwritten()),
         GO_GENERATED: go.backend_file(api, _go_handwritten()),
+        go_options.GENERATED: go_options.options_file(api),
         "bindings/rust/kbackend-sys/src/raw.rs": rust.sys_declarations(api),
         "bindings/rust/kbackend/src/backend.rs": rust.backend_module(api),
+        rust_options.GENERATED: rust_options.options_module(api),
         "bindings/python/kbackend/_signatures.py": python.signatures_module(api),
     }
 

@@ -4,6 +4,7 @@
 #include "core/api/api.h"
 #include "core/model/custom_layer.h"
 #include "core/model/model_file.h"
+#include "core/model/option_sets.h"
 #include "core/model/summary.h"
 #include "core/model/training.h"
 #include "core/ops/build.h"
@@ -63,10 +64,11 @@ kb_tensor_list* arrays_list(const model::Buffers& bs) {
   return capi::wrap_list(std::move(out));
 }
 
-model::Json options_arg(const char* json, const char* who) {
+// options_json (NULL: no options), checked against its set in api/kbackend.toml.
+model::Json options_arg(const char* json, const model::OptionSet& set, const char* who) {
   if (json == nullptr) return model::Json::object();
   model::Json o = model::parse_json(json, std::string(who) + ": options_json");
-  check(o.is_object(), Status::invalid_argument, who, ": options_json is not an object");
+  model::check_options(o, set, std::string(who) + ": options_json");
   return o;
 }
 
@@ -80,7 +82,7 @@ const std::shared_ptr<model::Layer>& layer_arg(kb_model* m, size_t index, const 
 // kb_model_fit's options_json as FitOptions (their values checked by Training::fit).
 model::FitOptions fit_options(const char* options_json, int64_t batch_size, int64_t epochs,
                               int32_t verbose, const char* who) {
-  model::Json o = options_arg(options_json, who);
+  model::Json o = options_arg(options_json, model::fit_option_set(), who);
   model::FitOptions f = model::fit_options_from_json(o, std::string(who) + ": options_json");
   f.batch_size = batch_size;
   f.epochs = epochs;
@@ -171,14 +173,10 @@ KB_API kb_status kb_model_compile(kb_model* m, const char* optimizer, const char
       ls.push_back(string_arg(losses[i], "model_compile", "a loss"));
     for (size_t i = 0; i < num_metrics; ++i)
       ms.push_back(string_arg(metrics[i], "model_compile", "a metric"));
-    model::Json o = options_arg(options_json, "model_compile");
+    model::Json o = options_arg(options_json, model::compile_option_set(), "model_compile");
     std::vector<double> weights;
-    if (o.contains("loss_weights"))
-      for (const auto& w : o["loss_weights"]) {
-        check(w.is_number(), Status::invalid_argument,
-              "model_compile: a loss weight is not a number");
-        weights.push_back(w.get<double>());
-      }
+    if (o.contains("loss_weights"))  // a list of numbers (checked against its row)
+      for (const auto& w : o["loss_weights"]) weights.push_back(w.get<double>());
     mm.set_training(std::make_unique<model::Training>(
         mm, spec, o.contains("optimizer") ? o["optimizer"] : model::Json(), ls, ms, weights));
   });

@@ -783,7 +783,8 @@ KB_API kb_status kb_model_load_weights(kb_model* model, const char* path, int32_
 /* Keras' compile: optimizer by name ("sgd", "adam") or a JSON {"class_name", "config"};
    losses by name, one per output or one for all; metrics by name ("accuracy", a loss);
    options_json (NULL or JSON): {"optimizer": {its config: "lr", "momentum"...},
-   "loss_weights": [one per output]}. */
+   "loss_weights": [one per output]}; any other key, or a value of another type, fails with
+   KB_ERROR_INVALID_ARGUMENT naming it (api/kbackend.toml's [options.compile] lists the keys). */
 KB_API kb_status kb_model_compile(kb_model* model, const char* optimizer, const char* const* losses,
                                   size_t num_losses, const char* const* metrics, size_t num_metrics,
                                   const char* options_json);
@@ -793,8 +794,9 @@ typedef int32_t (*kb_model_callback)(void* user_data, int64_t epoch, int64_t bat
                                      const char* logs_json);
 /* Keras' fit over x (one tensor per input) and y (one per output). options_json (NULL or
    JSON): {"shuffle": true, "seed": 0, "validation_split": 0.0, "initial_epoch": 0,
-   "class_weight": {"0": 1.0, ...}}. verbose 1: Keras' progress bar on stderr, 2: a line per
-   epoch. history_json: the per-epoch values ({"loss": [...], "acc": [...], "val_loss": ...}). */
+   "class_weight": {"0": 1.0, ...}} (api/kbackend.toml's [options.fit]; any other key, or a value
+   of another type, fails with KB_ERROR_INVALID_ARGUMENT naming it). verbose 1: Keras' progress
+   bar on stderr, 2: a line per epoch. history_json: the per-epoch values ({"loss": [...], "acc": [...], "val_loss": ...}). */
 KB_API kb_status kb_model_fit(kb_model* model, kb_tensor* const* x, size_t num_x,
                               kb_tensor* const* y, size_t num_y, int64_t batch_size, int64_t epochs,
                               int32_t verbose, const char* options_json, kb_model_callback callback,

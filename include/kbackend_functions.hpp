@@ -6,8 +6,11 @@
 
 #include "kbackend.hpp"
 
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <initializer_list>
+#include <map>
 #include <tuple>
 
 namespace kbackend {
@@ -42,6 +45,99 @@ inline const char* c_string_or_null(const std::string& s, const char* who) {
 }
 
 }  // namespace detail
+
+namespace detail {
+
+// options_json of a struct of options: one add per key.
+class OptionsJson {
+ public:
+  explicit OptionsJson(const char* who) : who_(who) {}
+  void add(const char* key, bool v) { put(key, v ? "true" : "false"); }
+  void add(const char* key, int64_t v) { put(key, std::to_string(v)); }
+  void add(const char* key, double v) { put(key, number(v, key)); }
+  // A JSON object's text (an optimizer's config); empty: left out.
+  void add(const char* key, const std::string& json) {
+    if (!json.empty()) put(key, json);
+  }
+  void add(const char* key, const std::vector<double>& v) {
+    if (v.empty()) return;
+    std::string s = "[";
+    for (double x : v) s += (s.size() > 1 ? ", " : "") + number(x, key);
+    put(key, s + "]");
+  }
+  void add(const char* key, const std::map<int64_t, double>& v) {
+    if (v.empty()) return;
+    std::string s = "{";
+    for (const auto& [k, x] : v)
+      s += (s.size() > 1 ? ", \"" : "\"") + std::to_string(k) + "\": " + number(x, key);
+    put(key, s + "}");
+  }
+  std::string text() const { return text_ + "}"; }
+
+ private:
+  void put(const char* key, const std::string& value) {
+    text_ += (text_.size() > 1 ? ", \"" : "\"") + std::string(key) + "\": " + value;
+  }
+  std::string number(double v, const char* key) const {
+    if (!std::isfinite(v))
+      throw Error(KB_ERROR_INVALID_ARGUMENT,
+                  std::string(who_) + ": option '" + key + "' is not a finite number");
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return buf;
+  }
+  const char* who_;
+  std::string text_ = "{";
+};
+
+}  // namespace detail
+
+/// Keras' compile arguments that are values, with Keras' defaults: what kb_model_compile takes as
+/// arguments and as the keys of options_json.
+struct CompileArguments {
+  /// Values for the optimizer's config, such as lr and momentum, over its defaults.
+  std::string optimizer;
+  /// The weight of each output's loss in the total loss (one per output).
+  std::vector<double> loss_weights;
+  /// The keys of options_json these values set (the C arguments left out).
+  std::string options_json() const {
+    detail::OptionsJson o("compile");
+    o.add("optimizer", optimizer);
+    o.add("loss_weights", loss_weights);
+    return o.text();
+  }
+};
+
+/// Keras' fit arguments that are values, with Keras' defaults: what kb_model_fit and
+/// kb_model_fit_weighted take as arguments and as the keys of options_json.
+struct FitArguments {
+  /// Samples per gradient update.
+  int64_t batch_size = 32;
+  /// The epoch index training stops before: epochs initial_epoch..epochs run.
+  int64_t epochs = 1;
+  /// 0 silent, 1 Keras' progress bar on stderr, 2 a line per epoch.
+  int64_t verbose = 1;
+  /// Whether the training samples are shuffled before each epoch.
+  bool shuffle = true;
+  /// The seed of the shuffle.
+  int64_t seed = 0;
+  /// The fraction of the samples, taken from the end before shuffling, held out for validation.
+  double validation_split = 0.0;
+  /// The epoch training starts at, to resume a run.
+  int64_t initial_epoch = 0;
+  /// A weight of the loss per class index; classes left out weigh 1.
+  std::map<int64_t, double> class_weight;
+  /// The keys of options_json these values set (the C arguments left out).
+  std::string options_json() const {
+    detail::OptionsJson o("fit");
+    o.add("shuffle", shuffle);
+    o.add("seed", seed);
+    o.add("validation_split", validation_split);
+    o.add("initial_epoch", initial_epoch);
+    o.add("class_weight", class_weight);
+    return o.text();
+  }
+};
 
 /// Number of threads the CPU kernels use.
 /// kb_num_threads: num_threads().

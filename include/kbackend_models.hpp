@@ -18,22 +18,12 @@
 
 #include "kbackend.hpp"
 
-#include <map>
-#include <sstream>
-
 namespace kbackend {
 
-/// Keras' fit arguments beyond x and y, with Keras' defaults.
-struct FitOptions {
-  int64_t batch_size = 32;      ///< samples per gradient step
-  int64_t epochs = 1;           ///< passes over the data (counted from initial_epoch)
-  int32_t verbose = 1;          ///< 0 silent, 1 Keras' progress bar on stderr, 2 a line per epoch
-  bool shuffle = true;          ///< reorder the samples each epoch
-  uint64_t seed = 0;            ///< the shuffle's seed
-  double validation_split = 0;  ///< the last fraction of the samples, held out for validation
-  int64_t initial_epoch = 0;    ///< the epoch to resume at
-  std::map<int64_t, double> class_weight;  ///< {class index: weight of its samples' loss}
-  std::vector<Tensor> sample_weight;       ///< Keras' sample_weight, one per output; empty: none
+/// Keras' fit arguments beyond x and y: the values (FitArguments, from the description's
+/// [options.fit]: batch_size, epochs, shuffle, class_weight, ...), and the arrays and callback.
+struct FitOptions : FitArguments {
+  std::vector<Tensor> sample_weight;  ///< Keras' sample_weight, one per output; empty: none
   /// Keras' validation_data (x, y and sample weights, one per input or output); empty: none.
   ///@{
   std::vector<Tensor> validation_x, validation_y, validation_sample_weight;
@@ -102,22 +92,17 @@ class Model {
     check(kb_model_compile(m_, optimizer.c_str(), l.data(), l.size(), m.data(), m.size(),
                            options_json.empty() ? nullptr : options_json.c_str()));
   }
+  /// compile with its options as values (loss_weights, the optimizer's config).
+  void compile(const std::string& optimizer, const std::vector<std::string>& losses,
+               const std::vector<std::string>& metrics, const CompileArguments& arguments) {
+    compile(optimizer, losses, metrics, arguments.options_json());
+  }
 
   /// Keras' fit over x (one tensor per input) and y (one per output).
   History fit(const std::vector<Tensor>& x, const std::vector<Tensor>& y,
               const FitOptions& options = {}) {
     std::vector<kb_tensor*> xs = detail::handles(x), ys = detail::handles(y);
-    std::ostringstream o;
-    o << "{\"shuffle\": " << (options.shuffle ? "true" : "false") << ", \"seed\": " << options.seed
-      << ", \"validation_split\": " << options.validation_split
-      << ", \"initial_epoch\": " << options.initial_epoch << ", \"class_weight\": {";
-    const char* sep = "";
-    for (const auto& [cls, w] : options.class_weight) {
-      o << sep << "\"" << cls << "\": " << w;
-      sep = ", ";
-    }
-    o << "}}";
-    std::string opts = o.str();
+    std::string opts = options.options_json();
     CallbackState state{&options.callback, nullptr};
     const char* history = nullptr;
     kb_model_callback cb = options.callback ? &trampoline : nullptr;
@@ -125,7 +110,8 @@ class Model {
     if (options.sample_weight.empty() && options.validation_x.empty() &&
         options.validation_y.empty()) {
       status = kb_model_fit(m_, xs.data(), xs.size(), ys.data(), ys.size(), options.batch_size,
-                            options.epochs, options.verbose, opts.c_str(), cb, &state, &history);
+                            options.epochs, int32_t(options.verbose), opts.c_str(), cb, &state,
+                            &history);
     } else {
       std::vector<kb_tensor*> sw = detail::handles(options.sample_weight),
                               vx = detail::handles(options.validation_x),
@@ -134,7 +120,7 @@ class Model {
       status = kb_model_fit_weighted(m_, xs.data(), xs.size(), ys.data(), ys.size(), sw.data(),
                                      sw.size(), vx.data(), vx.size(), vy.data(), vy.size(),
                                      vsw.data(), vsw.size(), options.batch_size, options.epochs,
-                                     options.verbose, opts.c_str(), cb, &state, &history);
+                                     int32_t(options.verbose), opts.c_str(), cb, &state, &history);
     }
     if (state.error) std::rethrow_exception(state.error);
     check(status);

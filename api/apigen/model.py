@@ -42,6 +42,34 @@ class Result:
     enum: str = ""
 
 
+OPTION_TYPES = ("bool", "int", "number", "object", "numbers", "class_weights")
+
+
+@dataclass
+class OptionKey:
+    """One key of an options_json object ([options.SET] of api/kbackend.toml)."""
+    name: str
+    type: str          # one of OPTION_TYPES
+    doc: str
+    default: object = _EMPTY  # Keras' default; _EMPTY: the key is left out unless given
+    argument: bool = False    # a C parameter of the functions, not a key of options_json
+
+    @property
+    def has_default(self):
+        return self.default is not _EMPTY
+
+
+@dataclass
+class OptionSet:
+    """The keys one options_json parameter takes (compile's, fit's)."""
+    name: str
+    keys: list  # OptionKeys: the C arguments among them too (`argument`)
+
+    def json_keys(self):
+        """The keys options_json may hold."""
+        return [k for k in self.keys if not k.argument]
+
+
 @dataclass
 class Function:
     c_name: str
@@ -54,6 +82,7 @@ class Function:
     c: header_mod.Function = None
     keras: str = ""  # Keras' signature as api/kbackend.toml gives it, if it does
     in_keras: bool = False  # a function of Keras' backend (tests/reference/keras_functions.txt)
+    options: str = ""  # the option set its options_json parameter takes, if it has one
 
     @property
     def status(self):
@@ -111,10 +140,17 @@ class Api:
     exclude: dict = field(default_factory=dict)  # language -> {keras name: reason}
     gaps: dict = field(default_factory=dict)     # language -> [keras names not wrapped yet]
     flags: set = field(default_factory=set)
+    options: dict = field(default_factory=dict)  # option set name -> OptionSet
 
     def option_enums(self):
         """The header's enums that arguments and results take (kb_status is the errors')."""
         return [e for e in self.header.enums if e.name != "kb_status"]
+
+    def option_takers(self, option_set, quote=""):
+        """The C functions taking an option set, as a doc says it: "kb_model_compile takes",
+        "kb_model_fit and kb_model_fit_weighted take"."""
+        names = [f"{quote}{f.c_name}{quote}" for f in self.functions if f.options == option_set]
+        return " and ".join(names) + (" takes" if len(names) == 1 else " take")
 
     def excluded(self, language):
         """Keras names of the functions `language` leaves out on purpose."""
@@ -244,6 +280,36 @@ def _group(fn, enums, handles, callbacks, flags, notes):
     return args, results + trailing
 
 
+_OPTION_DEFAULTS = {"bool": (bool,), "int": (int,), "number": (int, float)}
+
+
+def _option_sets(desc):
+    """[options.SET] as OptionSets, each key's type and default checked."""
+    sets = {}
+    for set_name, keys in desc.get("options", {}).items():
+        rows = []
+        for key, row in keys.items():
+            where = f"kbackend.toml [options.{set_name}] {key}"
+            if row.get("type") not in OPTION_TYPES:
+                raise ValueError(f"{where}: type {row.get('type')!r} is not one of {OPTION_TYPES}")
+            if not row.get("doc"):
+                raise ValueError(f"{where}: no doc")
+            unknown = set(row) - {"type", "default", "doc", "argument"}
+            if unknown:
+                raise ValueError(f"{where}: unknown fields {sorted(unknown)}")
+            default = row.get("default", _EMPTY)
+            if default is not _EMPTY:
+                ok = _OPTION_DEFAULTS.get(row["type"], ())
+                if not isinstance(default, ok) or (row["type"] != "bool" and
+                                                   isinstance(default, bool)):
+                    raise ValueError(f"{where}: default {default!r} is not a {row['type']}")
+            if row.get("argument") and (default is _EMPTY or row["type"] not in _OPTION_DEFAULTS):
+                raise ValueError(f"{where}: an argument is a bool or a number with a default")
+            rows.append(OptionKey(key, row["type"], row["doc"], default, bool(row.get("argument"))))
+        sets[set_name] = OptionSet(set_name, rows)
+    return sets
+
+
 def _keras_functions(path):
     with open(path, encoding="utf-8") as f:
         return {line.strip() for line in f if line.strip() and not line.startswith("#")}
@@ -269,6 +335,7 @@ def load(header_path, description_path, keras_functions_path):
     if undocumented or set(docs) - names:
         raise ValueError(f"kbackend.toml [docs]: no line for {undocumented}, lines for functions "
                          f"the header lacks: {sorted(set(docs) - names)}")
+    option_sets = _option_sets(desc)
     functions = []
     for fn in hdr.functions:
         short = fn.name[3:]
@@ -290,12 +357,28 @@ def load(header_path, description_path, keras_functions_path):
                 ordered.append(a)
             args = ordered
         name = note.get("name", short)
+        option_set = note.get("options", "")
+        if option_set and (option_set not in option_sets or
+                           "options_json" not in {a.c_name for a in args}):
+            raise ValueError(f"kbackend.toml: {short} takes options {option_set!r}, but the set "
+                             f"is not described or kb_{short} has no options_json")
+        if option_set:
+            lacking = [k.name for k in option_sets[option_set].keys
+                       if k.argument and k.name not in {a.c_name for a in args}]
+            if lacking:
+                raise ValueError(f"kbackend.toml [options.{option_set}]: kb_{short} has no "
+                                 f"parameters {lacking}")
         functions.append(Function(fn.name, name, fn.family, docs[short], args,
                                   results, fn.returns, fn, note.get("keras", ""),
-                                  name in keras))
+                                  name in keras, option_set))
     exclude = {lang: dict(table) for lang, table in desc.get("exclude", {}).items()}
     gaps = {lang: list(names) for lang, names in desc.get("gaps", {}).items()}
-    return Api(hdr, functions, exclude=exclude, flags=flags, gaps=gaps)
+    taking = {f.c_name for f in functions if f.options}
+    untold = [f.c_name for f in functions
+              if "options_json" in {a.c_name for a in f.args} and f.c_name not in taking]
+    if untold:
+        raise ValueError(f"kbackend.toml: say which option set these take: {untold}")
+    return Api(hdr, functions, exclude=exclude, flags=flags, gaps=gaps, options=option_sets)
 
 
 def load_repository(root):

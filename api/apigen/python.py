@@ -9,8 +9,16 @@ def signatures_module(api):
     body = "\n".join(lines)
     names = "".join(f'    "{n}",\n' for n in excluded)
     docs = "".join(f"    {f.name!r}: {f.doc!r},\n" for f in api.functions)
+    options = "".join(
+        f"    {s.name!r}: {{\n" + "".join(
+            f"        {k.name!r}: ({k.type!r}, {k.default if k.has_default else None!r}, "
+            f"{k.argument!r}),\n" for k in s.keys) + "    },\n"
+        for s in api.options.values())
     return (f'{HEADER}"""Keras\' parameter names and defaults where they differ from C (see '
-            f'_api.py), the C\nfunctions with no module function of their own, and one line '
-            f'of doc per function."""\n\n'
+            f'_api.py), the C\nfunctions with no module function of their own, one line '
+            f'of doc per function, and the\noption sets."""\n\n'
             f"SIGNATURES = r'''\n{body}\n'''\n\nNOT_EXPOSED = {{\n{names}}}\n\n"
-            f"DOCS = {{\n{docs}}}\n")
+            f"DOCS = {{\n{docs}}}\n\n"
+            f"# Each option set of api/kbackend.toml: {{key: (type, Keras' default or None, "
+            f"whether it is a C\n# argument rather than a key of options_json)}}.\n"
+            f"OPTIONS = {{\n{options}}}\n")

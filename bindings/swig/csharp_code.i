@@ -282,6 +282,19 @@ KB_CSHARP_HANDLE(kb_model, Model)
     return history;
   }
 
+  /// <summary>Compile with its options as values (loss weights, the optimizer's config).</summary>
+  public void Compile(string optimizer, string[] losses, string[] metrics, CompileOptions options) {
+    K.model_compile(this, optimizer, losses, metrics, options.ToJson());
+  }
+
+  /// <summary>Fit with its arguments as values (new FitOptions(): Keras' defaults), and callback as
+  /// Fit's.</summary>
+  public string Fit(Tensor[] x, Tensor[] y, FitOptions options,
+                    global::System.Func<long, long, string, bool> callback = null) {
+    return Fit(x, y, options.BatchSize, options.Epochs, checked((int)options.Verbose), options.ToJson(),
+               callback);
+  }
+
   /// <summary>Keras' evaluate: the loss, then the metrics (MetricsNames).</summary>
   public double[] Evaluate(Tensor[] x, Tensor[] y, long batchSize = 32) {
     using (var values = K.model_evaluate(this, x, y, batchSize, 0)) return values.ToDoubleArray();

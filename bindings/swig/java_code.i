@@ -496,6 +496,23 @@ KB_JAVA_HANDLE(kb_model, Model)
     K.model_compile(this, optimizer, losses, metrics, optionsJson);
   }
 
+  /** compile with its options as values (loss weights, the optimizer's config). */
+  public void compile(String optimizer, String[] losses, String[] metrics, CompileOptions options) {
+    K.model_compile(this, optimizer, losses, metrics, options.toJson());
+  }
+
+  /** Keras' fit with its arguments as values (new FitOptions(): Keras' defaults); the per-epoch
+   * history as JSON. */
+  public String fit(Tensor[] x, Tensor[] y, FitOptions options) {
+    return fit(x, y, options, null);
+  }
+
+  /** fit with its arguments as values and a callback (null: none), as below. */
+  public String fit(Tensor[] x, Tensor[] y, FitOptions options, FitCallback callback) {
+    return K.model_fit(this, x, y, options.batchSize(), options.epochs(),
+                       Math.toIntExact(options.verbose()), options.toJson(), callback);
+  }
+
   /** Keras' fit of one input and one output; the per-epoch history as JSON. */
   public String fit(Tensor x, Tensor y, long batchSize, long epochs) {
     return fit(new Tensor[] {x}, new Tensor[] {y}, batchSize, epochs, 0, null, null);

@@ -393,4 +393,56 @@ TEST(Model, TrainingGraphAsTensors) {
   expect_fails(kb_model_add_loss(m.m, x.get()), KB_ERROR_INVALID_ARGUMENT, "scalar");
 }
 
+// compile's and fit's options_json take the keys of their sets in api/kbackend.toml: anything
+// else is refused before training starts, naming the key and the keys the set knows.
+TEST(Model, OptionsOutsideTheirSetAreRefused) {
+  kb_model* raw = nullptr;
+  ok(kb_model_from_json(kDense, &raw), "from_json");
+  Model m(raw);
+  const char* losses[1] = {"mse"};
+  expect_fails(kb_model_compile(m.m, "sgd", losses, 1, nullptr, 0, R"({"loss_weight": [1]})"),
+               KB_ERROR_INVALID_ARGUMENT,
+               "model_compile: options_json: unknown key 'loss_weight' (did you mean "
+               "'loss_weights'?); the compile options are: optimizer, loss_weights");
+  expect_fails(kb_model_compile(m.m, "sgd", losses, 1, nullptr, 0, R"({"loss_weights": [1, "a"]})"),
+               KB_ERROR_INVALID_ARGUMENT, "'loss_weights' must be a list of numbers, not a list");
+  expect_fails(kb_model_compile(m.m, "sgd", losses, 1, nullptr, 0, R"({"optimizer": 0.1})"),
+               KB_ERROR_INVALID_ARGUMENT, "'optimizer' must be an object, not a number");
+  auto x = kbt::constant_f32({1, 2, 3, 4, 5, 6}, {2, 3});
+  auto y = kbt::constant_f32({1, 2, 3, 4}, {2, 2});
+  kb_tensor* xs[1] = {x.get()};
+  kb_tensor* ys[1] = {y.get()};
+  const char* history = nullptr;
+  // A refused compile leaves the model uncompiled.
+  expect_fails(kb_model_fit(m.m, xs, 1, ys, 1, 2, 1, 0, nullptr, nullptr, nullptr, &history),
+               KB_ERROR_INVALID_ARGUMENT, "not compiled");
+  ok(kb_model_compile(m.m, "sgd", losses, 1, nullptr, 0,
+                      R"({"optimizer": {"lr": 0.01}, "loss_weights": [2]})"),
+     "compile");
+  auto fit = [&](const char* options) {
+    return kb_model_fit(m.m, xs, 1, ys, 1, 2, 1, 0, options, nullptr, nullptr, &history);
+  };
+  expect_fails(fit(R"({"shufle": true})"), KB_ERROR_INVALID_ARGUMENT,
+               "model_fit: options_json: unknown key 'shufle' (did you mean 'shuffle'?); the fit "
+               "options are: shuffle, seed, validation_split, initial_epoch, class_weight");
+  expect_fails(fit(R"({"callbacks": []})"), KB_ERROR_INVALID_ARGUMENT,
+               "unknown key 'callbacks'; the fit options are");
+  expect_fails(fit(R"({"shuffle": "yes"})"), KB_ERROR_INVALID_ARGUMENT,
+               "option 'shuffle' must be a bool, not a string");
+  expect_fails(fit(R"({"seed": 1.5})"), KB_ERROR_INVALID_ARGUMENT,
+               "option 'seed' must be an integer, not a number");
+  expect_fails(fit(R"({"validation_split": true})"), KB_ERROR_INVALID_ARGUMENT,
+               "option 'validation_split' must be a number, not a bool");
+  expect_fails(fit(R"({"class_weight": {"a": 1}})"), KB_ERROR_INVALID_ARGUMENT,
+               "option 'class_weight' must be an object of {class index: number}");
+  expect_fails(fit("[1]"), KB_ERROR_INVALID_ARGUMENT, "the fit options are not a JSON object");
+  kb_tensor* none[1] = {nullptr};
+  expect_fails(kb_model_fit_weighted(m.m, xs, 1, ys, 1, none, 0, none, 0, none, 0, none, 0, 2, 1, 0,
+                                     R"({"shufle": true})", nullptr, nullptr, &history),
+               KB_ERROR_INVALID_ARGUMENT, "model_fit_weighted: options_json: unknown key 'shufle'");
+  // Null is an absent key; an integer may be written as a float.
+  ok(fit(R"({"shuffle": null, "seed": 3.0, "class_weight": {"0": 1, "-1": 2.5}})"), "fit");
+  EXPECT_NE(std::string(history).find("\"loss\""), std::string::npos);
+}
+
 }  // namespace

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <kbackend_models.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <unistd.h>
@@ -94,6 +95,46 @@ TEST(Models, ErrorsAndCallbackExceptions) {
   EXPECT_THROW(m.fit({x}, {y}, o), std::logic_error);
   o.callback = nullptr;
   EXPECT_NO_THROW(m.fit({x}, {y}, o));
+}
+
+// The structs of options (generated from api/kbackend.toml) write the keys the C library checks;
+// a key outside a set is refused with its name, in C++ as in C.
+TEST(Models, OptionsAsValuesAndUnknownKeys) {
+  K::FitArguments f;
+  EXPECT_EQ(f.options_json(),
+            R"({"shuffle": true, "seed": 0, "validation_split": 0, "initial_epoch": 0})");
+  f.shuffle = false;
+  f.validation_split = 0.25;
+  f.class_weight = {{0, 1.0}, {-1, 2.5}};
+  EXPECT_EQ(f.options_json(), R"({"shuffle": false, "seed": 0, "validation_split": 0.25, )"
+                              R"("initial_epoch": 0, "class_weight": {"-1": 2.5, "0": 1}})");
+  f.validation_split = std::nan("");
+  EXPECT_THROW(f.options_json(), K::Error);
+  K::CompileArguments c;
+  EXPECT_EQ(c.options_json(), "{}");
+  c.optimizer = R"({"lr": 0.5})";
+  c.loss_weights = {2};
+  EXPECT_EQ(c.options_json(), R"({"optimizer": {"lr": 0.5}, "loss_weights": [2]})");
+
+  K::Model m = K::Model::from_json(kMlp);
+  try {
+    m.compile("sgd", {"mse"}, {}, R"({"loss_weight": [1]})");
+    ADD_FAILURE() << "an unknown compile option was taken";
+  } catch (const K::Error& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("unknown key 'loss_weight' (did you mean 'loss_weights'?)"),
+        std::string::npos)
+        << e.what();
+  }
+  c.optimizer = "";
+  m.compile("sgd", {"mse"}, {}, c);
+  K::Tensor x, y;
+  data(x, y, 8);
+  K::FitOptions o;
+  o.verbose = 0;
+  o.shuffle = false;
+  o.class_weight = {{1, 3.0}};
+  EXPECT_NE(m.fit({x}, {y}, o).json.find("\"loss\""), std::string::npos);
 }
 
 }  // namespace

@@ -246,6 +246,21 @@ static class Tests {
       var thrown = Throws<InvalidOperationException>(() => m.Fit(x, y, 8, 5, 0, null, (epoch, batch, logs) => { throw new InvalidOperationException("stop here"); }));
       True(thrown.Message == "stop here", thrown.Message);
       True(m.Predict(x, 8).Length == 2, "usable after it");
+      // Options as values (FitOptions, CompileOptions, generated from api/kbackend.toml); a key
+      // outside its set is refused, naming it.
+      var values = new FitOptions { Shuffle = false, ValidationSplit = 0.25 };
+      values.ClassWeight[0] = 1;
+      values.ClassWeight[-1] = 2.5;
+      True(values.ToJson() == "{\"shuffle\": false, \"seed\": 0, \"validation_split\": 0.25, \"initial_epoch\": 0, \"class_weight\": {\"-1\": 2.5, \"0\": 1}}", values.ToJson());
+      True(new FitOptions().BatchSize == 32 && new FitOptions().Verbose == 1, "Keras' defaults");
+      Throws<ArgumentException>(() => new FitOptions { ValidationSplit = double.NaN }.ToJson());
+      True(m.Fit(x, y, new FitOptions { BatchSize = 8, Epochs = 2, Verbose = 0, Shuffle = false }).Contains("\"cls_loss\""), "history");
+      var unknown = Throws<KBackendException>(() => m.Fit(x, y, 8, 1, 0, "{\"shufle\": true}"));
+      True(unknown.Message.Contains("unknown key 'shufle' (did you mean 'shuffle'?)"), unknown.Message);
+      unknown = Throws<KBackendException>(() => m.Compile("sgd", new[] { "categorical_crossentropy", "mse" }, new string[0], "{\"loss_weight\": [1]}"));
+      True(unknown.Message.Contains("unknown key 'loss_weight'"), unknown.Message);
+      m.Compile("sgd", new[] { "categorical_crossentropy", "mse" }, new string[0], new CompileOptions { LossWeights = new[] { 1.0, 0.5 }, Optimizer = "{\"lr\": 0.05}" });
+      True(m.TestOnBatch(x, y).Length == 3, "compiled with loss weights");
       m.Compile("sgd", new[] { "categorical_crossentropy", "mse" }, new[] { "accuracy" });
       True(m.MetricsNames.Contains("acc"), m.MetricsNames);
     }

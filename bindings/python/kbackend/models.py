@@ -19,12 +19,37 @@ import numpy as np
 
 from . import kbackend as _swig  # loaded first: ctypes below finds the same libkbackend
 from . import _core
+from ._signatures import OPTIONS
 from ._kbackend import KBackendError
 
 _lib = ctypes.CDLL("libkbackend.so.1")
 _p = ctypes.c_void_p
 _status = ctypes.c_int32
 _CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int32, _p, ctypes.c_int64, ctypes.c_int64, ctypes.c_char_p)
+
+
+# The JSON each option type of api/kbackend.toml takes, from a Python value.
+_OPTION_VALUES = {
+    "bool": bool,
+    "int": int,
+    "number": float,
+    "object": dict,
+    "numbers": lambda v: [float(x) for x in v],
+    "class_weights": lambda v: {str(int(k)): float(w) for k, w in dict(v).items()},
+}
+
+
+def _options_json(option_set, **values):
+    """options_json of an option set (OPTIONS, from api/kbackend.toml) as bytes: the keys given,
+    each as its type; None leaves a key out."""
+    rows = OPTIONS[option_set]
+    out = {}
+    for key, value in values.items():
+        kind, _default, argument = rows[key]
+        assert not argument, f"{key} is a C argument of {option_set}, not an option"
+        if value is not None:
+            out[key] = _OPTION_VALUES[kind](value)
+    return json.dumps(out).encode()
 
 
 def _sig(name, *args):
@@ -288,9 +313,8 @@ class Model:
             optimizer = json.dumps(optimizer)
         losses, n_losses = _strings(loss)
         names, n_metrics = _strings(metrics)
-        options = json.dumps({"loss_weights": list(loss_weights)}) if loss_weights else None
         _call("compile", self._h, optimizer.encode(), losses, n_losses, names, n_metrics,
-              options.encode() if options else None)
+              _options_json("compile", loss_weights=loss_weights or None))
 
     @property
     def metrics_names(self):
@@ -308,10 +332,11 @@ class Model:
         sw = _Arrays(sample_weight)
         vx, vy, vsw = (list(validation_data) + [None])[:3] if validation_data else (None,) * 3
         vx, vy, vsw = _Arrays(vx), _Arrays(vy), _Arrays(vsw)
-        options = {"shuffle": bool(shuffle), "seed": int(seed),
-                   "validation_split": float(validation_split), "initial_epoch": int(initial_epoch)}
-        if class_weight:
-            options["class_weight"] = {str(int(k)): float(v) for k, v in class_weight.items()}
+        options = _options_json("fit", shuffle=shuffle, seed=seed,
+                                validation_split=validation_split, initial_epoch=initial_epoch,
+                                class_weight=class_weight or None)
+        if batch_size is None:  # Keras' None: the described default
+            batch_size = OPTIONS["fit"]["batch_size"][1]
         errors = []
 
         def relay(_user, epoch, batch, logs):
@@ -324,8 +349,7 @@ class Model:
 
         callback = _CALLBACK(relay) if callbacks else _CALLBACK()
         history = ctypes.c_char_p()
-        common = (batch_size or 32, epochs, verbose, json.dumps(options).encode(), callback, None,
-                  ctypes.byref(history))
+        common = (batch_size, epochs, verbose, options, callback, None, ctypes.byref(history))
         if weighted:
             _call("fit_weighted", self._h, xs.handles, xs.count, ys.handles, ys.count,
                   sw.handles, sw.count, vx.handles, vx.count, vy.handles, vy.count,

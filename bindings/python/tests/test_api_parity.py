@@ -47,3 +47,20 @@ def test_keras_signatures_are_the_described_ones(fn):
             assert default is inspect.Parameter.empty, f"{fn.name}({arg.name}) has a default"
         else:
             assert default == arg.default, f"{fn.name}({arg.name}={default!r})"
+
+
+@pytest.mark.parametrize("option_set", sorted(API.options), ids=str)
+def test_model_options_are_the_described_ones(option_set):
+    """Model.compile and Model.fit take every key of their set in api/kbackend.toml, with its
+    default (None standing for it: the method fills it in, or leaves the key out)."""
+    from kbackend import models
+    params = inspect.signature(getattr(models.Model, option_set)).parameters
+    for key in API.options[option_set].keys:
+        assert key.name in params, f"Model.{option_set}: no parameter {key.name}"
+        default = params[key.name].default
+        if key.has_default:
+            assert default is None or default == key.default, \
+                f"Model.{option_set}({key.name}={default!r}), described: {key.default!r}"
+        else:
+            assert default in (None, inspect.Parameter.empty), \
+                f"Model.{option_set}({key.name}={default!r}): described without a default"

@@ -31,6 +31,8 @@ pub use kbackend_sys as sys;
 #[rustfmt::skip]
 pub mod backend;
 pub mod models;
+#[rustfmt::skip]
+pub mod options;
 
 // ---- errors -------------------------------------------------------------------------------
 

@@ -12,52 +12,14 @@
 //! model.save("tuned.h5", true)?;
 //! # Ok(()) }
 //! ```
-use std::collections::BTreeMap;
 use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::{self, NonNull};
 
+pub use crate::options::{CompileOptions, FitOptions};
 use crate::{
     array_ptr, check, cstring, handles, new_tensor, sys, take_list, Error, Result, Status, Tensor,
 };
-
-/// How `fit` trains (Keras' fit arguments).
-pub struct FitOptions {
-    /// Samples per gradient update (Keras' `batch_size`; 32 by default).
-    pub batch_size: i64,
-    /// The epoch index training stops before: epochs `initial_epoch..epochs` run (Keras' `epochs`;
-    /// 1 by default).
-    pub epochs: i64,
-    /// 0 silent, 1 Keras' progress bar on stderr, 2 a line per epoch.
-    pub verbose: i32,
-    /// Whether the training samples are shuffled before each epoch (Keras' `shuffle`; true by
-    /// default).
-    pub shuffle: bool,
-    /// The seed of the shuffle (0 by default).
-    pub seed: u64,
-    /// The fraction of the samples, taken from the end before shuffling, held out for
-    /// validation (Keras' `validation_split`; 0 by default).
-    pub validation_split: f64,
-    /// The epoch training starts at, to resume a run (Keras' `initial_epoch`; 0 by default).
-    pub initial_epoch: i64,
-    /// A weight of the loss per class index (Keras' `class_weight`); empty: every class 1.
-    pub class_weight: BTreeMap<i64, f64>,
-}
-
-impl Default for FitOptions {
-    fn default() -> Self {
-        FitOptions {
-            batch_size: 32,
-            epochs: 1,
-            verbose: 0,
-            shuffle: true,
-            seed: 0,
-            validation_split: 0.0,
-            initial_epoch: 0,
-            class_weight: BTreeMap::new(),
-        }
-    }
-}
 
 /// A Keras model run by kbackend's native model layer. `Drop` releases it.
 pub struct Model {
@@ -98,21 +60,6 @@ fn owned(p: *const c_char) -> String {
 
 fn values(t: Tensor) -> Result<Vec<f64>> {
     t.to_vec::<f64>()
-}
-
-/// kb_model_fit's options_json.
-fn options_json(options: &FitOptions) -> String {
-    let weights: Vec<String> =
-        options.class_weight.iter().map(|(k, v)| format!("\"{}\": {}", k, v)).collect();
-    format!(
-        "{{\"shuffle\": {}, \"seed\": {}, \"validation_split\": {}, \"initial_epoch\": {}, \
-         \"class_weight\": {{{}}}}}",
-        options.shuffle,
-        options.seed,
-        options.validation_split,
-        options.initial_epoch,
-        weights.join(", ")
-    )
 }
 
 /// A fit callback: `(epoch, batch, logs_json)` after each batch and (batch -1) each epoch;
@@ -229,6 +176,18 @@ impl Model {
         })
     }
 
+    /// compile with its options as values (`loss_weights`, the optimizer's config).
+    pub fn compile_with(
+        &mut self,
+        optimizer: &str,
+        losses: &[&str],
+        metrics: &[&str],
+        options: &CompileOptions,
+    ) -> Result<()> {
+        let json = options.options_json()?;
+        self.compile(optimizer, losses, metrics, Some(&json))
+    }
+
     /// Keras' fit; returns the history as JSON text (`{"loss": [...], ...}`).
     pub fn fit(&mut self, x: &[&Tensor], y: &[&Tensor], options: &FitOptions) -> Result<String> {
         self.fit_with(x, y, options, None)
@@ -244,7 +203,7 @@ impl Model {
         callback: Option<&mut EpochCallback>,
     ) -> Result<String> {
         let (xs, ys) = (handles(x), handles(y));
-        let opts = cstring(&options_json(options))?;
+        let opts = cstring(&options.options_json()?)?;
         let mut history = ptr::null();
         let mut cb = callback.map(|f| FitCallback { f, error: None });
         let (tramp, user): (sys::kb_model_callback, *mut c_void) = match cb.as_mut() {
@@ -260,7 +219,7 @@ impl Model {
                 ys.len(),
                 options.batch_size,
                 options.epochs,
-                options.verbose,
+                options.verbose as i32,
                 opts.as_ptr(),
                 tramp,
                 user,
@@ -359,7 +318,7 @@ impl Model {
             handles(validation_y),
             handles(validation_sample_weights),
         );
-        let opts = cstring(&options_json(options))?;
+        let opts = cstring(&options.options_json()?)?;
         let mut history = ptr::null();
         check(unsafe {
             sys::kb_model_fit_weighted(
@@ -378,7 +337,7 @@ impl Model {
                 vsw.len(),
                 options.batch_size,
                 options.epochs,
-                options.verbose,
+                options.verbose as i32,
                 opts.as_ptr(),
                 None,
                 ptr::null_mut(),

@@ -125,3 +125,30 @@ fn custom_layers() -> kbackend::Result<()> {
     assert!(err.message.contains("panicked"), "{}", err.message);
     Ok(())
 }
+
+#[test]
+fn options_as_values_and_unknown_keys() -> kbackend::Result<()> {
+    use kbackend::models::CompileOptions;
+    let mut f = FitOptions { shuffle: false, validation_split: 0.25, ..Default::default() };
+    assert_eq!((f.batch_size, f.epochs, f.verbose, f.seed), (32, 1, 1, 0)); // Keras' defaults
+    f.class_weight.insert(-1, 2.5);
+    f.class_weight.insert(0, 1.0);
+    assert_eq!(
+        f.options_json()?,
+        r#"{"shuffle": false, "seed": 0, "validation_split": 0.25, "initial_epoch": 0, "class_weight": {"-1": 2.5, "0": 1}}"#
+    );
+    f.validation_split = f64::NAN;
+    assert_eq!(f.options_json().err().unwrap().status, Status::InvalidArgument);
+    let mut m = Model::from_json(DENSE)?;
+    let e = m.compile("sgd", &["mse"], &[], Some(r#"{"loss_weight": [1]}"#)).err().unwrap();
+    assert_eq!(e.status, Status::InvalidArgument);
+    assert!(e.message.contains("unknown key 'loss_weight' (did you mean 'loss_weights'?)"), "{}", e);
+    let c = CompileOptions { loss_weights: vec![2.0], ..Default::default() };
+    assert_eq!(c.options_json()?, r#"{"loss_weights": [2]}"#);
+    m.compile_with("sgd", &["mse"], &[], &c)?;
+    let x = Tensor::from_slice(&[1f32, 0., 2., -1., 1., 0.], &[2, 3])?;
+    let y = Tensor::from_slice(&[1f32, 0., 0., 1.], &[2, 2])?;
+    let quiet = FitOptions { verbose: 0, shuffle: false, ..Default::default() };
+    assert!(m.fit(&[&x], &[&y], &quiet)?.contains("\"loss\""));
+    Ok(())
+}

@@ -273,6 +273,26 @@ class KBackendTest {
           }));
       assertEquals("stop here", thrown.getMessage());
       assertEquals(2, m.predict(8, x).size());  // usable after it
+      // Options as values (FitOptions, CompileOptions, generated from api/kbackend.toml); a key
+      // outside its set is refused, naming it.
+      assertEquals("{\"shuffle\": false, \"seed\": 0, \"validation_split\": 0.25, \"initial_epoch\": 0, "
+          + "\"class_weight\": {\"-1\": 2.5, \"0\": 1}}",
+          new FitOptions().shuffle(false).validationSplit(0.25).classWeight(0, 1).classWeight(-1, 2.5).toJson());
+      assertEquals(32, new FitOptions().batchSize());  // Keras' defaults
+      assertEquals(1, new FitOptions().verbose());
+      assertThrows(IllegalArgumentException.class, () -> new FitOptions().validationSplit(Double.NaN).toJson());
+      assertTrue(m.fit(x, y, new FitOptions().batchSize(8).epochs(2).verbose(0).shuffle(false))
+          .contains("\"cls_loss\""));
+      KBackendException unknown = assertThrows(KBackendException.class,
+          () -> m.fit(x, y, 8, 1, 0, "{\"shufle\": true}"));
+      assertTrue(unknown.getMessage().contains("unknown key 'shufle' (did you mean 'shuffle'?)"),
+          unknown.getMessage());
+      unknown = assertThrows(KBackendException.class, () -> m.compile("sgd",
+          new String[] {"categorical_crossentropy", "mse"}, new String[0], "{\"loss_weight\": [1]}"));
+      assertTrue(unknown.getMessage().contains("unknown key 'loss_weight'"), unknown.getMessage());
+      m.compile("sgd", new String[] {"categorical_crossentropy", "mse"}, new String[0],
+          new CompileOptions().lossWeights(1, 0.5).optimizer("{\"lr\": 0.05}"));
+      assertEquals(3, m.testOnBatch(x, y).length);
     }
   }
 
