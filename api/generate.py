@@ -17,7 +17,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from apigen import (core, cpp, cpp_options, doxygen, go, go_options,  # noqa: E402
-                    jvm_options, model, python, rust, rust_options, swig)
+                    jvm_options, model, python, python_ctypes, rust, rust_options, swig)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -55,6 +55,7 @@ def outputs(api):
         "bindings/rust/kbackend/src/backend.rs": rust.backend_module(api),
         rust_options.GENERATED: rust_options.options_module(api),
         "bindings/python/kbackend/_signatures.py": python.signatures_module(api),
+        python_ctypes.GENERATED: python_ctypes.module(api),
     }
 
 

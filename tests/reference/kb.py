@@ -1,7 +1,8 @@
 """A small ctypes binding of include/kbackend.h for the NumPy reference tests."""
 import ctypes
+import importlib.util
 import os
-from ctypes import POINTER, c_char_p, c_double, c_int32, c_int64, c_size_t, c_uint64, c_void_p
+from ctypes import c_double, c_int32, c_int64, c_size_t, c_void_p
 
 import numpy as np
 
@@ -18,86 +19,13 @@ NP_OF = {F16: np.float16, F32: np.float32, F64: np.float64, I8: np.int8, I16: np
 CODE_OF = {np.dtype(v): k for k, v in NP_OF.items()}
 CHANNELS_LAST, CHANNELS_FIRST = 0, 1
 
-T = c_void_p            # kb_tensor* (borrowed)
-OUT = POINTER(c_void_p)  # kb_tensor** / kb_tensor_list** / kb_compiled_function**
-I64P = POINTER(c_int64)
-DP = POINTER(c_double)
-S, E = c_int32, c_int32  # kb_status, enums
-_sig = {
-    "kb_last_error_message": (c_char_p, []),
-    "kb_last_error_code": (S, []),
-    "kb_tensor_release": (None, [T]),
-    "kb_tensor_list_release": (None, [c_void_p]),
-    "kb_function_release": (None, [c_void_p]),
-    "kb_tensor_list_size": (c_size_t, [c_void_p]),
-    "kb_tensor_list_get": (S, [c_void_p, c_size_t, OUT]),
-    "kb_tensor_from_data": (S, [c_void_p, E, I64P, c_size_t, OUT]),
-    "kb_tensor_copy_to": (S, [T, c_void_p, c_size_t]),
-    "kb_tensor_nbytes": (S, [T, POINTER(c_size_t)]),
-    "kb_tensor_id": (S, [T, POINTER(c_uint64)]),
-    "kb_epsilon": (S, [DP]),
-    "kb_set_epsilon": (S, [c_double]),
-    "kb_floatx": (S, [POINTER(c_int32)]),
-    "kb_set_floatx": (S, [E]),
-    "kb_variable": (S, [c_void_p, E, I64P, c_size_t, E, c_char_p, OUT]),
-    "kb_constant": (S, [c_void_p, E, I64P, c_size_t, E, I64P, c_size_t, c_char_p, OUT]),
-    "kb_placeholder": (S, [I64P, c_size_t, c_int64, E, c_int32, c_char_p, OUT]),
-    "kb_zeros": (S, [I64P, c_size_t, E, c_char_p, OUT]),
-    "kb_ones": (S, [I64P, c_size_t, E, c_char_p, OUT]),
-    "kb_eye": (S, [c_int64, E, c_char_p, OUT]),
-    "kb_zeros_like": (S, [T, E, c_char_p, OUT]),
-    "kb_ones_like": (S, [T, E, c_char_p, OUT]),
-    "kb_identity": (S, [T, c_char_p, OUT]),
-    "kb_random_uniform_variable": (S, [I64P, c_size_t, c_double, c_double, E, c_char_p, I64P, OUT]),
-    "kb_random_uniform": (S, [I64P, c_size_t, c_double, c_double, E, I64P, OUT]),
-    "kb_random_normal_variable": (S, [I64P, c_size_t, c_double, c_double, E, c_char_p, I64P, OUT]),
-    "kb_arange": (S, [c_double, DP, c_double, E, OUT]),
-    "kb_is_placeholder": (S, [T, POINTER(c_int32)]),
-    "kb_int_shape": (S, [T, I64P, c_size_t, POINTER(c_int64)]),
-    "kb_dtype": (S, [T, POINTER(c_int32)]),
-    "kb_function": (S, [POINTER(c_void_p), c_size_t, POINTER(c_void_p), c_size_t,
-                        POINTER(c_void_p), c_size_t, OUT]),
-    "kb_function_call": (S, [c_void_p, POINTER(c_void_p), c_size_t, OUT]),
-    "kb_gradients": (S, [T, POINTER(c_void_p), c_size_t, OUT]),
-    "kb_pow": (S, [T, c_double, OUT]),
-    "kb_clip": (S, [T, c_double, c_double, OUT]),
-    "kb_cast": (S, [T, E, OUT]),
-    "kb_concatenate": (S, [POINTER(c_void_p), c_size_t, c_int64, OUT]),
-    "kb_stack": (S, [POINTER(c_void_p), c_size_t, c_int64, OUT]),
-    "kb_repeat_elements": (S, [T, c_int64, c_int64, OUT]),
-    "kb_slice": (S, [T, I64P, I64P, c_size_t, OUT]),
-    "kb_strided_slice": (S, [T, I64P, I64P, I64P, c_size_t, c_int64, c_int64, c_int64, c_int64,
-                             OUT]),
-    "kb_batch_dot": (S, [T, T, I64P, OUT]),
-    "kb_relu": (S, [T, c_double, DP, c_double, OUT]),
-    "kb_elu": (S, [T, c_double, OUT]),
-    "kb_binary_crossentropy": (S, [T, T, c_int32, OUT]),
-    "kb_l2_normalize": (S, [T, I64P, c_size_t, OUT]),
-    "kb_bias_add": (S, [T, T, E, OUT]),
-    "kb_in_top_k": (S, [T, T, c_int64, OUT]),
-    "kb_function_device": (S, [c_void_p, POINTER(c_int32)]),
-}
-for _n in ["square", "abs", "sqrt", "exp", "log", "round", "sign", "sin", "cos", "negative",
-           "flatten", "batch_flatten", "transpose", "sigmoid", "hard_sigmoid", "tanh", "softplus",
-           "softsign", "stop_gradient", "eval"]:
-    _sig["kb_" + _n] = (S, [T, OUT])
-for _n in ["equal", "not_equal", "greater", "greater_equal", "less", "less_equal", "lesser",
-           "lesser_equal", "maximum", "minimum", "add", "subtract", "multiply", "divide", "dot",
-           "update", "update_add", "update_sub",
-           "gather"]:
-    _sig["kb_" + _n] = (S, [T, T, OUT])
-for _n in ["max", "min", "sum", "prod", "mean", "var", "std", "any", "all", "logsumexp"]:
-    _sig["kb_" + _n] = (S, [T, I64P, c_size_t, c_int32, OUT])
-for _n in ["cumsum", "cumprod", "argmax", "argmin", "expand_dims", "squeeze", "repeat", "softmax",
-           "one_hot"]:
-    _sig["kb_" + _n] = (S, [T, c_int64, OUT])
-for _n in ["reshape", "permute_dimensions", "tile", "reverse"]:
-    _sig["kb_" + _n] = (S, [T, I64P, c_size_t, OUT])
-for _n in ["categorical_crossentropy", "sparse_categorical_crossentropy"]:
-    _sig["kb_" + _n] = (S, [T, T, c_int32, c_int64, OUT])
-for _n, (_res, _args) in _sig.items():
-    getattr(lib, _n).restype = _res
-    getattr(lib, _n).argtypes = _args
+# Every C function's signature, from the header (the Python package's generated _native.py,
+# loaded by its path: the package itself needs its SWIG extension).
+_spec = importlib.util.spec_from_file_location(
+    "kb_native", os.path.join(_here, "..", "..", "bindings", "python", "kbackend", "_native.py"))
+native = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(native)
+native.bind(lib)
 
 
 class KBError(Exception):

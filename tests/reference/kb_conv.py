@@ -1,35 +1,13 @@
-"""ctypes declarations of the convolution and pooling part of include/kbackend.h, and thin Python
-wrappers with Keras' argument conventions (strings for padding, data_format and pool_mode)."""
+"""Thin Python wrappers of the convolution and pooling part of include/kbackend.h with Keras' argument conventions (strings for padding, data_format and pool_mode)."""
 import ctypes
-from ctypes import POINTER, c_char_p, c_int32, c_int64, c_size_t
+from ctypes import c_int32
 
 import numpy as np
 
 import kb
-from kb import OUT, I64P, S, E, T, i64, op
+from kb import i64, op
 
 lib = kb.lib
-_sig = {
-    "kb_parse_padding": (S, [c_char_p, POINTER(c_int32)]),
-    "kb_parse_pool_mode": (S, [c_char_p, POINTER(c_int32)]),
-    "kb_parse_data_format": (S, [c_char_p, POINTER(c_int32)]),
-    "kb_image_data_format": (S, [POINTER(c_int32)]),
-    "kb_set_image_data_format": (S, [E]),
-    "kb_conv1d": (S, [T, T, c_int64, E, E, c_int64, OUT]),
-    "kb_conv2d": (S, [T, T, I64P, c_size_t, E, E, I64P, c_size_t, OUT]),
-    "kb_conv3d": (S, [T, T, I64P, c_size_t, E, E, I64P, c_size_t, OUT]),
-    "kb_conv2d_transpose": (S, [T, T, I64P, c_size_t, I64P, c_size_t, E, E, I64P, c_size_t, OUT]),
-    "kb_deconv2d": (S, [T, T, I64P, c_size_t, I64P, c_size_t, E, E, I64P, c_size_t, OUT]),
-    "kb_conv3d_transpose": (S, [T, T, I64P, c_size_t, I64P, c_size_t, E, E, OUT]),
-    "kb_depthwise_conv2d": (S, [T, T, I64P, c_size_t, E, E, I64P, c_size_t, OUT]),
-    "kb_separable_conv1d": (S, [T, T, T, c_int64, E, E, c_int64, OUT]),
-    "kb_separable_conv2d": (S, [T, T, T, I64P, c_size_t, E, E, I64P, c_size_t, OUT]),
-    "kb_pool2d": (S, [T, I64P, c_size_t, I64P, c_size_t, E, E, E, OUT]),
-    "kb_pool3d": (S, [T, I64P, c_size_t, I64P, c_size_t, E, E, E, OUT]),
-}
-for _n, (_res, _args) in _sig.items():
-    getattr(lib, _n).restype = _res
-    getattr(lib, _n).argtypes = _args
 
 VALID, SAME, CAUSAL = 0, 1, 2
 MAX, AVG = 0, 1

@@ -1,6 +1,6 @@
 """switch, in_train_phase, in_test_phase, the Keras function list, CTC: against NumPy."""
 import ctypes
-from ctypes import CFUNCTYPE, POINTER, c_char_p, c_int32, c_void_p
+from ctypes import c_int32, c_void_p
 
 import numpy as np
 import pytest
@@ -8,31 +8,9 @@ import pytest
 import kb
 from kb import F32, F64, Function, Tensor, check, const, error_of, lib, op, placeholder, run
 
-BRANCH = CFUNCTYPE(c_int32, c_void_p, POINTER(c_void_p))
+BRANCH = kb.native.kb_branch_function
 TENSOR_TENSOR, TRAIN_FALSE, TRAIN_TRUE = -1, 0, 1
-for _n, _a in {
-        "kb_switch": [c_void_p] * 3 + [POINTER(c_void_p)],
-        "kb_switch_fn": [c_void_p, BRANCH, c_void_p, BRANCH, c_void_p, POINTER(c_void_p)],
-        "kb_in_train_phase": [c_void_p, c_void_p, c_void_p, c_int32, POINTER(c_void_p)],
-        "kb_in_test_phase": [c_void_p, c_void_p, c_void_p, c_int32, POINTER(c_void_p)],
-        "kb_in_train_phase_fn": [BRANCH, c_void_p, BRANCH, c_void_p, c_void_p, c_int32,
-                                 POINTER(c_void_p)],
-        "kb_in_test_phase_fn": [BRANCH, c_void_p, BRANCH, c_void_p, c_void_p, c_int32,
-                                POINTER(c_void_p)],
-        "kb_print_tensor": [c_void_p, c_char_p, POINTER(c_void_p)],
-        "kb_learning_phase": [POINTER(c_void_p)],
-        "kb_set_learning_phase": [c_int32],
-        "kb_learning_phase_scope_push": [c_int32],
-        "kb_learning_phase_scope_pop": [],
-        "kb_tensor_uses_learning_phase": [c_void_p, POINTER(c_int32)],
-        "kb_tensor_retain": [c_void_p],
-        "kb_set_error": [c_int32, c_char_p]}.items():
-    getattr(lib, _n).restype = c_int32 if _n not in ("kb_tensor_retain",) else None
-    getattr(lib, _n).argtypes = _a
-PRINT_SINK = CFUNCTYPE(None, c_char_p, c_void_p)
-lib.kb_set_print_sink.argtypes = [PRINT_SINK, c_void_p]
-lib.kb_set_print_sink.restype = c_int32
-
+PRINT_SINK = kb.native.kb_print_sink
 
 def learning_phase():
     out = c_void_p()
@@ -141,9 +119,6 @@ def test_switch_gradient():
 
 
 def _sum(t):
-    lib.kb_sum.argtypes = [c_void_p, POINTER(ctypes.c_int64), ctypes.c_size_t, c_int32,
-                           POINTER(c_void_p)]
-    lib.kb_sum.restype = c_int32
     return op("sum", t, None, 0, 0)
 
 
@@ -246,7 +221,6 @@ def test_in_train_phase_branches_of_different_shapes():
 
 def test_unused_branch_is_not_computed():
     x = placeholder([2], F32)
-    lib.kb_print_tensor.argtypes = [c_void_p, c_char_p, POINTER(c_void_p)]
     train = op("print_tensor", op("square", x), b"TRAIN BRANCH")
     test = op("print_tensor", op("negative", x), b"TEST BRANCH")
     r = op("in_train_phase", train, test, None, TENSOR_TENSOR)
@@ -309,10 +283,6 @@ def test_every_keras_function_has_a_kb_function():
     print("Keras functions still missing (marked):", ", ".join(marked) or "none")
     assert not missing, f"Keras functions without a kb_ function: {missing}"
     assert not stale, f"marked as missing in keras_functions.txt but declared: {stale}"
-
-
-lib.kb_static_value.restype = c_int32
-lib.kb_static_value.argtypes = [c_void_p, POINTER(c_void_p)]
 
 
 def test_static_value_folds_shape_arithmetic():

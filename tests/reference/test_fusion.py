@@ -135,8 +135,6 @@ if case == "train":
 elif case == "preact_is_output":
     outs = [y, pre]
 elif case == "dropout_after":
-    kb.lib.kb_dropout.restype = kb.S
-    kb.lib.kb_dropout.argtypes = [kb.T, kb.c_double, kb.I64P, kb.c_size_t, kb.I64P, kb.OUT]
     outs = [kb.op("dropout", y, 0.5, None, 0, kb.i64([3]))]
 kb.Function([x], outs)(np.ones((2, 8, 8, 2), np.float32))
 """

@@ -1,6 +1,6 @@
 """rnn, map_fn, foldl, foldr over the C ABI, against NumPy reference loops."""
 import ctypes
-from ctypes import CFUNCTYPE, POINTER, c_char_p, c_int32, c_int64, c_size_t, c_void_p
+from ctypes import c_void_p
 
 import numpy as np
 import pytest
@@ -8,23 +8,9 @@ import pytest
 import kb
 from kb import F64, Tensor, check, const, lib, placeholder, run, variable
 
-STEP = CFUNCTYPE(c_int32, c_void_p, c_void_p, POINTER(c_void_p), c_size_t, POINTER(c_void_p),
-                 POINTER(c_void_p))
-MAP = CFUNCTYPE(c_int32, c_void_p, c_void_p, POINTER(c_void_p))
-FOLD = CFUNCTYPE(c_int32, c_void_p, c_void_p, c_void_p, POINTER(c_void_p))
-lib.kb_rnn.restype = c_int32
-lib.kb_rnn.argtypes = [STEP, c_void_p, c_void_p, POINTER(c_void_p), c_size_t, c_int32, c_void_p,
-                       POINTER(c_void_p), c_size_t, c_int32, POINTER(c_int64), POINTER(c_void_p),
-                       POINTER(c_void_p), POINTER(c_void_p)]
-lib.kb_map_fn.restype = c_int32
-lib.kb_map_fn.argtypes = [MAP, c_void_p, c_void_p, c_char_p, c_int32, POINTER(c_void_p)]
-for _n in ("kb_foldl", "kb_foldr"):
-    getattr(lib, _n).restype = c_int32
-    getattr(lib, _n).argtypes = [FOLD, c_void_p, c_void_p, c_void_p, c_char_p, POINTER(c_void_p)]
-lib.kb_tensor_list_new.restype = c_int32
-lib.kb_tensor_list_new.argtypes = [POINTER(c_void_p), c_size_t, POINTER(c_void_p)]
-lib.kb_tensor_retain.argtypes = [c_void_p]
-lib.kb_set_error.argtypes = [c_int32, c_char_p]
+STEP = kb.native.kb_step_function
+MAP = kb.native.kb_map_function
+FOLD = kb.native.kb_fold_function
 
 
 def borrowed(h):

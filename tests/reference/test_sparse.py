@@ -1,7 +1,7 @@
 """Sparse tensors (COO): creation from COO/CSR, to_dense, dot, concatenate, sparse placeholders,
 ctc_label_dense_to_sparse, gradients through them; against NumPy."""
 import ctypes
-from ctypes import POINTER, c_char_p, c_int32, c_int64, c_size_t, c_void_p
+from ctypes import POINTER, c_int32, c_int64, c_void_p
 
 import numpy as np
 import pytest
@@ -10,24 +10,13 @@ import kb
 from kb import (F32, F64, I32, I64, CODE_OF, Tensor, check, const, error_of, gradients, handles,
                 i64, lib, list_items, op, run, to_numpy, variable)
 
-OUT = POINTER(c_void_p)
-for _n, _a in {
-        "kb_sparse_from_coo": [c_void_p, c_void_p, c_int32, c_size_t, POINTER(c_int64), c_size_t,
-                               c_int32, c_char_p, OUT],
-        "kb_sparse_from_csr": [c_void_p, c_void_p, c_void_p, c_int32, c_int64, c_int64, c_int32,
-                               c_char_p, OUT],
-        "kb_to_dense": [c_void_p, OUT],
-        "kb_sparse_parts": [c_void_p, OUT, OUT, OUT],
-        "kb_ctc_label_dense_to_sparse": [c_void_p, c_void_p, OUT],
-        "kb_is_sparse": [c_void_p, POINTER(c_int32)]}.items():
-    getattr(lib, _n).restype = c_int32
-    getattr(lib, _n).argtypes = _a
+I64P = POINTER(c_int64)
 
 
 def coo(indices, values, shape, dtype=F32):
     idx = np.ascontiguousarray(np.asarray(indices, np.int64).reshape(-1, len(shape)))
     val = np.ascontiguousarray(values)
-    return op("sparse_from_coo", idx.ctypes.data, val.ctypes.data, CODE_OF[val.dtype],
+    return op("sparse_from_coo", idx.ctypes.data_as(I64P), val.ctypes.data, CODE_OF[val.dtype],
               len(val), i64(shape), len(shape), dtype, None)
 
 
@@ -35,8 +24,8 @@ def csr(indptr, cols, values, shape, dtype=F32):
     ip = np.ascontiguousarray(indptr, np.int64)
     c = np.ascontiguousarray(cols, np.int64)
     v = np.ascontiguousarray(values)
-    return op("sparse_from_csr", ip.ctypes.data, c.ctypes.data, v.ctypes.data, CODE_OF[v.dtype],
-              shape[0], shape[1], dtype, None)
+    return op("sparse_from_csr", ip.ctypes.data_as(I64P), c.ctypes.data_as(I64P), v.ctypes.data,
+              CODE_OF[v.dtype], shape[0], shape[1], dtype, None)
 
 
 def dense_of(indices, values, shape, dtype=np.float32):
@@ -255,8 +244,8 @@ def test_ctc_label_dense_to_sparse_with_fed_shapes():
 def bad_coo(indices, values, shape):
     idx = np.ascontiguousarray(np.asarray(indices, np.int64))
     val = np.ascontiguousarray(values, np.float32)
-    return error_of("sparse_from_coo", idx.ctypes.data, val.ctypes.data, CODE_OF[val.dtype],
-                    len(val), i64(shape), len(shape), F32, None)
+    return error_of("sparse_from_coo", idx.ctypes.data_as(I64P), val.ctypes.data,
+                    CODE_OF[val.dtype], len(val), i64(shape), len(shape), F32, None)
 
 
 def test_bad_input():
@@ -266,7 +255,7 @@ def test_bad_input():
     assert "at least one axis" in error_of("sparse_from_coo", None, None, F32, 0, None, 0, F32,
                                            None)
     ip = np.array([0, 2, 1], np.int64)
-    assert "indptr" in error_of("sparse_from_csr", ip.ctypes.data, ip.ctypes.data,
+    assert "indptr" in error_of("sparse_from_csr", ip.ctypes.data_as(I64P), ip.ctypes.data_as(I64P),
                                 np.ones(3, np.float32).ctypes.data, F32, 2, 3, F32, None)
     s = coo([[0, 0]], np.array([1.0]), (2, 3))
     assert "not aligned" in error_of("dot", s, const(np.ones((4, 2), np.float32)))
@@ -300,8 +289,6 @@ def test_feeding_errors():
         lib.kb_function_release(f)
 
 
-lib.kb_sparse_tensor.restype = c_int32
-lib.kb_sparse_tensor.argtypes = [c_void_p, c_void_p, POINTER(c_int64), c_size_t, c_char_p, OUT]
 
 
 def test_sparse_tensor_from_symbolic_values_and_its_gradient():

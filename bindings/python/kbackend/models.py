@@ -18,14 +18,14 @@ import json
 import numpy as np
 
 from . import kbackend as _swig  # loaded first: ctypes below finds the same libkbackend
-from . import _core
+from . import _core, _native
 from ._signatures import OPTIONS
 from ._kbackend import KBackendError
 
-_lib = ctypes.CDLL("libkbackend.so.1")
+# Every C function with its signature from the header (_native.py, generated).
+_lib = _native.bind(ctypes.CDLL("libkbackend.so.1"))
 _p = ctypes.c_void_p
-_status = ctypes.c_int32
-_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int32, _p, ctypes.c_int64, ctypes.c_int64, ctypes.c_char_p)
+_CALLBACK = _native.kb_model_callback
 
 
 # The JSON each option type of api/kbackend.toml takes, from a Python value.
@@ -52,73 +52,6 @@ def _options_json(option_set, **values):
     return json.dumps(out).encode()
 
 
-def _sig(name, *args):
-    f = getattr(_lib, name)
-    f.argtypes = list(args)
-    f.restype = _status
-    return f
-
-
-_lib.kb_last_error_message.restype = ctypes.c_char_p
-_lib.kb_tensor_release.argtypes = [_p]
-_lib.kb_tensor_release.restype = None
-_lib.kb_tensor_list_release.argtypes = [_p]
-_lib.kb_tensor_list_release.restype = None
-_lib.kb_tensor_list_size.argtypes = [_p]
-_lib.kb_tensor_list_size.restype = ctypes.c_size_t
-_lib.kb_model_release.argtypes = [_p]
-_lib.kb_model_release.restype = None
-_i64p = ctypes.POINTER(ctypes.c_int64)
-_S = ctypes.POINTER(ctypes.c_char_p)
-_PP = ctypes.POINTER(_p)
-_C = {
-    "tensor_from_data": _sig("kb_tensor_from_data", _p, ctypes.c_int32, _i64p, ctypes.c_size_t, _PP),
-    "tensor_copy_to": _sig("kb_tensor_copy_to", _p, _p, ctypes.c_size_t),
-    "int_shape": _sig("kb_int_shape", _p, _i64p, ctypes.c_size_t, _i64p),
-    "dtype": _sig("kb_dtype", _p, ctypes.POINTER(ctypes.c_int32)),
-    "list_get": _sig("kb_tensor_list_get", _p, ctypes.c_size_t, _PP),
-    "load": _sig("kb_model_load", ctypes.c_char_p, ctypes.c_int32, _PP),
-    "from_json": _sig("kb_model_from_json", ctypes.c_char_p, _PP),
-    "to_json": _sig("kb_model_to_json", _p, _S),
-    "save": _sig("kb_model_save", _p, ctypes.c_char_p, ctypes.c_int32),
-    "save_weights": _sig("kb_model_save_weights", _p, ctypes.c_char_p),
-    "load_weights": _sig("kb_model_load_weights", _p, ctypes.c_char_p, ctypes.c_int32),
-    "compile": _sig("kb_model_compile", _p, ctypes.c_char_p, _S, ctypes.c_size_t, _S,
-                    ctypes.c_size_t, ctypes.c_char_p),
-    "fit": _sig("kb_model_fit", _p, _PP, ctypes.c_size_t, _PP, ctypes.c_size_t, ctypes.c_int64,
-                ctypes.c_int64, ctypes.c_int32, ctypes.c_char_p, _CALLBACK, _p, _S),
-    "fit_weighted": _sig("kb_model_fit_weighted", _p, _PP, ctypes.c_size_t, _PP, ctypes.c_size_t,
-                         _PP, ctypes.c_size_t, _PP, ctypes.c_size_t, _PP, ctypes.c_size_t, _PP,
-                         ctypes.c_size_t, ctypes.c_int64, ctypes.c_int64, ctypes.c_int32,
-                         ctypes.c_char_p, _CALLBACK, _p, _S),
-    "evaluate": _sig("kb_model_evaluate", _p, _PP, ctypes.c_size_t, _PP, ctypes.c_size_t,
-                     ctypes.c_int64, ctypes.c_int32, _PP),
-    "train_on_batch": _sig("kb_model_train_on_batch", _p, _PP, ctypes.c_size_t, _PP,
-                           ctypes.c_size_t, _PP),
-    "test_on_batch": _sig("kb_model_test_on_batch", _p, _PP, ctypes.c_size_t, _PP,
-                          ctypes.c_size_t, _PP),
-    "metrics_names": _sig("kb_model_metrics_names", _p, _S),
-    "predict": _sig("kb_model_predict", _p, _PP, ctypes.c_size_t, ctypes.c_int64, ctypes.c_int32,
-                    _PP),
-    "predict_on_batch": _sig("kb_model_predict_on_batch", _p, _PP, ctypes.c_size_t, _PP),
-    "summary": _sig("kb_model_summary", _p, _S),
-    "reset_states": _sig("kb_model_reset_states", _p),
-    "layer_count": _sig("kb_model_layer_count", _p, ctypes.POINTER(ctypes.c_size_t)),
-    "layer_name": _sig("kb_model_layer_name", _p, ctypes.c_size_t, _S),
-    "layer_class": _sig("kb_model_layer_class", _p, ctypes.c_size_t, _S),
-    "layer_config": _sig("kb_model_layer_config", _p, ctypes.c_size_t, _S),
-    "layer_get_weights": _sig("kb_model_layer_get_weights", _p, ctypes.c_size_t, _PP),
-    "layer_set_weights": _sig("kb_model_layer_set_weights", _p, ctypes.c_size_t, _PP,
-                              ctypes.c_size_t),
-    "inputs": _sig("kb_model_inputs", _p, _PP),
-    "outputs": _sig("kb_model_outputs", _p, _PP),
-    "weights": _sig("kb_model_weights", _p, _PP),
-    "targets": _sig("kb_model_targets", _p, _PP),
-    "sample_weights": _sig("kb_model_sample_weights", _p, _PP),
-    "updates": _sig("kb_model_updates", _p, _PP),
-    "total_loss": _sig("kb_model_total_loss", _p, _PP),
-    "add_loss": _sig("kb_model_add_loss", _p, _p),
-}
 _ERRORS = {1: ValueError, 2: ValueError, 3: ValueError, 4: NotImplementedError, 5: MemoryError}
 _NUMPY = {1: np.float32, 2: np.float64, 3: np.int8, 4: np.int16, 5: np.int32, 6: np.int64,
           7: np.uint8, 8: np.bool_, 0: np.float16}
@@ -126,7 +59,7 @@ _CODES = {np.dtype(v): k for k, v in _NUMPY.items()}
 
 
 def _call(name, *args):
-    status = _C[name](*args)
+    status = getattr(_lib, "kb_" + name)(*args)
     if status != 0:
         message = (_lib.kb_last_error_message() or b"").decode("utf-8", "replace")
         error = _ERRORS.get(status, KBackendError)(message)
@@ -183,7 +116,7 @@ def _list_to_numpy(lst):
         out = []
         for i in range(_lib.kb_tensor_list_size(lst)):
             t = _p()
-            _call("list_get", lst, i, ctypes.byref(t))
+            _call("tensor_list_get", lst, i, ctypes.byref(t))
             try:
                 out.append(_to_numpy(t))
             finally:
@@ -228,27 +161,27 @@ class Layer:
     @property
     def name(self):
         """The layer's name."""
-        return _text("layer_name", self._model._h, self._index)
+        return _text("model_layer_name", self._model._h, self._index)
 
     @property
     def class_name(self):
         """The layer's Keras class name ("Dense")."""
-        return _text("layer_class", self._model._h, self._index)
+        return _text("model_layer_class", self._model._h, self._index)
 
     def get_config(self):
         """Keras' layer.get_config(): the layer's config as a dict."""
-        return json.loads(_text("layer_config", self._model._h, self._index))
+        return json.loads(_text("model_layer_config", self._model._h, self._index))
 
     def get_weights(self):
         """Keras' layer.get_weights(): its weights' values as NumPy arrays."""
         out = _p()
-        _call("layer_get_weights", self._model._h, self._index, ctypes.byref(out))
+        _call("model_layer_get_weights", self._model._h, self._index, ctypes.byref(out))
         return _list_to_numpy(out)
 
     def set_weights(self, weights):
         """Keras' layer.set_weights: one array per weight, in order."""
         arrays = _Arrays(list(weights))
-        _call("layer_set_weights", self._model._h, self._index, arrays.handles, arrays.count)
+        _call("model_layer_set_weights", self._model._h, self._index, arrays.handles, arrays.count)
 
 
 def _graph_values(name, handle):
@@ -259,7 +192,7 @@ def _graph_values(name, handle):
         values = []
         for i in range(_lib.kb_tensor_list_size(out)):
             t = _p()
-            _call("list_get", out, i, ctypes.byref(t))
+            _call("tensor_list_get", out, i, ctypes.byref(t))
             values.append(_core.Tensor(_swig.kbpy_adopt(t.value)))
         return values
     finally:
@@ -281,7 +214,7 @@ class Model:
     def layers(self):
         """The model's layers, in Keras' order."""
         n = ctypes.c_size_t()
-        _call("layer_count", self._h, ctypes.byref(n))
+        _call("model_layer_count", self._h, ctypes.byref(n))
         return [Layer(self, i) for i in range(n.value)]
 
     def get_layer(self, name):
@@ -313,13 +246,13 @@ class Model:
             optimizer = json.dumps(optimizer)
         losses, n_losses = _strings(loss)
         names, n_metrics = _strings(metrics)
-        _call("compile", self._h, optimizer.encode(), losses, n_losses, names, n_metrics,
+        _call("model_compile", self._h, optimizer.encode(), losses, n_losses, names, n_metrics,
               _options_json("compile", loss_weights=loss_weights or None))
 
     @property
     def metrics_names(self):
         """The names of evaluate's values (["loss", "acc"])."""
-        return json.loads(_text("metrics_names", self._h))
+        return json.loads(_text("model_metrics_names", self._h))
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose=1, callbacks=None,
             validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
@@ -351,11 +284,11 @@ class Model:
         history = ctypes.c_char_p()
         common = (batch_size, epochs, verbose, options, callback, None, ctypes.byref(history))
         if weighted:
-            _call("fit_weighted", self._h, xs.handles, xs.count, ys.handles, ys.count,
+            _call("model_fit_weighted", self._h, xs.handles, xs.count, ys.handles, ys.count,
                   sw.handles, sw.count, vx.handles, vx.count, vy.handles, vy.count,
                   vsw.handles, vsw.count, *common)
         else:
-            _call("fit", self._h, xs.handles, xs.count, ys.handles, ys.count, *common)
+            _call("model_fit", self._h, xs.handles, xs.count, ys.handles, ys.count, *common)
         if errors:
             raise errors[0]
         h = json.loads(history.value.decode())
@@ -365,26 +298,26 @@ class Model:
     def evaluate(self, x=None, y=None, batch_size=None, verbose=1):
         """Keras' evaluate: the loss and the metrics (a scalar when there is only the loss)."""
         xs, ys = _Arrays(x), _Arrays(y)
-        return _scalar_or_list(_values("evaluate", self._h, xs.handles, xs.count, ys.handles,
+        return _scalar_or_list(_values("model_evaluate", self._h, xs.handles, xs.count, ys.handles,
                                        ys.count, batch_size or 32, verbose))
 
     def train_on_batch(self, x, y):
         """One gradient step on one batch; the loss and the metrics."""
         xs, ys = _Arrays(x), _Arrays(y)
-        return _scalar_or_list(_values("train_on_batch", self._h, xs.handles, xs.count,
+        return _scalar_or_list(_values("model_train_on_batch", self._h, xs.handles, xs.count,
                                        ys.handles, ys.count))
 
     def test_on_batch(self, x, y):
         """The loss and the metrics of one batch, without training."""
         xs, ys = _Arrays(x), _Arrays(y)
-        return _scalar_or_list(_values("test_on_batch", self._h, xs.handles, xs.count,
+        return _scalar_or_list(_values("model_test_on_batch", self._h, xs.handles, xs.count,
                                        ys.handles, ys.count))
 
     def predict(self, x, batch_size=None, verbose=0):
         """Keras' predict: an array (one output) or a list of arrays."""
         xs = _Arrays(x)
         out = _p()
-        _call("predict", self._h, xs.handles, xs.count, batch_size or 32, verbose,
+        _call("model_predict", self._h, xs.handles, xs.count, batch_size or 32, verbose,
               ctypes.byref(out))
         arrays = _list_to_numpy(out)
         return arrays[0] if len(arrays) == 1 else arrays
@@ -393,77 +326,77 @@ class Model:
         """The outputs of one batch."""
         xs = _Arrays(x)
         out = _p()
-        _call("predict_on_batch", self._h, xs.handles, xs.count, ctypes.byref(out))
+        _call("model_predict_on_batch", self._h, xs.handles, xs.count, ctypes.byref(out))
         arrays = _list_to_numpy(out)
         return arrays[0] if len(arrays) == 1 else arrays
 
     def save(self, filepath, include_optimizer=True):
         """Keras' model.save: an HDF5 file Keras loads (with the optimizer's state if asked)."""
-        _call("save", self._h, str(filepath).encode(), int(bool(include_optimizer)))
+        _call("model_save", self._h, str(filepath).encode(), int(bool(include_optimizer)))
 
     def save_weights(self, filepath):
         """Keras' model.save_weights (HDF5)."""
-        _call("save_weights", self._h, str(filepath).encode())
+        _call("model_save_weights", self._h, str(filepath).encode())
 
     def load_weights(self, filepath, by_name=False):
         """Keras' model.load_weights: by topology, or by layer name."""
-        _call("load_weights", self._h, str(filepath).encode(), int(bool(by_name)))
+        _call("model_load_weights", self._h, str(filepath).encode(), int(bool(by_name)))
 
     @property
     def inputs(self):
         """Keras' model.inputs: the input placeholders, to build on (extra losses, gradients,
         kbackend.function of one's own)."""
-        return _graph_values("inputs", self._h)
+        return _graph_values("model_inputs", self._h)
 
     @property
     def outputs(self):
         """Keras' model.outputs: the outputs as graph values."""
-        return _graph_values("outputs", self._h)
+        return _graph_values("model_outputs", self._h)
 
     @property
     def weights(self):
         """Keras' model.weights: the weight variables."""
-        return _graph_values("weights", self._h)
+        return _graph_values("model_weights", self._h)
 
     def add_loss(self, losses):
         """Keras' model.add_loss: a scalar tensor (or a list of them) over the model's tensors,
         in the loss from the next compile on."""
         for term in losses if isinstance(losses, (list, tuple)) else [losses]:
-            _call("add_loss", self._h, int(term.this))
+            _call("model_add_loss", self._h, int(term.this))
 
     @property
     def total_loss(self):
         """After compile: the total loss as a graph value."""
         out = _p()
-        _call("total_loss", self._h, ctypes.byref(out))
+        _call("model_total_loss", self._h, ctypes.byref(out))
         return _core.Tensor(_swig.kbpy_adopt(out.value))
 
     @property
     def targets(self):
         """After compile: the target placeholders, one per output."""
-        return _graph_values("targets", self._h)
+        return _graph_values("model_targets", self._h)
 
     @property
     def sample_weights(self):
         """After compile: the per-sample weight placeholders, one per output."""
-        return _graph_values("sample_weights", self._h)
+        return _graph_values("model_sample_weights", self._h)
 
     @property
     def updates(self):
         """After compile: the updates of one training step."""
-        return _graph_values("updates", self._h)
+        return _graph_values("model_updates", self._h)
 
     def reset_states(self):
         """Keras' model.reset_states(): stateful recurrent layers' states back to zeros."""
-        _call("reset_states", self._h)
+        _call("model_reset_states", self._h)
 
     def to_json(self):
         """Keras' model.to_json()."""
-        return _text("to_json", self._h)
+        return _text("model_to_json", self._h)
 
     def summary(self, print_fn=None):
         """Keras' model.summary(): printed, or given line by line to print_fn."""
-        for line in _text("summary", self._h).rstrip("\n").split("\n"):
+        for line in _text("model_summary", self._h).rstrip("\n").split("\n"):
             (print_fn or print)(line)  # a line at a time, as Keras calls print_fn
 
 
@@ -506,14 +439,14 @@ def register_layer(class_name, call):
 def load_model(filepath, compile=True):  # noqa: A002 - Keras' name
     """Keras' load_model: a model from a Keras HDF5 file, compiled from it when it says how."""
     h = _p()
-    _call("load", str(filepath).encode(), int(bool(compile)), ctypes.byref(h))
+    _call("model_load", str(filepath).encode(), int(bool(compile)), ctypes.byref(h))
     return Model(h)
 
 
 def model_from_json(json_string):
     """Keras' model_from_json: a model from Keras' JSON, its weights initialized."""
     h = _p()
-    _call("from_json", json_string.encode(), ctypes.byref(h))
+    _call("model_from_json", json_string.encode(), ctypes.byref(h))
     return Model(h)
 
 

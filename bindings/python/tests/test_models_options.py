@@ -40,11 +40,11 @@ def test_an_unknown_key_is_refused_with_its_name():
     losses, n = models._strings("mse")
     with pytest.raises(ValueError, match=r"unknown key 'loss_weight' \(did you mean "
                                          r"'loss_weights'\?\); the compile options are"):
-        models._call("compile", m._h, b"sgd", losses, n, None, 0, b'{"loss_weight": [1]}')
+        models._call("model_compile", m._h, b"sgd", losses, n, None, 0, b'{"loss_weight": [1]}')
     with pytest.raises(ValueError, match="option 'shuffle' must be a bool, not a string"):
         m.compile("sgd", "mse")
         history = models.ctypes.c_char_p()
         x = models._Arrays(np.zeros((2, 3), np.float32))
-        models._call("fit", m._h, x.handles, x.count, x.handles, x.count, 2, 1, 0,
+        models._call("model_fit", m._h, x.handles, x.count, x.handles, x.count, 2, 1, 0,
                      b'{"shuffle": "yes"}', models._CALLBACK(), None,
                      models.ctypes.byref(history))
