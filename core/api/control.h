@@ -1,5 +1,5 @@
 // learning_phase, switch, in_train_phase, in_test_phase (Keras TF semantics,
-// KERAS_SEMANTICS.md section 10).
+// docs/keras_semantics.md section 10).
 #pragma once
 #include <functional>
 #include <optional>

@@ -1,6 +1,7 @@
-// The Keras convolution and pooling functions as graph builders (KERAS_SEMANTICS.md section 13):
-// conv1d/2d/3d, their transposes, depthwise and separable convolutions, pool2d/pool3d. Kernels
-// use Keras' layouts; data_format nullopt means the global image_data_format.
+// The Keras convolution and pooling functions as graph builders (docs/keras_semantics.md
+// section 13): conv1d/2d/3d, their transposes, depthwise and separable convolutions,
+// pool2d/pool3d. Kernels use Keras' layouts; data_format nullopt means the global
+// image_data_format.
 #pragma once
 #include <optional>
 #include <vector>

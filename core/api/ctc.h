@@ -1,4 +1,4 @@
-// CTC (KERAS_SEMANTICS.md section 12) as graph builders over the CtcLoss and CtcDecode
+// CTC (docs/keras_semantics.md section 12) as graph builders over the CtcLoss and CtcDecode
 // primitives (core/ops/ctc_ops.cpp), with the conventions of Keras' TensorFlow backend.
 #pragma once
 #include <vector>

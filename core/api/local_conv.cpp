@@ -1,4 +1,4 @@
-// local_conv1d and local_conv2d (unshared weights, KERAS_SEMANTICS.md section 13) as
+// local_conv1d and local_conv2d (unshared weights, docs/keras_semantics.md section 13) as
 // compositions: one strided slice per kernel offset gathers the patches of every output
 // position at once, and a batched MatMul applies each position's own weights. Gradients come from
 // the primitives (StridedSlice, Concat, Reshape, Transpose, MatMul).

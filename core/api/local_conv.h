@@ -1,4 +1,4 @@
-// local_conv1d and local_conv2d (locally connected layers, KERAS_SEMANTICS.md section 13) as
+// local_conv1d and local_conv2d (locally connected layers, docs/keras_semantics.md section 13) as
 // graph builders.
 #pragma once
 #include <optional>

@@ -1,6 +1,6 @@
-// batch_normalization and normalize_batch_in_training (KERAS_SEMANTICS.md section 11): the three
-// paths of Keras' TensorFlow backend on the CPU (fused for 4-D channels_last, regular for "all
-// axes but the last", broadcast otherwise), with the fused path's epsilon floor and its
+// batch_normalization and normalize_batch_in_training (docs/keras_semantics.md section 11):
+// the three paths of Keras' TensorFlow backend on the CPU (fused for 4-D channels_last, regular
+// for "all axes but the last", broadcast otherwise), with the fused path's epsilon floor and its
 // Bessel-corrected returned variance. batch_normalization is a composition (one fused step, which
 // an activation after it joins); normalize_batch_in_training takes the primitives BatchNorm and
 // BatchCenteredDot where the kept axes are adjacent with known dims, a composition elsewhere.

@@ -1,4 +1,4 @@
-// batch_normalization and normalize_batch_in_training as graph builders (KERAS_SEMANTICS.md
+// batch_normalization and normalize_batch_in_training as graph builders (docs/keras_semantics.md
 // section 11).
 #pragma once
 #include <optional>

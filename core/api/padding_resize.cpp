@@ -1,5 +1,5 @@
 // temporal_padding, spatial_2d_padding, spatial_3d_padding over the Pad primitive; resize_images
-// and resize_volumes over Resize (KERAS_SEMANTICS.md section 8).
+// and resize_volumes over Resize (docs/keras_semantics.md section 8).
 #include "core/api/api.h"
 #include "core/api/padding_resize.h"
 #include "core/ops/build.h"

@@ -1,5 +1,5 @@
 // Paddings with zeros and the resizing of images and volumes as graph builders
-// (KERAS_SEMANTICS.md section 8).
+// (docs/keras_semantics.md section 8).
 #pragma once
 #include <optional>
 #include <vector>

@@ -1,5 +1,5 @@
 // random_uniform, random_normal, truncated_normal, random_binomial and dropout over the stateful
-// Random primitive (KERAS_SEMANTICS.md sections 11 and 14).
+// Random primitive (docs/keras_semantics.md sections 11 and 14).
 #include <cmath>
 #include <random>
 

@@ -1,4 +1,4 @@
-// The random tensors and dropout as graph builders (KERAS_SEMANTICS.md sections 11 and 14).
+// The random tensors and dropout as graph builders (docs/keras_semantics.md sections 11 and 14).
 #pragma once
 #include <optional>
 #include <vector>

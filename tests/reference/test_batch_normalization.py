@@ -1,4 +1,4 @@
-"""batch_normalization and normalize_batch_in_training (KERAS_SEMANTICS.md section 11) against
+"""batch_normalization and normalize_batch_in_training (docs/keras_semantics.md section 11) against
 NumPy references.
 
 Values of every path (fused, broadcast, regular) in float32 and float64, with and without beta and

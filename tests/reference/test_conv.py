@@ -1,4 +1,4 @@
-"""Convolution and pooling (KERAS_SEMANTICS.md section 13) against NumPy references.
+"""Convolution and pooling (docs/keras_semantics.md section 13) against NumPy references.
 
 Forward values in float32 (oneDNN) and float64 (reference kernels), every padding mode, strides,
 dilations, both data formats and odd sizes; gradients by central finite differences in float64,

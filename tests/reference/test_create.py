@@ -1,4 +1,4 @@
-"""Creation functions (KERAS_SEMANTICS.md section 2)."""
+"""Creation functions (docs/keras_semantics.md section 2)."""
 import ctypes
 
 import numpy as np

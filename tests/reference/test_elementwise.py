@@ -1,4 +1,4 @@
-"""Elementwise functions against NumPy (KERAS_SEMANTICS.md section 7)."""
+"""Elementwise functions against NumPy (docs/keras_semantics.md section 7)."""
 import numpy as np
 import pytest
 

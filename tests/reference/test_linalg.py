@@ -1,4 +1,4 @@
-"""dot, batch_dot, transpose against NumPy (KERAS_SEMANTICS.md section 5)."""
+"""dot, batch_dot, transpose against NumPy (docs/keras_semantics.md section 5)."""
 import numpy as np
 import pytest
 

@@ -1,5 +1,5 @@
-"""local_conv1d and local_conv2d (locally connected layers: unshared weights; KERAS_SEMANTICS.md
-section 13) against NumPy references.
+"""local_conv1d and local_conv2d (locally connected layers: unshared weights;
+docs/keras_semantics.md section 13) against NumPy references.
 
 Forward values in float32 and float64, both data formats and the default one, and shapes;
 gradients by central finite differences in float64; bad inputs, whose messages must start with

@@ -1,4 +1,5 @@
-"""Activations, losses, l2_normalize, bias_add, in_top_k (KERAS_SEMANTICS.md sections 11, 12)."""
+"""Activations, losses, l2_normalize, bias_add, in_top_k (docs/keras_semantics.md
+sections 11, 12)."""
 import ctypes
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Numerical stability at extreme inputs (KERAS_SEMANTICS.md sections 6, 11, 12).
+"""Numerical stability at extreme inputs (docs/keras_semantics.md sections 6, 11, 12).
 
 softmax, logsumexp, categorical_crossentropy, sparse_categorical_crossentropy and
 binary_crossentropy (each from logits and from probabilities), sigmoid, softplus, tanh and

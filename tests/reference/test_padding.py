@@ -1,4 +1,4 @@
-"""temporal_padding, spatial_2d_padding and spatial_3d_padding (KERAS_SEMANTICS.md section 8)
+"""temporal_padding, spatial_2d_padding and spatial_3d_padding (docs/keras_semantics.md section 8)
 against NumPy's pad.
 
 Forward values in float32 and float64, both data formats, int32 and bool inputs, unknown

@@ -1,5 +1,5 @@
 """random_uniform, random_normal, truncated_normal, random_binomial, their _like forms (the shape
-of a tensor, taken when a function runs) and dropout (KERAS_SEMANTICS.md sections 11 and 14).
+of a tensor, taken when a function runs) and dropout (docs/keras_semantics.md sections 11 and 14).
 
 Random tensors by their moments over large samples, same seed -> same numbers, successive calls ->
 new numbers; dropout's mask, scaling, noise_shape and gradient; bad inputs, whose messages must

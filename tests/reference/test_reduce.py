@@ -1,4 +1,5 @@
-"""Reductions, cumulative ops and arg reductions against NumPy (KERAS_SEMANTICS.md section 6)."""
+"""Reductions, cumulative ops and arg reductions against NumPy (docs/keras_semantics.md
+section 6)."""
 import numpy as np
 import pytest
 

@@ -1,5 +1,5 @@
 """resize_images (nearest and bilinear), resize_volumes and parse_interpolation
-(KERAS_SEMANTICS.md section 8) against NumPy references.
+(docs/keras_semantics.md section 8) against NumPy references.
 
 Forward values in float32 and float64, both data formats, with unknown dimensions; gradients by
 central finite differences in float64 (bilinear resizing returns float32, so its gradient is

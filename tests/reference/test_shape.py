@@ -1,4 +1,4 @@
-"""Shape functions against NumPy (KERAS_SEMANTICS.md section 8)."""
+"""Shape functions against NumPy (docs/keras_semantics.md section 8)."""
 import numpy as np
 import pytest
 

@@ -1,6 +1,6 @@
 """kbackend as a Keras 2.2 backend: set ``"backend": "kbackend.keras_backend"`` in keras.json (or
 ``KERAS_BACKEND=kbackend.keras_backend``) and unmodified Keras 2.2.x builds and trains its models on
-kbackend. See KERAS_CONTRACT.md for what Keras expects of such a module.
+kbackend. See docs/keras_contract.md for what Keras expects of such a module.
 
 Every function of the kbackend package is here under its Keras name; the functions below add what
 Keras relies on beyond the C semantics: ``_keras_shape`` / ``_uses_learning_phase`` attributes,

@@ -1,4 +1,4 @@
-"""Points of KERAS_CONTRACT.md that the training tests do not reach directly."""
+"""Points of docs/keras_contract.md that the training tests do not reach directly."""
 import numpy as np
 import pytest
 
