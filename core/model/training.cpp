@@ -148,6 +148,20 @@ std::shared_ptr<Buffer> rows_of(const std::shared_ptr<Buffer>& b, int64_t start,
   return out;
 }
 
+// The shape Keras checks a target against (_standardize_user_data): the output's, but a class
+// index in place of the class axis for sparse_categorical_crossentropy.
+static Shape target_shape(const Shape& output, const std::string& loss) {
+  if (loss != "sparse_categorical_crossentropy" || !output.rank_known || output.dims.empty())
+    return output;
+  Dims d = output.dims;
+  bool first = Session::get().image_data_format() == DataFormat::channels_first;
+  if (first && (d.size() == 4 || d.size() == 5))
+    d[1] = 1;
+  else
+    d.back() = 1;
+  return Shape(d);
+}
+
 Training::Training(Model& model, const Json& optimizer, const Json& overrides,
                    const std::vector<std::string>& losses, const std::vector<std::string>& metrics,
                    const std::vector<double>& loss_weights)
@@ -181,6 +195,7 @@ Training::Training(Model& model, const Json& optimizer, const Json& overrides,
     const std::string& oname = model.output_names()[i];
     std::string where = "compile: output '" + oname + "'";
     NamedScore loss = loss_by_name(losses_[i], where);
+    target_shapes_.push_back(target_shape(out->shape(), loss.name));
     targets_.push_back(api::placeholder(Shape(Dims(size_t(std::max<int64_t>(out->rank(), 0)), -1)),
                                         out->dtype(), oname + "_target"));
     sample_weights_.push_back(api::placeholder(Shape(Dims{-1}), fx, oname + "_sample_weights"));
@@ -274,17 +289,58 @@ std::vector<double> Training::run(Function& f, const Buffers& ins) {
   return out;
 }
 
-static void check_arrays(const Model& m, const Buffers& x, const Buffers& y, const char* who) {
+// A shape as Keras prints it: (None, 10), (3,).
+static std::string tuple_of(const Dims& dims) {
+  std::string s = "(";
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? ", " : "") + (dims[i] < 0 ? std::string("None") : std::to_string(dims[i]));
+  return s + (dims.size() == 1 ? ",)" : ")");
+}
+
+// Keras' standardize_input_data: each array's rank, and its dims after the batch axis, against
+// the shape it feeds (an unknown rank or dim takes anything), failing as Keras does, before any
+// step runs, with the layer's name.
+static void check_shapes(const Buffers& arrays, const std::vector<Shape>& shapes,
+                         const std::vector<std::string>& names, const char* who, const char* kind) {
+  for (size_t i = 0; i < arrays.size() && i < shapes.size(); ++i) {
+    const Shape& want = shapes[i];
+    if (!arrays[i] || !want.rank_known) continue;
+    const Dims& got = arrays[i]->dims;
+    std::string name = i < names.size() ? "'" + names[i] + "'" : kind + std::to_string(i);
+    check(got.size() == want.dims.size(), Status::shape, who, ": error when checking ", kind,
+          ": expected ", name, " to have ", want.dims.size(), " dimensions ", tuple_of(want.dims),
+          ", but got an array of shape ", tuple_of(got));
+    for (size_t d = 1; d < got.size(); ++d)
+      check(want.dims[d] < 0 || want.dims[d] == got[d], Status::shape, who,
+            ": error when checking ", kind, ": expected ", name, " to have shape ",
+            tuple_of(want.dims), " but got an array of shape ", tuple_of(got));
+  }
+}
+
+static std::vector<Shape> shapes_of(const Tensors& tensors) {
+  std::vector<Shape> out;
+  for (const auto& t : tensors) out.push_back(t->shape());
+  return out;
+}
+
+static void check_inputs(const Model& m, const Buffers& x, const char* who) {
   check(x.size() == m.inputs().size(), Status::invalid_argument, who, ": ", x.size(),
         " input arrays for a model of ", m.inputs().size(), " inputs");
-  check(y.size() == m.outputs().size(), Status::invalid_argument, who, ": ", y.size(),
-        " target arrays for a model of ", m.outputs().size(), " outputs");
+  check_shapes(x, shapes_of(m.inputs()), m.input_names(), who, "input");
+}
+
+Buffers Training::checked_targets(const Buffers& x, const Buffers& y, const char* who) const {
+  check_inputs(model_, x, who);
+  check(y.size() == model_.outputs().size(), Status::invalid_argument, who, ": ", y.size(),
+        " target arrays for a model of ", model_.outputs().size(), " outputs");
+  Buffers out = target_arrays(y);
+  check_shapes(out, target_shapes_, model_.output_names(), who, "target");
+  return out;
 }
 
 std::vector<double> Training::on_batch(Function& f, const Buffers& x, const Buffers& y0,
                                        bool training, const char* who) {
-  check_arrays(model_, x, y0, who);
-  Buffers y = target_arrays(y0);
+  Buffers y = checked_targets(x, y0, who);
   int64_t n = samples_of({&x, &y}, who);
   Buffers w;
   for (size_t i = 0; i < y.size(); ++i) w.push_back(sample_weights_of(nullptr, n, {}));
@@ -315,9 +371,8 @@ Buffers Training::given_weights(const Buffers& w, int64_t n, const char* who) co
 
 std::vector<double> Training::evaluate(const Buffers& x, const Buffers& y0, int64_t batch_size,
                                        int verbose, const Buffers& sample_weight) {
-  check_arrays(model_, x, y0, "evaluate");
+  Buffers y = checked_targets(x, y0, "evaluate");
   check(batch_size > 0, Status::invalid_argument, "evaluate: batch_size must be positive");
-  Buffers y = target_arrays(y0);
   int64_t n = samples_of({&x, &y}, "evaluate");
   Buffers sw = given_weights(sample_weight, n, "evaluate");
   Averages avg;
@@ -338,17 +393,16 @@ std::vector<double> Training::evaluate(const Buffers& x, const Buffers& y0, int6
 
 Json Training::fit(const Buffers& x0, const Buffers& y0, const FitOptions& o,
                    const FitCallback& callback) {
-  check_arrays(model_, x0, y0, "fit");
+  Buffers y0t = checked_targets(x0, y0, "fit");
   check(o.batch_size > 0, Status::invalid_argument, "fit: batch_size must be positive");
   check(o.epochs >= 0 && o.initial_epoch >= 0, Status::invalid_argument,
         "fit: epochs and initial_epoch must be >= 0");
   check(o.validation_split >= 0 && o.validation_split < 1, Status::invalid_argument,
         "fit: validation_split must be in [0, 1)");
-  Buffers y0t = target_arrays(y0);
   int64_t total = samples_of({&x0, &y0t}, "fit");
   Buffers sw0 = given_weights(o.sample_weight, total, "fit");
   bool given_validation = !o.validation_x.empty() || !o.validation_y.empty();
-  if (given_validation) check_arrays(model_, o.validation_x, o.validation_y, "fit: validation");
+  if (given_validation) checked_targets(o.validation_x, o.validation_y, "fit: validation");
   // Keras takes the validation rows off the end, before any shuffling.
   int64_t split = o.validation_split > 0 && !given_validation
                       ? int64_t(double(total) * (1.0 - o.validation_split))
@@ -420,8 +474,7 @@ Json Training::fit(const Buffers& x0, const Buffers& y0, const FitOptions& o,
 }
 
 Buffers predict_on_batch(Model& model, const Buffers& x) {
-  check(x.size() == model.inputs().size(), Status::invalid_argument, "predict: ", x.size(),
-        " input arrays for a model of ", model.inputs().size(), " inputs");
+  check_inputs(model, x, "predict");
   Buffers ins = x;
   if (model.phase()) ins.push_back(scalar_bool(false));
   return model.predict_function().call(ins);
@@ -429,8 +482,7 @@ Buffers predict_on_batch(Model& model, const Buffers& x) {
 
 Buffers predict(Model& model, const Buffers& x, int64_t batch_size, int verbose) {
   check(batch_size > 0, Status::invalid_argument, "predict: batch_size must be positive");
-  check(x.size() == model.inputs().size(), Status::invalid_argument, "predict: ", x.size(),
-        " input arrays for a model of ", model.inputs().size(), " inputs");
+  check_inputs(model, x, "predict");
   int64_t n = samples_of({&x}, "predict");
   Buffers out;
   Progress bar(n, verbose == 1 ? 1 : 0);

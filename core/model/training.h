@@ -75,10 +75,14 @@ class Training {
                                const char* who);
   Buffers given_weights(const Buffers& w, int64_t n, const char* who) const;
   Buffers target_arrays(const Buffers& y) const;
+  // The target arrays as the steps take them (1-D ones as columns), after x and y are checked
+  // against the model's inputs and outputs (counts, ranks, dims), naming `who`.
+  Buffers checked_targets(const Buffers& x, const Buffers& y, const char* who) const;
 
   Model& model_;
   std::unique_ptr<Optimizer> optimizer_;
   std::vector<std::string> losses_, metrics_, names_;
+  std::vector<Shape> target_shapes_;  // what each output's target must fit
   std::vector<double> loss_weights_;
   Tensors targets_, sample_weights_, updates_;
   NodePtr total_;

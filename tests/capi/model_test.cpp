@@ -445,4 +445,53 @@ TEST(Model, OptionsOutsideTheirSetAreRefused) {
   EXPECT_NE(std::string(history).find("\"loss\""), std::string::npos);
 }
 
+// Arrays that do not fit the model fail before a step runs, as Keras' standardize_input_data
+// does: naming the input or output and both shapes, not an internal op.
+TEST(Model, ArraysOfTheWrongShapeNameTheLayer) {
+  kb_model* raw = nullptr;
+  ok(kb_model_from_json(kDense, &raw), "from_json");
+  Model m(raw);
+  const char* losses[1] = {"mse"};
+  ok(kb_model_compile(m.m, "sgd", losses, 1, nullptr, 0, nullptr), "compile");
+  auto x = kbt::constant_f32(std::vector<float>(12, 1), {4, 3});
+  auto x4 = kbt::constant_f32(std::vector<float>(16, 1), {4, 4});
+  auto y3 = kbt::constant_f32(std::vector<float>(12, 1), {4, 3});
+  auto y = kbt::constant_f32(std::vector<float>(8, 1), {4, 2});
+  auto y3d = kbt::constant_f32(std::vector<float>(8, 1), {4, 2, 1});
+  kb_tensor* xs[1] = {x.get()};
+  kb_tensor* ys[1] = {y3.get()};
+  const char* history = nullptr;
+  expect_fails(kb_model_fit(m.m, xs, 1, ys, 1, 2, 1, 0, nullptr, nullptr, nullptr, &history),
+               KB_ERROR_SHAPE,
+               "fit: error when checking target: expected 'd' to have shape (None, 2) but got an "
+               "array of shape (4, 3)");
+  ys[0] = y3d.get();
+  kb_tensor* scores = nullptr;
+  expect_fails(kb_model_evaluate(m.m, xs, 1, ys, 1, 2, 0, &scores), KB_ERROR_SHAPE,
+               "evaluate: error when checking target: expected 'd' to have 2 dimensions (None, 2), "
+               "but got an array of shape (4, 2, 1)");
+  ys[0] = y.get();
+  xs[0] = x4.get();
+  expect_fails(kb_model_train_on_batch(m.m, xs, 1, ys, 1, &scores), KB_ERROR_SHAPE,
+               "train_on_batch: error when checking input: expected ");
+  expect_fails(kb_model_train_on_batch(m.m, xs, 1, ys, 1, &scores), KB_ERROR_SHAPE,
+               "to have shape (None, 3) but got an array of shape (4, 4)");
+  kb_tensor_list* preds = nullptr;
+  expect_fails(kb_model_predict(m.m, xs, 1, 2, 0, &preds), KB_ERROR_SHAPE,
+               "predict: error when checking input");
+  xs[0] = x.get();
+  ok(kb_model_fit(m.m, xs, 1, ys, 1, 2, 1, 0, nullptr, nullptr, nullptr, &history), "fit");
+
+  // sparse_categorical_crossentropy takes one class index per sample, not the output's width.
+  losses[0] = "sparse_categorical_crossentropy";
+  ok(kb_model_compile(m.m, "sgd", losses, 1, nullptr, 0, nullptr), "compile");
+  auto classes = kbt::constant_f32({0, 1, 1, 0}, {4, 1});
+  ys[0] = classes.get();
+  ok(kb_model_train_on_batch(m.m, xs, 1, ys, 1, &scores), "sparse targets");
+  kb_tensor_release(scores);
+  ys[0] = y.get();
+  expect_fails(kb_model_train_on_batch(m.m, xs, 1, ys, 1, &scores), KB_ERROR_SHAPE,
+               "expected 'd' to have shape (None, 1) but got an array of shape (4, 2)");
+}
+
 }  // namespace
