@@ -796,7 +796,8 @@ typedef int32_t (*kb_model_callback)(void* user_data, int64_t epoch, int64_t bat
    JSON): {"shuffle": true, "seed": 0, "validation_split": 0.0, "initial_epoch": 0,
    "class_weight": {"0": 1.0, ...}} (api/kbackend.toml's [options.fit]; any other key, or a value
    of another type, fails with KB_ERROR_INVALID_ARGUMENT naming it). verbose 1: Keras' progress
-   bar on stderr, 2: a line per epoch. history_json: the per-epoch values ({"loss": [...], "acc": [...], "val_loss": ...}). */
+   bar on stderr, 2: a line per epoch. history_json: the per-epoch values ({"loss": [...],
+   "acc": [...], "val_loss": ...}). */
 KB_API kb_status kb_model_fit(kb_model* model, kb_tensor* const* x, size_t num_x,
                               kb_tensor* const* y, size_t num_y, int64_t batch_size, int64_t epochs,
                               int32_t verbose, const char* options_json, kb_model_callback callback,
