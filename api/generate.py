@@ -16,7 +16,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from apigen import (core, cpp, cpp_options, doxygen, go, go_options,  # noqa: E402
+from apigen import (core, cpp, cpp_options, doxygen, errors, go, go_options,  # noqa: E402
                     jvm_options, model, python, python_ctypes, rust, rust_options, swig)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -29,7 +29,7 @@ GO_GENERATED = f"{GO_PACKAGE}/backend.go"
 def _go_handwritten():
     sources = []
     for path in sorted(glob.glob(os.path.join(ROOT, GO_PACKAGE, "*.go"))):
-        if not path.endswith(("_test.go", "/backend.go", "/options.go")):
+        if not path.endswith(("_test.go", "/backend.go", "/options.go", "/errors.go")):
             with open(path, encoding="utf-8") as f:
                 sources.append(f.read())
     return go.handwritten_names(sources)
@@ -47,6 +47,10 @@ def outputs(api):
     return {
         **jvm_options.java_files(api),
         jvm_options.CSHARP_GENERATED: jvm_options.csharp_file(api),
+        errors.JAVA_GENERATED: errors.java_file(api),
+        errors.CSHARP_GENERATED: errors.csharp_file(api),
+        errors.GO_GENERATED: errors.go_file(api),
+        errors.RUST_GENERATED: errors.rust_module(api),
         core.GENERATED: core.option_sets_header(api),
         cpp.GENERATED: cpp.functions_header(api, *_cpp_handwritten()),
         GO_GENERATED: go.backend_file(api, _go_handwritten()),

@@ -419,7 +419,7 @@ KB_API kb_status kb_model_register_layer(const char* class_name, kb_layer_functi
         if (out[i]) result.push_back(out[i]->node);
       for (size_t i = 0; i < kCapacity; ++i) kb_tensor_release(out[i]);
       if (status != KB_OK) {
-        bool known = status > KB_OK && status <= KB_ERROR_DISTRIBUTED;
+        bool known = status > KB_OK && status <= KB_ERROR_IO;
         fail(known ? static_cast<Status>(status) : Status::invalid_argument, layer.where(), ": ",
              kb_last_error_message());
       }

@@ -49,6 +49,8 @@ typedef enum kb_status {
   KB_ERROR_INTERNAL = 7,         /**< a bug of the library */
   KB_ERROR_UNAVAILABLE = 8,      /**< a part the call needs is missing: the MPI plugin or library */
   KB_ERROR_DISTRIBUTED = 9, /**< a collective did not complete (deadline, ranks differ, failure) */
+  KB_ERROR_NOT_FOUND = 10,  /**< a file the call reads does not exist */
+  KB_ERROR_IO = 11, /**< a file cannot be read or written (permissions, a full disk, no folder) */
   KB_STATUS_FORCE_INT32_MIN = -2147483647 - 1, /**< keeps the type int32-wide */
   KB_STATUS_FORCE_INT32_MAX = 2147483647
 } kb_status;
@@ -768,14 +770,16 @@ KB_API kb_status kb_dist_all_reduce(const void* values, void* result, size_t cou
    (kb_tensor_from_data), one row per sample. */
 typedef struct kb_model kb_model; /**< a Keras model */
 /* A model from a Keras HDF5 file; compile != 0 also compiles it from the file's
-   training_config (when it has one) and restores the optimizer's state. A file that is not a
-   Keras model, damaged or with weights that do not fit fails with a message naming the file,
+   training_config (when it has one) and restores the optimizer's state. A file that does not
+   exist fails with KB_ERROR_NOT_FOUND, one that cannot be read with KB_ERROR_IO; one that is
+   not a Keras model, damaged or with weights that do not fit, with a message naming the file,
    the layer and the problem. */
 KB_API kb_status kb_model_load(const char* path, int32_t compile, kb_model** out);
 /* A model from Keras' JSON (model.to_json()); its weights are initialized as Keras does. */
 KB_API kb_status kb_model_from_json(const char* json, kb_model** out);
 KB_API kb_status kb_model_to_json(kb_model* model, const char** out);
-/* Keras' model.save (include_optimizer != 0: training_config and the optimizer's state). */
+/* Keras' model.save (include_optimizer != 0: training_config and the optimizer's state); a file
+   that cannot be created fails with KB_ERROR_IO. */
 KB_API kb_status kb_model_save(kb_model* model, const char* path, int32_t include_optimizer);
 KB_API kb_status kb_model_save_weights(kb_model* model, const char* path);
 /* by_name == 0: by topology (the layers with weights, in order), else by layer name. */

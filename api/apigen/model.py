@@ -141,10 +141,21 @@ class Api:
     gaps: dict = field(default_factory=dict)     # language -> [keras names not wrapped yet]
     flags: set = field(default_factory=set)
     options: dict = field(default_factory=dict)  # option set name -> OptionSet
+    # kb_status item (KB_ERROR_NOT_FOUND) -> {language: its error} ([errors])
+    errors: dict = field(default_factory=dict)
 
     def option_enums(self):
         """The header's enums that arguments and results take (kb_status is the errors')."""
         return [e for e in self.header.enums if e.name != "kb_status"]
+
+    def status_items(self):
+        """[(C item, value)] of kb_status's failures (its int32-width sentinels left out)."""
+        status = next(e for e in self.header.enums if e.name == "kb_status")
+        return [(n, v) for n, v in status.items if n.startswith("KB_ERROR_")]
+
+    def error_of(self, item, language):
+        """What `language` raises for a kb_status item, or None for its own kbackend error."""
+        return self.errors.get(item, {}).get(language)
 
     def option_takers(self, option_set, quote=""):
         """The C functions taking an option set, as a doc says it: "kb_model_compile takes",
@@ -310,6 +321,25 @@ def _option_sets(desc):
     return sets
 
 
+_ERROR_LANGUAGES = {"python", "java", "csharp", "go", "rust"}
+
+
+def _errors(desc, hdr):
+    """[errors] keyed by the kb_status item each row names, the rows checked."""
+    status = next(e for e in hdr.enums if e.name == "kb_status")
+    items = {n for n, _ in status.items}
+    out = {}
+    for key, row in desc.get("errors", {}).items():
+        item = "KB_ERROR_" + key.upper()
+        if item not in items:
+            raise ValueError(f"kbackend.toml [errors] {key}: kb_status has no {item}")
+        unknown = set(row) - _ERROR_LANGUAGES
+        if unknown:
+            raise ValueError(f"kbackend.toml [errors] {key}: unknown languages {sorted(unknown)}")
+        out[item] = dict(row)
+    return out
+
+
 def _keras_functions(path):
     with open(path, encoding="utf-8") as f:
         return {line.strip() for line in f if line.strip() and not line.startswith("#")}
@@ -378,7 +408,8 @@ def load(header_path, description_path, keras_functions_path):
               if "options_json" in {a.c_name for a in f.args} and f.c_name not in taking]
     if untold:
         raise ValueError(f"kbackend.toml: say which option set these take: {untold}")
-    return Api(hdr, functions, exclude=exclude, flags=flags, gaps=gaps, options=option_sets)
+    return Api(hdr, functions, exclude=exclude, flags=flags, gaps=gaps, options=option_sets,
+               errors=_errors(desc, hdr))
 
 
 def load_repository(root):

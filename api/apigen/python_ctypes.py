@@ -3,6 +3,8 @@ parts of the package that call C without SWIG (kbackend.models) and for the NumP
 tests' toolkit (tests/reference/kb.py). The module imports nothing of the package, so a test
 can load it by its path alone."""
 
+from . import errors
+
 GENERATED = "bindings/python/kbackend/_native.py"
 
 _SCALARS = {"int8_t": "c_int8", "int16_t": "c_int16", "int32_t": "c_int32", "int64_t": "c_int64",
@@ -74,4 +76,5 @@ def module(api):
                "        f = getattr(lib, name)\n"
                "        f.restype, f.argtypes = restype, argtypes\n"
                "    return lib\n")
+    out.append(errors.python_table(api))
     return "".join(out)

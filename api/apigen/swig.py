@@ -6,6 +6,7 @@
                      0 on failure, when the %exception policy raises), wrapped under the C name
                      less kb_ (kb_mean -> mean); with Keras' defaults, one overload per trailing
                      argument that has one (mean(x), mean(x, axes), mean(x, axes, keepdims))
+  kbackend_errors.i  the Python exception of each kb_status (apigen/errors.py)
   kbackend_docs.i    every function's doc comment (its line of api/kbackend.toml and Keras'
                      signature with the C name) as javadoc and C# XML documentation
 
@@ -14,7 +15,7 @@ kbackend.i (HANDWRITTEN), and custom layers (a C function building a layer) are 
 """
 import html
 
-from . import model
+from . import errors, model
 
 HANDWRITTEN = {
     "kb_rnn", "kb_map_fn", "kb_foldl", "kb_foldr", "kb_set_print_sink", "kb_int_shape",
@@ -240,4 +241,4 @@ def docs(api):
 def interface_files(api):
     """{file name: text} of the generated interface files."""
     return {"kbackend_arrays.i": arrays(api), "kbackend_calls.i": calls(api),
-            "kbackend_docs.i": docs(api)}
+            "kbackend_docs.i": docs(api), "kbackend_errors.i": errors.python_swig(api)}

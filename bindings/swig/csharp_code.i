@@ -18,6 +18,8 @@
   }
 
   internal static global::System.Runtime.InteropServices.HandleRef getCPtr(CSTYPE obj) {
+    if (obj != null && obj.swigCPtr.Handle == global::System.IntPtr.Zero)
+      throw new global::System.ObjectDisposedException(typeof(CSTYPE).Name);
     return (obj == null) ? new global::System.Runtime.InteropServices.HandleRef(null, global::System.IntPtr.Zero) : obj.swigCPtr;
   }
 

@@ -50,8 +50,11 @@
     }
   }
 
+  /* A closed object passed to a call is the caller's mistake, as in java.io: not a NULL for C. */
   protected static long getCPtr(JTYPE obj) {
-    return (obj == null) ? 0 : obj.swigCPtr;
+    if (obj == null) return 0;
+    if (obj.swigCPtr == 0) throw new IllegalStateException(JTYPE.class.getSimpleName() + " is closed");
+    return obj.swigCPtr;
   }
 
   /** How many native references of this type Java objects hold now (for leak checks). */

@@ -200,6 +200,7 @@ struct kb_model {};
 #ifdef SWIGPYTHON
 %feature("kwargs");
 %feature("autodoc", "2");
+%include "kbackend_errors.i" /* kb_py_error_type (generated) */
 
 %{
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
@@ -208,24 +209,11 @@ struct kb_model {};
 static PyObject* kb_py_error_class = NULL; /* kbackend.KBackendError */
 static PyObject* kb_py_print_sink_object = NULL;
 
-/* Raises the Python error for a status and a message; every exception carries .status. */
+/* Raises the Python error for a status (kb_py_error_type: api/kbackend.toml's [errors]) and a
+ * message; every exception carries .status. */
 static void kb_py_raise(kb_status code, const char* message) {
-  PyObject* type;
-  switch (code) {
-    case KB_ERROR_INVALID_ARGUMENT:
-    case KB_ERROR_SHAPE:
-    case KB_ERROR_DTYPE:
-      type = PyExc_ValueError;
-      break;
-    case KB_ERROR_NOT_IMPLEMENTED:
-      type = PyExc_NotImplementedError;
-      break;
-    case KB_ERROR_OUT_OF_MEMORY:
-      type = PyExc_MemoryError;
-      break;
-    default:
-      type = kb_py_error_class ? kb_py_error_class : PyExc_RuntimeError;
-  }
+  PyObject* type = kb_py_error_type(code);
+  if (!type) type = kb_py_error_class ? kb_py_error_class : PyExc_RuntimeError;
   PyObject* exc = PyObject_CallFunction(type, "s", message ? message : "");
   if (!exc) return;
   PyObject* status = PyLong_FromLong((long)code);
@@ -1184,14 +1172,16 @@ static void kbj_raise_last_error(JNIEnv* env) {
     env->Throw(t);
     return;
   }
-  jclass cls = env->FindClass("org/kbackend/KBackendException");
+  /* org.kbackend.Errors.of: the exception of the status (api/kbackend.toml's [errors]) */
+  jclass cls = env->FindClass("org/kbackend/Errors");
   if (!cls) return;
-  jmethodID ctor = env->GetMethodID(cls, "<init>", "(ILjava/lang/String;)V");
+  jmethodID of =
+      env->GetStaticMethodID(cls, "of", "(ILjava/lang/String;)Ljava/lang/RuntimeException;");
   const char* message = kb_last_error_message();
   jstring text = env->NewStringUTF(message ? message : "");
-  if (!ctor || !text) return;
-  jobject exc = env->NewObject(cls, ctor, (jint)kb_last_error_code(), text);
-  if (exc) env->Throw((jthrowable)exc);
+  if (!of || !text) return;
+  jobject exc = env->CallStaticObjectMethod(cls, of, (jint)kb_last_error_code(), text);
+  if (exc && !env->ExceptionCheck()) env->Throw((jthrowable)exc);
 }
 
 /* Primitive arrays and NIO buffers: element sizes by class. */
@@ -2089,7 +2079,7 @@ KB_CSHARP_BRANCH(alt_fn, alt_data)
   static extern void KbRegisterExceptionCallback(KbExceptionDelegate cb);
 
   static void RaiseKbException(int code, string message) {
-    SWIGPendingException.Set(KBackend.Native.TakePending() ?? new KBackend.KBackendException(code, message));
+    SWIGPendingException.Set(KBackend.Native.TakePending() ?? KBackend.Errors.Of(code, message));
   }
 
 #pragma warning disable 414

@@ -336,8 +336,10 @@ Hdf5Group Hdf5File::open_read(const std::string& path) {
 Hdf5Group Hdf5File::create(const std::string& path) {
   quiet();
   Hdf5Group g;
-  g.file_ = std::make_shared<Hdf5Handle>(checked(
-      H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), path, "cannot be created"));
+  hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  check(file >= 0, Status::io, path,
+        ": cannot be created (its folder is missing, or it is not writable)");
+  g.file_ = std::make_shared<Hdf5Handle>(file);
   g.group_ = std::make_shared<Hdf5Handle>(
       checked(H5Gopen2(g.file_->id(), "/", H5P_DEFAULT), path, "has no root group"));
   g.where_ = path;

@@ -1,6 +1,8 @@
 #include "core/model/model_file.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <map>
 
 #include "core/api/api.h"
@@ -16,9 +18,14 @@ namespace {
 const char* kKerasVersion = "2.2.4";
 const char* kBackend = "tensorflow";  // TensorFlow's conventions (kernel layouts), as Keras reads
 
+// A missing file is not_found (each language's file-not-found error), any other failure io.
 void check_readable(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
-  check(f != nullptr, Status::invalid_argument, path, ": no such file or it cannot be read");
+  if (f == nullptr) {
+    int e = errno;
+    check(e != ENOENT && e != ENOTDIR, Status::not_found, path, ": no such file");
+    fail(Status::io, path, ": cannot be read (", std::strerror(e), ")");
+  }
   std::fclose(f);
 }
 

@@ -19,6 +19,8 @@ enum class Status : int32_t {
   internal = 7,
   unavailable = 8,  // a part the call needs is not there (the MPI plugin, its library)
   distributed = 9,  // a collective did not complete: a deadline, ranks that differ, a failure
+  not_found = 10,   // a file the call reads does not exist
+  io = 11,          // a file cannot be read or written
 };
 
 class Error : public std::runtime_error {

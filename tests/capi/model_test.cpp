@@ -128,8 +128,8 @@ TEST(Model, BadArgumentsFailWithMessages) {
   expect_fails(kb_model_load(nullptr, 1, &out), KB_ERROR_INVALID_ARGUMENT, "path is NULL");
   expect_fails(kb_model_load("/nonexistent/m.h5", 1, nullptr), KB_ERROR_INVALID_ARGUMENT,
                "output pointer");
-  expect_fails(kb_model_load("/nonexistent/m.h5", 1, &out), KB_ERROR_INVALID_ARGUMENT,
-               "no such file");
+  expect_fails(kb_model_load("/nonexistent/m.h5", 1, &out), KB_ERROR_NOT_FOUND,
+               "/nonexistent/m.h5: no such file");
   expect_fails(kb_model_from_json("{", &out), KB_ERROR_INVALID_ARGUMENT, "not JSON");
   expect_fails(
       kb_model_from_json(
@@ -225,6 +225,11 @@ TEST(Model, DamagedFilesNeverCrash) {
   ok(kb_model_compile(m.m, "adam", losses, 1, nullptr, 0, nullptr), "compile");
   std::string good = temp_path("good.h5"), bad = temp_path("bad.h5");
   ok(kb_model_save(m.m, good.c_str(), 1), "save");
+  // A file that cannot be written is an I/O failure, one that does not exist not found.
+  expect_fails(kb_model_save(m.m, "/nonexistent/folder/m.h5", 1), KB_ERROR_IO,
+               "/nonexistent/folder/m.h5: cannot be created");
+  expect_fails(kb_model_load_weights(m.m, "/nonexistent/w.h5", 0), KB_ERROR_NOT_FOUND,
+               "no such file");
   std::vector<char> bytes = read_file(good);
   ASSERT_GT(bytes.size(), 1000u);
   auto x = kbt::constant_f32({1, 2, 3}, {1, 3});

@@ -69,7 +69,10 @@ static class Tests {
     Throws<KBackendException>(() => K.slice(x, new long[] { 0 }, new long[] { 1, 1 }));
     x.Dispose();
     True(x.IsDisposed, "disposed");
-    Throws<KBackendException>(() => x.Square());
+    Throws<ObjectDisposedException>(() => x.Square());
+    // A missing file is System.IO's error (api/kbackend.toml's [errors]).
+    var missing = Throws<FileNotFoundException>(() => Model.Load("/nonexistent/m.h5"));
+    True(missing.Message.Contains("/nonexistent/m.h5: no such file"), missing.Message);
   }
 
   // One process without dist_init: rank 0 of 1, collectives the identity (tests/dist runs them

@@ -76,3 +76,14 @@ kb_status kbgo_rnn(uintptr_t h, kb_tensor* inputs, kb_tensor* const* initial_sta
   return kb_rnn(step_trampoline, (void*)h, inputs, initial_states, n_states, go_backwards, mask,
                 constants, n_constants, unroll, NULL, last_output, outputs, new_states);
 }
+
+static int32_t fit_trampoline(void* user_data, int64_t epoch, int64_t batch, const char* logs) {
+  return kbgoFit((uintptr_t)user_data, epoch, batch, (char*)logs);
+}
+
+kb_status kbgo_model_fit(kb_model* model, kb_tensor* const* x, size_t num_x, kb_tensor* const* y,
+                         size_t num_y, int64_t batch_size, int64_t epochs, int32_t verbose,
+                         const char* options_json, uintptr_t h, const char** history_json) {
+  return kb_model_fit(model, x, num_x, y, num_y, batch_size, epochs, verbose, options_json,
+                      h ? fit_trampoline : NULL, (void*)h, history_json);
+}

@@ -15,3 +15,6 @@ kb_status kbgo_rnn(uintptr_t h, kb_tensor* inputs, kb_tensor* const* initial_sta
                    size_t n_states, int32_t go_backwards, kb_tensor* mask,
                    kb_tensor* const* constants, size_t n_constants, int32_t unroll,
                    kb_tensor** last_output, kb_tensor** outputs, kb_tensor_list** new_states);
+kb_status kbgo_model_fit(kb_model* model, kb_tensor* const* x, size_t num_x, kb_tensor* const* y,
+                         size_t num_y, int64_t batch_size, int64_t epochs, int32_t verbose,
+                         const char* options_json, uintptr_t h, const char** history_json);

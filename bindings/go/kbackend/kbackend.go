@@ -25,23 +25,11 @@ import (
 // ABIVersion is the C ABI major version this package was written for.
 const ABIVersion = 1
 
-// Status is a kb_status code.
-type Status int
+// Status and its codes (ErrInvalidArgument, ErrNotFound, ...) are in errors.go, generated from
+// the header.
 
-// The kb_status codes.
-const (
-	OK                   Status = 0
-	ErrInvalidArgument   Status = 1
-	ErrShape             Status = 2
-	ErrDType             Status = 3
-	ErrNotImplemented    Status = 4
-	ErrOutOfMemory       Status = 5
-	ErrDevice            Status = 6
-	ErrInternal          Status = 7
-	ErrUnavailable       Status = 8 // a part the call needs is missing (the MPI plugin or library)
-	ErrDistributed       Status = 9 // a collective did not complete (deadline, ranks differ, failure)
-	statusCallbackFailed        = ErrInvalidArgument
-)
+// statusCallbackFailed is the status a Go callback's error fails its C call with.
+const statusCallbackFailed = ErrInvalidArgument
 
 // Error is a failed kbackend call: the status and the library's message, which names the
 // function and the problem.

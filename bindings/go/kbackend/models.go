@@ -143,16 +143,6 @@ func (m *Model) Fit(x, y []*Tensor, batchSize, epochs int64, verbose int32, opti
 	return C.GoString(history), nil
 }
 
-// FitWith is Fit with its arguments as values (FitOptions, from DefaultFitOptions: Keras'
-// defaults).
-func (m *Model) FitWith(x, y []*Tensor, o FitOptions) (string, error) {
-	options, err := o.OptionsJSON()
-	if err != nil {
-		return "", err
-	}
-	return m.Fit(x, y, o.BatchSize, o.Epochs, int32(o.Verbose), options)
-}
-
 // CompileWith is Compile with its options as values (CompileOptions: loss weights, the
 // optimizer's config).
 func (m *Model) CompileWith(optimizer string, losses, metrics []string, o CompileOptions) error {

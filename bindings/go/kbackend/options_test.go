@@ -1,6 +1,8 @@
 package kbackend
 
 import (
+	"errors"
+	"io/fs"
 	"math"
 	"strings"
 	"testing"
@@ -45,8 +47,43 @@ func TestOptionsAsValuesAndUnknownKeys(t *testing.T) {
 	o := DefaultFitOptions()
 	o.Verbose = 0
 	o.Epochs = 2
-	history, err := m.FitWith([]*Tensor{x}, []*Tensor{y}, o)
-	if err != nil || !strings.Contains(history, `"loss"`) {
-		t.Fatalf("FitWith: %s, %v", history, err)
+	// The callback gets typed logs and may use the model: it saves it at each epoch's end.
+	path := t.TempDir() + "/m.h5"
+	var losses []float64
+	history, err := m.FitWith([]*Tensor{x}, []*Tensor{y}, o, func(epoch, batch int64, logs map[string]float64) bool {
+		if batch == -1 {
+			losses = append(losses, logs["loss"])
+			if err := m.Save(path, true); err != nil {
+				panic(err)
+			}
+		}
+		return false
+	})
+	if err != nil || len(history["loss"]) != 2 || history["loss"][1] != losses[1] {
+		t.Fatalf("FitWith: %v (callback saw %v), %v", history, losses, err)
+	}
+	again, err := LoadModel(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again.Close()
+	// A panic in the callback stops training and comes back as the error.
+	_, err = m.FitWith([]*Tensor{x}, []*Tensor{y}, o, func(epoch, batch int64, logs map[string]float64) bool {
+		panic("stop here")
+	})
+	if err == nil || !strings.Contains(err.Error(), "stop here") {
+		t.Fatalf("the callback's panic: %v", err)
+	}
+}
+
+// A missing file is fs.ErrNotExist to errors.Is (api/kbackend.toml's [errors]), with its status.
+func TestMissingFileIsErrNotExist(t *testing.T) {
+	_, err := LoadModel("/nonexistent/m.h5", true)
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("not fs.ErrNotExist: %v", err)
+	}
+	wantStatus(t, err, ErrNotFound, "/nonexistent/m.h5: no such file")
+	if errors.Is(err, fs.ErrPermission) {
+		t.Fatal("a missing file is not a permission error")
 	}
 }

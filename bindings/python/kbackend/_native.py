@@ -380,3 +380,15 @@ def bind(lib):
         f = getattr(lib, name)
         f.restype, f.argtypes = restype, argtypes
     return lib
+
+# The built-in exception each kb_status raises (api/kbackend.toml [errors]); others raise
+# kbackend.KBackendError.
+ERRORS = {
+    1: ValueError,  # KB_ERROR_INVALID_ARGUMENT
+    2: ValueError,  # KB_ERROR_SHAPE
+    3: ValueError,  # KB_ERROR_DTYPE
+    4: NotImplementedError,  # KB_ERROR_NOT_IMPLEMENTED
+    5: MemoryError,  # KB_ERROR_OUT_OF_MEMORY
+    10: FileNotFoundError,  # KB_ERROR_NOT_FOUND
+    11: OSError,  # KB_ERROR_IO
+}

@@ -52,7 +52,6 @@ def _options_json(option_set, **values):
     return json.dumps(out).encode()
 
 
-_ERRORS = {1: ValueError, 2: ValueError, 3: ValueError, 4: NotImplementedError, 5: MemoryError}
 _NUMPY = {1: np.float32, 2: np.float64, 3: np.int8, 4: np.int16, 5: np.int32, 6: np.int64,
           7: np.uint8, 8: np.bool_, 0: np.float16}
 _CODES = {np.dtype(v): k for k, v in _NUMPY.items()}
@@ -62,7 +61,7 @@ def _call(name, *args):
     status = getattr(_lib, "kb_" + name)(*args)
     if status != 0:
         message = (_lib.kb_last_error_message() or b"").decode("utf-8", "replace")
-        error = _ERRORS.get(status, KBackendError)(message)
+        error = _native.ERRORS.get(status, KBackendError)(message)
         error.status = status
         raise error
 

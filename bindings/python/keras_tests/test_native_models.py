@@ -172,7 +172,7 @@ def test_bad_files_fail_with_messages(tmp_path):
     k = _sequential(dropout=False)
     k.compile("sgd", "categorical_crossentropy")
     k.save(good)
-    _expect(ValueError, "no such file", lambda: models.load_model(str(tmp_path / "none.h5")))
+    _expect(FileNotFoundError, "no such file", lambda: models.load_model(str(tmp_path / "none.h5")))
     text = tmp_path / "text.h5"
     text.write_text("not hdf5")
     _expect(ValueError, "not an HDF5 file", lambda: models.load_model(str(text)))

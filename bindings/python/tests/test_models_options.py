@@ -1,6 +1,6 @@
 """compile's and fit's options (the option sets of api/kbackend.toml, generated into
 kbackend._signatures.OPTIONS): keyword arguments of their types become the keys the library
-takes, and the library refuses any other key, naming it."""
+takes, and the library refuses any other key, naming it. File errors as Python's OSErrors."""
 import json
 
 import numpy as np
@@ -48,3 +48,15 @@ def test_an_unknown_key_is_refused_with_its_name():
         models._call("model_fit", m._h, x.handles, x.count, x.handles, x.count, 2, 1, 0,
                      b'{"shuffle": "yes"}', models._CALLBACK(), None,
                      models.ctypes.byref(history))
+
+
+def test_file_errors_are_oserrors(tmp_path):
+    """A missing file is FileNotFoundError, a file that cannot be written OSError (the statuses
+    of api/kbackend.toml's [errors]), each with its status."""
+    with pytest.raises(FileNotFoundError, match="no such file") as missing:
+        models.load_model(str(tmp_path / "none.h5"))
+    assert missing.value.status == 10
+    m = models.model_from_json(DENSE)
+    with pytest.raises(OSError, match="cannot be created") as unwritable:
+        m.save(str(tmp_path / "no" / "folder" / "m.h5"))
+    assert unwritable.value.status == 11 and not isinstance(unwritable.value, FileNotFoundError)

@@ -33,6 +33,8 @@ pub mod backend;
 pub mod models;
 #[rustfmt::skip]
 pub mod options;
+#[rustfmt::skip]
+mod errors;
 
 // ---- errors -------------------------------------------------------------------------------
 
@@ -57,6 +59,11 @@ pub enum Status {
     Unavailable,
     /// A collective did not complete (its deadline, processes that differ, a failure).
     Distributed,
+    /// A file the call reads does not exist (`KB_ERROR_NOT_FOUND`; `std::io::ErrorKind::NotFound`
+    /// through `std::io::Error::from`).
+    NotFound,
+    /// A file cannot be read or written (`KB_ERROR_IO`).
+    Io,
     /// A code this crate does not know (a newer library).
     Other(i32),
 }
@@ -73,6 +80,8 @@ impl Status {
             sys::KB_ERROR_INTERNAL => Status::Internal,
             sys::KB_ERROR_UNAVAILABLE => Status::Unavailable,
             sys::KB_ERROR_DISTRIBUTED => Status::Distributed,
+            sys::KB_ERROR_NOT_FOUND => Status::NotFound,
+            sys::KB_ERROR_IO => Status::Io,
             other => Status::Other(other),
         }
     }
@@ -89,6 +98,8 @@ impl Status {
             Status::Internal => sys::KB_ERROR_INTERNAL,
             Status::Unavailable => sys::KB_ERROR_UNAVAILABLE,
             Status::Distributed => sys::KB_ERROR_DISTRIBUTED,
+            Status::NotFound => sys::KB_ERROR_NOT_FOUND,
+            Status::Io => sys::KB_ERROR_IO,
             Status::Other(c) => c,
         }
     }
@@ -117,6 +128,15 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// A failure as an I/O error: a missing file is `ErrorKind::NotFound`, as `std::fs` gives it
+/// (the kinds come from api/kbackend.toml's [errors]); other failures are `ErrorKind::Other`.
+impl From<Error> for std::io::Error {
+    fn from(e: Error) -> std::io::Error {
+        let kind = errors::io_kind(e.status).unwrap_or(std::io::ErrorKind::Other);
+        std::io::Error::new(kind, e)
+    }
+}
 
 /// The result of a fallible call: the value or the library's [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;

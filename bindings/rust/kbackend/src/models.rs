@@ -62,12 +62,14 @@ fn values(t: Tensor) -> Result<Vec<f64>> {
     t.to_vec::<f64>()
 }
 
-/// A fit callback: `(epoch, batch, logs_json)` after each batch and (batch -1) each epoch;
-/// returning true stops training.
-pub type EpochCallback<'a> = dyn FnMut(i64, i64, &str) -> bool + 'a;
+/// A fit callback: `(model, epoch, batch, logs_json)` after each batch and (batch -1) each
+/// epoch; returning true stops training. It gets the model being trained, to save it or read
+/// its weights (Keras' ModelCheckpoint).
+pub type EpochCallback<'a> = dyn FnMut(&Model, i64, i64, &str) -> bool + 'a;
 
 struct FitCallback<'a, 'b> {
     f: &'a mut EpochCallback<'b>,
+    model: &'a Model,
     error: Option<Error>,
 }
 
@@ -79,7 +81,7 @@ unsafe extern "C" fn fit_trampoline(
 ) -> i32 {
     let cb = &mut *(user as *mut FitCallback);
     let logs = owned(logs);
-    match catch_unwind(AssertUnwindSafe(|| (cb.f)(epoch, batch, &logs))) {
+    match catch_unwind(AssertUnwindSafe(|| (cb.f)(cb.model, epoch, batch, &logs))) {
         Ok(stop) => stop as i32,
         Err(_) => {
             cb.error = Some(Error::new(Status::Internal, "fit: the callback panicked"));
@@ -193,8 +195,9 @@ impl Model {
         self.fit_with(x, y, options, None)
     }
 
-    /// fit with `callback(epoch, batch, logs_json)`, run after each batch and (batch -1) each
-    /// epoch; returning true stops training.
+    /// fit with `callback(model, epoch, batch, logs_json)`, run after each batch and (batch -1)
+    /// each epoch; returning true stops training. The callback may use the model (`&Model`:
+    /// `save`, `layer_weights`) while fit waits for it.
     pub fn fit_with(
         &mut self,
         x: &[&Tensor],
@@ -205,14 +208,16 @@ impl Model {
         let (xs, ys) = (handles(x), handles(y));
         let opts = cstring(&options.options_json()?)?;
         let mut history = ptr::null();
-        let mut cb = callback.map(|f| FitCallback { f, error: None });
+        // fit only reads the model while C trains it, so the callback may share it.
+        let model: &Model = self;
+        let mut cb = callback.map(|f| FitCallback { f, model, error: None });
         let (tramp, user): (sys::kb_model_callback, *mut c_void) = match cb.as_mut() {
             Some(c) => (Some(fit_trampoline), (c as *mut FitCallback).cast()),
             None => (None, ptr::null_mut()),
         };
         let status = unsafe {
             sys::kb_model_fit(
-                self.ptr.as_ptr(),
+                model.ptr.as_ptr(),
                 array_ptr(&xs),
                 xs.len(),
                 array_ptr(&ys),

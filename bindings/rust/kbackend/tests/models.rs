@@ -18,8 +18,14 @@ fn dense_predicts_trains_saves_and_loads() -> kbackend::Result<()> {
     let loss = m.train_on_batch(&[&x], &[&y])?;
     assert!((loss[0] - 0.3125).abs() < 1e-6);
     let mut epochs = 0;
-    let mut count = |_e: i64, batch: i64, _logs: &str| {
-        epochs += (batch == -1) as i32;
+    let ckpt = std::env::temp_dir().join(format!("kb_rust_ckpt_{}.h5", std::process::id()));
+    let ckpt = ckpt.to_str().unwrap().to_string();
+    // The callback may use the model: it saves it at each epoch's end (Keras' ModelCheckpoint).
+    let mut count = |model: &Model, _e: i64, batch: i64, _logs: &str| {
+        if batch == -1 {
+            epochs += 1;
+            model.save(&ckpt, true).unwrap();
+        }
         false
     };
     let history = m.fit_with(
@@ -29,6 +35,8 @@ fn dense_predicts_trains_saves_and_loads() -> kbackend::Result<()> {
         Some(&mut count),
     )?;
     assert_eq!(epochs, 3);
+    assert_eq!(Model::load(&ckpt, true)?.layer_class(0)?, "Dense");
+    std::fs::remove_file(&ckpt).ok();
     assert!(history.contains("\"loss\""));
     let path = std::env::temp_dir().join(format!("kb_rust_model_{}.h5", std::process::id()));
     let path = path.to_str().unwrap();
@@ -47,8 +55,10 @@ fn dense_predicts_trains_saves_and_loads() -> kbackend::Result<()> {
 #[test]
 fn errors_carry_status_and_message() {
     let e = Model::load("/nonexistent.h5", true).err().unwrap();
-    assert_eq!(e.status, Status::InvalidArgument);
-    assert!(e.message.contains("no such file"));
+    assert_eq!(e.status, Status::NotFound);
+    assert!(e.message.contains("/nonexistent.h5: no such file"));
+    // As std::fs reports it (api/kbackend.toml's [errors]).
+    assert_eq!(std::io::Error::from(e).kind(), std::io::ErrorKind::NotFound);
     let e = Model::from_json(r#"{"class_name": "Sequential", "config": {"layers": [{"class_name": "Lambda", "config": {"name": "f"}}]}}"#).err().unwrap();
     assert_eq!(e.status, Status::NotImplemented);
     let mut m = Model::from_json(DENSE).unwrap();

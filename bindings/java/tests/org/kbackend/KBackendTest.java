@@ -52,7 +52,13 @@ class KBackendTest {
     assertThrows(IllegalArgumentException.class, () -> K.slice(x, new long[] {0}, new long[] {1, 1}));
     x.close();
     assertTrue(x.isClosed());
-    assertThrows(KBackendException.class, () -> x.square());
+    IllegalStateException closed = assertThrows(IllegalStateException.class, () -> x.square());
+    assertEquals("Tensor is closed", closed.getMessage());
+    // A missing file is java.io's error (api/kbackend.toml's [errors]), unchecked.
+    java.io.UncheckedIOException missing = assertThrows(java.io.UncheckedIOException.class,
+        () -> Model.load("/nonexistent/m.h5"));
+    assertTrue(missing.getCause() instanceof java.io.FileNotFoundException, missing.toString());
+    assertTrue(missing.getMessage().contains("/nonexistent/m.h5: no such file"), missing.getMessage());
   }
 
   // One process without dist_init: rank 0 of 1, collectives the identity (tests/dist runs them
