@@ -111,8 +111,8 @@ def rust_module(api):
                    for item, _ in api.status_items()
                    for kind in [api.error_of(item, "rust")] if kind)
     return (f"// {_HEADER}\n"
-            "//! The `std::io::ErrorKind` of each status that has one (api/kbackend.toml "
-            "[errors]), for\n//! `std::io::Error::from(error)`.\n"
+            "//! The `std::io::ErrorKind` of each status that has one (`[errors]` in "
+            "api/kbackend.toml), for\n//! `std::io::Error::from(error)`.\n"
             "use std::io::ErrorKind;\n\nuse crate::Status;\n\n"
             "/// The `std::io::ErrorKind` a status stands for, if any.\n"
             "pub(crate) fn io_kind(status: Status) -> Option<ErrorKind> {\n"

@@ -130,7 +130,7 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 /// A failure as an I/O error: a missing file is `ErrorKind::NotFound`, as `std::fs` gives it
-/// (the kinds come from api/kbackend.toml's [errors]); other failures are `ErrorKind::Other`.
+/// (the kinds come from `[errors]` in api/kbackend.toml); other failures are `ErrorKind::Other`.
 impl From<Error> for std::io::Error {
     fn from(e: Error) -> std::io::Error {
         let kind = errors::io_kind(e.status).unwrap_or(std::io::ErrorKind::Other);
