@@ -56,16 +56,6 @@ class OptionsJson {
 '''
 
 
-def _default(k):
-    if not k.has_default:
-        return ""
-    if k.type == "bool":
-        return "true" if k.default else "false"
-    if k.type == "number":
-        return repr(float(k.default))
-    return str(int(k.default))
-
-
 def struct_name(option_set):
     return option_set.name.capitalize() + "Arguments"
 
@@ -74,7 +64,7 @@ def structs(api):
     out = []
     for s in api.options.values():
         fields = "".join(f"  /// {k.doc}\n  {_TYPES[k.type]} {k.name}"
-                         f"{' = ' + _default(k) if k.has_default else ''};\n" for k in s.keys)
+                         f"{' = ' + k.literal() if k.has_default else ''};\n" for k in s.keys)
         adds = "".join(f'    o.add("{k.name}", {k.name});\n' for k in s.json_keys())
         out.append(f"/// Keras' {s.name} arguments that are values, with Keras' defaults: what "
                    f"{api.option_takers(s.name)} as\n/// arguments and as the keys of options_json.\n"

@@ -89,14 +89,6 @@ func (j *optionsJSON) finish() (string, error) {
 '''
 
 
-def _default(k):
-    if k.type == "bool":
-        return "true" if k.default else "false"
-    if k.type == "number":
-        return repr(float(k.default))
-    return str(int(k.default))
-
-
 def struct_name(option_set):
     return option_set.name.capitalize() + "Options"
 
@@ -107,7 +99,7 @@ def options_file(api):
         name = struct_name(s)
         fields = "".join(f"\t// {exported(k.name)}: {k.doc}\n\t{exported(k.name)} "
                          f"{_TYPES[k.type]}\n" for k in s.keys)
-        defaults = "".join(f"{exported(k.name)}: {_default(k)}, " for k in s.keys
+        defaults = "".join(f"{exported(k.name)}: {k.literal()}, " for k in s.keys
                            if k.has_default)
         adds = "".join(f'\tj.{_ADD[k.type]}("{k.name}", o.{exported(k.name)})\n'
                        for k in s.json_keys())

@@ -30,11 +30,7 @@ def _literal(k, lang):
             return ("new java.util.TreeMap<>()" if lang == "java" else
                     "new global::System.Collections.Generic.SortedDictionary<long, double>()")
         return "null"
-    if k.type == "bool":
-        return "true" if k.default else "false"
-    if k.type == "number":
-        return repr(float(k.default))
-    return f"{int(k.default)}L" if lang == "java" else str(int(k.default))
+    return k.literal("L" if lang == "java" else "")
 
 
 _JAVA_WRITER = _JAVA_HEADER + '''\

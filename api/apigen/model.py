@@ -58,6 +58,17 @@ class OptionKey:
     def has_default(self):
         return self.default is not _EMPTY
 
+    def literal(self, int_suffix=""):
+        """Keras' default as C-family source text (true, 0.25, 32 + int_suffix); "" without
+        one."""
+        if not self.has_default:
+            return ""
+        if self.type == "bool":
+            return "true" if self.default else "false"
+        if self.type == "number":
+            return repr(float(self.default))
+        return f"{int(self.default)}{int_suffix}"
+
 
 @dataclass
 class OptionSet:

@@ -85,15 +85,11 @@ impl OptionsJson {
 '''
 
 
+_EMPTY = {"object": "String::new()", "numbers": "Vec::new()", "class_weights": "BTreeMap::new()"}
+
+
 def _default(k):
-    if not k.has_default:
-        return {"object": "String::new()", "numbers": "Vec::new()",
-                "class_weights": "BTreeMap::new()"}[k.type]
-    if k.type == "bool":
-        return "true" if k.default else "false"
-    if k.type == "number":
-        return repr(float(k.default))
-    return str(int(k.default))
+    return k.literal() if k.has_default else _EMPTY[k.type]
 
 
 def struct_name(option_set):
