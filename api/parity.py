@@ -16,7 +16,11 @@ NAME given to one of its macros that paste `kb_##fn`), Go `C.kb_NAME(` (cgo) or 
 the package's C files (callbacks), Java and C# `kb_NAME` called by an exported function of
 their SWIG wrapper (directly or through bindings/swig's kbx_* helpers).
 Python wraps every header function at import (bindings/python/tests/test_api_parity.py checks
-the module itself).
+the module itself, its defaults included).
+
+With --check, a hand-written C++ function (kbackend.hpp, kbackend_models.hpp) or C# Model method
+whose default argument differs from api/kbackend.toml's (a Keras default, an option set's) fails
+too: the layers generated from the description cannot drift, and these must not.
 """
 import glob
 import os
@@ -98,6 +102,111 @@ def _swig_reached(path, names):
 LANGUAGES = ("rust", "cpp", "go", "java", "csharp")
 
 
+# ---- defaults: the hand-written layers' default arguments against the description -----------
+
+def _split_params(text):
+    """A parameter list split at its top-level commas."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch in "([{<"
+        depth -= ch in ")]}>"
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return [p for p in out + [cur.strip()] if p]
+
+
+_NONE = {"std::nullopt", "IntList()", "Axes()", "{}", '""', "null", "nullptr"}
+
+
+def _value(text):
+    """A default written in C++ or C# as what the description would say: None, a bool, a number,
+    an enum's member or a string (lower case), or a flat tuple of numbers."""
+    t = text.strip()
+    if t in _NONE or re.fullmatch(r"\w+::none", t):
+        return None
+    if t in ("true", "false"):
+        return t == "true"
+    if t == "std::numeric_limits<double>::infinity()":
+        return float("inf")
+    if re.fullmatch(r"-?[\d.]+(e-?\d+)?[fFLl]?", t):
+        return float(t.rstrip("fFLl"))
+    m = re.fullmatch(r"\w+(?:::|\.)(\w+)", t)
+    if m:
+        return m.group(1).lower().rstrip("_")
+    if re.fullmatch(r'"[^"]*"', t):
+        return t[1:-1].lower()
+    if t.startswith("{"):
+        nums = re.findall(r"-?[\d.]+", t)
+        return tuple(float(n) for n in nums)
+    return t
+
+
+def _described(v):
+    if v is None or isinstance(v, bool):
+        return v
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str):
+        return v.lower()
+    return tuple(float(x) for x in re.findall(r"-?[\d.]+", str(v)))
+
+
+def _camel(name):
+    parts = name.split("_")
+    return parts[0] + "".join(p.capitalize() for p in parts[1:])
+
+
+def _defaults_of(text, pattern):
+    """{function name: {parameter: default text}} of the definitions `pattern` finds (groups:
+    name, parameter list)."""
+    out = {}
+    for m in re.finditer(pattern, text, re.M | re.S):
+        params = {}
+        for p in _split_params(m.group(2)):
+            if "=" in p:
+                head, default = p.split("=", 1)
+                params[head.split()[-1].lstrip("&*")] = default.strip()
+        out.setdefault(m.group(1), []).append(params)
+    return out
+
+
+def drifted_defaults(language, api):
+    """[(function, parameter, its default, the description's)] where a hand-written function
+    of `language` gives an argument another default than api/kbackend.toml does: a Keras
+    function's (C++), or an option set's (the Model methods of C++ and C#)."""
+    rows = []
+
+    def compare(where, params, described, rename=lambda n: n):
+        for name, want in described.items():
+            got = params.get(rename(name))
+            if got is not None and _value(got) != _described(want):
+                rows.append((where, rename(name), got, want))
+
+    if language == "cpp":
+        text = _read(list(cpp.HANDWRITTEN))
+        found = _defaults_of(text, r"^inline [^;{(]*?\b(\w+)\("
+                                   r"((?:[^;{]|\{(?:[^{}]|\{[^{}]*\})*\})*?)\)\s*(?:const\s*)?\{")
+        for fn in api.functions:
+            described = {}
+            for a in fn.args:
+                if not a.required:
+                    described[a.name] = a.default
+                    described[a.c_name] = a.default
+            for params in found.get(cpp.ident(fn.name), []):
+                compare(fn.name, params, described)
+    if language == "csharp":
+        text = _read(["bindings/swig/csharp_code.i"])
+        found = _defaults_of(text, r"^\s*public [^;{(=]*?\b(\w+)\(((?:[^;{]|\{[^{}]*\})*?)\)\s*\{")
+        for option_set in api.options.values():
+            described = {k.name: k.default for k in option_set.keys if k.has_default}
+            for params in found.get(option_set.name.capitalize(), []):
+                compare(f"Model.{option_set.name.capitalize()}", params, described, _camel)
+    return rows
+
+
 def missing(language, api):
     """(C functions missed and not listed, listed gaps, gaps now reached)"""
     excluded = api.excluded(language)
@@ -136,6 +245,13 @@ def main(argv):
             failed = True
             print(f"  missing in {language} (wrap them, or exclude them with a reason in "
                   f"api/kbackend.toml [exclude.{language}]):\n    " + "\n    ".join(unlisted))
+        drifted = drifted_defaults(language, api) if language in ("cpp", "csharp") else []
+        if language in check and drifted:
+            failed = True
+            print(f"  {language} gives other defaults than api/kbackend.toml (make them the "
+                  "described ones, or let the generator write the function):\n    " +
+                  "\n    ".join(f"{f}({p} = {got}): described {want!r}"
+                                 for f, p, got, want in drifted))
         if language in check and closed:
             failed = True
             print(f"  {language} now reaches these; remove them from [gaps] {language} in "

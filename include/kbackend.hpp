@@ -32,6 +32,9 @@
 //   has failed cleanly, rethrows the original exception (same type, same object) from it.
 // - Only the C ABI is used; get(), release() and Tensor::adopt/borrow convert to and from raw
 //   handles for code that mixes both layers.
+// - This header holds what a table cannot say (Tensor, operators, data, callbacks, result
+//   structs, richer argument types); every other function is generated from api/kbackend.toml
+//   into kbackend_functions.hpp, included at the end.
 #ifndef KBACKEND_HPP
 #define KBACKEND_HPP
 
@@ -133,31 +136,6 @@ inline std::string to_string(DType d) {
   const char* n = kb_dtype_name(to_c(d));
   if (!n) throw Error(KB_ERROR_DTYPE, "dtype_name: invalid dtype " + std::to_string(int(d)));
   return n;
-}
-inline DType parse_dtype(const std::string& name) {
-  kb_data_type out{};
-  check(kb_parse_dtype(name.c_str(), &out));
-  return static_cast<DType>(out);
-}
-inline DataFormat parse_data_format(const std::string& name) {
-  kb_data_format out{};
-  check(kb_parse_data_format(name.c_str(), &out));
-  return static_cast<DataFormat>(out);
-}
-inline Padding parse_padding(const std::string& name) {
-  kb_padding out{};
-  check(kb_parse_padding(name.c_str(), &out));
-  return static_cast<Padding>(out);
-}
-inline PoolMode parse_pool_mode(const std::string& name) {
-  kb_pool_mode out{};
-  check(kb_parse_pool_mode(name.c_str(), &out));
-  return static_cast<PoolMode>(out);
-}
-inline Interpolation parse_interpolation(const std::string& name) {
-  kb_interpolation out{};
-  check(kb_parse_interpolation(name.c_str(), &out));
-  return static_cast<Interpolation>(out);
 }
 
 /// The C++ element type of each dtype (float16 has none: cast such tensors to float32).
@@ -496,52 +474,14 @@ std::vector<T> Tensor::to_vector() const {
 
 // ---- library, config ------------------------------------------------------------------------
 
-inline std::string version() { return kb_version(); }
-inline int32_t abi_version() { return kb_abi_version(); }
-inline std::string backend() { return kb_backend(); }
-
-inline double epsilon() {
-  double out = 0;
-  check(kb_epsilon(&out));
-  return out;
-}
-inline void set_epsilon(double value) { check(kb_set_epsilon(value)); }
 inline DType floatx() {
   kb_data_type out{};
   check(kb_floatx(&out));
   return static_cast<DType>(out);
 }
-inline void set_floatx(DType dtype) { check(kb_set_floatx(to_c(dtype))); }
-inline DataFormat image_data_format() {
-  kb_data_format out{};
-  check(kb_image_data_format(&out));
-  return static_cast<DataFormat>(out);
-}
-inline void set_image_data_format(DataFormat format) {
-  check(kb_set_image_data_format(to_c(format)));
-}
-inline DimOrdering image_dim_ordering() {
-  kb_dim_ordering out{};
-  check(kb_image_dim_ordering(&out));
-  return static_cast<DimOrdering>(out);
-}
-inline void set_image_dim_ordering(DimOrdering ordering) {
-  check(kb_set_image_dim_ordering(to_c(ordering)));
-}
-inline int64_t get_uid(const std::string& prefix = "") {
-  int64_t out = 0;
-  check(kb_get_uid(prefix.c_str(), &out));
-  return out;
-}
-inline void reset_uids() { check(kb_reset_uids()); }
-inline void clear_session() { check(kb_clear_session()); }
 inline void manual_variable_initialization(bool value) {
   check(kb_manual_variable_initialization(value ? 1 : 0));
 }
-inline Tensor learning_phase() {
-  return detail::out_tensor([&](kb_tensor** o) { return kb_learning_phase(o); });
-}
-inline void set_learning_phase(int value) { check(kb_set_learning_phase(value)); }
 
 /// Keras' `with K.learning_phase_scope(value):` as an object: the phase is `value` until the
 /// scope is destroyed. Scopes nest (destroy them in reverse order, as blocks do).
@@ -691,69 +631,6 @@ inline Tensor sparse_from_csr(const std::vector<int64_t>& indptr,
                               rows, cols, to_c(dtype), detail::name_or_null(name), o);
   });
 }
-inline Tensor to_dense(const Tensor& x) {
-  return detail::out_tensor([&](kb_tensor** o) { return kb_to_dense(x.get(), o); });
-}
-inline Tensor ctc_label_dense_to_sparse(const Tensor& labels, const Tensor& label_lengths) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_ctc_label_dense_to_sparse(labels.get(), label_lengths.get(), o);
-  });
-}
-
-inline Tensor zeros(const std::vector<int64_t>& shape, DType dtype = DType::none,
-                    const std::string& name = {}) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_zeros(shape.data(), shape.size(), to_c(dtype), detail::name_or_null(name), o);
-  });
-}
-inline Tensor ones(const std::vector<int64_t>& shape, DType dtype = DType::none,
-                   const std::string& name = {}) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_ones(shape.data(), shape.size(), to_c(dtype), detail::name_or_null(name), o);
-  });
-}
-inline Tensor eye(int64_t size, DType dtype = DType::none, const std::string& name = {}) {
-  return detail::out_tensor(
-      [&](kb_tensor** o) { return kb_eye(size, to_c(dtype), detail::name_or_null(name), o); });
-}
-/// dtype none: x's dtype.
-inline Tensor zeros_like(const Tensor& x, DType dtype = DType::none, const std::string& name = {}) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_zeros_like(x.get(), to_c(dtype), detail::name_or_null(name), o);
-  });
-}
-inline Tensor ones_like(const Tensor& x, DType dtype = DType::none, const std::string& name = {}) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_ones_like(x.get(), to_c(dtype), detail::name_or_null(name), o);
-  });
-}
-inline Tensor identity(const Tensor& x, const std::string& name = {}) {
-  return detail::out_tensor(
-      [&](kb_tensor** o) { return kb_identity(x.get(), detail::name_or_null(name), o); });
-}
-inline Tensor random_uniform_variable(const std::vector<int64_t>& shape, double low, double high,
-                                      DType dtype = DType::none, const std::string& name = {},
-                                      std::optional<int64_t> seed = std::nullopt) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_random_uniform_variable(shape.data(), shape.size(), low, high, to_c(dtype),
-                                      detail::name_or_null(name), seed ? &*seed : nullptr, o);
-  });
-}
-inline Tensor random_normal_variable(const std::vector<int64_t>& shape, double mean, double scale,
-                                     DType dtype = DType::none, const std::string& name = {},
-                                     std::optional<int64_t> seed = std::nullopt) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_random_normal_variable(shape.data(), shape.size(), mean, scale, to_c(dtype),
-                                     detail::name_or_null(name), seed ? &*seed : nullptr, o);
-  });
-}
-/// Keras' arange(start, stop=None, step=1, dtype='int32'): stop none is [0, start).
-inline Tensor arange(double start, std::optional<double> stop = std::nullopt, double step = 1,
-                     DType dtype = DType::int32) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_arange(start, stop ? &*stop : nullptr, step, to_c(dtype), o);
-  });
-}
 
 // ---- inspect --------------------------------------------------------------------------------
 
@@ -783,18 +660,10 @@ inline std::vector<int64_t> get_variable_shape(const Tensor& x) {
 }
 inline int64_t ndim(const Tensor& x) { return x.ndim(); }
 inline DType dtype(const Tensor& x) { return x.dtype(); }
-inline int64_t count_params(const Tensor& x) {
-  int64_t out = 0;
-  check(kb_count_params(x.get(), &out));
-  return out;
-}
 
 // ---- values ---------------------------------------------------------------------------------
 
 inline Tensor eval(const Tensor& x) { return x.eval(); }
-inline Tensor get_value(const Tensor& x) {
-  return detail::out_tensor([&](kb_tensor** o) { return kb_get_value(x.get(), o); });
-}
 inline void set_value(const Tensor& x, const Tensor& value) {
   check(kb_set_value(x.get(), value.get()));
 }
@@ -808,11 +677,6 @@ template <class T>
 void set_value(const Tensor& x, std::initializer_list<T> value, const std::vector<int64_t>& shape) {
   set_value(x, std::vector<T>(value), shape);
 }
-inline std::vector<Tensor> batch_get_value(const std::vector<Tensor>& xs) {
-  std::vector<kb_tensor*> h = detail::handles(xs);
-  return detail::out_list(
-      [&](kb_tensor_list** o) { return kb_batch_get_value(h.data(), h.size(), o); });
-}
 /// Keras' batch_set_value(tuples): (variable, value) pairs.
 inline void batch_set_value(const std::vector<std::pair<Tensor, Tensor>>& tuples) {
   std::vector<kb_tensor*> xs, values;
@@ -821,10 +685,6 @@ inline void batch_set_value(const std::vector<std::pair<Tensor, Tensor>>& tuples
     values.push_back(v.get());
   }
   check(kb_batch_set_value(xs.data(), values.data(), xs.size()));
-}
-inline Tensor print_tensor(const Tensor& x, const std::string& message = "") {
-  return detail::out_tensor(
-      [&](kb_tensor** o) { return kb_print_tensor(x.get(), message.c_str(), o); });
 }
 
 namespace detail {
@@ -950,27 +810,6 @@ inline Function function(const std::vector<Tensor>& inputs, const std::vector<Te
   return Function(inputs, outputs, updates);
 }
 
-inline Tensor update(const Tensor& x, const Tensor& new_x) {
-  return detail::out_tensor([&](kb_tensor** o) { return kb_update(x.get(), new_x.get(), o); });
-}
-inline Tensor update_add(const Tensor& x, const Tensor& increment) {
-  return detail::out_tensor(
-      [&](kb_tensor** o) { return kb_update_add(x.get(), increment.get(), o); });
-}
-inline Tensor update_sub(const Tensor& x, const Tensor& decrement) {
-  return detail::out_tensor(
-      [&](kb_tensor** o) { return kb_update_sub(x.get(), decrement.get(), o); });
-}
-inline Tensor moving_average_update(const Tensor& x, const Tensor& value, double momentum) {
-  return detail::out_tensor(
-      [&](kb_tensor** o) { return kb_moving_average_update(x.get(), value.get(), momentum, o); });
-}
-/// The gradients of loss with respect to each variable (zeros where not connected).
-inline std::vector<Tensor> gradients(const Tensor& loss, const std::vector<Tensor>& variables) {
-  std::vector<kb_tensor*> h = detail::handles(variables);
-  return detail::out_list(
-      [&](kb_tensor_list** o) { return kb_gradients(loss.get(), h.data(), h.size(), o); });
-}
 inline Tensor stop_gradient(const Tensor& x) {
   return detail::out_tensor([&](kb_tensor** o) { return kb_stop_gradient(x.get(), o); });
 }
@@ -987,11 +826,6 @@ inline int64_t device_count(Device kind) {
   int64_t out = 0;
   check(kb_device_count(to_c(kind), &out));
   return out;
-}
-/// Why the GPU is not used ("" when it is).
-inline std::string cuda_unavailable_reason() {
-  const char* r = kb_cuda_unavailable_reason();
-  return r ? r : "";
 }
 /// One device this process can run on.
 struct DeviceInfo {
@@ -1022,12 +856,6 @@ inline std::vector<DeviceInfo> list_devices() {
 /// Collectives in a graph; their gradients are collectives too.
 inline Tensor all_reduce(const Tensor& x, Reduce op = Reduce::average) {
   return detail::out_tensor([&](kb_tensor** o) { return kb_all_reduce(x.get(), to_c(op), o); });
-}
-inline Tensor broadcast(const Tensor& x, int32_t root = 0) {
-  return detail::out_tensor([&](kb_tensor** o) { return kb_broadcast(x.get(), root, o); });
-}
-inline Tensor all_gather(const Tensor& x) {
-  return detail::out_tensor([&](kb_tensor** o) { return kb_all_gather(x.get(), o); });
 }
 
 namespace detail {
@@ -1106,17 +934,11 @@ KBACKEND_HPP_UNARY(batch_flatten)
 KBACKEND_HPP_UNARY(transpose)
 #undef KBACKEND_HPP_UNARY
 
-inline Tensor pow(const Tensor& x, double a) {
-  return detail::out_tensor([&](kb_tensor** o) { return kb_pow(x.get(), a, o); });
-}
 /// max_value may be +infinity (Keras' None).
 inline Tensor clip(const Tensor& x, double min_value,
                    double max_value = std::numeric_limits<double>::infinity()) {
   return detail::out_tensor(
       [&](kb_tensor** o) { return kb_clip(x.get(), min_value, max_value, o); });
-}
-inline Tensor cast(const Tensor& x, DType dtype) {
-  return detail::out_tensor([&](kb_tensor** o) { return kb_cast(x.get(), to_c(dtype), o); });
 }
 
 // Binary elementwise functions of two Tensors, or of a Tensor and a number (a constant of the
@@ -1202,243 +1024,20 @@ KBACKEND_HPP_AXIS(expand_dims, -1)
 
 // ---- shape ----------------------------------------------------------------------------------
 
-inline Tensor concatenate(const std::vector<Tensor>& tensors, int64_t axis = -1) {
-  std::vector<kb_tensor*> h = detail::handles(tensors);
-  return detail::out_tensor(
-      [&](kb_tensor** o) { return kb_concatenate(h.data(), h.size(), axis, o); });
-}
-inline Tensor stack(const std::vector<Tensor>& tensors, int64_t axis = 0) {
-  std::vector<kb_tensor*> h = detail::handles(tensors);
-  return detail::out_tensor([&](kb_tensor** o) { return kb_stack(h.data(), h.size(), axis, o); });
-}
-inline Tensor reshape(const Tensor& x, const std::vector<int64_t>& shape) {
-  return detail::out_tensor(
-      [&](kb_tensor** o) { return kb_reshape(x.get(), shape.data(), shape.size(), o); });
-}
-inline Tensor permute_dimensions(const Tensor& x, const std::vector<int64_t>& pattern) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_permute_dimensions(x.get(), pattern.data(), pattern.size(), o);
-  });
-}
-inline Tensor repeat_elements(const Tensor& x, int64_t rep, int64_t axis) {
-  return detail::out_tensor(
-      [&](kb_tensor** o) { return kb_repeat_elements(x.get(), rep, axis, o); });
-}
-inline Tensor repeat(const Tensor& x, int64_t n) {
-  return detail::out_tensor([&](kb_tensor** o) { return kb_repeat(x.get(), n, o); });
-}
 /// n: an int (for 1-D x) or a list with one entry per axis.
 inline Tensor tile(const Tensor& x, const IntList& n) {
   return detail::out_tensor([&](kb_tensor** o) { return kb_tile(x.get(), n.data(), n.size(), o); });
-}
-inline Tensor squeeze(const Tensor& x, int64_t axis) {
-  return detail::out_tensor([&](kb_tensor** o) { return kb_squeeze(x.get(), axis, o); });
-}
-inline Tensor one_hot(const Tensor& indices, int64_t num_classes) {
-  return detail::out_tensor(
-      [&](kb_tensor** o) { return kb_one_hot(indices.get(), num_classes, o); });
 }
 inline Tensor reverse(const Tensor& x, const Axes& axes) {
   return detail::out_tensor(
       [&](kb_tensor** o) { return kb_reverse(x.get(), axes.data(), axes.size(), o); });
 }
-inline Tensor slice(const Tensor& x, const std::vector<int64_t>& start,
-                    const std::vector<int64_t>& size) {
-  if (start.size() != size.size())
-    throw Error(KB_ERROR_INVALID_ARGUMENT, "slice: start and size differ in length");
-  return detail::out_tensor(
-      [&](kb_tensor** o) { return kb_slice(x.get(), start.data(), size.data(), start.size(), o); });
-}
-inline Tensor gather(const Tensor& reference, const Tensor& indices) {
-  return detail::out_tensor(
-      [&](kb_tensor** o) { return kb_gather(reference.get(), indices.get(), o); });
-}
-/// x[begin:end:strides, ...] as NumPy: one entry per axis; bit i of a mask applies to entry i.
-inline Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& begin,
-                            const std::vector<int64_t>& end, const std::vector<int64_t>& strides,
-                            int64_t begin_mask = 0, int64_t end_mask = 0,
-                            int64_t shrink_axis_mask = 0, int64_t new_axis_mask = 0) {
-  if (begin.size() != end.size() || begin.size() != strides.size())
-    throw Error(KB_ERROR_INVALID_ARGUMENT,
-                "strided_slice: begin, end and strides differ in length");
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_strided_slice(x.get(), begin.data(), end.data(), strides.data(), begin.size(),
-                            begin_mask, end_mask, shrink_axis_mask, new_axis_mask, o);
-  });
-}
-
-// ---- linalg ---------------------------------------------------------------------------------
-
-inline Tensor dot(const Tensor& x, const Tensor& y) {
-  return detail::out_tensor([&](kb_tensor** o) { return kb_dot(x.get(), y.get(), o); });
-}
-/// Keras' batch_dot(x, y, axes=None); axes: an int a (both tensors) or a pair {a, b}.
-inline Tensor batch_dot(const Tensor& x, const Tensor& y, const IntList& axes = IntList()) {
-  std::optional<std::vector<int64_t>> a = axes.value();
-  if (a && a->size() == 1) a->push_back(a->front());
-  if (a && a->size() != 2)
-    throw Error(KB_ERROR_INVALID_ARGUMENT, "batch_dot: axes must be an int or a pair");
-  return detail::out_tensor(
-      [&](kb_tensor** o) { return kb_batch_dot(x.get(), y.get(), a ? a->data() : nullptr, o); });
-}
 
 // ---- nn -------------------------------------------------------------------------------------
 
-inline Tensor relu(const Tensor& x, double alpha = 0.0,
-                   std::optional<double> max_value = std::nullopt, double threshold = 0.0) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_relu(x.get(), alpha, max_value ? &*max_value : nullptr, threshold, o);
-  });
-}
-inline Tensor elu(const Tensor& x, double alpha = 1.0) {
-  return detail::out_tensor([&](kb_tensor** o) { return kb_elu(x.get(), alpha, o); });
-}
-inline Tensor categorical_crossentropy(const Tensor& target, const Tensor& output,
-                                       bool from_logits = false, int64_t axis = -1) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_categorical_crossentropy(target.get(), output.get(), from_logits ? 1 : 0, axis, o);
-  });
-}
-inline Tensor sparse_categorical_crossentropy(const Tensor& target, const Tensor& output,
-                                              bool from_logits = false, int64_t axis = -1) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_sparse_categorical_crossentropy(target.get(), output.get(), from_logits ? 1 : 0, axis,
-                                              o);
-  });
-}
-inline Tensor binary_crossentropy(const Tensor& target, const Tensor& output,
-                                  bool from_logits = false) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_binary_crossentropy(target.get(), output.get(), from_logits ? 1 : 0, o);
-  });
-}
 inline Tensor l2_normalize(const Tensor& x, const Axes& axis = Axes()) {
   return detail::out_tensor(
       [&](kb_tensor** o) { return kb_l2_normalize(x.get(), axis.data(), axis.size(), o); });
-}
-inline Tensor bias_add(const Tensor& x, const Tensor& bias,
-                       DataFormat data_format = DataFormat::none) {
-  return detail::out_tensor(
-      [&](kb_tensor** o) { return kb_bias_add(x.get(), bias.get(), to_c(data_format), o); });
-}
-inline Tensor in_top_k(const Tensor& predictions, const Tensor& targets, int64_t k) {
-  return detail::out_tensor(
-      [&](kb_tensor** o) { return kb_in_top_k(predictions.get(), targets.get(), k, o); });
-}
-
-// ---- convolution, pooling (layouts: see kbackend.h) ---------------------------------------
-
-inline Tensor conv1d(const Tensor& x, const Tensor& kernel, int64_t strides = 1,
-                     Padding padding = Padding::valid, DataFormat data_format = DataFormat::none,
-                     int64_t dilation_rate = 1) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_conv1d(x.get(), kernel.get(), strides, to_c(padding), to_c(data_format),
-                     dilation_rate, o);
-  });
-}
-inline Tensor conv2d(const Tensor& x, const Tensor& kernel,
-                     const std::vector<int64_t>& strides = {1, 1}, Padding padding = Padding::valid,
-                     DataFormat data_format = DataFormat::none,
-                     const std::vector<int64_t>& dilation_rate = {1, 1}) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_conv2d(x.get(), kernel.get(), strides.data(), strides.size(), to_c(padding),
-                     to_c(data_format), dilation_rate.data(), dilation_rate.size(), o);
-  });
-}
-inline Tensor conv3d(const Tensor& x, const Tensor& kernel,
-                     const std::vector<int64_t>& strides = {1, 1, 1},
-                     Padding padding = Padding::valid, DataFormat data_format = DataFormat::none,
-                     const std::vector<int64_t>& dilation_rate = {1, 1, 1}) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_conv3d(x.get(), kernel.get(), strides.data(), strides.size(), to_c(padding),
-                     to_c(data_format), dilation_rate.data(), dilation_rate.size(), o);
-  });
-}
-/// output_shape: the full output shape in data_format's order (batch may be -1).
-inline Tensor conv2d_transpose(const Tensor& x, const Tensor& kernel,
-                               const std::vector<int64_t>& output_shape,
-                               const std::vector<int64_t>& strides = {1, 1},
-                               Padding padding = Padding::valid,
-                               DataFormat data_format = DataFormat::none,
-                               const std::vector<int64_t>& dilation_rate = {1, 1}) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_conv2d_transpose(x.get(), kernel.get(), output_shape.data(), output_shape.size(),
-                               strides.data(), strides.size(), to_c(padding), to_c(data_format),
-                               dilation_rate.data(), dilation_rate.size(), o);
-  });
-}
-/// Legacy alias of conv2d_transpose.
-inline Tensor deconv2d(const Tensor& x, const Tensor& kernel,
-                       const std::vector<int64_t>& output_shape,
-                       const std::vector<int64_t>& strides = {1, 1},
-                       Padding padding = Padding::valid, DataFormat data_format = DataFormat::none,
-                       const std::vector<int64_t>& dilation_rate = {1, 1}) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_deconv2d(x.get(), kernel.get(), output_shape.data(), output_shape.size(),
-                       strides.data(), strides.size(), to_c(padding), to_c(data_format),
-                       dilation_rate.data(), dilation_rate.size(), o);
-  });
-}
-inline Tensor conv3d_transpose(const Tensor& x, const Tensor& kernel,
-                               const std::vector<int64_t>& output_shape,
-                               const std::vector<int64_t>& strides = {1, 1, 1},
-                               Padding padding = Padding::valid,
-                               DataFormat data_format = DataFormat::none) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_conv3d_transpose(x.get(), kernel.get(), output_shape.data(), output_shape.size(),
-                               strides.data(), strides.size(), to_c(padding), to_c(data_format), o);
-  });
-}
-inline Tensor depthwise_conv2d(const Tensor& x, const Tensor& depthwise_kernel,
-                               const std::vector<int64_t>& strides = {1, 1},
-                               Padding padding = Padding::valid,
-                               DataFormat data_format = DataFormat::none,
-                               const std::vector<int64_t>& dilation_rate = {1, 1}) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_depthwise_conv2d(x.get(), depthwise_kernel.get(), strides.data(), strides.size(),
-                               to_c(padding), to_c(data_format), dilation_rate.data(),
-                               dilation_rate.size(), o);
-  });
-}
-inline Tensor separable_conv1d(const Tensor& x, const Tensor& depthwise_kernel,
-                               const Tensor& pointwise_kernel, int64_t strides = 1,
-                               Padding padding = Padding::valid,
-                               DataFormat data_format = DataFormat::none,
-                               int64_t dilation_rate = 1) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_separable_conv1d(x.get(), depthwise_kernel.get(), pointwise_kernel.get(), strides,
-                               to_c(padding), to_c(data_format), dilation_rate, o);
-  });
-}
-inline Tensor separable_conv2d(const Tensor& x, const Tensor& depthwise_kernel,
-                               const Tensor& pointwise_kernel,
-                               const std::vector<int64_t>& strides = {1, 1},
-                               Padding padding = Padding::valid,
-                               DataFormat data_format = DataFormat::none,
-                               const std::vector<int64_t>& dilation_rate = {1, 1}) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_separable_conv2d(x.get(), depthwise_kernel.get(), pointwise_kernel.get(),
-                               strides.data(), strides.size(), to_c(padding), to_c(data_format),
-                               dilation_rate.data(), dilation_rate.size(), o);
-  });
-}
-inline Tensor pool2d(const Tensor& x, const std::vector<int64_t>& pool_size,
-                     const std::vector<int64_t>& strides = {1, 1}, Padding padding = Padding::valid,
-                     DataFormat data_format = DataFormat::none,
-                     PoolMode pool_mode = PoolMode::max) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_pool2d(x.get(), pool_size.data(), pool_size.size(), strides.data(), strides.size(),
-                     to_c(padding), to_c(data_format), to_c(pool_mode), o);
-  });
-}
-inline Tensor pool3d(const Tensor& x, const std::vector<int64_t>& pool_size,
-                     const std::vector<int64_t>& strides = {1, 1, 1},
-                     Padding padding = Padding::valid, DataFormat data_format = DataFormat::none,
-                     PoolMode pool_mode = PoolMode::max) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_pool3d(x.get(), pool_size.data(), pool_size.size(), strides.data(), strides.size(),
-                     to_c(padding), to_c(data_format), to_c(pool_mode), o);
-  });
 }
 
 // ---- paddings, resizing ---------------------------------------------------------------------
@@ -1479,36 +1078,8 @@ inline Tensor spatial_3d_padding(const Tensor& x,
     return kb_spatial_3d_padding(x.get(), p.data(), p.size(), to_c(data_format), o);
   });
 }
-/// data_format is required here (as in Keras).
-inline Tensor resize_images(const Tensor& x, int64_t height_factor, int64_t width_factor,
-                            DataFormat data_format,
-                            Interpolation interpolation = Interpolation::nearest) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_resize_images(x.get(), height_factor, width_factor, to_c(data_format),
-                            to_c(interpolation), o);
-  });
-}
-inline Tensor resize_volumes(const Tensor& x, int64_t depth_factor, int64_t height_factor,
-                             int64_t width_factor, DataFormat data_format) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_resize_volumes(x.get(), depth_factor, height_factor, width_factor, to_c(data_format),
-                             o);
-  });
-}
 
 // ---- normalization --------------------------------------------------------------------------
-
-/// Keras' batch_normalization(x, mean, var, beta, gamma, axis=-1, epsilon=1e-3) (beta before
-/// gamma; either may be None).
-inline Tensor batch_normalization(const Tensor& x, const Tensor& mean, const Tensor& var,
-                                  const std::optional<Tensor>& beta,
-                                  const std::optional<Tensor>& gamma, int64_t axis = -1,
-                                  double epsilon = 1e-3) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_batch_normalization(x.get(), mean.get(), var.get(), beta ? beta->get() : nullptr,
-                                  gamma ? gamma->get() : nullptr, axis, epsilon, o);
-  });
-}
 
 /// normalize_batch_in_training's results.
 struct NormalizeResult {
@@ -1528,51 +1099,6 @@ inline NormalizeResult normalize_batch_in_training(const Tensor& x,
                                        beta ? beta->get() : nullptr, reduction_axes.data(),
                                        reduction_axes.size(), epsilon, &normed, &mean, &var));
   return {Tensor::adopt(normed), Tensor::adopt(mean), Tensor::adopt(var)};
-}
-
-// ---- random tensors, dropout ----------------------------------------------------------------
-// Graph operations: every call of a compiled function draws new numbers; the same seed gives the
-// same sequence. seed std::nullopt (None) picks one when the graph is built.
-
-inline Tensor random_uniform(const std::vector<int64_t>& shape, double minval = 0.0,
-                             double maxval = 1.0, DType dtype = DType::none,
-                             std::optional<int64_t> seed = std::nullopt) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_random_uniform(shape.data(), shape.size(), minval, maxval, to_c(dtype),
-                             seed ? &*seed : nullptr, o);
-  });
-}
-inline Tensor random_normal(const std::vector<int64_t>& shape, double mean = 0.0,
-                            double stddev = 1.0, DType dtype = DType::none,
-                            std::optional<int64_t> seed = std::nullopt) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_random_normal(shape.data(), shape.size(), mean, stddev, to_c(dtype),
-                            seed ? &*seed : nullptr, o);
-  });
-}
-inline Tensor truncated_normal(const std::vector<int64_t>& shape, double mean = 0.0,
-                               double stddev = 1.0, DType dtype = DType::none,
-                               std::optional<int64_t> seed = std::nullopt) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_truncated_normal(shape.data(), shape.size(), mean, stddev, to_c(dtype),
-                               seed ? &*seed : nullptr, o);
-  });
-}
-inline Tensor random_binomial(const std::vector<int64_t>& shape, double p = 0.0,
-                              DType dtype = DType::none,
-                              std::optional<int64_t> seed = std::nullopt) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_random_binomial(shape.data(), shape.size(), p, to_c(dtype), seed ? &*seed : nullptr,
-                              o);
-  });
-}
-/// Keras' dropout(x, level, noise_shape=None, seed=None).
-inline Tensor dropout(const Tensor& x, double level, const IntList& noise_shape = IntList(),
-                      std::optional<int64_t> seed = std::nullopt) {
-  return detail::out_tensor([&](kb_tensor** o) {
-    return kb_dropout(x.get(), level, noise_shape.data(), noise_shape.size(),
-                      seed ? &*seed : nullptr, o);
-  });
 }
 
 // ---- loops: rnn, map_fn, foldl, foldr ---------------------------------------------------------

@@ -139,6 +139,52 @@ struct FitArguments {
   }
 };
 
+/// Version string of the library.
+/// kb_version: version().
+inline std::string version() {
+  const char* v = kb_version();
+  return v ? std::string(v) : std::string();
+}
+
+/// Version number of the library's C ABI.
+/// kb_abi_version: abi_version().
+inline int32_t abi_version() { return kb_abi_version(); }
+
+/// Dtype named by a string such as float32.
+/// kb_parse_dtype: parse_dtype(name).
+inline DType parse_dtype(const std::string& name) {
+  kb_data_type r_out = {};
+  check(kb_parse_dtype(detail::c_string(name, "parse_dtype"), &r_out));
+  return static_cast<DType>(r_out);
+}
+
+/// Data format named by a string (channels_last or channels_first).
+/// kb_parse_data_format: parse_data_format(name).
+inline DataFormat parse_data_format(const std::string& name) {
+  kb_data_format r_out = {};
+  check(kb_parse_data_format(detail::c_string(name, "parse_data_format"), &r_out));
+  return static_cast<DataFormat>(r_out);
+}
+
+/// Name of the backend, kbackend.
+/// Keras' backend() (C: kb_backend).
+inline std::string backend() {
+  const char* v = kb_backend();
+  return v ? std::string(v) : std::string();
+}
+
+/// Fuzz factor used in numeric expressions (1e-7 by default).
+/// Keras' epsilon() (C: kb_epsilon).
+inline double epsilon() {
+  double r_out = 0;
+  check(kb_epsilon(&r_out));
+  return r_out;
+}
+
+/// Sets the fuzz factor used in numeric expressions.
+/// Keras' set_epsilon(e) (C: kb_set_epsilon).
+inline void set_epsilon(double e) { check(kb_set_epsilon(e)); }
+
 /// Number of threads the CPU kernels use.
 /// kb_num_threads: num_threads().
 inline int32_t num_threads() {
@@ -151,6 +197,156 @@ inline int32_t num_threads() {
 /// kb_set_num_threads: set_num_threads(n).
 inline void set_num_threads(int32_t n) { check(kb_set_num_threads(n)); }
 
+/// Sets the default float dtype (float16, float32 or float64).
+/// Keras' set_floatx(floatx) (C: kb_set_floatx).
+inline void set_floatx(DType floatx) { check(kb_set_floatx(static_cast<kb_data_type>(floatx))); }
+
+/// Global image data format (channels_last by default).
+/// Keras' image_data_format() (C: kb_image_data_format).
+inline DataFormat image_data_format() {
+  kb_data_format r_out = {};
+  check(kb_image_data_format(&r_out));
+  return static_cast<DataFormat>(r_out);
+}
+
+/// Sets the global image data format.
+/// Keras' set_image_data_format(data_format) (C: kb_set_image_data_format).
+inline void set_image_data_format(DataFormat data_format) {
+  check(kb_set_image_data_format(static_cast<kb_data_format>(data_format)));
+}
+
+/// Legacy image dim ordering (tf or th) matching the image data format.
+/// Keras' image_dim_ordering() (C: kb_image_dim_ordering).
+inline DimOrdering image_dim_ordering() {
+  kb_dim_ordering r_out = {};
+  check(kb_image_dim_ordering(&r_out));
+  return static_cast<DimOrdering>(r_out);
+}
+
+/// Sets the image data format the legacy way: tf channels_last, th channels_first.
+/// Keras' set_image_dim_ordering(dim_ordering) (C: kb_set_image_dim_ordering).
+inline void set_image_dim_ordering(DimOrdering dim_ordering) {
+  check(kb_set_image_dim_ordering(static_cast<kb_dim_ordering>(dim_ordering)));
+}
+
+/// Next integer id for a name prefix, starting at 1.
+/// Keras' get_uid(prefix="") (C: kb_get_uid).
+inline int64_t get_uid(const std::string& prefix = "") {
+  int64_t r_out = 0;
+  check(kb_get_uid(detail::c_string(prefix, "get_uid"), &r_out));
+  return r_out;
+}
+
+/// Resets the uid counters of all prefixes.
+/// Keras' reset_uids() (C: kb_reset_uids).
+inline void reset_uids() { check(kb_reset_uids()); }
+
+/// Resets the graph, the uids and the learning phase.
+/// Keras' clear_session() (C: kb_clear_session).
+inline void clear_session() { check(kb_clear_session()); }
+
+/// Learning phase flag (0 = test, 1 = train) as a tensor.
+/// Keras' learning_phase() (C: kb_learning_phase).
+inline Tensor learning_phase() {
+  kb_tensor* r_out = nullptr;
+  check(kb_learning_phase(&r_out));
+  return detail::adopt(r_out);
+}
+
+/// Fixes the learning phase to 0 (test) or 1 (train).
+/// Keras' set_learning_phase(value) (C: kb_set_learning_phase).
+inline void set_learning_phase(int32_t value) { check(kb_set_learning_phase(value)); }
+
+/// All-zeros variable of a shape and dtype (a constant when a dimension is 0).
+/// Keras' zeros(shape, dtype=None, name=None) (C: kb_zeros).
+inline Tensor zeros(const std::vector<int64_t>& shape, DType dtype = DType::none,
+                    const std::string& name = {}) {
+  kb_tensor* r_out = nullptr;
+  check(kb_zeros(detail::ints(shape), shape.size(), static_cast<kb_data_type>(dtype),
+                 detail::c_string_or_null(name, "zeros"), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// All-ones variable of a shape and dtype (a constant when a dimension is 0).
+/// Keras' ones(shape, dtype=None, name=None) (C: kb_ones).
+inline Tensor ones(const std::vector<int64_t>& shape, DType dtype = DType::none,
+                   const std::string& name = {}) {
+  kb_tensor* r_out = nullptr;
+  check(kb_ones(detail::ints(shape), shape.size(), static_cast<kb_data_type>(dtype),
+                detail::c_string_or_null(name, "ones"), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Identity matrix of a given size, as a variable.
+/// Keras' eye(size, dtype=None, name=None) (C: kb_eye).
+inline Tensor eye(int64_t size, DType dtype = DType::none, const std::string& name = {}) {
+  kb_tensor* r_out = nullptr;
+  check(kb_eye(size, static_cast<kb_data_type>(dtype), detail::c_string_or_null(name, "eye"),
+               &r_out));
+  return detail::adopt(r_out);
+}
+
+/// All-zeros tensor of x's shape, in x's dtype unless a dtype is given.
+/// Keras' zeros_like(x, dtype=None, name=None) (C: kb_zeros_like).
+inline Tensor zeros_like(const Tensor& x, DType dtype = DType::none, const std::string& name = {}) {
+  kb_tensor* r_out = nullptr;
+  check(kb_zeros_like(x.get(), static_cast<kb_data_type>(dtype),
+                      detail::c_string_or_null(name, "zeros_like"), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// All-ones tensor of x's shape, in x's dtype unless a dtype is given.
+/// Keras' ones_like(x, dtype=None, name=None) (C: kb_ones_like).
+inline Tensor ones_like(const Tensor& x, DType dtype = DType::none, const std::string& name = {}) {
+  kb_tensor* r_out = nullptr;
+  check(kb_ones_like(x.get(), static_cast<kb_data_type>(dtype),
+                     detail::c_string_or_null(name, "ones_like"), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Tensor with the same content as x.
+/// Keras' identity(x, name=None) (C: kb_identity).
+inline Tensor identity(const Tensor& x, const std::string& name = {}) {
+  kb_tensor* r_out = nullptr;
+  check(kb_identity(x.get(), detail::c_string_or_null(name, "identity"), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Variable of values drawn uniformly from [low, high).
+/// Keras' random_uniform_variable(shape, low, high, dtype=None, name=None, seed=None) (C:
+/// kb_random_uniform_variable).
+inline Tensor random_uniform_variable(const std::vector<int64_t>& shape, double low, double high,
+                                      DType dtype = DType::none, const std::string& name = {},
+                                      std::optional<int64_t> seed = std::nullopt) {
+  kb_tensor* r_out = nullptr;
+  check(kb_random_uniform_variable(
+      detail::ints(shape), shape.size(), low, high, static_cast<kb_data_type>(dtype),
+      detail::c_string_or_null(name, "random_uniform_variable"), seed ? &*seed : nullptr, &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Variable of values drawn from a normal distribution of a mean and scale.
+/// Keras' random_normal_variable(shape, mean, scale, dtype=None, name=None, seed=None) (C:
+/// kb_random_normal_variable).
+inline Tensor random_normal_variable(const std::vector<int64_t>& shape, double mean, double scale,
+                                     DType dtype = DType::none, const std::string& name = {},
+                                     std::optional<int64_t> seed = std::nullopt) {
+  kb_tensor* r_out = nullptr;
+  check(kb_random_normal_variable(
+      detail::ints(shape), shape.size(), mean, scale, static_cast<kb_data_type>(dtype),
+      detail::c_string_or_null(name, "random_normal_variable"), seed ? &*seed : nullptr, &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Evenly spaced values from start up to stop by step, as a 1D tensor (int32 by default).
+/// Keras' arange(start, stop=None, step=1, dtype="int32") (C: kb_arange).
+inline Tensor arange(double start, std::optional<double> stop = std::nullopt, double step = 1.0,
+                     DType dtype = DType::int32) {
+  kb_tensor* r_out = nullptr;
+  check(kb_arange(start, stop ? &*stop : nullptr, step, static_cast<kb_data_type>(dtype), &r_out));
+  return detail::adopt(r_out);
+}
+
 /// Arange whose start, stop and step are scalar tensors known when the function runs.
 /// kb_arange_to: arange_to(start, stop, step, dtype).
 inline Tensor arange_to(const Tensor& start, const Tensor& stop, const Tensor& step, DType dtype) {
@@ -158,6 +354,31 @@ inline Tensor arange_to(const Tensor& start, const Tensor& stop, const Tensor& s
   check(
       kb_arange_to(start.get(), stop.get(), step.get(), static_cast<kb_data_type>(dtype), &r_out));
   return detail::adopt(r_out);
+}
+
+/// Number of scalars in x, whose shape must be fully known.
+/// Keras' count_params(x) (C: kb_count_params).
+inline int64_t count_params(const Tensor& x) {
+  int64_t r_out = 0;
+  check(kb_count_params(x.get(), &r_out));
+  return r_out;
+}
+
+/// Value of a variable, as a constant.
+/// Keras' get_value(x) (C: kb_get_value).
+inline Tensor get_value(const Tensor& x) {
+  kb_tensor* r_out = nullptr;
+  check(kb_get_value(x.get(), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Values of several tensors, as constants.
+/// Keras' batch_get_value(xs) (C: kb_batch_get_value).
+inline std::vector<Tensor> batch_get_value(const std::vector<Tensor>& xs) {
+  std::vector<kb_tensor*> xs_h = detail::handles(xs);
+  kb_tensor_list* r_out = nullptr;
+  check(kb_batch_get_value(xs_h.data(), xs_h.size(), &r_out));
+  return detail::take_list(r_out);
 }
 
 /// Value of x when constants and static shapes alone determine it, as a constant.
@@ -168,13 +389,29 @@ inline Tensor static_value(const Tensor& x) {
   return detail::adopt(r_out);
 }
 
+/// Identity of x that prints a message and its value when evaluated.
+/// Keras' print_tensor(x, message="") (C: kb_print_tensor).
+inline Tensor print_tensor(const Tensor& x, const std::string& message = "") {
+  kb_tensor* r_out = nullptr;
+  check(kb_print_tensor(x.get(), detail::c_string(message, "print_tensor"), &r_out));
+  return detail::adopt(r_out);
+}
+
 /// Sparse tensor of a dense shape from indices and values tensors.
 /// kb_sparse_tensor: sparse_tensor(indices, values, dense_shape, name=None).
 inline Tensor sparse_tensor(const Tensor& indices, const Tensor& values,
-                            const std::vector<int64_t>& dense_shape, const std::string& name = "") {
+                            const std::vector<int64_t>& dense_shape, const std::string& name = {}) {
   kb_tensor* r_out = nullptr;
   check(kb_sparse_tensor(indices.get(), values.get(), detail::ints(dense_shape), dense_shape.size(),
                          detail::c_string_or_null(name, "sparse_tensor"), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Dense value of a sparse tensor; any other tensor is returned as it is.
+/// Keras' to_dense(tensor) (C: kb_to_dense).
+inline Tensor to_dense(const Tensor& tensor) {
+  kb_tensor* r_out = nullptr;
+  check(kb_to_dense(tensor.get(), &r_out));
   return detail::adopt(r_out);
 }
 
@@ -191,11 +428,124 @@ inline std::tuple<Tensor, Tensor, Tensor> sparse_parts(const Tensor& x) {
   return {std::move(v0), std::move(v1), std::move(v2)};
 }
 
+/// Sparse tensor of the dense CTC labels within each row's label length.
+/// Keras' ctc_label_dense_to_sparse(labels, label_lengths) (C: kb_ctc_label_dense_to_sparse).
+inline Tensor ctc_label_dense_to_sparse(const Tensor& labels, const Tensor& label_lengths) {
+  kb_tensor* r_out = nullptr;
+  check(kb_ctc_label_dense_to_sparse(labels.get(), label_lengths.get(), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Assigns new_x to the variable x.
+/// Keras' update(x, new_x) (C: kb_update).
+inline Tensor update(const Tensor& x, const Tensor& new_x) {
+  kb_tensor* r_out = nullptr;
+  check(kb_update(x.get(), new_x.get(), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Adds increment to the variable x.
+/// Keras' update_add(x, increment) (C: kb_update_add).
+inline Tensor update_add(const Tensor& x, const Tensor& increment) {
+  kb_tensor* r_out = nullptr;
+  check(kb_update_add(x.get(), increment.get(), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Subtracts decrement from the variable x.
+/// Keras' update_sub(x, decrement) (C: kb_update_sub).
+inline Tensor update_sub(const Tensor& x, const Tensor& decrement) {
+  kb_tensor* r_out = nullptr;
+  check(kb_update_sub(x.get(), decrement.get(), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Zero-debiased moving-average update of variable x toward value with momentum.
+/// Keras' moving_average_update(x, value, momentum) (C: kb_moving_average_update).
+inline Tensor moving_average_update(const Tensor& x, const Tensor& value, double momentum) {
+  kb_tensor* r_out = nullptr;
+  check(kb_moving_average_update(x.get(), value.get(), momentum, &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Gradients of the sum of loss with respect to variables.
+/// Keras' gradients(loss, variables) (C: kb_gradients).
+inline std::vector<Tensor> gradients(const Tensor& loss, const std::vector<Tensor>& variables) {
+  std::vector<kb_tensor*> variables_h = detail::handles(variables);
+  kb_tensor_list* r_out = nullptr;
+  check(kb_gradients(loss.get(), variables_h.data(), variables_h.size(), &r_out));
+  return detail::take_list(r_out);
+}
+
+/// Why the GPU is not used, or empty when it is.
+/// kb_cuda_unavailable_reason: cuda_unavailable_reason().
+inline std::string cuda_unavailable_reason() {
+  const char* v = kb_cuda_unavailable_reason();
+  return v ? std::string(v) : std::string();
+}
+
+/// Power x to the a, elementwise.
+/// Keras' pow(x, a) (C: kb_pow).
+inline Tensor pow(const Tensor& x, double a) {
+  kb_tensor* r_out = nullptr;
+  check(kb_pow(x.get(), a, &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Tensor x converted to a dtype.
+/// Keras' cast(x, dtype) (C: kb_cast).
+inline Tensor cast(const Tensor& x, DType dtype) {
+  kb_tensor* r_out = nullptr;
+  check(kb_cast(x.get(), static_cast<kb_data_type>(dtype), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Concatenation of tensors along an axis.
+/// Keras' concatenate(tensors, axis=-1) (C: kb_concatenate).
+inline Tensor concatenate(const std::vector<Tensor>& tensors, int64_t axis = -1) {
+  std::vector<kb_tensor*> tensors_h = detail::handles(tensors);
+  kb_tensor* r_out = nullptr;
+  check(kb_concatenate(tensors_h.data(), tensors_h.size(), axis, &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Tensor x reshaped to a shape (one entry may be -1).
+/// Keras' reshape(x, shape) (C: kb_reshape).
+inline Tensor reshape(const Tensor& x, const std::vector<int64_t>& shape) {
+  kb_tensor* r_out = nullptr;
+  check(kb_reshape(x.get(), detail::ints(shape), shape.size(), &r_out));
+  return detail::adopt(r_out);
+}
+
 /// Reshape to the dims an integer vector tensor holds when the function runs.
 /// kb_reshape_to: reshape_to(x, shape).
 inline Tensor reshape_to(const Tensor& x, const Tensor& shape) {
   kb_tensor* r_out = nullptr;
   check(kb_reshape_to(x.get(), shape.get(), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Tensor x with its axes permuted by a pattern.
+/// Keras' permute_dimensions(x, pattern) (C: kb_permute_dimensions).
+inline Tensor permute_dimensions(const Tensor& x, const std::vector<int64_t>& pattern) {
+  kb_tensor* r_out = nullptr;
+  check(kb_permute_dimensions(x.get(), detail::ints(pattern), pattern.size(), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Repeats each slice of x rep times along an axis, as np.repeat.
+/// Keras' repeat_elements(x, rep, axis) (C: kb_repeat_elements).
+inline Tensor repeat_elements(const Tensor& x, int64_t rep, int64_t axis) {
+  kb_tensor* r_out = nullptr;
+  check(kb_repeat_elements(x.get(), rep, axis, &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Repeats a 2D tensor n times: (batch, d) becomes (batch, n, d).
+/// Keras' repeat(x, n) (C: kb_repeat).
+inline Tensor repeat(const Tensor& x, int64_t n) {
+  kb_tensor* r_out = nullptr;
+  check(kb_repeat(x.get(), n, &r_out));
   return detail::adopt(r_out);
 }
 
@@ -207,6 +557,31 @@ inline Tensor tile_to(const Tensor& x, const Tensor& n) {
   return detail::adopt(r_out);
 }
 
+/// Tensor x with the size-1 axis at an axis removed.
+/// Keras' squeeze(x, axis) (C: kb_squeeze).
+inline Tensor squeeze(const Tensor& x, int64_t axis) {
+  kb_tensor* r_out = nullptr;
+  check(kb_squeeze(x.get(), axis, &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Stacks tensors of one rank into a tensor of rank + 1 along a new axis.
+/// Keras' stack(x, axis=0) (C: kb_stack).
+inline Tensor stack(const std::vector<Tensor>& x, int64_t axis = 0) {
+  std::vector<kb_tensor*> x_h = detail::handles(x);
+  kb_tensor* r_out = nullptr;
+  check(kb_stack(x_h.data(), x_h.size(), axis, &r_out));
+  return detail::adopt(r_out);
+}
+
+/// One-hot encoding of integer indices in a new last axis of num_classes.
+/// Keras' one_hot(indices, num_classes) (C: kb_one_hot).
+inline Tensor one_hot(const Tensor& indices, int64_t num_classes) {
+  kb_tensor* r_out = nullptr;
+  check(kb_one_hot(indices.get(), num_classes, &r_out));
+  return detail::adopt(r_out);
+}
+
 /// One-hot encoding with num_classes a scalar tensor known when the function runs.
 /// kb_one_hot_to: one_hot_to(indices, num_classes).
 inline Tensor one_hot_to(const Tensor& indices, const Tensor& num_classes) {
@@ -215,11 +590,124 @@ inline Tensor one_hot_to(const Tensor& indices, const Tensor& num_classes) {
   return detail::adopt(r_out);
 }
 
+/// Slice of x of a size from a start position along every axis.
+/// Keras' slice(x, start, size) (C: kb_slice).
+inline Tensor slice(const Tensor& x, const std::vector<int64_t>& start,
+                    const std::vector<int64_t>& size) {
+  const size_t n_n = detail::same_size("slice", {start.size(), size.size()});
+  kb_tensor* r_out = nullptr;
+  check(kb_slice(x.get(), detail::ints(start), detail::ints(size), n_n, &r_out));
+  return detail::adopt(r_out);
+}
+
 /// Slice of x with start and size vector tensors known when the function runs.
 /// kb_slice_to: slice_to(x, start, size).
 inline Tensor slice_to(const Tensor& x, const Tensor& start, const Tensor& size) {
   kb_tensor* r_out = nullptr;
   check(kb_slice_to(x.get(), start.get(), size.get(), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Rows of reference at integer indices (along axis 0).
+/// Keras' gather(reference, indices) (C: kb_gather).
+inline Tensor gather(const Tensor& reference, const Tensor& indices) {
+  kb_tensor* r_out = nullptr;
+  check(kb_gather(reference.get(), indices.get(), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// NumPy-style strided slice of x with begin, end and strides and TensorFlow's masks.
+/// kb_strided_slice: strided_slice(x, begin, end, strides, begin_mask=0, end_mask=0,
+/// shrink_axis_mask=0, new_axis_mask=0).
+inline Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& begin,
+                            const std::vector<int64_t>& end, const std::vector<int64_t>& strides,
+                            int64_t begin_mask = 0, int64_t end_mask = 0,
+                            int64_t shrink_axis_mask = 0, int64_t new_axis_mask = 0) {
+  const size_t n_n = detail::same_size("strided_slice", {begin.size(), end.size(), strides.size()});
+  kb_tensor* r_out = nullptr;
+  check(kb_strided_slice(x.get(), detail::ints(begin), detail::ints(end), detail::ints(strides),
+                         n_n, begin_mask, end_mask, shrink_axis_mask, new_axis_mask, &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Matrix product of x and y, numpy.dot-like beyond rank 2.
+/// Keras' dot(x, y) (C: kb_dot).
+inline Tensor dot(const Tensor& x, const Tensor& y) {
+  kb_tensor* r_out = nullptr;
+  check(kb_dot(x.get(), y.get(), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Batchwise dot product of x and y over axes (Keras' batch_dot).
+/// Keras' batch_dot(x, y, axes=None) (C: kb_batch_dot).
+inline Tensor batch_dot(const Tensor& x, const Tensor& y, const IntList& axes = IntList()) {
+  const std::vector<int64_t> axes_pair = detail::pair(axes, "batch_dot", "axes");
+  kb_tensor* r_out = nullptr;
+  check(kb_batch_dot(x.get(), y.get(), axes_pair.empty() ? nullptr : axes_pair.data(), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Rectified linear unit with optional leak alpha, max_value cap and threshold.
+/// Keras' relu(x, alpha=0.0, max_value=None, threshold=0.0) (C: kb_relu).
+inline Tensor relu(const Tensor& x, double alpha = 0.0,
+                   std::optional<double> max_value = std::nullopt, double threshold = 0.0) {
+  kb_tensor* r_out = nullptr;
+  check(kb_relu(x.get(), alpha, max_value ? &*max_value : nullptr, threshold, &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Exponential linear unit: x for x > 0, else alpha * (exp(x) - 1).
+/// Keras' elu(x, alpha=1.0) (C: kb_elu).
+inline Tensor elu(const Tensor& x, double alpha = 1.0) {
+  kb_tensor* r_out = nullptr;
+  check(kb_elu(x.get(), alpha, &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Categorical crossentropy between a target and an output (probabilities or logits).
+/// Keras' categorical_crossentropy(target, output, from_logits=False, axis=-1) (C:
+/// kb_categorical_crossentropy).
+inline Tensor categorical_crossentropy(const Tensor& target, const Tensor& output,
+                                       bool from_logits = false, int64_t axis = -1) {
+  kb_tensor* r_out = nullptr;
+  check(kb_categorical_crossentropy(target.get(), output.get(), from_logits ? 1 : 0, axis, &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Categorical crossentropy with integer targets, against probabilities or logits.
+/// Keras' sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1) (C:
+/// kb_sparse_categorical_crossentropy).
+inline Tensor sparse_categorical_crossentropy(const Tensor& target, const Tensor& output,
+                                              bool from_logits = false, int64_t axis = -1) {
+  kb_tensor* r_out = nullptr;
+  check(kb_sparse_categorical_crossentropy(target.get(), output.get(), from_logits ? 1 : 0, axis,
+                                           &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Binary crossentropy, elementwise, against probabilities or logits.
+/// Keras' binary_crossentropy(target, output, from_logits=False) (C: kb_binary_crossentropy).
+inline Tensor binary_crossentropy(const Tensor& target, const Tensor& output,
+                                  bool from_logits = false) {
+  kb_tensor* r_out = nullptr;
+  check(kb_binary_crossentropy(target.get(), output.get(), from_logits ? 1 : 0, &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Adds a bias to x along the channel axis (layouts as data_format says).
+/// Keras' bias_add(x, bias, data_format=None) (C: kb_bias_add).
+inline Tensor bias_add(const Tensor& x, const Tensor& bias,
+                       DataFormat data_format = DataFormat::none) {
+  kb_tensor* r_out = nullptr;
+  check(kb_bias_add(x.get(), bias.get(), static_cast<kb_data_format>(data_format), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Whether each target is among the top k predictions of its row, as bool.
+/// Keras' in_top_k(predictions, targets, k) (C: kb_in_top_k).
+inline Tensor in_top_k(const Tensor& predictions, const Tensor& targets, int64_t k) {
+  kb_tensor* r_out = nullptr;
+  check(kb_in_top_k(predictions.get(), targets.get(), k, &r_out));
   return detail::adopt(r_out);
 }
 
@@ -247,6 +735,279 @@ inline std::tuple<std::vector<Tensor>, Tensor> ctc_decode(const Tensor& y_pred,
                       &r_decoded, &r_log_prob));
   Tensor v1 = detail::adopt(r_log_prob);
   return {detail::take_list(r_decoded), std::move(v1)};
+}
+
+/// Padding mode named by a string (valid, same or causal).
+/// kb_parse_padding: parse_padding(name).
+inline Padding parse_padding(const std::string& name) {
+  kb_padding r_out = {};
+  check(kb_parse_padding(detail::c_string(name, "parse_padding"), &r_out));
+  return static_cast<Padding>(r_out);
+}
+
+/// Pooling mode named by a string (max or avg).
+/// kb_parse_pool_mode: parse_pool_mode(name).
+inline PoolMode parse_pool_mode(const std::string& name) {
+  kb_pool_mode r_out = {};
+  check(kb_parse_pool_mode(detail::c_string(name, "parse_pool_mode"), &r_out));
+  return static_cast<PoolMode>(r_out);
+}
+
+/// Convolution of x with kernel over 1 spatial axis (layouts as data_format says).
+/// Keras' conv1d(x, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1) (C:
+/// kb_conv1d).
+inline Tensor conv1d(const Tensor& x, const Tensor& kernel, int64_t strides = 1,
+                     Padding padding = Padding::valid, DataFormat data_format = DataFormat::none,
+                     int64_t dilation_rate = 1) {
+  kb_tensor* r_out = nullptr;
+  check(kb_conv1d(x.get(), kernel.get(), strides, static_cast<kb_padding>(padding),
+                  static_cast<kb_data_format>(data_format), dilation_rate, &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Convolution of x with kernel over 2 spatial axes (layouts as data_format says).
+/// Keras' conv2d(x, kernel, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1,
+/// 1)) (C: kb_conv2d).
+inline Tensor conv2d(const Tensor& x, const Tensor& kernel,
+                     const std::vector<int64_t>& strides = {1, 1}, Padding padding = Padding::valid,
+                     DataFormat data_format = DataFormat::none,
+                     const std::vector<int64_t>& dilation_rate = {1, 1}) {
+  kb_tensor* r_out = nullptr;
+  check(kb_conv2d(x.get(), kernel.get(), detail::ints(strides), strides.size(),
+                  static_cast<kb_padding>(padding), static_cast<kb_data_format>(data_format),
+                  detail::ints(dilation_rate), dilation_rate.size(), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Convolution of x with kernel over 3 spatial axes (layouts as data_format says).
+/// Keras' conv3d(x, kernel, strides=(1, 1, 1), padding="valid", data_format=None, dilation_rate=(1,
+/// 1, 1)) (C: kb_conv3d).
+inline Tensor conv3d(const Tensor& x, const Tensor& kernel,
+                     const std::vector<int64_t>& strides = {1, 1, 1},
+                     Padding padding = Padding::valid, DataFormat data_format = DataFormat::none,
+                     const std::vector<int64_t>& dilation_rate = {1, 1, 1}) {
+  kb_tensor* r_out = nullptr;
+  check(kb_conv3d(x.get(), kernel.get(), detail::ints(strides), strides.size(),
+                  static_cast<kb_padding>(padding), static_cast<kb_data_format>(data_format),
+                  detail::ints(dilation_rate), dilation_rate.size(), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Transposed convolution of x with kernel over 2 spatial axes, to an output shape.
+/// Keras' conv2d_transpose(x, kernel, output_shape, strides=(1, 1), padding="valid",
+/// data_format=None, dilation_rate=(1, 1)) (C: kb_conv2d_transpose).
+inline Tensor conv2d_transpose(const Tensor& x, const Tensor& kernel,
+                               const std::vector<int64_t>& output_shape,
+                               const std::vector<int64_t>& strides = {1, 1},
+                               Padding padding = Padding::valid,
+                               DataFormat data_format = DataFormat::none,
+                               const std::vector<int64_t>& dilation_rate = {1, 1}) {
+  kb_tensor* r_out = nullptr;
+  check(kb_conv2d_transpose(x.get(), kernel.get(), detail::ints(output_shape), output_shape.size(),
+                            detail::ints(strides), strides.size(), static_cast<kb_padding>(padding),
+                            static_cast<kb_data_format>(data_format), detail::ints(dilation_rate),
+                            dilation_rate.size(), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Legacy name of conv2d_transpose: a 2D transposed convolution.
+/// Keras' deconv2d(x, kernel, output_shape, strides=(1, 1), padding="valid", data_format=None,
+/// dilation_rate=(1, 1)) (C: kb_deconv2d).
+inline Tensor deconv2d(const Tensor& x, const Tensor& kernel,
+                       const std::vector<int64_t>& output_shape,
+                       const std::vector<int64_t>& strides = {1, 1},
+                       Padding padding = Padding::valid, DataFormat data_format = DataFormat::none,
+                       const std::vector<int64_t>& dilation_rate = {1, 1}) {
+  kb_tensor* r_out = nullptr;
+  check(kb_deconv2d(x.get(), kernel.get(), detail::ints(output_shape), output_shape.size(),
+                    detail::ints(strides), strides.size(), static_cast<kb_padding>(padding),
+                    static_cast<kb_data_format>(data_format), detail::ints(dilation_rate),
+                    dilation_rate.size(), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Transposed convolution of x with kernel over 3 spatial axes, to an output shape.
+/// Keras' conv3d_transpose(x, kernel, output_shape, strides=(1, 1, 1), padding="valid",
+/// data_format=None) (C: kb_conv3d_transpose).
+inline Tensor conv3d_transpose(const Tensor& x, const Tensor& kernel,
+                               const std::vector<int64_t>& output_shape,
+                               const std::vector<int64_t>& strides = {1, 1, 1},
+                               Padding padding = Padding::valid,
+                               DataFormat data_format = DataFormat::none) {
+  kb_tensor* r_out = nullptr;
+  check(kb_conv3d_transpose(x.get(), kernel.get(), detail::ints(output_shape), output_shape.size(),
+                            detail::ints(strides), strides.size(), static_cast<kb_padding>(padding),
+                            static_cast<kb_data_format>(data_format), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Depthwise 2D convolution: each input channel filtered by its own kernels.
+/// Keras' depthwise_conv2d(x, depthwise_kernel, strides=(1, 1), padding="valid", data_format=None,
+/// dilation_rate=(1, 1)) (C: kb_depthwise_conv2d).
+inline Tensor depthwise_conv2d(const Tensor& x, const Tensor& depthwise_kernel,
+                               const std::vector<int64_t>& strides = {1, 1},
+                               Padding padding = Padding::valid,
+                               DataFormat data_format = DataFormat::none,
+                               const std::vector<int64_t>& dilation_rate = {1, 1}) {
+  kb_tensor* r_out = nullptr;
+  check(kb_depthwise_conv2d(x.get(), depthwise_kernel.get(), detail::ints(strides), strides.size(),
+                            static_cast<kb_padding>(padding),
+                            static_cast<kb_data_format>(data_format), detail::ints(dilation_rate),
+                            dilation_rate.size(), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Separable 1D convolution: a depthwise then a pointwise convolution.
+/// Keras' separable_conv1d(x, depthwise_kernel, pointwise_kernel, strides=1, padding="valid",
+/// data_format=None, dilation_rate=1) (C: kb_separable_conv1d).
+inline Tensor separable_conv1d(const Tensor& x, const Tensor& depthwise_kernel,
+                               const Tensor& pointwise_kernel, int64_t strides = 1,
+                               Padding padding = Padding::valid,
+                               DataFormat data_format = DataFormat::none,
+                               int64_t dilation_rate = 1) {
+  kb_tensor* r_out = nullptr;
+  check(kb_separable_conv1d(x.get(), depthwise_kernel.get(), pointwise_kernel.get(), strides,
+                            static_cast<kb_padding>(padding),
+                            static_cast<kb_data_format>(data_format), dilation_rate, &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Separable 2D convolution: a depthwise then a pointwise convolution.
+/// Keras' separable_conv2d(x, depthwise_kernel, pointwise_kernel, strides=(1, 1), padding="valid",
+/// data_format=None, dilation_rate=(1, 1)) (C: kb_separable_conv2d).
+inline Tensor separable_conv2d(const Tensor& x, const Tensor& depthwise_kernel,
+                               const Tensor& pointwise_kernel,
+                               const std::vector<int64_t>& strides = {1, 1},
+                               Padding padding = Padding::valid,
+                               DataFormat data_format = DataFormat::none,
+                               const std::vector<int64_t>& dilation_rate = {1, 1}) {
+  kb_tensor* r_out = nullptr;
+  check(kb_separable_conv2d(x.get(), depthwise_kernel.get(), pointwise_kernel.get(),
+                            detail::ints(strides), strides.size(), static_cast<kb_padding>(padding),
+                            static_cast<kb_data_format>(data_format), detail::ints(dilation_rate),
+                            dilation_rate.size(), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Max or average pooling of x over 2 spatial axes.
+/// Keras' pool2d(x, pool_size, strides=(1, 1), padding="valid", data_format=None, pool_mode="max")
+/// (C: kb_pool2d).
+inline Tensor pool2d(const Tensor& x, const std::vector<int64_t>& pool_size,
+                     const std::vector<int64_t>& strides = {1, 1}, Padding padding = Padding::valid,
+                     DataFormat data_format = DataFormat::none,
+                     PoolMode pool_mode = PoolMode::max) {
+  kb_tensor* r_out = nullptr;
+  check(kb_pool2d(x.get(), detail::ints(pool_size), pool_size.size(), detail::ints(strides),
+                  strides.size(), static_cast<kb_padding>(padding),
+                  static_cast<kb_data_format>(data_format), static_cast<kb_pool_mode>(pool_mode),
+                  &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Max or average pooling of x over 3 spatial axes.
+/// Keras' pool3d(x, pool_size, strides=(1, 1, 1), padding="valid", data_format=None,
+/// pool_mode="max") (C: kb_pool3d).
+inline Tensor pool3d(const Tensor& x, const std::vector<int64_t>& pool_size,
+                     const std::vector<int64_t>& strides = {1, 1, 1},
+                     Padding padding = Padding::valid, DataFormat data_format = DataFormat::none,
+                     PoolMode pool_mode = PoolMode::max) {
+  kb_tensor* r_out = nullptr;
+  check(kb_pool3d(x.get(), detail::ints(pool_size), pool_size.size(), detail::ints(strides),
+                  strides.size(), static_cast<kb_padding>(padding),
+                  static_cast<kb_data_format>(data_format), static_cast<kb_pool_mode>(pool_mode),
+                  &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Interpolation named by a string (nearest or bilinear).
+/// kb_parse_interpolation: parse_interpolation(name).
+inline Interpolation parse_interpolation(const std::string& name) {
+  kb_interpolation r_out = {};
+  check(kb_parse_interpolation(detail::c_string(name, "parse_interpolation"), &r_out));
+  return static_cast<Interpolation>(r_out);
+}
+
+/// Resizes images by integer height and width factors (nearest or bilinear).
+/// Keras' resize_images(x, height_factor, width_factor, data_format, interpolation="nearest") (C:
+/// kb_resize_images).
+inline Tensor resize_images(const Tensor& x, int64_t height_factor, int64_t width_factor,
+                            DataFormat data_format,
+                            Interpolation interpolation = Interpolation::nearest) {
+  kb_tensor* r_out = nullptr;
+  check(kb_resize_images(x.get(), height_factor, width_factor,
+                         static_cast<kb_data_format>(data_format),
+                         static_cast<kb_interpolation>(interpolation), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Resizes volumes by integer depth, height and width factors, repeating voxels.
+/// Keras' resize_volumes(x, depth_factor, height_factor, width_factor, data_format) (C:
+/// kb_resize_volumes).
+inline Tensor resize_volumes(const Tensor& x, int64_t depth_factor, int64_t height_factor,
+                             int64_t width_factor, DataFormat data_format) {
+  kb_tensor* r_out = nullptr;
+  check(kb_resize_volumes(x.get(), depth_factor, height_factor, width_factor,
+                          static_cast<kb_data_format>(data_format), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Normalizes x by mean and var, then scales by gamma and shifts by beta.
+/// Keras' batch_normalization(x, mean, var, beta, gamma, axis=-1, epsilon=0.001) (C:
+/// kb_batch_normalization).
+inline Tensor batch_normalization(const Tensor& x, const Tensor& mean, const Tensor& var,
+                                  const std::optional<Tensor>& beta = std::nullopt,
+                                  const std::optional<Tensor>& gamma = std::nullopt,
+                                  int64_t axis = -1, double epsilon = 0.001) {
+  kb_tensor* r_out = nullptr;
+  check(kb_batch_normalization(x.get(), mean.get(), var.get(), beta ? beta->get() : nullptr,
+                               gamma ? gamma->get() : nullptr, axis, epsilon, &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Tensor of values drawn uniformly from [minval, maxval), new draws per run.
+/// Keras' random_uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None) (C:
+/// kb_random_uniform).
+inline Tensor random_uniform(const std::vector<int64_t>& shape, double minval = 0.0,
+                             double maxval = 1.0, DType dtype = DType::none,
+                             std::optional<int64_t> seed = std::nullopt) {
+  kb_tensor* r_out = nullptr;
+  check(kb_random_uniform(detail::ints(shape), shape.size(), minval, maxval,
+                          static_cast<kb_data_type>(dtype), seed ? &*seed : nullptr, &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Tensor of values drawn from a normal distribution, new draws per run.
+/// Keras' random_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None) (C: kb_random_normal).
+inline Tensor random_normal(const std::vector<int64_t>& shape, double mean = 0.0,
+                            double stddev = 1.0, DType dtype = DType::none,
+                            std::optional<int64_t> seed = std::nullopt) {
+  kb_tensor* r_out = nullptr;
+  check(kb_random_normal(detail::ints(shape), shape.size(), mean, stddev,
+                         static_cast<kb_data_type>(dtype), seed ? &*seed : nullptr, &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Normal draws re-drawn beyond 2 stddev of the mean, new draws per run.
+/// Keras' truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None) (C:
+/// kb_truncated_normal).
+inline Tensor truncated_normal(const std::vector<int64_t>& shape, double mean = 0.0,
+                               double stddev = 1.0, DType dtype = DType::none,
+                               std::optional<int64_t> seed = std::nullopt) {
+  kb_tensor* r_out = nullptr;
+  check(kb_truncated_normal(detail::ints(shape), shape.size(), mean, stddev,
+                            static_cast<kb_data_type>(dtype), seed ? &*seed : nullptr, &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Tensor of 1 with probability p, else 0, new draws per run.
+/// Keras' random_binomial(shape, p=0.0, dtype=None, seed=None) (C: kb_random_binomial).
+inline Tensor random_binomial(const std::vector<int64_t>& shape, double p = 0.0,
+                              DType dtype = DType::none,
+                              std::optional<int64_t> seed = std::nullopt) {
+  kb_tensor* r_out = nullptr;
+  check(kb_random_binomial(detail::ints(shape), shape.size(), p, static_cast<kb_data_type>(dtype),
+                           seed ? &*seed : nullptr, &r_out));
+  return detail::adopt(r_out);
 }
 
 /// Uniform draws in [minval, maxval) in the shape of a tensor.
@@ -289,6 +1050,16 @@ inline Tensor random_binomial_like(const Tensor& like, double p, DType dtype,
   return detail::adopt(r_out);
 }
 
+/// Tensor x with entries zeroed at rate level and the rest scaled by 1 / (1 - level).
+/// Keras' dropout(x, level, noise_shape=None, seed=None) (C: kb_dropout).
+inline Tensor dropout(const Tensor& x, double level, const IntList& noise_shape = IntList(),
+                      std::optional<int64_t> seed = std::nullopt) {
+  kb_tensor* r_out = nullptr;
+  check(kb_dropout(x.get(), level, noise_shape.data(), noise_shape.size(), seed ? &*seed : nullptr,
+                   &r_out));
+  return detail::adopt(r_out);
+}
+
 /// Locally connected 1D convolution (unshared weights per output position).
 /// Keras' local_conv1d(inputs, kernel, kernel_size, strides, data_format=None) (C:
 /// kb_local_conv1d).
@@ -324,6 +1095,22 @@ inline Reduce parse_reduce_op(const std::string& name) {
   kb_reduce_op r_out = {};
   check(kb_parse_reduce_op(detail::c_string(name, "parse_reduce_op"), &r_out));
   return static_cast<Reduce>(r_out);
+}
+
+/// The root rank's x on every process, as a graph operation.
+/// kb_broadcast: broadcast(x, root=0).
+inline Tensor broadcast(const Tensor& x, int32_t root = 0) {
+  kb_tensor* r_out = nullptr;
+  check(kb_broadcast(x.get(), root, &r_out));
+  return detail::adopt(r_out);
+}
+
+/// The processes' x concatenated along axis 0 in rank order, as a graph operation.
+/// kb_all_gather: all_gather(x).
+inline Tensor all_gather(const Tensor& x) {
+  kb_tensor* r_out = nullptr;
+  check(kb_all_gather(x.get(), &r_out));
+  return detail::adopt(r_out);
 }
 
 }  // namespace kbackend

@@ -146,7 +146,7 @@ class _Writer:
             elif a.kind == "string":
                 ty = "const std::string&"
                 if a.optional:
-                    default = '""'
+                    default = "{}"
                     call[c] = f'detail::c_string_or_null({n}, "{fn.name}")'
                 else:
                     if not a.required:

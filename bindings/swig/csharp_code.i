@@ -265,7 +265,7 @@ KB_CSHARP_HANDLE(kb_model, Model)
   /// JSON. callback (null: none) runs after each batch (batch &gt;= 0) and each epoch (batch == -1) with
   /// the values so far as JSON; returning true stops training, and what it throws stops training
   /// and comes out of Fit.</summary>
-  public string Fit(Tensor[] x, Tensor[] y, long batchSize = 32, long epochs = 1, int verbose = 0, string optionsJson = null,
+  public string Fit(Tensor[] x, Tensor[] y, long batchSize = 32, long epochs = 1, int verbose = 1, string optionsJson = null,
                     global::System.Func<long, long, string, bool> callback = null) {
     global::System.Exception thrown = null;
     Native.FitCallback cb = null;

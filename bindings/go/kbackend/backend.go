@@ -1649,7 +1649,7 @@ func Gather(reference, indices *Tensor) (*Tensor, error) {
 	return wrapC(rOut), nil
 }
 
-// StridedSlice is kb_strided_slice: strided_slice(x, begin, end, strides, begin_mask, end_mask, shrink_axis_mask, new_axis_mask).
+// StridedSlice is kb_strided_slice: strided_slice(x, begin, end, strides, begin_mask=0, end_mask=0, shrink_axis_mask=0, new_axis_mask=0).
 // NumPy-style strided slice of x with begin, end and strides and TensorFlow's masks.
 func StridedSlice(x *Tensor, begin, end, strides []int64, beginMask, endMask, shrinkAxisMask, newAxisMask int64) (*Tensor, error) {
 	cbegin, _ := cInts(begin)
@@ -2451,7 +2451,7 @@ func DistEngine() string {
 	return v
 }
 
-// AllReduce is kb_all_reduce: all_reduce(x, op).
+// AllReduce is kb_all_reduce: all_reduce(x, op="average").
 // Sum or average of x over the processes, as a graph operation.
 func AllReduce(x *Tensor, op ReduceOp) (*Tensor, error) {
 	var rOut *C.kb_tensor

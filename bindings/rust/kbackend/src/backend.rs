@@ -1273,7 +1273,7 @@ pub fn gather(reference: &Tensor, indices: &Tensor) -> Result<Tensor> {
 
 /// NumPy-style strided slice of x with begin, end and strides and TensorFlow's masks.
 ///
-/// `kb_strided_slice`: `strided_slice(x, begin, end, strides, begin_mask, end_mask, shrink_axis_mask, new_axis_mask)`.
+/// `kb_strided_slice`: `strided_slice(x, begin, end, strides, begin_mask=0, end_mask=0, shrink_axis_mask=0, new_axis_mask=0)`.
 pub fn strided_slice(x: &Tensor, begin: &[i64], end: &[i64], strides: &[i64], begin_mask: i64, end_mask: i64, shrink_axis_mask: i64, new_axis_mask: i64) -> Result<Tensor> {
     let begin_p = crate::array_ptr(begin);
     let end_p = crate::array_ptr(end);
@@ -1878,7 +1878,7 @@ pub fn dist_engine() -> Result<String> {
 
 /// Sum or average of x over the processes, as a graph operation.
 ///
-/// `kb_all_reduce`: `all_reduce(x, op)`.
+/// `kb_all_reduce`: `all_reduce(x, op="average")`.
 pub fn all_reduce(x: &Tensor, op: Reduce) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_all_reduce(x.as_ptr(), op.code(), &mut r_out) })?;
