@@ -18,7 +18,94 @@
 
 #include "kbackend.hpp"
 
+#include <cctype>
+#include <charconv>
+#include <limits>
+#include <map>
+
 namespace kbackend {
+
+namespace detail {
+
+// The library's logs and history: one JSON object of numbers, nulls (a value that was not a
+// number: NaN here) or lists of them, keyed by Keras' names. Anything else is an internal error.
+class NumbersJson {
+ public:
+  explicit NumbersJson(std::string text) : s_(std::move(text)) {}
+  std::map<std::string, std::vector<double>> parse() {
+    std::map<std::string, std::vector<double>> out;
+    expect('{');
+    if (peek() == '}') return ++i_, out;
+    for (;;) {
+      std::string key = string();
+      expect(':');
+      std::vector<double>& values = out[key];
+      if (peek() == '[') {
+        ++i_;
+        if (peek() == ']') {
+          ++i_;
+        } else {
+          for (values.push_back(number()); peek() == ','; values.push_back(number())) ++i_;
+          expect(']');
+        }
+      } else {
+        values.push_back(number());
+      }
+      if (peek() == '}') return ++i_, out;
+      expect(',');
+    }
+  }
+
+ private:
+  char peek() {
+    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
+    if (i_ >= s_.size()) bad();
+    return s_[i_];
+  }
+  void expect(char c) {
+    if (peek() != c) bad();
+    ++i_;
+  }
+  std::string string() {
+    expect('"');
+    std::string out;
+    while (i_ < s_.size() && s_[i_] != '"') {
+      if (s_[i_] == '\\' && ++i_ >= s_.size()) bad();
+      out += s_[i_++];
+    }
+    expect('"');
+    return out;
+  }
+  double number() {
+    if (peek() == 'n') {
+      if (s_.compare(i_, 4, "null") != 0) bad();
+      i_ += 4;
+      return std::numeric_limits<double>::quiet_NaN();
+    }
+    double v = 0;  // from_chars: the C locale's digits whatever the program's locale
+    auto [end, error] = std::from_chars(s_.data() + i_, s_.data() + s_.size(), v);
+    if (error != std::errc()) bad();
+    i_ = size_t(end - s_.data());
+    return v;
+  }
+  [[noreturn]] void bad() const {
+    throw Error(KB_ERROR_INTERNAL, "kbackend: the library's logs are not numbers: " + s_);
+  }
+  std::string s_;
+  size_t i_ = 0;
+};
+
+}  // namespace detail
+
+/// What fit returns: each logged value per epoch (Keras' History.history: "loss", the metrics,
+/// "val_loss"; NaN where a value was not a number), and the library's JSON of it.
+struct History {
+  std::string json;                                   ///< {"loss": [...], "acc": [...], ...}
+  std::map<std::string, std::vector<double>> values;  ///< "loss": one value per epoch, ...
+};
+
+/// Keras' logs of a batch or an epoch, as fit's logs_callback gets them ("loss", the metrics).
+using Logs = std::map<std::string, double>;
 
 /// Keras' fit arguments beyond x and y: the values (FitArguments, from the description's
 /// [options.fit]: batch_size, epochs, shuffle, class_weight, ...), and the arrays and callback.
@@ -31,11 +118,8 @@ struct FitOptions : FitArguments {
   /// After each batch (batch >= 0) and each epoch (batch == -1), with the logs as JSON text
   /// ({"loss": ..., "acc": ...}); true stops training.
   std::function<bool(int64_t epoch, int64_t batch, const std::string& logs_json)> callback;
-};
-
-/// What fit returns: the per-epoch values as JSON text ({"loss": [...], "acc": [...], ...}).
-struct History {
-  std::string json;  ///< {"loss": [...], "acc": [...], ...}
+  /// As callback, with the logs as values (called after callback, when both are set).
+  std::function<bool(int64_t epoch, int64_t batch, const Logs& logs)> logs_callback;
 };
 
 /// A Keras model (kb_model): loaded, built from JSON, compiled, trained, saved; move-only.
@@ -103,9 +187,9 @@ class Model {
               const FitOptions& options = {}) {
     std::vector<kb_tensor*> xs = detail::handles(x), ys = detail::handles(y);
     std::string opts = options.options_json();
-    CallbackState state{&options.callback, nullptr};
+    CallbackState state{&options.callback, &options.logs_callback, nullptr};
     const char* history = nullptr;
-    kb_model_callback cb = options.callback ? &trampoline : nullptr;
+    kb_model_callback cb = options.callback || options.logs_callback ? &trampoline : nullptr;
     kb_status status;
     if (options.sample_weight.empty() && options.validation_x.empty() &&
         options.validation_y.empty()) {
@@ -124,7 +208,9 @@ class Model {
     }
     if (state.error) std::rethrow_exception(state.error);
     check(status);
-    return History{history ? history : ""};
+    History h{history ? history : "", {}};
+    h.values = detail::NumbersJson(h.json).parse();
+    return h;
   }
   /// Keras' evaluate: the loss and the metrics (metrics_names()).
   std::vector<double> evaluate(const std::vector<Tensor>& x, const std::vector<Tensor>& y,
@@ -212,12 +298,21 @@ class Model {
   explicit Model(kb_model* m) noexcept : m_(m) {}
   struct CallbackState {
     const std::function<bool(int64_t, int64_t, const std::string&)>* fn;
+    const std::function<bool(int64_t, int64_t, const Logs&)>* logs_fn;
     std::exception_ptr error;
   };
   static int32_t trampoline(void* user, int64_t epoch, int64_t batch, const char* logs) {
     auto* s = static_cast<CallbackState*>(user);
     try {
-      return (*s->fn)(epoch, batch, logs ? logs : "") ? 1 : 0;
+      std::string text = logs ? logs : "";
+      bool stop = *s->fn && (*s->fn)(epoch, batch, text);
+      if (*s->logs_fn) {
+        Logs values;
+        for (const auto& [k, v] : detail::NumbersJson(text).parse())
+          values[k] = v.empty() ? std::numeric_limits<double>::quiet_NaN() : v[0];
+        stop = (*s->logs_fn)(epoch, batch, values) || stop;
+      }
+      return stop ? 1 : 0;
     } catch (...) {
       s->error = std::current_exception();
       return 1;

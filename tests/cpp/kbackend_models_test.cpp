@@ -47,9 +47,18 @@ TEST(Models, FitEvaluatePredictSaveLoad) {
     epochs_seen += batch == -1;
     return false;
   };
+  std::vector<double> epoch_losses;
+  o.logs_callback = [&](int64_t, int64_t batch, const K::Logs& logs) {
+    if (batch == -1) epoch_losses.push_back(logs.at("loss"));
+    return false;
+  };
   K::History h = m.fit({x}, {y}, o);
   EXPECT_EQ(epochs_seen, 30);
   EXPECT_NE(h.json.find("\"acc\""), std::string::npos);
+  // The history and the logs as values: one loss per epoch, the logs' at each epoch's end.
+  ASSERT_EQ(h.values.at("loss").size(), 30u);
+  EXPECT_EQ(h.values.at("loss"), epoch_losses);
+  EXPECT_GT(h.values.at("acc").back(), 0.9);
   std::vector<double> scores = m.evaluate({x}, {y});
   ASSERT_EQ(scores.size(), 2u);
   EXPECT_GT(scores[1], 0.9);  // learns the sign
@@ -95,6 +104,23 @@ TEST(Models, ErrorsAndCallbackExceptions) {
   EXPECT_THROW(m.fit({x}, {y}, o), std::logic_error);
   o.callback = nullptr;
   EXPECT_NO_THROW(m.fit({x}, {y}, o));
+}
+
+// The library's logs and history as values: numbers, nulls (NaN) and lists of them.
+TEST(Models, LogsAsValues) {
+  auto v =
+      K::detail::NumbersJson(R"({"a": [1, null, 2.5e-3], "b": -3, "c": [], "d\"e": 1})").parse();
+  ASSERT_EQ(v.at("a").size(), 3u);
+  EXPECT_EQ(v.at("a")[0], 1.0);
+  EXPECT_TRUE(std::isnan(v.at("a")[1]));
+  EXPECT_EQ(v.at("a")[2], 2.5e-3);
+  EXPECT_EQ(v.at("b"), std::vector<double>{-3.0});
+  EXPECT_TRUE(v.at("c").empty());
+  EXPECT_EQ(v.at("d\"e"), std::vector<double>{1.0});
+  EXPECT_TRUE(K::detail::NumbersJson("{}").parse().empty());
+  for (const char* bad :
+       {"", "[1]", R"({"a": "x"})", R"({"a": [1,)", R"({"a" 1})", R"({"a": nul})"})
+    EXPECT_THROW(K::detail::NumbersJson(bad).parse(), K::Error) << bad;
 }
 
 // The structs of options (generated from api/kbackend.toml) write the keys the C library checks;
