@@ -12,6 +12,7 @@
 //! model.save("tuned.h5", true)?;
 //! # Ok(()) }
 //! ```
+use std::collections::BTreeMap;
 use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::{self, NonNull};
@@ -62,10 +63,130 @@ fn values(t: Tensor) -> Result<Vec<f64>> {
     t.to_vec::<f64>()
 }
 
-/// A fit callback: `(model, epoch, batch, logs_json)` after each batch and (batch -1) each
-/// epoch; returning true stops training. It gets the model being trained, to save it or read
-/// its weights (Keras' ModelCheckpoint).
-pub type EpochCallback<'a> = dyn FnMut(&Model, i64, i64, &str) -> bool + 'a;
+/// Keras' logs of a batch or an epoch ("loss", the metrics, "val_loss" at an epoch's end).
+pub type Logs = BTreeMap<String, f64>;
+
+/// What fit returns: each logged value per epoch (Keras' `History.history`: "loss", the
+/// metrics, "val_loss"; NaN where a value was not a number), and the library's JSON of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct History {
+    /// "loss": one value per epoch, and so on.
+    pub values: BTreeMap<String, Vec<f64>>,
+    /// The same as JSON text (`{"loss": [...], ...}`).
+    pub json: String,
+}
+
+impl History {
+    fn from_json(json: String) -> Result<History> {
+        Ok(History { values: numbers_json(&json)?, json })
+    }
+}
+
+/// The library's logs and history: one JSON object of numbers, nulls (NaN) or lists of them.
+struct NumbersJson<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl NumbersJson<'_> {
+    fn bad(&self) -> Error {
+        Error::new(Status::Internal, format!("the library's logs are not numbers: {}", self.text))
+    }
+
+    fn peek(&mut self) -> Result<u8> {
+        let s = self.text.as_bytes();
+        while self.at < s.len() && s[self.at].is_ascii_whitespace() {
+            self.at += 1;
+        }
+        s.get(self.at).copied().ok_or_else(|| self.bad())
+    }
+
+    fn expect(&mut self, c: u8) -> Result<()> {
+        if self.peek()? != c {
+            return Err(self.bad());
+        }
+        self.at += 1;
+        Ok(())
+    }
+
+    fn key(&mut self) -> Result<String> {
+        self.expect(b'"')?;
+        let mut key = String::new();
+        let mut chars = self.text[self.at..].char_indices();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '"' => {
+                    self.at += i + 1;
+                    return Ok(key);
+                }
+                '\\' => key.extend(chars.next().map(|(_, c)| c)),
+                c => key.push(c),
+            }
+        }
+        Err(self.bad())
+    }
+
+    fn number(&mut self) -> Result<f64> {
+        self.peek()?;
+        let rest = &self.text[self.at..];
+        let len = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || "+-.".contains(c)))
+            .unwrap_or(rest.len());
+        let word = &rest[..len];
+        self.at += len;
+        match word {
+            "null" => Ok(f64::NAN),
+            _ if word.starts_with(|c: char| c.is_ascii_digit() || c == '-') => {
+                word.parse().map_err(|_| self.bad())
+            }
+            _ => Err(self.bad()),
+        }
+    }
+
+    fn parse(mut self) -> Result<BTreeMap<String, Vec<f64>>> {
+        let mut out = BTreeMap::new();
+        self.expect(b'{')?;
+        if self.peek()? == b'}' {
+            return Ok(out);
+        }
+        loop {
+            let key = self.key()?;
+            self.expect(b':')?;
+            let mut values = Vec::new();
+            if self.peek()? == b'[' {
+                self.at += 1;
+                if self.peek()? == b']' {
+                    self.at += 1;
+                } else {
+                    loop {
+                        values.push(self.number()?);
+                        if self.peek()? != b',' {
+                            break;
+                        }
+                        self.at += 1;
+                    }
+                    self.expect(b']')?;
+                }
+            } else {
+                values.push(self.number()?);
+            }
+            out.insert(key, values);
+            if self.peek()? == b'}' {
+                return Ok(out);
+            }
+            self.expect(b',')?;
+        }
+    }
+}
+
+fn numbers_json(text: &str) -> Result<BTreeMap<String, Vec<f64>>> {
+    NumbersJson { text, at: 0 }.parse()
+}
+
+/// A fit callback: `(model, epoch, batch, logs)` after each batch and (batch -1) each epoch;
+/// returning true stops training. It gets the model being trained, to save it or read its
+/// weights (Keras' ModelCheckpoint).
+pub type EpochCallback<'a> = dyn FnMut(&Model, i64, i64, &Logs) -> bool + 'a;
 
 struct FitCallback<'a, 'b> {
     f: &'a mut EpochCallback<'b>,
@@ -80,7 +201,13 @@ unsafe extern "C" fn fit_trampoline(
     logs: *const c_char,
 ) -> i32 {
     let cb = &mut *(user as *mut FitCallback);
-    let logs = owned(logs);
+    let logs: Logs = match numbers_json(&owned(logs)) {
+        Ok(v) => v.into_iter().map(|(k, v)| (k, v.first().copied().unwrap_or(f64::NAN))).collect(),
+        Err(e) => {
+            cb.error = Some(e);
+            return 1;
+        }
+    };
     match catch_unwind(AssertUnwindSafe(|| (cb.f)(cb.model, epoch, batch, &logs))) {
         Ok(stop) => stop as i32,
         Err(_) => {
@@ -190,12 +317,12 @@ impl Model {
         self.compile(optimizer, losses, metrics, Some(&json))
     }
 
-    /// Keras' fit; returns the history as JSON text (`{"loss": [...], ...}`).
-    pub fn fit(&mut self, x: &[&Tensor], y: &[&Tensor], options: &FitOptions) -> Result<String> {
+    /// Keras' fit; returns the history (each logged value per epoch).
+    pub fn fit(&mut self, x: &[&Tensor], y: &[&Tensor], options: &FitOptions) -> Result<History> {
         self.fit_with(x, y, options, None)
     }
 
-    /// fit with `callback(model, epoch, batch, logs_json)`, run after each batch and (batch -1)
+    /// fit with `callback(model, epoch, batch, logs)`, run after each batch and (batch -1)
     /// each epoch; returning true stops training. The callback may use the model (`&Model`:
     /// `save`, `layer_weights`) while fit waits for it.
     pub fn fit_with(
@@ -204,7 +331,7 @@ impl Model {
         y: &[&Tensor],
         options: &FitOptions,
         callback: Option<&mut EpochCallback>,
-    ) -> Result<String> {
+    ) -> Result<History> {
         let (xs, ys) = (handles(x), handles(y));
         let opts = cstring(&options.options_json()?)?;
         let mut history = ptr::null();
@@ -235,7 +362,7 @@ impl Model {
             return Err(e);
         }
         check(status)?;
-        Ok(owned(history))
+        History::from_json(owned(history))
     }
 
     /// Keras' evaluate: the loss, then the metrics (names: `metrics_names`).
@@ -315,7 +442,7 @@ impl Model {
         validation_y: &[&Tensor],
         validation_sample_weights: &[&Tensor],
         options: &FitOptions,
-    ) -> Result<String> {
+    ) -> Result<History> {
         let (xs, ys) = (handles(x), handles(y));
         let (sw, vx, vy, vsw) = (
             handles(sample_weights),
@@ -349,7 +476,7 @@ impl Model {
                 &mut history,
             )
         })?;
-        Ok(owned(history))
+        History::from_json(owned(history))
     }
 
     /// Keras' reset_states: the stateful recurrent layers' states back to zeros.

@@ -21,9 +21,11 @@ fn dense_predicts_trains_saves_and_loads() -> kbackend::Result<()> {
     let ckpt = std::env::temp_dir().join(format!("kb_rust_ckpt_{}.h5", std::process::id()));
     let ckpt = ckpt.to_str().unwrap().to_string();
     // The callback may use the model: it saves it at each epoch's end (Keras' ModelCheckpoint).
-    let mut count = |model: &Model, _e: i64, batch: i64, _logs: &str| {
+    let mut losses = Vec::new();
+    let mut count = |model: &Model, _e: i64, batch: i64, logs: &kbackend::models::Logs| {
         if batch == -1 {
             epochs += 1;
+            losses.push(logs["loss"]);
             model.save(&ckpt, true).unwrap();
         }
         false
@@ -37,7 +39,9 @@ fn dense_predicts_trains_saves_and_loads() -> kbackend::Result<()> {
     assert_eq!(epochs, 3);
     assert_eq!(Model::load(&ckpt, true)?.layer_class(0)?, "Dense");
     std::fs::remove_file(&ckpt).ok();
-    assert!(history.contains("\"loss\""));
+    // The history and the logs as values: one loss per epoch, the logs' at each epoch's end.
+    assert_eq!(history.values["loss"], losses);
+    assert!(history.json.contains("\"loss\""));
     let path = std::env::temp_dir().join(format!("kb_rust_model_{}.h5", std::process::id()));
     let path = path.to_str().unwrap();
     m.save(path, true)?;
@@ -74,7 +78,7 @@ fn sample_weights_validation_data_and_reset_states() -> kbackend::Result<()> {
     let y = Tensor::from_slice(&[1f32, 1., 0., 0.], &[2, 2])?;
     let w = Tensor::from_slice(&[1f32, 0.], &[2])?;
     let h = m.fit_weighted(&[&x], &[&y], &[&w], &[&x], &[&y], &[], &FitOptions::default())?;
-    assert!(h.contains("\"val_loss\""));
+    assert_eq!(h.values["val_loss"].len(), 1);
     let short = Tensor::from_slice(&[1f32], &[1])?;
     assert!(m
         .fit_weighted(&[&x], &[&y], &[&short], &[], &[], &[], &FitOptions::default())
@@ -152,13 +156,29 @@ fn options_as_values_and_unknown_keys() -> kbackend::Result<()> {
     let mut m = Model::from_json(DENSE)?;
     let e = m.compile("sgd", &["mse"], &[], Some(r#"{"loss_weight": [1]}"#)).err().unwrap();
     assert_eq!(e.status, Status::InvalidArgument);
-    assert!(e.message.contains("unknown key 'loss_weight' (did you mean 'loss_weights'?)"), "{}", e);
+    assert!(
+        e.message.contains("unknown key 'loss_weight' (did you mean 'loss_weights'?)"),
+        "{}",
+        e
+    );
     let c = CompileOptions { loss_weights: vec![2.0], ..Default::default() };
     assert_eq!(c.options_json()?, r#"{"loss_weights": [2]}"#);
     m.compile_with("sgd", &["mse"], &[], &c)?;
     let x = Tensor::from_slice(&[1f32, 0., 2., -1., 1., 0.], &[2, 3])?;
     let y = Tensor::from_slice(&[1f32, 0., 0., 1.], &[2, 2])?;
     let quiet = FitOptions { verbose: 0, shuffle: false, ..Default::default() };
-    assert!(m.fit(&[&x], &[&y], &quiet)?.contains("\"loss\""));
+    assert_eq!(m.fit(&[&x], &[&y], &quiet)?.values["loss"].len(), 1);
+    Ok(())
+}
+
+#[test]
+fn the_history_as_values() -> kbackend::Result<()> {
+    let mut m = Model::from_json(DENSE)?;
+    m.compile("sgd", &["mse"], &["mae"], None)?;
+    let x = Tensor::from_slice(&[1f32, 0., 2., -1., 1., 0.], &[2, 3])?;
+    let y = Tensor::from_slice(&[1f32, 0., 0., 1.], &[2, 2])?;
+    let h = m.fit(&[&x], &[&y], &FitOptions { epochs: 4, verbose: 0, ..Default::default() })?;
+    assert_eq!(h.values.keys().collect::<Vec<_>>(), ["loss", "mae"]);
+    assert!(h.values["loss"].len() == 4 && h.values["loss"].iter().all(|v| v.is_finite()));
     Ok(())
 }
