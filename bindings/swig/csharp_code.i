@@ -289,12 +289,14 @@ KB_CSHARP_HANDLE(kb_model, Model)
     K.model_compile(this, optimizer, losses, metrics, options.ToJson());
   }
 
-  /// <summary>Fit with its arguments as values (new FitOptions(): Keras' defaults), and callback as
-  /// Fit's.</summary>
-  public string Fit(Tensor[] x, Tensor[] y, FitOptions options,
-                    global::System.Func<long, long, string, bool> callback = null) {
-    return Fit(x, y, options.BatchSize, options.Epochs, checked((int)options.Verbose), options.ToJson(),
-               callback);
+  /// <summary>Fit with its arguments as values (new FitOptions(): Keras' defaults); callback (null:
+  /// none) gets Keras' logs as values and may stop training. The history as values.</summary>
+  public History Fit(Tensor[] x, Tensor[] y, FitOptions options,
+                     global::System.Func<long, long, global::System.Collections.Generic.IReadOnlyDictionary<string, double>, bool> callback = null) {
+    global::System.Func<long, long, string, bool> relay = null;
+    if (callback != null) relay = (epoch, batch, logs) => callback(epoch, batch, History.Logs(logs));
+    return new History(Fit(x, y, options.BatchSize, options.Epochs, checked((int)options.Verbose),
+                           options.ToJson(), relay));
   }
 
   /// <summary>Keras' evaluate: the loss, then the metrics (MetricsNames).</summary>

@@ -504,16 +504,19 @@ KB_JAVA_HANDLE(kb_model, Model)
     K.model_compile(this, optimizer, losses, metrics, options.toJson());
   }
 
-  /** Keras' fit with its arguments as values (new FitOptions(): Keras' defaults); the per-epoch
-   * history as JSON. */
-  public String fit(Tensor[] x, Tensor[] y, FitOptions options) {
+  /** Keras' fit with its arguments as values (new FitOptions(): Keras' defaults); the history as
+   * values (each logged value per epoch). */
+  public History fit(Tensor[] x, Tensor[] y, FitOptions options) {
     return fit(x, y, options, null);
   }
 
-  /** fit with its arguments as values and a callback (null: none), as below. */
-  public String fit(Tensor[] x, Tensor[] y, FitOptions options, FitCallback callback) {
-    return K.model_fit(this, x, y, options.batchSize(), options.epochs(),
-                       Math.toIntExact(options.verbose()), options.toJson(), callback);
+  /** fit with its arguments as values and a callback (null: none) that gets Keras' logs as
+   * values and may stop training. */
+  public History fit(Tensor[] x, Tensor[] y, FitOptions options, LogsCallback callback) {
+    FitCallback relay = callback == null ? null
+        : (epoch, batch, logs) -> callback.onBatch(epoch, batch, History.logs(logs));
+    return new History(K.model_fit(this, x, y, options.batchSize(), options.epochs(),
+                                   Math.toIntExact(options.verbose()), options.toJson(), relay));
   }
 
   /** Keras' fit of one input and one output; the per-epoch history as JSON. */

@@ -257,7 +257,12 @@ static class Tests {
       True(values.ToJson() == "{\"shuffle\": false, \"seed\": 0, \"validation_split\": 0.25, \"initial_epoch\": 0, \"class_weight\": {\"-1\": 2.5, \"0\": 1}}", values.ToJson());
       True(new FitOptions().BatchSize == 32 && new FitOptions().Verbose == 1, "Keras' defaults");
       Throws<ArgumentException>(() => new FitOptions { ValidationSplit = double.NaN }.ToJson());
-      True(m.Fit(x, y, new FitOptions { BatchSize = 8, Epochs = 2, Verbose = 0, Shuffle = false }).Contains("\"cls_loss\""), "history");
+      // The history and the logs as values: one loss per epoch, the logs' at each epoch's end.
+      var losses = new List<double>();
+      History h = m.Fit(x, y, new FitOptions { BatchSize = 8, Epochs = 2, Verbose = 0, Shuffle = false },
+                        (epoch, batch, logs) => { if (batch == -1) losses.Add(logs["loss"]); return false; });
+      True(h["cls_loss"].Length == 2 && h["loss"].SequenceEqual(losses), string.Join(",", h["loss"]));
+      True(h.Json.Contains("\"cls_loss\""), h.Json);
       var unknown = Throws<KBackendException>(() => m.Fit(x, y, 8, 1, 0, "{\"shufle\": true}"));
       True(unknown.Message.Contains("unknown key 'shufle' (did you mean 'shuffle'?)"), unknown.Message);
       unknown = Throws<KBackendException>(() => m.Compile("sgd", new[] { "categorical_crossentropy", "mse" }, new string[0], "{\"loss_weight\": [1]}"));

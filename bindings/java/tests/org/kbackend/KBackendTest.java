@@ -287,8 +287,19 @@ class KBackendTest {
       assertEquals(32, new FitOptions().batchSize());  // Keras' defaults
       assertEquals(1, new FitOptions().verbose());
       assertThrows(IllegalArgumentException.class, () -> new FitOptions().validationSplit(Double.NaN).toJson());
-      assertTrue(m.fit(x, y, new FitOptions().batchSize(8).epochs(2).verbose(0).shuffle(false))
-          .contains("\"cls_loss\""));
+      // The history and the logs as values: one loss per epoch, the logs' at each epoch's end.
+      List<Double> losses = new ArrayList<>();
+      History values = m.fit(x, y, new FitOptions().batchSize(8).epochs(2).verbose(0).shuffle(false),
+          (epoch, batch, logs) -> {
+            if (batch == -1) losses.add(logs.get("loss"));
+            return false;
+          });
+      assertEquals(2, values.get("cls_loss").length);
+      assertArrayEquals(new double[] {losses.get(0), losses.get(1)}, values.get("loss"));
+      assertTrue(values.json().contains("\"cls_loss\""), values.json());
+      assertTrue(Double.isNaN(History.numbers("{\"a\": [null, 2.5e-3]}").get("a")[0]));
+      assertEquals(2.5e-3, History.numbers("{\"a\": [null, 2.5e-3]}").get("a")[1]);
+      assertThrows(KBackendException.class, () -> History.numbers("{\"a\": \"x\"}"));
       KBackendException unknown = assertThrows(KBackendException.class,
           () -> m.fit(x, y, 8, 1, 0, "{\"shufle\": true}"));
       assertTrue(unknown.getMessage().contains("unknown key 'shufle' (did you mean 'shuffle'?)"),
