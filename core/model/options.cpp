@@ -106,7 +106,9 @@ std::string unknown_key_message(const std::string& key, const OptionSet& set) {
 void check_options(const Json& options, const OptionSet& set, const std::string& who) {
   check(options.is_object(), Status::invalid_argument, who, ": the ", set.name,
         " options are not a JSON object");
-  for (const auto& [key, value] : options.items()) {
+  for (auto it = options.begin(); it != options.end(); ++it) {
+    const std::string& key = it.key();
+    const Json& value = it.value();
     auto row = std::find_if(set.keys.begin(), set.keys.end(),
                             [&](const OptionKey& k) { return key == k.name; });
     check(row != set.keys.end(), Status::invalid_argument, who, ": ",

@@ -120,7 +120,7 @@ FitOptions fit_options_from_json(const Json& o, const std::string& w) {
   f.seed = uint64_t(int_or(o, "seed", 0, w));
   f.validation_split = number_or(o, "validation_split", 0, w);
   f.initial_epoch = int_or(o, "initial_epoch", 0, w);
-  if (o.contains("class_weight")) {
+  if (o.contains("class_weight") && !o["class_weight"].is_null()) {  // null: none
     check(o["class_weight"].is_object(), Status::invalid_argument, w,
           ": class_weight is not {class: weight}");
     for (const auto& [k, v] : o["class_weight"].items()) {

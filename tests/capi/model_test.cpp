@@ -447,6 +447,7 @@ TEST(Model, OptionsOutsideTheirSetAreRefused) {
                KB_ERROR_INVALID_ARGUMENT, "model_fit_weighted: options_json: unknown key 'shufle'");
   // Null is an absent key; an integer may be written as a float.
   ok(fit(R"({"shuffle": null, "seed": 3.0, "class_weight": {"0": 1, "-1": 2.5}})"), "fit");
+  ok(fit(R"({"class_weight": null, "initial_epoch": null})"), "fit with nulls");
   EXPECT_NE(std::string(history).find("\"loss\""), std::string::npos);
 }
 
