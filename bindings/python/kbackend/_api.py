@@ -1,10 +1,10 @@
 """The module-level functions of kbackend, with Keras' names and defaults.
 
 Every function of the C header becomes a Python function without its ``kb_`` prefix, generated
-here from the SWIG layer: the parameter names and C types come from the SWIG wrapper itself
-(its signature and autodoc docstring, so a new C function needs no hand work), and _SIGNATURES
-(generated from api/kbackend.toml) gives Keras' parameter names and defaults where they differ
-from the C ones. Tensor
+here from the SWIG layer: the parameter names come from the SWIG wrapper's signature, their C
+types from _signatures.C_TYPES (generated from the header, so a new C function needs no hand
+work), and _SIGNATURES (generated from api/kbackend.toml) gives Keras' parameter names and
+defaults where they differ from the C ones. Tensor
 parameters accept Tensors, NumPy arrays and Python numbers; dtype and option parameters accept
 Keras' strings. A few functions whose Keras contract is more than one C call are written out at
 the end (variable, placeholder, function, eval, ...).
@@ -12,7 +12,6 @@ the end (variable, placeholder, function, eval, ...).
 import ast
 import contextlib
 import inspect
-import re
 
 import numpy as np
 
@@ -51,12 +50,11 @@ _TENSOR_LIST_TYPES = ("kb_tensor *const *",)
 _SHAPE_NAMES = ("shape", "output_shape")
 
 
-def _c_parameters(cfunc):
-    """[(name, C type)] of a SWIG wrapper, from its signature and its autodoc docstring."""
-    names = list(inspect.signature(cfunc).parameters)
-    doc = cfunc.__doc__ or ""
-    types = dict(re.findall(r"^\s*(\w+): (.+?)\s*$", doc.split("----------", 1)[-1], re.M))
-    return [(n, re.sub(r"^enum ", "", types.get(n, ""))) for n in names]
+def _c_parameters(name, cfunc):
+    """[(name, C type)] of a SWIG wrapper: the parameters its signature shows, with the header's
+    types (_signatures.C_TYPES, generated)."""
+    types = _signatures.C_TYPES.get(name, {})
+    return [(n, types.get(n, "")) for n in inspect.signature(cfunc).parameters]
 
 
 def _parse_signatures(text):
@@ -134,7 +132,7 @@ def _flat_ints(v):
 
 
 def _make_function(name, cfunc, spec):
-    c_params = _c_parameters(cfunc)
+    c_params = _c_parameters(name, cfunc)
     c_types = dict(c_params)
     if spec is None:
         spec = [(n, n, inspect.Parameter.empty) for n, _ in c_params]
