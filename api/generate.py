@@ -35,6 +35,11 @@ def _go_handwritten():
     return go.handwritten_names(sources)
 
 
+def _rust_handwritten():
+    with open(os.path.join(ROOT, "bindings/rust/kbackend/src/lib.rs"), encoding="utf-8") as f:
+        return rust.handwritten_methods(f.read())
+
+
 def _cpp_handwritten():
     texts = []
     for rel in cpp.HANDWRITTEN:
@@ -56,7 +61,7 @@ def outputs(api):
         GO_GENERATED: go.backend_file(api, _go_handwritten()),
         go_options.GENERATED: go_options.options_file(api),
         "bindings/rust/kbackend-sys/src/raw.rs": rust.sys_declarations(api),
-        "bindings/rust/kbackend/src/backend.rs": rust.backend_module(api),
+        "bindings/rust/kbackend/src/backend.rs": rust.backend_module(api, _rust_handwritten()),
         rust_options.GENERATED: rust_options.options_module(api),
         "bindings/python/kbackend/_signatures.py": python.signatures_module(api),
         python_ctypes.GENERATED: python_ctypes.module(api),

@@ -287,10 +287,29 @@ def _function(fn, enum_types):
     body = "".join(f"    {line}\n" for line in pre)
     body += f"    {check_call}\n    {ret}\n"
     return ("\n".join(doc) + f"\npub fn {_ident(fn.name)}({', '.join(params)}) -> "
-            f"Result<{ret_ty}> {{\n{body}}}\n")
+            f"Result<{ret_ty}> {{\n{body}}}\n"), params, ret_ty, doc
 
 
-def backend_module(api):
+def _method(fn, params, ret_ty, doc):
+    """The Tensor method of a function whose first argument is a tensor: x.NAME(...) calls
+    NAME(x, ...)."""
+    rest = params[1:]
+    names = [p.split(":")[0] for p in rest]
+    lines = "".join(f"    {d}\n" for d in doc)
+    return (f"{lines}    pub fn {_ident(fn.name)}(&self{''.join(', ' + p for p in rest)}) -> "
+            f"Result<{ret_ty}> {{\n        {_ident(fn.name)}(self{''.join(', ' + n for n in names)})"
+            f"\n    }}\n")
+
+
+def handwritten_methods(text):
+    """The Tensor methods lib.rs writes by hand (`pub fn NAME`, and the NAMEs its method macros
+    are given as `NAME => kb_...`), which the generated impl leaves out."""
+    names = set(re.findall(r"^\s*pub fn (\w+)", text, re.M))
+    names |= set(re.findall(r"\b(\w+) => kb_\w+", text))
+    return names
+
+
+def backend_module(api, hand_methods=frozenset()):
     excluded = api.excluded("rust")
     enum_types = dict(_ENUM_TYPES)
     enums_text = []
@@ -301,9 +320,18 @@ def backend_module(api):
             enums_text.append(text)
     prelude = _PRELUDE.replace("ENUM_TYPES", ", ".join(sorted(_ENUM_TYPES.values())))
     out = [HEADER, prelude, "\n", "\n".join(enums_text)]
+    methods = []
     for fn in api.functions:
         if fn.name in excluded or not supported(fn):
             continue
-        out.append("\n" + _function(fn, enum_types))
+        text, params, ret_ty, doc = _function(fn, enum_types)
+        out.append("\n" + text)
+        first = fn.args[0] if fn.args else None
+        if (first is not None and first.kind == "tensor" and not first.optional
+                and _ident(fn.name) not in hand_methods):
+            methods.append(_method(fn, params, ret_ty, doc))
+    out.append("\n/// Every function above whose first argument is a tensor, as its method (`x.sum(None,\n"
+               "/// false)`), but for those the crate writes by hand.\nimpl Tensor {\n"
+               + "\n".join(methods) + "}\n")
     return "".join(out)
 

@@ -1911,3 +1911,903 @@ pub fn dist_broadcast_variables(variables: &[&Tensor], root: i32) -> Result<()> 
     check(unsafe { sys::kb_dist_broadcast_variables(crate::array_ptr(&variables_h), variables_h.len(), root) })?;
     Ok(())
 }
+
+/// Every function above whose first argument is a tensor, as its method (`x.sum(None,
+/// false)`), but for those the crate writes by hand.
+impl Tensor {
+    /// Size in bytes of a tensor's value for its static shape.
+    ///
+    /// `kb_tensor_nbytes`: `tensor_nbytes(t)`.
+    pub fn tensor_nbytes(&self) -> Result<usize> {
+        tensor_nbytes(self)
+    }
+
+    /// Name of a tensor.
+    ///
+    /// `kb_tensor_name`: `tensor_name(t)`.
+    pub fn tensor_name(&self) -> Result<String> {
+        tensor_name(self)
+    }
+
+    /// Identifier of the graph value a tensor refers to; equal ids mean the same value.
+    ///
+    /// `kb_tensor_id`: `tensor_id(t)`.
+    pub fn tensor_id(&self) -> Result<u64> {
+        tensor_id(self)
+    }
+
+    /// Marks or unmarks a tensor as a Keras tensor.
+    ///
+    /// `kb_tensor_set_keras_tensor`: `tensor_set_keras_tensor(t, flag)`.
+    pub fn tensor_set_keras_tensor(&self, flag: bool) -> Result<()> {
+        tensor_set_keras_tensor(self, flag)
+    }
+
+    /// Whether a tensor depends on the learning phase.
+    ///
+    /// `kb_tensor_uses_learning_phase`: `tensor_uses_learning_phase(t)`.
+    pub fn tensor_uses_learning_phase(&self) -> Result<bool> {
+        tensor_uses_learning_phase(self)
+    }
+
+    /// Variable initialized with the value of a tensor that needs no placeholder.
+    ///
+    /// `kb_variable_from_tensor`: `variable_from_tensor(value, dtype, name)`.
+    pub fn variable_from_tensor(&self, dtype: Option<DType>, name: Option<&str>) -> Result<Tensor> {
+        variable_from_tensor(self, dtype, name)
+    }
+
+    /// All-zeros tensor of x's shape, in x's dtype unless a dtype is given.
+    ///
+    /// Keras' `zeros_like(x, dtype=None, name=None)` (C: `kb_zeros_like`).
+    pub fn zeros_like(&self, dtype: Option<DType>, name: Option<&str>) -> Result<Tensor> {
+        zeros_like(self, dtype, name)
+    }
+
+    /// All-ones tensor of x's shape, in x's dtype unless a dtype is given.
+    ///
+    /// Keras' `ones_like(x, dtype=None, name=None)` (C: `kb_ones_like`).
+    pub fn ones_like(&self, dtype: Option<DType>, name: Option<&str>) -> Result<Tensor> {
+        ones_like(self, dtype, name)
+    }
+
+    /// Tensor with the same content as x.
+    ///
+    /// Keras' `identity(x, name=None)` (C: `kb_identity`).
+    pub fn identity(&self, name: Option<&str>) -> Result<Tensor> {
+        identity(self, name)
+    }
+
+    /// Arange whose start, stop and step are scalar tensors known when the function runs.
+    ///
+    /// `kb_arange_to`: `arange_to(start, stop, step, dtype)`.
+    pub fn arange_to(&self, stop: &Tensor, step: &Tensor, dtype: Option<DType>) -> Result<Tensor> {
+        arange_to(self, stop, step, dtype)
+    }
+
+    /// Whether x is a sparse tensor.
+    ///
+    /// Keras' `is_sparse(tensor)` (C: `kb_is_sparse`).
+    pub fn is_sparse(&self) -> Result<bool> {
+        is_sparse(self)
+    }
+
+    /// Whether x is marked as a Keras tensor.
+    ///
+    /// Keras' `is_keras_tensor(x)` (C: `kb_is_keras_tensor`).
+    pub fn is_keras_tensor(&self) -> Result<bool> {
+        is_keras_tensor(self)
+    }
+
+    /// Whether x is a tensor.
+    ///
+    /// Keras' `is_tensor(x)` (C: `kb_is_tensor`).
+    pub fn is_tensor(&self) -> Result<bool> {
+        is_tensor(self)
+    }
+
+    /// Whether x is a placeholder.
+    ///
+    /// Keras' `is_placeholder(x)` (C: `kb_is_placeholder`).
+    pub fn is_placeholder(&self) -> Result<bool> {
+        is_placeholder(self)
+    }
+
+    /// Symbolic int32 vector of the shape of x.
+    ///
+    /// Keras' `shape(x)` (C: `kb_shape`).
+    pub fn shape(&self) -> Result<Tensor> {
+        shape(self)
+    }
+
+    /// Rank of x (number of axes).
+    ///
+    /// Keras' `ndim(x)` (C: `kb_ndim`).
+    pub fn ndim(&self) -> Result<i64> {
+        ndim(self)
+    }
+
+    /// Number of scalars in x, whose shape must be fully known.
+    ///
+    /// Keras' `count_params(x)` (C: `kb_count_params`).
+    pub fn count_params(&self) -> Result<i64> {
+        count_params(self)
+    }
+
+    /// Value of x, computed, as a constant.
+    ///
+    /// Keras' `eval(x)` (C: `kb_eval`).
+    pub fn eval(&self) -> Result<Tensor> {
+        eval(self)
+    }
+
+    /// Value of a variable, as a constant.
+    ///
+    /// Keras' `get_value(x)` (C: `kb_get_value`).
+    pub fn get_value(&self) -> Result<Tensor> {
+        get_value(self)
+    }
+
+    /// Value of x when constants and static shapes alone determine it, as a constant.
+    ///
+    /// `kb_static_value`: `static_value(x)`.
+    pub fn static_value(&self) -> Result<Tensor> {
+        static_value(self)
+    }
+
+    /// Identity of x that prints a message and its value when evaluated.
+    ///
+    /// Keras' `print_tensor(x, message="")` (C: `kb_print_tensor`).
+    pub fn print_tensor(&self, message: &str) -> Result<Tensor> {
+        print_tensor(self, message)
+    }
+
+    /// Sparse tensor of a dense shape from indices and values tensors.
+    ///
+    /// `kb_sparse_tensor`: `sparse_tensor(indices, values, dense_shape, name=None)`.
+    pub fn sparse_tensor(&self, values: &Tensor, dense_shape: &[i64], name: Option<&str>) -> Result<Tensor> {
+        sparse_tensor(self, values, dense_shape, name)
+    }
+
+    /// Dense value of a sparse tensor; any other tensor is returned as it is.
+    ///
+    /// Keras' `to_dense(tensor)` (C: `kb_to_dense`).
+    pub fn to_dense(&self) -> Result<Tensor> {
+        to_dense(self)
+    }
+
+    /// Indices, values and dense shape of a sparse tensor, as tensors.
+    ///
+    /// `kb_sparse_parts`: `sparse_parts(x)`.
+    pub fn sparse_parts(&self) -> Result<(Tensor, Tensor, Tensor)> {
+        sparse_parts(self)
+    }
+
+    /// Sparse tensor of the dense CTC labels within each row's label length.
+    ///
+    /// Keras' `ctc_label_dense_to_sparse(labels, label_lengths)` (C: `kb_ctc_label_dense_to_sparse`).
+    pub fn ctc_label_dense_to_sparse(&self, label_lengths: &Tensor) -> Result<Tensor> {
+        ctc_label_dense_to_sparse(self, label_lengths)
+    }
+
+    /// Assigns new_x to the variable x.
+    ///
+    /// Keras' `update(x, new_x)` (C: `kb_update`).
+    pub fn update(&self, new_x: &Tensor) -> Result<Tensor> {
+        update(self, new_x)
+    }
+
+    /// Adds increment to the variable x.
+    ///
+    /// Keras' `update_add(x, increment)` (C: `kb_update_add`).
+    pub fn update_add(&self, increment: &Tensor) -> Result<Tensor> {
+        update_add(self, increment)
+    }
+
+    /// Subtracts decrement from the variable x.
+    ///
+    /// Keras' `update_sub(x, decrement)` (C: `kb_update_sub`).
+    pub fn update_sub(&self, decrement: &Tensor) -> Result<Tensor> {
+        update_sub(self, decrement)
+    }
+
+    /// Zero-debiased moving-average update of variable x toward value with momentum.
+    ///
+    /// Keras' `moving_average_update(x, value, momentum)` (C: `kb_moving_average_update`).
+    pub fn moving_average_update(&self, value: &Tensor, momentum: f64) -> Result<Tensor> {
+        moving_average_update(self, value, momentum)
+    }
+
+    /// Tensor with x's value through which no gradient flows.
+    ///
+    /// Keras' `stop_gradient(x)` (C: `kb_stop_gradient`).
+    pub fn stop_gradient(&self) -> Result<Tensor> {
+        stop_gradient(self)
+    }
+
+    /// Square, elementwise.
+    ///
+    /// Keras' `square(x)` (C: `kb_square`).
+    pub fn square(&self) -> Result<Tensor> {
+        square(self)
+    }
+
+    /// Absolute value, elementwise.
+    ///
+    /// Keras' `abs(x)` (C: `kb_abs`).
+    pub fn abs(&self) -> Result<Tensor> {
+        abs(self)
+    }
+
+    /// Square root, elementwise, of x clipped at 0.
+    ///
+    /// Keras' `sqrt(x)` (C: `kb_sqrt`).
+    pub fn sqrt(&self) -> Result<Tensor> {
+        sqrt(self)
+    }
+
+    /// Exponential, elementwise.
+    ///
+    /// Keras' `exp(x)` (C: `kb_exp`).
+    pub fn exp(&self) -> Result<Tensor> {
+        exp(self)
+    }
+
+    /// Natural logarithm, elementwise.
+    ///
+    /// Keras' `log(x)` (C: `kb_log`).
+    pub fn log(&self) -> Result<Tensor> {
+        log(self)
+    }
+
+    /// Rounds to the nearest integer, elementwise, half to even.
+    ///
+    /// Keras' `round(x)` (C: `kb_round`).
+    pub fn round(&self) -> Result<Tensor> {
+        round(self)
+    }
+
+    /// Sign (-1, 0 or 1), elementwise.
+    ///
+    /// Keras' `sign(x)` (C: `kb_sign`).
+    pub fn sign(&self) -> Result<Tensor> {
+        sign(self)
+    }
+
+    /// Sine, elementwise.
+    ///
+    /// Keras' `sin(x)` (C: `kb_sin`).
+    pub fn sin(&self) -> Result<Tensor> {
+        sin(self)
+    }
+
+    /// Cosine, elementwise.
+    ///
+    /// Keras' `cos(x)` (C: `kb_cos`).
+    pub fn cos(&self) -> Result<Tensor> {
+        cos(self)
+    }
+
+    /// Negation, elementwise.
+    ///
+    /// `kb_negative`: `negative(x)`.
+    pub fn negative(&self) -> Result<Tensor> {
+        negative(self)
+    }
+
+    /// Power x to the a, elementwise.
+    ///
+    /// Keras' `pow(x, a)` (C: `kb_pow`).
+    pub fn pow(&self, a: f64) -> Result<Tensor> {
+        pow(self, a)
+    }
+
+    /// Clips x to \[min_value, max_value\], elementwise.
+    ///
+    /// Keras' `clip(x, min_value, max_value)` (C: `kb_clip`).
+    pub fn clip(&self, min_value: f64, max_value: f64) -> Result<Tensor> {
+        clip(self, min_value, max_value)
+    }
+
+    /// Whether x equals y, elementwise, as bool.
+    ///
+    /// Keras' `equal(x, y)` (C: `kb_equal`).
+    pub fn equal(&self, y: &Tensor) -> Result<Tensor> {
+        equal(self, y)
+    }
+
+    /// Whether x differs from y, elementwise, as bool.
+    ///
+    /// Keras' `not_equal(x, y)` (C: `kb_not_equal`).
+    pub fn not_equal(&self, y: &Tensor) -> Result<Tensor> {
+        not_equal(self, y)
+    }
+
+    /// Whether x > y, elementwise, as bool.
+    ///
+    /// Keras' `greater(x, y)` (C: `kb_greater`).
+    pub fn greater(&self, y: &Tensor) -> Result<Tensor> {
+        greater(self, y)
+    }
+
+    /// Whether x >= y, elementwise, as bool.
+    ///
+    /// Keras' `greater_equal(x, y)` (C: `kb_greater_equal`).
+    pub fn greater_equal(&self, y: &Tensor) -> Result<Tensor> {
+        greater_equal(self, y)
+    }
+
+    /// Whether x < y, elementwise, as bool.
+    ///
+    /// Keras' `less(x, y)` (C: `kb_less`).
+    pub fn less(&self, y: &Tensor) -> Result<Tensor> {
+        less(self, y)
+    }
+
+    /// Whether x <= y, elementwise, as bool.
+    ///
+    /// Keras' `less_equal(x, y)` (C: `kb_less_equal`).
+    pub fn less_equal(&self, y: &Tensor) -> Result<Tensor> {
+        less_equal(self, y)
+    }
+
+    /// Legacy name of less: whether x < y, elementwise.
+    ///
+    /// Keras' `lesser(x, y)` (C: `kb_lesser`).
+    pub fn lesser(&self, y: &Tensor) -> Result<Tensor> {
+        lesser(self, y)
+    }
+
+    /// Legacy name of less_equal: whether x <= y, elementwise.
+    ///
+    /// Keras' `lesser_equal(x, y)` (C: `kb_lesser_equal`).
+    pub fn lesser_equal(&self, y: &Tensor) -> Result<Tensor> {
+        lesser_equal(self, y)
+    }
+
+    /// Maximum of x and y, elementwise.
+    ///
+    /// Keras' `maximum(x, y)` (C: `kb_maximum`).
+    pub fn maximum(&self, y: &Tensor) -> Result<Tensor> {
+        maximum(self, y)
+    }
+
+    /// Minimum of x and y, elementwise.
+    ///
+    /// Keras' `minimum(x, y)` (C: `kb_minimum`).
+    pub fn minimum(&self, y: &Tensor) -> Result<Tensor> {
+        minimum(self, y)
+    }
+
+    /// Sum x + y, elementwise with broadcasting.
+    ///
+    /// `kb_add`: `add(x, y)`.
+    pub fn add(&self, y: &Tensor) -> Result<Tensor> {
+        add(self, y)
+    }
+
+    /// Difference x - y, elementwise with broadcasting.
+    ///
+    /// `kb_subtract`: `subtract(x, y)`.
+    pub fn subtract(&self, y: &Tensor) -> Result<Tensor> {
+        subtract(self, y)
+    }
+
+    /// Product x * y, elementwise with broadcasting.
+    ///
+    /// `kb_multiply`: `multiply(x, y)`.
+    pub fn multiply(&self, y: &Tensor) -> Result<Tensor> {
+        multiply(self, y)
+    }
+
+    /// Quotient x / y, elementwise with broadcasting.
+    ///
+    /// `kb_divide`: `divide(x, y)`.
+    pub fn divide(&self, y: &Tensor) -> Result<Tensor> {
+        divide(self, y)
+    }
+
+    /// Tensor x converted to a dtype.
+    ///
+    /// Keras' `cast(x, dtype)` (C: `kb_cast`).
+    pub fn cast(&self, dtype: DType) -> Result<Tensor> {
+        cast(self, dtype)
+    }
+
+    /// Maximum of x over axes (all axes for None), keeping reduced axes if keepdims.
+    ///
+    /// Keras' `max(x, axis=None, keepdims=False)` (C: `kb_max`).
+    pub fn max(&self, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
+        max(self, axis, keepdims)
+    }
+
+    /// Minimum of x over axes (all axes for None), keeping reduced axes if keepdims.
+    ///
+    /// Keras' `min(x, axis=None, keepdims=False)` (C: `kb_min`).
+    pub fn min(&self, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
+        min(self, axis, keepdims)
+    }
+
+    /// Sum of x over axes (all axes for None), keeping reduced axes if keepdims.
+    ///
+    /// Keras' `sum(x, axis=None, keepdims=False)` (C: `kb_sum`).
+    pub fn sum(&self, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
+        sum(self, axis, keepdims)
+    }
+
+    /// Product of x over axes (all axes for None), keeping reduced axes if keepdims.
+    ///
+    /// Keras' `prod(x, axis=None, keepdims=False)` (C: `kb_prod`).
+    pub fn prod(&self, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
+        prod(self, axis, keepdims)
+    }
+
+    /// Mean of x over axes (all axes for None), keeping reduced axes if keepdims.
+    ///
+    /// Keras' `mean(x, axis=None, keepdims=False)` (C: `kb_mean`).
+    pub fn mean(&self, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
+        mean(self, axis, keepdims)
+    }
+
+    /// Population variance of x over axes (all axes for None).
+    ///
+    /// Keras' `var(x, axis=None, keepdims=False)` (C: `kb_var`).
+    pub fn var(&self, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
+        var(self, axis, keepdims)
+    }
+
+    /// Population standard deviation of x over axes (all axes for None).
+    ///
+    /// Keras' `std(x, axis=None, keepdims=False)` (C: `kb_std`).
+    pub fn std(&self, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
+        std(self, axis, keepdims)
+    }
+
+    /// Logical OR of x over axes (all axes for None), as bool.
+    ///
+    /// Keras' `any(x, axis=None, keepdims=False)` (C: `kb_any`).
+    pub fn any(&self, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
+        any(self, axis, keepdims)
+    }
+
+    /// Logical AND of x over axes (all axes for None), as bool.
+    ///
+    /// Keras' `all(x, axis=None, keepdims=False)` (C: `kb_all`).
+    pub fn all(&self, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
+        all(self, axis, keepdims)
+    }
+
+    /// Log of the sum of exp(x) over axes, computed stably (all axes for None).
+    ///
+    /// Keras' `logsumexp(x, axis=None, keepdims=False)` (C: `kb_logsumexp`).
+    pub fn logsumexp(&self, axis: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
+        logsumexp(self, axis, keepdims)
+    }
+
+    /// Cumulative sum of x along an axis.
+    ///
+    /// Keras' `cumsum(x, axis=0)` (C: `kb_cumsum`).
+    pub fn cumsum(&self, axis: i64) -> Result<Tensor> {
+        cumsum(self, axis)
+    }
+
+    /// Cumulative product of x along an axis.
+    ///
+    /// Keras' `cumprod(x, axis=0)` (C: `kb_cumprod`).
+    pub fn cumprod(&self, axis: i64) -> Result<Tensor> {
+        cumprod(self, axis)
+    }
+
+    /// Index of the maximum along an axis, as int64.
+    ///
+    /// Keras' `argmax(x, axis=-1)` (C: `kb_argmax`).
+    pub fn argmax(&self, axis: i64) -> Result<Tensor> {
+        argmax(self, axis)
+    }
+
+    /// Index of the minimum along an axis, as int64.
+    ///
+    /// Keras' `argmin(x, axis=-1)` (C: `kb_argmin`).
+    pub fn argmin(&self, axis: i64) -> Result<Tensor> {
+        argmin(self, axis)
+    }
+
+    /// Tensor x reshaped to a shape (one entry may be -1).
+    ///
+    /// Keras' `reshape(x, shape)` (C: `kb_reshape`).
+    pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
+        reshape(self, shape)
+    }
+
+    /// Reshape to the dims an integer vector tensor holds when the function runs.
+    ///
+    /// `kb_reshape_to`: `reshape_to(x, shape)`.
+    pub fn reshape_to(&self, shape: &Tensor) -> Result<Tensor> {
+        reshape_to(self, shape)
+    }
+
+    /// Tensor x with its axes permuted by a pattern.
+    ///
+    /// Keras' `permute_dimensions(x, pattern)` (C: `kb_permute_dimensions`).
+    pub fn permute_dimensions(&self, pattern: &[i64]) -> Result<Tensor> {
+        permute_dimensions(self, pattern)
+    }
+
+    /// Repeats each slice of x rep times along an axis, as np.repeat.
+    ///
+    /// Keras' `repeat_elements(x, rep, axis)` (C: `kb_repeat_elements`).
+    pub fn repeat_elements(&self, rep: i64, axis: i64) -> Result<Tensor> {
+        repeat_elements(self, rep, axis)
+    }
+
+    /// Repeats a 2D tensor n times: (batch, d) becomes (batch, n, d).
+    ///
+    /// Keras' `repeat(x, n)` (C: `kb_repeat`).
+    pub fn repeat(&self, n: i64) -> Result<Tensor> {
+        repeat(self, n)
+    }
+
+    /// Tensor x tiled n\[i\] times along each axis i.
+    ///
+    /// Keras' `tile(x, n)` (C: `kb_tile`).
+    pub fn tile(&self, n: &[i64]) -> Result<Tensor> {
+        tile(self, n)
+    }
+
+    /// Tile by an integer vector tensor known when the function runs.
+    ///
+    /// `kb_tile_to`: `tile_to(x, n)`.
+    pub fn tile_to(&self, n: &Tensor) -> Result<Tensor> {
+        tile_to(self, n)
+    }
+
+    /// Tensor x flattened to 1D.
+    ///
+    /// Keras' `flatten(x)` (C: `kb_flatten`).
+    pub fn flatten(&self) -> Result<Tensor> {
+        flatten(self)
+    }
+
+    /// Tensor x flattened to 2D (batch, rest), keeping the first axis.
+    ///
+    /// Keras' `batch_flatten(x)` (C: `kb_batch_flatten`).
+    pub fn batch_flatten(&self) -> Result<Tensor> {
+        batch_flatten(self)
+    }
+
+    /// Tensor x with a size-1 axis inserted at an axis.
+    ///
+    /// Keras' `expand_dims(x, axis=-1)` (C: `kb_expand_dims`).
+    pub fn expand_dims(&self, axis: i64) -> Result<Tensor> {
+        expand_dims(self, axis)
+    }
+
+    /// Tensor x with the size-1 axis at an axis removed.
+    ///
+    /// Keras' `squeeze(x, axis)` (C: `kb_squeeze`).
+    pub fn squeeze(&self, axis: i64) -> Result<Tensor> {
+        squeeze(self, axis)
+    }
+
+    /// One-hot encoding of integer indices in a new last axis of num_classes.
+    ///
+    /// Keras' `one_hot(indices, num_classes)` (C: `kb_one_hot`).
+    pub fn one_hot(&self, num_classes: i64) -> Result<Tensor> {
+        one_hot(self, num_classes)
+    }
+
+    /// One-hot encoding with num_classes a scalar tensor known when the function runs.
+    ///
+    /// `kb_one_hot_to`: `one_hot_to(indices, num_classes)`.
+    pub fn one_hot_to(&self, num_classes: &Tensor) -> Result<Tensor> {
+        one_hot_to(self, num_classes)
+    }
+
+    /// Tensor x reversed along the given axes.
+    ///
+    /// Keras' `reverse(x, axes)` (C: `kb_reverse`).
+    pub fn reverse(&self, axes: &[i64]) -> Result<Tensor> {
+        reverse(self, axes)
+    }
+
+    /// Slice of x of a size from a start position along every axis.
+    ///
+    /// Keras' `slice(x, start, size)` (C: `kb_slice`).
+    pub fn slice(&self, start: &[i64], size: &[i64]) -> Result<Tensor> {
+        slice(self, start, size)
+    }
+
+    /// Slice of x with start and size vector tensors known when the function runs.
+    ///
+    /// `kb_slice_to`: `slice_to(x, start, size)`.
+    pub fn slice_to(&self, start: &Tensor, size: &Tensor) -> Result<Tensor> {
+        slice_to(self, start, size)
+    }
+
+    /// Rows of reference at integer indices (along axis 0).
+    ///
+    /// Keras' `gather(reference, indices)` (C: `kb_gather`).
+    pub fn gather(&self, indices: &Tensor) -> Result<Tensor> {
+        gather(self, indices)
+    }
+
+    /// Matrix product of x and y, numpy.dot-like beyond rank 2.
+    ///
+    /// Keras' `dot(x, y)` (C: `kb_dot`).
+    pub fn dot(&self, y: &Tensor) -> Result<Tensor> {
+        dot(self, y)
+    }
+
+    /// Tensor x with all its axes reversed.
+    ///
+    /// Keras' `transpose(x)` (C: `kb_transpose`).
+    pub fn transpose(&self) -> Result<Tensor> {
+        transpose(self)
+    }
+
+    /// Exponential linear unit: x for x > 0, else alpha * (exp(x) - 1).
+    ///
+    /// Keras' `elu(x, alpha=1.0)` (C: `kb_elu`).
+    pub fn elu(&self, alpha: f64) -> Result<Tensor> {
+        elu(self, alpha)
+    }
+
+    /// Logistic sigmoid, elementwise.
+    ///
+    /// Keras' `sigmoid(x)` (C: `kb_sigmoid`).
+    pub fn sigmoid(&self) -> Result<Tensor> {
+        sigmoid(self)
+    }
+
+    /// Piecewise linear sigmoid approximation clip(0.2 * x + 0.5, 0, 1).
+    ///
+    /// Keras' `hard_sigmoid(x)` (C: `kb_hard_sigmoid`).
+    pub fn hard_sigmoid(&self) -> Result<Tensor> {
+        hard_sigmoid(self)
+    }
+
+    /// Hyperbolic tangent, elementwise.
+    ///
+    /// Keras' `tanh(x)` (C: `kb_tanh`).
+    pub fn tanh(&self) -> Result<Tensor> {
+        tanh(self)
+    }
+
+    /// Softmax of x along an axis.
+    ///
+    /// Keras' `softmax(x, axis=-1)` (C: `kb_softmax`).
+    pub fn softmax(&self, axis: i64) -> Result<Tensor> {
+        softmax(self, axis)
+    }
+
+    /// Softplus log(1 + exp(x)), elementwise.
+    ///
+    /// Keras' `softplus(x)` (C: `kb_softplus`).
+    pub fn softplus(&self) -> Result<Tensor> {
+        softplus(self)
+    }
+
+    /// Softsign x / (1 + |x|), elementwise.
+    ///
+    /// Keras' `softsign(x)` (C: `kb_softsign`).
+    pub fn softsign(&self) -> Result<Tensor> {
+        softsign(self)
+    }
+
+    /// Tensor x divided by its L2 norm over axes (all axes for None).
+    ///
+    /// Keras' `l2_normalize(x, axis=None)` (C: `kb_l2_normalize`).
+    pub fn l2_normalize(&self, axis: Option<&[i64]>) -> Result<Tensor> {
+        l2_normalize(self, axis)
+    }
+
+    /// Adds a bias to x along the channel axis (layouts as data_format says).
+    ///
+    /// Keras' `bias_add(x, bias, data_format=None)` (C: `kb_bias_add`).
+    pub fn bias_add(&self, bias: &Tensor, data_format: DataFormat) -> Result<Tensor> {
+        bias_add(self, bias, data_format)
+    }
+
+    /// CTC loss of each batch element, shape (batch, 1).
+    ///
+    /// Keras' `ctc_batch_cost(y_true, y_pred, input_length, label_length)` (C: `kb_ctc_batch_cost`).
+    pub fn ctc_batch_cost(&self, y_pred: &Tensor, input_length: &Tensor, label_length: &Tensor) -> Result<Tensor> {
+        ctc_batch_cost(self, y_pred, input_length, label_length)
+    }
+
+    /// Decodes CTC softmax outputs by best path or beam search, with log-probabilities.
+    ///
+    /// Keras' `ctc_decode(y_pred, input_length, greedy=True, beam_width=100, top_paths=1)` (C: `kb_ctc_decode`).
+    pub fn ctc_decode(&self, input_length: &Tensor, greedy: bool, beam_width: i64, top_paths: i64) -> Result<(Vec<Tensor>, Tensor)> {
+        ctc_decode(self, input_length, greedy, beam_width, top_paths)
+    }
+
+    /// Convolution of x with kernel over 1 spatial axis (layouts as data_format says).
+    ///
+    /// Keras' `conv1d(x, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1)` (C: `kb_conv1d`).
+    pub fn conv1d(&self, kernel: &Tensor, strides: i64, padding: Padding, data_format: DataFormat, dilation_rate: i64) -> Result<Tensor> {
+        conv1d(self, kernel, strides, padding, data_format, dilation_rate)
+    }
+
+    /// Convolution of x with kernel over 2 spatial axes (layouts as data_format says).
+    ///
+    /// Keras' `conv2d(x, kernel, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1))` (C: `kb_conv2d`).
+    pub fn conv2d(&self, kernel: &Tensor, strides: &[i64], padding: Padding, data_format: DataFormat, dilation_rate: &[i64]) -> Result<Tensor> {
+        conv2d(self, kernel, strides, padding, data_format, dilation_rate)
+    }
+
+    /// Convolution of x with kernel over 3 spatial axes (layouts as data_format says).
+    ///
+    /// Keras' `conv3d(x, kernel, strides=(1, 1, 1), padding="valid", data_format=None, dilation_rate=(1, 1, 1))` (C: `kb_conv3d`).
+    pub fn conv3d(&self, kernel: &Tensor, strides: &[i64], padding: Padding, data_format: DataFormat, dilation_rate: &[i64]) -> Result<Tensor> {
+        conv3d(self, kernel, strides, padding, data_format, dilation_rate)
+    }
+
+    /// Transposed convolution of x with kernel over 2 spatial axes, to an output shape.
+    ///
+    /// Keras' `conv2d_transpose(x, kernel, output_shape, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1))` (C: `kb_conv2d_transpose`).
+    pub fn conv2d_transpose(&self, kernel: &Tensor, output_shape: &[i64], strides: &[i64], padding: Padding, data_format: DataFormat, dilation_rate: &[i64]) -> Result<Tensor> {
+        conv2d_transpose(self, kernel, output_shape, strides, padding, data_format, dilation_rate)
+    }
+
+    /// Legacy name of conv2d_transpose: a 2D transposed convolution.
+    ///
+    /// Keras' `deconv2d(x, kernel, output_shape, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1))` (C: `kb_deconv2d`).
+    pub fn deconv2d(&self, kernel: &Tensor, output_shape: &[i64], strides: &[i64], padding: Padding, data_format: DataFormat, dilation_rate: &[i64]) -> Result<Tensor> {
+        deconv2d(self, kernel, output_shape, strides, padding, data_format, dilation_rate)
+    }
+
+    /// Transposed convolution of x with kernel over 3 spatial axes, to an output shape.
+    ///
+    /// Keras' `conv3d_transpose(x, kernel, output_shape, strides=(1, 1, 1), padding="valid", data_format=None)` (C: `kb_conv3d_transpose`).
+    pub fn conv3d_transpose(&self, kernel: &Tensor, output_shape: &[i64], strides: &[i64], padding: Padding, data_format: DataFormat) -> Result<Tensor> {
+        conv3d_transpose(self, kernel, output_shape, strides, padding, data_format)
+    }
+
+    /// Depthwise 2D convolution: each input channel filtered by its own kernels.
+    ///
+    /// Keras' `depthwise_conv2d(x, depthwise_kernel, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1))` (C: `kb_depthwise_conv2d`).
+    pub fn depthwise_conv2d(&self, depthwise_kernel: &Tensor, strides: &[i64], padding: Padding, data_format: DataFormat, dilation_rate: &[i64]) -> Result<Tensor> {
+        depthwise_conv2d(self, depthwise_kernel, strides, padding, data_format, dilation_rate)
+    }
+
+    /// Separable 1D convolution: a depthwise then a pointwise convolution.
+    ///
+    /// Keras' `separable_conv1d(x, depthwise_kernel, pointwise_kernel, strides=1, padding="valid", data_format=None, dilation_rate=1)` (C: `kb_separable_conv1d`).
+    pub fn separable_conv1d(&self, depthwise_kernel: &Tensor, pointwise_kernel: &Tensor, strides: i64, padding: Padding, data_format: DataFormat, dilation_rate: i64) -> Result<Tensor> {
+        separable_conv1d(self, depthwise_kernel, pointwise_kernel, strides, padding, data_format, dilation_rate)
+    }
+
+    /// Separable 2D convolution: a depthwise then a pointwise convolution.
+    ///
+    /// Keras' `separable_conv2d(x, depthwise_kernel, pointwise_kernel, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1))` (C: `kb_separable_conv2d`).
+    pub fn separable_conv2d(&self, depthwise_kernel: &Tensor, pointwise_kernel: &Tensor, strides: &[i64], padding: Padding, data_format: DataFormat, dilation_rate: &[i64]) -> Result<Tensor> {
+        separable_conv2d(self, depthwise_kernel, pointwise_kernel, strides, padding, data_format, dilation_rate)
+    }
+
+    /// Max or average pooling of x over 3 spatial axes.
+    ///
+    /// Keras' `pool3d(x, pool_size, strides=(1, 1, 1), padding="valid", data_format=None, pool_mode="max")` (C: `kb_pool3d`).
+    pub fn pool3d(&self, pool_size: &[i64], strides: &[i64], padding: Padding, data_format: DataFormat, pool_mode: PoolMode) -> Result<Tensor> {
+        pool3d(self, pool_size, strides, padding, data_format, pool_mode)
+    }
+
+    /// Zero-pads the steps axis of a 3D tensor before and after.
+    ///
+    /// Keras' `temporal_padding(x, padding=(1, 1))` (C: `kb_temporal_padding`).
+    pub fn temporal_padding(&self, padding: &[i64]) -> Result<Tensor> {
+        temporal_padding(self, padding)
+    }
+
+    /// Zero-pads the 2 spatial axes of a 4D tensor before and after.
+    ///
+    /// Keras' `spatial_2d_padding(x, padding=((1, 1), (1, 1)), data_format=None)` (C: `kb_spatial_2d_padding`).
+    pub fn spatial_2d_padding(&self, padding: &[i64], data_format: DataFormat) -> Result<Tensor> {
+        spatial_2d_padding(self, padding, data_format)
+    }
+
+    /// Zero-pads the 3 spatial axes of a 5D tensor before and after.
+    ///
+    /// Keras' `spatial_3d_padding(x, padding=((1, 1), (1, 1), (1, 1)), data_format=None)` (C: `kb_spatial_3d_padding`).
+    pub fn spatial_3d_padding(&self, padding: &[i64], data_format: DataFormat) -> Result<Tensor> {
+        spatial_3d_padding(self, padding, data_format)
+    }
+
+    /// Resizes images by integer height and width factors (nearest or bilinear).
+    ///
+    /// Keras' `resize_images(x, height_factor, width_factor, data_format, interpolation="nearest")` (C: `kb_resize_images`).
+    pub fn resize_images(&self, height_factor: i64, width_factor: i64, data_format: DataFormat, interpolation: Interpolation) -> Result<Tensor> {
+        resize_images(self, height_factor, width_factor, data_format, interpolation)
+    }
+
+    /// Resizes volumes by integer depth, height and width factors, repeating voxels.
+    ///
+    /// Keras' `resize_volumes(x, depth_factor, height_factor, width_factor, data_format)` (C: `kb_resize_volumes`).
+    pub fn resize_volumes(&self, depth_factor: i64, height_factor: i64, width_factor: i64, data_format: DataFormat) -> Result<Tensor> {
+        resize_volumes(self, depth_factor, height_factor, width_factor, data_format)
+    }
+
+    /// Normalizes x by mean and var, then scales by gamma and shifts by beta.
+    ///
+    /// Keras' `batch_normalization(x, mean, var, beta, gamma, axis=-1, epsilon=0.001)` (C: `kb_batch_normalization`).
+    pub fn batch_normalization(&self, mean: &Tensor, var: &Tensor, beta: Option<&Tensor>, gamma: Option<&Tensor>, axis: i64, epsilon: f64) -> Result<Tensor> {
+        batch_normalization(self, mean, var, beta, gamma, axis, epsilon)
+    }
+
+    /// Batch mean and variance of x, and x normalized by them then scaled and shifted.
+    ///
+    /// Keras' `normalize_batch_in_training(x, gamma, beta, reduction_axes, epsilon=0.001)` (C: `kb_normalize_batch_in_training`).
+    pub fn normalize_batch_in_training(&self, gamma: Option<&Tensor>, beta: Option<&Tensor>, reduction_axes: &[i64], epsilon: f64) -> Result<(Tensor, Tensor, Tensor)> {
+        normalize_batch_in_training(self, gamma, beta, reduction_axes, epsilon)
+    }
+
+    /// Uniform draws in \[minval, maxval) in the shape of a tensor.
+    ///
+    /// `kb_random_uniform_like`: `random_uniform_like(like, minval, maxval, dtype, seed)`.
+    pub fn random_uniform_like(&self, minval: f64, maxval: f64, dtype: Option<DType>, seed: Option<i64>) -> Result<Tensor> {
+        random_uniform_like(self, minval, maxval, dtype, seed)
+    }
+
+    /// Normal draws in the shape of a tensor.
+    ///
+    /// `kb_random_normal_like`: `random_normal_like(like, mean, stddev, dtype, seed)`.
+    pub fn random_normal_like(&self, mean: f64, stddev: f64, dtype: Option<DType>, seed: Option<i64>) -> Result<Tensor> {
+        random_normal_like(self, mean, stddev, dtype, seed)
+    }
+
+    /// Truncated normal draws in the shape of a tensor.
+    ///
+    /// `kb_truncated_normal_like`: `truncated_normal_like(like, mean, stddev, dtype, seed)`.
+    pub fn truncated_normal_like(&self, mean: f64, stddev: f64, dtype: Option<DType>, seed: Option<i64>) -> Result<Tensor> {
+        truncated_normal_like(self, mean, stddev, dtype, seed)
+    }
+
+    /// Draws of 1 with probability p, else 0, in the shape of a tensor.
+    ///
+    /// `kb_random_binomial_like`: `random_binomial_like(like, p, dtype, seed)`.
+    pub fn random_binomial_like(&self, p: f64, dtype: Option<DType>, seed: Option<i64>) -> Result<Tensor> {
+        random_binomial_like(self, p, dtype, seed)
+    }
+
+    /// Tensor x with entries zeroed at rate level and the rest scaled by 1 / (1 - level).
+    ///
+    /// Keras' `dropout(x, level, noise_shape=None, seed=None)` (C: `kb_dropout`).
+    pub fn dropout(&self, level: f64, noise_shape: Option<&[i64]>, seed: Option<i64>) -> Result<Tensor> {
+        dropout(self, level, noise_shape, seed)
+    }
+
+    /// Locally connected 1D convolution (unshared weights per output position).
+    ///
+    /// Keras' `local_conv1d(inputs, kernel, kernel_size, strides, data_format=None)` (C: `kb_local_conv1d`).
+    pub fn local_conv1d(&self, kernel: &Tensor, kernel_size: &[i64], strides: &[i64], data_format: DataFormat) -> Result<Tensor> {
+        local_conv1d(self, kernel, kernel_size, strides, data_format)
+    }
+
+    /// Locally connected 2D convolution (unshared weights per output position).
+    ///
+    /// Keras' `local_conv2d(inputs, kernel, kernel_size, strides, output_shape, data_format=None)` (C: `kb_local_conv2d`).
+    pub fn local_conv2d(&self, kernel: &Tensor, kernel_size: &[i64], strides: &[i64], output_shape: &[i64], data_format: DataFormat) -> Result<Tensor> {
+        local_conv2d(self, kernel, kernel_size, strides, output_shape, data_format)
+    }
+
+    /// Either then_expression or else_expression, chosen by a condition.
+    ///
+    /// Keras' `switch(condition, then_expression, else_expression)` (C: `kb_switch`).
+    pub fn switch(&self, then_expression: &Tensor, else_expression: &Tensor) -> Result<Tensor> {
+        switch(self, then_expression, else_expression)
+    }
+
+    /// Selects x in the training phase and alt otherwise.
+    ///
+    /// Keras' `in_train_phase(x, alt, training, mode)` (C: `kb_in_train_phase`).
+    pub fn in_train_phase(&self, alt: &Tensor, training: Option<&Tensor>, mode: Training) -> Result<Tensor> {
+        in_train_phase(self, alt, training, mode)
+    }
+
+    /// Selects x in the test phase and alt otherwise.
+    ///
+    /// Keras' `in_test_phase(x, alt, training, mode)` (C: `kb_in_test_phase`).
+    pub fn in_test_phase(&self, alt: &Tensor, training: Option<&Tensor>, mode: Training) -> Result<Tensor> {
+        in_test_phase(self, alt, training, mode)
+    }
+}

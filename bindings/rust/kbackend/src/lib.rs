@@ -537,13 +537,6 @@ impl Tensor {
         Ok(dims)
     }
 
-    /// The rank (-1 when unknown).
-    pub fn ndim(&self) -> Result<i64> {
-        let mut out = 0;
-        check(unsafe { sys::kb_ndim(self.as_ptr(), &mut out) })?;
-        Ok(out)
-    }
-
     /// Keras' `dtype`: the element type (`kb_dtype`).
     pub fn dtype(&self) -> Result<DType> {
         let mut out = 0;
@@ -565,11 +558,6 @@ impl Tensor {
         Ok(out)
     }
 
-    /// A constant with this tensor's value.
-    pub fn eval(&self) -> Result<Tensor> {
-        new_tensor(|o| unsafe { sys::kb_eval(self.as_ptr(), o) })
-    }
-
     /// Sets a variable's value.
     pub fn set_value<T: Element>(&self, data: &[T], shape: &[usize]) -> Result<()> {
         let dims = shape_i64(shape);
@@ -584,21 +572,6 @@ impl Tensor {
         })
     }
 
-    /// Keras' `pow`: each element raised to the power `a` (`kb_pow`).
-    pub fn pow(&self, a: f64) -> Result<Tensor> {
-        new_tensor(|o| unsafe { sys::kb_pow(self.as_ptr(), a, o) })
-    }
-
-    /// max_value may be f64::INFINITY (Keras' None).
-    pub fn clip(&self, min_value: f64, max_value: f64) -> Result<Tensor> {
-        new_tensor(|o| unsafe { sys::kb_clip(self.as_ptr(), min_value, max_value, o) })
-    }
-
-    /// Keras' `cast`: the values converted to `dtype` (`kb_cast`).
-    pub fn cast(&self, dtype: DType) -> Result<Tensor> {
-        new_tensor(|o| unsafe { sys::kb_cast(self.as_ptr(), dtype.code(), o) })
-    }
-
     /// Keras' `relu` with its defaults: max(x, 0) (`kb_relu`).
     pub fn relu(&self) -> Result<Tensor> {
         self.relu_with(0.0, None, 0.0)
@@ -609,42 +582,6 @@ impl Tensor {
     pub fn relu_with(&self, alpha: f64, max_value: Option<f64>, threshold: f64) -> Result<Tensor> {
         let mv = max_value.as_ref().map_or(ptr::null(), |v| v as *const f64);
         new_tensor(|o| unsafe { sys::kb_relu(self.as_ptr(), alpha, mv, threshold, o) })
-    }
-
-    /// Keras' `elu`: x where x > 0, else `alpha * (exp(x) - 1)` (`kb_elu`).
-    pub fn elu(&self, alpha: f64) -> Result<Tensor> {
-        new_tensor(|o| unsafe { sys::kb_elu(self.as_ptr(), alpha, o) })
-    }
-
-    /// Keras' `bias_add`: `bias` added along the channels axis of `data_format`
-    /// (`kb_bias_add`).
-    pub fn bias_add(&self, bias: &Tensor, data_format: DataFormat) -> Result<Tensor> {
-        new_tensor(|o| unsafe {
-            sys::kb_bias_add(self.as_ptr(), bias.as_ptr(), data_format.code(), o)
-        })
-    }
-
-    /// Keras' `reshape`: the values in `shape`, one entry of which may be -1 (`kb_reshape`).
-    pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
-        new_tensor(|o| unsafe { sys::kb_reshape(self.as_ptr(), array_ptr(shape), shape.len(), o) })
-    }
-
-    /// Keras' `permute_dimensions`: the axes reordered by `pattern`
-    /// (`kb_permute_dimensions`).
-    pub fn permute_dimensions(&self, pattern: &[i64]) -> Result<Tensor> {
-        new_tensor(|o| unsafe {
-            sys::kb_permute_dimensions(self.as_ptr(), array_ptr(pattern), pattern.len(), o)
-        })
-    }
-
-    /// Keras' `tile`: the tensor repeated `n[i]` times along axis i (`kb_tile`).
-    pub fn tile(&self, n: &[i64]) -> Result<Tensor> {
-        new_tensor(|o| unsafe { sys::kb_tile(self.as_ptr(), array_ptr(n), n.len(), o) })
-    }
-
-    /// Keras' `reverse`: the elements in reverse order along `axes` (`kb_reverse`).
-    pub fn reverse(&self, axes: &[i64]) -> Result<Tensor> {
-        new_tensor(|o| unsafe { sys::kb_reverse(self.as_ptr(), array_ptr(axes), axes.len(), o) })
     }
 
     /// NumPy's x[begin:end:stride, ...] with one entry per axis (no masks).
@@ -670,115 +607,7 @@ impl Tensor {
             )
         })
     }
-
-    /// Keras' `slice`: `size[i]` elements from `start[i]` along each axis i (`kb_slice`).
-    pub fn slice(&self, start: &[i64], size: &[i64]) -> Result<Tensor> {
-        if start.len() != size.len() {
-            return Err(Error::new(Status::InvalidArgument, "slice: start and size differ"));
-        }
-        new_tensor(|o| unsafe {
-            sys::kb_slice(self.as_ptr(), array_ptr(start), array_ptr(size), start.len(), o)
-        })
-    }
-
-    /// Keras' `repeat_elements`: each element repeated `rep` times along `axis`
-    /// (`kb_repeat_elements`).
-    pub fn repeat_elements(&self, rep: i64, axis: i64) -> Result<Tensor> {
-        new_tensor(|o| unsafe { sys::kb_repeat_elements(self.as_ptr(), rep, axis, o) })
-    }
-
-    /// Keras' `one_hot`: integer indices as one-hot vectors of `num_classes` entries on a new
-    /// last axis (`kb_one_hot`).
-    pub fn one_hot(&self, num_classes: i64) -> Result<Tensor> {
-        new_tensor(|o| unsafe { sys::kb_one_hot(self.as_ptr(), num_classes, o) })
-    }
-
-    /// Keras' `identity`: a tensor with this tensor's value, named `name` (`kb_identity`).
-    pub fn identity(&self, name: Option<&str>) -> Result<Tensor> {
-        let name = opt_cstring(name)?;
-        new_tensor(|o| unsafe { sys::kb_identity(self.as_ptr(), opt_ptr(&name), o) })
-    }
-
-    /// An update op: `self` (a variable) becomes `new_value` when a function runs it.
-    pub fn update(&self, new_value: &Tensor) -> Result<Tensor> {
-        new_tensor(|o| unsafe { sys::kb_update(self.as_ptr(), new_value.as_ptr(), o) })
-    }
-
-    /// Keras' `update_add`: an update op that adds `increment` to `self` (a variable) when a
-    /// function runs it (`kb_update_add`).
-    pub fn update_add(&self, increment: &Tensor) -> Result<Tensor> {
-        new_tensor(|o| unsafe { sys::kb_update_add(self.as_ptr(), increment.as_ptr(), o) })
-    }
-
-    /// Keras' `update_sub`: an update op that subtracts `decrement` from `self` (a variable)
-    /// when a function runs it (`kb_update_sub`).
-    pub fn update_sub(&self, decrement: &Tensor) -> Result<Tensor> {
-        new_tensor(|o| unsafe { sys::kb_update_sub(self.as_ptr(), decrement.as_ptr(), o) })
-    }
 }
-
-macro_rules! unary_methods {
-    ($($name:ident => $c:ident),* $(,)?) => {
-        impl Tensor { $(
-            #[doc = concat!("Keras' `", stringify!($name), "` (`", stringify!($c), "`).")]
-            pub fn $name(&self) -> Result<Tensor> {
-                new_tensor(|o| unsafe { sys::$c(self.as_ptr(), o) })
-            }
-        )* }
-    };
-}
-unary_methods!(square => kb_square, abs => kb_abs, sqrt => kb_sqrt, exp => kb_exp, log => kb_log,
-               round => kb_round, sign => kb_sign, sin => kb_sin, cos => kb_cos,
-               negative => kb_negative, sigmoid => kb_sigmoid, hard_sigmoid => kb_hard_sigmoid,
-               tanh => kb_tanh, softplus => kb_softplus, softsign => kb_softsign,
-               flatten => kb_flatten, batch_flatten => kb_batch_flatten,
-               transpose => kb_transpose, stop_gradient => kb_stop_gradient, shape => kb_shape);
-
-macro_rules! binary_methods {
-    ($($name:ident => $c:ident),* $(,)?) => {
-        impl Tensor { $(
-            #[doc = concat!("Keras' `", stringify!($name), "` (`", stringify!($c), "`).")]
-            pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
-                new_tensor(|o| unsafe { sys::$c(self.as_ptr(), other.as_ptr(), o) })
-            }
-        )* }
-    };
-}
-binary_methods!(add => kb_add, subtract => kb_subtract, multiply => kb_multiply,
-                divide => kb_divide, maximum => kb_maximum, minimum => kb_minimum,
-                equal => kb_equal, not_equal => kb_not_equal, greater => kb_greater,
-                greater_equal => kb_greater_equal, less => kb_less, less_equal => kb_less_equal,
-                dot => kb_dot, gather => kb_gather);
-
-macro_rules! reduce_methods {
-    ($($name:ident => $c:ident),* $(,)?) => {
-        impl Tensor { $(
-            #[doc = concat!("Keras' `", stringify!($name), "(x, axis, keepdims)`: `axes` None \
-                             reduces every axis.")]
-            pub fn $name(&self, axes: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
-                let (p, n) = axes.map_or((ptr::null(), 0), |a| (array_ptr(a), a.len()));
-                new_tensor(|o| unsafe { sys::$c(self.as_ptr(), p, n, keepdims as i32, o) })
-            }
-        )* }
-    };
-}
-reduce_methods!(sum => kb_sum, mean => kb_mean, max => kb_max, min => kb_min, prod => kb_prod,
-                var => kb_var, std => kb_std, any => kb_any, all => kb_all,
-                logsumexp => kb_logsumexp);
-
-macro_rules! axis_methods {
-    ($($name:ident => $c:ident),* $(,)?) => {
-        impl Tensor { $(
-            #[doc = concat!("Keras' `", stringify!($name), "(x, axis)`.")]
-            pub fn $name(&self, axis: i64) -> Result<Tensor> {
-                new_tensor(|o| unsafe { sys::$c(self.as_ptr(), axis, o) })
-            }
-        )* }
-    };
-}
-axis_methods!(softmax => kb_softmax, argmax => kb_argmax, argmin => kb_argmin,
-              cumsum => kb_cumsum, cumprod => kb_cumprod, expand_dims => kb_expand_dims,
-              squeeze => kb_squeeze, repeat => kb_repeat);
 
 // ---- operators: `a + b`, `a * 2.0`, `1.0 - a`, `-a` (panic with the library's message) --------
 
