@@ -36,8 +36,11 @@ def _go_handwritten():
 
 
 def _rust_handwritten():
-    with open(os.path.join(ROOT, "bindings/rust/kbackend/src/lib.rs"), encoding="utf-8") as f:
-        return rust.handwritten_methods(f.read())
+    """(Tensor methods, Model methods) the crate writes by hand."""
+    def methods(rel):
+        with open(os.path.join(ROOT, "bindings/rust/kbackend/src", rel), encoding="utf-8") as f:
+            return rust.handwritten_methods(f.read())
+    return methods("lib.rs"), methods("models.rs")
 
 
 def _cpp_handwritten():
@@ -58,10 +61,11 @@ def outputs(api):
         errors.RUST_GENERATED: errors.rust_module(api),
         core.GENERATED: core.option_sets_header(api),
         cpp.GENERATED: cpp.functions_header(api, *_cpp_handwritten()),
+        cpp.MODEL_GENERATED: cpp.model_functions_header(api, *_cpp_handwritten()),
         GO_GENERATED: go.backend_file(api, _go_handwritten()),
         go_options.GENERATED: go_options.options_file(api),
         "bindings/rust/kbackend-sys/src/raw.rs": rust.sys_declarations(api),
-        "bindings/rust/kbackend/src/backend.rs": rust.backend_module(api, _rust_handwritten()),
+        "bindings/rust/kbackend/src/backend.rs": rust.backend_module(api, *_rust_handwritten()),
         rust_options.GENERATED: rust_options.options_module(api),
         "bindings/python/kbackend/_signatures.py": python.signatures_module(api),
         python_ctypes.GENERATED: python_ctypes.module(api),

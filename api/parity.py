@@ -49,7 +49,7 @@ def reached(language, api):
         text = _read(["bindings/rust/kbackend/src/*.rs"])
         return {n for n in names if re.search(rf"sys::{n}\b", text)}
     if language == "cpp":
-        texts = [_read([rel]) for rel in cpp.HANDWRITTEN + (cpp.GENERATED,)]
+        texts = [_read([rel]) for rel in cpp.HANDWRITTEN + (cpp.GENERATED, cpp.MODEL_GENERATED)]
         return set(names) & cpp.handwritten(texts)[1]
     if language == "go":
         go, c = _read(["bindings/go/kbackend/*.go"]), _read(["bindings/go/kbackend/*.c"])

@@ -421,4 +421,6 @@ inline void register_layer(const std::string& class_name, LayerFunction function
 
 }  // namespace kbackend
 
+#include "kbackend_model_functions.hpp"
+
 #endif  // KBACKEND_MODELS_HPP

@@ -161,8 +161,14 @@ def _plain_return(fn):
                                                             ("int32_t", "int64_t", "double")))
 
 
+def _model_handle(a):
+    return a.kind == "handle" and a.c_type.base == "kb_model" and a.c_type.depth == 1
+
+
 def supported(fn):
-    return (fn.status or _plain_return(fn)) and fn.uses_only(_ARG_KINDS, _RESULT_KINDS)
+    # a kb_model argument is a &Model (kbackend::models); other handles are written by hand
+    args = [a for a in fn.args if not _model_handle(a)]
+    return (fn.status or _plain_return(fn)) and fn.uses_only(_ARG_KINDS, _RESULT_KINDS, args)
 
 
 def _function(fn, enum_types):
@@ -171,7 +177,10 @@ def _function(fn, enum_types):
     for a in fn.args:
         n = _ident(a.name)
         c = a.c_name
-        if a.kind == "tensor":
+        if _model_handle(a):
+            params.append(f"{n}: &crate::models::Model")
+            call[c] = f"{n}.as_ptr()"
+        elif a.kind == "tensor":
             if a.optional:
                 params.append(f"{n}: Option<&Tensor>")
                 call[c] = f"{n}.map_or(ptr::null_mut(), Tensor::as_ptr)"
@@ -290,26 +299,28 @@ def _function(fn, enum_types):
             f"Result<{ret_ty}> {{\n{body}}}\n"), params, ret_ty, doc
 
 
-def _method(fn, params, ret_ty, doc):
-    """The Tensor method of a function whose first argument is a tensor: x.NAME(...) calls
-    NAME(x, ...)."""
+def _method(fn, params, ret_ty, doc, name=None):
+    """The method of a function on its first argument (a tensor, a model): x.NAME(...) calls
+    the function NAME(x, ...)."""
     rest = params[1:]
     names = [p.split(":")[0] for p in rest]
     lines = "".join(f"    {d}\n" for d in doc)
-    return (f"{lines}    pub fn {_ident(fn.name)}(&self{''.join(', ' + p for p in rest)}) -> "
+    return (f"{lines}    pub fn {_ident(name or fn.name)}(&self{''.join(', ' + p for p in rest)}) -> "
             f"Result<{ret_ty}> {{\n        {_ident(fn.name)}(self{''.join(', ' + n for n in names)})"
             f"\n    }}\n")
 
 
 def handwritten_methods(text):
-    """The Tensor methods lib.rs writes by hand (`pub fn NAME`, and the NAMEs its method macros
-    are given as `NAME => kb_...`), which the generated impl leaves out."""
+    """The methods a hand-written file of the crate defines (`pub fn NAME`, and the NAMEs its
+    method macros are given as `NAME => kb_...`) and the C functions it calls (`sys::kb_NAME`),
+    which the generated module leaves to it."""
     names = set(re.findall(r"^\s*pub fn (\w+)", text, re.M))
     names |= set(re.findall(r"\b(\w+) => kb_\w+", text))
+    names |= set(re.findall(r"\bsys::(kb_\w+)", text))
     return names
 
 
-def backend_module(api, hand_methods=frozenset()):
+def backend_module(api, hand_methods=frozenset(), hand_model_methods=frozenset()):
     excluded = api.excluded("rust")
     enum_types = dict(_ENUM_TYPES)
     enums_text = []
@@ -320,18 +331,28 @@ def backend_module(api, hand_methods=frozenset()):
             enums_text.append(text)
     prelude = _PRELUDE.replace("ENUM_TYPES", ", ".join(sorted(_ENUM_TYPES.values())))
     out = [HEADER, prelude, "\n", "\n".join(enums_text)]
-    methods = []
+    methods, model_methods = [], []
     for fn in api.functions:
         if fn.name in excluded or not supported(fn):
             continue
+        if fn.args and _model_handle(fn.args[0]) and fn.c_name in hand_model_methods:
+            continue  # kbackend::models wraps it by hand
         text, params, ret_ty, doc = _function(fn, enum_types)
         out.append("\n" + text)
         first = fn.args[0] if fn.args else None
         if (first is not None and first.kind == "tensor" and not first.optional
                 and _ident(fn.name) not in hand_methods):
             methods.append(_method(fn, params, ret_ty, doc))
+        method = fn.name[len("model_"):]
+        if (first is not None and _model_handle(first) and fn.name.startswith("model_")
+                and method not in hand_model_methods):
+            model_methods.append(_method(fn, params, ret_ty, doc, method))
     out.append("\n/// Every function above whose first argument is a tensor, as its method (`x.sum(None,\n"
                "/// false)`), but for those the crate writes by hand.\nimpl Tensor {\n"
                + "\n".join(methods) + "}\n")
+    if model_methods:
+        out.append("\n/// Every `model_*` function above as a method of the model, but for those\n"
+                   "/// kbackend::models writes by hand.\nimpl crate::models::Model {\n"
+                   + "\n".join(model_methods) + "}\n")
     return "".join(out)
 

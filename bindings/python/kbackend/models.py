@@ -39,6 +39,11 @@ _OPTION_VALUES = {
 }
 
 
+# The results Model.__getattr__ hands back as Python values.
+_SCALAR_RESULTS = (ctypes.c_int32, ctypes.c_int64, ctypes.c_uint64, ctypes.c_size_t,
+                   ctypes.c_double, ctypes.c_char_p)
+
+
 def _options_json(option_set, **values):
     """options_json of an option set (OPTIONS, from api/kbackend.toml) as bytes: the keys given,
     each as its type; None leaves a key out."""
@@ -208,6 +213,24 @@ class Model:
         if getattr(self, "_h", None):
             _lib.kb_model_release(self._h)
             self._h = None
+
+    def __getattr__(self, name):
+        """A kb_model_NAME function the class writes no method for (one new in the C API, as
+        kb_model_count_params): model.NAME() calls it, from _native's generated signatures, when
+        it takes the model alone and gives one number or string."""
+        sig = None if name.startswith("_") else _native.SIGNATURES.get("kb_model_" + name)
+        out = sig[1][1]._type_ if sig and len(sig[1]) == 2 and hasattr(sig[1][1], "_type_") \
+            else None
+        if out not in _SCALAR_RESULTS:
+            raise AttributeError(f"'Model' object has no attribute '{name}'")
+
+        def method():
+            value = out()
+            _call("model_" + name, self._h, ctypes.byref(value))
+            return value.value.decode() if out is ctypes.c_char_p else value.value
+        method.__name__ = name
+        method.__doc__ = f"kb_model_{name} (include/kbackend.h)."
+        return method
 
     @property
     def layers(self):

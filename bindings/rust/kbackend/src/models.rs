@@ -36,6 +36,13 @@ impl std::fmt::Debug for Model {
     }
 }
 
+impl Model {
+    /// The C handle, still owned by this Model.
+    pub fn as_ptr(&self) -> *mut sys::kb_model {
+        self.ptr.as_ptr()
+    }
+}
+
 impl Drop for Model {
     fn drop(&mut self) {
         unsafe { sys::kb_model_release(self.ptr.as_ptr()) }
