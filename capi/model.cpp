@@ -296,6 +296,13 @@ KB_API kb_status kb_model_layer_count(kb_model* m, size_t* out) {
   });
 }
 
+KB_API kb_status kb_model_count_params(kb_model* m, int64_t* out) {
+  return guard("model_count_params", [&] {
+    out_arg(out, "model_count_params");
+    *out = model_arg(m, "model_count_params").count_params();
+  });
+}
+
 KB_API kb_status kb_model_layer_name(kb_model* m, size_t index, const char** out) {
   return guard("model_layer_name", [&] {
     out_arg(out, "model_layer_name");

@@ -839,6 +839,8 @@ KB_API kb_status kb_model_summary(kb_model* model, const char** out);
 /* The layers (Keras' model.layers): count, name, class name, config (JSON), weights' values
    (constants, Keras' order) and setting them (a list of the same shapes). */
 KB_API kb_status kb_model_layer_count(kb_model* model, size_t* out);
+/* Keras' model.count_params(): how many values the weights hold, trainable or not. */
+KB_API kb_status kb_model_count_params(kb_model* model, int64_t* out);
 KB_API kb_status kb_model_layer_name(kb_model* model, size_t index, const char** out);
 KB_API kb_status kb_model_layer_class(kb_model* model, size_t index, const char** out);
 KB_API kb_status kb_model_layer_config(kb_model* model, size_t index, const char** out);

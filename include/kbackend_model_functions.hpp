@@ -4,6 +4,16 @@
 #ifndef KBACKEND_MODEL_FUNCTIONS_HPP
 #define KBACKEND_MODEL_FUNCTIONS_HPP
 
-namespace kbackend {}  // namespace kbackend
+namespace kbackend {
+
+/// Number of values the weights of a model hold, trainable or not (Keras' count_params).
+/// kb_model_count_params: model_count_params(model).
+inline int64_t model_count_params(const Model& model) {
+  int64_t r_out = 0;
+  check(kb_model_count_params(model.get(), &r_out));
+  return r_out;
+}
+
+}  // namespace kbackend
 
 #endif  // KBACKEND_MODEL_FUNCTIONS_HPP

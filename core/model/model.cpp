@@ -1,5 +1,6 @@
 #include "core/model/model.h"
 
+#include <algorithm>
 #include <map>
 
 #include "core/api/api.h"
@@ -276,6 +277,12 @@ std::vector<Weight> Model::weights() const {
   for (const auto& l : layers_)
     for (auto& w : l->weights()) out.push_back(w);
   return out;
+}
+
+int64_t Model::count_params() const {
+  int64_t n = 0;
+  for (const auto& w : weights()) n += std::max<int64_t>(w.variable->shape().numel(), 0);
+  return n;
 }
 
 std::vector<NodePtr> Model::trainable_variables() const {

@@ -41,6 +41,7 @@ class Model {
   bool sequential_like() const { return sequential_like_; }
 
   std::vector<Weight> weights() const;  // every layer's, in layer order
+  int64_t count_params() const;         // Keras' count_params(): the weights' values, all
   std::vector<NodePtr> trainable_variables() const;
   // The trainable weights' constraints (those that have one).
   std::map<const Node*, Json> constraints() const;

@@ -398,6 +398,18 @@ TEST(Model, TrainingGraphAsTensors) {
   expect_fails(kb_model_add_loss(m.m, x.get()), KB_ERROR_INVALID_ARGUMENT, "scalar");
 }
 
+// Keras' count_params: every weight's values (a Dense 3 -> 2: 3 x 2 kernel and 2 biases).
+TEST(Model, CountParams) {
+  kb_model* raw = nullptr;
+  ok(kb_model_from_json(kDense, &raw), "from_json");
+  Model m(raw);
+  int64_t n = 0;
+  ok(kb_model_count_params(m.m, &n), "count_params");
+  EXPECT_EQ(n, 8);
+  expect_fails(kb_model_count_params(nullptr, &n), KB_ERROR_INVALID_ARGUMENT, "model_count_params");
+  expect_fails(kb_model_count_params(m.m, nullptr), KB_ERROR_INVALID_ARGUMENT, "output pointer");
+}
+
 // compile's and fit's options_json take the keys of their sets in api/kbackend.toml: anything
 // else is refused before training starts, naming the key and the keys the set knows.
 TEST(Model, OptionsOutsideTheirSetAreRefused) {

@@ -73,6 +73,7 @@ TEST(Models, FitEvaluatePredictSaveLoad) {
   EXPECT_EQ(again.train_on_batch({x}, {y}).size(), 2u);
   std::remove(path.c_str());
   EXPECT_EQ(m.weights().size(), 4u);
+  EXPECT_EQ(K::model_count_params(m), 4 * 8 + 8 + 8 * 2 + 2);  // generated, not in Model
 
   K::FitOptions weighted;
   weighted.verbose = 0;

@@ -287,6 +287,7 @@ static class Tests {
     using (var m = Model.FromJson(json)) {
       Eq(new float[] { 2, 3 }, m.Predict(new[] { Tensor.Of(new float[] { 1, 2 }, 1, 2) })[0].ToFloatArray());
       True(m.Weights.Length == 1, "one weight");
+      True(K.model_count_params(m) == 2, "a new C function, reached with no C# code");
     }
     string failing = json.Replace("\"name\": \"ab\"", "\"name\": \"ab\", \"fail\": true");
     var e = Throws<KBackendException>(() => Model.FromJson(failing));

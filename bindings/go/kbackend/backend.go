@@ -2660,6 +2660,18 @@ func (m *Model) LayerCount() (int, error) {
 	return int(rOut), nil
 }
 
+// CountParams is kb_model_count_params: model_count_params(model).
+// Number of values the weights of a model hold, trainable or not (Keras' count_params).
+func (m *Model) CountParams() (int64, error) {
+	var rOut C.int64_t
+	if err := call(func() C.kb_status {
+		return C.kb_model_count_params(m.c(), &rOut)
+	}, m); err != nil {
+		return 0, err
+	}
+	return int64(rOut), nil
+}
+
 // LayerName is kb_model_layer_name: model_layer_name(model, index).
 // Name of a model's layer at an index.
 func (m *Model) LayerName(index int) (string, error) {

@@ -35,6 +35,10 @@ func TestOptionsAsValuesAndUnknownKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
+	// A new C function, reached with no Go code (backend.go is generated): 2 x 1 kernel, 1 bias.
+	if n, err := m.CountParams(); err != nil || n != 3 {
+		t.Fatalf("CountParams: %d, %v", n, err)
+	}
 	err = m.Compile("sgd", []string{"mse"}, nil, `{"loss_weight": [1]}`)
 	wantStatus(t, err, ErrInvalidArgument, "unknown key 'loss_weight' (did you mean 'loss_weights'?)")
 	if err := m.CompileWith("sgd", []string{"mse"}, nil, CompileOptions{LossWeights: []float64{2}}); err != nil {

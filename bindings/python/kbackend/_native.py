@@ -354,6 +354,7 @@ SIGNATURES = {
     "kb_model_reset_states": (c_int32, [c_void_p]),
     "kb_model_summary": (c_int32, [c_void_p, POINTER(c_char_p)]),
     "kb_model_layer_count": (c_int32, [c_void_p, POINTER(c_size_t)]),
+    "kb_model_count_params": (c_int32, [c_void_p, POINTER(c_int64)]),
     "kb_model_layer_name": (c_int32, [c_void_p, c_size_t, POINTER(c_char_p)]),
     "kb_model_layer_class": (c_int32, [c_void_p, c_size_t, POINTER(c_char_p)]),
     "kb_model_layer_config": (c_int32, [c_void_p, c_size_t, POINTER(c_char_p)]),

@@ -60,3 +60,12 @@ def test_file_errors_are_oserrors(tmp_path):
     with pytest.raises(OSError, match="cannot be created") as unwritable:
         m.save(str(tmp_path / "no" / "folder" / "m.h5"))
     assert unwritable.value.status == 11 and not isinstance(unwritable.value, FileNotFoundError)
+
+
+def test_a_model_function_without_a_method_reaches_python():
+    """kb_model_count_params has no method of its own: Model.__getattr__ calls it through the
+    generated signatures (a new kb_model_* function needs no Python code)."""
+    m = models.model_from_json(DENSE)
+    assert m.count_params() == 3 * 2 + 2
+    with pytest.raises(AttributeError, match="no attribute 'no_such_function'"):
+        m.no_such_function()

@@ -393,6 +393,7 @@ extern "C" {
     pub fn kb_model_reset_states(model: *mut kb_model) -> kb_status;
     pub fn kb_model_summary(model: *mut kb_model, out: *mut *const ::std::ffi::c_char) -> kb_status;
     pub fn kb_model_layer_count(model: *mut kb_model, out: *mut usize) -> kb_status;
+    pub fn kb_model_count_params(model: *mut kb_model, out: *mut i64) -> kb_status;
     pub fn kb_model_layer_name(model: *mut kb_model, index: usize, out: *mut *const ::std::ffi::c_char) -> kb_status;
     pub fn kb_model_layer_class(model: *mut kb_model, index: usize, out: *mut *const ::std::ffi::c_char) -> kb_status;
     pub fn kb_model_layer_config(model: *mut kb_model, index: usize, out: *mut *const ::std::ffi::c_char) -> kb_status;

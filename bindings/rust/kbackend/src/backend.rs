@@ -1912,6 +1912,15 @@ pub fn dist_broadcast_variables(variables: &[&Tensor], root: i32) -> Result<()> 
     Ok(())
 }
 
+/// Number of values the weights of a model hold, trainable or not (Keras' count_params).
+///
+/// `kb_model_count_params`: `model_count_params(model)`.
+pub fn model_count_params(model: &crate::models::Model) -> Result<i64> {
+    let mut r_out: i64 = Default::default();
+    check(unsafe { sys::kb_model_count_params(model.as_ptr(), &mut r_out) })?;
+    Ok(r_out)
+}
+
 /// Every function above whose first argument is a tensor, as its method (`x.sum(None,
 /// false)`), but for those the crate writes by hand.
 impl Tensor {
@@ -2809,5 +2818,16 @@ impl Tensor {
     /// Keras' `in_test_phase(x, alt, training, mode)` (C: `kb_in_test_phase`).
     pub fn in_test_phase(&self, alt: &Tensor, training: Option<&Tensor>, mode: Training) -> Result<Tensor> {
         in_test_phase(self, alt, training, mode)
+    }
+}
+
+/// Every `model_*` function above as a method of the model, but for those
+/// kbackend::models writes by hand.
+impl crate::models::Model {
+    /// Number of values the weights of a model hold, trainable or not (Keras' count_params).
+    ///
+    /// `kb_model_count_params`: `model_count_params(model)`.
+    pub fn count_params(&self) -> Result<i64> {
+        model_count_params(self)
     }
 }

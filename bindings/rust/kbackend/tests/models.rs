@@ -52,6 +52,7 @@ fn dense_predicts_trains_saves_and_loads() -> kbackend::Result<()> {
     );
     assert_eq!(again.layer_class(0)?, "Dense");
     assert!(again.summary()?.contains("Total params: 8"));
+    assert_eq!(again.count_params()?, 8); // generated from the C function's row
     std::fs::remove_file(path).ok();
     Ok(())
 }

@@ -328,6 +328,7 @@ class KBackendTest {
       assertArrayEquals(new float[] {2, 3},
                         m.predict(32, Tensor.of(new float[] {1, 2}, 1, 2)).get(0).toFloatArray());
       assertEquals(1, m.weights().size());
+      assertEquals(2, K.model_count_params(m));  // a new C function, reached with no Java code
     }
     String failing = json.replace("\"name\": \"ab\"", "\"name\": \"ab\", \"fail\": true");
     KBackendException e = assertThrows(KBackendException.class, () -> Model.fromJson(failing));
