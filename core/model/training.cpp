@@ -473,11 +473,16 @@ Json Training::fit(const Buffers& x0, const Buffers& y0, const FitOptions& o,
   return history;
 }
 
-Buffers predict_on_batch(Model& model, const Buffers& x) {
-  check_inputs(model, x, "predict");
+// The outputs for x, its arrays already checked against the model's inputs.
+static Buffers run_predict(Model& model, const Buffers& x) {
   Buffers ins = x;
   if (model.phase()) ins.push_back(scalar_bool(false));
   return model.predict_function().call(ins);
+}
+
+Buffers predict_on_batch(Model& model, const Buffers& x) {
+  check_inputs(model, x, "predict");
+  return run_predict(model, x);
 }
 
 Buffers predict(Model& model, const Buffers& x, int64_t batch_size, int verbose) {
@@ -488,7 +493,7 @@ Buffers predict(Model& model, const Buffers& x, int64_t batch_size, int verbose)
   Progress bar(n, verbose == 1 ? 1 : 0);
   for (int64_t start = 0; start < n; start += batch_size) {
     int64_t end = std::min(n, start + batch_size);
-    Buffers part = predict_on_batch(model, batch_of(x, nullptr, start, end));
+    Buffers part = run_predict(model, batch_of(x, nullptr, start, end));
     if (out.empty())
       for (const auto& p : part) {
         check(!p->dims.empty() && p->dims[0] == end - start, Status::shape,
@@ -506,7 +511,7 @@ Buffers predict(Model& model, const Buffers& x, int64_t batch_size, int verbose)
     }
     bar.update(end, {});
   }
-  if (n == 0) return predict_on_batch(model, x);
+  if (n == 0) return run_predict(model, x);
   return out;
 }
 
