@@ -56,10 +56,6 @@ class OptionsJson {
 '''
 
 
-def struct_name(option_set):
-    return option_set.name.capitalize() + "Arguments"
-
-
 def structs(api):
     out = []
     for s in api.options.values():
@@ -68,7 +64,7 @@ def structs(api):
         adds = "".join(f'    o.add("{k.name}", {k.name});\n' for k in s.json_keys())
         out.append(f"/// Keras' {s.name} arguments that are values, with Keras' defaults: what "
                    f"{api.option_takers(s.name)} as\n/// arguments and as the keys of options_json.\n"
-                   f"struct {struct_name(s)} {{\n{fields}"
+                   f"struct {s.type_name('Arguments')} {{\n{fields}"
                    f"  /// The keys of options_json these values set (the C arguments left "
                    f"out).\n"
                    f"  std::string options_json() const {{\n"

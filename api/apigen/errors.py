@@ -47,9 +47,17 @@ def _new(spec, message="message"):
     return f"new {spec}({message})"
 
 
+def _cases(api, language, indent):
+    """The switch cases of Java's and C#'s factory: one per status the table names an exception
+    for, then KBackendException."""
+    rows = "".join(f"{indent}case {value}: // {item}\n{indent}  return "
+                   f"{_new(api.error_of(item, language))};\n"
+                   for item, value in api.status_items() if api.error_of(item, language))
+    return rows + f"{indent}default:\n{indent}  return new KBackendException(code, message);\n"
+
+
 def java_file(api):
-    cases = "".join(f"      case {value}: // {item}\n        return {_new(api.error_of(item, 'java'))};\n"
-                    for item, value in api.status_items() if api.error_of(item, "java"))
+    cases = _cases(api, "java", "      ")
     return (f"// {_HEADER}\npackage org.kbackend;\n\n"
             "/** The exception a failed call throws for its kb_status (api/kbackend.toml [errors]):\n"
             " * KBackendException where the table names none. */\nfinal class Errors {\n"
@@ -58,20 +66,17 @@ def java_file(api):
             "   * @param code the kb_status code\n   * @param message the message\n"
             "   * @return the exception to throw */\n"
             "  static RuntimeException of(int code, String message) {\n    switch (code) {\n"
-            f"{cases}      default:\n        return new KBackendException(code, message);\n"
-            "    }\n  }\n}\n")
+            f"{cases}    }}\n  }}\n}}\n")
 
 
 def csharp_file(api):
-    cases = "".join(f"        case {value}: // {item}\n          return {_new(api.error_of(item, 'csharp'))};\n"
-                    for item, value in api.status_items() if api.error_of(item, "csharp"))
+    cases = _cases(api, "csharp", "        ")
     return (f"// {_HEADER}\nnamespace KBackend {{\n"
             "  /// <summary>The exception a failed call throws for its kb_status (api/kbackend.toml\n"
             "  /// [errors]): KBackendException where the table names none.</summary>\n"
             "  static class Errors {\n"
             "    internal static System.Exception Of(int code, string message) {\n"
-            f"      switch (code) {{\n{cases}        default:\n"
-            "          return new KBackendException(code, message);\n      }\n    }\n  }\n}\n")
+            f"      switch (code) {{\n{cases}      }}\n    }}\n  }}\n}}\n")
 
 
 _GO_NAMES = {"dtype": "DType", "io": "IO"}  # Go's spelling of these parts

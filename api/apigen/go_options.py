@@ -89,14 +89,10 @@ func (j *optionsJSON) finish() (string, error) {
 '''
 
 
-def struct_name(option_set):
-    return option_set.name.capitalize() + "Options"
-
-
 def options_file(api):
     out = [HEADER, _PRELUDE]
     for s in api.options.values():
-        name = struct_name(s)
+        name = s.type_name()
         fields = "".join(f"\t// {exported(k.name)}: {k.doc}\n\t{exported(k.name)} "
                          f"{_TYPES[k.type]}\n" for k in s.keys)
         defaults = "".join(f"{exported(k.name)}: {k.literal()}, " for k in s.keys

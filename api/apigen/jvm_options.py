@@ -15,10 +15,6 @@ _CS_TYPES = {"bool": "bool", "int": "long", "number": "double", "object": "strin
              "class_weights": "global::System.Collections.Generic.SortedDictionary<long, double>"}
 
 
-def class_name(option_set):
-    return option_set.name.capitalize() + "Options"
-
-
 def _camel(name):
     e = exported(name)
     return e[0].lower() + e[1:]
@@ -81,7 +77,7 @@ def java_files(api):
     """{path: text} of one Java class per option set."""
     out = {}
     for s in api.options.values():
-        name = class_name(s)
+        name = s.type_name()
         body = []
         for k in s.keys:
             f = _camel(k.name)
@@ -170,7 +166,7 @@ _CS_WRITER = '''\
 def csharp_file(api):
     out = [_JAVA_HEADER, "namespace KBackend {\n"]
     for s in api.options.values():
-        name = class_name(s)
+        name = s.type_name()
         props = "".join(f"    /// <summary>{k.doc}</summary>\n    public {_CS_TYPES[k.type]} "
                         f"{exported(k.name)} {{ get; set; }} = {_literal(k, 'cs')};\n"
                         for k in s.keys)

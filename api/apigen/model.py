@@ -76,6 +76,11 @@ class OptionSet:
     name: str
     keys: list  # OptionKeys: the C arguments among them too (`argument`)
 
+    def type_name(self, suffix="Options"):
+        """The name of the set's struct or class in a language: FitOptions (C++: FitArguments,
+        its FitOptions adding the arrays and the callback)."""
+        return self.name.capitalize() + suffix
+
     def json_keys(self):
         """The keys options_json may hold."""
         return [k for k in self.keys if not k.argument]

@@ -92,14 +92,10 @@ def _default(k):
     return k.literal() if k.has_default else _EMPTY[k.type]
 
 
-def struct_name(option_set):
-    return option_set.name.capitalize() + "Options"
-
-
 def options_module(api):
     out = [_PRELUDE]
     for s in api.options.values():
-        name = struct_name(s)
+        name = s.type_name()
         fields = "".join(f"    /// {k.doc}\n    pub {k.name}: {_TYPES[k.type]},\n" for k in s.keys)
         defaults = "".join(f"            {k.name}: {_default(k)},\n" for k in s.keys)
         ref = {"bool": "", "int": "", "number": ""}
