@@ -171,7 +171,7 @@ KB_API kb_status kb_is_tensor(kb_tensor* x, int32_t* out) {
 KB_API kb_status kb_is_placeholder(kb_tensor* x, int32_t* out) {
   return guard("is_placeholder", [&] {
     out_arg(out, "is_placeholder");
-    *out = tensor_arg(x, "is_placeholder")->is("Placeholder");
+    *out = tensor_arg(x, "is_placeholder")->is(ops::Placeholder);
   });
 }
 KB_API kb_status kb_shape(kb_tensor* x, kb_tensor** out) {

@@ -61,7 +61,7 @@ KB_API kb_status kb_batch_set_value(kb_tensor* const* xs, kb_tensor* const* valu
     // Check everything first so that a bad entry changes nothing.
     std::vector<std::shared_ptr<Buffer>> bufs;
     for (size_t i = 0; i < n; ++i) {
-      check(vars[i]->is("Variable"), Status::invalid_argument, "batch_set_value: xs[", i,
+      check(vars[i]->is(ops::Variable), Status::invalid_argument, "batch_set_value: xs[", i,
             "] is not a variable");
       bufs.push_back(evaluate(vals[i]));
       check(bufs[i]->dims == vars[i]->value->dims, Status::shape, "batch_set_value: value ", i,

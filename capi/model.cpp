@@ -47,8 +47,9 @@ model::Buffers arrays_arg(kb_tensor* const* xs, size_t n, const char* who, const
   check(xs != nullptr || n == 0, Status::invalid_argument, who, ": ", what, " is NULL");
   model::Buffers out;
   for (const NodePtr& x : capi::tensor_list_arg(xs, n, who, what))
-    out.push_back(x->is("Constant") && x->value && x->value->device == Device::cpu ? x->value
-                                                                                   : evaluate(x));
+    out.push_back(x->is(ops::Constant) && x->value && x->value->device == Device::cpu
+                      ? x->value
+                      : evaluate(x));
   return out;
 }
 

@@ -35,21 +35,22 @@ KB_API kb_status kb_clip(kb_tensor* x, double min_value, double max_value, kb_te
   });
 }
 
-KB_CAPI_BINARY(kb_equal, "equal", api::binary_op("equal", "Equal", xn, yn))
-KB_CAPI_BINARY(kb_not_equal, "not_equal", api::binary_op("not_equal", "NotEqual", xn, yn))
-KB_CAPI_BINARY(kb_greater, "greater", api::binary_op("greater", "Greater", xn, yn))
+KB_CAPI_BINARY(kb_equal, "equal", api::binary_op("equal", ops::Equal, xn, yn))
+KB_CAPI_BINARY(kb_not_equal, "not_equal", api::binary_op("not_equal", ops::NotEqual, xn, yn))
+KB_CAPI_BINARY(kb_greater, "greater", api::binary_op("greater", ops::Greater, xn, yn))
 KB_CAPI_BINARY(kb_greater_equal, "greater_equal",
-               api::binary_op("greater_equal", "GreaterEqual", xn, yn))
-KB_CAPI_BINARY(kb_less, "less", api::binary_op("less", "Less", xn, yn))
-KB_CAPI_BINARY(kb_less_equal, "less_equal", api::binary_op("less_equal", "LessEqual", xn, yn))
-KB_CAPI_BINARY(kb_lesser, "lesser", api::binary_op("lesser", "Less", xn, yn))
-KB_CAPI_BINARY(kb_lesser_equal, "lesser_equal", api::binary_op("lesser_equal", "LessEqual", xn, yn))
-KB_CAPI_BINARY(kb_maximum, "maximum", api::binary_op("maximum", "Maximum", xn, yn))
-KB_CAPI_BINARY(kb_minimum, "minimum", api::binary_op("minimum", "Minimum", xn, yn))
-KB_CAPI_BINARY(kb_add, "add", api::binary_op("add", "Add", xn, yn))
-KB_CAPI_BINARY(kb_subtract, "subtract", api::binary_op("subtract", "Sub", xn, yn))
-KB_CAPI_BINARY(kb_multiply, "multiply", api::binary_op("multiply", "Mul", xn, yn))
-KB_CAPI_BINARY(kb_divide, "divide", api::binary_op("divide", "Div", xn, yn))
+               api::binary_op("greater_equal", ops::GreaterEqual, xn, yn))
+KB_CAPI_BINARY(kb_less, "less", api::binary_op("less", ops::Less, xn, yn))
+KB_CAPI_BINARY(kb_less_equal, "less_equal", api::binary_op("less_equal", ops::LessEqual, xn, yn))
+KB_CAPI_BINARY(kb_lesser, "lesser", api::binary_op("lesser", ops::Less, xn, yn))
+KB_CAPI_BINARY(kb_lesser_equal, "lesser_equal",
+               api::binary_op("lesser_equal", ops::LessEqual, xn, yn))
+KB_CAPI_BINARY(kb_maximum, "maximum", api::binary_op("maximum", ops::Maximum, xn, yn))
+KB_CAPI_BINARY(kb_minimum, "minimum", api::binary_op("minimum", ops::Minimum, xn, yn))
+KB_CAPI_BINARY(kb_add, "add", api::binary_op("add", ops::Add, xn, yn))
+KB_CAPI_BINARY(kb_subtract, "subtract", api::binary_op("subtract", ops::Sub, xn, yn))
+KB_CAPI_BINARY(kb_multiply, "multiply", api::binary_op("multiply", ops::Mul, xn, yn))
+KB_CAPI_BINARY(kb_divide, "divide", api::binary_op("divide", ops::Div, xn, yn))
 
 KB_API kb_status kb_cast(kb_tensor* x, kb_data_type dtype, kb_tensor** out) {
   return guard("cast", [&] {

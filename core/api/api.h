@@ -7,6 +7,7 @@
 
 #include "core/graph/node.h"
 #include "core/graph/session.h"
+#include "core/ops/op_names.h"
 
 namespace kb::api {
 
@@ -34,7 +35,7 @@ NodePtr arange_to(const NodePtr& start, const NodePtr& stop, const NodePtr& step
 int64_t count_params(const NodePtr& x);
 
 // ---- elementwise ----------------------------------------------------------------------------
-NodePtr unary_op(const char* keras_name, const char* primitive, const NodePtr& x);
+NodePtr unary_op(const char* keras_name, OpName primitive, const NodePtr& x);
 NodePtr square(const NodePtr& x);
 NodePtr abs(const NodePtr& x);
 NodePtr sqrt(const NodePtr& x);
@@ -47,8 +48,7 @@ NodePtr cos(const NodePtr& x);
 NodePtr negative(const NodePtr& x);
 NodePtr pow(const NodePtr& x, double a);
 NodePtr clip(const NodePtr& x, double min_value, double max_value);
-NodePtr binary_op(const char* keras_name, const char* primitive, const NodePtr& x,
-                  const NodePtr& y);
+NodePtr binary_op(const char* keras_name, OpName primitive, const NodePtr& x, const NodePtr& y);
 NodePtr cast(const NodePtr& x, DType dtype);
 
 // ---- reduce ---------------------------------------------------------------------------------

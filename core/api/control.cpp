@@ -24,9 +24,9 @@ NodePtr learning_phase() {
   if (NodePtr n = s.phase_node()) return n;
   // make_leaf takes the session's lock (for the name scope): the node is made before it is kept.
   Attrs a;
-  a.set("default", int64_t{0});
-  NodePtr n =
-      make_leaf("LearningPhase", TensorType{DType::b8, Shape(Dims{})}, "keras_learning_phase", a);
+  a.set(attr::default_, int64_t{0});
+  NodePtr n = make_leaf(ops::LearningPhase, TensorType{DType::b8, Shape(Dims{})},
+                        "keras_learning_phase", a);
   n->uses_learning_phase = true;
   return s.keep_phase_node(std::move(n));
 }
@@ -45,7 +45,7 @@ NodePtr switch_(const NodePtr& condition, const Branch& then_expression,
           "switch: then_expression and else_expression have different dtypes (",
           dtype_name(a->dtype()), " and ", dtype_name(b->dtype()), ")");
     if (!cs.rank_known) c = kb::reshape(c, {});
-    return make_node("Switch", {c, a, b});
+    return make_node(ops::Switch, {c, a, b});
   }
   NodePtr a = call(then_expression, "switch", "then_expression");
   NodePtr b = call(else_expression, "switch", "else_expression");

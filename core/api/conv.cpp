@@ -114,7 +114,7 @@ NodePtr conv_nd(const char* who, size_t nsp, const NodePtr& x, const NodePtr& ke
     check(groups >= 1, Status::shape, who, ": the number of input channels must be known");
   }
   ConvGeom g = geometry(nsp, strides, dilation, padding, df, groups, who);
-  return make_node("Conv", {x, kernel}, g.attrs());
+  return make_node(ops::Conv, {x, kernel}, g.attrs());
 }
 
 NodePtr conv_transpose(const char* who, size_t nsp, const NodePtr& x, const NodePtr& kernel,
@@ -177,8 +177,8 @@ NodePtr conv_transpose(const char* who, size_t nsp, const NodePtr& x, const Node
         " has spatial dims ", dims_str(expect), " but x ", x->shape().str(), " has ",
         dims_str(got));
   Attrs a = g.attrs();
-  a.set("x_dims", output_shape);
-  return make_node("ConvBackwardData", {x, kernel}, a);
+  a.set(attr::x_dims, output_shape);
+  return make_node(ops::ConvBackwardData, {x, kernel}, a);
 }
 
 NodePtr separable(const char* who, size_t nsp, const NodePtr& x, const NodePtr& dk,
@@ -197,7 +197,7 @@ NodePtr separable(const char* who, size_t nsp, const NodePtr& x, const NodePtr& 
         dims_str(pd), " expects ", pd[nsp], " channels but the depthwise step gives ", mid);
   DataFormat df = resolve(data_format);
   ConvGeom g = geometry(nsp, Ints(nsp, 1), Ints(nsp, 1), Padding::valid, df, 1, who);
-  return make_node("Conv", {depth, pk}, g.attrs());
+  return make_node(ops::Conv, {depth, pk}, g.attrs());
 }
 
 NodePtr pool_nd(const char* who, size_t nsp, const NodePtr& x, const Ints& pool_size,
@@ -217,7 +217,7 @@ NodePtr pool_nd(const char* who, size_t nsp, const NodePtr& x, const Ints& pool_
   g.pad_after.assign(nsp, 0);
   g.same = padding == Padding::same;
   g.who = who;
-  return make_node("Pool", {x}, g.attrs());
+  return make_node(ops::Pool, {x}, g.attrs());
 }
 
 }  // namespace

@@ -29,7 +29,7 @@ NodePtr variable(const std::shared_ptr<Buffer>& value, DType dtype, const std::s
   check(value != nullptr, Status::invalid_argument, "variable: the value is NULL");
   auto v = convert_buffer(value, dtype);
   if (v == value) v = Buffer::from_bytes(value->dtype, value->dims, value->data());
-  return make_leaf("Variable", {dtype, Shape(v->dims)}, name.empty() ? "variable" : name, {}, v);
+  return make_leaf(ops::Variable, {dtype, Shape(v->dims)}, name.empty() ? "variable" : name, {}, v);
 }
 
 NodePtr constant(const std::shared_ptr<Buffer>& value, DType dtype,
@@ -61,7 +61,7 @@ NodePtr constant(const std::shared_ptr<Buffer>& value, DType dtype,
 NodePtr placeholder(const Shape& shape, DType dtype, const std::string& name) {
   for (int64_t d : shape.dims)
     check(d >= -1, Status::invalid_argument, "placeholder: invalid dimension ", d);
-  return make_leaf("Placeholder", {dtype, shape}, name.empty() ? "placeholder" : name);
+  return make_leaf(ops::Placeholder, {dtype, shape}, name.empty() ? "placeholder" : name);
 }
 
 static NodePtr filled(const Dims& shape, DType dtype, const std::string& name, double v,
@@ -76,7 +76,7 @@ static NodePtr filled(const Dims& shape, DType dtype, const std::string& name, d
   // Keras returns a variable unless a dimension is 0.
   for (int64_t d : shape)
     if (d == 0) return constant_node(b, name);
-  return make_leaf("Variable", {dtype, Shape(shape)}, name.empty() ? who : name, {}, b);
+  return make_leaf(ops::Variable, {dtype, Shape(shape)}, name.empty() ? who : name, {}, b);
 }
 
 NodePtr zeros(const Dims& shape, DType dtype, const std::string& name) {
@@ -93,7 +93,7 @@ NodePtr eye(int64_t size, DType dtype, const std::string& name) {
   size_t es = dtype_size(dtype);
   for (int64_t i = 0; i < size; ++i)
     write_scalar(dtype, static_cast<char*>(b->data()) + (i * size + i) * int64_t(es), 1.0);
-  return make_leaf("Variable", {dtype, Shape(Dims{size, size})}, name.empty() ? "eye" : name, {},
+  return make_leaf(ops::Variable, {dtype, Shape(Dims{size, size})}, name.empty() ? "eye" : name, {},
                    b);
 }
 
@@ -111,7 +111,7 @@ NodePtr ones_like(const NodePtr& x, std::optional<DType> dtype, const std::strin
 }
 NodePtr identity(const NodePtr& x, const std::string& name) {
   require(x, "identity", "x");
-  return make_node("Identity", {x}, {}, name);
+  return make_node(ops::Identity, {x}, {}, name);
 }
 
 static uint64_t seed_or_random(std::optional<int64_t> seed) {
@@ -137,7 +137,7 @@ static NodePtr random_variable(const Dims& shape, DType dtype, const std::string
         normal ? a + b * rng.normal() : a + (b - a) * (std::floor(rng.uniform() * bits) / bits);
     write_scalar(dtype, static_cast<char*>(buf->data()) + i * int64_t(es), v);
   }
-  return make_leaf("Variable", {dtype, Shape(shape)}, name.empty() ? who : name, {}, buf);
+  return make_leaf(ops::Variable, {dtype, Shape(shape)}, name.empty() ? who : name, {}, buf);
 }
 
 NodePtr random_uniform_variable(const Dims& shape, double low, double high, DType dtype,
@@ -162,7 +162,8 @@ NodePtr arange_to(const NodePtr& start, const NodePtr& stop, const NodePtr& step
   require(step, "arange", "step");
   NodePtr from = stop ? start : scalar_constant(0, start->dtype());
   NodePtr to = stop ? stop : start;  // arange(n): [0, n), as Keras'
-  NodePtr range = make_node("RangeTo", {from, to, step}, {{"dtype", int64_t(dtype)}});  // checks
+  NodePtr range =
+      make_node(ops::RangeTo, {from, to, step}, {{attr::dtype, int64_t(dtype)}});  // checks
   auto a = static_scalar(from), b = static_scalar(to), c = static_scalar(step);
   if (a && b && c) return constant_node(range_values(*a, *b, *c, dtype));  // known now
   return range;

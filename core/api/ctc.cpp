@@ -29,7 +29,7 @@ NodePtr ctc_logits(const NodePtr& y_pred, const char* who) {
         y_pred->shape().str());
   check(y_pred->dtype() == DType::f32 || y_pred->dtype() == DType::f64, Status::dtype, who,
         ": y_pred must be float32 or float64, got ", dtype_name(y_pred->dtype()));
-  return unary("Log", add(y_pred, scalar_like(y_pred, Session::get().epsilon())));
+  return unary(ops::Log, add(y_pred, scalar_like(y_pred, Session::get().epsilon())));
 }
 
 // A (B, 1) length tensor -> (B,) int32 (Keras squeezes the last axis).
@@ -54,7 +54,7 @@ NodePtr ctc_batch_cost(const NodePtr& y_true, const NodePtr& y_pred, const NodeP
   NodePtr labels = kb::cast(y_true, DType::i32);
   NodePtr label_len = squeezed_length(label_length, who, "label_length");
   NodePtr input_len = squeezed_length(input_length, who, "input_length");
-  NodePtr loss = make_node("CtcLoss", {logits, labels, label_len, input_len});
+  NodePtr loss = make_node(ops::CtcLoss, {logits, labels, label_len, input_len});
   return kb::expand_dims(loss, 1);
 }
 
@@ -75,16 +75,16 @@ CtcDecoded ctc_decode(const NodePtr& y_pred, const NodePtr& input_length, bool g
           ") must not exceed beam_width (", beam_width, ")");
   }
   int64_t paths = greedy ? 1 : top_paths;
-  NodePtr node = make_node("CtcDecode", {logits, kb::cast(input_length, DType::i32)},
-                           {{"greedy", int64_t(greedy)},
-                            {"beam_width", greedy ? int64_t(1) : beam_width},
-                            {"top_paths", paths}});
+  NodePtr node = make_node(ops::CtcDecode, {logits, kb::cast(input_length, DType::i32)},
+                           {{attr::greedy, int64_t(greedy)},
+                            {attr::beam_width, greedy ? int64_t(1) : beam_width},
+                            {attr::top_paths, paths}});
   CtcDecoded r;
   // Each path comes as (B, T) padded with -1; as TensorFlow's dense decoding it is as wide as
   // its longest sequence (a width known when the function runs).
   for (int64_t p = 0; p < paths; ++p)
-    r.decoded.push_back(
-        make_node("TrimTrailing", {tuple_get(node, p)}, {{"axis", int64_t(1)}, {"value", -1.0}}));
+    r.decoded.push_back(make_node(ops::TrimTrailing, {tuple_get(node, p)},
+                                  {{attr::axis, int64_t(1)}, {attr::value, -1.0}}));
   r.log_prob = tuple_get(node, paths);
   return r;
 }

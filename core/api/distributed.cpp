@@ -27,19 +27,20 @@ void check_root(int64_t root, const char* who) {
 NodePtr all_reduce(const NodePtr& x, ReduceOp op) {
   require(x, "all_reduce", "x");
   check_op(op, "all_reduce");
-  return make_node("AllReduce", {x},
-                   {{"average", int64_t(op == ReduceOp::average)}, {"root_only", int64_t(-1)}});
+  return make_node(
+      ops::AllReduce, {x},
+      {{attr::average, int64_t(op == ReduceOp::average)}, {attr::root_only, int64_t(-1)}});
 }
 
 NodePtr broadcast(const NodePtr& x, int64_t root) {
   require(x, "broadcast", "x");
   check_root(root, "broadcast");
-  return make_node("Broadcast", {x}, {{"root", root}});
+  return make_node(ops::Broadcast, {x}, {{attr::root, root}});
 }
 
 NodePtr all_gather(const NodePtr& x) {
   require(x, "all_gather", "x");
-  return make_node("AllGather", {x}, {{"size", int64_t(dist::size())}});
+  return make_node(ops::AllGather, {x}, {{attr::size, int64_t(dist::size())}});
 }
 
 void broadcast_variables(const std::vector<NodePtr>& vars, int64_t root) {
@@ -49,7 +50,8 @@ void broadcast_variables(const std::vector<NodePtr>& vars, int64_t root) {
   int64_t total = 0;
   for (const NodePtr& v : vars) {
     require(v, who, "a variable");
-    check(v->is("Variable"), Status::invalid_argument, who, ": '", v->name, "' is not a variable");
+    check(v->is(ops::Variable), Status::invalid_argument, who, ": '", v->name,
+          "' is not a variable");
     values.push_back(to_host(v->value));
     total = checked_add(total, int64_t(values.back()->nbytes()), who, ": variables too large");
   }

@@ -8,26 +8,26 @@ namespace kb::api {
 
 static void need_variable(const NodePtr& x, const char* who) {
   require(x, who, "x");
-  check(x->is("Variable"), Status::invalid_argument, who, ": '", x->name, "' is not a variable");
+  check(x->is(ops::Variable), Status::invalid_argument, who, ": '", x->name, "' is not a variable");
 }
 
 NodePtr update(const NodePtr& x, const NodePtr& new_x) {
   need_variable(x, "update");
   require(new_x, "update", "new_x");
   NodePtr v = new_x->dtype() == x->dtype() ? new_x : kb::cast(new_x, x->dtype());
-  return make_node("Assign", {x, v});
+  return make_node(ops::Assign, {x, v});
 }
 
 NodePtr update_add(const NodePtr& x, const NodePtr& increment) {
   need_variable(x, "update_add");
   require(increment, "update_add", "increment");
-  return make_node("Assign", {x, add(x, kb::cast(increment, x->dtype()))});
+  return make_node(ops::Assign, {x, add(x, kb::cast(increment, x->dtype()))});
 }
 
 NodePtr update_sub(const NodePtr& x, const NodePtr& decrement) {
   need_variable(x, "update_sub");
   require(decrement, "update_sub", "decrement");
-  return make_node("Assign", {x, sub(x, kb::cast(decrement, x->dtype()))});
+  return make_node(ops::Assign, {x, sub(x, kb::cast(decrement, x->dtype()))});
 }
 
 NodePtr moving_average_update(const NodePtr& x, const NodePtr& value, double momentum) {
@@ -42,10 +42,10 @@ NodePtr moving_average_update(const NodePtr& x, const NodePtr& value, double mom
   NodePtr one = scalar_constant(1.0, t);
   NodePtr biased_new = add(mul(m, biased), mul(sub(one, m), kb::cast(value, t)));
   NodePtr step_new = add(step, one);
-  NodePtr x_new = div(biased_new, sub(one, binary("Pow", m, step_new)));
-  NodePtr ub = make_node("Assign", {biased, biased_new});
-  NodePtr us = make_node("Assign", {step, step_new});
-  return make_node("Assign", {x, x_new, ub, us});
+  NodePtr x_new = div(biased_new, sub(one, binary(ops::Pow, m, step_new)));
+  NodePtr ub = make_node(ops::Assign, {biased, biased_new});
+  NodePtr us = make_node(ops::Assign, {step, step_new});
+  return make_node(ops::Assign, {x, x_new, ub, us});
 }
 
 NodePtr stop_gradient(const NodePtr& x) {
@@ -55,7 +55,7 @@ NodePtr stop_gradient(const NodePtr& x) {
 
 NodePtr print_tensor(const NodePtr& x, const std::string& message) {
   require(x, "print_tensor", "x");
-  return make_node("Print", {x}, {{"message", message}});
+  return make_node(ops::Print, {x}, {{attr::message, message}});
 }
 
 void set_value(const NodePtr& x, const std::shared_ptr<Buffer>& value) {

@@ -52,13 +52,13 @@ NodePtr window_slice(const NodePtr& x, const std::vector<int64_t>& axes,
     s[ax] = step[i];
     mask &= ~(int64_t(1) << ax);
   }
-  return make_node("StridedSlice", {x},
-                   {{"begin", b},
-                    {"end", e},
-                    {"strides", s},
-                    {"begin_mask", mask},
-                    {"end_mask", mask},
-                    {"shrink_mask", int64_t(0)}});
+  return make_node(ops::StridedSlice, {x},
+                   {{attr::begin, b},
+                    {attr::end, e},
+                    {attr::strides, s},
+                    {attr::begin_mask, mask},
+                    {attr::end_mask, mask},
+                    {attr::shrink_mask, int64_t(0)}});
 }
 
 // The windows along each sliced axis must fit the input (where its size is known).
@@ -83,7 +83,7 @@ NodePtr stack_at(const std::vector<NodePtr>& parts, int64_t axis) {
   std::vector<NodePtr> e;
   for (auto& p : parts) e.push_back(kb::expand_dims(p, axis));
   if (e.size() == 1) return e[0];
-  return make_node("Concat", e, {{"axis", axis}});
+  return make_node(ops::Concat, e, {{attr::axis, axis}});
 }
 
 int64_t batch_dim(const NodePtr& x) {

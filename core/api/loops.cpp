@@ -26,22 +26,22 @@ NodePtr step_of(const NodePtr& x, int64_t index) {
   // The masks have 64 bits: past them the slice fails its inference, but the shift must not
   // overflow first.
   for (int64_t i = 1; i < std::min<int64_t>(r, 64); ++i) rest |= int64_t(1) << i;
-  return make_node("StridedSlice", {x},
-                   {{"begin", b},
-                    {"end", e},
-                    {"strides", s},
-                    {"begin_mask", rest},
-                    {"end_mask", rest},
-                    {"shrink_mask", int64_t(1)}});
+  return make_node(ops::StridedSlice, {x},
+                   {{attr::begin, b},
+                    {attr::end, e},
+                    {attr::strides, s},
+                    {attr::begin_mask, rest},
+                    {attr::end_mask, rest},
+                    {attr::shrink_mask, int64_t(1)}});
 }
 
 NodePtr reverse_time(const NodePtr& x) {
-  return make_node("Reverse", {x}, {{"axes", std::vector<int64_t>{0}}});
+  return make_node(ops::Reverse, {x}, {{attr::axes, std::vector<int64_t>{0}}});
 }
 
 NodePtr step_placeholder(const NodePtr& seq, const char* name) {
   const Dims& d = seq->shape().dims;
-  return make_leaf("Placeholder", {seq->dtype(), Shape(Dims(d.begin() + 1, d.end())), {}}, name);
+  return make_leaf(ops::Placeholder, {seq->dtype(), Shape(Dims(d.begin() + 1, d.end())), {}}, name);
 }
 
 }  // namespace
@@ -119,7 +119,7 @@ RnnResult rnn(const StepFunction& step, const NodePtr& inputs,
     }
     for (auto& s : initial_states) {
       spec.initial_states.push_back(s);
-      spec.state_inputs.push_back(make_leaf("Placeholder", s->type, "rnn_state"));
+      spec.state_inputs.push_back(make_leaf(ops::Placeholder, s->type, "rnn_state"));
     }
     auto [out, new_states] = call_step(spec.step_inputs[0], spec.state_inputs);
     if (m_ph) {
@@ -169,19 +169,19 @@ static NodePtr fold(const FoldFunction& fn, NodePtr elems, NodePtr acc, bool rig
     b[0] = 1;
     int64_t rest = 0;
     for (int64_t i = 1; i < std::min<int64_t>(r, 64); ++i) rest |= int64_t(1) << i;  // as step_of
-    elems = make_node("StridedSlice", {elems},
-                      {{"begin", b},
-                       {"end", e},
-                       {"strides", s},
-                       {"begin_mask", rest},
-                       {"end_mask", rest | 1},
-                       {"shrink_mask", int64_t(0)}});
+    elems = make_node(ops::StridedSlice, {elems},
+                      {{attr::begin, b},
+                       {attr::end, e},
+                       {attr::strides, s},
+                       {attr::begin_mask, rest},
+                       {attr::end_mask, rest | 1},
+                       {attr::shrink_mask, int64_t(0)}});
   }
   LoopSpec spec;
   spec.sequences.push_back(elems);
   spec.step_inputs.push_back(step_placeholder(elems, "fold_input"));
   spec.initial_states.push_back(acc);
-  spec.state_inputs.push_back(make_leaf("Placeholder", acc->type, "fold_acc"));
+  spec.state_inputs.push_back(make_leaf(ops::Placeholder, acc->type, "fold_acc"));
   NodePtr next = fn(spec.state_inputs[0], spec.step_inputs[0]);
   check(next != nullptr, Status::invalid_argument, who, ": the function returned no tensor");
   check(next->dtype() == acc->dtype(), Status::dtype, who, ": the function returns ",

@@ -9,7 +9,7 @@
 
 namespace kb::api {
 
-NodePtr unary_op(const char* who, const char* primitive, const NodePtr& x) {
+NodePtr unary_op(const char* who, OpName primitive, const NodePtr& x) {
   require(x, who, "x");
   try {
     return unary(primitive, x);
@@ -21,32 +21,32 @@ NodePtr unary_op(const char* who, const char* primitive, const NodePtr& x) {
   }
 }
 
-NodePtr square(const NodePtr& x) { return unary_op("square", "Square", x); }
-NodePtr abs(const NodePtr& x) { return unary_op("abs", "Abs", x); }
+NodePtr square(const NodePtr& x) { return unary_op("square", ops::Square, x); }
+NodePtr abs(const NodePtr& x) { return unary_op("abs", ops::Abs, x); }
 NodePtr sqrt(const NodePtr& x) {
   require(x, "sqrt", "x");
   check(is_floating(x->dtype()), Status::dtype, "sqrt: expected a floating dtype, got ",
         dtype_name(x->dtype()));
   // Keras clips to [0, inf) first, so sqrt of a negative number is 0.
-  return unary("Sqrt", binary("Maximum", x, scalar_like(x, 0.0)));
+  return unary(ops::Sqrt, binary(ops::Maximum, x, scalar_like(x, 0.0)));
 }
-NodePtr exp(const NodePtr& x) { return unary_op("exp", "Exp", x); }
-NodePtr log(const NodePtr& x) { return unary_op("log", "Log", x); }
+NodePtr exp(const NodePtr& x) { return unary_op("exp", ops::Exp, x); }
+NodePtr log(const NodePtr& x) { return unary_op("log", ops::Log, x); }
 NodePtr round(const NodePtr& x) {
   require(x, "round", "x");
   if (is_integer(x->dtype())) return x;  // tf.round returns an integer tensor unchanged
-  return unary_op("round", "Round", x);
+  return unary_op("round", ops::Round, x);
 }
-NodePtr sign(const NodePtr& x) { return unary_op("sign", "Sign", x); }
-NodePtr sin(const NodePtr& x) { return unary_op("sin", "Sin", x); }
-NodePtr cos(const NodePtr& x) { return unary_op("cos", "Cos", x); }
-NodePtr negative(const NodePtr& x) { return unary_op("negative", "Neg", x); }
+NodePtr sign(const NodePtr& x) { return unary_op("sign", ops::Sign, x); }
+NodePtr sin(const NodePtr& x) { return unary_op("sin", ops::Sin, x); }
+NodePtr cos(const NodePtr& x) { return unary_op("cos", ops::Cos, x); }
+NodePtr negative(const NodePtr& x) { return unary_op("negative", ops::Neg, x); }
 
 NodePtr pow(const NodePtr& x, double a) {
   require(x, "pow", "x");
   check(is_floating(x->dtype()), Status::dtype, "pow: expected a floating dtype, got ",
         dtype_name(x->dtype()));
-  return binary("Pow", x, scalar_like(x, a));
+  return binary(ops::Pow, x, scalar_like(x, a));
 }
 
 NodePtr clip(const NodePtr& x, double min_value, double max_value) {
@@ -55,12 +55,12 @@ NodePtr clip(const NodePtr& x, double min_value, double max_value) {
         "clip: bounds must not be NaN");
   check(!is_bool(x->dtype()), Status::dtype, "clip: bool input is not supported");
   if (max_value < min_value) max_value = min_value;
-  NodePtr y = binary("Maximum", x, scalar_like(x, min_value));
+  NodePtr y = binary(ops::Maximum, x, scalar_like(x, min_value));
   if (std::isinf(max_value) && max_value > 0) return y;
-  return binary("Minimum", y, scalar_like(x, max_value));
+  return binary(ops::Minimum, y, scalar_like(x, max_value));
 }
 
-NodePtr binary_op(const char* who, const char* primitive, const NodePtr& x, const NodePtr& y) {
+NodePtr binary_op(const char* who, OpName primitive, const NodePtr& x, const NodePtr& y) {
   require(x, who, "x");
   require(y, who, "y");
   try {
@@ -128,7 +128,7 @@ NodePtr var(const NodePtr& x, const Axes& a, bool k) {
   return mean(mul(d, d), a, k);
 }
 
-NodePtr std(const NodePtr& x, const Axes& a, bool k) { return unary("Sqrt", var(x, a, k)); }
+NodePtr std(const NodePtr& x, const Axes& a, bool k) { return unary(ops::Sqrt, var(x, a, k)); }
 
 NodePtr any(const NodePtr& x, const Axes& a, bool k) {
   require(x, "any", "x");
@@ -147,10 +147,10 @@ NodePtr logsumexp(const NodePtr& x, const Axes& a, bool k) {
   if (a && a->empty()) return x;
   // Subtract the (finite) maximum so that exp cannot overflow.
   NodePtr m = kb::stop_gradient(reduce(x, ReduceMode::max, ax, true));
-  m = select(unary("IsFinite", m), m, kb::zeros_like(m));
-  NodePtr s = reduce_sum(unary("Exp", sub(x, m)), ax, k);
+  m = select(unary(ops::IsFinite, m), m, kb::zeros_like(m));
+  NodePtr s = reduce_sum(unary(ops::Exp, sub(x, m)), ax, k);
   NodePtr mk = k ? m : reduce(m, ReduceMode::max, ax, false);
-  return add(unary("Log", s), mk);
+  return add(unary(ops::Log, s), mk);
 }
 
 static NodePtr cumulative(const NodePtr& x, int64_t axis, ScanMode mode, const char* who) {
@@ -158,7 +158,7 @@ static NodePtr cumulative(const NodePtr& x, int64_t axis, ScanMode mode, const c
   check(x->shape().rank_known && x->rank() >= 1, Status::shape, who,
         ": the input needs a known rank >= 1");
   int64_t ax = normalize_axis(axis, x->rank(), who);
-  return make_node("Cumulative", {x}, {{"mode", int64_t(mode)}, {"axis", ax}});
+  return make_node(ops::Cumulative, {x}, {{attr::mode, int64_t(mode)}, {attr::axis, ax}});
 }
 NodePtr cumsum(const NodePtr& x, int64_t axis) {
   return cumulative(x, axis, ScanMode::sum, "cumsum");
@@ -172,7 +172,7 @@ static NodePtr arg_reduce(const NodePtr& x, int64_t axis, ArgMode mode, const ch
   check(x->shape().rank_known && x->rank() >= 1, Status::shape, who,
         ": the input needs a known rank >= 1");
   int64_t ax = normalize_axis(axis, x->rank(), who);
-  return make_node("ArgReduce", {x}, {{"mode", int64_t(mode)}, {"axis", ax}});
+  return make_node(ops::ArgReduce, {x}, {{attr::mode, int64_t(mode)}, {attr::axis, ax}});
 }
 NodePtr argmax(const NodePtr& x, int64_t axis) {
   return arg_reduce(x, axis, ArgMode::max, "argmax");

@@ -47,10 +47,10 @@ NodePtr dot(const NodePtr& x, const NodePtr& y) {
     // function runs.
     std::vector<int64_t> lead(size_t(rx - 1)), rest(perm.begin() + 1, perm.end());
     for (int64_t i = 0; i + 1 < rx; ++i) lead[size_t(i)] = i;
-    NodePtr target = make_node("Concat",
-                               {make_node("Gather", {shape_vector(x), int64_vector(lead)}),
-                                make_node("Gather", {shape_vector(y), int64_vector(rest)})},
-                               {{"axis", int64_t(0)}});
+    NodePtr target = make_node(ops::Concat,
+                               {make_node(ops::Gather, {shape_vector(x), int64_vector(lead)}),
+                                make_node(ops::Gather, {shape_vector(y), int64_vector(rest)})},
+                               {{attr::axis, int64_t(0)}});
     Dims known(xd.begin(), xd.end() - 1);
     for (int64_t i : rest) known.push_back(yd[size_t(i)]);
     return kb::reshape_to(out, target, known);
@@ -63,7 +63,7 @@ NodePtr dot(const NodePtr& x, const NodePtr& y) {
   out = kb::reshape(out, rows_then_y);
   if (rx == 1) return kb::squeeze(out, 0);
   if (rx == 2) return out;
-  return make_node("ReshapeLike", {out, x}, {{"keep", rx - 1}});
+  return make_node(ops::ReshapeLike, {out, x}, {{attr::keep, rx - 1}});
 }
 
 NodePtr batch_dot(const NodePtr& x0, const NodePtr& y0,
@@ -122,16 +122,17 @@ NodePtr relu(const NodePtr& x, double alpha, std::optional<double> max_value, do
   need_float(x, "relu");
   if (max_value) check(!std::isnan(*max_value), Status::invalid_argument, "relu: max_value is NaN");
   if (alpha != 0 && !max_value && threshold == 0)
-    return binary("Maximum", mul(scalar_like(x, alpha), x), x);
+    return binary(ops::Maximum, mul(scalar_like(x, alpha), x), x);
   NodePtr y;
   if (threshold != 0)
     y = mul(x, kb::cast(greater(x, scalar_like(x, threshold)), x->dtype()));
   else
-    y = unary("Relu", x);
+    y = unary(ops::Relu, x);
   if (max_value)
-    y = binary("Minimum", binary("Maximum", y, scalar_like(x, 0.0)), scalar_like(x, *max_value));
+    y = binary(ops::Minimum, binary(ops::Maximum, y, scalar_like(x, 0.0)),
+               scalar_like(x, *max_value));
   if (alpha != 0)
-    y = sub(y, mul(scalar_like(x, alpha), unary("Relu", sub(scalar_like(x, threshold), x))));
+    y = sub(y, mul(scalar_like(x, alpha), unary(ops::Relu, sub(scalar_like(x, threshold), x))));
   return y;
 }
 
@@ -140,21 +141,21 @@ NodePtr elu(const NodePtr& x, double alpha) {
   // exp of min(x, 0) keeps the unused branch finite, so its gradient cannot turn into NaN.
   NodePtr neg_part =
       mul(scalar_like(x, alpha),
-          sub(unary("Exp", binary("Minimum", x, scalar_like(x, 0.0))), scalar_like(x, 1.0)));
+          sub(unary(ops::Exp, binary(ops::Minimum, x, scalar_like(x, 0.0))), scalar_like(x, 1.0)));
   return select(greater(x, scalar_like(x, 0.0)), x, neg_part);
 }
 
 NodePtr sigmoid(const NodePtr& x) {
   need_float(x, "sigmoid");
-  return unary("Sigmoid", x);
+  return unary(ops::Sigmoid, x);
 }
 NodePtr tanh(const NodePtr& x) {
   need_float(x, "tanh");
-  return unary("Tanh", x);
+  return unary(ops::Tanh, x);
 }
 NodePtr softplus(const NodePtr& x) {
   need_float(x, "softplus");
-  return unary("Softplus", x);
+  return unary(ops::Softplus, x);
 }
 
 NodePtr hard_sigmoid(const NodePtr& x) {
@@ -164,14 +165,14 @@ NodePtr hard_sigmoid(const NodePtr& x) {
 
 NodePtr softsign(const NodePtr& x) {
   need_float(x, "softsign");
-  return div(x, add(scalar_like(x, 1.0), unary("Abs", x)));
+  return div(x, add(scalar_like(x, 1.0), unary(ops::Abs, x)));
 }
 
 NodePtr softmax(const NodePtr& x, int64_t axis) {
   need_float(x, "softmax");
   int64_t r = rank_of(x, "softmax", "x");
   check(r >= 1, Status::shape, "softmax: the input needs rank >= 1");
-  return make_node("Softmax", {x}, {{"axis", normalize_axis(axis, r, "softmax")}});
+  return make_node(ops::Softmax, {x}, {{attr::axis, normalize_axis(axis, r, "softmax")}});
 }
 
 // ---- losses ---------------------------------------------------------------------------------
@@ -191,13 +192,13 @@ NodePtr categorical_crossentropy(const NodePtr& target, const NodePtr& output, b
   check(target->dtype() == output->dtype(), Status::dtype, who, ": target dtype ",
         dtype_name(target->dtype()), " differs from output dtype ", dtype_name(output->dtype()));
   if (from_logits) {
-    NodePtr ls = make_node("LogSoftmax", {output}, {{"axis", r - 1}});
+    NodePtr ls = make_node(ops::LogSoftmax, {output}, {{attr::axis, r - 1}});
     return neg(reduce_sum(mul(kb::stop_gradient(target), ls), {r - 1}, false));
   }
   double eps = Session::get().epsilon();
   NodePtr p = div(output, reduce_sum(output, {ax}, true));
   p = clip(p, eps, 1.0 - eps);
-  return neg(reduce_sum(mul(target, unary("Log", p)), {ax}, false));
+  return neg(reduce_sum(mul(target, unary(ops::Log, p)), {ax}, false));
 }
 
 NodePtr sparse_categorical_crossentropy(const NodePtr& target, const NodePtr& output,
@@ -223,28 +224,28 @@ NodePtr sparse_categorical_crossentropy(const NodePtr& target, const NodePtr& ou
     class_range = arange(0, double(classes), 1, DType::i64);
   } else {
     NodePtr count =
-        make_node("Gather", {shape_vector(out), scalar_constant(double(r - 1), DType::i64)});
+        make_node(ops::Gather, {shape_vector(out), scalar_constant(double(r - 1), DType::i64)});
     class_range = arange_to(scalar_constant(0, DType::i64), count, scalar_constant(1, DType::i64),
                             DType::i64);
-    logits_shape = make_node("Concat", {int64_vector({-1}), kb::expand_dims(count, 0)},
-                             {{"axis", int64_t(0)}});
+    logits_shape = make_node(ops::Concat, {int64_vector({-1}), kb::expand_dims(count, 0)},
+                             {{attr::axis, int64_t(0)}});
   }
   if (!from_logits) {
     double eps = Session::get().epsilon();
-    out = unary("Log", clip(out, eps, 1.0 - eps));
+    out = unary(ops::Log, clip(out, eps, 1.0 - eps));
   }
   check(is_integer(target->dtype()) || is_floating(target->dtype()), Status::dtype, who,
         ": target must be numeric");
   NodePtr t = kb::cast(kb::reshape(target, {-1}), DType::i64);
   NodePtr logits =
       logits_shape ? kb::reshape_to(out, logits_shape, {-1, -1}) : kb::reshape(out, {-1, classes});
-  NodePtr ls = make_node("LogSoftmax", {logits}, {{"axis", int64_t(1)}});
+  NodePtr ls = make_node(ops::LogSoftmax, {logits}, {{attr::axis, int64_t(1)}});
   // The target's log-probability picked, not a one-hot product: 0 * -inf at a class of no
   // probability would make the loss NaN (TensorFlow's sparse kernel picks it too).
-  NodePtr is_target = binary("Equal", kb::expand_dims(t, 1), class_range);
+  NodePtr is_target = binary(ops::Equal, kb::expand_dims(t, 1), class_range);
   NodePtr loss = neg(reduce_sum(select(is_target, ls, zeros_like(ls)), {1}, false));
   // One loss per leading position of the output, as many of them unknown as may be.
-  if (r >= 3) loss = make_node("ReshapeLike", {loss, out}, {{"keep", r - 1}});
+  if (r >= 3) loss = make_node(ops::ReshapeLike, {loss, out}, {{attr::keep, r - 1}});
   return loss;
 }
 
@@ -258,18 +259,18 @@ NodePtr binary_crossentropy(const NodePtr& target, const NodePtr& output, bool f
   if (!from_logits) {
     double eps = Session::get().epsilon();
     NodePtr p = clip(output, eps, 1.0 - eps);
-    z = unary("Log", div(p, sub(scalar_like(p, 1.0), p)));
+    z = unary(ops::Log, div(p, sub(scalar_like(p, 1.0), p)));
   }
   // max(z, 0) - z * t + log(1 + exp(-|z|)): stable for any z.
   NodePtr zero = scalar_like(z, 0.0);
-  return add(sub(binary("Maximum", z, zero), mul(z, target)),
-             unary("Log1p", unary("Exp", neg(unary("Abs", z)))));
+  return add(sub(binary(ops::Maximum, z, zero), mul(z, target)),
+             unary(ops::Log1p, unary(ops::Exp, neg(unary(ops::Abs, z)))));
 }
 
 NodePtr l2_normalize(const NodePtr& x, const Axes& axes) {
   need_float(x, "l2_normalize");
   NodePtr ss = sum(mul(x, x), axes, true);
-  return div(x, unary("Sqrt", binary("Maximum", ss, scalar_like(x, 1e-12))));
+  return div(x, unary(ops::Sqrt, binary(ops::Maximum, ss, scalar_like(x, 1e-12))));
 }
 
 NodePtr bias_add(const NodePtr& x, const NodePtr& bias, DataFormat data_format) {
@@ -306,7 +307,7 @@ NodePtr bias_add(const NodePtr& x, const NodePtr& bias, DataFormat data_format) 
 NodePtr in_top_k(const NodePtr& predictions, const NodePtr& targets, int64_t k) {
   require(predictions, "in_top_k", "predictions");
   require(targets, "in_top_k", "targets");
-  return make_node("InTopK", {predictions, targets}, {{"k", k}});
+  return make_node(ops::InTopK, {predictions, targets}, {{attr::k, k}});
 }
 
 }  // namespace kb::api

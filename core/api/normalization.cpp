@@ -43,7 +43,7 @@ void check_broadcast(const NodePtr& p, const NodePtr& x, const char* who, const 
 // tf.nn.batch_normalization: x * inv + (beta - mean * inv), inv = gamma / sqrt(var + eps).
 NodePtr normalize(const NodePtr& x, const NodePtr& mean, const NodePtr& var, const NodePtr& beta,
                   const NodePtr& gamma, double epsilon) {
-  NodePtr inv = unary("Reciprocal", unary("Sqrt", add(var, scalar_like(var, epsilon))));
+  NodePtr inv = unary(ops::Reciprocal, unary(ops::Sqrt, add(var, scalar_like(var, epsilon))));
   if (gamma) inv = mul(inv, gamma);
   NodePtr shift = beta ? sub(beta, mul(mean, inv)) : neg(mul(mean, inv));
   return add(mul(x, inv), shift);
@@ -95,13 +95,13 @@ NormalizedBatch batch_norm_primitives(const NodePtr& x, const NodePtr& gamma, co
                                       const std::vector<int64_t>& axes, int64_t begin, int64_t end,
                                       double epsilon) {
   NodePtr mean = kb::reshape(api::mean(x, axes, false), {-1});
-  NodePtr dot = make_node("BatchCenteredDot", {x, x, mean},
-                          {{"begin", begin}, {"end", end}, {"center", int64_t(1)}});
+  NodePtr dot = make_node(ops::BatchCenteredDot, {x, x, mean},
+                          {{attr::begin, begin}, {attr::end, end}, {attr::center, int64_t(1)}});
   NodePtr var = div(dot, size_of(x, axes, x->dtype()));
   NodePtr g = gamma ? gamma : fill_like(mean, 1.0, x->dtype());
   NodePtr b = beta ? beta : fill_like(mean, 0.0, x->dtype());
-  NodePtr normed = make_node("BatchNorm", {x, mean, var, g, b},
-                             {{"begin", begin}, {"end", end}, {"epsilon", epsilon}});
+  NodePtr normed = make_node(ops::BatchNorm, {x, mean, var, g, b},
+                             {{attr::begin, begin}, {attr::end, end}, {attr::epsilon, epsilon}});
   return {normed, mean, var};
 }
 
@@ -175,7 +175,7 @@ NormalizedBatch normalize_batch_in_training(const NodePtr& x, const NodePtr& gam
     NormalizedBatch p = channels ? batch_norm_primitives(x, g, b, axes, begin, end, e)
                                  : moments_then_normalize(x, g, b, axes, e);
     NodePtr n = size_of(x, axes, x->dtype());
-    NodePtr n1 = binary("Maximum", sub(n, scalar_like(x, 1.0)), scalar_like(x, 1.0));
+    NodePtr n1 = binary(ops::Maximum, sub(n, scalar_like(x, 1.0)), scalar_like(x, 1.0));
     return {p.normed, p.mean, mul(p.var, div(n, n1))};
   }
 

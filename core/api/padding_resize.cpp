@@ -32,7 +32,8 @@ NodePtr pad_spatial(const char* who, const NodePtr& x, const Ints& padding, size
     pb[off + i] = padding[2 * i];
     pa[off + i] = padding[2 * i + 1];
   }
-  return make_node("Pad", {x}, {{"pad_before", pb}, {"pad_after", pa}, {"who", std::string(who)}});
+  return make_node(ops::Pad, {x},
+                   {{attr::pad_before, pb}, {attr::pad_after, pa}, {attr::who, std::string(who)}});
 }
 
 void check_factor(int64_t f, const char* who, const char* what) {
@@ -41,12 +42,12 @@ void check_factor(int64_t f, const char* who, const char* what) {
 
 NodePtr resize(const char* who, const NodePtr& x, const Ints& factors, bool first,
                Interpolation mode) {
-  Attrs a{{"layout", int64_t(first)},
-          {"factors", factors},
-          {"mode",
+  Attrs a{{attr::layout, int64_t(first)},
+          {attr::factors, factors},
+          {attr::mode,
            int64_t(mode == Interpolation::bilinear ? ResizeMode::bilinear : ResizeMode::nearest)},
-          {"who", std::string(who)}};
-  return make_node("Resize", {x}, a);
+          {attr::who, std::string(who)}};
+  return make_node(ops::Resize, {x}, a);
 }
 
 }  // namespace

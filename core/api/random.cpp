@@ -30,15 +30,15 @@ NodePtr random_node(const char* who, RandomDist dist, const Dims& shape, double 
   for (int64_t d : shape)
     check(d >= 0 || (like && d == -1), Status::invalid_argument, who, ": shape ", dims_str(shape),
           " has a negative or unknown dimension");
-  Attrs attrs{{"dist", int64_t(dist)},
-              {"a", a},
-              {"b", b},
-              {"seed", seed_or_random(seed)},
-              {"dtype", int64_t(t)},
-              {"dims", shape},
-              {"who", std::string(who)}};
-  if (like) return make_node("Random", {like}, attrs);
-  return make_node("Random", {}, attrs);
+  Attrs attrs{{attr::dist, int64_t(dist)},
+              {attr::a, a},
+              {attr::b, b},
+              {attr::seed, seed_or_random(seed)},
+              {attr::dtype, int64_t(t)},
+              {attr::dims, shape},
+              {attr::who, std::string(who)}};
+  if (like) return make_node(ops::Random, {like}, attrs);
+  return make_node(ops::Random, {}, attrs);
 }
 
 }  // namespace
@@ -138,7 +138,7 @@ NodePtr dropout(const NodePtr& x, double level, const std::optional<Dims>& noise
   // tf.nn.dropout: x / keep_prob * floor(keep_prob + U[0, 1)).
   NodePtr u =
       random_node(who, kUniform, noise, 0.0, 1.0, x->dtype(), seed, need_like ? x : nullptr);
-  NodePtr mask = unary("Floor", add(scalar_like(x, retain), u));
+  NodePtr mask = unary(ops::Floor, add(scalar_like(x, retain), u));
   return mul(div(x, scalar_like(x, retain)), mask);
 }
 

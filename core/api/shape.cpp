@@ -32,7 +32,7 @@ NodePtr concatenate(const Tensors& xs, int64_t axis) {
   bool all_sparse = true;
   for (auto& x : xs) all_sparse = all_sparse && is_sparse(x);
   if (all_sparse) return sparse_concatenate(xs, axis);
-  return make_node("Concat", xs, {{"axis", axis}});
+  return make_node(ops::Concat, xs, {{attr::axis, axis}});
 }
 
 NodePtr reshape(const NodePtr& x, const Dims& shape) {
@@ -44,11 +44,11 @@ NodePtr reshape(const NodePtr& x, const Dims& shape) {
 // of scalars (as Keras writes (K.shape(x)[0], -1, 3)), those that static values determine.
 static Dims entries_now(const NodePtr& v, int64_t unknown) {
   Dims known(size_t(v->shape().dims[0]), unknown);
-  const Tensors* entries = v->is("Concat") ? &v->inputs : nullptr;
+  const Tensors* entries = v->is(ops::Concat) ? &v->inputs : nullptr;
   if (entries && entries->size() == known.size())
     for (size_t i = 0; i < known.size(); ++i) {
       const NodePtr& e = (*entries)[i];
-      if (e->is("ExpandDims") && e->inputs[0]->rank() == 0)
+      if (e->is(ops::ExpandDims) && e->inputs[0]->rank() == 0)
         if (auto d = static_scalar(e->inputs[0])) known[i] = int64_t(*d);
     }
   return known;
@@ -71,12 +71,12 @@ NodePtr reshape_to(const NodePtr& x, const NodePtr& shape) {
   NodePtr target = int64_argument(shape, -1, "reshape", "the shape");
   // Known now (a stack of numbers, of dims known when the graph is built): a plain reshape.
   if (auto now = static_ints(target)) return kb::reshape(x, *now);
-  return make_node("ReshapeTo", {x, target}, {{"dims", entries_now(shape, -1)}});
+  return make_node(ops::ReshapeTo, {x, target}, {{attr::dims, entries_now(shape, -1)}});
 }
 
 NodePtr permute_dimensions(const NodePtr& x, const std::vector<int64_t>& pattern) {
   require(x, "permute_dimensions", "x");
-  return make_node("Transpose", {x}, {{"perm", pattern}});
+  return make_node(ops::Transpose, {x}, {{attr::perm, pattern}});
 }
 
 NodePtr repeat_elements(const NodePtr& x, int64_t rep, int64_t axis) {
@@ -87,7 +87,7 @@ NodePtr repeat_elements(const NodePtr& x, int64_t rep, int64_t axis) {
   NodePtr e = kb::expand_dims(x, ax + 1);
   std::vector<int64_t> mult(r + 1, 1);
   mult[ax + 1] = rep;
-  NodePtr t = make_node("Tile", {e}, {{"multiples", mult}});
+  NodePtr t = make_node(ops::Tile, {e}, {{attr::multiples, mult}});
   Dims d = x->shape().dims;
   check(d[ax] < 0 || !__builtin_mul_overflow(d[ax], rep, &d[ax]), Status::invalid_argument,
         "repeat_elements: repetition count ", rep, " is too large");
@@ -100,21 +100,22 @@ NodePtr repeat(const NodePtr& x, int64_t n) {
   int64_t r = known_rank(x, "repeat");
   check(r == 2, Status::shape, "repeat: the input must have rank 2, got ", x->shape().str());
   check(n >= 0, Status::invalid_argument, "repeat: negative count ", n);
-  return make_node("Tile", {kb::expand_dims(x, 1)}, {{"multiples", std::vector<int64_t>{1, n, 1}}});
+  return make_node(ops::Tile, {kb::expand_dims(x, 1)},
+                   {{attr::multiples, std::vector<int64_t>{1, n, 1}}});
 }
 
 NodePtr tile(const NodePtr& x, const std::vector<int64_t>& n) {
   int64_t r = known_rank(x, "tile");
   check(int64_t(n.size()) == r, Status::invalid_argument, "tile: ", n.size(),
         " repetition counts for a tensor of rank ", r);
-  return make_node("Tile", {x}, {{"multiples", n}});
+  return make_node(ops::Tile, {x}, {{attr::multiples, n}});
 }
 
 NodePtr tile_to(const NodePtr& x, const NodePtr& n) {
   int64_t r = known_rank(x, "tile");
   NodePtr m = int64_argument(n, r, "tile", "n");
   if (auto now = static_ints(m)) return tile(x, *now);
-  return make_node("TileTo", {x, m}, {{"multiples", entries_now(n, -1)}});
+  return make_node(ops::TileTo, {x, m}, {{attr::multiples, entries_now(n, -1)}});
 }
 
 NodePtr slice_to(const NodePtr& x, const NodePtr& start, const NodePtr& size) {
@@ -123,8 +124,8 @@ NodePtr slice_to(const NodePtr& x, const NodePtr& start, const NodePtr& size) {
   NodePtr z = int64_argument(size, r, "slice", "size");
   auto b_now = static_ints(b), z_now = static_ints(z);
   if (b_now && z_now) return slice(x, *b_now, *z_now);
-  return make_node("SliceTo", {x, b, z},
-                   {{"start", entries_now(start, -2)}, {"size", entries_now(size, -2)}});
+  return make_node(ops::SliceTo, {x, b, z},
+                   {{attr::start, entries_now(start, -2)}, {attr::size, entries_now(size, -2)}});
 }
 
 NodePtr flatten(const NodePtr& x) {
@@ -146,8 +147,8 @@ NodePtr batch_flatten(const NodePtr& x) {
                          " hold more than INT64_MAX elements");
   }
   if (rest_known) return kb::reshape(x, {-1, rest});
-  NodePtr batch = make_node("Gather", {shape_vector(x), int64_vector({0})});
-  NodePtr target = make_node("Concat", {batch, int64_vector({-1})}, {{"axis", int64_t(0)}});
+  NodePtr batch = make_node(ops::Gather, {shape_vector(x), int64_vector({0})});
+  NodePtr target = make_node(ops::Concat, {batch, int64_vector({-1})}, {{attr::axis, int64_t(0)}});
   return kb::reshape_to(x, target, {d[0], -1});
 }
 
@@ -177,7 +178,7 @@ NodePtr stack(const Tensors& xs, int64_t axis) {
     parts.push_back(kb::expand_dims(xs[i], axis));
   }
   if (parts.size() == 1) return parts[0];
-  return make_node("Concat", parts, {{"axis", axis}});
+  return make_node(ops::Concat, parts, {{attr::axis, axis}});
 }
 
 NodePtr one_hot(const NodePtr& indices, int64_t num_classes) {
@@ -189,7 +190,7 @@ NodePtr one_hot(const NodePtr& indices, int64_t num_classes) {
   known_rank(indices, "one_hot");
   NodePtr idx = kb::expand_dims(kb::cast(indices, DType::i64), indices->rank());
   NodePtr classes = arange(0, double(num_classes), 1, DType::i64);
-  return kb::cast(binary("Equal", idx, classes), DType::f32);
+  return kb::cast(binary(ops::Equal, idx, classes), DType::f32);
 }
 
 NodePtr one_hot_to(const NodePtr& indices, const NodePtr& num_classes) {
@@ -205,19 +206,19 @@ NodePtr one_hot_to(const NodePtr& indices, const NodePtr& num_classes) {
   NodePtr idx = kb::expand_dims(kb::cast(indices, DType::i64), indices->rank());
   NodePtr classes = arange_to(scalar_constant(0, DType::i64), num_classes,
                               scalar_constant(1, DType::i64), DType::i64);
-  return kb::cast(binary("Equal", idx, classes), DType::f32);
+  return kb::cast(binary(ops::Equal, idx, classes), DType::f32);
 }
 
 NodePtr reverse(const NodePtr& x, const std::vector<int64_t>& axes) {
   int64_t r = known_rank(x, "reverse");
   auto ax = normalize_axes(axes, r, "reverse");
-  return make_node("Reverse", {x}, {{"axes", ax}});
+  return make_node(ops::Reverse, {x}, {{attr::axes, ax}});
 }
 
 NodePtr slice(const NodePtr& x, const std::vector<int64_t>& start,
               const std::vector<int64_t>& size) {
   known_rank(x, "slice");
-  return make_node("StridedSlice", {x}, slice_attrs(x->shape().dims, start, size));
+  return make_node(ops::StridedSlice, {x}, slice_attrs(x->shape().dims, start, size));
 }
 
 NodePtr gather(const NodePtr& reference, const NodePtr& indices) {
@@ -228,7 +229,7 @@ NodePtr gather(const NodePtr& reference, const NodePtr& indices) {
   NodePtr idx = indices->dtype() == DType::i32 || indices->dtype() == DType::i64
                     ? indices
                     : kb::cast(indices, DType::i64);
-  return make_node("Gather", {reference, idx});
+  return make_node(ops::Gather, {reference, idx});
 }
 
 NodePtr strided_slice(const NodePtr& x, const std::vector<int64_t>& begin,
@@ -269,19 +270,19 @@ NodePtr strided_slice(const NodePtr& x, const std::vector<int64_t>& begin,
     em |= int64_t(1) << b.size();
     b.push_back(0), e.push_back(0), s.push_back(1);
   }
-  return make_node("StridedSlice", {v},
-                   {{"begin", b},
-                    {"end", e},
-                    {"strides", s},
-                    {"begin_mask", bm},
-                    {"end_mask", em},
-                    {"shrink_mask", sm}});
+  return make_node(ops::StridedSlice, {v},
+                   {{attr::begin, b},
+                    {attr::end, e},
+                    {attr::strides, s},
+                    {attr::begin_mask, bm},
+                    {attr::end_mask, em},
+                    {attr::shrink_mask, sm}});
 }
 
 NodePtr shape(const NodePtr& x) {
   require(x, "shape", "x");
   check(x->shape().rank_known, Status::shape, "shape: the input rank is unknown");
-  return make_node("ShapeOf", {x});
+  return make_node(ops::ShapeOf, {x});
 }
 
 }  // namespace kb::api

@@ -14,8 +14,9 @@ namespace {
 
 NodePtr sparse_node(NodePtr indices, NodePtr values, NodePtr dense_shape, const Dims& dims,
                     const std::string& name) {
-  return make_node("SparseTensor", {std::move(indices), std::move(values), std::move(dense_shape)},
-                   {{"shape", dims}}, name);
+  return make_node(ops::SparseTensor,
+                   {std::move(indices), std::move(values), std::move(dense_shape)},
+                   {{attr::shape, dims}}, name);
 }
 
 NodePtr int64_vector(const Dims& v) {
@@ -32,7 +33,7 @@ NodePtr int64_scalar(int64_t v) {
 
 }  // namespace
 
-bool is_sparse(const NodePtr& x) { return x && x->is("SparseTensor"); }
+bool is_sparse(const NodePtr& x) { return x && x->is(ops::SparseTensor); }
 
 NodePtr sparse_placeholder(const Shape& shape, DType dtype, const std::string& name) {
   check(shape.rank_known, Status::not_implemented,
@@ -80,7 +81,7 @@ NodePtr sparse_from_coo(const std::shared_ptr<Buffer>& indices,
 NodePtr to_dense(const NodePtr& x) {
   require(x, "to_dense", "x");
   if (!is_sparse(x)) return x;
-  return make_node("SparseToDense", x->inputs, x->attrs);
+  return make_node(ops::SparseToDense, x->inputs, x->attrs);
 }
 
 NodePtr sparse_dot(const NodePtr& x, const NodePtr& y) {
@@ -88,8 +89,8 @@ NodePtr sparse_dot(const NodePtr& x, const NodePtr& y) {
         x->shape().str());
   check(y->shape().rank_known && y->rank() == 2, Status::shape,
         "dot: the dense operand of a sparse product must be a matrix, got ", y->shape().str());
-  return make_node("SparseMatMul", {x->inputs[0], x->inputs[1], x->inputs[2], y},
-                   {{"a_shape", x->shape().dims}, {"adjoint_a", int64_t(0)}});
+  return make_node(ops::SparseMatMul, {x->inputs[0], x->inputs[1], x->inputs[2], y},
+                   {{attr::a_shape, x->shape().dims}, {attr::adjoint_a, int64_t(0)}});
 }
 
 NodePtr sparse_concatenate(const Tensors& xs, int64_t axis) {
@@ -123,14 +124,15 @@ NodePtr sparse_concatenate(const Tensors& xs, int64_t axis) {
     NodePtr ds = kb::cast(xs[j]->inputs[2], DType::i64);
     indices.push_back(offset ? add(idx, mul(offset, e)) : idx);
     values.push_back(xs[j]->inputs[1]);
-    NodePtr extent = make_node("Gather", {ds, int64_scalar(axis)});
+    NodePtr extent = make_node(ops::Gather, {ds, int64_scalar(axis)});
     offset = offset ? add(offset, extent) : extent;
   }
   NodePtr first_ds = kb::cast(xs[0]->inputs[2], DType::i64);
-  NodePtr first_extent = make_node("Gather", {first_ds, int64_scalar(axis)});
+  NodePtr first_extent = make_node(ops::Gather, {first_ds, int64_scalar(axis)});
   NodePtr dense_shape = add(first_ds, mul(sub(offset, first_extent), e));
-  return sparse_node(make_node("Concat", indices, {{"axis", int64_t(0)}}),
-                     make_node("Concat", values, {{"axis", int64_t(0)}}), dense_shape, dims, "");
+  return sparse_node(make_node(ops::Concat, indices, {{attr::axis, int64_t(0)}}),
+                     make_node(ops::Concat, values, {{attr::axis, int64_t(0)}}), dense_shape, dims,
+                     "");
 }
 
 NodePtr ctc_label_dense_to_sparse(const NodePtr& labels, const NodePtr& label_lengths) {
@@ -148,9 +150,9 @@ NodePtr ctc_label_dense_to_sparse(const NodePtr& labels, const NodePtr& label_le
   // Keep position j of row i where j < label_lengths[i].
   NodePtr column = sub(cumsum(fill_like(labels, 1, DType::i64), 1), int64_scalar(1));
   NodePtr length = kb::expand_dims(kb::cast(label_lengths, DType::i64), 1);
-  NodePtr indices = make_node("Where", {less(column, length)});
-  NodePtr values = make_node("GatherNd", {labels, indices});
-  NodePtr dense_shape = kb::cast(make_node("ShapeOf", {labels}), DType::i64);
+  NodePtr indices = make_node(ops::Where, {less(column, length)});
+  NodePtr values = make_node(ops::GatherNd, {labels, indices});
+  NodePtr dense_shape = kb::cast(make_node(ops::ShapeOf, {labels}), DType::i64);
   return sparse_node(indices, values, dense_shape, labels->shape().dims, "");
 }
 

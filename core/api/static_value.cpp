@@ -30,7 +30,7 @@ NodePtr select_dims(const NodePtr& n, std::unordered_map<const Node*, NodePtr>& 
   for (size_t i = 0; i < d.size(); ++i) pos->as<int64_t>()[i] = int64_t(i);
   std::vector<NodePtr> ins{constant_node(pos)};
   for (size_t i = 1; i < n->inputs.size(); ++i) ins.push_back(rebuild(n->inputs[i], done));
-  auto taken = evaluate(make_node(n->op->name, std::move(ins), n->attrs));
+  auto taken = evaluate(make_node(*n->op, std::move(ins), n->attrs));
   auto b = Buffer::make(n->dtype(), taken->dims);
   for (int64_t i = 0; i < taken->numel(); ++i) {
     int64_t p = taken->as<int64_t>()[i];
@@ -46,12 +46,12 @@ NodePtr rebuild(const NodePtr& n, std::unordered_map<const Node*, NodePtr>& done
   auto it = done.find(n.get());
   if (it != done.end()) return it->second;
   NodePtr r;
-  if ((n->is("Gather") || n->is("StridedSlice")) && n->inputs[0]->is("ShapeOf") &&
+  if ((n->is(ops::Gather) || n->is(ops::StridedSlice)) && n->inputs[0]->is(ops::ShapeOf) &&
       !n->inputs[0]->inputs[0]->shape().fully_known()) {
     r = select_dims(n, done);
-  } else if (n->is("Constant")) {
+  } else if (n->is(ops::Constant)) {
     r = n;
-  } else if (n->is("ShapeOf")) {
+  } else if (n->is(ops::ShapeOf)) {
     const Node& src = *n->inputs[0];
     check(src.shape().fully_known(), Status::invalid_argument, "static_value: the shape ",
           src.shape().str(), " of '", src.name, "' is known only when a function runs");
@@ -67,7 +67,7 @@ NodePtr rebuild(const NodePtr& n, std::unordered_map<const Node*, NodePtr>& done
           ", known only when a function runs");
     std::vector<NodePtr> ins;
     for (auto& c : n->inputs) ins.push_back(rebuild(c, done));
-    r = make_node(n->op->name, std::move(ins), n->attrs, n->name);
+    r = make_node(*n->op, std::move(ins), n->attrs, n->name);
   }
   done[n.get()] = r;
   return r;

@@ -41,7 +41,7 @@ NodePtr sum_gradients(const NodePtr& target, const std::vector<NodePtr>& gs) {
   std::vector<NodePtr> rest;
   for (auto& g : gs) {
     AxisBlock b;
-    if (g->is("StridedSliceGrad") && g->inputs[1] == target &&
+    if (g->is(ops::StridedSliceGrad) && g->inputs[1] == target &&
         axis_block(target->shape().dims, g->attrs, &b) &&
         (blocks.empty() || blocks[0].first.axis == b.axis))
       blocks.push_back({b, g->inputs[0]});
@@ -66,7 +66,7 @@ NodePtr sum_gradients(const NodePtr& target, const std::vector<NodePtr>& gs) {
       parts.push_back(blocks[i].second);
     }
     if (tiles && at == target->shape().dims[size_t(axis)])
-      joined = make_node("Concat", parts, {{"axis", axis}});
+      joined = make_node(ops::Concat, parts, {{attr::axis, axis}});
   }
   if (!joined) {
     NodePtr sum;
@@ -111,19 +111,19 @@ std::vector<NodePtr> gradients(const NodePtr& loss, const std::vector<NodePtr>& 
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const NodePtr& n = *it;
     std::vector<NodePtr> ig;
-    if (n->is("Loop")) {
+    if (n->is(ops::Loop)) {
       auto pg = part_grads.find(n.get());
       if (pg == part_grads.end()) continue;
       ig = grad_loop(n, pg->second);
     } else {
       NodePtr g = total(n);
       if (!g) continue;
-      if (n->is("TupleGet")) {
+      if (n->is(ops::TupleGet)) {
         const NodePtr& t = n->inputs[0];
         if (!depends.count(t.get())) continue;
         auto& parts = part_grads[t.get()];
         parts.resize(t->type.parts.size());
-        auto& slot = parts[size_t(n->attrs.i("index"))];
+        auto& slot = parts[size_t(n->attrs.i(attr::index))];
         slot = slot ? add(slot, g) : g;
         continue;
       }

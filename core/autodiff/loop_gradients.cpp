@@ -18,8 +18,8 @@ namespace {
 // The sequence of `spec` that a per-step gradient A_t^T B_t (MatMul, transpose_a, both operands
 // matrices of known width) reads A_t from, else nullptr.
 NodePtr stacked_gemm_operand(const LoopSpec& spec, const NodePtr& grad) {
-  if (!hoisting_enabled() || !grad || !grad->is("MatMul") || grad->attrs.i("transpose_a") != 1 ||
-      grad->attrs.i("transpose_b") != 0)
+  if (!hoisting_enabled() || !grad || !grad->is(ops::MatMul) ||
+      grad->attrs.i(attr::transpose_a) != 1 || grad->attrs.i(attr::transpose_b) != 0)
     return nullptr;
   const NodePtr& a = grad->inputs[0];
   const NodePtr& b = grad->inputs[1];
@@ -38,19 +38,19 @@ NodePtr stacked_gemm_operand(const LoopSpec& spec, const NodePtr& grad) {
 // accumulate dc (carried). It walks the same sequences in the other direction, so nothing is
 // reversed in memory.
 std::vector<NodePtr> grad_loop(const NodePtr& loop, const std::vector<NodePtr>& dparts) {
-  const Subgraph& body = *loop->attrs.graph("body");
-  int64_t n_seq = loop->attrs.i("n_seq"), n_state = loop->attrs.i("n_state"),
-          n_out = loop->attrs.i("n_out"), n_aux = loop->attrs.i("n_aux", 0);
+  const Subgraph& body = *loop->attrs.graph(attr::body);
+  int64_t n_seq = loop->attrs.i(attr::n_seq), n_state = loop->attrs.i(attr::n_state),
+          n_out = loop->attrs.i(attr::n_out), n_aux = loop->attrs.i(attr::n_aux, 0);
   size_t n_cap = loop->inputs.size() - size_t(n_seq + n_state);
   auto part_or_zero = [&](int64_t i) {
     return dparts[i] ? dparts[i] : zeros_like(tuple_get(loop, i));
   };
   auto placeholder_like = [](const NodePtr& v, const char* name) {
-    return make_leaf("Placeholder", v->type, name);
+    return make_leaf(ops::Placeholder, v->type, name);
   };
 
   LoopSpec back;
-  back.reverse = loop->attrs.i("reverse", 0) == 0;
+  back.reverse = loop->attrs.i(attr::reverse, 0) == 0;
   std::vector<NodePtr> x_ph(body.inputs.begin(), body.inputs.begin() + n_seq);
   std::vector<NodePtr> s_ph(body.inputs.begin() + n_seq, body.inputs.begin() + n_seq + n_state);
   std::vector<NodePtr> caps(body.inputs.begin() + n_seq + n_state, body.inputs.end());
@@ -147,7 +147,8 @@ std::vector<NodePtr> grad_loop(const NodePtr& loop, const std::vector<NodePtr>& 
       after.push_back({k, a_seq, stacked_part(gk->inputs[1])});
       continue;
     }
-    if (hoisting_enabled() && gk && gk->is("SumToLike") && gk->inputs[1] == caps[float_caps[k]]) {
+    if (hoisting_enabled() && gk && gk->is(ops::SumToLike) &&
+        gk->inputs[1] == caps[float_caps[k]]) {
       after.push_back({k, nullptr, stacked_part(gk->inputs[0])});
       continue;
     }

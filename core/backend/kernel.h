@@ -7,6 +7,7 @@
 
 #include "core/graph/buffer.h"
 #include "core/graph/node.h"
+#include "core/ops/op_names.h"
 
 namespace kb {
 
@@ -29,8 +30,8 @@ void register_kernel(const std::string& device, const std::string& op, KernelFac
 KernelFactory find_kernel(const std::string& device, const std::string& op);
 
 struct KernelRegistrar {
-  KernelRegistrar(const char* device, const char* op, KernelFactory f) {
-    register_kernel(device, op, f);
+  KernelRegistrar(const char* device, OpName op, KernelFactory f) {
+    register_kernel(device, op.c_str(), f);
   }
 };
 

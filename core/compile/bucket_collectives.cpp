@@ -33,11 +33,11 @@ bool packs_on(Device d) {
 }
 
 bool bucketable(const Step& st) {
-  if (!st.node || !st.node->is("AllReduce") || !packs_on(st.device) || st.run_time ||
+  if (!st.node || !st.node->is(ops::AllReduce) || !packs_on(st.device) || st.run_time ||
       st.in_types.size() != 1)
     return false;
   const TensorType& t = st.in_types[0];
-  return st.node->attrs.i("root_only") < 0 && t.shape.fully_known() && t.parts.empty() &&
+  return st.node->attrs.i(attr::root_only) < 0 && t.shape.fully_known() && t.parts.empty() &&
          summable_across_processes(t.dtype);
 }
 
@@ -93,8 +93,8 @@ void bucket_collectives(Plan& plan, long long bucket_bytes) {
           close_all();
           break;
         }
-      auto key =
-          std::make_tuple(int(st.in_types[0].dtype), st.node->attrs.i("average"), int(st.device));
+      auto key = std::make_tuple(int(st.in_types[0].dtype), st.node->attrs.i(attr::average),
+                                 int(st.device));
       Open& o = open[key];
       if (o.members.empty()) o.id = next_id++;
       o.members.push_back(i);
@@ -134,7 +134,9 @@ void bucket_collectives(Plan& plan, long long bucket_bytes) {
     const Step& first = plan.steps[members.front()];
     DType t = first.in_types[0].dtype;
     Device device = first.device;
-    Attrs started{{"average", first.node->attrs.i("average")}, {"root_only", -1}, {"async", 1}};
+    Attrs started{{attr::average, first.node->attrs.i(attr::average)},
+                  {attr::root_only, -1},
+                  {attr::async, 1}};
     if (members.size() == 1) {
       // A bucket of one: no Pack or Unpack, its all-reduce started and waited for all the same.
       NodePtr sum = plan_node("AllReduce", {first.node->inputs[0]}, started, first.out_type,
@@ -181,9 +183,9 @@ void bucket_collectives(Plan& plan, long long bucket_bytes) {
     int64_t offset = 0;
     for (size_t m : members) {
       const Step& st = plan.steps[m];
-      NodePtr part =
-          plan_node("Unpack", {done}, {{"offset", offset}, {"dims", st.out_type.shape.dims}},
-                    st.out_type, st.node->name);
+      NodePtr part = plan_node("Unpack", {done},
+                               {{attr::offset, offset}, {attr::dims, st.out_type.shape.dims}},
+                               st.out_type, st.node->name);
       steps.push_back(step_for(plan, part, {done_slot}, {packed}, st.out, device));
       place.push_back({kLast, late++});
       offset += numel(st.out_type.shape.dims);

@@ -21,7 +21,7 @@ Kernel specialize_when_run(const KernelArgs& k) {
   return [node](const std::vector<const Buffer*>& in, Buffer& out) {
     NodePtr s = node->op->specialize(*node, in);
     check(s != nullptr, Status::internal, node->op->name, ": no specialization for its values");
-    if (s->is("Constant")) {
+    if (s->is(ops::Constant)) {
       out.dims = s->value->dims;
       out.storage = s->value->storage;
       return;
@@ -29,7 +29,7 @@ Kernel specialize_when_run(const KernelArgs& k) {
     std::vector<const Buffer*> args;
     std::vector<TensorType> types;
     for (auto& c : s->inputs) {
-      const Buffer* b = c->is("Constant") ? c->value.get() : nullptr;
+      const Buffer* b = c->is(ops::Constant) ? c->value.get() : nullptr;
       for (size_t j = 0; !b && j < node->inputs.size(); ++j)
         if (node->inputs[j] == c) b = in[j];
       check(b != nullptr, Status::internal, node->op->name, ": a specialization reads '", c->name,
@@ -95,7 +95,7 @@ KernelFactory cpu_factory(const Node& n) {
 }
 
 void check_switch_branches(const Node& n, const std::vector<TensorType>& in_types) {
-  if (n.is("Switch") && !(in_types[1].shape == in_types[2].shape))
+  if (n.is(ops::Switch) && !(in_types[1].shape == in_types[2].shape))
     fail(Status::shape, "switch: the branches have shapes ", in_types[1].shape.str(), " and ",
          in_types[2].shape.str(),
          "; branches of different shapes need a condition known when the function is built");
@@ -105,11 +105,11 @@ void choose_kernels(Plan& plan, const CompileOptions& options) {
   // The parts of each tuple (a Loop's results) that the plan reads.
   std::unordered_map<const Node*, std::vector<bool>> tuple_reads;
   for (const Step& st : plan.steps)
-    if (st.node->is("TupleGet")) {
+    if (st.node->is(ops::TupleGet)) {
       const Node* tuple = st.node->inputs[0].get();
       auto& used = tuple_reads[tuple];
       used.resize(tuple->type.parts.size(), false);
-      size_t index = size_t(st.node->attrs.i("index"));
+      size_t index = size_t(st.node->attrs.i(attr::index));
       if (index < used.size()) used[index] = true;
     }
   for (size_t i = 0; i < plan.steps.size(); ++i) {
@@ -117,7 +117,7 @@ void choose_kernels(Plan& plan, const CompileOptions& options) {
     // A tuple's parts stay where the tuple was made (a tuple cannot be transferred): TupleGet
     // runs on the device of the step that produced its tuple.
     st.device = plan.device;
-    if (plan.device != Device::cpu && st.node->is("TupleGet") && st.in[0] >= 0)
+    if (plan.device != Device::cpu && st.node->is(ops::TupleGet) && st.in[0] >= 0)
       for (size_t j = i; j-- > 0;)
         if (plan.steps[j].out == st.in[0]) {
           st.device = plan.steps[j].device;

@@ -9,7 +9,8 @@ namespace kb {
 
 namespace {
 bool is_collective(const Node& n) {
-  return n.is("AllReduce") || n.is("Broadcast") || n.is("AllGather") || n.is("ReduceScatter");
+  return n.is(ops::AllReduce) || n.is(ops::Broadcast) || n.is(ops::AllGather) ||
+         n.is(ops::ReduceScatter);
 }
 
 uint64_t fingerprint(const std::string& text) {  // FNV-1a: the same on every process and build

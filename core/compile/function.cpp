@@ -17,9 +17,9 @@ namespace kb {
 namespace {
 
 bool is_sparse_placeholder(const NodePtr& n) {
-  if (!n->is("SparseTensor")) return false;
+  if (!n->is(ops::SparseTensor)) return false;
   for (auto& c : n->inputs)
-    if (!c->is("Placeholder")) return false;
+    if (!c->is(ops::Placeholder)) return false;
   return true;
 }
 
@@ -33,7 +33,7 @@ Function::Function(std::vector<NodePtr> inputs, std::vector<NodePtr> outputs,
     const NodePtr& n = inputs[i];
     check(n != nullptr, Status::invalid_argument, "function: input ", i, " is NULL");
     bool sparse = is_sparse_placeholder(n);
-    check(sparse || n->is("Placeholder") || n->is("LearningPhase"), Status::invalid_argument,
+    check(sparse || n->is(ops::Placeholder) || n->is(ops::LearningPhase), Status::invalid_argument,
           "function: input ", i, " ('", n->name, "') is not a placeholder");
     check(seen.insert(n.get()).second, Status::invalid_argument, "function: input '", n->name,
           "' is given twice");
@@ -52,14 +52,14 @@ Function::Function(std::vector<NodePtr> inputs, std::vector<NodePtr> outputs,
     check(outputs_[i] != nullptr, Status::invalid_argument, "function: output ", i, " is NULL");
   for (size_t i = 0; i < updates_.size(); ++i) {
     check(updates_[i] != nullptr, Status::invalid_argument, "function: update ", i, " is NULL");
-    check(updates_[i]->is("Assign"), Status::invalid_argument, "function: update ", i,
+    check(updates_[i]->is(ops::Assign), Status::invalid_argument, "function: update ", i,
           " is not an update operation (use update, update_add, update_sub, ...)");
   }
   // Fail early (at build time) on a placeholder that no call could provide.
   std::vector<NodePtr> roots = outputs_;
   roots.insert(roots.end(), updates_.begin(), updates_.end());
   for (auto& n : topo_order(roots))
-    if (n->is("Placeholder") && !seen.count(n.get()))
+    if (n->is(ops::Placeholder) && !seen.count(n.get()))
       fail(Status::invalid_argument, "function: placeholder '", n->name,
            "' is needed to compute the outputs but is not among the inputs");
 }
@@ -95,7 +95,7 @@ void Function::bind_into(const std::vector<NodePtr>& values,
   for (size_t i = 0; i < values.size(); ++i) {
     const NodePtr& v = values[i];
     check(v != nullptr, Status::invalid_argument, "function: input value ", i, " is NULL");
-    bool sparse_value = v->is("SparseTensor");
+    bool sparse_value = v->is(ops::SparseTensor);
     if (sparse_input_[i]) {
       check(sparse_value, Status::invalid_argument, "function: input ", i,
             " is a sparse placeholder: give a sparse value (kb_sparse_from_coo)");
@@ -120,9 +120,9 @@ void Function::check_output_tensors(const std::vector<NodePtr>& outputs) const {
   for (size_t k = 0; k < outputs.size(); ++k) {
     const NodePtr& o = outputs[k];
     check(o != nullptr, Status::invalid_argument, "function: output tensor ", k, " is NULL");
-    check(!o->is("Variable"), Status::invalid_argument, "function: output tensor ", k, " ('",
+    check(!o->is(ops::Variable), Status::invalid_argument, "function: output tensor ", k, " ('",
           o->name, "') is a variable (a variable changes through updates)");
-    check(o->is("Constant") && o->value, Status::invalid_argument, "function: output tensor ", k,
+    check(o->is(ops::Constant) && o->value, Status::invalid_argument, "function: output tensor ", k,
           " ('", o->name,
           "') is not a concrete value (use kb_tensor_from_data or a result of a call)");
     for (size_t j = 0; j < k; ++j)
@@ -208,7 +208,7 @@ std::shared_ptr<Plan> Function::plan_for(std::vector<std::shared_ptr<Buffer>>& i
       inputs[i] = convert_buffer(inputs[i], inputs_[i]->dtype());
     types.push_back({inputs[i]->dtype, Shape(inputs[i]->dims)});
     key += std::to_string(int(inputs[i]->dtype)) + dims_str(inputs[i]->dims) + ";";
-    if (inputs_[i]->is("LearningPhase") && inputs[i]->dims.empty()) {
+    if (inputs_[i]->is(ops::LearningPhase) && inputs[i]->dims.empty()) {
       auto host = to_host(inputs[i]);
       fed_phases[i] = read_scalar(host->dtype, host->data()) != 0 ? 1 : 0;
       key += "fed=" + std::to_string(fed_phases[i]) + ";";
@@ -251,7 +251,7 @@ std::shared_ptr<Plan> Function::same_as_last_call(
 
 std::shared_ptr<Buffer> evaluate(const NodePtr& x) {
   check(x != nullptr, Status::invalid_argument, "eval: the tensor is NULL");
-  if (x->is("Constant") || x->is("Variable")) return to_host(x->value);
+  if (x->is(ops::Constant) || x->is(ops::Variable)) return to_host(x->value);
   Function f({}, {x}, {});
   return f.call({})[0];
 }

@@ -286,11 +286,11 @@ void fuse_elementwise(Plan& plan, const std::vector<TensorType>& input_types) {
     }
 
     NodePtr node = plan_node("FusedElementwise", ext_nodes,
-                             {{"program", code},
-                              {"registers", int64_t(nregs)},
-                              {"result", int64_t(phys[size_t(result)])},
-                              {"dtype", int64_t(root.out_type.dtype)},
-                              {"dims", root.out_type.shape.dims}},
+                             {{attr::program, code},
+                              {attr::registers, int64_t(nregs)},
+                              {attr::result, int64_t(phys[size_t(result)])},
+                              {attr::dtype, int64_t(root.out_type.dtype)},
+                              {attr::dims, root.out_type.shape.dims}},
                              root.out_type, root.node->name);
     Kernel k = factory(KernelArgs{*node, ext_types, root.out_type});
     if (!k) continue;

@@ -7,6 +7,7 @@
 // redirected).
 #include "core/compile/passes.h"
 
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -52,15 +53,16 @@ bool is_column_bias(const NodePtr& b, const Node& product) {
 }
 
 // The fused op of a product whose epilogue can be fused on `device` (one with a kernel for it).
-const char* fused_op(const Node& n, Device device) {
-  if (n.dtype() != DType::f32 || n.inputs.size() != 2) return nullptr;
-  const char* op = nullptr;
-  if (n.is("Conv")) op = "FusedConv";
-  if (n.is("MatMul") && n.shape().rank_known && n.rank() == 2) op = "FusedMatMul";
-  return op && find_kernel(device_name(device), op) ? op : nullptr;
+std::optional<OpName> fused_op(const Node& n, Device device) {
+  if (n.dtype() != DType::f32 || n.inputs.size() != 2) return std::nullopt;
+  std::optional<OpName> op;
+  if (n.is(ops::Conv)) op = ops::FusedConv;
+  if (n.is(ops::MatMul) && n.shape().rank_known && n.rank() == 2) op = ops::FusedMatMul;
+  if (op && find_kernel(device_name(device), op->c_str())) return op;
+  return std::nullopt;
 }
 bool is_bias(const NodePtr& b, const Node& product) {
-  return product.is("Conv") ? is_channel_bias(b, product) : is_column_bias(b, product);
+  return product.is(ops::Conv) ? is_channel_bias(b, product) : is_column_bias(b, product);
 }
 
 struct Fusion {
@@ -105,7 +107,7 @@ bool rewrite_epilogues(std::vector<NodePtr>& outputs, std::vector<NodePtr>& upda
     f.replaced.push_back(n.get());
     const Node* top = n.get();
     const Node* r = only_reader(top);
-    if (r && r->is("Add") && same_type(r->type, n->type) && !fusion_of.count(r)) {
+    if (r && r->is(ops::Add) && same_type(r->type, n->type) && !fusion_of.count(r)) {
       const NodePtr& other = r->inputs[0].get() == n.get() ? r->inputs[1] : r->inputs[0];
       if (other.get() != n.get() && is_bias(other, *n)) {
         f.bias = other;
@@ -114,7 +116,7 @@ bool rewrite_epilogues(std::vector<NodePtr>& outputs, std::vector<NodePtr>& upda
         r = only_reader(top);
       }
     }
-    if (r && r->is("Relu") && same_type(r->type, n->type) && !fusion_of.count(r)) {
+    if (r && r->is(ops::Relu) && same_type(r->type, n->type) && !fusion_of.count(r)) {
       f.relu = true;
       f.replaced.push_back(r);
     }
@@ -140,7 +142,7 @@ bool rewrite_epilogues(std::vector<NodePtr>& outputs, std::vector<NodePtr>& upda
     auto fo = fusion_of.find(n.get());
     if (fo != fusion_of.end()) up[fo->second] = any = true;
     if (!any) continue;
-    if (n->is("Random"))
+    if (n->is(ops::Random))
       for (size_t i = 0; i < up.size(); ++i)
         if (up[i]) keep[i] = false;
     upstream[n.get()] = std::move(up);
@@ -203,11 +205,11 @@ bool rewrite_epilogues(std::vector<NodePtr>& outputs, std::vector<NodePtr>& upda
       Fusion& f = fusions[fo->second];
       if (!f.fused) {
         Attrs a = f.product->attrs;
-        a.set("relu", int64_t(f.relu));
+        a.set(attr::relu, int64_t(f.relu));
         std::vector<NodePtr> ins = {mapped(f.product->inputs[0]), mapped(f.product->inputs[1])};
         if (f.bias) ins.push_back(mapped(f.bias));
         f.fused =
-            make_node(fused_op(*f.product, device), std::move(ins), std::move(a), f.product->name);
+            make_node(*fused_op(*f.product, device), std::move(ins), std::move(a), f.product->name);
       }
       now[n.get()] = f.fused;
       continue;

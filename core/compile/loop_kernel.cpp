@@ -42,11 +42,11 @@ struct LoopRun {
 };
 
 Kernel loop_kernel(const KernelArgs& k, Device device) {
-  const Subgraph& body = *k.node.attrs.graph("body");
-  int64_t n_seq = k.node.attrs.i("n_seq"), n_state = k.node.attrs.i("n_state"),
-          n_out = k.node.attrs.i("n_out");
-  bool reverse = k.node.attrs.i("reverse", 0) != 0;
-  int64_t n_aux = k.node.attrs.i("n_aux", 0);
+  const Subgraph& body = *k.node.attrs.graph(attr::body);
+  int64_t n_seq = k.node.attrs.i(attr::n_seq), n_state = k.node.attrs.i(attr::n_state),
+          n_out = k.node.attrs.i(attr::n_out);
+  bool reverse = k.node.attrs.i(attr::reverse, 0) != 0;
+  int64_t n_aux = k.node.attrs.i(attr::n_aux, 0);
   int64_t steps = k.in[0].shape.dims[0];
   std::vector<TensorType> step_types;
   for (int64_t i = 0; i < n_seq; ++i) {
@@ -181,17 +181,17 @@ Kernel loop_cpu(const KernelArgs& k) { return loop_kernel(k, Device::cpu); }
 Kernel loop_cuda(const KernelArgs& k) { return loop_kernel(k, Device::cuda); }
 
 Kernel tuple_get(const KernelArgs& k) {
-  size_t index = size_t(k.node.attrs.i("index"));
+  size_t index = size_t(k.node.attrs.i(attr::index));
   return [index](const std::vector<const Buffer*>& in, Buffer& out) {
     const Parts& parts = *static_cast<const Parts*>(in[0]->data());
     out.storage = parts.at(index)->storage;
   };
 }
 
-KernelRegistrar r1("cpu", "Loop", loop_cpu);
-KernelRegistrar r2("cuda", "Loop", loop_cuda);
-KernelRegistrar r3("cpu", "TupleGet", tuple_get);
-KernelRegistrar r4("cuda", "TupleGet", tuple_get);
+KernelRegistrar r1("cpu", ops::Loop, loop_cpu);
+KernelRegistrar r2("cuda", ops::Loop, loop_cuda);
+KernelRegistrar r3("cpu", ops::TupleGet, tuple_get);
+KernelRegistrar r4("cuda", ops::TupleGet, tuple_get);
 
 }  // namespace
 }  // namespace kb

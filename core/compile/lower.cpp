@@ -73,11 +73,11 @@ std::shared_ptr<Plan> lower(const std::vector<NodePtr>& inputs,
   // Updates may carry further updates as extra inputs (hidden state): collect them all.
   std::vector<NodePtr> assigns;
   for (auto& u : updates) {
-    check(u && u->is("Assign"), Status::invalid_argument,
+    check(u && u->is(ops::Assign), Status::invalid_argument,
           "function: an update is not an update operation (use update, update_add, ...)");
   }
   for (auto& n : topo_order(updates))
-    if (n->is("Assign")) assigns.push_back(n);
+    if (n->is(ops::Assign)) assigns.push_back(n);
 
   std::vector<NodePtr> roots = outputs;
   roots.insert(roots.end(), assigns.begin(), assigns.end());
@@ -129,26 +129,26 @@ std::shared_ptr<Plan> lower(const std::vector<NodePtr>& inputs,
       check_input_shape(n, si.type);
       si.slot = new_slot();
       plan->inputs.push_back({in_it->second, si.slot});
-    } else if (n.is("Placeholder")) {
+    } else if (n.is(ops::Placeholder)) {
       fail(Status::invalid_argument, "function: placeholder '", n.name,
            "' is needed to compute the outputs but is not among the inputs");
-    } else if (n.is("LearningPhase")) {
+    } else if (n.is(ops::LearningPhase)) {
       auto b = Buffer::make(DType::b8, {});
       write_scalar(DType::b8, b->data(), phase);
       si.type = {DType::b8, Shape(Dims{})};
       si.constant = b;
-    } else if (n.is("Constant")) {
+    } else if (n.is(ops::Constant)) {
       si.type = {n.value->dtype, Shape(n.value->dims)};
       si.constant = n.value;
-    } else if (n.is("Variable")) {
+    } else if (n.is(ops::Variable)) {
       si.type = {n.value->dtype, Shape(n.value->dims)};
       si.slot = new_slot();
       plan->variables.push_back({np, si.slot});
-    } else if (n.is("Assign")) {
+    } else if (n.is(ops::Assign)) {
       const SlotInfo& v = info.at(n.inputs[1].get());
       const SlotInfo& var = info.at(n.inputs[0].get());
-      check(n.inputs[0]->is("Variable"), Status::invalid_argument, "update: '", n.inputs[0]->name,
-            "' is not a variable");
+      check(n.inputs[0]->is(ops::Variable), Status::invalid_argument, "update: '",
+            n.inputs[0]->name, "' is not a variable");
       // A value whose shape is known only at run time is checked by run_plan.
       check(!v.type.shape.fully_known() || v.type.shape.dims == var.type.shape.dims, Status::shape,
             "update: the new value of '", n.inputs[0]->name, "' has shape ", v.type.shape.str(),
@@ -243,7 +243,7 @@ std::shared_ptr<Plan> lower(const std::vector<NodePtr>& inputs,
     const SlotInfo& c = info.at(n.inputs[0].get());
     if (!c.constant || !c.type.shape.dims.empty()) return -1;
     int pick = read_scalar(c.constant->dtype, c.constant->data()) != 0 ? 1 : 2;
-    if (n.is("Select")) {
+    if (n.is(ops::Select)) {
       const NodePtr& b = n.inputs[size_t(pick)];
       if (b->type.dtype != n.type.dtype || !(b->type.shape == n.type.shape) ||
           !n.type.shape.fully_known())
@@ -268,7 +268,7 @@ std::shared_ptr<Plan> lower(const std::vector<NodePtr>& inputs,
     auto push = [&](const NodePtr& c) {
       Frame f;
       f.n = c;
-      f.chooser = (c->is("Switch") || c->is("Select")) && !input_index.count(c.get());
+      f.chooser = (c->is(ops::Switch) || c->is(ops::Select)) && !input_index.count(c.get());
       stack.push_back(std::move(f));
     };
     push(r);

@@ -40,7 +40,7 @@ void lay_out_buckets(const Plan& plan, const std::vector<int>& end, std::vector<
   if (plan.device != Device::cpu) return;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& pack = plan.steps[i];
-    if (!pack.node || !pack.node->is("Pack") || pack.device != Device::cpu) continue;
+    if (!pack.node || !pack.node->is(ops::Pack) || pack.device != Device::cpu) continue;
     int whole = group_of[size_t(pack.out)];
     if (whole < 0) continue;
     std::vector<int> parts;
@@ -106,7 +106,7 @@ void plan_memory(Plan& plan, bool arena) {
   for (auto& st : plan.steps)
     st.in_place = st.device == Device::cpu && !st.run_time && !st.view && !st.dynamic &&
                   !st.release.empty() &&
-                  (is_elementwise_op(st.node->op->name) || st.node->is("FusedElementwise") ||
+                  (is_elementwise_op(st.node->op->name) || st.node->is(ops::FusedElementwise) ||
                    st.node->op->in_place);
   // From here on, end[s] also covers the reads through the views aliasing s.
   for (size_t i = plan.steps.size(); i-- > 0;) {

@@ -81,7 +81,7 @@ KB_SIMD_CLONES double centered_run(const T* __restrict a, const T* __restrict x,
 
 Kernel make_batch_norm(const KernelArgs& k) {
   ChannelLayout l = channel_layout(k.in[0].shape.dims, k.node.attrs);
-  double epsilon = k.node.attrs.f("epsilon");
+  double epsilon = k.node.attrs.f(attr::epsilon);
   // x is floating (the ops' inference checks it).
   return dispatch_float<Kernel>(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
@@ -137,7 +137,7 @@ void chunk_sums(const T* a, const T* x, const C* mean, double* p, const ChannelL
 
 Kernel make_centered_dot(const KernelArgs& k) {
   ChannelLayout l = channel_layout(k.in[1].shape.dims, k.node.attrs);
-  bool center = k.node.attrs.i("center") != 0;
+  bool center = k.node.attrs.i(attr::center) != 0;
   int64_t rows = rows_per_chunk(l);
   int64_t chunks = (l.outer + rows - 1) / rows;
   // x is floating (the ops' inference checks it).
@@ -175,8 +175,8 @@ Kernel make_centered_dot(const KernelArgs& k) {
   });
 }
 
-KernelRegistrar k1("cpu", "BatchNorm", make_batch_norm);
-KernelRegistrar k2("cpu", "BatchCenteredDot", make_centered_dot);
+KernelRegistrar k1("cpu", ops::BatchNorm, make_batch_norm);
+KernelRegistrar k2("cpu", ops::BatchCenteredDot, make_centered_dot);
 
 }  // namespace
 }  // namespace kb::cpu

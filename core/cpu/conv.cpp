@@ -400,7 +400,7 @@ Kernel make_fused_conv_kernel(const KernelArgs& ka) {
   const Dims& k = ka.in[1].shape.dims;
   const Dims& y = ka.out.shape.dims;
   ConvGeom cg = ConvGeom::from(ka.node.attrs).resolved(x, k);
-  Epilogue e{ka.in.size() == 3, ka.node.attrs.i("relu", 0) != 0};
+  Epilogue e{ka.in.size() == 3, ka.node.attrs.i(attr::relu, 0) != 0};
   if (numel(x) == 0 || numel(k) == 0 || numel(y) == 0) {
     // No products: the result is relu(bias) (or 0) everywhere.
     ConvGeo g = make_conv_geo(cg, x, k, y);
@@ -430,10 +430,10 @@ Kernel make_fused_conv_kernel(const KernelArgs& ka) {
   });
 }
 
-KernelRegistrar k1("cpu", "Conv", make_conv_kernel<ConvPass::forward>);
-KernelRegistrar k4("cpu", "FusedConv", make_fused_conv_kernel);
-KernelRegistrar k2("cpu", "ConvBackwardData", make_conv_kernel<ConvPass::backward_data>);
-KernelRegistrar k3("cpu", "ConvBackwardFilter", make_conv_kernel<ConvPass::backward_filter>);
+KernelRegistrar k1("cpu", ops::Conv, make_conv_kernel<ConvPass::forward>);
+KernelRegistrar k4("cpu", ops::FusedConv, make_fused_conv_kernel);
+KernelRegistrar k2("cpu", ops::ConvBackwardData, make_conv_kernel<ConvPass::backward_data>);
+KernelRegistrar k3("cpu", ops::ConvBackwardFilter, make_conv_kernel<ConvPass::backward_filter>);
 
 }  // namespace
 }  // namespace kb::cpu

@@ -98,8 +98,8 @@ Kernel make_ctc_loss(const KernelArgs& k) {
       run(double{});
   };
 }
-KernelRegistrar k1("cpu", "CtcLoss", make_ctc_loss<false>);
-KernelRegistrar k2("cpu", "CtcLossGrad", make_ctc_loss<true>);
+KernelRegistrar k1("cpu", ops::CtcLoss, make_ctc_loss<false>);
+KernelRegistrar k2("cpu", ops::CtcLossGrad, make_ctc_loss<true>);
 
 // ---- decoding -------------------------------------------------------------------------------
 // Log-probabilities of a prefix: ending in a blank, ending in its last label, and their sum.
@@ -249,9 +249,9 @@ using Parts = std::vector<std::shared_ptr<Buffer>>;
 Kernel make_ctc_decode(const KernelArgs& k) {
   const Dims& d = k.in[0].shape.dims;
   int64_t batch = d[0], steps = d[1], classes = d[2];
-  bool greedy = k.node.attrs.i("greedy") != 0;
-  int64_t width = k.node.attrs.i("beam_width");
-  int64_t paths = greedy ? 1 : k.node.attrs.i("top_paths");
+  bool greedy = k.node.attrs.i(attr::greedy) != 0;
+  int64_t width = k.node.attrs.i(attr::beam_width);
+  int64_t paths = greedy ? 1 : k.node.attrs.i(attr::top_paths);
   std::vector<TensorType> part_types = k.out.parts;
   DType dt = k.in[0].dtype;
   return [=](const std::vector<const Buffer*>& in, Buffer& out) {
@@ -314,7 +314,7 @@ Kernel make_ctc_decode(const KernelArgs& k) {
     out.storage = std::shared_ptr<void>(parts, parts.get());
   };
 }
-KernelRegistrar k3("cpu", "CtcDecode", make_ctc_decode);
+KernelRegistrar k3("cpu", ops::CtcDecode, make_ctc_decode);
 
 }  // namespace
 }  // namespace kb::cpu

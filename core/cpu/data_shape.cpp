@@ -35,11 +35,11 @@ Kernel make_where(const KernelArgs& k) {
     };
   });
 }
-KernelRegistrar k1("cpu", "Where", make_where);
+KernelRegistrar k1("cpu", ops::Where, make_where);
 
 Kernel make_trim_trailing(const KernelArgs& k) {
-  int64_t axis = k.node.attrs.i("axis");
-  double value = k.node.attrs.f("value");
+  int64_t axis = k.node.attrs.i(attr::axis);
+  double value = k.node.attrs.f(attr::value);
   return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     using C = compute_t<T>;
@@ -70,7 +70,7 @@ Kernel make_trim_trailing(const KernelArgs& k) {
     };
   });
 }
-KernelRegistrar k2("cpu", "TrimTrailing", make_trim_trailing);
+KernelRegistrar k2("cpu", ops::TrimTrailing, make_trim_trailing);
 
 }  // namespace
 }  // namespace kb

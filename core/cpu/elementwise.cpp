@@ -1,4 +1,4 @@
-// CPU kernels for the scalar-op table (unary and broadcasting binary), Cast and Select.
+// CPU kernels for the scalar-op table (unary and broadcasting binary), Cast, Select and FillLike.
 #include <algorithm>
 #include <cmath>
 
@@ -6,6 +6,7 @@
 #include "core/cpu/loops.h"
 #include "core/cpu/scratch.h"
 #include "core/cpu/simd_targets.h"
+#include "core/graph/scalar.h"
 #include "core/ops/op.h"
 #include "core/ops/scalar_funcs.h"
 #include "core/ops/scalar_ops.h"
@@ -173,7 +174,7 @@ Kernel binary_kernel(const KernelArgs& k, F f) {
   Kernel make_##Name(const KernelArgs& k) {                                                    \
     return unary_kernel<ScalarDomain::Dom, ScalarResult::Res>(k, [](auto a) { return expr; }); \
   }                                                                                            \
-  KernelRegistrar kr_##Name("cpu", #Name, make_##Name);
+  KernelRegistrar kr_##Name("cpu", ops::Name, make_##Name);
 KB_UNARY_OPS(KB_CPU_UNARY)
 
 #define KB_CPU_BINARY(Name, Dom, Res, expr, ga, gb)             \
@@ -181,7 +182,7 @@ KB_UNARY_OPS(KB_CPU_UNARY)
     return binary_kernel<ScalarDomain::Dom, ScalarResult::Res>( \
         k, [](auto a, decltype(a) b) { return expr; });         \
   }                                                             \
-  KernelRegistrar kr_##Name("cpu", #Name, make_##Name);
+  KernelRegistrar kr_##Name("cpu", ops::Name, make_##Name);
 KB_BINARY_OPS(KB_CPU_BINARY)
 
 template <class S, class D>
@@ -208,7 +209,7 @@ Kernel make_cast(const KernelArgs& k) {
     });
   });
 }
-KernelRegistrar kr_cast("cpu", "Cast", make_cast);
+KernelRegistrar kr_cast("cpu", ops::Cast, make_cast);
 
 Kernel make_select(const KernelArgs& k) {
   return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
@@ -232,7 +233,22 @@ Kernel make_select(const KernelArgs& k) {
     };
   });
 }
-KernelRegistrar kr_select("cpu", "Select", make_select);
+KernelRegistrar kr_select("cpu", ops::Select, make_select);
+
+Kernel make_fill_like(const KernelArgs& k) {
+  double value = k.node.attrs.f(attr::value);
+  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
+    using T = decltype(z);
+    T v;
+    write_scalar(k.out.dtype, &v, value);
+    return [v](const std::vector<const Buffer*>&, Buffer& out) {
+      T* o = out.as<T>();
+      int64_t n = out.numel();
+      for (int64_t i = 0; i < n; ++i) o[i] = v;
+    };
+  });
+}
+KernelRegistrar k18("cpu", ops::FillLike, make_fill_like);
 
 }  // namespace
 }  // namespace kb::cpu

@@ -214,9 +214,9 @@ int64_t instruction_cost(int64_t kind, int64_t op) {
 template <class T>
 Kernel fused_kernel(const KernelArgs& k) {
   const Attrs& a = k.node.attrs;
-  std::vector<int64_t> code = a.ints("program");
-  int64_t nregs = a.i("registers");
-  int64_t result = a.i("result");
+  std::vector<int64_t> code = a.ints(attr::program);
+  int64_t nregs = a.i(attr::registers);
+  int64_t result = a.i(attr::result);
   Dims od = k.out.shape.dims;
   std::vector<Source> srcs;
   size_t max_rank = 1;
@@ -292,7 +292,7 @@ Kernel make_fused_elementwise(const KernelArgs& k) {
   if (k.out.dtype == DType::f64) return fused_kernel<double>(k);
   return Kernel();
 }
-KernelRegistrar kr_fused("cpu", "FusedElementwise", make_fused_elementwise);
+KernelRegistrar kr_fused("cpu", ops::FusedElementwise, make_fused_elementwise);
 
 }  // namespace
 }  // namespace kb::cpu

@@ -1,4 +1,4 @@
-// CPU kernels of Pad (zero padding), Resize and ResizeGrad (core/ops/image_ops.cpp).
+// CPU kernels of Resize and ResizeGrad (core/ops/image_ops.cpp). (Pad: core/cpu/movement.cpp.)
 //
 // Resize and ResizeGrad gather the taps of core/kernel_plans/resize_taps.h, listed per axis once
 // per shape, over channels innermost (no scatter, no atomics).
@@ -15,35 +15,6 @@ namespace kb::cpu {
 namespace {
 
 using Ins = std::vector<const Buffer*>;
-
-// ---- Pad --------------------------------------------------------------------------------------
-Kernel make_pad(const KernelArgs& k) {
-  const Dims& in = k.in[0].shape.dims;
-  const Dims& out = k.out.shape.dims;
-  Placement pl = placement(in, out, k.node.attrs.ints("pad_before"));
-  std::array<Dims, 2> strides{pl.outer_strides, pl.inner_strides};
-  int64_t base = pl.offset;
-  size_t es = dtype_size(k.out.dtype);
-  return [in, strides, base, es](const Ins& ins, Buffer& o) {
-    // Zero is all-bits-zero for every dtype.
-    std::memset(o.data(), 0, o.nbytes());
-    if (numel(in) == 0) return;
-    const char* src = static_cast<const char*>(ins[0]->data());
-    char* dst = static_cast<char*>(o.data()) + base * int64_t(es);
-    strided_rows<2>(
-        in, strides,
-        [&](const std::array<int64_t, 2>& off, const std::array<int64_t, 2>& st, int64_t len) {
-          if (st[0] == 1 && st[1] == 1) {
-            std::memcpy(dst + off[0] * int64_t(es), src + off[1] * int64_t(es), size_t(len) * es);
-            return;
-          }
-          for (int64_t i = 0; i < len; ++i)
-            std::memcpy(dst + (off[0] + i * st[0]) * int64_t(es),
-                        src + (off[1] + i * st[1]) * int64_t(es), es);
-        });
-  };
-}
-KernelRegistrar k1("cpu", "Pad", make_pad);
 
 // ---- Resize / ResizeGrad ----------------------------------------------------------------------
 // For each destination index of one axis: the source indices and weights it sums (CSR), from the
@@ -127,8 +98,8 @@ Kernel make_separable(const KernelArgs& k, bool adjoint) {
 
 Kernel make_resize(const KernelArgs& k) { return make_separable(k, false); }
 Kernel make_resize_grad(const KernelArgs& k) { return make_separable(k, true); }
-KernelRegistrar k2("cpu", "Resize", make_resize);
-KernelRegistrar k3("cpu", "ResizeGrad", make_resize_grad);
+KernelRegistrar k2("cpu", ops::Resize, make_resize);
+KernelRegistrar k3("cpu", ops::ResizeGrad, make_resize_grad);
 
 }  // namespace
 }  // namespace kb::cpu

@@ -140,8 +140,9 @@ Kernel primitive_kernel(const MatMulDims& d, Epilogue e) {
 Kernel matmul_kernel(const KernelArgs& k, Epilogue e) {
   if (is_narrow_float(k.out.dtype))  // reads a, b and the bias
     return widened(k, 3, [e](const KernelArgs& k32) { return matmul_kernel(k32, e); });
-  MatMulDims d = gemm_dims(k.in[0].shape.dims, k.in[1].shape.dims,
-                           k.node.attrs.i("transpose_a") != 0, k.node.attrs.i("transpose_b") != 0);
+  MatMulDims d =
+      gemm_dims(k.in[0].shape.dims, k.in[1].shape.dims, k.node.attrs.i(attr::transpose_a) != 0,
+                k.node.attrs.i(attr::transpose_b) != 0);
   if (k.out.dtype == DType::f32 && d.k > 0 && d.m > 0 && d.n > 0 && prefer_primitive(d))
     if (Kernel pk = primitive_kernel(d, e)) return pk;
   return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
@@ -168,11 +169,11 @@ Kernel make_matmul(const KernelArgs& k) { return matmul_kernel(k, {}); }
 
 // FusedMatMul(a, b[, bias]), attributes transpose_a, transpose_b, relu.
 Kernel make_fused_matmul(const KernelArgs& k) {
-  return matmul_kernel(k, {k.in.size() == 3, k.node.attrs.i("relu", 0) != 0});
+  return matmul_kernel(k, {k.in.size() == 3, k.node.attrs.i(attr::relu, 0) != 0});
 }
 
-KernelRegistrar kr_matmul("cpu", "MatMul", make_matmul);
-KernelRegistrar kr_fused_matmul("cpu", "FusedMatMul", make_fused_matmul);
+KernelRegistrar kr_matmul("cpu", ops::MatMul, make_matmul);
+KernelRegistrar kr_fused_matmul("cpu", ops::FusedMatMul, make_fused_matmul);
 
 }  // namespace
 }  // namespace kb::cpu

@@ -1,5 +1,7 @@
-// CPU kernels that move data: views, transpose, concat/split, slicing, tile, reverse,
-// gather/scatter, and the shape-only values.
+// CPU kernels that move data: views, transpose, concat/split, slicing, tile, reverse, broadcast,
+// zero padding, the chosen branch of a Switch, and the shape-only values. (Gather and the other
+// indexing kernels: core/cpu/indexing.cpp.)
+#include <array>
 #include <cstring>
 
 #include "core/backend/kernel.h"
@@ -22,12 +24,12 @@ using Ins = std::vector<const Buffer*>;
 Kernel make_alias(const KernelArgs&) {
   return [](const Ins& in, Buffer& out) { out.storage = in[0]->storage; };
 }
-KernelRegistrar k1("cpu", "Reshape", make_alias);
-KernelRegistrar k2("cpu", "ReshapeLike", make_alias);
-KernelRegistrar k3("cpu", "ExpandDims", make_alias);
-KernelRegistrar k4("cpu", "Squeeze", make_alias);
-KernelRegistrar k5("cpu", "Identity", make_alias);
-KernelRegistrar k6("cpu", "StopGradient", make_alias);
+KernelRegistrar k1("cpu", ops::Reshape, make_alias);
+KernelRegistrar k2("cpu", ops::ReshapeLike, make_alias);
+KernelRegistrar k3("cpu", ops::ExpandDims, make_alias);
+KernelRegistrar k4("cpu", ops::Squeeze, make_alias);
+KernelRegistrar k5("cpu", ops::Identity, make_alias);
+KernelRegistrar k6("cpu", ops::StopGradient, make_alias);
 
 // ReshapeTo: the target's values, read now.
 Kernel make_reshape_to(const KernelArgs&) {
@@ -37,16 +39,16 @@ Kernel make_reshape_to(const KernelArgs&) {
     out.storage = in[0]->storage;
   };
 }
-KernelRegistrar k6t("cpu", "ReshapeTo", make_reshape_to);
+KernelRegistrar k6t("cpu", ops::ReshapeTo, make_reshape_to);
 
 Kernel make_print(const KernelArgs& k) {
-  std::string message = k.node.attrs.s("message");
+  std::string message = k.node.attrs.s(attr::message);
   return [message](const Ins& in, Buffer& out) {
     out.storage = in[0]->storage;
     Session::get().print(message + format_buffer(*in[0]) + "\n");
   };
 }
-KernelRegistrar k7("cpu", "Print", make_print);
+KernelRegistrar k7("cpu", ops::Print, make_print);
 
 // Copies with arbitrary element strides on both sides, element size es.
 void strided_copy(const char* src, char* dst, const Dims& dims, const Dims& dst_strides,
@@ -72,13 +74,13 @@ void strided_copy(const char* src, char* dst, const Dims& dims, const Dims& dst_
 
 Kernel make_transpose(const KernelArgs& k) {
   Dims d = k.in[0].shape.dims;
-  auto perm = k.node.attrs.ints("perm");
+  auto perm = k.node.attrs.ints(attr::perm);
   size_t es = dtype_size(k.out.dtype);
   return [d, perm, es](const Ins& in, Buffer& out) {
     transpose_copy(in[0]->data(), out.data(), d, perm, es);
   };
 }
-KernelRegistrar k8("cpu", "Transpose", make_transpose);
+KernelRegistrar k8("cpu", ops::Transpose, make_transpose);
 
 // Concat and SplitLike: inputs viewed as (outer, n_i * inner).
 struct Blocks {
@@ -95,7 +97,7 @@ Blocks blocks(const std::vector<TensorType>& parts, int64_t axis, size_t es) {
 }
 
 Kernel make_concat(const KernelArgs& k) {
-  Blocks b = blocks(k.in, k.node.attrs.i("axis"), dtype_size(k.out.dtype));
+  Blocks b = blocks(k.in, k.node.attrs.i(attr::axis), dtype_size(k.out.dtype));
   return [b](const Ins& in, Buffer& out) {
     int64_t total = 0;
     for (auto w : b.widths) total += w;
@@ -110,12 +112,12 @@ Kernel make_concat(const KernelArgs& k) {
     }
   };
 }
-KernelRegistrar k9("cpu", "Concat", make_concat);
+KernelRegistrar k9("cpu", ops::Concat, make_concat);
 
 Kernel make_split_like(const KernelArgs& k) {
   std::vector<TensorType> parts(k.in.begin() + 1, k.in.end());
-  Blocks b = blocks(parts, k.node.attrs.i("axis"), dtype_size(k.out.dtype));
-  int64_t index = k.node.attrs.i("index");
+  Blocks b = blocks(parts, k.node.attrs.i(attr::axis), dtype_size(k.out.dtype));
+  int64_t index = k.node.attrs.i(attr::index);
   int64_t before = 0, total = 0;
   for (size_t i = 0; i < b.widths.size(); ++i) {
     if (int64_t(i) < index) before += b.widths[i];
@@ -128,7 +130,7 @@ Kernel make_split_like(const KernelArgs& k) {
     for (int64_t r = 0; r < b.outer; ++r) std::memcpy(o + r * w, s + r * total + before, size_t(w));
   };
 }
-KernelRegistrar k10("cpu", "SplitLike", make_split_like);
+KernelRegistrar k10("cpu", ops::SplitLike, make_split_like);
 
 Kernel make_strided_slice(const KernelArgs& k) {
   SliceMap m = slice_map(k.in[0].shape.dims, k.node.attrs);
@@ -140,7 +142,7 @@ Kernel make_strided_slice(const KernelArgs& k) {
                  static_cast<char*>(out.data()), m.dims, dense, m.src_strides, es);
   };
 }
-KernelRegistrar k11("cpu", "StridedSlice", make_strided_slice);
+KernelRegistrar k11("cpu", ops::StridedSlice, make_strided_slice);
 
 Kernel make_strided_slice_grad(const KernelArgs& k) {
   SliceMap m = slice_map(k.out.shape.dims, k.node.attrs);
@@ -154,12 +156,12 @@ Kernel make_strided_slice_grad(const KernelArgs& k) {
                  dense, es);
   };
 }
-KernelRegistrar k12("cpu", "StridedSliceGrad", make_strided_slice_grad);
+KernelRegistrar k12("cpu", ops::StridedSliceGrad, make_strided_slice_grad);
 
 // Tile as a broadcast over interleaved (multiple, dim) axes.
 Kernel make_tile(const KernelArgs& k) {
   const Dims& d = k.in[0].shape.dims;
-  const auto& m = k.node.attrs.ints("multiples");
+  const auto& m = k.node.attrs.ints(attr::multiples);
   Dims cs = contiguous_strides(d);
   Dims od, src;
   for (size_t i = 0; i < d.size(); ++i) {
@@ -176,29 +178,11 @@ Kernel make_tile(const KernelArgs& k) {
                  src, es);
   };
 }
-KernelRegistrar k13("cpu", "Tile", make_tile);
-
-Kernel make_tile_grad(const KernelArgs& k) {
-  const Dims& d = k.out.shape.dims;
-  const auto& m = k.node.attrs.ints("multiples");
-  Dims split;
-  std::vector<int64_t> axes;
-  for (size_t i = 0; i < d.size(); ++i) {
-    axes.push_back(int64_t(split.size()));
-    split.push_back(m[i]);
-    split.push_back(d[i]);
-  }
-  return [split, axes](const Ins& in, Buffer& out) {
-    Buffer view(in[0]->dtype, split);
-    view.storage = in[0]->storage;
-    reduce_into(ReduceMode::sum, view, axes, out);
-  };
-}
-KernelRegistrar k14("cpu", "TileGrad", make_tile_grad);
+KernelRegistrar k13("cpu", ops::Tile, make_tile);
 
 Kernel make_reverse(const KernelArgs& k) {
   const Dims& d = k.in[0].shape.dims;
-  Reversal r = reversal(d, k.node.attrs.ints("axes"));
+  Reversal r = reversal(d, k.node.attrs.ints(attr::axes));
   Dims src = r.strides;
   int64_t base = r.offset;
   size_t es = dtype_size(k.out.dtype);
@@ -209,71 +193,12 @@ Kernel make_reverse(const KernelArgs& k) {
                  static_cast<char*>(out.data()), d, dense, src, es);
   };
 }
-KernelRegistrar k15("cpu", "Reverse", make_reverse);
-
-template <class F>
-void for_each_index(const Buffer& idx, int64_t limit, const char* who, F&& f) {
-  int64_t n = idx.numel();
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t v = idx.index(i);
-    check(v >= 0 && v < limit, Status::invalid_argument, who, ": index ", v,
-          " is out of range [0, ", limit, ")");
-    f(i, v);
-  }
-}
-
-Kernel make_gather(const KernelArgs& k) {
-  int64_t rows = k.in[0].shape.dims[0];
-  int64_t row_bytes =
-      int64_t(dtype_size(k.out.dtype)) * (numel(k.in[0].shape.dims) / std::max<int64_t>(rows, 1));
-  return [rows, row_bytes](const Ins& in, Buffer& out) {
-    const char* ref = static_cast<const char*>(in[0]->data());
-    char* o = static_cast<char*>(out.data());
-    for_each_index(*in[1], rows, "gather", [&](int64_t i, int64_t v) {
-      std::memcpy(o + i * row_bytes, ref + v * row_bytes, size_t(row_bytes));
-    });
-  };
-}
-KernelRegistrar k16("cpu", "Gather", make_gather);
-
-Kernel make_scatter_add_like(const KernelArgs& k) {
-  int64_t rows = k.out.shape.dims[0];
-  int64_t row = numel(k.out.shape.dims) / std::max<int64_t>(rows, 1);
-  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
-    using T = decltype(z);
-    using C = compute_t<T>;
-    return [rows, row](const Ins& in, Buffer& out) {
-      const T* g = in[0]->as<T>();
-      cpu::sum_into<T>(out, [&](C* acc) {
-        for_each_index(*in[1], rows, "gather", [&](int64_t i, int64_t v) {
-          for (int64_t j = 0; j < row; ++j)
-            acc[v * row + j] = C(acc[v * row + j] + C(g[i * row + j]));
-        });
-      });
-    };
-  });
-}
-KernelRegistrar k17("cpu", "ScatterAddLike", make_scatter_add_like);
-
-Kernel make_fill_like(const KernelArgs& k) {
-  double value = k.node.attrs.f("value");
-  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
-    using T = decltype(z);
-    T v;
-    write_scalar(k.out.dtype, &v, value);
-    return [v](const Ins&, Buffer& out) {
-      T* o = out.as<T>();
-      int64_t n = out.numel();
-      for (int64_t i = 0; i < n; ++i) o[i] = v;
-    };
-  });
-}
-KernelRegistrar k18("cpu", "FillLike", make_fill_like);
+KernelRegistrar k15("cpu", ops::Reverse, make_reverse);
 
 Kernel make_size_of(const KernelArgs& k) {
   const Dims& d = k.in[0].shape.dims;
   double n = 1;
-  const auto& axes = k.node.attrs.ints("axes");
+  const auto& axes = k.node.attrs.ints(attr::axes);
   if (axes.empty()) {
     n = double(numel(d));
   } else {
@@ -282,7 +207,7 @@ Kernel make_size_of(const KernelArgs& k) {
   DType t = k.out.dtype;
   return [n, t](const Ins&, Buffer& out) { write_scalar(t, out.data(), n); };
 }
-KernelRegistrar k19("cpu", "SizeOf", make_size_of);
+KernelRegistrar k19("cpu", ops::SizeOf, make_size_of);
 
 Kernel make_shape_of(const KernelArgs& k) {
   Dims d = k.in[0].shape.dims;
@@ -290,7 +215,71 @@ Kernel make_shape_of(const KernelArgs& k) {
     for (size_t i = 0; i < d.size(); ++i) out.as<int32_t>()[i] = int32_t(d[i]);
   };
 }
-KernelRegistrar k20("cpu", "ShapeOf", make_shape_of);
+KernelRegistrar k20("cpu", ops::ShapeOf, make_shape_of);
+
+Kernel make_broadcast_like(const KernelArgs& k) {
+  Dims od = k.out.shape.dims;
+  std::array<Dims, 2> strides{contiguous_strides(od), broadcast_strides(k.in[0].shape.dims, od)};
+  size_t es = dtype_size(k.out.dtype);
+  return [=](const std::vector<const Buffer*>& in, Buffer& out) {
+    const char* x = static_cast<const char*>(in[0]->data());
+    char* o = static_cast<char*>(out.data());
+    strided_rows<2>(
+        od, strides,
+        [&](const std::array<int64_t, 2>& off, const std::array<int64_t, 2>& st, int64_t len) {
+          if (st[1] == 0 && es == 4) {
+            uint32_t v;
+            std::memcpy(&v, x + off[1] * es, 4);
+            uint32_t* po = reinterpret_cast<uint32_t*>(o + off[0] * es);
+            for (int64_t i = 0; i < len; ++i) po[i] = v;
+          } else {
+            for (int64_t i = 0; i < len; ++i)
+              std::memcpy(o + (off[0] + i * st[0]) * es, x + (off[1] + i * st[1]) * es, es);
+          }
+        });
+  };
+}
+KernelRegistrar kr_broadcast_like("cpu", ops::BroadcastLike, make_broadcast_like);
+
+// ---- Pad --------------------------------------------------------------------------------------
+Kernel make_pad(const KernelArgs& k) {
+  const Dims& in = k.in[0].shape.dims;
+  const Dims& out = k.out.shape.dims;
+  Placement pl = placement(in, out, k.node.attrs.ints(attr::pad_before));
+  std::array<Dims, 2> strides{pl.outer_strides, pl.inner_strides};
+  int64_t base = pl.offset;
+  size_t es = dtype_size(k.out.dtype);
+  return [in, strides, base, es](const Ins& ins, Buffer& o) {
+    // Zero is all-bits-zero for every dtype.
+    std::memset(o.data(), 0, o.nbytes());
+    if (numel(in) == 0) return;
+    const char* src = static_cast<const char*>(ins[0]->data());
+    char* dst = static_cast<char*>(o.data()) + base * int64_t(es);
+    strided_rows<2>(
+        in, strides,
+        [&](const std::array<int64_t, 2>& off, const std::array<int64_t, 2>& st, int64_t len) {
+          if (st[0] == 1 && st[1] == 1) {
+            std::memcpy(dst + off[0] * int64_t(es), src + off[1] * int64_t(es), size_t(len) * es);
+            return;
+          }
+          for (int64_t i = 0; i < len; ++i)
+            std::memcpy(dst + (off[0] + i * st[0]) * int64_t(es),
+                        src + (off[1] + i * st[1]) * int64_t(es), es);
+        });
+  };
+}
+KernelRegistrar k_pad("cpu", ops::Pad, make_pad);
+
+Kernel make_switch(const KernelArgs& k) {
+  check(k.in[1].shape.dims == k.in[2].shape.dims, Status::shape,
+        "switch: the branches have shapes ", k.in[1].shape.str(), " and ", k.in[2].shape.str(),
+        "; branches of different shapes need a condition known when the function is built");
+  return [](const std::vector<const Buffer*>& in, Buffer& out) {
+    const Buffer* src = *in[0]->as<bool>() ? in[1] : in[2];
+    if (src->nbytes()) std::memcpy(out.data(), src->data(), src->nbytes());
+  };
+}
+KernelRegistrar kr_switch("cpu", ops::Switch, make_switch);
 
 }  // namespace
 }  // namespace kb::cpu

@@ -323,9 +323,9 @@ Kernel make_pool_kernel(const KernelArgs& ka) {
   });
 }
 
-KernelRegistrar k1("cpu", "Pool", make_pool_kernel<PoolKernel::forward>);
-KernelRegistrar k2("cpu", "PoolBackward", make_pool_kernel<PoolKernel::backward>);
-KernelRegistrar k3("cpu", "MaxPoolGradGrad", make_pool_kernel<PoolKernel::max_grad_grad>);
+KernelRegistrar k1("cpu", ops::Pool, make_pool_kernel<PoolKernel::forward>);
+KernelRegistrar k2("cpu", ops::PoolBackward, make_pool_kernel<PoolKernel::backward>);
+KernelRegistrar k3("cpu", ops::MaxPoolGradGrad, make_pool_kernel<PoolKernel::max_grad_grad>);
 
 }  // namespace
 }  // namespace kb::cpu

@@ -42,7 +42,7 @@ Kernel make_random(const KernelArgs& k) {
     }
   });
 }
-KernelRegistrar k1("cpu", "Random", make_random);
+KernelRegistrar k1("cpu", ops::Random, make_random);
 
 }  // namespace
 }  // namespace kb::cpu

@@ -1,4 +1,6 @@
-// CPU reductions: Reduce (sum/prod/max/min), SumToLike, BroadcastLike, ArgReduce, Cumulative.
+// CPU reductions: Reduce (sum/prod/max/min), SumToLike, and Softmax and LogSoftmax along an axis
+// (stable: the max subtracted).
+#include <cmath>
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -192,7 +194,7 @@ void run_bool_reduce(ReduceMode mode, const ReducePlan& p, const Buffer& in, Buf
 
 std::vector<int64_t> concrete_axes(const Attrs& a, int64_t rank) {
   std::vector<int64_t> axes;
-  for (int64_t ax : a.ints("axes")) axes.push_back(ax < 0 ? ax + rank : ax);
+  for (int64_t ax : a.ints(attr::axes)) axes.push_back(ax < 0 ? ax + rank : ax);
   return axes;
 }
 
@@ -212,7 +214,7 @@ Kernel make_reduce(const KernelArgs& k) {
     }
   });
 }
-KernelRegistrar kr_reduce("cpu", "Reduce", make_reduce);
+KernelRegistrar kr_reduce("cpu", ops::Reduce, make_reduce);
 
 Kernel make_sum_to_like(const KernelArgs& k) {
   const Dims& gd = k.in[0].shape.dims;
@@ -233,83 +235,65 @@ Kernel make_sum_to_like(const KernelArgs& k) {
     }
   });
 }
-KernelRegistrar kr_sum_to_like("cpu", "SumToLike", make_sum_to_like);
+KernelRegistrar kr_sum_to_like("cpu", ops::SumToLike, make_sum_to_like);
 
-Kernel make_broadcast_like(const KernelArgs& k) {
-  Dims od = k.out.shape.dims;
-  std::array<Dims, 2> strides{contiguous_strides(od), broadcast_strides(k.in[0].shape.dims, od)};
-  size_t es = dtype_size(k.out.dtype);
-  return [=](const std::vector<const Buffer*>& in, Buffer& out) {
-    const char* x = static_cast<const char*>(in[0]->data());
-    char* o = static_cast<char*>(out.data());
-    strided_rows<2>(
-        od, strides,
-        [&](const std::array<int64_t, 2>& off, const std::array<int64_t, 2>& st, int64_t len) {
-          if (st[1] == 0 && es == 4) {
-            uint32_t v;
-            std::memcpy(&v, x + off[1] * es, 4);
-            uint32_t* po = reinterpret_cast<uint32_t*>(o + off[0] * es);
-            for (int64_t i = 0; i < len; ++i) po[i] = v;
-          } else {
-            for (int64_t i = 0; i < len; ++i)
-              std::memcpy(o + (off[0] + i * st[0]) * es, x + (off[1] + i * st[1]) * es, es);
-          }
-        });
-  };
-}
-KernelRegistrar kr_broadcast_like("cpu", "BroadcastLike", make_broadcast_like);
-
-// (outer, n, inner) view of an axis.
-Kernel make_arg_reduce(const KernelArgs& k) {
-  const AxisScan scan = arg_reduce_scan(k);
-  const AxisView v = scan.v;
-  const bool is_max = scan.first_mode;
-  return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
+template <bool Log>
+Kernel make_softmax_kernel(const KernelArgs& k) {
+  AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i(attr::axis));
+  int64_t outer = v.outer, n = v.n, inner = v.inner;
+  return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
-    using C = compute_t<T>;
-    return [v, is_max](const std::vector<const Buffer*>& in, Buffer& out) {
-      const T* x = in[0]->as<T>();
-      int64_t* o = out.as<int64_t>();
-      for (int64_t a = 0; a < v.outer; ++a)
-        for (int64_t i = 0; i < v.inner; ++i) {
-          const T* p = x + a * v.n * v.inner + i;
-          int64_t best = 0;
-          C bv = C(p[0]);
-          for (int64_t j = 1; j < v.n; ++j) {
-            C c = C(p[j * v.inner]);
-            if (is_max ? c > bv : c < bv) bv = c, best = j;
-          }
-          o[a * v.inner + i] = best;
-        }
-    };
+    if constexpr (!is_float_v<T>) {
+      fail(Status::dtype, "softmax: floating input required");
+    } else {
+      using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+      if constexpr (std::is_same_v<T, float>) {
+        if (inner == 1)
+          return [outer, n](const std::vector<const Buffer*>& in, Buffer& out) {
+            const float* x = in[0]->as<float>();
+            float* o = out.as<float>();
+            // A result larger than the caches goes straight to memory.
+            bool stream = outer * n * int64_t(sizeof(float)) >= (int64_t(8) << 20);
+            parallel_for(
+                outer,
+                [&](int64_t b, int64_t e) {
+                  ThreadScratch<float, struct SoftmaxRow> scratch(static_cast<size_t>(n));
+                  for (int64_t r = b; r < e; ++r)
+                    softmax_row_f32(x + r * n, o + r * n, scratch.data(), n, Log, stream);
+                },
+                std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)));
+          };
+      }
+      return [outer, n, inner](const std::vector<const Buffer*>& in, Buffer& out) {
+        const T* x = in[0]->as<T>();
+        T* o = out.as<T>();
+        parallel_for(
+            outer * inner,
+            [&](int64_t b, int64_t e) {
+              for (int64_t oi = b; oi < e; ++oi) {
+                int64_t base = (oi / inner) * n * inner + oi % inner;
+                C mx = -std::numeric_limits<C>::infinity();
+                for (int64_t j = 0; j < n; ++j) mx = std::max(mx, C(x[base + j * inner]));
+                if (!std::isfinite(mx)) mx = std::isnan(mx) ? mx : C(0);
+                C sum = 0;
+                for (int64_t j = 0; j < n; ++j) sum += std::exp(C(x[base + j * inner]) - mx);
+                if constexpr (Log) {
+                  C ls = std::log(sum);  // (x - mx) - ls: see softmax_row_f32
+                  for (int64_t j = 0; j < n; ++j)
+                    o[base + j * inner] = T(C(x[base + j * inner]) - mx - ls);
+                } else {
+                  for (int64_t j = 0; j < n; ++j)
+                    o[base + j * inner] = T(std::exp(C(x[base + j * inner]) - mx) / sum);
+                }
+              }
+            },
+            std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)));
+      };
+    }
   });
 }
-KernelRegistrar kr_arg_reduce("cpu", "ArgReduce", make_arg_reduce);
-
-Kernel make_cumulative(const KernelArgs& k) {
-  const AxisScan scan = cumulative_scan(k);
-  const AxisView v = scan.v;
-  const bool is_sum = scan.first_mode;
-  return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
-    using T = decltype(z);
-    using C = compute_t<T>;
-    return [v, is_sum](const std::vector<const Buffer*>& in, Buffer& out) {
-      const T* x = in[0]->as<T>();
-      T* o = out.as<T>();
-      for (int64_t a = 0; a < v.outer; ++a)
-        for (int64_t i = 0; i < v.inner; ++i) {
-          int64_t base = a * v.n * v.inner + i;
-          C acc = is_sum ? C(0) : C(1);
-          for (int64_t j = 0; j < v.n; ++j) {
-            C c = C(x[base + j * v.inner]);
-            acc = is_sum ? C(acc + c) : C(acc * c);
-            o[base + j * v.inner] = T(acc);
-          }
-        }
-    };
-  });
-}
-KernelRegistrar kr_cumulative("cpu", "Cumulative", make_cumulative);
+KernelRegistrar kr_softmax("cpu", ops::Softmax, make_softmax_kernel<false>);
+KernelRegistrar kr_log_softmax("cpu", ops::LogSoftmax, make_softmax_kernel<true>);
 
 }  // namespace
 }  // namespace kb::cpu

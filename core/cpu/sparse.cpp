@@ -31,7 +31,7 @@ int64_t flat_offset(const Buffer& idx, int64_t i, int64_t depth, const Dims& dim
 
 // SparseTensor / SparseToDense: duplicates add up.
 Kernel make_to_dense(const KernelArgs& k) {
-  Dims static_dims = k.node.attrs.ints("shape");
+  Dims static_dims = k.node.attrs.ints(attr::shape);
   return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     using C = compute_t<T>;
@@ -50,8 +50,8 @@ Kernel make_to_dense(const KernelArgs& k) {
     };
   });
 }
-KernelRegistrar k1("cpu", "SparseTensor", make_to_dense);
-KernelRegistrar k2("cpu", "SparseToDense", make_to_dense);
+KernelRegistrar k1("cpu", ops::SparseTensor, make_to_dense);
+KernelRegistrar k2("cpu", ops::SparseToDense, make_to_dense);
 
 Kernel make_gather_nd(const KernelArgs& k) {
   int64_t depth = k.in[1].shape.dims.back();
@@ -69,7 +69,7 @@ Kernel make_gather_nd(const KernelArgs& k) {
     }
   };
 }
-KernelRegistrar k3("cpu", "GatherNd", make_gather_nd);
+KernelRegistrar k3("cpu", ops::GatherNd, make_gather_nd);
 
 Kernel make_scatter_nd_like(const KernelArgs& k) {
   int64_t depth = k.in[1].shape.dims.back();
@@ -91,11 +91,11 @@ Kernel make_scatter_nd_like(const KernelArgs& k) {
     };
   });
 }
-KernelRegistrar k4("cpu", "ScatterNdLike", make_scatter_nd_like);
+KernelRegistrar k4("cpu", ops::ScatterNdLike, make_scatter_nd_like);
 
 Kernel make_sparse_matmul(const KernelArgs& k) {
-  Dims a_static = k.node.attrs.ints("a_shape");
-  bool adj = k.node.attrs.i("adjoint_a") != 0;
+  Dims a_static = k.node.attrs.ints(attr::a_shape);
+  bool adj = k.node.attrs.i(attr::adjoint_a) != 0;
   return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     using C = compute_t<T>;
@@ -122,7 +122,7 @@ Kernel make_sparse_matmul(const KernelArgs& k) {
     };
   });
 }
-KernelRegistrar k5("cpu", "SparseMatMul", make_sparse_matmul);
+KernelRegistrar k5("cpu", ops::SparseMatMul, make_sparse_matmul);
 
 }  // namespace
 }  // namespace kb

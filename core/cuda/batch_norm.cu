@@ -34,7 +34,7 @@ __global__ void affine_values(const T* x, T* y, const C* scale, const C* shift, 
 
 Kernel make_batch_norm(const KernelArgs& k) {
   ChannelLayout l = channel_layout(k.in[0].shape.dims, k.node.attrs);
-  double epsilon = k.node.attrs.f("epsilon");
+  double epsilon = k.node.attrs.f(attr::epsilon);
   // x is floating (the ops' inference checks it).
   return dispatch_float<Kernel>(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
@@ -99,7 +99,7 @@ __global__ void add_chunks(const double* partial, T* out, int64_t chunks, int64_
 
 Kernel make_centered_dot(const KernelArgs& k) {
   ChannelLayout l = channel_layout(k.in[1].shape.dims, k.node.attrs);
-  bool center = k.node.attrs.i("center") != 0;
+  bool center = k.node.attrs.i(attr::center) != 0;
   Chunks chunks(l);  // fits a grid (core/kernel_plans/cuda_ops.cpp)
   // x is floating (the ops' inference checks it).
   return dispatch_float<Kernel>(k.out.dtype, [&](auto z) -> Kernel {
@@ -138,8 +138,8 @@ Kernel make_centered_dot(const KernelArgs& k) {
   });
 }
 
-Registrar r1("BatchNorm", make_batch_norm);
-Registrar r2("BatchCenteredDot", make_centered_dot);
+Registrar r1(ops::BatchNorm, make_batch_norm);
+Registrar r2(ops::BatchCenteredDot, make_centered_dot);
 
 }  // namespace
 }  // namespace kb::cuda

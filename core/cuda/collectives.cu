@@ -299,24 +299,24 @@ Kernel make_started_all_reduce(const KernelArgs& k) {
 
 Kernel make_all_reduce_wait(const KernelArgs& k) {
   std::shared_ptr<StartedAllReduce> p = started().take(k.node, "on the GPU");
-  bool average = k.node.inputs[0]->attrs.i("average") != 0;
+  bool average = k.node.inputs[0]->attrs.i(attr::average) != 0;
   return [p, average](const Ins& in, Buffer& out) {
     out.storage = in[0]->storage;
     wait_for(*p);
     if (average && job_size() > 1) divide_on_device(out, job_size());
   };
 }
-Registrar r7("AllReduceWait", make_all_reduce_wait);
+Registrar r7(ops::AllReduceWait, make_all_reduce_wait);
 
 Kernel make_all_reduce(const KernelArgs& k) {
   if (declined_in_job()) return Kernel{};
-  if (k.node.attrs.i("async", 0)) return make_started_all_reduce(k);
+  if (k.node.attrs.i(attr::async, 0)) return make_started_all_reduce(k);
 #if KB_HAVE_NCCL_H
   ncclDataType_t type{};
   if (!nccl_type(k.out.dtype, &type)) return Kernel{};
 #endif
-  bool average = k.node.attrs.i("average") != 0;
-  int64_t root_only = k.node.attrs.i("root_only");
+  bool average = k.node.attrs.i(attr::average) != 0;
+  int64_t root_only = k.node.attrs.i(attr::root_only);
   auto ev = std::make_shared<Events>();
   return [=, what = label("all_reduce", k.node)](const Ins& in, Buffer& out) {
     if (!in_job(what)) return copy_if_apart(*in[0], out);
@@ -331,11 +331,11 @@ Kernel make_all_reduce(const KernelArgs& k) {
     if (root_only >= 0 && job().rank() != root_only) zero_on_device(out);
   };
 }
-Registrar r1("AllReduce", make_all_reduce);
+Registrar r1(ops::AllReduce, make_all_reduce);
 
 Kernel make_broadcast(const KernelArgs& k) {
   if (declined_in_job()) return Kernel{};
-  int32_t root = int32_t(k.node.attrs.i("root"));
+  int32_t root = int32_t(k.node.attrs.i(attr::root));
   auto ev = std::make_shared<Events>();
   return [=, what = label("broadcast", k.node)](const Ins& in, Buffer& out) {
     int32_t size = job_size();
@@ -348,13 +348,13 @@ Kernel make_broadcast(const KernelArgs& k) {
 #endif
   };
 }
-Registrar r2("Broadcast", make_broadcast);
+Registrar r2(ops::Broadcast, make_broadcast);
 
 // AllGather and ReduceScatter: blocks along axis 0, one per process of the job the graph was
 // built for.
 Kernel make_all_gather(const KernelArgs& k) {
   if (declined_in_job()) return Kernel{};
-  int64_t built = k.node.attrs.i("size");
+  int64_t built = k.node.attrs.i(attr::size);
   auto ev = std::make_shared<Events>();
   return [=, what = label("all_gather", k.node)](const Ins& in, Buffer& out) {
     check_job_size(built, job_size(), "all_gather");
@@ -366,7 +366,7 @@ Kernel make_all_gather(const KernelArgs& k) {
 #endif
   };
 }
-Registrar r3("AllGather", make_all_gather);
+Registrar r3(ops::AllGather, make_all_gather);
 
 Kernel make_reduce_scatter(const KernelArgs& k) {
   if (declined_in_job()) return Kernel{};
@@ -374,7 +374,7 @@ Kernel make_reduce_scatter(const KernelArgs& k) {
   ncclDataType_t type{};
   if (!nccl_type(k.out.dtype, &type)) return Kernel{};
 #endif
-  int64_t built = k.node.attrs.i("size");
+  int64_t built = k.node.attrs.i(attr::size);
   auto ev = std::make_shared<Events>();
   return [=, what = label("reduce_scatter", k.node)](const Ins& in, Buffer& out) {
     check_job_size(built, job_size(), "reduce_scatter");
@@ -387,7 +387,7 @@ Kernel make_reduce_scatter(const KernelArgs& k) {
 #endif
   };
 }
-Registrar r4("ReduceScatter", make_reduce_scatter);
+Registrar r4(ops::ReduceScatter, make_reduce_scatter);
 
 // A bucket's parts (core/compile/bucket_collectives.cpp). Pack: the operands, one after another,
 // into one buffer; Unpack: a view of a part of it.
@@ -400,15 +400,15 @@ Kernel make_pack(const KernelArgs&) {
     }
   };
 }
-Registrar r5("Pack", make_pack);
+Registrar r5(ops::Pack, make_pack);
 
 Kernel make_unpack(const KernelArgs& k) {
-  size_t offset = size_t(k.node.attrs.i("offset")) * dtype_size(k.out.dtype);
+  size_t offset = size_t(k.node.attrs.i(attr::offset)) * dtype_size(k.out.dtype);
   return [offset](const Ins& in, Buffer& out) {
     out.storage = std::shared_ptr<void>(in[0]->storage, static_cast<char*>(in[0]->data()) + offset);
   };
 }
-Registrar r6("Unpack", make_unpack);
+Registrar r6(ops::Unpack, make_unpack);
 
 }  // namespace
 

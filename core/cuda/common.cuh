@@ -124,7 +124,7 @@ constexpr int kMaxDims = kMaxDeviceRank;
 // Registers an op's factory: the op has a row in core/kernel_plans/cuda_ops.cpp, which the plugin
 // asks first.
 struct Registrar {
-  Registrar(const char* op, KernelFactory f);
+  Registrar(OpName op, KernelFactory f);
 };
 
 // out[out_base + offset0(i)] = in[in_base + offset1(i)] for i < n

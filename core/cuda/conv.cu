@@ -1,4 +1,4 @@
-// CUDA convolutions and pooling through cuDNN: forward, backward-data and backward-filter as
+// CUDA convolutions through cuDNN: forward, backward-data and backward-filter as
 // separate kernels, algorithms chosen once per shape at plan time (measured: cudnnFind), and the
 // forward pass with its bias and relu (FusedConv). Keras keeps kernels as (spatial..., in,
 // out/groups); cuDNN wants (out, spatial..., in/groups) (KRSC), so kernels are permuted on the way
@@ -6,7 +6,7 @@
 // padding ('same' with an odd remainder, causal) is made explicit, the input copied into a zeroed,
 // larger scratch tensor (and the data gradient copied out of one). Max pooling's gradient is the
 // plugin's own kernel (core/cuda/pool.cu): cuDNN does not say which of tied maxima it picks, and
-// the CPU and MaxPoolGradGrad take the first.
+// the CPU and MaxPoolGradGrad take the first. cuDNN's pooling is in core/cuda/pool.cu.
 #include <cudnn.h>
 
 #include <algorithm>
@@ -16,6 +16,7 @@
 #include <string>
 
 #include "core/cuda/common.cuh"
+#include "core/cuda/cudnn.cuh"
 #include "core/cuda/epilogue.cuh"
 #include "core/ops/conv_ops.h"
 
@@ -23,78 +24,6 @@ namespace kb::cuda {
 namespace {
 
 using Ins = std::vector<const Buffer*>;
-
-void check_dnn(cudnnStatus_t s, const char* what) {
-  if (s == CUDNN_STATUS_SUCCESS) return;
-  bool no_memory = s == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED ||
-                   s == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
-  fail(no_memory ? Status::out_of_memory : Status::device, "cudnn: ", what, ": ",
-       cudnnGetErrorString(s));
-}
-
-// cuDNN's handle, held for the full expression that calls handle(): host threads may run
-// different functions at once, and cuDNN allows a handle in one thread at a time. (Only the
-// enqueueing is serialized; the work runs on the one stream anyway.)
-struct DnnHandle {
-  std::unique_lock<std::recursive_mutex> lock;
-  cudnnHandle_t h;
-  operator cudnnHandle_t() const { return h; }  // NOLINT: passed straight to cuDNN calls
-};
-
-DnnHandle handle() {
-  static std::recursive_mutex mu;
-  std::unique_lock<std::recursive_mutex> lock(mu);
-  cudnnHandle_t h = library_handle<cudnnHandle_t>(
-      [](cudnnHandle_t* p) { return cudnnCreate(p) == CUDNN_STATUS_SUCCESS; }, "cudnnCreate");
-  check_dnn(cudnnSetStream(h, stream()), "set stream");
-  return {std::move(lock), h};
-}
-
-template <class T>
-cudnnDataType_t dnn_type() {
-  if constexpr (std::is_same_v<T, half>) return CUDNN_DATA_HALF;
-  if constexpr (std::is_same_v<T, bfloat16>) return CUDNN_DATA_BFLOAT16;
-  return std::is_same_v<T, double> ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
-}
-
-// Logical NC(spatial) dims and strides of a tensor stored channels-last or channels-first;
-// 1-D problems get a leading spatial dimension of 1 (cuDNN wants at least 4 dims).
-struct NdDesc {
-  std::vector<int> dims, strides;
-};
-// cuDNN's descriptors take int dims and strides, and its legacy API indexes in 32 bits.
-bool fits_descriptor(const Dims& d) { return numel(d) <= int64_t(INT32_MAX); }
-
-NdDesc nd_desc(const Dims& d, bool channels_first) {
-  size_t nsp = d.size() - 2;
-  Dims logical{d[0], d[channel_axis(channels_first, nsp)]};
-  for (size_t i = 0; i < nsp; ++i) logical.push_back(d[spatial_axis(channels_first, i)]);
-  // Memory strides of the stored layout, mapped to the logical order.
-  Dims mem(d.size());
-  int64_t acc = 1;
-  for (size_t i = d.size(); i-- > 0;) mem[i] = acc, acc *= d[i];
-  Dims st{mem[0], mem[channel_axis(channels_first, nsp)]};
-  for (size_t i = 0; i < nsp; ++i) st.push_back(mem[spatial_axis(channels_first, i)]);
-  if (nsp == 1) {  // (N, C, W) -> (N, C, 1, W)
-    logical.insert(logical.begin() + 2, 1);
-    st.insert(st.begin() + 2, st[2] * logical[3]);
-  }
-  NdDesc r;
-  for (auto v : logical) r.dims.push_back(int(v));
-  for (auto v : st) r.strides.push_back(int(v));
-  return r;
-}
-
-struct TensorDesc {
-  cudnnTensorDescriptor_t d = nullptr;
-  TensorDesc(const NdDesc& nd, cudnnDataType_t t) {
-    check_dnn(cudnnCreateTensorDescriptor(&d), "tensor descriptor");
-    check_dnn(
-        cudnnSetTensorNdDescriptor(d, t, int(nd.dims.size()), nd.dims.data(), nd.strides.data()),
-        "tensor descriptor");
-  }
-  ~TensorDesc() { cudnnDestroyTensorDescriptor(d); }
-};
 
 // Everything a convolution kernel needs, built at plan time.
 struct ConvPlan {
@@ -243,30 +172,6 @@ Buffer filter_of(const ConvPlan& p, const Buffer& kernel, std::shared_ptr<void>&
   Buffer t = scratch_buffer(kernel.dtype, permuted_dims(p.split_kernel, p.to_krsc), keep);
   transpose_on_device(split, t, p.to_krsc);
   return t;
-}
-
-// cuDNN's algorithms are chosen at plan time for memory aligned as the allocator aligns it; a
-// view into a larger buffer (a loop's per-step slice of 16-bit data) may be only 2-byte aligned,
-// which some algorithms reject. Such an operand is read from an aligned copy, and such a result
-// is written to aligned scratch and copied out.
-constexpr uintptr_t kDnnAlignment = 16;
-bool dnn_aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kDnnAlignment == 0; }
-
-// data (`bytes` long) itself when aligned, else an aligned copy that `keep` holds.
-const void* dnn_operand(const void* data, size_t bytes, std::shared_ptr<void>& keep) {
-  if (dnn_aligned(data)) return data;
-  keep = scratch(bytes);
-  copy_on_device(keep.get(), data, bytes);
-  return keep.get();
-}
-
-// write(y) with y = out's memory when aligned, else aligned scratch then copied into out.
-template <class Write>
-void into_dnn_result(Buffer& out, Write&& write) {
-  if (dnn_aligned(out.data())) return write(out.data());
-  auto tmp = scratch(out.nbytes());
-  write(tmp.get());
-  copy_on_device(out.data(), tmp.get(), out.nbytes());
 }
 
 // The data operand x as cuDNN sees it: x itself, or x inside its explicit padding.
@@ -577,9 +482,9 @@ Kernel make_conv(const KernelArgs& k) {
   }
   return Kernel{};
 }
-Registrar r1("Conv", make_conv<0>);
-Registrar r2("ConvBackwardData", make_conv<1>);
-Registrar r3("ConvBackwardFilter", make_conv<2>);
+Registrar r1(ops::Conv, make_conv<0>);
+Registrar r2(ops::ConvBackwardData, make_conv<1>);
+Registrar r3(ops::ConvBackwardFilter, make_conv<2>);
 
 // FusedConv(x, kernel[, bias]), attribute relu (core/compile/fuse_epilogue.cpp). With a bias: one
 // cudnnConvolutionBiasActivationForward (relu with the pass's chosen algorithm; identity, which
@@ -649,7 +554,7 @@ Kernel fused_conv_kernel(const KernelArgs& k) {
   ConvGeom g = ConvGeom::from(k.node.attrs);
   const Dims& yd = k.out.shape.dims;
   f->bias = k.in.size() == 3;
-  f->relu = k.node.attrs.i("relu", 0) != 0;
+  f->relu = k.node.attrs.i(attr::relu, 0) != 0;
   f->channels = channel_placement(g.channels_first, yd);
   f->y_numel = numel(yd);
   if (f->bias && f->y_numel > 0) {
@@ -685,94 +590,7 @@ Kernel make_fused_conv(const KernelArgs& k) {
   }
   return Kernel{};
 }
-Registrar r3f("FusedConv", make_fused_conv);
-
-struct PoolState {
-  std::unique_ptr<TensorDesc> x, y;
-  cudnnPoolingDescriptor_t pool = nullptr;
-  ~PoolState() {
-    if (pool) cudnnDestroyPoolingDescriptor(pool);
-  }
-};
-
-// Forward: a is x, the result y. Backward: a is dy, the result dx; only average pooling's gradient
-// comes here (max pooling's is the plugin's kernel), and it does not depend on the forward result
-// that cuDNN's call takes: dy, of y's layout, stands in for it.
-template <class T>
-cudnnStatus_t pool_call(const PoolState& s, bool backward, const void* a, const void* x,
-                        void* result) {
-  const compute_t<T> one = 1, zero = 0;
-  if (!backward)
-    return cudnnPoolingForward(handle(), s.pool, &one, s.x->d, a, &zero, s.y->d, result);
-  return cudnnPoolingBackward(handle(), s.pool, &one, s.y->d, a, s.y->d, a, s.x->d, x, &zero,
-                              s.x->d, result);
-}
-
-template <class T>
-Kernel pool_kernel(const KernelArgs& k, bool backward) {
-  PoolKernel which = backward ? PoolKernel::backward : PoolKernel::forward;
-  PoolProblem p = pool_problem(k, which);
-  const PoolGeom& g = p.geom;
-  const Dims& xd = p.x;
-  size_t nsp = g.nsp();
-  if (g.mode == PoolMode::max && backward) return window_pool_kernel(k, which);
-  if (!fits_descriptor(xd)) return window_pool_kernel(k, which);
-  for (size_t i = 0; i < nsp; ++i)
-    if (g.pad_before[i] != g.pad_after[i]) return window_pool_kernel(k, which);
-  auto s = std::make_shared<PoolState>();
-  s->x = std::make_unique<TensorDesc>(nd_desc(xd, g.channels_first), dnn_type<T>());
-  s->y = std::make_unique<TensorDesc>(nd_desc(p.y, g.channels_first), dnn_type<T>());
-  std::vector<int> window, pad, stride;
-  if (nsp == 1) window.push_back(1), pad.push_back(0), stride.push_back(1);
-  for (size_t i = 0; i < nsp; ++i) {
-    window.push_back(int(g.window[i]));
-    pad.push_back(int(g.pad_before[i]));
-    stride.push_back(int(g.strides[i]));
-  }
-  check_dnn(cudnnCreatePoolingDescriptor(&s->pool), "pooling descriptor");
-  cudnnPoolingMode_t mode = g.mode == PoolMode::max ? CUDNN_POOLING_MAX_DETERMINISTIC
-                                                    : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
-  check_dnn(cudnnSetPoolingNdDescriptor(s->pool, mode, CUDNN_NOT_PROPAGATE_NAN, int(window.size()),
-                                        window.data(), pad.data(), stride.data()),
-            "pooling descriptor");
-  // One call on scratch memory at plan time: a configuration cuDNN refuses when called, or one
-  // without the memory for the trial, goes to the plugin's own kernel instead of failing calls.
-  if (numel(xd) > 0 && numel(p.y) > 0) {
-    cudnnStatus_t st = CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED;
-    try {
-      size_t xb = size_t(numel(xd)) * sizeof(T), yb = size_t(numel(p.y)) * sizeof(T);
-      auto x = scratch(xb), y = scratch(yb), result = scratch(backward ? xb : yb);
-      st = pool_call<T>(*s, backward, backward ? y.get() : x.get(), x.get(), result.get());
-    } catch (const Error&) {
-    }
-    if (st != CUDNN_STATUS_SUCCESS) {
-      cudaGetLastError();
-      return window_pool_kernel(k, which);
-    }
-  }
-  return [s, backward](const Ins& in, Buffer& out) {
-    if (out.numel() == 0) return;
-    std::shared_ptr<void> keep_a, keep_b;
-    const void* a = dnn_operand(in[0]->data(), in[0]->nbytes(), keep_a);
-    const void* x = backward ? dnn_operand(in[1]->data(), in[1]->nbytes(), keep_b) : nullptr;
-    into_dnn_result(out, [&](void* result) {
-      check_dnn(pool_call<T>(*s, backward, a, x, result),
-                backward ? "pooling backward" : "pooling forward");
-    });
-  };
-}
-
-template <bool Backward>
-Kernel make_pool(const KernelArgs& k) {
-  try {
-    return dispatch_float<Kernel>(k.out.dtype,
-                                  [&](auto z) { return pool_kernel<decltype(z)>(k, Backward); });
-  } catch (const Error&) {
-  }
-  return Kernel{};
-}
-Registrar r4("Pool", make_pool<false>);
-Registrar r5("PoolBackward", make_pool<true>);
+Registrar r3f(ops::FusedConv, make_fused_conv);
 
 }  // namespace
 }  // namespace kb::cuda

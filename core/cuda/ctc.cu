@@ -116,8 +116,8 @@ Kernel make_ctc_loss(const KernelArgs& k) {
     return [p, budget](const Ins& in, Buffer& out) { run_ctc<Grad, float>(p, budget, in, out); };
   return [p, budget](const Ins& in, Buffer& out) { run_ctc<Grad, double>(p, budget, in, out); };
 }
-Registrar r1("CtcLoss", make_ctc_loss<false>);
-Registrar r2("CtcLossGrad", make_ctc_loss<true>);
+Registrar r1(ops::CtcLoss, make_ctc_loss<false>);
+Registrar r2(ops::CtcLossGrad, make_ctc_loss<true>);
 
 }  // namespace
 }  // namespace kb::cuda

@@ -71,7 +71,7 @@ Kernel binary_factory(const KernelArgs& k) {
       return expr;                                \
     }                                             \
   };                                              \
-  Registrar reg_##Name(#Name, unary_factory<ScalarDomain::Dom, ScalarResult::Res, Fn##Name>);
+  Registrar reg_##Name(ops::Name, unary_factory<ScalarDomain::Dom, ScalarResult::Res, Fn##Name>);
 KB_UNARY_OPS(KB_CUDA_UNARY)
 
 #define KB_CUDA_BINARY(Name, Dom, Res, expr, ga, gb) \
@@ -81,7 +81,7 @@ KB_UNARY_OPS(KB_CUDA_UNARY)
       return expr;                                   \
     }                                                \
   };                                                 \
-  Registrar reg_##Name(#Name, binary_factory<ScalarDomain::Dom, ScalarResult::Res, Fn##Name>);
+  Registrar reg_##Name(ops::Name, binary_factory<ScalarDomain::Dom, ScalarResult::Res, Fn##Name>);
 KB_BINARY_OPS(KB_CUDA_BINARY)
 
 template <class S, class D>
@@ -103,7 +103,7 @@ Kernel make_cast(const KernelArgs& k) {
     });
   });
 }
-Registrar reg_cast("Cast", make_cast);
+Registrar reg_cast(ops::Cast, make_cast);
 
 template <class T>
 __global__ void select_kernel(const bool* c, const T* a, const T* b, T* o, int64_t n,
@@ -129,7 +129,7 @@ Kernel make_select(const KernelArgs& k) {
     };
   });
 }
-Registrar reg_select("Select", make_select);
+Registrar reg_select(ops::Select, make_select);
 
 template <class T>
 __global__ void fill_kernel(T* o, int64_t n, T v) {
@@ -137,7 +137,7 @@ __global__ void fill_kernel(T* o, int64_t n, T v) {
 }
 
 Kernel make_fill_like(const KernelArgs& k) {
-  double value = k.node.attrs.f("value");
+  double value = k.node.attrs.f(attr::value);
   return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     T v = convert_value<double, T>(value);
@@ -149,7 +149,7 @@ Kernel make_fill_like(const KernelArgs& k) {
     };
   });
 }
-Registrar reg_fill_like("FillLike", make_fill_like);
+Registrar reg_fill_like(ops::FillLike, make_fill_like);
 
 }  // namespace
 }  // namespace kb::cuda

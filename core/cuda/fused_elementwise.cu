@@ -30,7 +30,7 @@ Kernel fused_factory(const KernelArgs& k) {
 Kernel make_fused_elementwise(const KernelArgs& k) {
   return dispatch_float<Kernel>(k.out.dtype, [&](auto z) { return fused_factory<decltype(z)>(k); });
 }
-Registrar reg_fused("FusedElementwise", make_fused_elementwise);
+Registrar reg_fused(ops::FusedElementwise, make_fused_elementwise);
 
 }  // namespace
 }  // namespace kb::cuda

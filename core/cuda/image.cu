@@ -25,8 +25,8 @@ Kernel make_resize(const KernelArgs& k) {
     };
   });
 }
-Registrar r1("Resize", make_resize<false>);
-Registrar r2("ResizeGrad", make_resize<true>);
+Registrar r1(ops::Resize, make_resize<false>);
+Registrar r2(ops::ResizeGrad, make_resize<true>);
 
 }  // namespace
 }  // namespace kb::cuda

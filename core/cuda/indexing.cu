@@ -16,7 +16,7 @@ using Ins = std::vector<const Buffer*>;
 // axes that Tile broadcasts over (core/kernel_plans/copy_plan.cpp).
 Kernel make_tile_grad(const KernelArgs& k) {
   const Dims& d = k.out.shape.dims;
-  const auto& mult = k.node.attrs.ints("multiples");
+  const auto& mult = k.node.attrs.ints(attr::multiples);
   Dims split;
   std::vector<int64_t> axes;
   for (size_t i = 0; i < d.size(); ++i) {
@@ -32,7 +32,7 @@ Kernel make_tile_grad(const KernelArgs& k) {
     reduce_on_device(0, p, view, out);
   };
 }
-Registrar r1("TileGrad", make_tile_grad);
+Registrar r1(ops::TileGrad, make_tile_grad);
 
 template <class E, class I>
 __global__ void gather_kernel(const E* ref, const I* idx, E* out, int64_t n_idx, int64_t row,
@@ -66,7 +66,7 @@ Kernel make_gather(const KernelArgs& k) {
     };
   });
 }
-Registrar r2("Gather", make_gather);
+Registrar r2(ops::Gather, make_gather);
 
 template <class T, class I>
 __global__ void scatter_add_kernel(const T* g, const I* idx, sum_t<T>* acc, int64_t n_idx,
@@ -103,7 +103,7 @@ Kernel make_scatter_add_like(const KernelArgs& k) {
     });
   });
 }
-Registrar r3("ScatterAddLike", make_scatter_add_like);
+Registrar r3(ops::ScatterAddLike, make_scatter_add_like);
 
 template <class T>
 __global__ void arg_kernel(const T* x, int64_t* out, AxisView v, bool is_max) {
@@ -165,7 +165,7 @@ Kernel make_arg_reduce(const KernelArgs& k) {
     };
   });
 }
-Registrar r4("ArgReduce", make_arg_reduce);
+Registrar r4(ops::ArgReduce, make_arg_reduce);
 
 template <class T>
 __global__ void scan_kernel(const T* x, T* out, AxisView v, bool is_sum) {
@@ -190,7 +190,7 @@ Kernel make_cumulative(const KernelArgs& k) {
     };
   });
 }
-Registrar r5("Cumulative", make_cumulative);
+Registrar r5(ops::Cumulative, make_cumulative);
 
 template <class T, class I>
 __global__ void in_top_k_kernel(const T* p, const I* targets, bool* out, int64_t batch,
@@ -212,7 +212,7 @@ __global__ void in_top_k_kernel(const T* p, const I* targets, bool* out, int64_t
 }
 
 Kernel make_in_top_k(const KernelArgs& k) {
-  int64_t top = k.node.attrs.i("k");
+  int64_t top = k.node.attrs.i(attr::k);
   int64_t classes = k.in[0].shape.dims[1];
   return dispatch_float<Kernel>(k.in[0].dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
@@ -230,7 +230,7 @@ Kernel make_in_top_k(const KernelArgs& k) {
     });
   });
 }
-Registrar r6("InTopK", make_in_top_k);
+Registrar r6(ops::InTopK, make_in_top_k);
 
 }  // namespace
 }  // namespace kb::cuda

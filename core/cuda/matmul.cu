@@ -94,8 +94,8 @@ void product_into(const Gemm& g, const Ins& in, Buffer& out) {
 }
 
 Kernel make_matmul(const KernelArgs& k) {
-  Gemm g = gemm_dims(k.in[0].shape.dims, k.in[1].shape.dims, k.node.attrs.i("transpose_a") != 0,
-                     k.node.attrs.i("transpose_b") != 0);
+  Gemm g = gemm_dims(k.in[0].shape.dims, k.in[1].shape.dims, k.node.attrs.i(attr::transpose_a) != 0,
+                     k.node.attrs.i(attr::transpose_b) != 0);
   return dispatch_float<Kernel>(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     return [g](const Ins& in, Buffer& out) {
@@ -103,7 +103,7 @@ Kernel make_matmul(const KernelArgs& k) {
     };
   });
 }
-Registrar reg_matmul("MatMul", make_matmul);
+Registrar reg_matmul(ops::MatMul, make_matmul);
 
 cublasLtHandle_t lt_handle() {
   return library_handle<cublasLtHandle_t>(
@@ -198,9 +198,9 @@ bool make_lt_product(const Gemm& g, bool bias, bool relu, LtProduct& p) {
 // FusedMatMul(a, b[, bias]), attributes transpose_a, transpose_b, relu; float32 (the rewrite
 // fuses float32 products only) and within cuBLAS's sizes (core/kernel_plans/cuda_ops.cpp).
 Kernel make_fused_matmul(const KernelArgs& k) {
-  Gemm g = gemm_dims(k.in[0].shape.dims, k.in[1].shape.dims, k.node.attrs.i("transpose_a") != 0,
-                     k.node.attrs.i("transpose_b") != 0);
-  bool bias = k.in.size() == 3, relu = k.node.attrs.i("relu", 0) != 0;
+  Gemm g = gemm_dims(k.in[0].shape.dims, k.in[1].shape.dims, k.node.attrs.i(attr::transpose_a) != 0,
+                     k.node.attrs.i(attr::transpose_b) != 0);
+  bool bias = k.in.size() == 3, relu = k.node.attrs.i(attr::relu, 0) != 0;
   auto p = std::make_shared<LtProduct>();
   if (g.k > 0 && numel(k.out.shape.dims) > 0) make_lt_product(g, bias, relu, *p);
   return [g, bias, relu, p](const Ins& in, Buffer& out) {
@@ -226,7 +226,7 @@ Kernel make_fused_matmul(const KernelArgs& k) {
     epilogue_on_device(y, b, n, g.n, 1, relu);
   };
 }
-Registrar reg_fused_matmul("FusedMatMul", make_fused_matmul);
+Registrar reg_fused_matmul(ops::FusedMatMul, make_fused_matmul);
 
 }  // namespace
 }  // namespace kb::cuda

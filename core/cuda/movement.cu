@@ -14,11 +14,11 @@ using Ins = std::vector<const Buffer*>;
 Kernel make_alias(const KernelArgs&) {
   return [](const Ins& in, Buffer& out) { out.storage = in[0]->storage; };
 }
-Registrar r1("Reshape", make_alias);
-Registrar r2("ReshapeLike", make_alias);
-Registrar r3("ExpandDims", make_alias);
-Registrar r4("Squeeze", make_alias);
-Registrar r5("Identity", make_alias);
+Registrar r1(ops::Reshape, make_alias);
+Registrar r2(ops::ReshapeLike, make_alias);
+Registrar r3(ops::ExpandDims, make_alias);
+Registrar r4(ops::Squeeze, make_alias);
+Registrar r5(ops::Identity, make_alias);
 
 // ReshapeTo: where the plan knows the target, a view; else the target (a few int64s) read back
 // from the device.
@@ -29,8 +29,8 @@ Kernel make_reshape_to(const KernelArgs& k) {
     out.storage = in[0]->storage;
   };
 }
-Registrar r5t("ReshapeTo", make_reshape_to);
-Registrar r6("StopGradient", make_alias);
+Registrar r5t(ops::ReshapeTo, make_reshape_to);
+Registrar r6(ops::StopGradient, make_alias);
 
 // out[out_base + offset0(i)] = in[in_base + offset1(i)] over the index space of m.
 template <class E>
@@ -50,15 +50,15 @@ Kernel make_copy(const KernelArgs& k) {
       strided_copy_on_device(*in[size_t(c.input)], c.in_base, out, c.out_base, c.map, c.n);
   };
 }
-Registrar r7("StridedSlice", make_copy);
-Registrar r8("StridedSliceGrad", make_copy);
-Registrar r9("Concat", make_copy);
-Registrar r10("SplitLike", make_copy);
-Registrar r11("Tile", make_copy);
-Registrar r12("Reverse", make_copy);
-Registrar r13("Transpose", make_copy);
-Registrar r14("BroadcastLike", make_copy);
-Registrar r15("Pad", make_copy);
+Registrar r7(ops::StridedSlice, make_copy);
+Registrar r8(ops::StridedSliceGrad, make_copy);
+Registrar r9(ops::Concat, make_copy);
+Registrar r10(ops::SplitLike, make_copy);
+Registrar r11(ops::Tile, make_copy);
+Registrar r12(ops::Reverse, make_copy);
+Registrar r13(ops::Transpose, make_copy);
+Registrar r14(ops::BroadcastLike, make_copy);
+Registrar r15(ops::Pad, make_copy);
 
 // Switch with a condition unknown at plan time (then the branches have one concrete shape): every
 // thread reads the condition and copies its element of the chosen branch.
@@ -80,7 +80,7 @@ Kernel make_switch(const KernelArgs&) {
     after_launch("switch");
   };
 }
-Registrar r16("Switch", make_switch);
+Registrar r16(ops::Switch, make_switch);
 
 }  // namespace
 

@@ -158,7 +158,7 @@ std::vector<Registration>& registrations() {
   return r;
 }
 
-Registrar::Registrar(const char* op, KernelFactory f) { registrations().push_back({op, f}); }
+Registrar::Registrar(OpName op, KernelFactory f) { registrations().push_back({op.c_str(), f}); }
 
 namespace {
 // What the host calls for every op: a problem that the table of the device's operations declines

@@ -37,7 +37,7 @@ Kernel make_random(const KernelArgs& k) {
     };
   });
 }
-Registrar reg_random("Random", make_random);
+Registrar reg_random(ops::Random, make_random);
 
 }  // namespace
 }  // namespace kb::cuda

@@ -118,8 +118,8 @@ Kernel make_reduce(const KernelArgs& k) {
   if (r.view) return [](const Ins& in, Buffer& out) { out.storage = in[0]->storage; };
   return reduce_kernel(k.in[0].dtype, r.mode, r.plan);
 }
-Registrar reg_reduce("Reduce", make_reduce);
-Registrar reg_sum_to_like("SumToLike", make_reduce);
+Registrar reg_reduce(ops::Reduce, make_reduce);
+Registrar reg_sum_to_like(ops::SumToLike, make_reduce);
 
 // Softmax over rows of length n (inner == 1): one block per row
 // (core/kernel_plans/device_softmax.h).
@@ -162,7 +162,7 @@ __global__ void softmax_cols(const T* x, T* out, AxisView v) {
 
 template <bool Log>
 Kernel make_softmax(const KernelArgs& k) {
-  AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
+  AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i(attr::axis));
   return dispatch_float<Kernel>(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     return [v](const Ins& in, Buffer& out) {
@@ -179,8 +179,8 @@ Kernel make_softmax(const KernelArgs& k) {
     };
   });
 }
-Registrar reg_softmax("Softmax", make_softmax<false>);
-Registrar reg_log_softmax("LogSoftmax", make_softmax<true>);
+Registrar reg_softmax(ops::Softmax, make_softmax<false>);
+Registrar reg_log_softmax(ops::LogSoftmax, make_softmax<true>);
 
 }  // namespace
 

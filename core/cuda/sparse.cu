@@ -93,7 +93,7 @@ Kernel with_value_and_index_types(DType t, DType i, F&& f) {
 
 // SparseTensor / SparseToDense (indices, values, dense_shape): duplicates add up.
 Kernel make_to_dense(const KernelArgs& k) {
-  Dims static_dims = k.node.attrs.ints("shape");
+  Dims static_dims = k.node.attrs.ints(attr::shape);
   return with_value_and_index_types(k.out.dtype, k.in[0].dtype, [&](auto z, auto zi) -> Kernel {
     using T = decltype(z);
     using I = decltype(zi);
@@ -108,8 +108,8 @@ Kernel make_to_dense(const KernelArgs& k) {
     };
   });
 }
-Registrar r1("SparseTensor", make_to_dense);
-Registrar r2("SparseToDense", make_to_dense);
+Registrar r1(ops::SparseTensor, make_to_dense);
+Registrar r2(ops::SparseToDense, make_to_dense);
 
 // GatherNd(x, indices (..., depth)).
 Kernel make_gather_nd(const KernelArgs& k) {
@@ -136,7 +136,7 @@ Kernel make_gather_nd(const KernelArgs& k) {
     };
   });
 }
-Registrar r3("GatherNd", make_gather_nd);
+Registrar r3(ops::GatherNd, make_gather_nd);
 
 // ScatterNdLike(updates, indices (..., depth), like).
 Kernel make_scatter_nd_like(const KernelArgs& k) {
@@ -153,7 +153,7 @@ Kernel make_scatter_nd_like(const KernelArgs& k) {
     };
   });
 }
-Registrar r4("ScatterNdLike", make_scatter_nd_like);
+Registrar r4(ops::ScatterNdLike, make_scatter_nd_like);
 
 // out[r] += v_e * b[c] for entry e = (r, c) (swapped with adjoint), a thread per (e, column).
 template <class T, class I>
@@ -179,8 +179,8 @@ __global__ void sparse_matmul_kernel(const I* idx, const T* val, const T* b, sum
 
 // SparseMatMul(indices, values, dense_shape, b): A @ b or A^T @ b.
 Kernel make_sparse_matmul(const KernelArgs& k) {
-  Dims a_static = k.node.attrs.ints("a_shape");
-  bool adjoint = k.node.attrs.i("adjoint_a") != 0;
+  Dims a_static = k.node.attrs.ints(attr::a_shape);
+  bool adjoint = k.node.attrs.i(attr::adjoint_a) != 0;
   return with_value_and_index_types(k.out.dtype, k.in[0].dtype, [&](auto z, auto zi) -> Kernel {
     using T = decltype(z);
     using I = decltype(zi);
@@ -210,7 +210,7 @@ Kernel make_sparse_matmul(const KernelArgs& k) {
     };
   });
 }
-Registrar r5("SparseMatMul", make_sparse_matmul);
+Registrar r5(ops::SparseMatMul, make_sparse_matmul);
 
 }  // namespace
 }  // namespace kb::cuda

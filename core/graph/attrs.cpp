@@ -7,13 +7,23 @@
 
 namespace kb {
 
-Attrs& Attrs::set(const std::string& key, AttrValue v) {
+Attrs::Attrs(std::initializer_list<std::pair<AttrKey, AttrValue>> init) {
+  items_.reserve(init.size());
+  for (const auto& [key, value] : init) {
+    // The value copied as its alternative, then moved in: GCC 12's variant copy constructor
+    // destroys a value it never built when the copy runs out of memory.
+    AttrValue copy = std::visit([](const auto& v) { return AttrValue(v); }, value);
+    items_.emplace_back(key.c_str(), std::move(copy));
+  }
+}
+
+Attrs& Attrs::set(AttrKey key, AttrValue v) {
   for (auto& kv : items_)
-    if (kv.first == key) {
+    if (kv.first == key.c_str()) {
       kv.second = std::move(v);
       return *this;
     }
-  items_.emplace_back(key, std::move(v));
+  items_.emplace_back(key.c_str(), std::move(v));
   return *this;
 }
 
@@ -31,25 +41,21 @@ static const T& get_as(const AttrValue* v, const std::string& key) {
   return *p;
 }
 
-int64_t Attrs::i(const std::string& key) const { return get_as<int64_t>(find(key), key); }
-int64_t Attrs::i(const std::string& key, int64_t fallback) const {
-  return has(key) ? i(key) : fallback;
+int64_t Attrs::i(AttrKey key) const { return get_as<int64_t>(find(key.c_str()), key.c_str()); }
+int64_t Attrs::i(AttrKey key, int64_t fallback) const { return has(key) ? i(key) : fallback; }
+double Attrs::f(AttrKey key) const { return get_as<double>(find(key.c_str()), key.c_str()); }
+double Attrs::f(AttrKey key, double fallback) const { return has(key) ? f(key) : fallback; }
+const std::string& Attrs::s(AttrKey key) const {
+  return get_as<std::string>(find(key.c_str()), key.c_str());
 }
-double Attrs::f(const std::string& key) const { return get_as<double>(find(key), key); }
-double Attrs::f(const std::string& key, double fallback) const {
-  return has(key) ? f(key) : fallback;
+const std::vector<int64_t>& Attrs::ints(AttrKey key) const {
+  return get_as<std::vector<int64_t>>(find(key.c_str()), key.c_str());
 }
-const std::string& Attrs::s(const std::string& key) const {
-  return get_as<std::string>(find(key), key);
+const std::vector<double>& Attrs::floats(AttrKey key) const {
+  return get_as<std::vector<double>>(find(key.c_str()), key.c_str());
 }
-const std::vector<int64_t>& Attrs::ints(const std::string& key) const {
-  return get_as<std::vector<int64_t>>(find(key), key);
-}
-const std::vector<double>& Attrs::floats(const std::string& key) const {
-  return get_as<std::vector<double>>(find(key), key);
-}
-const GraphRef& Attrs::graph(const std::string& key) const {
-  return get_as<GraphRef>(find(key), key);
+const GraphRef& Attrs::graph(AttrKey key) const {
+  return get_as<GraphRef>(find(key.c_str()), key.c_str());
 }
 
 size_t Attrs::hash() const {

@@ -8,6 +8,8 @@
 #include <variant>
 #include <vector>
 
+#include "core/graph/attr_keys.h"
+
 namespace kb {
 
 struct Subgraph;
@@ -19,18 +21,18 @@ using AttrValue =
 class Attrs {
  public:
   Attrs() = default;
-  Attrs(std::initializer_list<std::pair<std::string, AttrValue>> init) : items_(init) {}
+  Attrs(std::initializer_list<std::pair<AttrKey, AttrValue>> init);
 
-  Attrs& set(const std::string& key, AttrValue v);
-  bool has(const std::string& key) const { return find(key) != nullptr; }
-  int64_t i(const std::string& key) const;
-  int64_t i(const std::string& key, int64_t fallback) const;
-  double f(const std::string& key) const;
-  double f(const std::string& key, double fallback) const;
-  const std::string& s(const std::string& key) const;
-  const std::vector<int64_t>& ints(const std::string& key) const;
-  const std::vector<double>& floats(const std::string& key) const;
-  const GraphRef& graph(const std::string& key) const;
+  Attrs& set(AttrKey key, AttrValue v);
+  bool has(AttrKey key) const { return find(key.c_str()) != nullptr; }
+  int64_t i(AttrKey key) const;
+  int64_t i(AttrKey key, int64_t fallback) const;
+  double f(AttrKey key) const;
+  double f(AttrKey key, double fallback) const;
+  const std::string& s(AttrKey key) const;
+  const std::vector<int64_t>& ints(AttrKey key) const;
+  const std::vector<double>& floats(AttrKey key) const;
+  const GraphRef& graph(AttrKey key) const;
 
   bool operator==(const Attrs& o) const { return items_ == o.items_; }
   size_t hash() const;

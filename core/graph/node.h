@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/graph/attrs.h"
+#include "core/graph/op_name.h"
 #include "core/graph/buffer.h"
 #include "core/graph/dtype.h"
 #include "core/graph/shape.h"
@@ -55,7 +56,7 @@ struct Node {
   DType dtype() const { return type.dtype; }
   const Shape& shape() const { return type.shape; }
   int64_t rank() const { return type.shape.rank(); }
-  bool is(const char* op_name) const;
+  bool is(OpName op_name) const;
 };
 
 // Releasing the last handle of a long chain of nodes would recurse once per node through the

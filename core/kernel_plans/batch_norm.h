@@ -28,7 +28,7 @@ ChannelLayout channel_layout(const D& dims, int64_t begin, int64_t end) {
 // The layout of a BatchNorm or BatchCenteredDot node's x (dims known), from its attrs.
 template <class D, class A>
 ChannelLayout channel_layout(const D& dims, const A& attrs) {
-  return channel_layout(dims, attrs.i("begin"), attrs.i("end"));
+  return channel_layout(dims, attrs.i(attr::begin), attrs.i(attr::end));
 }
 
 // Channel c's factor and offset: y = x * scale + shift with scale = gamma / sqrt(var + eps) and

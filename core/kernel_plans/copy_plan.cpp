@@ -51,7 +51,7 @@ Parts parts_of(const std::vector<TensorType>& parts, int64_t axis) {
 }
 
 CopyPlan concat(const KernelArgs& k) {
-  Parts p = parts_of(k.in, k.node.attrs.i("axis"));
+  Parts p = parts_of(k.in, k.node.attrs.i(attr::axis));
   CopyPlan plan;
   for (size_t i = 0; i < k.in.size(); ++i) {
     StridedMap m = copy_map({p.outer, p.widths[i]}, {p.total, 1}, {p.widths[i], 1});
@@ -63,8 +63,8 @@ CopyPlan concat(const KernelArgs& k) {
 // SplitLike(x, parts...): part `index` of x along the axis (the parts give their widths).
 CopyPlan split_like(const KernelArgs& k) {
   std::vector<TensorType> parts(k.in.begin() + 1, k.in.end());
-  Parts p = parts_of(parts, k.node.attrs.i("axis"));
-  size_t i = size_t(k.node.attrs.i("index"));
+  Parts p = parts_of(parts, k.node.attrs.i(attr::axis));
+  size_t i = size_t(k.node.attrs.i(attr::index));
   StridedMap m = copy_map({p.outer, p.widths[i]}, {p.widths[i], 1}, {p.total, 1});
   return single(m, p.outer * p.widths[i], p.offsets[i]);
 }
@@ -72,7 +72,7 @@ CopyPlan split_like(const KernelArgs& k) {
 // Tile as a broadcast over interleaved (multiple, dim) axes: twice the input's rank.
 CopyPlan tile(const KernelArgs& k) {
   const Dims& d = k.in[0].shape.dims;
-  const auto& mult = k.node.attrs.ints("multiples");
+  const auto& mult = k.node.attrs.ints(attr::multiples);
   if (!tile_fits_device(d.size())) return CopyPlan{false, false, {}};
   Dims cs = contiguous_strides(d), od, src;
   for (size_t i = 0; i < d.size(); ++i) {
@@ -84,12 +84,12 @@ CopyPlan tile(const KernelArgs& k) {
 
 CopyPlan reverse(const KernelArgs& k) {
   const Dims& d = k.in[0].shape.dims;
-  Reversal r = reversal(d, k.node.attrs.ints("axes"));
+  Reversal r = reversal(d, k.node.attrs.ints(attr::axes));
   return single(copy_map(d, contiguous_strides(d), r.strides), numel(d), r.offset);
 }
 
 CopyPlan transpose(const KernelArgs& k) {
-  return single(transpose_map(k.in[0].shape.dims, k.node.attrs.ints("perm")),
+  return single(transpose_map(k.in[0].shape.dims, k.node.attrs.ints(attr::perm)),
                 numel(k.out.shape.dims));
 }
 
@@ -101,7 +101,7 @@ CopyPlan broadcast_like(const KernelArgs& k) {
 // Zero padding: a zeroed output, the input copied in at its offset (pad_before).
 CopyPlan pad(const KernelArgs& k) {
   const Dims& in = k.in[0].shape.dims;
-  Placement pl = placement(in, k.out.shape.dims, k.node.attrs.ints("pad_before"));
+  Placement pl = placement(in, k.out.shape.dims, k.node.attrs.ints(attr::pad_before));
   return single(copy_map(in, pl.outer_strides, pl.inner_strides), numel(in), 0, pl.offset, true);
 }
 
@@ -109,17 +109,17 @@ CopyPlan pad(const KernelArgs& k) {
 
 std::optional<CopyPlan> copy_plan(const KernelArgs& k) {
   using Plan = CopyPlan (*)(const KernelArgs&);
-  static const std::pair<const char*, Plan> kPlans[] = {{"StridedSlice", strided_slice},
-                                                        {"StridedSliceGrad", strided_slice_grad},
-                                                        {"Concat", concat},
-                                                        {"SplitLike", split_like},
-                                                        {"Tile", tile},
-                                                        {"Reverse", reverse},
-                                                        {"Transpose", transpose},
-                                                        {"BroadcastLike", broadcast_like},
-                                                        {"Pad", pad}};
+  static const std::pair<OpName, Plan> kPlans[] = {{ops::StridedSlice, strided_slice},
+                                                   {ops::StridedSliceGrad, strided_slice_grad},
+                                                   {ops::Concat, concat},
+                                                   {ops::SplitLike, split_like},
+                                                   {ops::Tile, tile},
+                                                   {ops::Reverse, reverse},
+                                                   {ops::Transpose, transpose},
+                                                   {ops::BroadcastLike, broadcast_like},
+                                                   {ops::Pad, pad}};
   for (auto& [name, plan] : kPlans)
-    if (k.node.op->name == name) return plan(k);
+    if (k.node.is(name)) return plan(k);
   return std::nullopt;
 }
 

@@ -44,8 +44,9 @@ bool pool_fits(const KernelArgs& k) {
 
 bool product_fits(const KernelArgs& k) {
   const Attrs& a = k.node.attrs;
-  return float_out(k) && fits_cublas(gemm_dims(k.in[0].shape.dims, k.in[1].shape.dims,
-                                               a.i("transpose_a") != 0, a.i("transpose_b") != 0));
+  return float_out(k) &&
+         fits_cublas(gemm_dims(k.in[0].shape.dims, k.in[1].shape.dims, a.i(attr::transpose_a) != 0,
+                               a.i(attr::transpose_b) != 0));
 }
 
 // The fused epilogue is a float32 rewrite; its fallback is a cuBLAS product.
@@ -67,77 +68,78 @@ bool fused_program_fits(const KernelArgs& k) {
 
 // The index tuples of the sparse kernels hold kMaxDeviceRank coordinates.
 bool dense_shape_fits(const KernelArgs& k) {
-  return k.node.attrs.ints("shape").size() <= size_t(kMaxDeviceRank);
+  return k.node.attrs.ints(attr::shape).size() <= size_t(kMaxDeviceRank);
 }
 bool tuple_depth_fits(const KernelArgs& k) { return k.in[1].shape.dims.back() <= kMaxDeviceRank; }
 
 std::vector<DeviceOp> make_table() {
   constexpr bool defers = true;
   std::vector<DeviceOp> t = {
-      {"BatchNorm", nullptr, false},
-      {"BatchCenteredDot", centered_dot_fits, false},
+      {ops::BatchNorm.c_str(), nullptr, false},
+      {ops::BatchCenteredDot.c_str(), centered_dot_fits, false},
       // cuDNN answers for the convolutions when the plugin asks it (no rule of ours).
-      {"Conv", nullptr, false},
-      {"ConvBackwardData", nullptr, false},
-      {"ConvBackwardFilter", nullptr, false},
-      {"FusedConv", nullptr, false},
-      {"Pool", pool_fits<PoolKernel::forward>, false},
-      {"PoolBackward", pool_fits<PoolKernel::backward>, false},
-      {"MaxPoolGradGrad", pool_fits<PoolKernel::max_grad_grad>, false},
-      {"CtcLoss", nullptr, false},
-      {"CtcLossGrad", nullptr, false},
-      {"Cast", nullptr, false},
-      {"Select", nullptr, false},
-      {"FillLike", nullptr, false},
-      {"FusedElementwise", fused_program_fits, false},
-      {"Resize", not_bool_out, false},
-      {"ResizeGrad", not_bool_out, false},
-      {"TileGrad", tile_grad_fits, false},
-      {"Gather", nullptr, defers},
-      {"ScatterAddLike", float_out, defers},
-      {"ArgReduce", not_bool_in, false},
-      {"Cumulative", not_bool_in, false},
-      {"InTopK", float_in, defers},
-      {"MatMul", product_fits, false},
-      {"FusedMatMul", fused_product_fits, false},
-      {"Reshape", nullptr, false},
-      {"ReshapeLike", nullptr, false},
-      {"ExpandDims", nullptr, false},
-      {"Squeeze", nullptr, false},
-      {"Identity", nullptr, false},
-      {"StopGradient", nullptr, false},
-      {"ReshapeTo", nullptr, false},
-      {"StridedSlice", copy_fits, false},
-      {"StridedSliceGrad", copy_fits, false},
-      {"Concat", copy_fits, false},
-      {"SplitLike", copy_fits, false},
-      {"Tile", copy_fits, false},
-      {"Reverse", copy_fits, false},
-      {"Transpose", copy_fits, false},
-      {"BroadcastLike", copy_fits, false},
-      {"Pad", copy_fits, false},
-      {"Switch", switch_branches_agree, false},
-      {"Random", float_out, false},
-      {"Reduce", reduction_runs, false},
-      {"SumToLike", reduction_runs, false},
-      {"Softmax", float_out, false},
-      {"LogSoftmax", float_out, false},
-      {"SparseTensor", dense_shape_fits, false},
-      {"SparseToDense", dense_shape_fits, false},
-      {"GatherNd", tuple_depth_fits, defers},
-      {"ScatterNdLike", tuple_depth_fits, defers},
-      {"SparseMatMul", nullptr, false},
+      {ops::Conv.c_str(), nullptr, false},
+      {ops::ConvBackwardData.c_str(), nullptr, false},
+      {ops::ConvBackwardFilter.c_str(), nullptr, false},
+      {ops::FusedConv.c_str(), nullptr, false},
+      {ops::Pool.c_str(), pool_fits<PoolKernel::forward>, false},
+      {ops::PoolBackward.c_str(), pool_fits<PoolKernel::backward>, false},
+      {ops::MaxPoolGradGrad.c_str(), pool_fits<PoolKernel::max_grad_grad>, false},
+      {ops::CtcLoss.c_str(), nullptr, false},
+      {ops::CtcLossGrad.c_str(), nullptr, false},
+      {ops::Cast.c_str(), nullptr, false},
+      {ops::Select.c_str(), nullptr, false},
+      {ops::FillLike.c_str(), nullptr, false},
+      {ops::FusedElementwise.c_str(), fused_program_fits, false},
+      {ops::Resize.c_str(), not_bool_out, false},
+      {ops::ResizeGrad.c_str(), not_bool_out, false},
+      {ops::TileGrad.c_str(), tile_grad_fits, false},
+      {ops::Gather.c_str(), nullptr, defers},
+      {ops::ScatterAddLike.c_str(), float_out, defers},
+      {ops::ArgReduce.c_str(), not_bool_in, false},
+      {ops::Cumulative.c_str(), not_bool_in, false},
+      {ops::InTopK.c_str(), float_in, defers},
+      {ops::MatMul.c_str(), product_fits, false},
+      {ops::FusedMatMul.c_str(), fused_product_fits, false},
+      {ops::Reshape.c_str(), nullptr, false},
+      {ops::ReshapeLike.c_str(), nullptr, false},
+      {ops::ExpandDims.c_str(), nullptr, false},
+      {ops::Squeeze.c_str(), nullptr, false},
+      {ops::Identity.c_str(), nullptr, false},
+      {ops::StopGradient.c_str(), nullptr, false},
+      {ops::ReshapeTo.c_str(), nullptr, false},
+      {ops::StridedSlice.c_str(), copy_fits, false},
+      {ops::StridedSliceGrad.c_str(), copy_fits, false},
+      {ops::Concat.c_str(), copy_fits, false},
+      {ops::SplitLike.c_str(), copy_fits, false},
+      {ops::Tile.c_str(), copy_fits, false},
+      {ops::Reverse.c_str(), copy_fits, false},
+      {ops::Transpose.c_str(), copy_fits, false},
+      {ops::BroadcastLike.c_str(), copy_fits, false},
+      {ops::Pad.c_str(), copy_fits, false},
+      {ops::Switch.c_str(), switch_branches_agree, false},
+      {ops::Random.c_str(), float_out, false},
+      {ops::Reduce.c_str(), reduction_runs, false},
+      {ops::SumToLike.c_str(), reduction_runs, false},
+      {ops::Softmax.c_str(), float_out, false},
+      {ops::LogSoftmax.c_str(), float_out, false},
+      {ops::SparseTensor.c_str(), dense_shape_fits, false},
+      {ops::SparseToDense.c_str(), dense_shape_fits, false},
+      {ops::GatherNd.c_str(), tuple_depth_fits, defers},
+      {ops::ScatterNdLike.c_str(), tuple_depth_fits, defers},
+      {ops::SparseMatMul.c_str(), nullptr, false},
       // NCCL's answers (present, and a dtype it sums) are the plugin's (core/cuda/collectives.cu).
-      {"AllReduce", nullptr, false},
-      {"Broadcast", nullptr, false},
-      {"AllGather", nullptr, false},
-      {"ReduceScatter", nullptr, false},
-      {"AllReduceWait", nullptr, false},  // a bucket's (core/compile/bucket_collectives.cpp)
-      {"Pack", nullptr, false},
-      {"Unpack", nullptr, false},
+      {ops::AllReduce.c_str(), nullptr, false},
+      {ops::Broadcast.c_str(), nullptr, false},
+      {ops::AllGather.c_str(), nullptr, false},
+      {ops::ReduceScatter.c_str(), nullptr, false},
+      {ops::AllReduceWait.c_str(), nullptr,
+       false},  // a bucket's (core/compile/bucket_collectives.cpp)
+      {ops::Pack.c_str(), nullptr, false},
+      {ops::Unpack.c_str(), nullptr, false},
   };
   // The scalar table's operations: its domains are the inference's, so every valid problem.
-#define KB_CUDA_SCALAR_ROW(Name, ...) t.push_back({#Name, nullptr, false});
+#define KB_CUDA_SCALAR_ROW(Name, ...) t.push_back({ops::Name.c_str(), nullptr, false});
   KB_UNARY_OPS(KB_CUDA_SCALAR_ROW)
   KB_BINARY_OPS(KB_CUDA_SCALAR_ROW)
 #undef KB_CUDA_SCALAR_ROW

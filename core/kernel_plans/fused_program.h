@@ -77,8 +77,8 @@ struct FusedOperands {
 // The program of the node for these inputs; false when it exceeds the fixed sizes.
 inline bool make_fused_program(const KernelArgs& k, FusedProgram& p) {
   const Attrs& a = k.node.attrs;
-  std::vector<int64_t> code = a.ints("program");
-  int64_t registers = a.i("registers");
+  std::vector<int64_t> code = a.ints(attr::program);
+  int64_t registers = a.i(attr::registers);
   const Dims& od = k.out.shape.dims;
   size_t ni = code.size() / 5;
   check(ni > 0 && code.size() == ni * 5, Status::internal, "FusedElementwise: bad program");
@@ -86,7 +86,7 @@ inline bool make_fused_program(const KernelArgs& k, FusedProgram& p) {
       k.in.size() > size_t(fused::kMaxInputs) || od.size() > size_t(fused::kMaxRank))
     return false;
   p.instructions = int(ni);
-  p.result = int(a.i("result"));
+  p.result = int(a.i(attr::result));
   p.rank = int(od.size());
   for (size_t j = 0; j < ni; ++j)
     for (size_t f = 0; f < 5; ++f) p.code[j][f] = int16_t(code[j * 5 + f]);

@@ -40,11 +40,11 @@ struct AxisScan {
   bool first_mode;  // ArgMode::max, ScanMode::sum
 };
 inline AxisScan arg_reduce_scan(const KernelArgs& k) {
-  return {axis_view(k.in[0].shape.dims, k.node.attrs.i("axis")),
+  return {axis_view(k.in[0].shape.dims, k.node.attrs.i(attr::axis)),
           mode_of<ArgMode>(k.node.attrs) == ArgMode::max};
 }
 inline AxisScan cumulative_scan(const KernelArgs& k) {
-  return {axis_view(k.in[0].shape.dims, k.node.attrs.i("axis")),
+  return {axis_view(k.in[0].shape.dims, k.node.attrs.i(attr::axis)),
           mode_of<ScanMode>(k.node.attrs) == ScanMode::sum};
 }
 

@@ -136,7 +136,7 @@ DeviceReduceSchedule device_reduce_schedule(const ReducePlan& p) {
 DeviceReduction device_reduction(const KernelArgs& k) {
   const Dims& dims = k.in[0].shape.dims;
   DeviceReduction r;
-  if (k.node.op->name == "SumToLike") {
+  if (k.node.is(ops::SumToLike)) {
     r.view = dims == k.out.shape.dims;
     r.declined = !r.view && k.in[0].dtype == DType::b8;
     if (!r.view && !r.declined) r.plan = plan_reduce(dims, sum_to_axes(dims, k.out.shape.dims));
@@ -144,8 +144,8 @@ DeviceReduction device_reduction(const KernelArgs& k) {
   }
   std::vector<int64_t> axes;
   int64_t rank = int64_t(dims.size());
-  for (int64_t a : k.node.attrs.ints("axes")) axes.push_back(a < 0 ? a + rank : a);
-  r.mode = int(k.node.attrs.i("mode"));
+  for (int64_t a : k.node.attrs.ints(attr::axes)) axes.push_back(a < 0 ? a + rank : a);
+  r.mode = int(k.node.attrs.i(attr::mode));
   r.plan = plan_reduce(dims, axes);
   return r;
 }

@@ -11,10 +11,10 @@ namespace kb {
 // src: the operand's dims, dst: the result's; adjoint: ResizeGrad.
 inline ResizeGeom resize_geom(const Attrs& a, const Dims& src, const Dims& dst, bool adjoint) {
   ResizeGeom g;
-  g.channels_first = a.i("layout") != 0;
+  g.channels_first = a.i(attr::layout) != 0;
   g.bilinear = mode_of<ResizeMode>(a) == ResizeMode::bilinear;
   g.adjoint = adjoint;
-  const std::vector<int64_t>& factors = a.ints("factors");
+  const std::vector<int64_t>& factors = a.ints(attr::factors);
   size_t nsp = factors.size(), off = 3 - nsp;
   g.C = src[g.channels_first ? 1 : nsp + 1];
   for (size_t i = 0; i < nsp; ++i) {

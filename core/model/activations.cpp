@@ -12,8 +12,8 @@ NodePtr softmax_along(const NodePtr& x, int64_t axis, const std::string& where) 
   check(x->rank() != 1, Status::invalid_argument, where, ": softmax of a 1-D tensor");
   if (x->rank() == 2) return api::softmax(x, -1);
   std::vector<int64_t> axes{axis};
-  NodePtr e = api::exp(api::binary_op("subtract", "Sub", x, api::max(x, axes, true)));
-  return api::binary_op("divide", "Div", e, api::sum(e, axes, true));
+  NodePtr e = api::exp(api::binary_op("subtract", ops::Sub, x, api::max(x, axes, true)));
+  return api::binary_op("divide", ops::Div, e, api::sum(e, axes, true));
 }
 
 NodePtr activate(const Json& activation, const NodePtr& x, const std::string& where) {
@@ -32,7 +32,7 @@ NodePtr activate(const Json& activation, const NodePtr& x, const std::string& wh
     // keras.activations.selu: scale * elu(x, alpha) with the constants of the paper.
     const double alpha = 1.6732632423543772848170429916717;
     const double scale = 1.0507009873554804934193349852946;
-    return api::binary_op("multiply", "Mul", scalar_like(x, scale), api::elu(x, alpha));
+    return api::binary_op("multiply", ops::Mul, scalar_like(x, scale), api::elu(x, alpha));
   }
   if (name == "softplus") return api::softplus(x);
   if (name == "softsign") return api::softsign(x);

@@ -34,7 +34,7 @@ NodePtr constrain(const Json& constraint, const NodePtr& w, const std::string& w
                                                                               : Json::object();
   double eps = Session::get().epsilon();
   if (name == "NonNeg" || name == "non_neg")
-    return times(w, api::cast(api::binary_op("greater_equal", "GreaterEqual", w, number(w, 0.0)),
+    return times(w, api::cast(api::binary_op("greater_equal", ops::GreaterEqual, w, number(w, 0.0)),
                               w->dtype()));
   api::Axes axes = axes_of(config, where);
   NodePtr n = norms(w, axes);

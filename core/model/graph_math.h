@@ -7,16 +7,16 @@
 namespace kb::model {
 
 inline NodePtr plus(const NodePtr& x, const NodePtr& y) {
-  return api::binary_op("add", "Add", x, y);
+  return api::binary_op("add", ops::Add, x, y);
 }
 inline NodePtr minus(const NodePtr& x, const NodePtr& y) {
-  return api::binary_op("subtract", "Sub", x, y);
+  return api::binary_op("subtract", ops::Sub, x, y);
 }
 inline NodePtr times(const NodePtr& x, const NodePtr& y) {
-  return api::binary_op("multiply", "Mul", x, y);
+  return api::binary_op("multiply", ops::Mul, x, y);
 }
 inline NodePtr divided(const NodePtr& x, const NodePtr& y) {
-  return api::binary_op("divide", "Div", x, y);
+  return api::binary_op("divide", ops::Div, x, y);
 }
 // A Python float beside a tensor: a scalar constant of the tensor's dtype.
 inline NodePtr number(const NodePtr& like, double v) { return scalar_like(like, v); }

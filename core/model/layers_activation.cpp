@@ -73,7 +73,7 @@ class ThresholdedReLU : public Layer {
       : Layer("ThresholdedReLU", c), theta_(number_or(c, "theta", 1.0, where())) {}
   Tensors call(const Tensors& in) override {
     const NodePtr& x = single(in);
-    NodePtr mask = api::binary_op("greater", "Greater", x, number(x, theta_));
+    NodePtr mask = api::binary_op("greater", ops::Greater, x, number(x, theta_));
     return {times(x, api::cast(mask, Session::get().floatx()))};
   }
 

@@ -222,13 +222,13 @@ class Masking : public Layer {
   bool supports_masking() const override { return true; }
   Tensors call(const Tensors& inputs) override {
     const NodePtr& x = single(inputs);
-    NodePtr keep = api::any(api::binary_op("not_equal", "NotEqual", x, scalar_like(x, value_)),
+    NodePtr keep = api::any(api::binary_op("not_equal", ops::NotEqual, x, scalar_like(x, value_)),
                             std::vector<int64_t>{-1}, true);
-    return {api::binary_op("multiply", "Mul", x, api::cast(keep, x->dtype()))};
+    return {api::binary_op("multiply", ops::Mul, x, api::cast(keep, x->dtype()))};
   }
   Tensors compute_mask(const Tensors& inputs, const Tensors&) override {
     const NodePtr& x = inputs[0];
-    return {api::any(api::binary_op("not_equal", "NotEqual", x, scalar_like(x, value_)),
+    return {api::any(api::binary_op("not_equal", ops::NotEqual, x, scalar_like(x, value_)),
                      std::vector<int64_t>{-1}, false)};
   }
 

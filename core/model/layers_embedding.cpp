@@ -21,7 +21,7 @@ class Embedding : public Layer {
   Tensors compute_mask(const Tensors& inputs, const Tensors& outputs) override {
     if (!mask_zero_) return Layer::compute_mask(inputs, outputs);
     const NodePtr& ids = inputs[0];
-    return {api::binary_op("not_equal", "NotEqual", ids, scalar_like(ids, 0))};
+    return {api::binary_op("not_equal", ops::NotEqual, ids, scalar_like(ids, 0))};
   }
   void build(const std::vector<Shape>&) override {
     table_ = add_weight("embeddings", {input_dim_, output_dim_}, "embeddings_initializer",

@@ -72,7 +72,7 @@ class AlphaDropout : public Layer {
           const double alpha_p = -alpha * scale;
           NodePtr u = api::random_uniform_like(x, 0, 1, x->dtype(), seed_);
           NodePtr kept = api::cast(
-              api::binary_op("greater_equal", "GreaterEqual", u, number(u, rate_)), x->dtype());
+              api::binary_op("greater_equal", ops::GreaterEqual, u, number(u, rate_)), x->dtype());
           double a = std::pow((1 - rate_) * (1 + rate_ * alpha_p * alpha_p), -0.5);
           double b = -a * alpha_p * rate_;
           NodePtr y = plus(times(x, kept), times(number(x, alpha_p), minus(number(x, 1.0), kept)));

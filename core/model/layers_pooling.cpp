@@ -69,8 +69,8 @@ class GlobalPooling : public Layer {
       int64_t steps = format_ == DataFormat::channels_last ? 1 : 2;
       NodePtr m = api::cast(masks()[0], Session::get().floatx());
       m = api::reshape(m, {-1, x->shape().dims[size_t(steps)], 1});
-      NodePtr kept = api::binary_op("multiply", "Mul", x, m);
-      return {api::binary_op("divide", "Div", api::sum(kept, std::vector<int64_t>{steps}, false),
+      NodePtr kept = api::binary_op("multiply", ops::Mul, x, m);
+      return {api::binary_op("divide", ops::Div, api::sum(kept, std::vector<int64_t>{steps}, false),
                              api::sum(m, std::vector<int64_t>{steps}, false))};
     }
     std::vector<int64_t> axes;

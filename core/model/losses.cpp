@@ -67,15 +67,15 @@ NodePtr logcosh(const NodePtr& t, const NodePtr& p) {
 NodePtr floatx_of(const NodePtr& x) { return api::cast(x, Session::get().floatx()); }
 
 NodePtr binary_accuracy(const NodePtr& t, const NodePtr& p) {
-  return api::mean(floatx_of(api::binary_op("equal", "Equal", t, api::round(p))), kLast, false);
+  return api::mean(floatx_of(api::binary_op("equal", ops::Equal, t, api::round(p))), kLast, false);
 }
 NodePtr categorical_accuracy(const NodePtr& t, const NodePtr& p) {
-  return floatx_of(api::binary_op("equal", "Equal", api::argmax(t, -1), api::argmax(p, -1)));
+  return floatx_of(api::binary_op("equal", ops::Equal, api::argmax(t, -1), api::argmax(p, -1)));
 }
 NodePtr sparse_categorical_accuracy(const NodePtr& t, const NodePtr& p) {
   // Keras 2.2.4: max(y_true, -1) == float(argmax(y_pred, -1))
-  return floatx_of(
-      api::binary_op("equal", "Equal", api::max(t, kLast, false), floatx_of(api::argmax(p, -1))));
+  return floatx_of(api::binary_op("equal", ops::Equal, api::max(t, kLast, false),
+                                  floatx_of(api::argmax(p, -1))));
 }
 
 const std::map<std::string, NamedScore>& losses() {

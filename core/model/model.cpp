@@ -67,7 +67,7 @@ std::shared_ptr<Model> Model::from_config(const Json& model_config) {
     fail(Status::not_implemented, where, ": a model of class '", m->class_name_,
          "' (Sequential, Model or Functional)");
   NodePtr phase = api::learning_phase();
-  if (phase->is("LearningPhase")) m->phase_ = phase;
+  if (phase->is(ops::LearningPhase)) m->phase_ = phase;
   return m;
 }
 
@@ -255,7 +255,7 @@ Tensors Model::build_functional(const Json& config, const Tensors* given) {
   connections_.resize(layers_.size());
   if (inputs_.size() > 1 || outputs_.size() > 1) sequential_like_ = false;
   for (const auto& x : inputs_)
-    check(x->is("Placeholder"), Status::invalid_argument, where,
+    check(x->is(ops::Placeholder), Status::invalid_argument, where,
           ": an input is not an InputLayer's tensor");
   return outputs_;
 }

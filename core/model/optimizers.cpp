@@ -109,7 +109,7 @@ class Adam : public Optimizer {
       NodePtr v_t = moving(beta_2_, vs[i], api::square(g));
       NodePtr p_t;
       if (amsgrad_) {
-        NodePtr vhat_t = api::binary_op("maximum", "Maximum", vhats[i], v_t);
+        NodePtr vhat_t = api::binary_op("maximum", ops::Maximum, vhats[i], v_t);
         p_t =
             minus(p, divided(times(lr_t, m_t), plus(api::sqrt(vhat_t), number(vhat_t, epsilon_))));
         ups.push_back(api::update(vhats[i], vhat_t));
@@ -265,7 +265,7 @@ class Adamax : public Optimizer {
     for (size_t i = 0; i < params.size(); ++i) {
       const NodePtr &p = params[i], &g = grads[i];
       NodePtr m_t = moving(beta_1_, ms[i], g);
-      NodePtr u_t = api::binary_op("maximum", "Maximum", times(beta_2_, us[i]), api::abs(g));
+      NodePtr u_t = api::binary_op("maximum", ops::Maximum, times(beta_2_, us[i]), api::abs(g));
       NodePtr p_t = minus(p, divided(times(lr_t, m_t), plus(u_t, number(u_t, epsilon_))));
       ups.push_back(api::update(ms[i], m_t));
       ups.push_back(api::update(us[i], u_t));
@@ -408,7 +408,8 @@ std::vector<NodePtr> Optimizer::updates(const NodePtr& loss, const std::vector<N
     norm = api::sqrt(norm);
     for (auto& g : grads) {
       NodePtr scaled = times(divided(number(norm, clipnorm_), norm), g);
-      NodePtr cond = api::binary_op("greater_equal", "GreaterEqual", norm, number(norm, clipnorm_));
+      NodePtr cond =
+          api::binary_op("greater_equal", ops::GreaterEqual, norm, number(norm, clipnorm_));
       NodePtr plain = g;
       g = api::switch_(
           cond, [&] { return scaled; }, [&] { return plain; });

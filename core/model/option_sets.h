@@ -23,4 +23,22 @@ inline const OptionSet& fit_option_set() {
   return set;
 }
 
+// kb_model_evaluate
+inline const OptionSet& evaluate_option_set() {
+  static const OptionSet set{"evaluate", {}};
+  return set;
+}
+
+// kb_model_predict
+inline const OptionSet& predict_option_set() {
+  static const OptionSet set{"predict", {}};
+  return set;
+}
+
+// kb_model_save
+inline const OptionSet& save_option_set() {
+  static const OptionSet set{"save", {}};
+  return set;
+}
+
 }  // namespace kb::model

@@ -210,8 +210,9 @@ Training::Training(Model& model, const Json& optimizer, const Json& overrides,
     const NodePtr& w = sample_weights_[i];
     score = times(score, w);
     score = divided(
-        score, api::mean(api::cast(api::binary_op("not_equal", "NotEqual", w, number(w, 0.0)), fx),
-                         std::nullopt, false));
+        score,
+        api::mean(api::cast(api::binary_op("not_equal", ops::NotEqual, w, number(w, 0.0)), fx),
+                  std::nullopt, false));
     NodePtr output_loss = api::mean(score, std::nullopt, false);
     if (n > 1) {
       extra.push_back(output_loss);

@@ -26,7 +26,7 @@ int64_t channels_of(const TensorType& x, const Attrs& a, const char* who) {
   check(is_floating(x.dtype), Status::dtype, who, ": x must be floating, got ",
         dtype_name(x.dtype));
   check(x.shape.rank_known, Status::shape, who, ": the rank of x is unknown");
-  int64_t begin = a.i("begin"), end = a.i("end"), r = x.shape.rank();
+  int64_t begin = a.i(attr::begin), end = a.i(attr::end), r = x.shape.rank();
   check(0 <= begin && begin < end && end <= r, Status::internal, who, ": kept axes [", begin, ", ",
         end, ") of a rank ", r, " tensor");
   int64_t c = 1;
@@ -80,14 +80,15 @@ TensorType infer_centered_dot(const Ins& in, const Attrs& a) {
 std::vector<int64_t> reduced_axes(const NodePtr& x, const Attrs& a) {
   std::vector<int64_t> axes;
   for (int64_t i = 0; i < x->rank(); ++i)
-    if (i < a.i("begin") || i >= a.i("end")) axes.push_back(i);
+    if (i < a.i(attr::begin) || i >= a.i(attr::end)) axes.push_back(i);
   return axes;
 }
 
 // A (channels,) vector reshaped to broadcast against x: size 1 on the reduced axes.
 NodePtr per_channel(const NodePtr& v, const NodePtr& x, const Attrs& a) {
   std::vector<int64_t> dims(size_t(x->rank()), 1);
-  for (int64_t i = a.i("begin"); i < a.i("end"); ++i) dims[size_t(i)] = x->shape().dims[size_t(i)];
+  for (int64_t i = a.i(attr::begin); i < a.i(attr::end); ++i)
+    dims[size_t(i)] = x->shape().dims[size_t(i)];
   return reshape(v, dims);
 }
 
@@ -98,14 +99,17 @@ NodePtr channel_sums(const NodePtr& t, const Attrs& a) {
 
 NodePtr centered_dot(const NodePtr& a, const NodePtr& x, const NodePtr& mean, const Attrs& attrs,
                      int64_t center) {
-  return make_node("BatchCenteredDot", {a, x, mean},
-                   {{"begin", attrs.i("begin")}, {"end", attrs.i("end")}, {"center", center}});
+  return make_node(ops::BatchCenteredDot, {a, x, mean},
+                   {{attr::begin, attrs.i(attr::begin)},
+                    {attr::end, attrs.i(attr::end)},
+                    {attr::center, center}});
 }
 
 Grads grad_batch_norm(const NodePtr& n, const NodePtr& dy) {
   const NodePtr &x = n->inputs[0], &mean = n->inputs[1], &var = n->inputs[2], &gamma = n->inputs[3];
   const Attrs& a = n->attrs;
-  NodePtr inv = unary("Reciprocal", unary("Sqrt", add(var, scalar_like(var, a.f("epsilon")))));
+  NodePtr inv =
+      unary(ops::Reciprocal, unary(ops::Sqrt, add(var, scalar_like(var, a.f(attr::epsilon)))));
   NodePtr scale = mul(inv, gamma);
   NodePtr sum_dy = channel_sums(dy, a);
   NodePtr dot = centered_dot(dy, x, mean, a, 0);  // sum of dy * (x - mean)
@@ -119,7 +123,7 @@ Grads grad_batch_norm(const NodePtr& n, const NodePtr& dy) {
 Grads grad_centered_dot(const NodePtr& n, const NodePtr& g) {
   const NodePtr &a = n->inputs[0], &x = n->inputs[1], &mean = n->inputs[2];
   const Attrs& at = n->attrs;
-  bool center = at.i("center") != 0;
+  bool center = at.i(attr::center) != 0;
   NodePtr gb = per_channel(g, x, at);
   NodePtr mb = per_channel(mean, x, at);
   NodePtr da = mul(gb, sub(x, mb));
@@ -138,8 +142,8 @@ Grads grad_centered_dot(const NodePtr& n, const NodePtr& g) {
   return {da, dx, mul(g, dmean)};
 }
 
-OpRegistrar r1({"BatchNorm", infer_batch_norm, grad_batch_norm});
-OpRegistrar r2({"BatchCenteredDot", infer_centered_dot, grad_centered_dot});
+OpRegistrar r1({ops::BatchNorm, infer_batch_norm, grad_batch_norm});
+OpRegistrar r2({ops::BatchCenteredDot, infer_centered_dot, grad_centered_dot});
 
 }  // namespace
 }  // namespace kb

@@ -11,9 +11,14 @@
 
 namespace kb {
 
-NodePtr make_node(const std::string& op_name, std::vector<NodePtr> inputs, Attrs attrs,
+NodePtr make_node(OpName op_name, std::vector<NodePtr> inputs, Attrs attrs,
                   const std::string& name) {
-  const OpDef& def = op(op_name);
+  return make_node(op(op_name), std::move(inputs), std::move(attrs), name);
+}
+
+NodePtr make_node(const OpDef& def, std::vector<NodePtr> inputs, Attrs attrs,
+                  const std::string& name) {
+  const std::string& op_name = def.name;
   std::vector<TensorType> types;
   types.reserve(inputs.size());
   for (auto& in : inputs) {
@@ -23,7 +28,7 @@ NodePtr make_node(const std::string& op_name, std::vector<NodePtr> inputs, Attrs
   auto n = std::make_shared<Node>();
   if (def.infer_values) {
     std::vector<const Buffer*> values;
-    for (auto& in : inputs) values.push_back(in->is("Constant") ? in->value.get() : nullptr);
+    for (auto& in : inputs) values.push_back(in->is(ops::Constant) ? in->value.get() : nullptr);
     n->type = def.infer_values(types, values, attrs);
   } else {
     n->type = def.infer(types, attrs);
@@ -46,23 +51,24 @@ NodePtr make_node(const std::string& op_name, std::vector<NodePtr> inputs, Attrs
   return n;
 }
 
-NodePtr make_leaf(const std::string& op_name, TensorType type, const std::string& name, Attrs attrs,
+NodePtr make_leaf(OpName op_name, TensorType type, const std::string& name, Attrs attrs,
                   std::shared_ptr<Buffer> value) {
   auto n = std::make_shared<Node>();
   n->op = &op(op_name);
+  const std::string& op_text = n->op->name;
   n->type = std::move(type);
   n->attrs = std::move(attrs);
   n->value = std::move(value);
   Session& s = Session::get();
   n->id = s.next_node_id();
   n->name =
-      name.empty() ? s.scoped_name(op_name + "_" + std::to_string(n->id)) : s.unique_name(name);
+      name.empty() ? s.scoped_name(op_text + "_" + std::to_string(n->id)) : s.unique_name(name);
   return n;
 }
 
 NodePtr constant_node(std::shared_ptr<Buffer> value, const std::string& name) {
   TensorType t{value->dtype, Shape(value->dims)};
-  return make_leaf("Constant", t, name, {}, std::move(value));
+  return make_leaf(ops::Constant, t, name, {}, std::move(value));
 }
 
 NodePtr scalar_constant(double v, DType t) {
@@ -73,83 +79,87 @@ NodePtr scalar_constant(double v, DType t) {
 
 NodePtr scalar_like(const NodePtr& x, double v) { return scalar_constant(v, x->dtype()); }
 
-bool is_constant(const NodePtr& x) { return x && x->is("Constant"); }
+bool is_constant(const NodePtr& x) { return x && x->is(ops::Constant); }
 
 bool is_scalar_constant(const NodePtr& x, double v) {
   return is_constant(x) && x->value->numel() == 1 && read_scalar(x->dtype(), x->value->data()) == v;
 }
 
-NodePtr unary(const std::string& op_name, const NodePtr& x) { return make_node(op_name, {x}); }
-NodePtr binary(const std::string& op_name, const NodePtr& a, const NodePtr& b) {
+NodePtr unary(OpName op_name, const NodePtr& x) { return make_node(op_name, {x}); }
+NodePtr binary(OpName op_name, const NodePtr& a, const NodePtr& b) {
   return make_node(op_name, {a, b});
 }
-NodePtr neg(const NodePtr& x) { return unary("Neg", x); }
-NodePtr add(const NodePtr& a, const NodePtr& b) { return binary("Add", a, b); }
-NodePtr sub(const NodePtr& a, const NodePtr& b) { return binary("Sub", a, b); }
-NodePtr mul(const NodePtr& a, const NodePtr& b) { return binary("Mul", a, b); }
-NodePtr div(const NodePtr& a, const NodePtr& b) { return binary("Div", a, b); }
-NodePtr pow_(const NodePtr& a, const NodePtr& b) { return binary("Pow", a, b); }
-NodePtr greater(const NodePtr& a, const NodePtr& b) { return binary("Greater", a, b); }
-NodePtr greater_equal(const NodePtr& a, const NodePtr& b) { return binary("GreaterEqual", a, b); }
-NodePtr less(const NodePtr& a, const NodePtr& b) { return binary("Less", a, b); }
-NodePtr less_equal(const NodePtr& a, const NodePtr& b) { return binary("LessEqual", a, b); }
+NodePtr neg(const NodePtr& x) { return unary(ops::Neg, x); }
+NodePtr add(const NodePtr& a, const NodePtr& b) { return binary(ops::Add, a, b); }
+NodePtr sub(const NodePtr& a, const NodePtr& b) { return binary(ops::Sub, a, b); }
+NodePtr mul(const NodePtr& a, const NodePtr& b) { return binary(ops::Mul, a, b); }
+NodePtr div(const NodePtr& a, const NodePtr& b) { return binary(ops::Div, a, b); }
+NodePtr pow_(const NodePtr& a, const NodePtr& b) { return binary(ops::Pow, a, b); }
+NodePtr greater(const NodePtr& a, const NodePtr& b) { return binary(ops::Greater, a, b); }
+NodePtr greater_equal(const NodePtr& a, const NodePtr& b) {
+  return binary(ops::GreaterEqual, a, b);
+}
+NodePtr less(const NodePtr& a, const NodePtr& b) { return binary(ops::Less, a, b); }
+NodePtr less_equal(const NodePtr& a, const NodePtr& b) { return binary(ops::LessEqual, a, b); }
 
 NodePtr cast(const NodePtr& x, DType t) {
   if (x->dtype() == t) return x;
-  return make_node("Cast", {x}, {{"dtype", int64_t(t)}});
+  return make_node(ops::Cast, {x}, {{attr::dtype, int64_t(t)}});
 }
 
 NodePtr select(const NodePtr& cond, const NodePtr& a, const NodePtr& b) {
-  return make_node("Select", {cond, a, b});
+  return make_node(ops::Select, {cond, a, b});
 }
 
 NodePtr reduce(const NodePtr& x, ReduceMode mode, std::vector<int64_t> axes, bool keepdims) {
-  return make_node("Reduce", {x},
-                   {{"mode", int64_t(mode)}, {"axes", axes}, {"keepdims", int64_t(keepdims)}});
+  return make_node(
+      ops::Reduce, {x},
+      {{attr::mode, int64_t(mode)}, {attr::axes, axes}, {attr::keepdims, int64_t(keepdims)}});
 }
 NodePtr reduce_sum(const NodePtr& x, std::vector<int64_t> axes, bool keepdims) {
   return reduce(x, ReduceMode::sum, std::move(axes), keepdims);
 }
 
 NodePtr matmul(const NodePtr& a, const NodePtr& b, bool ta, bool tb) {
-  return make_node("MatMul", {a, b}, {{"transpose_a", int64_t(ta)}, {"transpose_b", int64_t(tb)}});
+  return make_node(ops::MatMul, {a, b},
+                   {{attr::transpose_a, int64_t(ta)}, {attr::transpose_b, int64_t(tb)}});
 }
 
 NodePtr transpose(const NodePtr& x, std::vector<int64_t> perm) {
   bool ident = true;
   for (size_t i = 0; i < perm.size(); ++i) ident = ident && perm[i] == int64_t(i);
   if (ident && int64_t(perm.size()) == x->rank()) return x;
-  return make_node("Transpose", {x}, {{"perm", perm}});
+  return make_node(ops::Transpose, {x}, {{attr::perm, perm}});
 }
 
 NodePtr reshape(const NodePtr& x, std::vector<int64_t> dims) {
-  return make_node("Reshape", {x}, {{"dims", dims}});
+  return make_node(ops::Reshape, {x}, {{attr::dims, dims}});
 }
 NodePtr reshape_like(const NodePtr& x, const NodePtr& like) {
-  return make_node("ReshapeLike", {x, like});
+  return make_node(ops::ReshapeLike, {x, like});
 }
 NodePtr expand_dims(const NodePtr& x, int64_t axis) {
-  return make_node("ExpandDims", {x}, {{"axis", axis}});
+  return make_node(ops::ExpandDims, {x}, {{attr::axis, axis}});
 }
 NodePtr squeeze(const NodePtr& x, int64_t axis) {
-  return make_node("Squeeze", {x}, {{"axis", axis}});
+  return make_node(ops::Squeeze, {x}, {{attr::axis, axis}});
 }
 NodePtr broadcast_like(const NodePtr& x, const NodePtr& like) {
-  return make_node("BroadcastLike", {x, like});
+  return make_node(ops::BroadcastLike, {x, like});
 }
 NodePtr sum_to_like(const NodePtr& x, const NodePtr& like) {
   if (x->shape().fully_known() && x->shape() == like->shape()) return x;
-  return make_node("SumToLike", {x, like});
+  return make_node(ops::SumToLike, {x, like});
 }
 NodePtr fill_like(const NodePtr& x, double value, DType t) {
-  return make_node("FillLike", {x}, {{"value", value}, {"dtype", int64_t(t)}});
+  return make_node(ops::FillLike, {x}, {{attr::value, value}, {attr::dtype, int64_t(t)}});
 }
 NodePtr zeros_like(const NodePtr& x) { return fill_like(x, 0.0, x->dtype()); }
 NodePtr size_of(const NodePtr& x, std::vector<int64_t> axes, DType t) {
-  return make_node("SizeOf", {x}, {{"axes", axes}, {"dtype", int64_t(t)}});
+  return make_node(ops::SizeOf, {x}, {{attr::axes, axes}, {attr::dtype, int64_t(t)}});
 }
-NodePtr identity(const NodePtr& x) { return make_node("Identity", {x}); }
-NodePtr stop_gradient(const NodePtr& x) { return make_node("StopGradient", {x}); }
+NodePtr identity(const NodePtr& x) { return make_node(ops::Identity, {x}); }
+NodePtr stop_gradient(const NodePtr& x) { return make_node(ops::StopGradient, {x}); }
 
 NodePtr unreduce(const NodePtr& dy, const NodePtr& x, const std::vector<int64_t>& axes,
                  bool keepdims) {
@@ -207,8 +217,9 @@ Attrs slice_attrs(const Dims& d, const std::vector<int64_t>& start,
                            " overflows int64 on axis ", i);
     }
   }
-  return {{"begin", start},           {"end", end},           {"strides", strides},
-          {"begin_mask", int64_t(0)}, {"end_mask", end_mask}, {"shrink_mask", int64_t(0)}};
+  return {{attr::begin, start},       {attr::end, end},
+          {attr::strides, strides},   {attr::begin_mask, int64_t(0)},
+          {attr::end_mask, end_mask}, {attr::shrink_mask, int64_t(0)}};
 }
 
 NodePtr int64_vector(const std::vector<int64_t>& v) {
@@ -217,13 +228,13 @@ NodePtr int64_vector(const std::vector<int64_t>& v) {
   return constant_node(b);
 }
 
-NodePtr shape_vector(const NodePtr& x) { return cast(make_node("ShapeOf", {x}), DType::i64); }
+NodePtr shape_vector(const NodePtr& x) { return cast(make_node(ops::ShapeOf, {x}), DType::i64); }
 
 NodePtr reshape_to(const NodePtr& x, const NodePtr& target, const std::vector<int64_t>& known) {
   int unknown = 0;
   for (int64_t v : known) unknown += v < 0;
   if (unknown <= 1) return reshape(x, known);
-  return make_node("ReshapeTo", {x, target}, {{"dims", known}});
+  return make_node(ops::ReshapeTo, {x, target}, {{attr::dims, known}});
 }
 
 }  // namespace kb

@@ -7,13 +7,19 @@
 
 #include "core/graph/node.h"
 #include "core/ops/modes.h"
+#include "core/ops/op_names.h"
 
 namespace kb {
 
+struct OpDef;
+
 // Creates a node for primitive `op`, inferring its type from the inputs' static types.
-NodePtr make_node(const std::string& op, std::vector<NodePtr> inputs, Attrs attrs = {},
+NodePtr make_node(OpName op, std::vector<NodePtr> inputs, Attrs attrs = {},
                   const std::string& name = "");
-NodePtr make_leaf(const std::string& op, TensorType type, const std::string& name, Attrs attrs = {},
+// The same for an op known by its definition (a copy of a node: make_node(*n->op, ...)).
+NodePtr make_node(const OpDef& op, std::vector<NodePtr> inputs, Attrs attrs = {},
+                  const std::string& name = "");
+NodePtr make_leaf(OpName op, TensorType type, const std::string& name, Attrs attrs = {},
                   std::shared_ptr<Buffer> value = nullptr);
 
 NodePtr constant_node(std::shared_ptr<Buffer> value, const std::string& name = "");
@@ -22,8 +28,8 @@ NodePtr scalar_like(const NodePtr& x, double v);  // a scalar constant of x's dt
 bool is_constant(const NodePtr& x);
 bool is_scalar_constant(const NodePtr& x, double v);
 
-NodePtr unary(const std::string& op, const NodePtr& x);
-NodePtr binary(const std::string& op, const NodePtr& a, const NodePtr& b);
+NodePtr unary(OpName op, const NodePtr& x);
+NodePtr binary(OpName op, const NodePtr& a, const NodePtr& b);
 NodePtr neg(const NodePtr& x);
 NodePtr add(const NodePtr& a, const NodePtr& b);
 NodePtr sub(const NodePtr& a, const NodePtr& b);

@@ -50,8 +50,8 @@ TensorType infer_all_reduce(const Ins& in, const Attrs&) {
 
 TensorType infer_broadcast(const Ins& in, const Attrs& a) {
   check_arity(in, 1, "broadcast");
-  check(a.i("root") >= 0, Status::invalid_argument, "broadcast: root must be >= 0, got ",
-        a.i("root"));
+  check(a.i(attr::root) >= 0, Status::invalid_argument, "broadcast: root must be >= 0, got ",
+        a.i(attr::root));
   return in[0];
 }
 
@@ -75,29 +75,31 @@ TensorType blocks_along_axis0(const TensorType& x, int64_t size, bool gather, co
 
 TensorType infer_all_gather(const Ins& in, const Attrs& a) {
   check_arity(in, 1, "all_gather");
-  return blocks_along_axis0(in[0], a.i("size"), true, "all_gather");
+  return blocks_along_axis0(in[0], a.i(attr::size), true, "all_gather");
 }
 
 TensorType infer_reduce_scatter(const Ins& in, const Attrs& a) {
   check_arity(in, 1, "reduce_scatter");
   check_summable_across_processes(in[0].dtype, "reduce_scatter");
-  return blocks_along_axis0(in[0], a.i("size"), false, "reduce_scatter");
+  return blocks_along_axis0(in[0], a.i(attr::size), false, "reduce_scatter");
 }
 
 // y = f(sum_i x_i): dx_j = sum_i dy_i, scaled alike; kept on one rank, it is that rank's dy.
 std::vector<NodePtr> grad_all_reduce(const NodePtr& n, const NodePtr& dy) {
-  int64_t root = n->attrs.i("root_only");
-  if (root >= 0) return {make_node("Broadcast", {dy}, {{"root", root}})};
-  return {make_node("AllReduce", {dy}, {{"average", n->attrs.i("average")}, {"root_only", -1}})};
+  int64_t root = n->attrs.i(attr::root_only);
+  if (root >= 0) return {make_node(ops::Broadcast, {dy}, {{attr::root, root}})};
+  return {make_node(ops::AllReduce, {dy},
+                    {{attr::average, n->attrs.i(attr::average)}, {attr::root_only, -1}})};
 }
 std::vector<NodePtr> grad_broadcast(const NodePtr& n, const NodePtr& dy) {
-  return {make_node("AllReduce", {dy}, {{"average", 0}, {"root_only", n->attrs.i("root")}})};
+  return {make_node(ops::AllReduce, {dy},
+                    {{attr::average, 0}, {attr::root_only, n->attrs.i(attr::root)}})};
 }
 std::vector<NodePtr> grad_all_gather(const NodePtr& n, const NodePtr& dy) {
-  return {make_node("ReduceScatter", {dy}, {{"size", n->attrs.i("size")}})};
+  return {make_node(ops::ReduceScatter, {dy}, {{attr::size, n->attrs.i(attr::size)}})};
 }
 std::vector<NodePtr> grad_reduce_scatter(const NodePtr& n, const NodePtr& dy) {
-  return {make_node("AllGather", {dy}, {{"size", n->attrs.i("size")}})};
+  return {make_node(ops::AllGather, {dy}, {{attr::size, n->attrs.i(attr::size)}})};
 }
 
 // A bucket's parts (core/compile/bucket_collectives.cpp), made by the compiler only. Pack: its
@@ -115,9 +117,9 @@ TensorType infer_pack(const Ins& in, const Attrs&) {
 }
 TensorType infer_unpack(const Ins& in, const Attrs& a) {
   check_arity(in, 1, "Unpack");
-  Dims d = a.ints("dims");
-  check(a.i("offset") >= 0 && in[0].shape.fully_known() &&
-            a.i("offset") + numel(d) <= numel(in[0].shape.dims),
+  Dims d = a.ints(attr::dims);
+  check(a.i(attr::offset) >= 0 && in[0].shape.fully_known() &&
+            a.i(attr::offset) + numel(d) <= numel(in[0].shape.dims),
         Status::internal, "Unpack: the part lies outside the packed buffer");
   return {in[0].dtype, Shape(d)};
 }

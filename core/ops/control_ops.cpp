@@ -30,11 +30,11 @@ TensorType infer_switch(const std::vector<TensorType>& in, const Attrs&) {
 
 std::vector<NodePtr> grad_switch(const NodePtr& n, const NodePtr& dy) {
   const NodePtr& c = n->inputs[0];
-  return {nullptr, make_node("Switch", {c, dy, zeros_like(n->inputs[1])}),
-          make_node("Switch", {c, zeros_like(n->inputs[2]), dy})};
+  return {nullptr, make_node(ops::Switch, {c, dy, zeros_like(n->inputs[1])}),
+          make_node(ops::Switch, {c, zeros_like(n->inputs[2]), dy})};
 }
 
-OpRegistrar reg_switch({"Switch", infer_switch, grad_switch});
+OpRegistrar reg_switch({ops::Switch, infer_switch, grad_switch});
 
 }  // namespace
 }  // namespace kb

@@ -10,28 +10,28 @@
 namespace kb {
 
 Attrs ConvGeom::attrs() const {
-  return Attrs{{"layout", int64_t(channels_first)},
-               {"strides", strides},
-               {"dilation", dilation},
-               {"pad_before", pad_before},
-               {"pad_after", pad_after},
-               {"groups", groups},
-               {"same", int64_t(same)},
-               {"causal", int64_t(causal)},
-               {"who", who}};
+  return Attrs{{attr::layout, int64_t(channels_first)},
+               {attr::strides, strides},
+               {attr::dilation, dilation},
+               {attr::pad_before, pad_before},
+               {attr::pad_after, pad_after},
+               {attr::groups, groups},
+               {attr::same, int64_t(same)},
+               {attr::causal, int64_t(causal)},
+               {attr::who, who}};
 }
 
 ConvGeom ConvGeom::from(const Attrs& a) {
   ConvGeom g;
-  g.channels_first = a.i("layout") != 0;
-  g.strides = a.ints("strides");
-  g.dilation = a.ints("dilation");
-  g.pad_before = a.ints("pad_before");
-  g.pad_after = a.ints("pad_after");
-  g.groups = a.i("groups");
-  g.same = a.i("same", 0) != 0;
-  g.causal = a.i("causal", 0) != 0;
-  g.who = a.has("who") ? a.s("who") : "conv";
+  g.channels_first = a.i(attr::layout) != 0;
+  g.strides = a.ints(attr::strides);
+  g.dilation = a.ints(attr::dilation);
+  g.pad_before = a.ints(attr::pad_before);
+  g.pad_after = a.ints(attr::pad_after);
+  g.groups = a.i(attr::groups);
+  g.same = a.i(attr::same, 0) != 0;
+  g.causal = a.i(attr::causal, 0) != 0;
+  g.who = a.has(attr::who) ? a.s(attr::who) : "conv";
   return g;
 }
 
@@ -54,26 +54,26 @@ ConvGeom ConvGeom::resolved(const Dims& x, const Dims& k) const {
 }
 
 Attrs PoolGeom::attrs() const {
-  return Attrs{{"layout", int64_t(channels_first)},
-               {"mode", int64_t(mode)},
-               {"window", window},
-               {"strides", strides},
-               {"pad_before", pad_before},
-               {"pad_after", pad_after},
-               {"same", int64_t(same)},
-               {"who", who}};
+  return Attrs{{attr::layout, int64_t(channels_first)},
+               {attr::mode, int64_t(mode)},
+               {attr::window, window},
+               {attr::strides, strides},
+               {attr::pad_before, pad_before},
+               {attr::pad_after, pad_after},
+               {attr::same, int64_t(same)},
+               {attr::who, who}};
 }
 
 PoolGeom PoolGeom::from(const Attrs& a) {
   PoolGeom g;
-  g.channels_first = a.i("layout") != 0;
-  g.mode = PoolMode(a.i("mode"));
-  g.window = a.ints("window");
-  g.strides = a.ints("strides");
-  g.pad_before = a.ints("pad_before");
-  g.pad_after = a.ints("pad_after");
-  g.same = a.i("same", 0) != 0;
-  g.who = a.has("who") ? a.s("who") : "pool";
+  g.channels_first = a.i(attr::layout) != 0;
+  g.mode = PoolMode(a.i(attr::mode));
+  g.window = a.ints(attr::window);
+  g.strides = a.ints(attr::strides);
+  g.pad_before = a.ints(attr::pad_before);
+  g.pad_after = a.ints(attr::pad_after);
+  g.same = a.i(attr::same, 0) != 0;
+  g.who = a.has(attr::who) ? a.s(attr::who) : "pool";
   return g;
 }
 

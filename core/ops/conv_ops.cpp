@@ -110,10 +110,10 @@ Grads grad_conv(const NodePtr& n, const NodePtr& dy) {
   const NodePtr& x = n->inputs[0];
   const NodePtr& k = n->inputs[1];
   Attrs a = ConvGeom::from(n->attrs).attrs();
-  return {make_node("ConvBackwardData", {dy, k, x}, a),
-          make_node("ConvBackwardFilter", {x, dy, k}, a)};
+  return {make_node(ops::ConvBackwardData, {dy, k, x}, a),
+          make_node(ops::ConvBackwardFilter, {x, dy, k}, a)};
 }
-OpRegistrar r1({"Conv", infer_conv, grad_conv});
+OpRegistrar r1({ops::Conv, infer_conv, grad_conv});
 
 // ---- FusedConv(x, kernel[, bias]) -----------------------------------------------------------
 // Conv, then + bias (one value per output channel) when there is a third input, then relu when
@@ -134,7 +134,7 @@ TensorType infer_fused_conv(const Ins& in, const Attrs& a) {
   }
   return y;
 }
-OpRegistrar r1f({"FusedConv", infer_fused_conv, nullptr});
+OpRegistrar r1f({ops::FusedConv, infer_fused_conv, nullptr});
 
 // ---- ConvBackwardData(dy, kernel[, like x]) -> dx --------------------------------------------
 // x's shape comes from the third input (any tensor of that shape; only its shape is read) or,
@@ -152,7 +152,7 @@ TensorType infer_conv_bd(const Ins& in, const Attrs& a) {
     check_rank(in[2].shape, g.nsp(), g.who, "the input");
     x = in[2].shape.dims;
   } else {
-    x = a.ints("x_dims");
+    x = a.ints(attr::x_dims);
     check(x.size() == g.nsp() + 2, Status::invalid_argument, g.who, ": output shape ", dims_str(x),
           " must have rank ", g.nsp() + 2);
   }
@@ -166,12 +166,14 @@ Grads grad_conv_bd(const NodePtr& n, const NodePtr& gx) {
   const NodePtr& dy = n->inputs[0];
   const NodePtr& k = n->inputs[1];
   Attrs a = ConvGeom::from(n->attrs).attrs();
-  Grads g{make_node("Conv", {gx, k}, a), make_node("ConvBackwardFilter", {gx, dy, k}, a)};
+  Grads g{make_node(ops::Conv, {gx, k}, a), make_node(ops::ConvBackwardFilter, {gx, dy, k}, a)};
   if (n->inputs.size() == 3) g.push_back(nullptr);
   return g;
 }
-OpRegistrar r2(
-    {.name = "ConvBackwardData", .infer = infer_conv_bd, .grad = grad_conv_bd, .shape_input = 2});
+OpRegistrar r2({.name = ops::ConvBackwardData,
+                .infer = infer_conv_bd,
+                .grad = grad_conv_bd,
+                .shape_input = 2});
 
 // ---- ConvBackwardFilter(x, dy, like kernel) -> dkernel ----------------------------------------
 TensorType infer_conv_bf(const Ins& in, const Attrs& a) {
@@ -191,10 +193,13 @@ Grads grad_conv_bf(const NodePtr& n, const NodePtr& gk) {
   const NodePtr& x = n->inputs[0];
   const NodePtr& dy = n->inputs[1];
   Attrs a = ConvGeom::from(n->attrs).attrs();
-  return {make_node("ConvBackwardData", {dy, gk, x}, a), make_node("Conv", {x, gk}, a), nullptr};
+  return {make_node(ops::ConvBackwardData, {dy, gk, x}, a), make_node(ops::Conv, {x, gk}, a),
+          nullptr};
 }
-OpRegistrar r3(
-    {.name = "ConvBackwardFilter", .infer = infer_conv_bf, .grad = grad_conv_bf, .shape_input = 2});
+OpRegistrar r3({.name = ops::ConvBackwardFilter,
+                .infer = infer_conv_bf,
+                .grad = grad_conv_bf,
+                .shape_input = 2});
 
 // ---- pooling ----------------------------------------------------------------------------------
 void check_pool_geom(const PoolGeom& g) {
@@ -236,9 +241,9 @@ TensorType infer_pool(const Ins& in, const Attrs& a) {
   return tensor_type(in[0].dtype, pool_out_dims(in[0], g));
 }
 Grads grad_pool(const NodePtr& n, const NodePtr& dy) {
-  return {make_node("PoolBackward", {dy, n->inputs[0]}, n->attrs)};
+  return {make_node(ops::PoolBackward, {dy, n->inputs[0]}, n->attrs)};
 }
-OpRegistrar r4({"Pool", infer_pool, grad_pool});
+OpRegistrar r4({ops::Pool, infer_pool, grad_pool});
 
 // PoolBackward(dy, x) -> dx: max routes dy to the first maximum of each window, avg spreads it
 // over the real cells of each window.
@@ -254,10 +259,10 @@ TensorType infer_pool_bwd(const Ins& in, const Attrs& a) {
 Grads grad_pool_bwd(const NodePtr& n, const NodePtr& gx) {
   const NodePtr& x = n->inputs[1];
   if (PoolGeom::from(n->attrs).mode == PoolMode::avg)
-    return {make_node("Pool", {gx}, n->attrs), nullptr};
-  return {make_node("MaxPoolGradGrad", {gx, x}, n->attrs), nullptr};
+    return {make_node(ops::Pool, {gx}, n->attrs), nullptr};
+  return {make_node(ops::MaxPoolGradGrad, {gx, x}, n->attrs), nullptr};
 }
-OpRegistrar r5({"PoolBackward", infer_pool_bwd, grad_pool_bwd});
+OpRegistrar r5({ops::PoolBackward, infer_pool_bwd, grad_pool_bwd});
 
 // MaxPoolGradGrad(g, x) -> the pooled shape: picks g at the cell that max pooling of x selects.
 TensorType infer_max_pool_gg(const Ins& in, const Attrs& a) {
@@ -270,9 +275,9 @@ TensorType infer_max_pool_gg(const Ins& in, const Attrs& a) {
   return tensor_type(in[1].dtype, pool_out_dims(in[1], g));
 }
 Grads grad_max_pool_gg(const NodePtr& n, const NodePtr& dy) {
-  return {make_node("PoolBackward", {dy, n->inputs[1]}, n->attrs), nullptr};
+  return {make_node(ops::PoolBackward, {dy, n->inputs[1]}, n->attrs), nullptr};
 }
-OpRegistrar r6({"MaxPoolGradGrad", infer_max_pool_gg, grad_max_pool_gg});
+OpRegistrar r6({ops::MaxPoolGradGrad, infer_max_pool_gg, grad_max_pool_gg});
 
 }  // namespace
 }  // namespace kb

@@ -71,7 +71,7 @@ TensorType infer_ctc_loss_grad(const Ins& in, const Attrs&) {
 }
 
 Grads grad_ctc_loss(const NodePtr& n, const NodePtr& dy) {
-  NodePtr g = make_node("CtcLossGrad", n->inputs);
+  NodePtr g = make_node(ops::CtcLossGrad, n->inputs);
   // dy (B,) scales each batch entry's gradient.
   return {mul(expand_dims(expand_dims(dy, 1), 2), g), nullptr, nullptr, nullptr};
 }
@@ -83,7 +83,8 @@ TensorType infer_ctc_decode(const Ins& in, const Attrs& a) {
   check_lengths(in[1], who, "input_length");
   int64_t b = same_batch(in[0].shape.dims[0], in[1].shape.dims[0], who, "y_pred", in[0].shape,
                          "input_length", in[1].shape);
-  int64_t greedy = a.i("greedy"), beam_width = a.i("beam_width"), top_paths = a.i("top_paths");
+  int64_t greedy = a.i(attr::greedy), beam_width = a.i(attr::beam_width),
+          top_paths = a.i(attr::top_paths);
   check(greedy || beam_width >= 1, Status::invalid_argument, who,
         ": beam_width must be at least 1, got ", beam_width);
   check(greedy || top_paths >= 1, Status::invalid_argument, who,
@@ -106,10 +107,10 @@ Grads grad_ctc_loss_grad(const NodePtr&, const NodePtr&) {
        "a fused kernel, as in TensorFlow)");
 }
 
-OpRegistrar r1({"CtcLoss", infer_ctc_loss, grad_ctc_loss});
-OpRegistrar r2({"CtcLossGrad", infer_ctc_loss_grad, grad_ctc_loss_grad});
+OpRegistrar r1({ops::CtcLoss, infer_ctc_loss, grad_ctc_loss});
+OpRegistrar r2({ops::CtcLossGrad, infer_ctc_loss_grad, grad_ctc_loss_grad});
 // A tuple (view: its kernel provides the parts' storage), as Loop.
-OpRegistrar r3({"CtcDecode", infer_ctc_decode, nullptr, false, true});
+OpRegistrar r3({ops::CtcDecode, infer_ctc_decode, nullptr, false, true});
 
 }  // namespace
 }  // namespace kb

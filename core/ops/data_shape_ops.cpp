@@ -28,7 +28,7 @@ OpRegistrar r1(dynamic_op("Where", infer_where));
 TensorType infer_trim_trailing(const Ins& in, const Attrs& a) {
   check_arity(in, 1, "trim_trailing");
   check(in[0].shape.rank_known, Status::shape, "trim_trailing: the input rank is unknown");
-  int64_t axis = a.i("axis");
+  int64_t axis = a.i(attr::axis);
   check(axis >= 0 && axis < in[0].shape.rank(), Status::invalid_argument, "trim_trailing: axis ",
         axis, " is out of range for rank ", in[0].shape.rank());
   Dims d = in[0].shape.dims;

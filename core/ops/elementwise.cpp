@@ -44,7 +44,7 @@ TensorType infer_binary(const std::vector<TensorType>& in, const std::string& na
   std::vector<NodePtr> grad_##Name(const NodePtr& n, const NodePtr& dy) {       \
     return {grad_expr_##Name(n->inputs[0], n, dy)};                             \
   }                                                                             \
-  OpRegistrar reg_##Name({#Name, infer_##Name, grad_##Name});
+  OpRegistrar reg_##Name({ops::Name, infer_##Name, grad_##Name});
 
 KB_UNARY_OPS(KB_DEFINE_UNARY)
 
@@ -61,27 +61,27 @@ KB_UNARY_OPS(KB_DEFINE_UNARY)
     NodePtr gb = grad_b;                                                           \
     return {ga ? sum_to_like(ga, x) : nullptr, gb ? sum_to_like(gb, y) : nullptr}; \
   }                                                                                \
-  OpRegistrar reg_##Name({#Name, infer_##Name, grad_##Name});
+  OpRegistrar reg_##Name({ops::Name, infer_##Name, grad_##Name});
 
 KB_BINARY_OPS(KB_DEFINE_BINARY)
 
 TensorType infer_cast(const std::vector<TensorType>& in, const Attrs& a) {
   check_arity(in, 1, "cast");
-  return {static_cast<DType>(a.i("dtype")), in[0].shape};
+  return {static_cast<DType>(a.i(attr::dtype)), in[0].shape};
 }
 std::vector<NodePtr> grad_cast(const NodePtr& n, const NodePtr& dy) {
   const NodePtr& x = n->inputs[0];
   if (!is_floating(x->dtype()) || !is_floating(n->dtype())) return {nullptr};
   return {cast(dy, x->dtype())};
 }
-OpRegistrar reg_cast({"Cast", infer_cast, grad_cast});
+OpRegistrar reg_cast({ops::Cast, infer_cast, grad_cast});
 
 // FusedElementwise(inputs...): made only by the plan-time rewrite (core/compile/
 // fuse_elementwise.cpp) with the concrete output type in its attributes dtype and dims.
 TensorType infer_fused_elementwise(const std::vector<TensorType>&, const Attrs& a) {
-  return {static_cast<DType>(a.i("dtype")), Shape(a.ints("dims"))};
+  return {static_cast<DType>(a.i(attr::dtype)), Shape(a.ints(attr::dims))};
 }
-OpRegistrar reg_fused_elementwise({"FusedElementwise", infer_fused_elementwise, nullptr});
+OpRegistrar reg_fused_elementwise({ops::FusedElementwise, infer_fused_elementwise, nullptr});
 
 TensorType infer_select(const std::vector<TensorType>& in, const Attrs&) {
   check_arity(in, 3, "select");
@@ -99,7 +99,7 @@ std::vector<NodePtr> grad_select(const NodePtr& n, const NodePtr& dy) {
   return {nullptr, sum_to_like(select(c, dy, zero), n->inputs[1]),
           sum_to_like(select(c, zero, dy), n->inputs[2])};
 }
-OpRegistrar reg_select({"Select", infer_select, grad_select});
+OpRegistrar reg_select({ops::Select, infer_select, grad_select});
 
 }  // namespace
 

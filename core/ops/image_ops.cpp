@@ -19,15 +19,15 @@ using Ins = std::vector<TensorType>;
 using Grads = std::vector<NodePtr>;
 
 std::string who_of(const Attrs& a, const char* fallback) {
-  return a.has("who") ? a.s("who") : std::string(fallback);
+  return a.has(attr::who) ? a.s(attr::who) : std::string(fallback);
 }
 
 // ---- Pad ------------------------------------------------------------------------------------
 TensorType infer_pad(const Ins& in, const Attrs& a) {
   std::string who = who_of(a, "pad");
   check_arity(in, 1, who);
-  const auto& pb = a.ints("pad_before");
-  const auto& pa = a.ints("pad_after");
+  const auto& pb = a.ints(attr::pad_before);
+  const auto& pa = a.ints(attr::pad_after);
   check(in[0].shape.rank_known, Status::shape, who, ": the input rank is unknown");
   int64_t r = in[0].shape.rank();
   check(int64_t(pb.size()) == r && int64_t(pa.size()) == r, Status::invalid_argument, who,
@@ -44,8 +44,8 @@ TensorType infer_pad(const Ins& in, const Attrs& a) {
 }
 // The gradient is dy[pb : dim - pa] on every axis (a negative end, so unknown dims work).
 Grads grad_pad(const NodePtr& n, const NodePtr& dy) {
-  const auto& pb = n->attrs.ints("pad_before");
-  const auto& pa = n->attrs.ints("pad_after");
+  const auto& pb = n->attrs.ints(attr::pad_before);
+  const auto& pa = n->attrs.ints(attr::pad_after);
   std::vector<int64_t> end(pb.size(), 0), strides(pb.size(), 1);
   int64_t end_mask = 0;
   for (size_t i = 0; i < pb.size(); ++i) {
@@ -54,15 +54,15 @@ Grads grad_pad(const NodePtr& n, const NodePtr& dy) {
     else
       end[i] = -pa[i];
   }
-  return {make_node("StridedSlice", {dy},
-                    {{"begin", pb},
-                     {"end", end},
-                     {"strides", strides},
-                     {"begin_mask", int64_t(0)},
-                     {"end_mask", end_mask},
-                     {"shrink_mask", int64_t(0)}})};
+  return {make_node(ops::StridedSlice, {dy},
+                    {{attr::begin, pb},
+                     {attr::end, end},
+                     {attr::strides, strides},
+                     {attr::begin_mask, int64_t(0)},
+                     {attr::end_mask, end_mask},
+                     {attr::shrink_mask, int64_t(0)}})};
 }
-OpRegistrar r1({"Pad", infer_pad, grad_pad});
+OpRegistrar r1({ops::Pad, infer_pad, grad_pad});
 
 // ---- Resize / ResizeGrad ----------------------------------------------------------------------
 struct ResizeAttrs {
@@ -73,7 +73,8 @@ struct ResizeAttrs {
 };
 
 ResizeAttrs resize_attrs(const Attrs& a) {
-  ResizeAttrs r{a.i("layout") != 0, a.ints("factors"), mode_of<ResizeMode>(a), who_of(a, "resize")};
+  ResizeAttrs r{a.i(attr::layout) != 0, a.ints(attr::factors), mode_of<ResizeMode>(a),
+                who_of(a, "resize")};
   check(r.factors.size() == 2 || r.factors.size() == 3, Status::invalid_argument, r.who, ": ",
         r.factors.size(), " factors (2 or 3 spatial dimensions are supported)");
   for (int64_t f : r.factors)
@@ -111,9 +112,9 @@ TensorType infer_resize(const Ins& in, const Attrs& a) {
   return {in[0].dtype, Shape(resized_dims(in[0].shape.dims, r))};
 }
 Grads grad_resize(const NodePtr& n, const NodePtr& dy) {
-  return {make_node("ResizeGrad", {dy, n->inputs[0]}, n->attrs)};
+  return {make_node(ops::ResizeGrad, {dy, n->inputs[0]}, n->attrs)};
 }
-OpRegistrar r2({"Resize", infer_resize, grad_resize});
+OpRegistrar r2({ops::Resize, infer_resize, grad_resize});
 
 TensorType infer_resize_grad(const Ins& in, const Attrs& a) {
   ResizeAttrs r = resize_attrs(a);
@@ -129,9 +130,9 @@ TensorType infer_resize_grad(const Ins& in, const Attrs& a) {
   return in[1];
 }
 Grads grad_resize_grad(const NodePtr& n, const NodePtr& gx) {
-  return {make_node("Resize", {gx}, n->attrs), nullptr};
+  return {make_node(ops::Resize, {gx}, n->attrs), nullptr};
 }
-OpRegistrar r3({"ResizeGrad", infer_resize_grad, grad_resize_grad});
+OpRegistrar r3({ops::ResizeGrad, infer_resize_grad, grad_resize_grad});
 
 }  // namespace
 }  // namespace kb

@@ -13,16 +13,16 @@ using Grads = std::vector<NodePtr>;
 TensorType infer_leaf(const Ins&, const Attrs&) {
   fail(Status::internal, "a leaf has no inference");
 }
-OpRegistrar r1({"Placeholder", infer_leaf, nullptr, false, false, false, true});
-OpRegistrar r2({"Variable", infer_leaf, nullptr, false, false, false, true});
-OpRegistrar r3({"Constant", infer_leaf, nullptr, false, false, false, true});
-OpRegistrar r4({"LearningPhase", infer_leaf, nullptr, false, false, false, true});
+OpRegistrar r1({ops::Placeholder, infer_leaf, nullptr, false, false, false, true});
+OpRegistrar r2({ops::Variable, infer_leaf, nullptr, false, false, false, true});
+OpRegistrar r3({ops::Constant, infer_leaf, nullptr, false, false, false, true});
+OpRegistrar r4({ops::LearningPhase, infer_leaf, nullptr, false, false, false, true});
 
 TensorType infer_same(const Ins& in, const Attrs&) { return in[0]; }
 Grads grad_pass(const NodePtr&, const NodePtr& dy) { return {dy}; }
-OpRegistrar r5({"Identity", infer_same, grad_pass, false, true});
-OpRegistrar r6({"StopGradient", infer_same, nullptr, false, true});
-OpRegistrar r7({"Print", infer_same, grad_pass, true, true});
+OpRegistrar r5({ops::Identity, infer_same, grad_pass, false, true});
+OpRegistrar r6({ops::StopGradient, infer_same, nullptr, false, true});
+OpRegistrar r7({ops::Print, infer_same, grad_pass, true, true});
 
 // Assign(variable, value, extra updates...): writes value into the variable after the outputs of
 // the function are computed; its own value is the new value. Extra inputs are updates that must
@@ -40,7 +40,7 @@ TensorType infer_assign(const Ins& in, const Attrs&) {
         v.str());
   return in[0];
 }
-OpRegistrar r8({"Assign", infer_assign, nullptr, true});
+OpRegistrar r8({ops::Assign, infer_assign, nullptr, true});
 
 }  // namespace
 }  // namespace kb

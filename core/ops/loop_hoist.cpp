@@ -62,23 +62,23 @@ LoopSpec hoist_sequence_matmuls(const LoopSpec& spec) {
       std::vector<NodePtr> ins;
       for (auto& c : n->inputs) ins.push_back(per_step.count(c.get()) ? lifted.at(c.get()) : c);
       try {
-        lifted[n.get()] = make_node(n->op->name, ins, n->attrs);
+        lifted[n.get()] = make_node(*n->op, ins, n->attrs);
       } catch (const std::exception&) {
         // a combination the rules above let through but inference rejects: stays per step
       }
       continue;
     }
-    if (!n->is("MatMul") || n->attrs.i("transpose_a") != 0) continue;
+    if (!n->is(ops::MatMul) || n->attrs.i(attr::transpose_a) != 0) continue;
     const NodePtr& a = n->inputs[0];
     const NodePtr& w = n->inputs[1];
     if (!liftable(a) || per_step.count(w.get()) || per_state.count(w.get()) || a->rank() != 2 ||
         a->shape().dims[1] < 0)
       continue;
     NodePtr seq = lifted.at(a.get());  // (T, B, k)
-    NodePtr rows =
-        matmul(reshape(seq, {-1, a->shape().dims[1]}), w, false, n->attrs.i("transpose_b") != 0);
-    out.sequences.push_back(make_node("ReshapeLike", {rows, seq}, {{"keep", int64_t(2)}}));
-    out.step_inputs.push_back(make_leaf("Placeholder", n->type, "hoisted_matmul"));
+    NodePtr rows = matmul(reshape(seq, {-1, a->shape().dims[1]}), w, false,
+                          n->attrs.i(attr::transpose_b) != 0);
+    out.sequences.push_back(make_node(ops::ReshapeLike, {rows, seq}, {{attr::keep, int64_t(2)}}));
+    out.step_inputs.push_back(make_leaf(ops::Placeholder, n->type, "hoisted_matmul"));
     replaced[n.get()] = out.step_inputs.back();
   }
   if (replaced.empty()) return spec;
@@ -110,7 +110,8 @@ LoopSpec pretranspose_fixed_operands(const LoopSpec& spec) {
   std::unordered_set<const Node*> inner = dependents(order, body_inputs(spec));
   std::unordered_map<const Node*, NodePtr> replaced;
   for (auto& n : order) {
-    if (!n->is("MatMul") || n->attrs.i("transpose_a") != 0 || n->attrs.i("transpose_b") == 0)
+    if (!n->is(ops::MatMul) || n->attrs.i(attr::transpose_a) != 0 ||
+        n->attrs.i(attr::transpose_b) == 0)
       continue;
     const NodePtr& w = n->inputs[1];
     if (inner.count(n->inputs[0].get()) && !inner.count(w.get()) && w->rank() == 2)
@@ -137,7 +138,7 @@ void substitute(LoopSpec& spec, const std::unordered_map<const Node*, NodePtr>& 
       changed = changed || ins.back() != c;
     }
     if (!changed) continue;
-    NodePtr copy = make_node(n->op->name, ins, n->attrs, n->name);
+    NodePtr copy = make_node(*n->op, ins, n->attrs, n->name);
     copy->keras_tensor = n->keras_tensor;
     now[n.get()] = copy;
   }

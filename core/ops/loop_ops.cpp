@@ -34,7 +34,7 @@ std::vector<NodePtr> captured_values(const std::vector<NodePtr>& roots,
   std::vector<NodePtr> captured;
   std::unordered_set<const Node*> seen;
   auto consider = [&](const NodePtr& c) {
-    if (inner.count(c.get()) || c->is("Constant") || !seen.insert(c.get()).second) return;
+    if (inner.count(c.get()) || c->is(ops::Constant) || !seen.insert(c.get()).second) return;
     captured.push_back(c);
   };
   for (auto& n : all)
@@ -73,8 +73,8 @@ TensorType stacked(int64_t steps, const TensorType& t) {
 }
 
 TensorType infer_loop(const Ins& in, const Attrs& a) {
-  const Subgraph& body = *a.graph("body");
-  int64_t n_seq = a.i("n_seq"), n_state = a.i("n_state"), n_out = a.i("n_out");
+  const Subgraph& body = *a.graph(attr::body);
+  int64_t n_seq = a.i(attr::n_seq), n_state = a.i(attr::n_state), n_out = a.i(attr::n_out);
   check(n_seq >= 1, Status::invalid_argument, "loop: no sequence to iterate over");
   int64_t steps = -2;
   std::vector<TensorType> body_in;
@@ -103,21 +103,21 @@ TensorType infer_loop(const Ins& in, const Attrs& a) {
   for (int64_t i = 0; i < n_out; ++i) t.parts.push_back(stacked(steps, outs[i]));
   for (int64_t j = 0; j < n_state; ++j) t.parts.push_back(in[n_seq + j]);
   for (int64_t j = 0; j < n_state; ++j) t.parts.push_back(stacked(steps, in[n_seq + j]));
-  for (int64_t k = 0; k < a.i("n_aux", 0); ++k)
+  for (int64_t k = 0; k < a.i(attr::n_aux, 0); ++k)
     t.parts.push_back(stacked(steps, outs[size_t(n_out + n_state + k)]));
   return t;
 }
 
 TensorType infer_tuple_get(const Ins& in, const Attrs& a) {
-  int64_t i = a.i("index");
+  int64_t i = a.i(attr::index);
   check(i >= 0 && i < int64_t(in[0].parts.size()), Status::internal, "tuple_get: index ", i,
         " out of range");
   return in[0].parts[size_t(i)];
 }
 
 // Loop's gradient differentiates its body: core/autodiff/loop_gradients.cpp.
-OpRegistrar r1({"Loop", infer_loop, nullptr, false, true});
-OpRegistrar r2({"TupleGet", infer_tuple_get, nullptr, false, true});
+OpRegistrar r1({ops::Loop, infer_loop, nullptr, false, true});
+OpRegistrar r2({ops::TupleGet, infer_tuple_get, nullptr, false, true});
 
 }  // namespace
 
@@ -151,20 +151,20 @@ NodePtr make_loop(const LoopSpec& spec) {
   std::vector<NodePtr> inputs = s.sequences;
   inputs.insert(inputs.end(), s.initial_states.begin(), s.initial_states.end());
   inputs.insert(inputs.end(), caps.begin(), caps.end());
-  Attrs a{{"n_seq", int64_t(s.sequences.size())},
-          {"n_state", int64_t(s.initial_states.size())},
-          {"n_out", int64_t(s.step_outputs.size())},
-          {"reverse", int64_t(s.reverse)},
-          {"n_aux", int64_t(s.aux_outputs.size())}};
-  a.set("body", GraphRef(body));
-  NodePtr n = make_node("Loop", inputs, a);
+  Attrs a{{attr::n_seq, int64_t(s.sequences.size())},
+          {attr::n_state, int64_t(s.initial_states.size())},
+          {attr::n_out, int64_t(s.step_outputs.size())},
+          {attr::reverse, int64_t(s.reverse)},
+          {attr::n_aux, int64_t(s.aux_outputs.size())}};
+  a.set(attr::body, GraphRef(body));
+  NodePtr n = make_node(ops::Loop, inputs, a);
   for (auto& r : roots)
     if (r->uses_learning_phase) n->uses_learning_phase = true;
   return n;
 }
 
 NodePtr tuple_get(const NodePtr& tuple, int64_t index) {
-  return make_node("TupleGet", {tuple}, {{"index", index}});
+  return make_node(ops::TupleGet, {tuple}, {{attr::index, index}});
 }
 
 }  // namespace kb

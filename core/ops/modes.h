@@ -14,7 +14,7 @@ enum class ResizeMode : int64_t { nearest = 0, bilinear = 1 };            // Res
 
 template <class Mode>
 Mode mode_of(const Attrs& a) {
-  return static_cast<Mode>(a.i("mode"));
+  return static_cast<Mode>(a.i(attr::mode));
 }
 
 }  // namespace kb

@@ -19,7 +19,7 @@ TensorType infer_matmul(const Ins& in, const Attrs& a) {
   check(sa.rank_known && sb.rank_known && sa.rank() >= 2 && sa.rank() == sb.rank(), Status::shape,
         "dot: matmul needs operands of equal rank >= 2, got ", sa.str(), " and ", sb.str());
   size_t r = sa.dims.size();
-  bool ta = a.i("transpose_a") != 0, tb = a.i("transpose_b") != 0;
+  bool ta = a.i(attr::transpose_a) != 0, tb = a.i(attr::transpose_b) != 0;
   int64_t m = ta ? sa.dims[r - 1] : sa.dims[r - 2];
   int64_t ka = ta ? sa.dims[r - 2] : sa.dims[r - 1];
   int64_t kb_ = tb ? sb.dims[r - 1] : sb.dims[r - 2];
@@ -40,13 +40,13 @@ TensorType infer_matmul(const Ins& in, const Attrs& a) {
 Grads grad_matmul(const NodePtr& nd, const NodePtr& dy) {
   const NodePtr& a = nd->inputs[0];
   const NodePtr& b = nd->inputs[1];
-  bool ta = nd->attrs.i("transpose_a") != 0, tb = nd->attrs.i("transpose_b") != 0;
+  bool ta = nd->attrs.i(attr::transpose_a) != 0, tb = nd->attrs.i(attr::transpose_b) != 0;
   if (!ta && !tb) return {matmul(dy, b, false, true), matmul(a, dy, true, false)};
   if (ta && !tb) return {matmul(b, dy, false, true), matmul(a, dy, false, false)};
   if (!ta && tb) return {matmul(dy, b, false, false), matmul(dy, a, true, false)};
   return {matmul(b, dy, true, true), matmul(dy, a, true, true)};
 }
-OpRegistrar r1({"MatMul", infer_matmul, grad_matmul});
+OpRegistrar r1({ops::MatMul, infer_matmul, grad_matmul});
 
 // FusedMatMul(a, b[, bias]): MatMul, then + bias[j] in column j when there is a third input, then
 // relu when the attribute relu is 1. Built only by the plan-time rewrite of
@@ -65,27 +65,27 @@ TensorType infer_fused_matmul(const Ins& in, const Attrs& a) {
   }
   return y;
 }
-OpRegistrar r1f({"FusedMatMul", infer_fused_matmul, nullptr});
+OpRegistrar r1f({ops::FusedMatMul, infer_fused_matmul, nullptr});
 
 TensorType infer_softmax(const Ins& in, const Attrs& a) {
   check(is_floating(in[0].dtype), Status::dtype, "softmax: expected a floating dtype, got ",
         dtype_name(in[0].dtype));
   check(in[0].shape.rank_known && in[0].shape.rank() >= 1, Status::shape,
         "softmax: the input needs rank >= 1");
-  normalize_axis(a.i("axis"), in[0].shape.rank(), "softmax");
+  normalize_axis(a.i(attr::axis), in[0].shape.rank(), "softmax");
   return in[0];
 }
 Grads grad_softmax(const NodePtr& n, const NodePtr& dy) {
-  std::vector<int64_t> ax{normalize_axis(n->attrs.i("axis"), n->rank(), "softmax")};
+  std::vector<int64_t> ax{normalize_axis(n->attrs.i(attr::axis), n->rank(), "softmax")};
   return {mul(n, sub(dy, reduce_sum(mul(dy, n), ax, true)))};
 }
-OpRegistrar r2({"Softmax", infer_softmax, grad_softmax});
+OpRegistrar r2({ops::Softmax, infer_softmax, grad_softmax});
 
 Grads grad_log_softmax(const NodePtr& n, const NodePtr& dy) {
-  std::vector<int64_t> ax{normalize_axis(n->attrs.i("axis"), n->rank(), "log_softmax")};
-  return {sub(dy, mul(unary("Exp", n), reduce_sum(dy, ax, true)))};
+  std::vector<int64_t> ax{normalize_axis(n->attrs.i(attr::axis), n->rank(), "log_softmax")};
+  return {sub(dy, mul(unary(ops::Exp, n), reduce_sum(dy, ax, true)))};
 }
-OpRegistrar r3({"LogSoftmax", infer_softmax, grad_log_softmax});
+OpRegistrar r3({ops::LogSoftmax, infer_softmax, grad_log_softmax});
 
 TensorType infer_in_top_k(const Ins& in, const Attrs&) {
   check(in[0].shape.rank() == 2, Status::shape, "in_top_k: predictions must have rank 2, got ",
@@ -100,7 +100,7 @@ TensorType infer_in_top_k(const Ins& in, const Attrs&) {
         in[0].shape.str(), " and ", in[1].shape.str(), ")");
   return {DType::b8, Shape(Dims{b0 >= 0 ? b0 : b1})};
 }
-OpRegistrar r4({"InTopK", infer_in_top_k, nullptr});
+OpRegistrar r4({ops::InTopK, infer_in_top_k, nullptr});
 
 }  // namespace
 }  // namespace kb

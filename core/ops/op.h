@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/graph/node.h"
+#include "core/ops/op_names.h"
 
 namespace kb {
 
@@ -65,6 +66,7 @@ inline bool reads_shape_only(const Node& n, size_t i) {
 bool is_elementwise_op(const std::string& name);
 const OpDef* find_op(const std::string& name);
 const OpDef& op(const std::string& name);  // fails with an internal error when unknown
+const OpDef& op(OpName name);
 
 // Registers an op at static-initialization time: `static OpRegistrar r({...});`
 struct OpRegistrar {

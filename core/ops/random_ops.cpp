@@ -15,14 +15,14 @@ namespace {
 using Ins = std::vector<TensorType>;
 
 TensorType infer_random(const Ins& in, const Attrs& a) {
-  std::string who = a.has("who") ? a.s("who") : "random";
+  std::string who = a.has(attr::who) ? a.s(attr::who) : "random";
   check(in.size() <= 1, Status::internal, who, ": Random takes at most one input");
-  int64_t dist = a.i("dist");
+  int64_t dist = a.i(attr::dist);
   check(dist >= kUniform && dist <= kTruncatedNormal, Status::invalid_argument, who,
         ": unknown distribution ", dist);
-  DType t = static_cast<DType>(a.i("dtype"));
+  DType t = static_cast<DType>(a.i(attr::dtype));
   check(is_floating(t), Status::dtype, who, ": dtype must be floating, got ", dtype_name(t));
-  Dims d = a.ints("dims");
+  Dims d = a.ints(attr::dims);
   if (!in.empty()) {
     const Shape& like = in[0].shape;
     check(like.rank_known && like.rank() >= int64_t(d.size()), Status::shape, who, ": shape ",
@@ -35,7 +35,7 @@ TensorType infer_random(const Ins& in, const Attrs& a) {
     check(v >= -1, Status::invalid_argument, who, ": invalid dimension in shape ", dims_str(d));
   return {t, Shape(d)};
 }
-OpRegistrar r1({"Random", infer_random, nullptr, /*stateful=*/true});
+OpRegistrar r1({ops::Random, infer_random, nullptr, /*stateful=*/true});
 
 }  // namespace
 }  // namespace kb

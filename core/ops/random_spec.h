@@ -17,7 +17,7 @@ struct RandomSpec {
   uint64_t seed;
 };
 inline RandomSpec random_spec(const Attrs& at) {
-  return {at.i("dist"), at.f("a"), at.f("b"), uint64_t(at.i("seed"))};
+  return {at.i(attr::dist), at.f(attr::a), at.f(attr::b), uint64_t(at.i(attr::seed))};
 }
 
 }  // namespace kb

@@ -11,8 +11,8 @@ using Ins = std::vector<TensorType>;
 using Grads = std::vector<NodePtr>;
 
 TensorType infer_reduce(const Ins& in, const Attrs& a) {
-  const auto& axes = a.ints("axes");
-  bool keep = a.i("keepdims") != 0;
+  const auto& axes = a.ints(attr::axes);
+  bool keep = a.i(attr::keepdims) != 0;
   auto mode = mode_of<ReduceMode>(a);
   if (mode == ReduceMode::sum || mode == ReduceMode::prod)
     check(!is_bool(in[0].dtype), Status::dtype, "reduce: cannot sum or multiply bool values");
@@ -38,8 +38,8 @@ TensorType infer_reduce(const Ins& in, const Attrs& a) {
 
 Grads grad_reduce(const NodePtr& n, const NodePtr& dy) {
   const NodePtr& x = n->inputs[0];
-  const auto& axes = n->attrs.ints("axes");
-  bool keep = n->attrs.i("keepdims") != 0;
+  const auto& axes = n->attrs.ints(attr::axes);
+  bool keep = n->attrs.i(attr::keepdims) != 0;
   auto mode = mode_of<ReduceMode>(n->attrs);
   NodePtr g = unreduce(dy, x, axes, keep);
   switch (mode) {
@@ -48,32 +48,32 @@ Grads grad_reduce(const NodePtr& n, const NodePtr& dy) {
     case ReduceMode::prod: {
       // The product of the other elements, also where x has zeros (as TensorFlow's _ProdGrad):
       // with no zero it is prod / x; at the only zero, the product of the rest; else 0.
-      NodePtr is_zero = binary("Equal", x, scalar_like(x, 0.0));
+      NodePtr is_zero = binary(ops::Equal, x, scalar_like(x, 0.0));
       NodePtr safe = select(is_zero, fill_like(x, 1.0, x->dtype()), x);
       NodePtr rest = unreduce(reduce(safe, ReduceMode::prod, axes, keep), x, axes, keep);
       NodePtr zeros = unreduce(reduce_sum(cast(is_zero, x->dtype()), axes, keep), x, axes, keep);
       NodePtr none = fill_like(x, 0.0, x->dtype());
-      NodePtr at_zero = select(binary("Equal", zeros, scalar_like(x, 1.0)), rest, none);
+      NodePtr at_zero = select(binary(ops::Equal, zeros, scalar_like(x, 1.0)), rest, none);
       NodePtr elsewhere =
-          select(binary("Equal", zeros, scalar_like(x, 0.0)), div(rest, safe), none);
+          select(binary(ops::Equal, zeros, scalar_like(x, 0.0)), div(rest, safe), none);
       return {mul(g, select(is_zero, at_zero, elsewhere))};
     }
     case ReduceMode::max:
     case ReduceMode::min: {
-      NodePtr hit = cast(binary("Equal", x, unreduce(n, x, axes, keep)), x->dtype());
+      NodePtr hit = cast(binary(ops::Equal, x, unreduce(n, x, axes, keep)), x->dtype());
       NodePtr count = unreduce(reduce_sum(hit, axes, keep), x, axes, keep);
       return {div(mul(g, hit), count)};
     }
   }
   return {nullptr};
 }
-OpRegistrar r1({"Reduce", infer_reduce, grad_reduce});
+OpRegistrar r1({ops::Reduce, infer_reduce, grad_reduce});
 
 TensorType infer_arg_reduce(const Ins& in, const Attrs& a) {
   check(in[0].shape.rank_known && in[0].shape.rank() >= 1, Status::shape,
         "argmax: the input needs rank >= 1");
   check(!is_bool(in[0].dtype), Status::dtype, "argmax: bool input is not supported");
-  int64_t axis = normalize_axis(a.i("axis"), in[0].shape.rank(), "argmax");
+  int64_t axis = normalize_axis(a.i(attr::axis), in[0].shape.rank(), "argmax");
   // An empty axis has no position to name. Plans infer again with the concrete dims before they
   // make a kernel, so no kernel sees one.
   check(in[0].shape.dims[axis] != 0, Status::invalid_argument, "argmax: the reduction axis ", axis,
@@ -82,30 +82,30 @@ TensorType infer_arg_reduce(const Ins& in, const Attrs& a) {
   out.erase(out.begin() + axis);
   return {DType::i64, Shape(out)};
 }
-OpRegistrar r2({"ArgReduce", infer_arg_reduce, nullptr});
+OpRegistrar r2({ops::ArgReduce, infer_arg_reduce, nullptr});
 
 TensorType infer_cumulative(const Ins& in, const Attrs& a) {
   check(in[0].shape.rank_known && in[0].shape.rank() >= 1, Status::shape,
         "cumsum: the input needs rank >= 1");
   check(!is_bool(in[0].dtype), Status::dtype, "cumsum: bool input is not supported");
-  normalize_axis(a.i("axis"), in[0].shape.rank(), "cumsum");
+  normalize_axis(a.i(attr::axis), in[0].shape.rank(), "cumsum");
   return in[0];
 }
 Grads grad_cumulative(const NodePtr& n, const NodePtr& dy) {
   const NodePtr& x = n->inputs[0];
-  int64_t axis = n->attrs.i("axis");
+  int64_t axis = n->attrs.i(attr::axis);
   auto rev = [&](const NodePtr& v) {
-    return make_node("Reverse", {v}, {{"axes", std::vector<int64_t>{axis}}});
+    return make_node(ops::Reverse, {v}, {{attr::axes, std::vector<int64_t>{axis}}});
   };
   auto rcumsum = [&](const NodePtr& v) {
-    return rev(
-        make_node("Cumulative", {rev(v)}, {{"mode", int64_t(ScanMode::sum)}, {"axis", axis}}));
+    return rev(make_node(ops::Cumulative, {rev(v)},
+                         {{attr::mode, int64_t(ScanMode::sum)}, {attr::axis, axis}}));
   };
   if (mode_of<ScanMode>(n->attrs) == ScanMode::sum) return {rcumsum(dy)};
   // d/dx_i of prod_{j<=k} x_j = z_k / x_i (for i <= k); valid where x has no zeros.
   return {div(rcumsum(mul(dy, n)), x)};
 }
-OpRegistrar r3({"Cumulative", infer_cumulative, grad_cumulative});
+OpRegistrar r3({ops::Cumulative, infer_cumulative, grad_cumulative});
 
 }  // namespace
 }  // namespace kb

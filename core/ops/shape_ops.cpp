@@ -19,10 +19,10 @@ using Grads = std::vector<NodePtr>;
 
 // ---- reshape family -------------------------------------------------------------------------
 TensorType infer_reshape(const Ins& in, const Attrs& a) {
-  return {in[0].dtype, Shape(reshape_dims(in[0].shape, a.ints("dims")))};
+  return {in[0].dtype, Shape(reshape_dims(in[0].shape, a.ints(attr::dims)))};
 }
 Grads grad_reshape(const NodePtr& n, const NodePtr& dy) { return {reshape_like(dy, n->inputs[0])}; }
-OpRegistrar r1({"Reshape", infer_reshape, grad_reshape, false, true});
+OpRegistrar r1({ops::Reshape, infer_reshape, grad_reshape, false, true});
 
 // ReshapeTo(x, shape): x with the dims that the 1-D int64 tensor `shape` holds (one may be -1)
 // when the function runs. Attribute dims: those known when the graph is built (-1 elsewhere).
@@ -39,7 +39,7 @@ TensorType reshape_to_type(const Ins& in, const Buffer* shape, const Attrs& a) {
     Dims spec(shape->as<int64_t>(), shape->as<int64_t>() + shape->numel());
     return {in[0].dtype, Shape(reshape_dims(in[0].shape, spec))};
   }
-  Dims hint = a.ints("dims");
+  Dims hint = a.ints(attr::dims);
   check(int64_t(hint.size()) == s.dims[0], Status::internal, "reshape: ", hint.size(),
         " known dims for a target of ", s.dims[0]);
   int unknown = 0;
@@ -68,7 +68,7 @@ OpRegistrar r1t({.name = "ReshapeTo",
 // ReshapeLike(x, like): x with like's shape; with keep = k > 0, x's axis 0 is split into like's
 // first k axes (x of (T*B, n) like (T, B, m) -> (T, B, n)).
 TensorType infer_reshape_like(const Ins& in, const Attrs& attrs) {
-  int64_t keep = attrs.i("keep", 0);
+  int64_t keep = attrs.i(attr::keep, 0);
   if (keep > 0) {
     const Shape& x = in[0].shape;
     const Shape& like = in[1].shape;
@@ -101,18 +101,18 @@ OpRegistrar r2({.name = "ReshapeLike",
 
 TensorType infer_expand_dims(const Ins& in, const Attrs& a) {
   check(in[0].shape.rank_known, Status::shape, "expand_dims: the input rank is unknown");
-  int64_t axis = a.i("axis");
+  int64_t axis = a.i(attr::axis);
   Dims d = in[0].shape.dims;
   check(axis >= 0 && axis <= int64_t(d.size()), Status::invalid_argument, "expand_dims: axis ",
         axis, " is out of range for rank ", d.size());
   d.insert(d.begin() + axis, 1);
   return {in[0].dtype, Shape(d)};
 }
-OpRegistrar r3({"ExpandDims", infer_expand_dims, grad_reshape, false, true});
+OpRegistrar r3({ops::ExpandDims, infer_expand_dims, grad_reshape, false, true});
 
 TensorType infer_squeeze(const Ins& in, const Attrs& a) {
   check(in[0].shape.rank_known, Status::shape, "squeeze: the input rank is unknown");
-  int64_t axis = a.i("axis");
+  int64_t axis = a.i(attr::axis);
   Dims d = in[0].shape.dims;
   check(axis >= 0 && axis < int64_t(d.size()), Status::invalid_argument, "squeeze: axis ", axis,
         " is out of range for rank ", d.size());
@@ -121,7 +121,7 @@ TensorType infer_squeeze(const Ins& in, const Attrs& a) {
   d.erase(d.begin() + axis);
   return {in[0].dtype, Shape(d)};
 }
-OpRegistrar r4({"Squeeze", infer_squeeze, grad_reshape, false, true});
+OpRegistrar r4({ops::Squeeze, infer_squeeze, grad_reshape, false, true});
 
 // ---- broadcasting -----------------------------------------------------------------------------
 TensorType infer_broadcast_like(const Ins& in, const Attrs&) {
@@ -150,23 +150,23 @@ OpRegistrar r6({.name = "SumToLike",
 
 // ---- shape-only values ----------------------------------------------------------------------
 TensorType infer_fill_like(const Ins& in, const Attrs& a) {
-  return {static_cast<DType>(a.i("dtype")), in[0].shape};
+  return {static_cast<DType>(a.i(attr::dtype)), in[0].shape};
 }
-OpRegistrar r7({"FillLike", infer_fill_like, nullptr, false, false, true});
+OpRegistrar r7({ops::FillLike, infer_fill_like, nullptr, false, false, true});
 
 TensorType infer_size_of(const Ins&, const Attrs& a) {
-  return {static_cast<DType>(a.i("dtype")), Shape(Dims{})};
+  return {static_cast<DType>(a.i(attr::dtype)), Shape(Dims{})};
 }
-OpRegistrar r8({"SizeOf", infer_size_of, nullptr, false, false, true});
+OpRegistrar r8({ops::SizeOf, infer_size_of, nullptr, false, false, true});
 
 TensorType infer_shape_of(const Ins& in, const Attrs&) {
   return {DType::i32, Shape(Dims{in[0].shape.rank()})};
 }
-OpRegistrar r9({"ShapeOf", infer_shape_of, nullptr, false, false, true});
+OpRegistrar r9({ops::ShapeOf, infer_shape_of, nullptr, false, false, true});
 
 // ---- transpose ------------------------------------------------------------------------------
 TensorType infer_transpose(const Ins& in, const Attrs& a) {
-  const auto& perm = a.ints("perm");
+  const auto& perm = a.ints(attr::perm);
   check(in[0].shape.rank_known, Status::shape, "permute_dimensions: the input rank is unknown");
   int64_t r = in[0].shape.rank();
   check(int64_t(perm.size()) == r, Status::invalid_argument, "permute_dimensions: pattern ",
@@ -182,12 +182,12 @@ TensorType infer_transpose(const Ins& in, const Attrs& a) {
   return {in[0].dtype, Shape(out)};
 }
 Grads grad_transpose(const NodePtr& n, const NodePtr& dy) {
-  const auto& perm = n->attrs.ints("perm");
+  const auto& perm = n->attrs.ints(attr::perm);
   std::vector<int64_t> inv(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = int64_t(i);
   return {transpose(dy, inv)};
 }
-OpRegistrar r10({"Transpose", infer_transpose, grad_transpose});
+OpRegistrar r10({ops::Transpose, infer_transpose, grad_transpose});
 
 // ---- concat / split -----------------------------------------------------------------------
 TensorType concat_type(const Ins& in, size_t first, int64_t axis, const char* who) {
@@ -221,32 +221,33 @@ TensorType concat_type(const Ins& in, size_t first, int64_t axis, const char* wh
   return {t0.dtype, Shape(out)};
 }
 TensorType infer_concat(const Ins& in, const Attrs& a) {
-  return concat_type(in, 0, a.i("axis"), "concatenate");
+  return concat_type(in, 0, a.i(attr::axis), "concatenate");
 }
 Grads grad_concat(const NodePtr& n, const NodePtr& dy) {
   Grads g;
   std::vector<NodePtr> ins{dy};
   for (auto& x : n->inputs) ins.push_back(x);
   for (size_t i = 0; i < n->inputs.size(); ++i)
-    g.push_back(make_node("SplitLike", ins, {{"axis", n->attrs.i("axis")}, {"index", int64_t(i)}}));
+    g.push_back(make_node(ops::SplitLike, ins,
+                          {{attr::axis, n->attrs.i(attr::axis)}, {attr::index, int64_t(i)}}));
   return g;
 }
-OpRegistrar r11({"Concat", infer_concat, grad_concat});
+OpRegistrar r11({ops::Concat, infer_concat, grad_concat});
 
 TensorType infer_split_like(const Ins& in, const Attrs& a) {
-  int64_t idx = a.i("index");
+  int64_t idx = a.i(attr::index);
   return {in[0].dtype, in[1 + idx].shape};
 }
 Grads grad_split_like(const NodePtr& n, const NodePtr& dy) {
-  int64_t idx = n->attrs.i("index");
+  int64_t idx = n->attrs.i(attr::index);
   std::vector<NodePtr> parts;
   for (size_t i = 1; i < n->inputs.size(); ++i)
     parts.push_back(int64_t(i - 1) == idx ? dy : zeros_like(n->inputs[i]));
   Grads g(n->inputs.size(), nullptr);
-  g[0] = make_node("Concat", parts, {{"axis", n->attrs.i("axis")}});
+  g[0] = make_node(ops::Concat, parts, {{attr::axis, n->attrs.i(attr::axis)}});
   return g;
 }
-OpRegistrar r12({"SplitLike", infer_split_like, grad_split_like});
+OpRegistrar r12({ops::SplitLike, infer_split_like, grad_split_like});
 
 // ---- strided slice --------------------------------------------------------------------------
 TensorType infer_strided_slice(const Ins& in, const Attrs& a) {
@@ -258,21 +259,21 @@ TensorType infer_strided_slice(const Ins& in, const Attrs& a) {
   return {in[0].dtype, Shape(out)};
 }
 Grads grad_strided_slice(const NodePtr& n, const NodePtr& dy) {
-  return {make_node("StridedSliceGrad", {dy, n->inputs[0]}, n->attrs)};
+  return {make_node(ops::StridedSliceGrad, {dy, n->inputs[0]}, n->attrs)};
 }
-OpRegistrar r13({"StridedSlice", infer_strided_slice, grad_strided_slice});
+OpRegistrar r13({ops::StridedSlice, infer_strided_slice, grad_strided_slice});
 
 TensorType infer_strided_slice_grad(const Ins& in, const Attrs&) {
   return {in[0].dtype, in[1].shape};
 }
 Grads grad_strided_slice_grad(const NodePtr& n, const NodePtr& dy) {
-  return {make_node("StridedSlice", {dy}, n->attrs), nullptr};
+  return {make_node(ops::StridedSlice, {dy}, n->attrs), nullptr};
 }
-OpRegistrar r14({"StridedSliceGrad", infer_strided_slice_grad, grad_strided_slice_grad});
+OpRegistrar r14({ops::StridedSliceGrad, infer_strided_slice_grad, grad_strided_slice_grad});
 
 // ---- tile / reverse -----------------------------------------------------------------------
 TensorType infer_tile(const Ins& in, const Attrs& a) {
-  const auto& m = a.ints("multiples");
+  const auto& m = a.ints(attr::multiples);
   check(in[0].shape.rank_known, Status::shape, "tile: the input rank is unknown");
   check(int64_t(m.size()) == in[0].shape.rank(), Status::invalid_argument, "tile: ", m.size(),
         " multiples for a tensor of rank ", in[0].shape.rank());
@@ -286,26 +287,26 @@ TensorType infer_tile(const Ins& in, const Attrs& a) {
   return {in[0].dtype, Shape(out)};
 }
 Grads grad_tile(const NodePtr& n, const NodePtr& dy) {
-  return {make_node("TileGrad", {dy, n->inputs[0]}, n->attrs)};
+  return {make_node(ops::TileGrad, {dy, n->inputs[0]}, n->attrs)};
 }
-OpRegistrar r15({"Tile", infer_tile, grad_tile});
+OpRegistrar r15({ops::Tile, infer_tile, grad_tile});
 
 TensorType infer_tile_grad(const Ins& in, const Attrs&) { return {in[0].dtype, in[1].shape}; }
 Grads grad_tile_grad(const NodePtr& n, const NodePtr& dy) {
-  return {make_node("Tile", {dy}, n->attrs), nullptr};
+  return {make_node(ops::Tile, {dy}, n->attrs), nullptr};
 }
-OpRegistrar r16({"TileGrad", infer_tile_grad, grad_tile_grad});
+OpRegistrar r16({ops::TileGrad, infer_tile_grad, grad_tile_grad});
 
 TensorType infer_reverse(const Ins& in, const Attrs& a) {
-  for (int64_t ax : a.ints("axes"))
+  for (int64_t ax : a.ints(attr::axes))
     check(ax >= 0 && ax < in[0].shape.rank(), Status::invalid_argument, "reverse: axis ", ax,
           " is out of range for rank ", in[0].shape.rank());
   return in[0];
 }
 Grads grad_reverse(const NodePtr& n, const NodePtr& dy) {
-  return {make_node("Reverse", {dy}, n->attrs)};
+  return {make_node(ops::Reverse, {dy}, n->attrs)};
 }
-OpRegistrar r17({"Reverse", infer_reverse, grad_reverse});
+OpRegistrar r17({ops::Reverse, infer_reverse, grad_reverse});
 
 // ---- gather / scatter ---------------------------------------------------------------------
 TensorType infer_gather(const Ins& in, const Attrs&) {
@@ -318,17 +319,17 @@ TensorType infer_gather(const Ins& in, const Attrs&) {
   return {in[0].dtype, Shape(out)};
 }
 Grads grad_gather(const NodePtr& n, const NodePtr& dy) {
-  return {make_node("ScatterAddLike", {dy, n->inputs[1], n->inputs[0]}), nullptr};
+  return {make_node(ops::ScatterAddLike, {dy, n->inputs[1], n->inputs[0]}), nullptr};
 }
-OpRegistrar r18({"Gather", infer_gather, grad_gather});
+OpRegistrar r18({ops::Gather, infer_gather, grad_gather});
 
 TensorType infer_scatter_add_like(const Ins& in, const Attrs&) {
   return {in[0].dtype, in[2].shape};
 }
 Grads grad_scatter_add_like(const NodePtr& n, const NodePtr& dy) {
-  return {make_node("Gather", {dy, n->inputs[1]}), nullptr, nullptr};
+  return {make_node(ops::Gather, {dy, n->inputs[1]}), nullptr, nullptr};
 }
-OpRegistrar r19({"ScatterAddLike", infer_scatter_add_like, grad_scatter_add_like});
+OpRegistrar r19({ops::ScatterAddLike, infer_scatter_add_like, grad_scatter_add_like});
 
 }  // namespace
 }  // namespace kb

@@ -7,10 +7,10 @@
 namespace kb {
 
 std::vector<AxisSlice> resolve_slices(const Dims& dims, const Attrs& a, const char* who) {
-  const auto& begin = a.ints("begin");
-  const auto& end = a.ints("end");
-  const auto& strides = a.ints("strides");
-  int64_t bm = a.i("begin_mask"), em = a.i("end_mask"), sm = a.i("shrink_mask");
+  const auto& begin = a.ints(attr::begin);
+  const auto& end = a.ints(attr::end);
+  const auto& strides = a.ints(attr::strides);
+  int64_t bm = a.i(attr::begin_mask), em = a.i(attr::end_mask), sm = a.i(attr::shrink_mask);
   check(begin.size() == dims.size() && end.size() == dims.size() && strides.size() == dims.size(),
         Status::invalid_argument, who, ": the slice spec has ", begin.size(),
         " entries but the tensor has rank ", dims.size());
@@ -80,12 +80,12 @@ namespace {
 
 // Whether the slice spec takes all of axis i whatever its size.
 bool whole_axis(const Attrs& a, size_t i) {
-  const auto& begin = a.ints("begin");
-  const auto& strides = a.ints("strides");
+  const auto& begin = a.ints(attr::begin);
+  const auto& strides = a.ints(attr::strides);
   if (i >= begin.size() || i >= strides.size() || i >= 64) return false;
   int64_t bit = int64_t(1) << i;
-  return strides[i] == 1 && !(a.i("shrink_mask") & bit) && (a.i("end_mask") & bit) &&
-         ((a.i("begin_mask") & bit) || begin[i] == 0);
+  return strides[i] == 1 && !(a.i(attr::shrink_mask) & bit) && (a.i(attr::end_mask) & bit) &&
+         ((a.i(attr::begin_mask) & bit) || begin[i] == 0);
 }
 
 }  // namespace

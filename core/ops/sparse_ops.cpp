@@ -41,14 +41,14 @@ void check_coo(const Ins& in, const Dims& dims, const char* who) {
 }
 
 TensorType infer_sparse(const Ins& in, const Attrs& a) {
-  const Dims& dims = a.ints("shape");
+  const Dims& dims = a.ints(attr::shape);
   check_coo(in, dims, "sparse");
   return {in[1].dtype, Shape(dims)};
 }
 Grads grad_sparse(const NodePtr& n, const NodePtr& dy) {
-  return {nullptr, make_node("GatherNd", {dy, n->inputs[0]}), nullptr};
+  return {nullptr, make_node(ops::GatherNd, {dy, n->inputs[0]}), nullptr};
 }
-OpDef sparse_def(const char* name) {
+OpDef sparse_def(OpName name) {
   OpDef d;
   d.name = name;
   d.infer = infer_sparse;
@@ -56,8 +56,8 @@ OpDef sparse_def(const char* name) {
   d.dynamic = true;  // the dense dims are dense_shape's values
   return d;
 }
-OpRegistrar r1(sparse_def("SparseTensor"));
-OpRegistrar r2(sparse_def("SparseToDense"));
+OpRegistrar r1(sparse_def(ops::SparseTensor));
+OpRegistrar r2(sparse_def(ops::SparseToDense));
 
 // GatherNd(x, indices (..., r)): x[indices[..., :]] -> indices.dims[:-1] + x.dims[r:].
 TensorType infer_gather_nd(const Ins& in, const Attrs&) {
@@ -74,9 +74,9 @@ TensorType infer_gather_nd(const Ins& in, const Attrs&) {
   return {in[0].dtype, Shape(out)};
 }
 Grads grad_gather_nd(const NodePtr& n, const NodePtr& dy) {
-  return {make_node("ScatterNdLike", {dy, n->inputs[1], n->inputs[0]}), nullptr};
+  return {make_node(ops::ScatterNdLike, {dy, n->inputs[1], n->inputs[0]}), nullptr};
 }
-OpRegistrar r3({"GatherNd", infer_gather_nd, grad_gather_nd});
+OpRegistrar r3({ops::GatherNd, infer_gather_nd, grad_gather_nd});
 
 // ScatterNdLike(updates, indices, like): zeros shaped like `like`, updates added at indices.
 TensorType infer_scatter_nd_like(const Ins& in, const Attrs&) {
@@ -85,15 +85,15 @@ TensorType infer_scatter_nd_like(const Ins& in, const Attrs&) {
   return {in[0].dtype, in[2].shape};
 }
 Grads grad_scatter_nd_like(const NodePtr& n, const NodePtr& dy) {
-  return {make_node("GatherNd", {dy, n->inputs[1]}), nullptr, nullptr};
+  return {make_node(ops::GatherNd, {dy, n->inputs[1]}), nullptr, nullptr};
 }
-OpRegistrar r4({"ScatterNdLike", infer_scatter_nd_like, grad_scatter_nd_like});
+OpRegistrar r4({ops::ScatterNdLike, infer_scatter_nd_like, grad_scatter_nd_like});
 
 // SparseMatMul(indices, values, dense_shape, b): A @ b, or A^T @ b with adjoint_a; A is the
 // sparse (M, K) matrix whose static shape is the attribute a_shape.
 TensorType infer_sparse_matmul(const Ins& in, const Attrs& a) {
   check_arity(in, 4, "dot");
-  const Dims& ad = a.ints("a_shape");
+  const Dims& ad = a.ints(attr::a_shape);
   check_coo({in[0], in[1], in[2]}, ad, "dot");
   check(ad.size() == 2, Status::shape, "dot: a sparse operand must be a matrix");
   const Shape& b = in[3].shape;
@@ -101,7 +101,7 @@ TensorType infer_sparse_matmul(const Ins& in, const Attrs& a) {
         "dot: the dense operand of a sparse product must be a matrix, got ", b.str());
   check(in[1].dtype == in[3].dtype, Status::dtype, "dot: the sparse values are ",
         dtype_name(in[1].dtype), ", the dense operand is ", dtype_name(in[3].dtype));
-  bool adj = a.i("adjoint_a") != 0;
+  bool adj = a.i(attr::adjoint_a) != 0;
   int64_t inner = adj ? ad[0] : ad[1], rows = adj ? ad[1] : ad[0];
   check(inner < 0 || b.dims[0] < 0 || inner == b.dims[0], Status::shape, "dot: shapes ",
         dims_str(ad), " and ", b.str(), " are not aligned");
@@ -110,23 +110,23 @@ TensorType infer_sparse_matmul(const Ins& in, const Attrs& a) {
 NodePtr index_column(const NodePtr& indices, int64_t c) {
   auto i = Buffer::make(DType::i64, {});
   *i->as<int64_t>() = c;
-  return make_node("Gather", {transpose(indices, {1, 0}), constant_node(i)});
+  return make_node(ops::Gather, {transpose(indices, {1, 0}), constant_node(i)});
 }
 Grads grad_sparse_matmul(const NodePtr& n, const NodePtr& dy) {
   const NodePtr &idx = n->inputs[0], &b = n->inputs[3];
-  bool adj = n->attrs.i("adjoint_a") != 0;
+  bool adj = n->attrs.i(attr::adjoint_a) != 0;
   // out[r] += v * b[c] (r, c = row, col; swapped with adjoint_a): dv = <dy[r], b[c]>.
   NodePtr r = index_column(idx, adj ? 1 : 0), c = index_column(idx, adj ? 0 : 1);
   NodePtr dv =
-      reduce_sum(mul(make_node("Gather", {dy, r}), make_node("Gather", {b, c})), {1}, false);
+      reduce_sum(mul(make_node(ops::Gather, {dy, r}), make_node(ops::Gather, {b, c})), {1}, false);
   Attrs at = n->attrs;
-  at.set("adjoint_a", int64_t(adj ? 0 : 1));
-  NodePtr db = make_node("SparseMatMul", {idx, n->inputs[1], n->inputs[2], dy}, at);
+  at.set(attr::adjoint_a, int64_t(adj ? 0 : 1));
+  NodePtr db = make_node(ops::SparseMatMul, {idx, n->inputs[1], n->inputs[2], dy}, at);
   return {nullptr, dv, nullptr, db};
 }
 OpRegistrar r5([] {
   OpDef d;
-  d.name = "SparseMatMul";
+  d.name = ops::SparseMatMul;
   d.infer = infer_sparse_matmul;
   d.grad = grad_sparse_matmul;
   d.dynamic = true;  // the rows are dense_shape's value

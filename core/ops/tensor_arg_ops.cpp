@@ -43,7 +43,8 @@ TensorType infer_tile_to(const Ins& in, const Values& v, const Attrs& a) {
   const Buffer* m = v.size() > 1 ? v[1] : nullptr;
   Dims d = in[0].shape.dims;
   for (size_t i = 0; i < d.size(); ++i) {
-    int64_t k = m ? m->as<int64_t>()[i] : (a.has("multiples") ? a.ints("multiples")[i] : -1);
+    int64_t k =
+        m ? m->as<int64_t>()[i] : (a.has(attr::multiples) ? a.ints(attr::multiples)[i] : -1);
     if (m) check(k >= 0, Status::invalid_argument, "tile: negative multiple ", k);
     if (k < 0) {
       if (d[i] != 0) d[i] = -1;
@@ -58,10 +59,10 @@ TensorType infer_tile_to(const Ins& in, const Values& v, const Attrs& a) {
 TensorType infer_tile_to_types(const Ins& in, const Attrs& a) { return infer_tile_to(in, {}, a); }
 NodePtr specialize_tile_to(const Node& n, const Values& v) {
   if (!v[1]) return nullptr;
-  return make_node("Tile", {n.inputs[0]}, {{"multiples", ints_of(*v[1])}});
+  return make_node(ops::Tile, {n.inputs[0]}, {{attr::multiples, ints_of(*v[1])}});
 }
 Grads grad_tile_to(const NodePtr& n, const NodePtr& dy) {
-  return {make_node("TileToGrad", {dy, n->inputs[0], n->inputs[1]}), nullptr};
+  return {make_node(ops::TileToGrad, {dy, n->inputs[0], n->inputs[1]}), nullptr};
 }
 OpRegistrar r1({.name = "TileTo",
                 .infer = infer_tile_to_types,
@@ -77,10 +78,10 @@ TensorType infer_tile_to_grad(const Ins& in, const Attrs&) {
 }
 NodePtr specialize_tile_to_grad(const Node& n, const Values& v) {
   if (!v[2]) return nullptr;
-  return make_node("TileGrad", {n.inputs[0], n.inputs[1]}, {{"multiples", ints_of(*v[2])}});
+  return make_node(ops::TileGrad, {n.inputs[0], n.inputs[1]}, {{attr::multiples, ints_of(*v[2])}});
 }
 Grads grad_tile_to_grad(const NodePtr& n, const NodePtr& dy) {
-  return {make_node("TileTo", {dy, n->inputs[2]}), nullptr, nullptr};
+  return {make_node(ops::TileTo, {dy, n->inputs[2]}), nullptr, nullptr};
 }
 OpRegistrar r2({.name = "TileToGrad",
                 .infer = infer_tile_to_grad,
@@ -95,7 +96,7 @@ TensorType infer_range_to(const Ins& in, const Values& v, const Attrs& a) {
         t.shape.rank_known && t.shape.rank() == 0 && (is_integer(t.dtype) || is_floating(t.dtype)),
         Status::invalid_argument, "arange: start, stop and step must be numeric scalars, got ",
         dtype_name(t.dtype), t.shape.str());
-  DType t = DType(a.i("dtype"));
+  DType t = DType(a.i(attr::dtype));
   if (v.size() == 3 && v[0] && v[1] && v[2]) {
     auto b =
         range_values(read_scalar(v[0]->dtype, v[0]->data()), read_scalar(v[1]->dtype, v[1]->data()),
@@ -109,7 +110,7 @@ NodePtr specialize_range_to(const Node& n, const Values& v) {
   if (!v[0] || !v[1] || !v[2]) return nullptr;
   return constant_node(
       range_values(read_scalar(v[0]->dtype, v[0]->data()), read_scalar(v[1]->dtype, v[1]->data()),
-                   read_scalar(v[2]->dtype, v[2]->data()), DType(n.attrs.i("dtype"))));
+                   read_scalar(v[2]->dtype, v[2]->data()), DType(n.attrs.i(attr::dtype))));
 }
 OpRegistrar r3({.name = "RangeTo",
                 .infer = infer_range_to_types,
@@ -132,8 +133,8 @@ TensorType infer_slice_to(const Ins& in, const Values& v, const Attrs& a) {
       out[i] = size[i] >= 0 ? size[i] : (d[i] < 0 ? -1 : d[i] - start[i]);
   } else {  // the entries known now (attributes start and size, -2 where unknown)
     static const std::vector<int64_t> none;
-    const auto& start = a.has("start") ? a.ints("start") : none;
-    const auto& size = a.has("size") ? a.ints("size") : none;
+    const auto& start = a.has(attr::start) ? a.ints(attr::start) : none;
+    const auto& size = a.has(attr::size) ? a.ints(attr::size) : none;
     for (size_t i = 0; i < out.size() && i < start.size() && i < size.size(); ++i)
       if (size[i] >= 0)
         out[i] = size[i];
@@ -146,11 +147,11 @@ TensorType infer_slice_to_types(const Ins& in, const Attrs& a) { return infer_sl
 NodePtr specialize_slice_to(const Node& n, const Values& v) {
   if (!v[1] || !v[2]) return nullptr;
   const NodePtr& x = n.inputs[0];
-  return make_node("StridedSlice", {x},
+  return make_node(ops::StridedSlice, {x},
                    slice_attrs(x->shape().dims, ints_of(*v[1]), ints_of(*v[2])));
 }
 Grads grad_slice_to(const NodePtr& n, const NodePtr& dy) {
-  return {make_node("SliceToGrad", {dy, n->inputs[0], n->inputs[1], n->inputs[2]}), nullptr,
+  return {make_node(ops::SliceToGrad, {dy, n->inputs[0], n->inputs[1], n->inputs[2]}), nullptr,
           nullptr};
 }
 OpRegistrar r4({.name = "SliceTo",
@@ -168,11 +169,11 @@ TensorType infer_slice_to_grad(const Ins& in, const Attrs&) {
 NodePtr specialize_slice_to_grad(const Node& n, const Values& v) {
   if (!v[2] || !v[3]) return nullptr;
   const NodePtr& x = n.inputs[1];
-  return make_node("StridedSliceGrad", {n.inputs[0], x},
+  return make_node(ops::StridedSliceGrad, {n.inputs[0], x},
                    slice_attrs(x->shape().dims, ints_of(*v[2]), ints_of(*v[3])));
 }
 Grads grad_slice_to_grad(const NodePtr& n, const NodePtr& dy) {
-  return {make_node("SliceTo", {dy, n->inputs[2], n->inputs[3]}), nullptr, nullptr, nullptr};
+  return {make_node(ops::SliceTo, {dy, n->inputs[2], n->inputs[3]}), nullptr, nullptr, nullptr};
 }
 OpRegistrar r5({.name = "SliceToGrad",
                 .infer = infer_slice_to_grad,

@@ -16,7 +16,7 @@ using Ins = std::vector<const Buffer*>;
 
 Kernel batch_norm_kernel(const KernelArgs& k) {
   ChannelLayout l = channel_layout(k.in[0].shape.dims, k.node.attrs);
-  double epsilon = k.node.attrs.f("epsilon");
+  double epsilon = k.node.attrs.f(attr::epsilon);
   return dispatch_float<Kernel>(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     using C = compute_t<T>;
@@ -64,7 +64,7 @@ void chunk_sums(const T* a, const T* x, const T* mean, const ChannelLayout& l,
 
 Kernel centered_dot_kernel(const KernelArgs& k) {
   ChannelLayout l = channel_layout(k.in[1].shape.dims, k.node.attrs);
-  bool center = k.node.attrs.i("center") != 0;
+  bool center = k.node.attrs.i(attr::center) != 0;
   CenteredDotChunks chunks(l);
   return dispatch_float<Kernel>(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);

@@ -174,7 +174,7 @@ Kernel fused_conv_kernel(const KernelArgs& k, KernelFactory cpu_conv) {
   if (!conv) return Kernel{};
   ChannelPlacement c =
       channel_placement(ConvGeom::from(k.node.attrs).channels_first, k.out.shape.dims);
-  bool relu = k.node.attrs.i("relu", 0) != 0;
+  bool relu = k.node.attrs.i(attr::relu, 0) != 0;
   return dispatch_float<Kernel>(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     return [conv, c, relu](const Ins& in, Buffer& out) {

@@ -89,7 +89,7 @@ Kernel reduce_kernel(DType t, int mode, const ReducePlan& p) {
 // line per thread across a strided axis.
 template <bool Log>
 Kernel softmax_kernel(const KernelArgs& k) {
-  AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i("axis"));
+  AxisView v = axis_view(k.in[0].shape.dims, k.node.attrs.i(attr::axis));
   return dispatch_float<Kernel>(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     using C = compute_t<T>;

@@ -203,7 +203,7 @@ def test_softmax_plus_inf_gives_nan_as_tensorflow(dt, mode):
     # The limit of softmax with +inf entries is 1 / (their count) there and 0 elsewhere. TensorFlow
     # (Keras 2.2.4 over TF 1.x) subtracts the row's maximum: inf - inf = NaN, and the whole row is
     # NaN. kbackend's Softmax counts a maximum that is not finite as 0 (as tf.reduce_logsumexp
-    # does; core/cpu/nn.cpp, core/kernel_plans/device_softmax.h): exp(inf) / inf = NaN at the infinite
+    # does; core/cpu/reduce.cpp, core/kernel_plans/device_softmax.h): exp(inf) / inf = NaN at the infinite
     # entries, exp(x) / inf = 0 at the others. Both give NaN where the limit is finite; asserted
     # is kbackend's documented row. An all -inf row is 0 / 0 = NaN in both (no limit: every
     # share is "0"), and the finite row next to them is unaffected.

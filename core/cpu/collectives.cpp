@@ -33,18 +33,18 @@ Kernel make_started_all_reduce(const KernelArgs& k) {
 
 Kernel make_all_reduce_wait(const KernelArgs& k) {
   std::shared_ptr<dist::PendingCollective> pending = started().take(k.node, "on the CPU");
-  bool average = k.node.inputs[0]->attrs.i("average") != 0;
+  bool average = k.node.inputs[0]->attrs.i(attr::average) != 0;
   return [pending, average](const Ins& in, Buffer& out) {
     out.storage = in[0]->storage;
     dist::all_reduce_finish(out, average, *pending);
   };
 }
-KernelRegistrar k7("cpu", "AllReduceWait", make_all_reduce_wait);
+KernelRegistrar k7("cpu", ops::AllReduceWait, make_all_reduce_wait);
 
 Kernel make_all_reduce(const KernelArgs& k) {
-  if (k.node.attrs.i("async", 0)) return make_started_all_reduce(k);
-  bool average = k.node.attrs.i("average") != 0;
-  int64_t root_only = k.node.attrs.i("root_only");
+  if (k.node.attrs.i(attr::async, 0)) return make_started_all_reduce(k);
+  bool average = k.node.attrs.i(attr::average) != 0;
+  int64_t root_only = k.node.attrs.i(attr::root_only);
   std::string label = what("all_reduce", k.node);
   return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
@@ -54,17 +54,17 @@ Kernel make_all_reduce(const KernelArgs& k) {
     };
   });
 }
-KernelRegistrar k1("cpu", "AllReduce", make_all_reduce);
+KernelRegistrar k1("cpu", ops::AllReduce, make_all_reduce);
 
 Kernel make_broadcast(const KernelArgs& k) {
-  int32_t root = int32_t(k.node.attrs.i("root"));
+  int32_t root = int32_t(k.node.attrs.i(attr::root));
   std::string label = what("broadcast", k.node);
   return [root, label](const Ins& in, Buffer& out) {
     copy_within(Device::cpu, out.data(), in[0]->data(), out.nbytes());
     dist::broadcast(out, root, label);
   };
 }
-KernelRegistrar k2("cpu", "Broadcast", make_broadcast);
+KernelRegistrar k2("cpu", ops::Broadcast, make_broadcast);
 
 // AllGather and ReduceScatter: blocks along axis 0, one per process of the job the graph was
 // built for.
@@ -73,16 +73,16 @@ Kernel blockwise(const KernelArgs& k, const char* name, BlockwiseCollective coll
   const Node* node = &k.node;
   std::string label = what(name, k.node);
   return [node, name, collective, label](const Ins& in, Buffer& out) {
-    check_job_size(node->attrs.i("size"), dist::size(), name);
+    check_job_size(node->attrs.i(attr::size), dist::size(), name);
     collective(*in[0], out, label);
   };
 }
 Kernel make_all_gather(const KernelArgs& k) { return blockwise(k, "all_gather", dist::all_gather); }
-KernelRegistrar k3("cpu", "AllGather", make_all_gather);
+KernelRegistrar k3("cpu", ops::AllGather, make_all_gather);
 Kernel make_reduce_scatter(const KernelArgs& k) {
   return blockwise(k, "reduce_scatter", dist::reduce_scatter_sum);
 }
-KernelRegistrar k4("cpu", "ReduceScatter", make_reduce_scatter);
+KernelRegistrar k4("cpu", ops::ReduceScatter, make_reduce_scatter);
 
 Kernel make_pack(const KernelArgs&) {
   return [](const Ins& in, Buffer& out) {
@@ -94,16 +94,16 @@ Kernel make_pack(const KernelArgs&) {
     }
   };
 }
-KernelRegistrar k5("cpu", "Pack", make_pack);
+KernelRegistrar k5("cpu", ops::Pack, make_pack);
 
 Kernel make_unpack(const KernelArgs& k) {
-  size_t offset = size_t(k.node.attrs.i("offset")) * dtype_size(k.out.dtype);
+  size_t offset = size_t(k.node.attrs.i(attr::offset)) * dtype_size(k.out.dtype);
   return [offset](const Ins& in, Buffer& out) {
     out.storage = std::shared_ptr<void>(in[0]->storage, static_cast<char*>(in[0]->data()) + offset);
     out.device = in[0]->device;
   };
 }
-KernelRegistrar k6("cpu", "Unpack", make_unpack);
+KernelRegistrar k6("cpu", ops::Unpack, make_unpack);
 
 }  // namespace
 }  // namespace kb::cpu
