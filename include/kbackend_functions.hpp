@@ -92,8 +92,8 @@ class OptionsJson {
 
 }  // namespace detail
 
-/// Keras' compile arguments that are values, with Keras' defaults: what kb_model_compile takes as
-/// arguments and as the keys of options_json.
+/// Keras' compile arguments that are values, with Keras' defaults: what kb_model_compile takes
+/// as arguments and as the keys of options_json.
 struct CompileArguments {
   /// Values for the optimizer's config, such as lr and momentum, over its defaults.
   std::string optimizer;
@@ -137,6 +137,31 @@ struct FitArguments {
     o.add("class_weight", class_weight);
     return o.text();
   }
+};
+
+/// Keras' evaluate arguments that are values, with Keras' defaults: what kb_model_evaluate takes
+/// as arguments.
+struct EvaluateArguments {
+  /// Samples per batch.
+  int64_t batch_size = 32;
+  /// 0 silent, 1 Keras' progress bar on stderr.
+  int64_t verbose = 1;
+};
+
+/// Keras' predict arguments that are values, with Keras' defaults: what kb_model_predict takes
+/// as arguments.
+struct PredictArguments {
+  /// Samples per batch.
+  int64_t batch_size = 32;
+  /// 0 silent, 1 Keras' progress bar on stderr.
+  int64_t verbose = 0;
+};
+
+/// Keras' save arguments that are values, with Keras' defaults: what kb_model_save takes
+/// as arguments.
+struct SaveArguments {
+  /// Whether the file holds the training configuration and the optimizer's state.
+  bool include_optimizer = true;
 };
 
 /// Version string of the library.

@@ -159,6 +159,10 @@ class Model {
   void save(const std::string& path, bool include_optimizer = true) const {
     check(kb_model_save(m_, path.c_str(), include_optimizer ? 1 : 0));
   }
+  /// save with its arguments as values.
+  void save(const std::string& path, const SaveArguments& arguments) const {
+    save(path, arguments.include_optimizer);
+  }
   /// Keras' model.save_weights (HDF5).
   void save_weights(const std::string& path) const {
     check(kb_model_save_weights(m_, path.c_str()));
@@ -212,14 +216,19 @@ class Model {
     h.values = detail::NumbersJson(h.json).parse();
     return h;
   }
-  /// Keras' evaluate: the loss and the metrics (metrics_names()).
+  /// Keras' evaluate: the loss and the metrics (metrics_names()); verbose 1: Keras' progress bar.
   std::vector<double> evaluate(const std::vector<Tensor>& x, const std::vector<Tensor>& y,
-                               int64_t batch_size = 32, int32_t verbose = 0) {
+                               int64_t batch_size = 32, int32_t verbose = 1) {
     std::vector<kb_tensor*> xs = detail::handles(x), ys = detail::handles(y);
     kb_tensor* out = nullptr;
     check(kb_model_evaluate(m_, xs.data(), xs.size(), ys.data(), ys.size(), batch_size, verbose,
                             &out));
     return Tensor::adopt(out).to_vector<double>();
+  }
+  /// evaluate with its arguments as values.
+  std::vector<double> evaluate(const std::vector<Tensor>& x, const std::vector<Tensor>& y,
+                               const EvaluateArguments& arguments) {
+    return evaluate(x, y, arguments.batch_size, int32_t(arguments.verbose));
   }
   /// One gradient step on one batch; the loss and the metrics.
   std::vector<double> train_on_batch(const std::vector<Tensor>& x, const std::vector<Tensor>& y) {
@@ -238,6 +247,10 @@ class Model {
     kb_tensor_list* out = nullptr;
     check(kb_model_predict(m_, xs.data(), xs.size(), batch_size, verbose, &out));
     return detail::take_list(out);
+  }
+  /// predict with its arguments as values.
+  std::vector<Tensor> predict(const std::vector<Tensor>& x, const PredictArguments& arguments) {
+    return predict(x, arguments.batch_size, int32_t(arguments.verbose));
   }
   /// The outputs of one batch.
   std::vector<Tensor> predict_on_batch(const std::vector<Tensor>& x) {

@@ -62,12 +62,11 @@ def structs(api):
         fields = "".join(f"  /// {k.doc}\n  {_TYPES[k.type]} {k.name}"
                          f"{' = ' + k.literal() if k.has_default else ''};\n" for k in s.keys)
         adds = "".join(f'    o.add("{k.name}", {k.name});\n' for k in s.json_keys())
+        json = (f"  /// The keys of options_json these values set (the C arguments left out).\n"
+                f"  std::string options_json() const {{\n"
+                f'    detail::OptionsJson o("{s.name}");\n{adds}    return o.text();\n  }}\n'
+                if adds else "")
         out.append(f"/// Keras' {s.name} arguments that are values, with Keras' defaults: what "
-                   f"{api.option_takers(s.name)} as\n/// arguments and as the keys of options_json.\n"
-                   f"struct {s.type_name('Arguments')} {{\n{fields}"
-                   f"  /// The keys of options_json these values set (the C arguments left "
-                   f"out).\n"
-                   f"  std::string options_json() const {{\n"
-                   f'    detail::OptionsJson o("{s.name}");\n{adds}    return o.text();\n  }}\n'
-                   f"}};\n\n")
+                   f"{api.option_takers(s.name)}\n/// {s.taken_as()}.\n"
+                   f"struct {s.type_name('Arguments')} {{\n{fields}{json}}};\n\n")
     return "".join(out)

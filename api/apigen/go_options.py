@@ -101,12 +101,13 @@ def options_file(api):
                        for k in s.json_keys())
         out.append(
             f"\n// {name} holds Keras' {s.name} arguments that are values: what "
-            f"{api.option_takers(s.name)}\n// as arguments and as the keys of options_json. Default{name} gives "
+            f"{api.option_takers(s.name)}\n// {s.taken_as()}. Default{name} gives "
             f"Keras' defaults.\ntype {name} struct {{\n{fields}}}\n\n"
             f"// Default{name} returns {name} with Keras' defaults.\n"
-            f"func Default{name}() {name} {{\n\treturn {name}{{{defaults.rstrip(', ')}}}\n}}\n\n"
-            f"// OptionsJSON returns the keys of options_json these values set (the C arguments "
-            f"left out).\nfunc (o {name}) OptionsJSON() (string, error) {{\n"
-            f'\tj := optionsJSON{{who: "{s.name}"}}\n{adds}\treturn j.finish()\n}}\n')
+            f"func Default{name}() {name} {{\n\treturn {name}{{{defaults.rstrip(', ')}}}\n}}\n"
+            + (f"\n// OptionsJSON returns the keys of options_json these values set (the C "
+               f"arguments left out).\nfunc (o {name}) OptionsJSON() (string, error) {{\n"
+               f'\tj := optionsJSON{{who: "{s.name}"}}\n{adds}\treturn j.finish()\n}}\n'
+               if adds else ""))
     return subprocess.run(["gofmt"], input="".join(out), capture_output=True, text=True,
                           check=True).stdout

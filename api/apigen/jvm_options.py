@@ -103,16 +103,18 @@ def java_files(api):
                 f"  public {name} {f}({param}) {{\n"
                 f"    this.{f} = value;\n    return this;\n  }}\n")
         adds = "".join(_java_add(k, _camel(k.name), s.name) for k in s.json_keys())
-        body.append(
-            f"\n  /** The keys of options_json these values set (the C arguments left out).\n"
-            f"   * @return the JSON object */\n  public String toJson() {{\n"
-            f"    StringBuilder s = new StringBuilder(\"{{\");\n{adds}"
-            f"    return s.append(\"}}\").toString();\n  }}\n")
+        if adds:
+            body.append(
+                f"\n  /** The keys of options_json these values set (the C arguments left out).\n"
+                f"   * @return the JSON object */\n  public String toJson() {{\n"
+                f"    StringBuilder s = new StringBuilder(\"{{\");\n{adds}"
+                f"    return s.append(\"}}\").toString();\n  }}\n")
+        imports = (f"import static org.kbackend.OptionsJson.number;\n"
+                   f"import static org.kbackend.OptionsJson.put;\n\n" if adds else "")
         out[f"{JAVA_FOLDER}/{name}.java"] = (
-            f"{_JAVA_HEADER}package org.kbackend;\n\nimport static org.kbackend.OptionsJson.number;\n"
-            f"import static org.kbackend.OptionsJson.put;\n\n"
+            f"{_JAVA_HEADER}package org.kbackend;\n\n{imports}"
             f"/** Keras' {s.name} arguments that are values, with Keras' defaults: what"
-            f"\n * {api.option_takers(s.name)} as arguments and as the keys of options_json.\n"
+            f"\n * {api.option_takers(s.name)} {s.taken_as()}.\n"
             f" * Setters return this, to chain them. */\npublic final class {name} {{\n"
             + "".join(body) + "}\n")
     out[f"{JAVA_FOLDER}/OptionsJson.java"] = _JAVA_WRITER
@@ -171,13 +173,13 @@ def csharp_file(api):
                         f"{exported(k.name)} {{ get; set; }} = {_literal(k, 'cs')};\n"
                         for k in s.keys)
         adds = "".join(_cs_add(k, exported(k.name), s.name) for k in s.json_keys())
+        json = (f"\n    /// <summary>The keys of options_json these values set (the C arguments "
+                f"left out).</summary>\n    public string ToJson() {{\n"
+                f"      var s = new global::System.Text.StringBuilder(\"{{\");\n{adds}"
+                f"      return s.Append(\"}}\").ToString();\n    }}\n" if adds else "")
         out.append(
             f"  /// <summary>Keras' {s.name} arguments that are values, with Keras' defaults: "
-            f"what\n  /// {api.option_takers(s.name)} as arguments and as the keys of "
-            f"options_json.</summary>\n  public sealed class {name} {{\n{props}\n"
-            f"    /// <summary>The keys of options_json these values set (the C arguments left "
-            f"out).</summary>\n    public string ToJson() {{\n"
-            f"      var s = new global::System.Text.StringBuilder(\"{{\");\n{adds}"
-            f"      return s.Append(\"}}\").ToString();\n    }}\n  }}\n\n")
+            f"what\n  /// {api.option_takers(s.name)} {s.taken_as()}.</summary>\n"
+            f"  public sealed class {name} {{\n{props}{json}  }}\n\n")
     out.append(_CS_WRITER + "}\n")
     return "".join(out)

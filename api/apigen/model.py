@@ -72,7 +72,8 @@ class OptionKey:
 
 @dataclass
 class OptionSet:
-    """The keys one options_json parameter takes (compile's, fit's)."""
+    """The keys one options_json parameter takes (compile's, fit's), or the arguments alone of
+    functions without one (evaluate's)."""
     name: str
     keys: list  # OptionKeys: the C arguments among them too (`argument`)
 
@@ -84,6 +85,12 @@ class OptionSet:
     def json_keys(self):
         """The keys options_json may hold."""
         return [k for k in self.keys if not k.argument]
+
+    def taken_as(self, quote=""):
+        """How the functions take these values, as a doc says it."""
+        if not self.json_keys():
+            return "as arguments"
+        return f"as arguments and as the keys of {quote}options_json{quote}"
 
 
 @dataclass
@@ -405,7 +412,8 @@ def load(header_path, description_path, keras_functions_path):
         name = note.get("name", short)
         option_set = note.get("options", "")
         if option_set and (option_set not in option_sets or
-                           "options_json" not in {a.c_name for a in args}):
+                           (option_sets[option_set].json_keys() and
+                            "options_json" not in {a.c_name for a in args})):
             raise ValueError(f"kbackend.toml: {short} takes options {option_set!r}, but the set "
                              f"is not described or kb_{short} has no options_json")
         if option_set:

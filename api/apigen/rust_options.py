@@ -103,12 +103,12 @@ def options_module(api):
                        f'{"" if k.type in ref else "&"}self.{k.name})?;\n' for k in s.json_keys())
         out.append(
             f"\n/// Keras' {s.name} arguments that are values, with Keras' defaults: what "
-            f"{api.option_takers(s.name, '`')}\n/// as arguments and as the keys of `options_json`.\n"
+            f"{api.option_takers(s.name, '`')}\n/// {s.taken_as('`')}.\n"
             f"#[derive(Clone, Debug, PartialEq)]\npub struct {name} {{\n{fields}}}\n\n"
             f"impl Default for {name} {{\n    fn default() -> Self {{\n        {name} {{\n"
-            f"{defaults}        }}\n    }}\n}}\n\n"
-            f"impl {name} {{\n    /// The keys of `options_json` these values set (the C "
-            f"arguments left out).\n    pub fn options_json(&self) -> Result<String> {{\n"
-            f'        let mut o = OptionsJson::new("{s.name}");\n{adds}'
-            f"        Ok(o.finish())\n    }}\n}}\n")
+            f"{defaults}        }}\n    }}\n}}\n"
+            + (f"\nimpl {name} {{\n    /// The keys of `options_json` these values set (the C "
+               f"arguments left out).\n    pub fn options_json(&self) -> Result<String> {{\n"
+               f'        let mut o = OptionsJson::new("{s.name}");\n{adds}'
+               f"        Ok(o.finish())\n    }}\n}}\n" if adds else ""))
     return "".join(out)

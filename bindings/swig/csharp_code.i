@@ -299,13 +299,26 @@ KB_CSHARP_HANDLE(kb_model, Model)
                            options.ToJson(), relay));
   }
 
-  /// <summary>Keras' evaluate: the loss, then the metrics (MetricsNames).</summary>
-  public double[] Evaluate(Tensor[] x, Tensor[] y, long batchSize = 32) {
-    using (var values = K.model_evaluate(this, x, y, batchSize, 0)) return values.ToDoubleArray();
+  /// <summary>Keras' evaluate: the loss, then the metrics (MetricsNames); verbose 1: Keras'
+  /// progress bar.</summary>
+  public double[] Evaluate(Tensor[] x, Tensor[] y, long batchSize = 32, int verbose = 1) {
+    using (var values = K.model_evaluate(this, x, y, batchSize, verbose)) return values.ToDoubleArray();
+  }
+
+  /// <summary>Evaluate with its arguments as values.</summary>
+  public double[] Evaluate(Tensor[] x, Tensor[] y, EvaluateOptions options) {
+    return Evaluate(x, y, options.BatchSize, checked((int)options.Verbose));
   }
 
   /// <summary>Keras' predict: one tensor per output.</summary>
-  public Tensor[] Predict(Tensor[] x, long batchSize = 32) { return K.model_predict(this, x, batchSize, 0).Drain(); }
+  public Tensor[] Predict(Tensor[] x, long batchSize = 32, int verbose = 0) {
+    return K.model_predict(this, x, batchSize, verbose).Drain();
+  }
+
+  /// <summary>Predict with its arguments as values.</summary>
+  public Tensor[] Predict(Tensor[] x, PredictOptions options) {
+    return Predict(x, options.BatchSize, checked((int)options.Verbose));
+  }
 
   /// <summary>The outputs of one batch, one tensor per output.</summary>
   public Tensor[] PredictOnBatch(params Tensor[] x) { return K.model_predict_on_batch(this, x).Drain(); }
@@ -325,6 +338,9 @@ KB_CSHARP_HANDLE(kb_model, Model)
 
   /// <summary>Keras' model.save, with the optimizer's state unless told otherwise.</summary>
   public void Save(string path, bool includeOptimizer = true) { K.model_save(this, path, includeOptimizer); }
+
+  /// <summary>Save with its arguments as values.</summary>
+  public void Save(string path, SaveOptions options) { Save(path, options.IncludeOptimizer); }
 
   /// <summary>Keras' model.summary() text.</summary>
   public string Summary() { return K.model_summary(this); }

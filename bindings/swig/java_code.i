@@ -519,9 +519,11 @@ KB_JAVA_HANDLE(kb_model, Model)
                                    Math.toIntExact(options.verbose()), options.toJson(), relay));
   }
 
-  /** Keras' fit of one input and one output; the per-epoch history as JSON. */
+  /** Keras' fit of one input and one output, its other arguments Keras' defaults (a progress
+   * bar); the per-epoch history as JSON. */
   public String fit(Tensor x, Tensor y, long batchSize, long epochs) {
-    return fit(new Tensor[] {x}, new Tensor[] {y}, batchSize, epochs, 0, null, null);
+    return fit(new Tensor[] {x}, new Tensor[] {y}, batchSize, epochs,
+               Math.toIntExact(new FitOptions().verbose()), null, null);
   }
 
   /** Keras' fit: x one tensor per input, y one per output; verbose 0, 1 (progress bar) or 2;
@@ -538,11 +540,18 @@ KB_JAVA_HANDLE(kb_model, Model)
     return K.model_fit(this, x, y, batchSize, epochs, verbose, optionsJson, callback);
   }
 
-  /** Keras' evaluate: the loss, then the metrics (metricsNames()). */
-  public double[] evaluate(Tensor[] x, Tensor[] y, long batchSize) {
-    try (Tensor values = K.model_evaluate(this, x, y, batchSize, 0)) {
+  /** Keras' evaluate with its arguments as values (new EvaluateOptions(): Keras' defaults, a
+   * progress bar): the loss, then the metrics (metricsNames()). */
+  public double[] evaluate(Tensor[] x, Tensor[] y, EvaluateOptions options) {
+    try (Tensor values = K.model_evaluate(this, x, y, options.batchSize(),
+                                          Math.toIntExact(options.verbose()))) {
       return values.toDoubleArray();
     }
+  }
+
+  /** Keras' evaluate in batches of batchSize, its other arguments Keras' defaults. */
+  public double[] evaluate(Tensor[] x, Tensor[] y, long batchSize) {
+    return evaluate(x, y, new EvaluateOptions().batchSize(batchSize));
   }
 
   /** evaluate of one input and one output. */
@@ -550,9 +559,16 @@ KB_JAVA_HANDLE(kb_model, Model)
     return evaluate(new Tensor[] {x}, new Tensor[] {y}, batchSize);
   }
 
-  /** Keras' predict: one tensor per output. */
+  /** Keras' predict with its arguments as values (new PredictOptions(): Keras' defaults): one
+   * tensor per output. */
+  public java.util.List<Tensor> predict(PredictOptions options, Tensor... x) {
+    return K.model_predict(this, x, options.batchSize(), Math.toIntExact(options.verbose()))
+        .drain();
+  }
+
+  /** Keras' predict in batches of batchSize, its other arguments Keras' defaults. */
   public java.util.List<Tensor> predict(long batchSize, Tensor... x) {
-    return K.model_predict(this, x, batchSize, 0).drain();
+    return predict(new PredictOptions().batchSize(batchSize), x);
   }
 
   /** The outputs for one batch, one tensor per output. */
@@ -579,9 +595,15 @@ KB_JAVA_HANDLE(kb_model, Model)
     return K.model_metrics_names(this);
   }
 
+  /** Keras' model.save with its arguments as values (new SaveOptions(): with the optimizer's
+   * state). */
+  public void save(String path, SaveOptions options) {
+    K.model_save(this, path, options.includeOptimizer());
+  }
+
   /** Keras' model.save, with the optimizer's state. */
   public void save(String path) {
-    K.model_save(this, path, true);
+    save(path, new SaveOptions());
   }
 
   /** Keras' model.summary() text. */

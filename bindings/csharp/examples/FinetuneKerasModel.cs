@@ -24,9 +24,12 @@ static class FinetuneKerasModel {
     using (var xTest = Tensor.Of(features(test), test.Count, 64))
     using (var yTest = Tensor.Of(onehot(test), test.Count, 10)) {
       Console.Write(model.Summary());
-      double before = model.Evaluate(new[] { xTest }, new[] { yTest }, 128)[1];
-      model.Fit(new[] { xTrain }, new[] { yTrain }, 32, 5, 1, "{\"seed\": 1}");
-      double after = model.Evaluate(new[] { xTest }, new[] { yTest }, 128)[1];
+      var quiet = new EvaluateOptions { BatchSize = 128, Verbose = 0 };
+      double before = model.Evaluate(new[] { xTest }, new[] { yTest }, quiet)[1];
+      History history = model.Fit(new[] { xTrain }, new[] { yTrain },
+                                  new FitOptions { Epochs = 5, Seed = 1, ValidationSplit = 0.1 });
+      Console.WriteLine("validation loss by epoch: " + string.Join(", ", history["val_loss"]));
+      double after = model.Evaluate(new[] { xTest }, new[] { yTest }, quiet)[1];
       Console.WriteLine("test accuracy: {0:F2}% before fine-tuning, {1:F2}% after ({2} test digits)",
                         100 * before, 100 * after, test.Count);
       return after >= 0.9 ? 0 : 1;

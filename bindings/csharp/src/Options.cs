@@ -58,6 +58,31 @@ namespace KBackend {
     }
   }
 
+  /// <summary>Keras' evaluate arguments that are values, with Keras' defaults: what
+  /// kb_model_evaluate takes as arguments.</summary>
+  public sealed class EvaluateOptions {
+    /// <summary>Samples per batch.</summary>
+    public long BatchSize { get; set; } = 32;
+    /// <summary>0 silent, 1 Keras' progress bar on stderr.</summary>
+    public long Verbose { get; set; } = 1;
+  }
+
+  /// <summary>Keras' predict arguments that are values, with Keras' defaults: what
+  /// kb_model_predict takes as arguments.</summary>
+  public sealed class PredictOptions {
+    /// <summary>Samples per batch.</summary>
+    public long BatchSize { get; set; } = 32;
+    /// <summary>0 silent, 1 Keras' progress bar on stderr.</summary>
+    public long Verbose { get; set; } = 0;
+  }
+
+  /// <summary>Keras' save arguments that are values, with Keras' defaults: what
+  /// kb_model_save takes as arguments.</summary>
+  public sealed class SaveOptions {
+    /// <summary>Whether the file holds the training configuration and the optimizer's state.</summary>
+    public bool IncludeOptimizer { get; set; } = true;
+  }
+
   /// <summary>Writes the options_json of the option classes (FitOptions, CompileOptions).</summary>
   static class OptionsJson {
     internal static readonly global::System.Globalization.CultureInfo Invariant =

@@ -153,13 +153,22 @@ func (m *Model) CompileWith(optimizer string, losses, metrics []string, o Compil
 	return m.Compile(optimizer, losses, metrics, options)
 }
 
-// Evaluate returns the loss, then the metrics (as MetricsNames names them).
+// Evaluate returns the loss, then the metrics (as MetricsNames names them), in batches of
+// batchSize, its other arguments Keras' defaults (DefaultEvaluateOptions).
 func (m *Model) Evaluate(x, y []*Tensor, batchSize int64) ([]float64, error) {
+	o := DefaultEvaluateOptions()
+	o.BatchSize = batchSize
+	return m.EvaluateWith(x, y, o)
+}
+
+// EvaluateWith is Evaluate with its arguments as values.
+func (m *Model) EvaluateWith(x, y []*Tensor, o EvaluateOptions) ([]float64, error) {
 	cx, nx := cTensors(x)
 	cy, ny := cTensors(y)
 	var out *C.kb_tensor
 	err := call(func() C.kb_status {
-		return C.kb_model_evaluate(m.c(), cx, nx, cy, ny, C.int64_t(batchSize), 0, &out)
+		return C.kb_model_evaluate(m.c(), cx, nx, cy, ny, C.int64_t(o.BatchSize),
+			C.int32_t(o.Verbose), &out)
 	}, m, x, y)
 	if err != nil {
 		return nil, err
@@ -167,4 +176,9 @@ func (m *Model) Evaluate(x, y []*Tensor, batchSize int64) ([]float64, error) {
 	t := wrapC(out)
 	defer t.Close()
 	return t.Float64s()
+}
+
+// PredictWith is Predict with its arguments as values (DefaultPredictOptions: Keras' defaults).
+func (m *Model) PredictWith(x []*Tensor, o PredictOptions) ([]*Tensor, error) {
+	return m.Predict(x, o.BatchSize, int32(o.Verbose))
 }

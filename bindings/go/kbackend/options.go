@@ -133,3 +133,43 @@ func (o FitOptions) OptionsJSON() (string, error) {
 	j.classWeights("class_weight", o.ClassWeight)
 	return j.finish()
 }
+
+// EvaluateOptions holds Keras' evaluate arguments that are values: what kb_model_evaluate takes
+// as arguments. DefaultEvaluateOptions gives Keras' defaults.
+type EvaluateOptions struct {
+	// BatchSize: Samples per batch.
+	BatchSize int64
+	// Verbose: 0 silent, 1 Keras' progress bar on stderr.
+	Verbose int64
+}
+
+// DefaultEvaluateOptions returns EvaluateOptions with Keras' defaults.
+func DefaultEvaluateOptions() EvaluateOptions {
+	return EvaluateOptions{BatchSize: 32, Verbose: 1}
+}
+
+// PredictOptions holds Keras' predict arguments that are values: what kb_model_predict takes
+// as arguments. DefaultPredictOptions gives Keras' defaults.
+type PredictOptions struct {
+	// BatchSize: Samples per batch.
+	BatchSize int64
+	// Verbose: 0 silent, 1 Keras' progress bar on stderr.
+	Verbose int64
+}
+
+// DefaultPredictOptions returns PredictOptions with Keras' defaults.
+func DefaultPredictOptions() PredictOptions {
+	return PredictOptions{BatchSize: 32, Verbose: 0}
+}
+
+// SaveOptions holds Keras' save arguments that are values: what kb_model_save takes
+// as arguments. DefaultSaveOptions gives Keras' defaults.
+type SaveOptions struct {
+	// IncludeOptimizer: Whether the file holds the training configuration and the optimizer's state.
+	IncludeOptimizer bool
+}
+
+// DefaultSaveOptions returns SaveOptions with Keras' defaults.
+func DefaultSaveOptions() SaveOptions {
+	return SaveOptions{IncludeOptimizer: true}
+}

@@ -28,9 +28,13 @@ public class FinetuneKerasModel {
         Tensor xTest = Tensor.of(xte, te, 64);
         Tensor yTest = Tensor.of(yte, te, 10)) {
       System.out.print(model.summary());
-      double before = model.evaluate(xTest, yTest, 128)[1];
-      model.fit(new Tensor[] {xTrain}, new Tensor[] {yTrain}, 32, 5, 1, "{\"seed\": 1}");
-      double after = model.evaluate(xTest, yTest, 128)[1];
+      EvaluateOptions quiet = new EvaluateOptions().batchSize(128).verbose(0);
+      double before = model.evaluate(new Tensor[] {xTest}, new Tensor[] {yTest}, quiet)[1];
+      History history = model.fit(new Tensor[] {xTrain}, new Tensor[] {yTrain},
+          new FitOptions().epochs(5).seed(1).validationSplit(0.1));
+      System.out.println("validation loss by epoch: "
+          + java.util.Arrays.toString(history.values().get("val_loss")));
+      double after = model.evaluate(new Tensor[] {xTest}, new Tensor[] {yTest}, quiet)[1];
       System.out.printf("test accuracy: %.2f%% before fine-tuning, %.2f%% after (%d test digits)%n",
           100 * before, 100 * after, te);
       if (after < 0.9) System.exit(1);

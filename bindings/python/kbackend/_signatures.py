@@ -408,6 +408,17 @@ OPTIONS = {
         'initial_epoch': ('int', 0, False),
         'class_weight': ('class_weights', None, False),
     },
+    'evaluate': {
+        'batch_size': ('int', 32, True),
+        'verbose': ('int', 1, True),
+    },
+    'predict': {
+        'batch_size': ('int', 32, True),
+        'verbose': ('int', 0, True),
+    },
+    'save': {
+        'include_optimizer': ('bool', True, True),
+    },
 }
 
 # Each C function's parameters and their C types, as SWIG's wrappers take them.

@@ -1,7 +1,7 @@
 //! Loads a Keras model file (examples/data/digits_mlp.h5, saved by Keras 2.2.4), fine-tunes it
 //! on the 8x8 digits and prints its test accuracy before and after.
 //! Usage: cargo run --example finetune_keras_model [model.h5] [digits.csv]
-use kbackend::models::{FitOptions, Model};
+use kbackend::models::{EvaluateOptions, FitOptions, Model};
 use kbackend::Tensor;
 
 fn main() -> kbackend::Result<()> {
@@ -31,10 +31,12 @@ fn main() -> kbackend::Result<()> {
     let y_test = Tensor::from_slice(&yte, &[nte, 10])?;
     let mut model = Model::load(&model_path, true)?;
     print!("{}", model.summary()?);
-    let before = model.evaluate(&[&x_test], &[&y_test], 128)?[1];
-    let options = FitOptions { epochs: 5, verbose: 1, seed: 1, ..Default::default() };
-    model.fit(&[&x_train], &[&y_train], &options)?;
-    let after = model.evaluate(&[&x_test], &[&y_test], 128)?[1];
+    let quiet = EvaluateOptions { batch_size: 128, verbose: 0 };
+    let before = model.evaluate_with(&[&x_test], &[&y_test], &quiet)?[1];
+    let options = FitOptions { epochs: 5, seed: 1, validation_split: 0.1, ..Default::default() };
+    let history = model.fit(&[&x_train], &[&y_train], &options)?;
+    println!("validation loss by epoch: {:?}", history.values.get("val_loss"));
+    let after = model.evaluate_with(&[&x_test], &[&y_test], &quiet)?[1];
     println!(
         "test accuracy: {:.2}% before fine-tuning, {:.2}% after ({} test digits)",
         100.0 * before,

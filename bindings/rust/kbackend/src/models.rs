@@ -17,7 +17,7 @@ use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::{self, NonNull};
 
-pub use crate::options::{CompileOptions, FitOptions};
+pub use crate::options::{CompileOptions, EvaluateOptions, FitOptions, PredictOptions};
 use crate::{
     array_ptr, check, cstring, handles, new_tensor, sys, take_list, Error, Result, Status, Tensor,
 };
@@ -372,8 +372,22 @@ impl Model {
         History::from_json(owned(history))
     }
 
-    /// Keras' evaluate: the loss, then the metrics (names: `metrics_names`).
+    /// Keras' evaluate in batches of `batch_size`, its other arguments Keras' defaults
+    /// (`EvaluateOptions::default()`): the loss, then the metrics (names: `metrics_names`).
     pub fn evaluate(&mut self, x: &[&Tensor], y: &[&Tensor], batch_size: i64) -> Result<Vec<f64>> {
+        let options = EvaluateOptions { batch_size, ..Default::default() };
+        self.evaluate_with(x, y, &options)
+    }
+
+    /// `evaluate` with its arguments as values.
+    pub fn evaluate_with(
+        &mut self,
+        x: &[&Tensor],
+        y: &[&Tensor],
+        options: &EvaluateOptions,
+    ) -> Result<Vec<f64>> {
+        let verbose = i32::try_from(options.verbose)
+            .map_err(|_| Error::new(Status::InvalidArgument, "evaluate: verbose out of range"))?;
         let (xs, ys) = (handles(x), handles(y));
         values(new_tensor(|o| unsafe {
             sys::kb_model_evaluate(
@@ -382,8 +396,8 @@ impl Model {
                 xs.len(),
                 array_ptr(&ys),
                 ys.len(),
-                batch_size,
-                0,
+                options.batch_size,
+                verbose,
                 o,
             )
         })?)
@@ -420,8 +434,16 @@ impl Model {
         })?)
     }
 
-    /// Keras' predict: one tensor per output.
+    /// Keras' predict in batches of `batch_size`, its other arguments Keras' defaults: one
+    /// tensor per output.
     pub fn predict(&mut self, x: &[&Tensor], batch_size: i64) -> Result<Vec<Tensor>> {
+        self.predict_with(x, &PredictOptions { batch_size, ..Default::default() })
+    }
+
+    /// `predict` with its arguments as values.
+    pub fn predict_with(&mut self, x: &[&Tensor], options: &PredictOptions) -> Result<Vec<Tensor>> {
+        let verbose = i32::try_from(options.verbose)
+            .map_err(|_| Error::new(Status::InvalidArgument, "predict: verbose out of range"))?;
         let xs = handles(x);
         let mut out = ptr::null_mut();
         check(unsafe {
@@ -429,8 +451,8 @@ impl Model {
                 self.ptr.as_ptr(),
                 array_ptr(&xs),
                 xs.len(),
-                batch_size,
-                0,
+                options.batch_size,
+                verbose,
                 &mut out,
             )
         })?;

@@ -150,3 +150,57 @@ impl FitOptions {
         Ok(o.finish())
     }
 }
+
+/// Keras' evaluate arguments that are values, with Keras' defaults: what `kb_model_evaluate` takes
+/// as arguments.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EvaluateOptions {
+    /// Samples per batch.
+    pub batch_size: i64,
+    /// 0 silent, 1 Keras' progress bar on stderr.
+    pub verbose: i64,
+}
+
+impl Default for EvaluateOptions {
+    fn default() -> Self {
+        EvaluateOptions {
+            batch_size: 32,
+            verbose: 1,
+        }
+    }
+}
+
+/// Keras' predict arguments that are values, with Keras' defaults: what `kb_model_predict` takes
+/// as arguments.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PredictOptions {
+    /// Samples per batch.
+    pub batch_size: i64,
+    /// 0 silent, 1 Keras' progress bar on stderr.
+    pub verbose: i64,
+}
+
+impl Default for PredictOptions {
+    fn default() -> Self {
+        PredictOptions {
+            batch_size: 32,
+            verbose: 0,
+        }
+    }
+}
+
+/// Keras' save arguments that are values, with Keras' defaults: what `kb_model_save` takes
+/// as arguments.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SaveOptions {
+    /// Whether the file holds the training configuration and the optimizer's state.
+    pub include_optimizer: bool,
+}
+
+impl Default for SaveOptions {
+    fn default() -> Self {
+        SaveOptions {
+            include_optimizer: true,
+        }
+    }
+}

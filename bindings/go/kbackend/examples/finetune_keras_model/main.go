@@ -59,9 +59,13 @@ func main() {
 	m := check(K.LoadModel(model, true))
 	defer m.Close()
 	fmt.Print(check(m.Summary()))
-	before := check(m.Evaluate([]*K.Tensor{xTest}, []*K.Tensor{yTest}, 128))[1]
-	check(m.Fit([]*K.Tensor{xTrain}, []*K.Tensor{yTrain}, 32, 5, 1, `{"seed": 1}`))
-	after := check(m.Evaluate([]*K.Tensor{xTest}, []*K.Tensor{yTest}, 128))[1]
+	quiet := K.EvaluateOptions{BatchSize: 128, Verbose: 0}
+	before := check(m.EvaluateWith([]*K.Tensor{xTest}, []*K.Tensor{yTest}, quiet))[1]
+	o := K.DefaultFitOptions()
+	o.Epochs, o.Seed, o.ValidationSplit = 5, 1, 0.1
+	history := check(m.FitWith([]*K.Tensor{xTrain}, []*K.Tensor{yTrain}, o, nil))
+	fmt.Printf("validation loss by epoch: %.4f\n", history["val_loss"])
+	after := check(m.EvaluateWith([]*K.Tensor{xTest}, []*K.Tensor{yTest}, quiet))[1]
 	fmt.Printf("test accuracy: %.2f%% before fine-tuning, %.2f%% after (%d test digits)\n",
 		100*before, 100*after, nte)
 	if after < 0.9 {
