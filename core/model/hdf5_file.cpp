@@ -204,6 +204,26 @@ bool Hdf5Group::has_group(const std::string& name) const {
   return info.type == H5O_TYPE_GROUP;
 }
 
+std::vector<std::string> Hdf5Group::members() const {
+  quiet();
+  H5G_info_t info;
+  check(H5Gget_info(group_->id(), &info) >= 0, Status::invalid_argument, where_,
+        ": its members cannot be listed");
+  std::vector<std::string> out;
+  for (hsize_t i = 0; i < info.nlinks; ++i) {
+    ssize_t n = H5Lget_name_by_idx(group_->id(), ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0,
+                                   H5P_DEFAULT);
+    check(n >= 0 && n < 4096, Status::invalid_argument, where_, ": member ", i,
+          " has no readable name");
+    std::string name(size_t(n) + 1, '\0');
+    H5Lget_name_by_idx(group_->id(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size(),
+                       H5P_DEFAULT);
+    name.resize(size_t(n));
+    out.push_back(std::move(name));
+  }
+  return out;
+}
+
 Hdf5Group Hdf5Group::group(const std::string& name) const {
   quiet();
   std::string at = child_where(where_, name);
@@ -330,6 +350,57 @@ Hdf5Group Hdf5File::open_read(const std::string& path) {
   g.group_ = std::make_shared<Hdf5Handle>(
       checked(H5Gopen2(g.file_->id(), "/", H5P_DEFAULT), path, "has no root group"));
   g.where_ = path;
+  return g;
+}
+
+namespace {
+// A file access list for a file in memory (HDF5's core driver), with no file behind it.
+Hdf5Handle memory_access(const std::string& where) {
+  Hdf5Handle fapl = checked(H5Pcreate(H5P_FILE_ACCESS), where, "no file access list");
+  check(H5Pset_fapl_core(fapl.id(), 1 << 20, 0) >= 0, Status::internal, where,
+        ": HDF5's memory driver");
+  return fapl;
+}
+}  // namespace
+
+Hdf5Group Hdf5File::open_image(const std::string& bytes, const std::string& where) {
+  quiet();
+  check(bytes.size() >= 8 && std::memcmp(bytes.data(), "\x89HDF\r\n\x1a\n", 8) == 0,
+        Status::invalid_argument, where, ": not an HDF5 file");
+  Hdf5Handle fapl = memory_access(where);
+  // HDF5 copies the image: the bytes need not outlive the file.
+  check(H5Pset_file_image(fapl.id(), const_cast<char*>(bytes.data()), bytes.size()) >= 0,
+        Status::out_of_memory, where, ": cannot hold the file in memory");
+  Hdf5Handle file =
+      checked(H5Fopen(where.c_str(), H5F_ACC_RDONLY, fapl.id()), where, "not a readable HDF5 file");
+  return open_root(std::move(file), where);
+}
+
+Hdf5Group Hdf5File::create_image(const std::string& where) {
+  quiet();
+  Hdf5Handle fapl = memory_access(where);
+  Hdf5Handle file = checked(H5Fcreate(where.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.id()), where,
+                            "cannot be made in memory");
+  return open_root(std::move(file), where);
+}
+
+std::string Hdf5File::image(const Hdf5Group& root) {
+  hid_t f = root.file_->id();
+  check(H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0, Status::io, root.where_, ": cannot be flushed");
+  ssize_t n = H5Fget_file_image(f, nullptr, 0);
+  check(n > 0, Status::io, root.where_, ": has no image");
+  std::string bytes(size_t(n), '\0');
+  check(H5Fget_file_image(f, bytes.data(), bytes.size()) == n, Status::io, root.where_,
+        ": its image cannot be read");
+  return bytes;
+}
+
+Hdf5Group Hdf5File::open_root(Hdf5Handle file, const std::string& where) {
+  Hdf5Group g;
+  g.file_ = std::make_shared<Hdf5Handle>(std::move(file));
+  g.group_ = std::make_shared<Hdf5Handle>(
+      checked(H5Gopen2(g.file_->id(), "/", H5P_DEFAULT), where, "has no root group"));
+  g.where_ = where;
   return g;
 }
 

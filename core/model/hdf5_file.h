@@ -36,6 +36,8 @@ class Hdf5Group {
   bool has_group(const std::string& name) const;
   Hdf5Group group(const std::string& name) const;
   Hdf5Group create_group(const std::string& name) const;  // with its parents ("a/b")
+  // The names of the group's members (groups and datasets), in the file's name order.
+  std::vector<std::string> members() const;
   bool has_attr(const std::string& name) const;
   // A scalar string attribute, fixed-length or variable-length (Keras 2.2 writes the first,
   // h5py 3 the second).
@@ -58,6 +60,14 @@ class Hdf5Group {
 class Hdf5File {
  public:
   static Hdf5Group open_read(const std::string& path);
+  // A file held in memory (an archive's entry), read-only; `where` names it in messages.
+  static Hdf5Group open_image(const std::string& bytes, const std::string& where);
+  // A new file in memory, written out by image().
+  static Hdf5Group create_image(const std::string& where);
+  // The bytes of a file create_image made (everything written so far).
+  static std::string image(const Hdf5Group& root);
+  // The root group of an open file.
+  static Hdf5Group open_root(Hdf5Handle file, const std::string& where);
   static Hdf5Group create(const std::string& path);  // truncates an existing file
 };
 

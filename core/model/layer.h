@@ -13,6 +13,8 @@
 
 namespace kb::model {
 
+class Model;
+
 using Tensors = std::vector<NodePtr>;
 
 // A layer's outputs and their masks (null: none), as Keras' Node keeps them.
@@ -63,6 +65,9 @@ class Layer {
   const Tensors& state_updates() const { return state_updates_; }
   // Keras' layer.reset_states(): a stateful layer's states back to zeros.
   virtual void reset_states() {}
+  // The model a nested model's layer runs (Keras' nested Sequential and functional models);
+  // null for other layers.
+  virtual const Model* nested_model() const { return nullptr; }
 
  protected:
   virtual void build(const std::vector<Shape>& input_shapes);

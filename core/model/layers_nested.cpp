@@ -21,6 +21,7 @@ class NestedModel : public Layer {
     }
     return out;
   }
+  const Model* nested_model() const override { return model_.get(); }
 
  private:
   // Keras 2.0/2.1 wrote a nested Sequential's config as the bare list of its layers.

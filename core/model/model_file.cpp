@@ -1,5 +1,6 @@
 #include "core/model/model_file.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -9,6 +10,8 @@
 #include "core/compile/function.h"
 #include "core/model/hdf5_file.h"
 #include "core/model/optimizers.h"
+#include "core/model/saving/keras3_file.h"
+#include "core/model/saving/zip_archive.h"
 #include "core/model/training.h"
 #include "core/util/error.h"
 
@@ -214,12 +217,25 @@ void compile_from_config(Model& model, const Json& tc) {
     metrics = string_list(tc["metrics"], model.output_names(), "metric");
   }
   std::vector<double> loss_weights;
-  if (tc.contains("loss_weights") && tc["loss_weights"].is_array())
+  if (tc.contains("loss_weights") && tc["loss_weights"].is_array()) {
     for (const auto& w : tc["loss_weights"]) {
       check(w.is_number(), Status::invalid_argument,
             "training_config: a loss weight is not a number");
       loss_weights.push_back(w.get<double>());
     }
+  } else if (tc.contains("loss_weights") && tc["loss_weights"].is_object()) {
+    // {output name: weight}: an output left out weighs 1, as in Keras.
+    const Json& by_name = tc["loss_weights"];
+    for (const auto& [k, w] : by_name.items()) {
+      const auto& names = model.output_names();
+      check(std::find(names.begin(), names.end(), k) != names.end(), Status::invalid_argument,
+            "training_config: loss_weights names '", k, "', which is not an output");
+      check(w.is_number(), Status::invalid_argument, "training_config: the loss weight of '", k,
+            "' is not a number");
+    }
+    for (const auto& name : model.output_names())
+      loss_weights.push_back(by_name.contains(name) ? by_name[name].get<double>() : 1.0);
+  }
   model.set_training(std::make_unique<Training>(model,
                                                 required(tc, "optimizer_config", "training_config"),
                                                 Json(), losses, metrics, loss_weights));
@@ -227,6 +243,8 @@ void compile_from_config(Model& model, const Json& tc) {
 
 std::shared_ptr<Model> load_model(const std::string& path, bool compile) {
   check_readable(path);
+  // Keras 3's archive by its content, whatever the file is called (Keras' load_model does so).
+  if (is_zip_file(path)) return load_keras_archive(path, compile);
   Hdf5Group f = Hdf5File::open_read(path);
   check(f.has_attr("model_config"), Status::invalid_argument, path,
         ": no model_config (a weights-only file? load it with load_weights)");

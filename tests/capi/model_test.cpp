@@ -217,6 +217,34 @@ TEST(Model, CallbackSeesBatchesAndStops) {
 
 // Damaged copies of a saved file (truncated, bytes flipped): each load fails with a status or
 // gives a model, never crashes; the intact file loads after.
+// Loads copies of a model file cut short and with bytes flipped, at `path`: each load fails
+// with a message, or gives a model that predicts on x.
+void load_damaged_copies(const std::vector<char>& bytes, const std::string& path, kb_tensor* x,
+                         unsigned seed) {
+  auto try_load = [&](const std::vector<char>& b) {
+    write_file(path, b);
+    kb_model* loaded = nullptr;
+    kb_status s = kb_model_load(path.c_str(), 1, &loaded);
+    if (s != KB_OK) {
+      EXPECT_EQ(loaded, nullptr);
+      EXPECT_GT(std::strlen(kb_last_error_message()), 0u);
+      return;
+    }
+    Model held(loaded);
+    kb_tensor* xs[1] = {x};
+    kb_tensor_list* out = nullptr;
+    if (kb_model_predict(held.m, xs, 1, 8, 0, &out) == KB_OK) kb_tensor_list_release(out);
+  };
+  for (size_t cut = 0; cut < bytes.size(); cut += bytes.size() / 16 + 1)
+    try_load(std::vector<char>(bytes.begin(), bytes.begin() + long(cut)));
+  std::mt19937 rng(seed);
+  for (int i = 0; i < 150; ++i) {
+    std::vector<char> b = bytes;
+    for (int k = 0; k < 4; ++k) b[rng() % b.size()] ^= char(1 + rng() % 255);
+    try_load(b);
+  }
+}
+
 TEST(Model, DamagedFilesNeverCrash) {
   kb_model* raw = nullptr;
   ok(kb_model_from_json(kDense, &raw), "from_json");
@@ -233,33 +261,27 @@ TEST(Model, DamagedFilesNeverCrash) {
   std::vector<char> bytes = read_file(good);
   ASSERT_GT(bytes.size(), 1000u);
   auto x = kbt::constant_f32({1, 2, 3}, {1, 3});
-  auto try_load = [&](const std::vector<char>& b) {
-    write_file(bad, b);
-    kb_model* loaded = nullptr;
-    kb_status s = kb_model_load(bad.c_str(), 1, &loaded);
-    if (s != KB_OK) {
-      EXPECT_EQ(loaded, nullptr);
-      EXPECT_GT(std::strlen(kb_last_error_message()), 0u);
-      return;
-    }
-    Model held(loaded);
-    kb_tensor* xs[1] = {x.get()};
-    kb_tensor_list* out = nullptr;
-    if (kb_model_predict(held.m, xs, 1, 8, 0, &out) == KB_OK) kb_tensor_list_release(out);
-  };
-  for (size_t cut = 0; cut < bytes.size(); cut += bytes.size() / 16 + 1)
-    try_load(std::vector<char>(bytes.begin(), bytes.begin() + long(cut)));
-  std::mt19937 rng(7);
-  for (int i = 0; i < 150; ++i) {
-    std::vector<char> b = bytes;
-    for (int k = 0; k < 4; ++k) b[rng() % b.size()] ^= char(1 + rng() % 255);
-    try_load(b);
-  }
+  load_damaged_copies(bytes, bad, x.get(), 7);
   kb_model* again = nullptr;
   ok(kb_model_load(good.c_str(), 1, &again), "load the intact file");
   kb_model_release(again);
   std::remove(good.c_str());
   std::remove(bad.c_str());
+}
+
+// Keras 3's archive (a committed fixture) cut short and with bytes flipped.
+TEST(Model, DamagedKerasArchivesNeverCrash) {
+  std::vector<char> bytes =
+      read_file(std::string(KB_SOURCE_DIR) + "/tests/model_files/keras3/mlp.keras");
+  ASSERT_GT(bytes.size(), 1000u);
+  std::string path = temp_path("bad.keras");
+  auto x = kbt::constant_f32(std::vector<float>(8, 0.5f), {1, 8});
+  write_file(path, bytes);
+  kb_model* intact = nullptr;
+  ok(kb_model_load(path.c_str(), 1, &intact), "load the intact archive");
+  kb_model_release(intact);
+  load_damaged_copies(bytes, path, x.get(), 11);
+  std::remove(path.c_str());
 }
 
 }  // namespace

@@ -3,30 +3,21 @@ TensorFlow 2.15) through kbackend.models: nested initializer and dtype configs, 
 models, GRU's reset_after default, prefixed weight names. Each loads, predicts as tf.keras did,
 evaluates to tf.keras' loss, continues training as tf.keras does from the file (its optimizer
 state mapped to Keras 2.2.4's order), and saves a file that loads again."""
-import os
-
 import numpy as np
 import pytest
 
 from kbackend import models
+from model_fixtures import ModelFixtures
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-FILES = os.path.join(HERE, "..", "..", "..", "tests", "model_files", "tf_keras")
-EXPECTED = np.load(os.path.join(FILES, "expected.npz"))
-
-
-def _arrays(name, kind):
-    out, i = [], 0
-    while "%s/%s%d" % (name, kind, i) in EXPECTED:
-        out.append(EXPECTED["%s/%s%d" % (name, kind, i)])
-        i += 1
-    return out
+FIXTURES = ModelFixtures("tf_keras")
+EXPECTED = FIXTURES.expected
 
 
 @pytest.mark.parametrize("name", ["mlp", "cnn", "rnn", "two_outputs"])
 def test_tf_keras_file(name, tmp_path):
-    model = models.load_model(os.path.join(FILES, name + ".h5"))
-    xs, ys, preds = _arrays(name, "x"), _arrays(name, "y"), _arrays(name, "pred")
+    model = models.load_model(FIXTURES.path(name + ".h5"))
+    xs, ys = FIXTURES.arrays(name, "x"), FIXTURES.arrays(name, "y")
+    preds = FIXTURES.arrays(name, "pred")
     got = model.predict(xs)
     got = got if isinstance(got, list) else [got]
     for g, p in zip(got, preds):

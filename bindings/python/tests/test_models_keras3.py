@@ -1,0 +1,70 @@
+"""Keras 3 `.keras` archives (tests/model_files/keras3, made by its make_fixtures.py with Keras
+3.15 on JAX) through kbackend.models: Sequential and functional models, nested Sequential and
+functional models (a shared one among them), an LSTM's cell, BatchNormalization. Each loads,
+predicts as Keras did, evaluates to Keras' loss, continues training from the archive's
+optimizer state as Keras does, and saves a file that loads again."""
+import zipfile
+
+import numpy as np
+import pytest
+
+from kbackend import models
+from model_fixtures import ModelFixtures
+
+FIXTURES = ModelFixtures("keras3")
+EXPECTED = FIXTURES.expected
+
+
+def _listed(v):
+    return v if isinstance(v, list) else [v]
+
+
+@pytest.mark.parametrize("name", ["mlp", "cnn", "functional", "rnn", "nested"])
+def test_keras3_archive(name, tmp_path):
+    model = models.load_model(FIXTURES.path(name + ".keras"))
+    xs, ys = FIXTURES.arrays(name, "x"), FIXTURES.arrays(name, "y")
+    preds = FIXTURES.arrays(name, "pred")
+    for g, p in zip(_listed(model.predict(xs)), preds):
+        np.testing.assert_allclose(g, p, rtol=1e-5, atol=1e-5)
+    loss = np.atleast_1d(model.test_on_batch(xs, ys))
+    np.testing.assert_allclose(loss[0], EXPECTED[name + "/test_loss"][0], rtol=1e-4)
+    if name + "/train_losses" in EXPECTED:  # the optimizer's state came from the archive too
+        steps = [np.atleast_1d(model.train_on_batch(xs, ys))[0] for _ in range(3)]
+        np.testing.assert_allclose(steps, EXPECTED[name + "/train_losses"], rtol=1e-4)
+    path = str(tmp_path / "again.h5")
+    model.save(path)
+    again = models.load_model(path)
+    for a, b in zip(_listed(again.predict(xs)), _listed(model.predict(xs))):
+        np.testing.assert_allclose(a, b, atol=0)
+
+
+def _archive(tmp_path, entries):
+    path = str(tmp_path / "bad.keras")
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in entries.items():
+            z.writestr(name, data)
+    return path
+
+
+def test_keras3_archive_refusals(tmp_path):
+    good = zipfile.ZipFile(FIXTURES.path("mlp.keras"))
+    config, weights = good.read("config.json"), good.read("model.weights.h5")
+    with pytest.raises(ValueError, match="without config.json"):
+        models.load_model(_archive(tmp_path, {"model.weights.h5": weights}))
+    with pytest.raises(ValueError, match="config.json"):
+        models.load_model(_archive(tmp_path, {"config.json": b"{not json",
+                                              "model.weights.h5": weights}))
+    with pytest.raises(ValueError, match="not an HDF5 file"):
+        models.load_model(_archive(tmp_path, {"config.json": config,
+                                              "model.weights.h5": b"junk" * 10}))
+    subclassed = b'{"module": "my_models", "class_name": "MyModel", "config": {}}'
+    with pytest.raises(NotImplementedError, match="subclassed"):
+        models.load_model(_archive(tmp_path, {"config.json": subclassed,
+                                              "model.weights.h5": weights}))
+    truncated = str(tmp_path / "truncated.keras")
+    with open(FIXTURES.path("mlp.keras"), "rb") as f:
+        data = f.read()
+    with open(truncated, "wb") as f:
+        f.write(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="zip"):
+        models.load_model(truncated)

@@ -1,0 +1,109 @@
+"""Makes the Keras 3 `.keras` files kbackend's model tests load (run once, outside CI; the files
+and their expected outputs are committed):
+
+    python3 -m venv ~/.cache/kb-keras3 && ~/.cache/kb-keras3/bin/pip install keras jax h5py
+    KERAS_BACKEND=jax ~/.cache/kb-keras3/bin/python tests/model_files/keras3/make_fixtures.py
+
+Each model is trained one epoch on random data and saved with model.save("NAME.keras") (Keras'
+default format since 3.0: a zip of metadata.json, config.json and model.weights.h5).
+expected.npz holds, per model, the inputs, targets, Keras' predictions and its test_on_batch
+values and, where no dropout draws, the losses of three train_on_batch calls on the file as
+Keras loads it (optimizer state included) and the predictions after them."""
+import os
+
+os.environ.setdefault("KERAS_BACKEND", "jax")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+L = keras.layers
+
+
+def mlp():  # dropout: no train_losses
+    m = keras.Sequential([keras.Input((8,)), L.Dense(16, activation="relu"), L.Dropout(0.1),
+                          L.Dense(3, activation="softmax")])
+    m.compile(keras.optimizers.Adam(0.01), "categorical_crossentropy", metrics=["accuracy"])
+    rng = np.random.RandomState(0)
+    return m, [rng.rand(32, 8).astype(np.float32)], [np.eye(3, dtype=np.float32)[rng.randint(0, 3, 32)]]
+
+
+def cnn():
+    m = keras.Sequential([keras.Input((8, 8, 1)), L.Conv2D(4, 3, padding="same", activation="relu"),
+                          L.BatchNormalization(), L.MaxPooling2D(), L.Conv2D(3, 2), L.Flatten(),
+                          L.Dense(2)])
+    m.compile(keras.optimizers.SGD(0.01, momentum=0.5), "mse")
+    rng = np.random.RandomState(1)
+    return m, [rng.rand(16, 8, 8, 1).astype(np.float32)], [rng.rand(16, 2).astype(np.float32)]
+
+
+def functional():
+    a = keras.Input((6,), name="a")
+    b = keras.Input((4,), name="b")
+    h = L.Dense(8, activation="tanh", name="shared")(a)
+    h = L.Concatenate()([h, b])
+    o1 = L.Dense(3, activation="softmax", name="o1")(h)
+    o2 = L.Dense(1, name="o2")(L.Dense(5, activation="relu")(h))
+    m = keras.Model([a, b], [o1, o2])
+    m.compile("rmsprop", ["categorical_crossentropy", "mse"])
+    rng = np.random.RandomState(2)
+    xs = [rng.rand(20, 6).astype(np.float32), rng.rand(20, 4).astype(np.float32)]
+    ys = [np.eye(3, dtype=np.float32)[rng.randint(0, 3, 20)], rng.rand(20, 1).astype(np.float32)]
+    return m, xs, ys
+
+
+def rnn():
+    tokens = keras.Input((6,))
+    x = L.Embedding(10, 4)(tokens)
+    x = L.LSTM(5)(x)
+    out = L.Dense(2, activation="softmax")(x)
+    m = keras.Model(tokens, out)
+    m.compile("adam", "sparse_categorical_crossentropy")
+    rng = np.random.RandomState(3)
+    return m, [rng.randint(0, 10, (12, 6)).astype(np.float32)], [rng.randint(0, 2, (12, 1)).astype(np.float32)]
+
+
+def nested():
+    block = keras.Sequential([keras.Input((5,)), L.Dense(4, activation="relu"), L.Dense(4)],
+                             name="block")
+    i = keras.Input((4,))
+    inner = keras.Model(i, L.Dense(2, activation="sigmoid")(i), name="head")
+    x = keras.Input((5,))
+    h = block(x)
+    h = L.Add()([h, block(L.Dense(5)(x))])  # the block shared: two nodes
+    m = keras.Model(x, inner(h))
+    m.compile(keras.optimizers.Adam(0.005), "binary_crossentropy")
+    rng = np.random.RandomState(4)
+    return m, [rng.rand(10, 5).astype(np.float32)], [rng.randint(0, 2, (10, 2)).astype(np.float32)]
+
+
+def main():
+    keras.utils.set_random_seed(0)
+    expected = {}
+    for make in (mlp, cnn, functional, rnn, nested):
+        name = make.__name__
+        model, xs, ys = make()
+        model.fit(xs, ys, epochs=1, batch_size=8, verbose=0)
+        model.save(os.path.join(HERE, name + ".keras"))
+        preds = model.predict(xs, verbose=0)
+        preds = preds if isinstance(preds, list) else [preds]
+        for i, a in enumerate(xs):
+            expected[f"{name}/x{i}"] = a
+        for i, a in enumerate(ys):
+            expected[f"{name}/y{i}"] = a
+        for i, a in enumerate(preds):
+            expected[f"{name}/pred{i}"] = np.asarray(a)
+        expected[f"{name}/test_loss"] = np.atleast_1d(np.asarray(model.test_on_batch(xs, ys), dtype=np.float64))
+        if name != "mlp":
+            loaded = keras.saving.load_model(os.path.join(HERE, name + ".keras"))
+            steps = [np.atleast_1d(np.asarray(loaded.train_on_batch(xs, ys)))[0] for _ in range(3)]
+            expected[f"{name}/train_losses"] = np.asarray(steps, dtype=np.float64)
+            after = loaded.predict(xs, verbose=0)
+            for i, a in enumerate(after if isinstance(after, list) else [after]):
+                expected[f"{name}/trained_pred{i}"] = np.asarray(a)
+    np.savez(os.path.join(HERE, "expected.npz"), **expected)
+    print("keras", keras.__version__, "wrote", sorted({k.split("/")[0] for k in expected}))
+
+
+if __name__ == "__main__":
+    main()
