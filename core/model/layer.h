@@ -10,6 +10,7 @@
 
 #include "core/graph/node.h"
 #include "core/model/json.h"
+#include "core/model/keras_rules.h"
 
 namespace kb::model {
 
@@ -42,6 +43,8 @@ class Layer {
   // "layer 'dense_1' (Dense)": how messages name the layer.
   const std::string& where() const { return where_; }
   bool trainable() const { return trainable_; }
+  // The Keras whose training rules the layer follows (current_keras_rules() when it was made).
+  KerasRules rules() const { return rules_; }
 
   // The layer applied to `inputs` with their masks (one per input, null for none; fewer: none)
   // as a node of the model's graph; the first call builds the weights from the inputs' shapes.
@@ -101,6 +104,7 @@ class Layer {
   std::string class_name_, name_;
   Json config_;
   bool trainable_ = true, built_ = false;
+  KerasRules rules_ = current_keras_rules();
   DType dtype_;
   std::vector<Weight> weights_;
   std::vector<Shape> output_shapes_;

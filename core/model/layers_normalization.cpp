@@ -1,6 +1,7 @@
 // keras.layers.BatchNormalization as Keras 2.2.4 builds it: batch statistics in training (the
-// variance made unbiased for the moving average), moving averages as updates, the moving
-// statistics in inference.
+// variance made unbiased for the moving average), moving averages as updates (zero-debiased),
+// the moving statistics in inference; a Keras 3 model's moving averages are Keras 3's (the
+// batch's own variance, no debiasing).
 #include "core/api/control.h"
 #include "core/api/normalization.h"
 #include "core/model/graph_math.h"
@@ -64,17 +65,28 @@ class BatchNormalization : public Layer {
     };
     api::NormalizedBatch b =
         api::normalize_batch_in_training(x, gamma_, beta_, reduction, epsilon_);
-    // sample_size = prod(shape(x)[reduction axes]); variance *= n / (n - (1 + epsilon))
-    NodePtr dims = api::shape(x);
-    NodePtr n;
-    for (int64_t a : reduction) {
-      NodePtr d = api::slice(dims, {a}, {1});
-      n = n ? times(n, d) : d;
+    // Keras 2.2.4 averages the unbiased variance: with sample_size = prod(shape(x)[reduction
+    // axes]), variance *= n / (n - (1 + epsilon)). Keras 3 averages the batch's own.
+    NodePtr variance = b.var;
+    if (rules() == KerasRules::keras2) {
+      NodePtr dims = api::shape(x);
+      NodePtr n;
+      for (int64_t a : reduction) {
+        NodePtr d = api::slice(dims, {a}, {1});
+        n = n ? times(n, d) : d;
+      }
+      n = api::cast(api::sum(n, std::nullopt, false), x->dtype());
+      variance = times(b.var, divided(n, minus(n, number(n, 1.0 + epsilon_))));
     }
-    n = api::cast(api::sum(n, std::nullopt, false), x->dtype());
-    NodePtr variance = times(b.var, divided(n, minus(n, number(n, 1.0 + epsilon_))));
-    updates_.push_back(api::moving_average_update(moving_mean_, b.mean, momentum_));
-    updates_.push_back(api::moving_average_update(moving_variance_, variance, momentum_));
+    // Keras 2.2.4 (on TensorFlow) zero-debiases its moving averages; Keras 3 does not.
+    auto average = [&](const NodePtr& moving, const NodePtr& value) {
+      if (rules() == KerasRules::keras2)
+        return api::moving_average_update(moving, value, momentum_);
+      return api::update(moving, plus(times(moving, number(moving, momentum_)),
+                                      times(value, number(value, 1.0 - momentum_))));
+    };
+    updates_.push_back(average(moving_mean_, b.mean));
+    updates_.push_back(average(moving_variance_, variance));
     NodePtr normed = b.normed;
     return {api::in_train_phase([&] { return normed; }, inference, nullptr, std::nullopt,
                                 "BatchNormalization")};

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/compile/function.h"
+#include "core/model/keras_rules.h"
 #include "core/model/layer.h"
 
 namespace kb::model {
@@ -21,6 +22,8 @@ class Model {
 
   const std::string& name() const { return name_; }
   const std::string& class_name() const { return class_name_; }
+  // The Keras whose training rules the model follows (its layers' and its optimizer's).
+  KerasRules rules() const { return rules_; }
   const Json& config() const { return config_; }  // the model_config it was made from
   // Keras' model.layers (a Sequential's input layer left out).
   const std::vector<std::shared_ptr<Layer>>& layers() const { return layers_; }
@@ -70,6 +73,7 @@ class Model {
   Tensors build_functional(const Json& config, const Tensors* given);
 
   std::string name_, class_name_;
+  KerasRules rules_ = current_keras_rules();
   Json config_;
   std::vector<std::shared_ptr<Layer>> layers_;
   Tensors inputs_, outputs_, output_masks_;

@@ -157,8 +157,11 @@ class RMSprop : public Optimizer {
       const NodePtr &p = params[i], &g = grads[i];
       NodePtr new_a = moving(rho_, acc[i], api::square(g));
       ups.push_back(api::update(acc[i], new_a));
-      NodePtr new_p =
-          minus(p, divided(times(lr, g), plus(api::sqrt(new_a), number(new_a, epsilon_))));
+      // Keras 2.2.4: lr * g / (sqrt(a) + epsilon); Keras 3: lr * g / sqrt(a + epsilon).
+      NodePtr denominator = rules_ == KerasRules::keras3
+                                ? api::sqrt(plus(new_a, number(new_a, epsilon_)))
+                                : plus(api::sqrt(new_a), number(new_a, epsilon_));
+      NodePtr new_p = minus(p, divided(times(lr, g), denominator));
       ups.push_back(api::update(p, constrained(p, new_p)));
     }
     return ups;
@@ -436,7 +439,14 @@ Json Optimizer::config() const {
   return Json{{"class_name", class_name_}, {"config", c}};
 }
 
-std::unique_ptr<Optimizer> Optimizer::make(const Json& spec, const Json& overrides) {
+std::unique_ptr<Optimizer> Optimizer::make(const Json& spec, const Json& overrides,
+                                           KerasRules rules) {
+  std::unique_ptr<Optimizer> o = make_of_class(spec, overrides);
+  o->rules_ = rules;
+  return o;
+}
+
+std::unique_ptr<Optimizer> Optimizer::make_of_class(const Json& spec, const Json& overrides) {
   std::string name;
   Json config = Json::object();
   if (spec.is_string()) {

@@ -9,6 +9,7 @@
 
 #include "core/graph/node.h"
 #include "core/model/json.h"
+#include "core/model/keras_rules.h"
 
 namespace kb::model {
 
@@ -16,7 +17,9 @@ class Optimizer {
  public:
   virtual ~Optimizer() = default;
   // From a name ("adam") or {"class_name", "config"}; `overrides` replaces config entries.
-  static std::unique_ptr<Optimizer> make(const Json& spec, const Json& overrides);
+  // `rules`: the Keras whose update rules to follow where versions differ (RMSprop's).
+  static std::unique_ptr<Optimizer> make(const Json& spec, const Json& overrides,
+                                         KerasRules rules = KerasRules::keras2);
 
   // The update ops that train `params` to lower `loss` (called once, at compile); a parameter
   // with an entry in `constraints` (Keras' kernel_constraint...) is constrained after each step.
@@ -31,6 +34,7 @@ class Optimizer {
 
  protected:
   Optimizer(std::string class_name, const Json& config);
+  static std::unique_ptr<Optimizer> make_of_class(const Json& spec, const Json& overrides);
   virtual std::vector<NodePtr> rule(const std::vector<NodePtr>& params,
                                     const std::vector<NodePtr>& grads) = 0;
   // A floatx hyperparameter variable (Keras' K.variable(lr, name='lr')), kept for config();
@@ -51,6 +55,7 @@ class Optimizer {
   std::vector<NodePtr> weights_;
   std::vector<std::pair<std::string, NodePtr>> hypers_;
   double initial_decay_ = 0, clipnorm_ = 0, clipvalue_ = 0;
+  KerasRules rules_ = KerasRules::keras2;
   std::map<const Node*, Json> constraints_;
 };
 

@@ -165,7 +165,9 @@ static Shape target_shape(const Shape& output, const std::string& loss) {
 Training::Training(Model& model, const Json& optimizer, const Json& overrides,
                    const std::vector<std::string>& losses, const std::vector<std::string>& metrics,
                    const std::vector<double>& loss_weights)
-    : model_(model), optimizer_(Optimizer::make(optimizer, overrides)), metrics_(metrics) {
+    : model_(model),
+      optimizer_(Optimizer::make(optimizer, overrides, model.rules())),
+      metrics_(metrics) {
   const Tensors& outs = model.outputs();
   size_t n = outs.size();
   check(losses.size() == 1 || losses.size() == n, Status::invalid_argument,

@@ -7,6 +7,7 @@
 #include "core/api/api.h"
 #include "core/compile/function.h"
 #include "core/model/hdf5_file.h"
+#include "core/model/keras_rules.h"
 #include "core/model/model_file.h"
 #include "core/model/optimizers.h"
 #include "core/model/saving/keras3_config.h"
@@ -161,6 +162,7 @@ void restore_keras3_optimizer(Optimizer& optimizer, const Json& spec, const Hdf5
 }  // namespace
 
 std::shared_ptr<Model> load_keras_archive(const std::string& path, bool compile) {
+  KerasRulesScope rules(KerasRules::keras3);
   ZipReader zip(path);
   for (const char* entry : {"config.json", "model.weights.h5"})
     check(zip.has(entry), Status::invalid_argument, path, ": a .keras archive without ", entry);
