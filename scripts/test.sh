@@ -112,6 +112,8 @@ echo "== Keras 2.2.4 on kbackend"
 bash bindings/python/keras_tests/run.sh
 echo "== Keras 2.2.4 on kbackend, emulated GPU"
 KB_CUDA_PLUGIN="$PWD/build/tests/libkb_emulated_device.so" KB_REBUILD=0 bash bindings/python/keras_tests/run.sh
+echo "== Keras 3 reads kbackend's .keras archives"
+bash bindings/python/keras3_tests/run.sh
 
 if [ -f tests/packaging/run.sh ]; then
   echo "== packaging"

@@ -44,6 +44,16 @@ NodePtr sparse_categorical_crossentropy(const NodePtr& t, const NodePtr& p) {
 NodePtr binary_crossentropy(const NodePtr& t, const NodePtr& p) {
   return api::mean(api::binary_crossentropy(t, p, false), kLast, false);
 }
+// The crossentropies of logits (Keras' from_logits=True).
+NodePtr categorical_crossentropy_from_logits(const NodePtr& t, const NodePtr& p) {
+  return api::categorical_crossentropy(t, p, true, -1);
+}
+NodePtr sparse_categorical_crossentropy_from_logits(const NodePtr& t, const NodePtr& p) {
+  return api::sparse_categorical_crossentropy(t, p, true, -1);
+}
+NodePtr binary_crossentropy_from_logits(const NodePtr& t, const NodePtr& p) {
+  return api::mean(api::binary_crossentropy(t, p, true), kLast, false);
+}
 NodePtr kullback_leibler_divergence(const NodePtr& t, const NodePtr& p) {
   double eps = Session::get().epsilon();
   NodePtr tc = api::clip(t, eps, 1), pc = api::clip(p, eps, 1);
@@ -94,6 +104,10 @@ const std::map<std::string, NamedScore>& losses() {
     row({"sparse_categorical_crossentropy", "SparseCategoricalCrossentropy"},
         sparse_categorical_crossentropy);
     row({"binary_crossentropy", "BinaryCrossentropy"}, binary_crossentropy);
+    row({"categorical_crossentropy_from_logits"}, categorical_crossentropy_from_logits);
+    row({"sparse_categorical_crossentropy_from_logits"},
+        sparse_categorical_crossentropy_from_logits);
+    row({"binary_crossentropy_from_logits"}, binary_crossentropy_from_logits);
     row({"kullback_leibler_divergence", "kld", "KLD"}, kullback_leibler_divergence);
     row({"poisson"}, poisson);
     row({"cosine_proximity", "cosine"}, cosine_proximity);
@@ -111,10 +125,25 @@ NamedScore loss_by_name(const std::string& name, const std::string& where) {
   return it->second;
 }
 
+Json loss_config(const std::string& name) {
+  static const std::map<std::string, std::string> classes = {
+      {"categorical_crossentropy_from_logits", "CategoricalCrossentropy"},
+      {"sparse_categorical_crossentropy_from_logits", "SparseCategoricalCrossentropy"},
+      {"binary_crossentropy_from_logits", "BinaryCrossentropy"}};
+  auto it = classes.find(name);
+  if (it == classes.end()) return name;
+  std::string base = name.substr(0, name.size() - std::string("_from_logits").size());
+  return {{"class_name", it->second}, {"config", {{"name", base}, {"from_logits", true}}}};
+}
+
 NamedScore metric_by_name(const std::string& name, const std::string& loss, int64_t last_dim,
                           const std::string& where) {
   if (name == "acc" || name == "accuracy") {
     std::string canonical = loss_by_name(loss, where).name;
+    const std::string logits = "_from_logits";  // the accuracy of the loss it is taken from
+    if (canonical.size() > logits.size() &&
+        canonical.compare(canonical.size() - logits.size(), logits.size(), logits) == 0)
+      canonical.resize(canonical.size() - logits.size());
     ScoreFn fn = last_dim == 1 || canonical == "binary_crossentropy" ? binary_accuracy
                  : canonical == "sparse_categorical_crossentropy"    ? sparse_categorical_accuracy
                                                                      : categorical_accuracy;

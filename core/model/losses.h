@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/graph/node.h"
+#include "core/model/json.h"
 
 namespace kb::model {
 
@@ -14,8 +15,12 @@ struct NamedScore {
   ScoreFn fn = nullptr;
 };
 
-// A loss by Keras' name or alias ("mse"); unknown names fail naming `where`.
+// A loss by Keras' name or alias ("mse"); unknown names fail naming `where`. A crossentropy of
+// logits (Keras' from_logits=True) is named NAME_from_logits ("binary_crossentropy_from_logits").
 NamedScore loss_by_name(const std::string& name, const std::string& where);
+// How a training_config writes a loss: its name, or Keras' object form for one of logits
+// ({"class_name": "BinaryCrossentropy", "config": {"from_logits": true, ...}}).
+Json loss_config(const std::string& name);
 
 // A metric as Keras 2.2.4 compiles it: "acc"/"accuracy" become binary, sparse or categorical
 // accuracy after the output's last dim and the loss; the name is the history's key ("acc").

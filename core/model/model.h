@@ -13,6 +13,7 @@
 namespace kb::model {
 
 class Training;
+struct Keras3Origin;  // core/model/saving/keras3_file.h
 
 class Model {
  public:
@@ -64,6 +65,10 @@ class Model {
   // compile's state: null until compiled.
   Training* training() const { return training_.get(); }
   void set_training(std::unique_ptr<Training> t);
+  // What a Keras 3 archive the model was loaded from says, for writing one back; null for a
+  // model from another source.
+  const std::shared_ptr<const Keras3Origin>& keras3_origin() const { return keras3_origin_; }
+  void set_keras3_origin(std::shared_ptr<const Keras3Origin> o) { keras3_origin_ = std::move(o); }
 
  private:
   Model() = default;
@@ -84,6 +89,7 @@ class Model {
   NodePtr phase_;
   std::unique_ptr<Function> predict_;
   std::unique_ptr<Training> training_;
+  std::shared_ptr<const Keras3Origin> keras3_origin_;
 };
 
 }  // namespace kb::model

@@ -9,6 +9,7 @@
 #include "core/api/api.h"
 #include "core/compile/function.h"
 #include "core/model/hdf5_file.h"
+#include "core/model/losses.h"
 #include "core/model/optimizers.h"
 #include "core/model/saving/keras3_file.h"
 #include "core/model/saving/zip_archive.h"
@@ -119,8 +120,16 @@ std::string score_name(const Json& v, const char* what) {
   check(v.is_object(), Status::invalid_argument, "training_config: a ", what,
         " that is neither a name nor {class_name, config}");
   const Json& c = v.contains("config") ? v["config"] : Json::object();
-  check(!bool_or(c, "from_logits", false, "training_config"), Status::not_implemented,
-        "training_config: a ", what, " from logits");
+  check(number_or(c, "label_smoothing", 0, "training_config") == 0, Status::not_implemented,
+        "training_config: a ", what, " with label_smoothing");
+  if (bool_or(c, "from_logits", false, "training_config")) {
+    // A crossentropy of logits: its own row of the losses' table (losses.h).
+    std::string base =
+        loss_by_name(required_string(v, "class_name", "training_config"), "training_config").name;
+    check(base.find("crossentropy") != std::string::npos, Status::not_implemented,
+          "training_config: a ", what, " '", base, "' from logits");
+    return base + "_from_logits";
+  }
   if (c.is_object() && c.contains("name") && c["name"].is_string()) {
     std::string name = c["name"].get<std::string>();
     if (name == "accuracy" || name == "acc" || !c.contains("fn")) return name;
@@ -262,6 +271,10 @@ std::shared_ptr<Model> load_model(const std::string& path, bool compile) {
 }
 
 void save_model(Model& model, const std::string& path, bool include_optimizer) {
+  // Keras 3's archive by the extension, as Keras' model.save picks it.
+  const std::string ext = ".keras";
+  if (path.size() > ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0)
+    return save_keras_archive(model, path, include_optimizer);
   Hdf5Group f = Hdf5File::create(path);
   f.set_string_attr("keras_version", kKerasVersion);
   f.set_string_attr("backend", kBackend);

@@ -149,10 +149,10 @@ std::shared_ptr<Buffer> rows_of(const std::shared_ptr<Buffer>& b, int64_t start,
 }
 
 // The shape Keras checks a target against (_standardize_user_data): the output's, but a class
-// index in place of the class axis for sparse_categorical_crossentropy.
+// index in place of the class axis for sparse_categorical_crossentropy (of logits too).
 static Shape target_shape(const Shape& output, const std::string& loss) {
-  if (loss != "sparse_categorical_crossentropy" || !output.rank_known || output.dims.empty())
-    return output;
+  bool sparse = loss.rfind("sparse_categorical_crossentropy", 0) == 0;
+  if (!sparse || !output.rank_known || output.dims.empty()) return output;
   Dims d = output.dims;
   bool first = Session::get().image_data_format() == DataFormat::channels_first;
   if (first && (d.size() == 4 || d.size() == 5))
@@ -230,6 +230,8 @@ Training::Training(Model& model, const Json& optimizer, const Json& overrides,
       int64_t last = out->rank() > 0 ? out->shape().dims.back() : -1;
       NamedScore metric = metric_by_name(m, losses_[i], last,
                                          "compile: metric of '" + model.output_names()[i] + "'");
+      // Keras 2.2.4 logs "accuracy" as "acc"; Keras 3 keeps the name it was given.
+      if (model.rules() == KerasRules::keras3) metric.name = m;
       extra.push_back(
           api::mean(masked(metric.fn(targets_[i], out), mask_of(i)), std::nullopt, false));
       names_.push_back((n > 1 ? model.output_names()[i] + "_" : std::string()) + metric.name);
@@ -254,12 +256,14 @@ Training::Training(Model& model, const Json& optimizer, const Json& overrides,
 }
 
 Json Training::config() const {
-  Json loss = losses_.size() == 1 ? Json(losses_[0]) : Json(losses_);
+  Json loss = Json::array();
+  for (const auto& l : losses_) loss.push_back(loss_config(l));
+  if (losses_.size() == 1) loss = loss[0];
   return Json{{"optimizer_config", optimizer_->config()},
               {"loss", loss},
               {"metrics", metrics_},
               {"sample_weight_mode", nullptr},
-              {"loss_weights", nullptr}};
+              {"loss_weights", loss_weights_.empty() ? Json(nullptr) : Json(loss_weights_)}};
 }
 
 Buffers Training::target_arrays(const Buffers& y) const {

@@ -1,8 +1,10 @@
 """Keras 3 `.keras` archives (tests/model_files/keras3, made by its make_fixtures.py with Keras
 3.15 on JAX) through kbackend.models: Sequential and functional models, nested Sequential and
-functional models (a shared one among them), an LSTM's cell, BatchNormalization. Each loads,
+functional models (a shared one among them), an LSTM's cell, BatchNormalization, a loss of
+logits (from_logits=True) with clipnorm. Each loads,
 predicts as Keras did, evaluates to Keras' loss, continues training from the archive's
-optimizer state as Keras does, and saves a file that loads again."""
+optimizer state as Keras does, and saves a .keras archive (with its optimizer state) and an
+.h5 file that load again (bindings/python/keras3_tests: Keras 3 loads the archives too)."""
 import zipfile
 
 import numpy as np
@@ -19,13 +21,17 @@ def _listed(v):
     return v if isinstance(v, list) else [v]
 
 
-@pytest.mark.parametrize("name", ["mlp", "cnn", "functional", "rnn", "nested"])
+@pytest.mark.parametrize("name", ["mlp", "cnn", "functional", "rnn", "nested", "logits"])
 def test_keras3_archive(name, tmp_path):
     model = models.load_model(FIXTURES.path(name + ".keras"))
     xs, ys = FIXTURES.arrays(name, "x"), FIXTURES.arrays(name, "y")
     preds = FIXTURES.arrays(name, "pred")
     for g, p in zip(_listed(model.predict(xs)), preds):
         np.testing.assert_allclose(g, p, rtol=1e-5, atol=1e-5)
+    if name == "mlp":  # metrics logged under the names Keras 3 gives them
+        assert model.metrics_names == ["loss", "accuracy"]
+    if name == "logits":
+        assert model.metrics_names == ["loss", "sparse_categorical_accuracy"]
     loss = np.atleast_1d(model.test_on_batch(xs, ys))
     np.testing.assert_allclose(loss[0], EXPECTED[name + "/test_loss"][0], rtol=1e-4)
     if name + "/train_losses" in EXPECTED:  # the optimizer's state came from the archive too
@@ -34,11 +40,18 @@ def test_keras3_archive(name, tmp_path):
         # Keras 3's rules, not Keras 2.2.4's: BatchNormalization's moving variance, RMSprop.
         for g, p in zip(_listed(model.predict(xs)), FIXTURES.arrays(name, "trained_pred")):
             np.testing.assert_allclose(g, p, rtol=1e-4, atol=1e-5)
-    path = str(tmp_path / "again.h5")
-    model.save(path)
-    again = models.load_model(path)
-    for a, b in zip(_listed(again.predict(xs)), _listed(model.predict(xs))):
-        np.testing.assert_allclose(a, b, atol=0)
+    for ext in (".keras", ".h5"):  # the format by the extension, as Keras' model.save
+        path = str(tmp_path / ("again" + ext))
+        model.save(path)
+        with open(path, "rb") as f:
+            assert f.read(4) == (b"PK\x03\x04" if ext == ".keras" else b"\x89HDF")
+        again = models.load_model(path)
+        for a, b in zip(_listed(again.predict(xs)), _listed(model.predict(xs))):
+            np.testing.assert_allclose(a, b, atol=0)
+    if name + "/train_losses" in EXPECTED:  # the archive carries the optimizer's state on
+        again = models.load_model(str(tmp_path / "again.keras"))
+        np.testing.assert_allclose(np.atleast_1d(again.train_on_batch(xs, ys))[0],
+                                   np.atleast_1d(model.train_on_batch(xs, ys))[0], rtol=1e-6)
 
 
 def _archive(tmp_path, entries):
@@ -47,6 +60,14 @@ def _archive(tmp_path, entries):
         for name, data in entries.items():
             z.writestr(name, data)
     return path
+
+
+def test_keras3_archive_of_another_model_is_refused(tmp_path):
+    model = models.load_model(FIXTURES.path("mlp.keras"))
+    model.save(str(tmp_path / "m.h5"))
+    from_h5 = models.load_model(str(tmp_path / "m.h5"))
+    with pytest.raises(NotImplementedError, match="save this model as .h5"):
+        from_h5.save(str(tmp_path / "m.keras"))
 
 
 def test_keras3_archive_refusals(tmp_path):

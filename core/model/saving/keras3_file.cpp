@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 
 #include "core/api/api.h"
 #include "core/compile/function.h"
@@ -41,9 +42,12 @@ bool before(const std::string& a, const std::string& b) {
   return pa != pb ? pb : a < b;
 }
 
-// The variables `g` holds for one saveable, in Keras 3's order: its own (vars/0, vars/1, ...),
-// then each child's, children in Keras' order (an LSTM's cell, a wrapper's layer).
-void collect_variables(const Hdf5Group& g, std::vector<std::shared_ptr<Buffer>>& out, int depth) {
+// The variables `g` (at `path` in the file) holds for one saveable, in Keras 3's order: its
+// own (vars/0, vars/1, ...), then each child's, children in Keras' order (an LSTM's cell, a
+// wrapper's layer); with each one's path.
+void collect_variables(const Hdf5Group& g, const std::string& path,
+                       std::vector<std::shared_ptr<Buffer>>& out, std::vector<std::string>& paths,
+                       int depth) {
   check(depth < 32, Status::invalid_argument, g.where(), ": nested too deeply");
   if (g.has_group("vars")) {
     Hdf5Group vars = g.group("vars");
@@ -52,19 +56,21 @@ void collect_variables(const Hdf5Group& g, std::vector<std::shared_ptr<Buffer>>&
       check(vars.has(std::to_string(i)), Status::invalid_argument, vars.where(), ": variable ", i,
             " of ", n, " is missing");
       out.push_back(vars.read_dataset(std::to_string(i)));
+      paths.push_back(path + "/vars/" + std::to_string(i));
     }
   }
   std::vector<std::string> children;
   for (const auto& m : g.members())
     if (m != "vars" && g.has_group(m)) children.push_back(m);
   std::sort(children.begin(), children.end(), before);
-  for (const auto& c : children) collect_variables(g.group(c), out, depth + 1);
+  for (const auto& c : children)
+    collect_variables(g.group(c), path + "/" + c, out, paths, depth + 1);
 }
 
-// Each layer's weights from `layers` (the group of model.layers, named by class as Keras 3
-// names them); a nested model's from its own layers group.
+// Each layer's weights from `layers` (the group at `path` of model.layers, named by class as
+// Keras 3 names them); a nested model's from its own layers group. Records where each lies.
 void load_layers(const std::vector<std::shared_ptr<Layer>>& layers, const Hdf5Group& group,
-                 int depth) {
+                 const std::string& path, Keras3Origin& origin, int depth) {
   check(depth < 32, Status::invalid_argument, group.where(), ": models nested too deeply");
   std::map<std::string, int> used;
   for (const auto& layer : layers) {
@@ -73,15 +79,21 @@ void load_layers(const std::vector<std::shared_ptr<Layer>>& layers, const Hdf5Gr
     if (const Model* nested = layer->nested_model()) {
       check(present && group.group(name).has_group("layers"), Status::invalid_argument,
             group.where(), ": no weights for ", layer->where(), " (", name, "/layers)");
-      load_layers(nested->layers(), group.group(name).group("layers"), depth + 1);
+      load_layers(nested->layers(), group.group(name).group("layers"),
+                  path + "/" + name + "/layers", origin, depth + 1);
       continue;
     }
     std::vector<std::shared_ptr<Buffer>> values;
-    if (present) collect_variables(group.group(name), values, 0);
-    size_t want = layer->weights().size();
-    check(values.size() == want, Status::invalid_argument, group.where(), "/", name, ": ",
-          values.size(), " variables for ", layer->where(), ", which has ", want, " weights");
-    if (want) layer->set_weights(values);
+    std::vector<std::string> paths;
+    if (present) collect_variables(group.group(name), path + "/" + name, values, paths, 0);
+    std::vector<Weight> weights = layer->weights();
+    check(values.size() == weights.size(), Status::invalid_argument, group.where(), "/", name, ": ",
+          values.size(), " variables for ", layer->where(), ", which has ", weights.size(),
+          " weights");
+    if (values.empty()) continue;
+    layer->set_weights(values);
+    for (size_t i = 0; i < weights.size(); ++i)
+      origin.weights.emplace_back(paths[i], weights[i].variable);
   }
 }
 
@@ -115,10 +127,31 @@ std::vector<std::vector<std::string>> keras3_slot_groups(const Json& optimizer) 
   return {};
 }
 
-// The optimizer's state from optimizer/vars (iterations, the learning rate, then the slots in
-// the order keras3_slot_groups says), in Keras 2.2.4's order (iterations, then each kind for
-// every variable). A state that does not fit leaves the optimizer fresh, with a warning, as
-// Keras does.
+// Keras 3's order of the optimizer's slots (optimizer/vars from index 2, after iterations and
+// the learning rate) as our slot variables, in Keras 2.2.4's layout (iterations, then each
+// kind for every variable); none when the optimizer keeps fewer kinds than Keras 3's.
+std::optional<std::vector<NodePtr>> keras3_slot_order(Optimizer& optimizer, const Json& spec,
+                                                      size_t params) {
+  std::vector<std::vector<std::string>> groups = keras3_slot_groups(spec);
+  size_t kinds = 0;
+  for (const auto& gr : groups) kinds += gr.size();
+  const auto& ours = optimizer.weights();
+  size_t first_slot = !ours.empty() && ours[0] == optimizer.iterations() ? 1 : 0;
+  if (first_slot + kinds * params > ours.size()) return std::nullopt;
+  std::vector<NodePtr> order;
+  // Kind k of parameter j is at first_slot + k * params + j in ours.
+  size_t kind_base = 0;
+  for (const auto& gr : groups) {
+    for (size_t j = 0; j < params; ++j)
+      for (size_t k = 0; k < gr.size(); ++k)
+        order.push_back(ours[first_slot + (kind_base + k) * params + j]);
+    kind_base += gr.size();
+  }
+  return order;
+}
+
+// The optimizer's state from optimizer/vars. A state that does not fit leaves the optimizer
+// fresh, with a warning, as Keras does.
 void restore_keras3_optimizer(Optimizer& optimizer, const Json& spec, const Hdf5Group& g,
                               size_t params, const std::string& path) {
   std::vector<std::shared_ptr<Buffer>> values;
@@ -128,26 +161,10 @@ void restore_keras3_optimizer(Optimizer& optimizer, const Json& spec, const Hdf5
           n, " is missing");
     values.push_back(g.read_dataset(std::to_string(i)));
   }
-  std::vector<std::vector<std::string>> groups = keras3_slot_groups(spec);
-  size_t kinds = 0;
-  for (const auto& gr : groups) kinds += gr.size();
-  const auto& ours = optimizer.weights();
-  size_t first_slot = !ours.empty() && ours[0] == optimizer.iterations() ? 1 : 0;
-  bool fits = n >= 2 && n == 2 + kinds * params && first_slot + kinds * params <= ours.size();
-  // Keras 2.2.4's order: kind k of parameter j at first_slot + k * params + j.
-  std::vector<std::pair<NodePtr, std::shared_ptr<Buffer>>> sets;
-  size_t at = 2, kind_base = 0;
-  for (size_t gi = 0; gi < groups.size() && fits; ++gi) {
-    size_t width = groups[gi].size();
-    for (size_t j = 0; j < params && fits; ++j)
-      for (size_t k = 0; k < width && fits; ++k) {
-        const NodePtr& slot = ours[first_slot + (kind_base + k) * params + j];
-        const auto& v = values[at++];
-        fits = v->dims == slot->shape().dims;
-        sets.emplace_back(slot, v);
-      }
-    kind_base += width;
-  }
+  std::optional<std::vector<NodePtr>> order = keras3_slot_order(optimizer, spec, params);
+  bool fits = order && n == 2 + order->size();
+  for (size_t i = 0; fits && i < order->size(); ++i)
+    fits = values[2 + i]->dims == (*order)[i]->shape().dims;
   if (!fits) {
     std::fprintf(stderr,
                  "%s: the saved optimizer state does not fit the optimizer; it starts afresh\n",
@@ -156,7 +173,15 @@ void restore_keras3_optimizer(Optimizer& optimizer, const Json& spec, const Hdf5
   }
   api::set_value(optimizer.iterations(),
                  convert_buffer(values[0], optimizer.iterations()->dtype()));
-  for (auto& [slot, v] : sets) api::set_value(slot, convert_buffer(v, slot->dtype()));
+  for (size_t i = 0; i < order->size(); ++i)
+    api::set_value((*order)[i], convert_buffer(values[2 + i], (*order)[i]->dtype()));
+}
+
+// Writes `value` at `path` ("layers/dense/vars/0") of the file, its groups made as needed.
+void write_at(const Hdf5Group& root, const std::string& path, const Buffer& value) {
+  size_t slash = path.rfind('/');
+  Hdf5Group g = slash == std::string::npos ? root : root.create_group(path.substr(0, slash));
+  g.write_dataset(slash == std::string::npos ? path : path.substr(slash + 1), value);
 }
 
 }  // namespace
@@ -172,8 +197,13 @@ std::shared_ptr<Model> load_keras_archive(const std::string& path, bool compile)
   Hdf5Group root = Hdf5File::open_image(weights, path + ":model.weights.h5");
   weights.clear();
   weights.shrink_to_fit();
+  auto origin = std::make_shared<Keras3Origin>();
+  origin->serialized = serialized;
+  if (zip.has("metadata.json"))
+    origin->metadata =
+        parse_json(zip.read("metadata.json", kMaxJsonBytes), path + ":metadata.json");
   if (root.has_group("layers")) {
-    load_layers(model->layers(), root.group("layers"), 0);
+    load_layers(model->layers(), root.group("layers"), "layers", *origin, 0);
   } else {
     for (const auto& l : model->layers())
       check(l->weights().empty(), Status::invalid_argument, root.where(), ": no layers group, but ",
@@ -188,8 +218,46 @@ std::shared_ptr<Model> load_keras_archive(const std::string& path, bool compile)
       restore_keras3_optimizer(model->training()->optimizer(), cc["optimizer"],
                                root.group("optimizer").group("vars"), params, path);
     }
+    origin->compile_config = cc;
+    origin->training = model->training();
   }
+  model->set_keras3_origin(origin);
   return model;
+}
+
+void save_keras_archive(Model& model, const std::string& path, bool include_optimizer) {
+  const Keras3Origin* o = model.keras3_origin().get();
+  check(o != nullptr, Status::not_implemented, path,
+        ": a .keras archive is written for a model loaded from one; save this model as .h5");
+  Json config = o->serialized;
+  config.erase("compile_config");
+  Training* t = model.training();
+  bool with_training = include_optimizer && t != nullptr && t == o->training;
+  if (with_training) config["compile_config"] = o->compile_config;
+  Hdf5Group root = Hdf5File::create_image(path + ":model.weights.h5");
+  for (const auto& [at, variable] : o->weights) write_at(root, at, *evaluate(variable));
+  if (with_training) {
+    Optimizer& opt = t->optimizer();
+    const Json& spec = o->compile_config["optimizer"];
+    std::optional<std::vector<NodePtr>> order =
+        keras3_slot_order(opt, spec, model.trainable_variables().size());
+    check(order.has_value(), Status::internal, path, ": the optimizer keeps fewer slots than ",
+          "Keras 3's ", spec.value("class_name", "?"));
+    auto iterations = convert_buffer(evaluate(opt.iterations()), DType::i64);
+    write_at(root, "optimizer/vars/0", *iterations);
+    auto lr = Buffer::make(DType::f32, {});
+    *lr->as<float>() = float(opt.config()["config"].value("lr", 0.001));
+    write_at(root, "optimizer/vars/1", *lr);
+    for (size_t i = 0; i < order->size(); ++i)
+      write_at(root, "optimizer/vars/" + std::to_string(i + 2), *evaluate((*order)[i]));
+  }
+  Json metadata = o->metadata.is_object() ? o->metadata : Json::object();
+  if (!metadata.contains("keras_version")) metadata["keras_version"] = "3.0.0";
+  ZipWriter zip(path);
+  zip.add("metadata.json", metadata.dump());
+  zip.add("config.json", config.dump());
+  zip.add("model.weights.h5", Hdf5File::image(root));
+  zip.close();
 }
 
 }  // namespace kb::model

@@ -3,13 +3,30 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/model/model.h"
 
 namespace kb::model {
 
+// What a model loaded from an archive keeps of it, to write one Keras 3 reads back: the
+// archive's metadata and serialized model, its compile_config and the Training made from it,
+// and where each weight lies in model.weights.h5.
+struct Keras3Origin {
+  Json metadata, serialized, compile_config;
+  const Training* training = nullptr;
+  std::vector<std::pair<std::string, NodePtr>> weights;  // "layers/dense/vars/0" -> variable
+};
+
 // A model from a `.keras` archive; compiled from its compile_config (optimizer state restored)
 // when `compile` and the archive has one.
 std::shared_ptr<Model> load_keras_archive(const std::string& path, bool compile);
+
+// A `.keras` archive Keras 3 loads (keras.saving.load_model) and continues training from: the
+// model's config as its archive gave it, its weights now and, with include_optimizer and the
+// compile the archive gave, the compile_config and the optimizer's state. A model that came
+// from elsewhere (HDF5, JSON) is refused for now: save it as .h5.
+void save_keras_archive(Model& model, const std::string& path, bool include_optimizer);
 
 }  // namespace kb::model

@@ -77,10 +77,19 @@ def nested():
     return m, [rng.rand(10, 5).astype(np.float32)], [rng.randint(0, 2, (10, 2)).astype(np.float32)]
 
 
+def logits():
+    m = keras.Sequential([keras.Input((6,)), L.Dense(8, activation="relu"), L.Dense(3)])
+    m.compile(keras.optimizers.Adam(0.01, clipnorm=1.0),
+              keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+              metrics=[keras.metrics.SparseCategoricalAccuracy()])
+    rng = np.random.RandomState(5)
+    return m, [rng.rand(16, 6).astype(np.float32)], [rng.randint(0, 3, (16, 1)).astype(np.float32)]
+
+
 def main():
     keras.utils.set_random_seed(0)
     expected = {}
-    for make in (mlp, cnn, functional, rnn, nested):
+    for make in (mlp, cnn, functional, rnn, nested, logits):
         name = make.__name__
         model, xs, ys = make()
         model.fit(xs, ys, epochs=1, batch_size=8, verbose=0)

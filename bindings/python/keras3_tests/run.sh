@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Keras 3 reads what kbackend writes: kbackend (the build tree's Python package) loads each
+# archive of tests/model_files/keras3, trains it three steps and saves it as .keras; Keras 3.15
+# (on JAX, in a venv cached outside the clone: ~/.cache/kb-keras3, made when missing) loads
+# each saved archive, predicts as kbackend did, and continues training from its optimizer state
+# with the losses kbackend computes for the same steps.
+# Usage: bash bindings/python/keras3_tests/run.sh   (after bindings/run_tests.sh built build-bind)
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+VENV=${KB_KERAS3_VENV:-$HOME/.cache/kb-keras3}
+if ! "$VENV/bin/python" -c 'import importlib.metadata as m; assert m.version("keras") == "3.15.1"' 2>/dev/null; then
+  /usr/bin/python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check keras==3.15.1 jax==0.10.2 jaxlib==0.10.2 h5py
+fi
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+PYTHONPATH=build-bind/bindings/python:bindings/python/tests /usr/bin/python3 \
+  bindings/python/keras3_tests/write_archives.py "$OUT"
+KERAS_BACKEND=jax "$VENV/bin/python" bindings/python/keras3_tests/read_archives.py "$OUT"
