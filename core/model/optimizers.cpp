@@ -355,6 +355,7 @@ Optimizer::Optimizer(std::string class_name, const Json& config)
     config_["lr"] = config_["learning_rate"];
   initial_decay_ = number_or(config_, "decay", 0, where_);
   clipnorm_ = number_or(config_, "clipnorm", 0, where_);
+  global_clipnorm_ = number_or(config_, "global_clipnorm", 0, where_);
   clipvalue_ = number_or(config_, "clipvalue", 0, where_);
   NameScope scope(class_name_);
   iterations_ =
@@ -401,7 +402,17 @@ std::vector<NodePtr> Optimizer::updates(const NodePtr& loss, const std::vector<N
                                         const std::map<const Node*, Json>& constraints) {
   constraints_ = constraints;
   std::vector<NodePtr> grads = gradients(loss, params);
-  if (clipnorm_ > 0) {
+  // Keras 2.2.4's clipnorm (and Keras 3's global_clipnorm) scales every gradient by the norm of
+  // them all; Keras 3's clipnorm scales each by its own norm: g * clip / max(norm, clip).
+  // (Keras 3 and tf.keras refuse both at once.)
+  double global = rules_ == KerasRules::keras3 || clipnorm_ == 0 ? global_clipnorm_ : clipnorm_;
+  if (rules_ == KerasRules::keras3 && clipnorm_ > 0)
+    for (auto& g : grads) {
+      NodePtr norm = api::sqrt(api::sum(api::square(g), std::nullopt, false));
+      NodePtr limit = number(norm, clipnorm_);
+      g = times(g, divided(limit, api::binary_op("maximum", ops::Maximum, norm, limit)));
+    }
+  if (global > 0) {
     // keras.optimizers.clip_norm: g * clipnorm / norm where norm >= clipnorm.
     NodePtr norm;
     for (const auto& g : grads) {
@@ -410,9 +421,8 @@ std::vector<NodePtr> Optimizer::updates(const NodePtr& loss, const std::vector<N
     }
     norm = api::sqrt(norm);
     for (auto& g : grads) {
-      NodePtr scaled = times(divided(number(norm, clipnorm_), norm), g);
-      NodePtr cond =
-          api::binary_op("greater_equal", ops::GreaterEqual, norm, number(norm, clipnorm_));
+      NodePtr scaled = times(divided(number(norm, global), norm), g);
+      NodePtr cond = api::binary_op("greater_equal", ops::GreaterEqual, norm, number(norm, global));
       NodePtr plain = g;
       g = api::switch_(
           cond, [&] { return scaled; }, [&] { return plain; });
@@ -464,8 +474,8 @@ std::unique_ptr<Optimizer> Optimizer::make_of_class(const Json& spec, const Json
   for (const char* prefix : {"Custom>", "keras.optimizers.", "keras.optimizers.legacy."})
     if (name.rfind(prefix, 0) == 0) name = name.substr(std::strlen(prefix));
   const std::string where = "optimizer " + name;
-  for (const char* key : {"weight_decay", "global_clipnorm"})
-    check(number_or(config, key, 0, where) == 0, Status::not_implemented, where, ": ", key);
+  check(number_or(config, "weight_decay", 0, where) == 0, Status::not_implemented, where,
+        ": weight_decay");
   check(!bool_or(config, "use_ema", false, where), Status::not_implemented, where, ": use_ema");
   check(!bool_or(config, "centered", false, where), Status::not_implemented, where,
         ": centered RMSprop");

@@ -54,7 +54,7 @@ class Optimizer {
   NodePtr iterations_;
   std::vector<NodePtr> weights_;
   std::vector<std::pair<std::string, NodePtr>> hypers_;
-  double initial_decay_ = 0, clipnorm_ = 0, clipvalue_ = 0;
+  double initial_decay_ = 0, clipnorm_ = 0, clipvalue_ = 0, global_clipnorm_ = 0;
   KerasRules rules_ = KerasRules::keras2;
   std::map<const Node*, Json> constraints_;
 };

@@ -1,7 +1,7 @@
 """Keras 3 `.keras` archives (tests/model_files/keras3, made by its make_fixtures.py with Keras
 3.15 on JAX) through kbackend.models: Sequential and functional models, nested Sequential and
 functional models (a shared one among them), an LSTM's cell, BatchNormalization, a loss of
-logits (from_logits=True) with clipnorm. Each loads,
+logits (from_logits=True), Keras 3's clipnorm (each gradient) and global_clipnorm. Each loads,
 predicts as Keras did, evaluates to Keras' loss, continues training from the archive's
 optimizer state as Keras does, and saves a .keras archive (with its optimizer state) and an
 .h5 file that load again (bindings/python/keras3_tests: Keras 3 loads the archives too)."""
@@ -21,7 +21,8 @@ def _listed(v):
     return v if isinstance(v, list) else [v]
 
 
-@pytest.mark.parametrize("name", ["mlp", "cnn", "functional", "rnn", "nested", "logits"])
+@pytest.mark.parametrize("name", ["mlp", "cnn", "functional", "rnn", "nested", "logits",
+                                  "clipped", "global_clipped"])
 def test_keras3_archive(name, tmp_path):
     model = models.load_model(FIXTURES.path(name + ".keras"))
     xs, ys = FIXTURES.arrays(name, "x"), FIXTURES.arrays(name, "y")

@@ -86,10 +86,24 @@ def logits():
     return m, [rng.rand(16, 6).astype(np.float32)], [rng.randint(0, 3, (16, 1)).astype(np.float32)]
 
 
+def clipped():
+    m = keras.Sequential([keras.Input((6,)), L.Dense(8, activation="tanh"), L.Dense(2)])
+    m.compile(keras.optimizers.SGD(0.5, momentum=0.9, clipnorm=0.05), "mse")
+    rng = np.random.RandomState(6)
+    return m, [rng.rand(16, 6).astype(np.float32)], [3 * rng.rand(16, 2).astype(np.float32)]
+
+
+def global_clipped():
+    m = keras.Sequential([keras.Input((6,)), L.Dense(8, activation="tanh"), L.Dense(2)])
+    m.compile(keras.optimizers.Adam(0.05, global_clipnorm=0.05), "mse")
+    rng = np.random.RandomState(7)
+    return m, [rng.rand(16, 6).astype(np.float32)], [3 * rng.rand(16, 2).astype(np.float32)]
+
+
 def main():
     keras.utils.set_random_seed(0)
     expected = {}
-    for make in (mlp, cnn, functional, rnn, nested, logits):
+    for make in (mlp, cnn, functional, rnn, nested, logits, clipped, global_clipped):
         name = make.__name__
         model, xs, ys = make()
         model.fit(xs, ys, epochs=1, batch_size=8, verbose=0)
