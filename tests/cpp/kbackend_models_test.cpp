@@ -108,6 +108,24 @@ TEST(Models, ErrorsAndCallbackExceptions) {
 }
 
 // The library's logs and history as values: numbers, nulls (NaN) and lists of them.
+// Keras 3's archive (a committed fixture Keras 3.15 saved): it loads by its content, predicts
+// a probability per class, and saves again as an archive that loads with the same outputs.
+TEST(Models, Keras3ArchiveLoadsAndSavesAgain) {
+  K::Model m = K::Model::load(std::string(KB_SOURCE_DIR) + "/tests/model_files/keras3/mlp.keras");
+  EXPECT_EQ(m.metrics_names(), R"(["loss","accuracy"])");
+  std::vector<float> xv(4 * 8);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = float(i % 7) / 7.0f;
+  K::Tensor x = K::Tensor::from(xv, {4, 8});
+  std::vector<float> p = m.predict({x}, K::PredictArguments{})[0].to_vector<float>();
+  ASSERT_EQ(p.size(), 12u);
+  for (int r = 0; r < 4; ++r) EXPECT_NEAR(p[3 * r] + p[3 * r + 1] + p[3 * r + 2], 1.0f, 1e-5f);
+  std::string path = ::testing::TempDir() + "kb_hpp_archive_" + std::to_string(getpid()) + ".keras";
+  m.save(path, K::SaveArguments{});
+  K::Model again = K::Model::load(path);
+  EXPECT_EQ(again.predict({x})[0].to_vector<float>(), p);
+  std::remove(path.c_str());
+}
+
 TEST(Models, LogsAsValues) {
   auto v =
       K::detail::NumbersJson(R"({"a": [1, null, 2.5e-3], "b": -3, "c": [], "d\"e": 1})").parse();
