@@ -125,6 +125,16 @@ NamedScore loss_by_name(const std::string& name, const std::string& where) {
   return it->second;
 }
 
+const char kOfLogits[] = "_from_logits";
+
+std::string of_logits(const std::string& base) { return base + kOfLogits; }
+
+std::string without_logits(const std::string& name) {
+  const size_t n = sizeof kOfLogits - 1;
+  bool of = name.size() > n && name.compare(name.size() - n, n, kOfLogits) == 0;
+  return of ? name.substr(0, name.size() - n) : name;
+}
+
 Json loss_config(const std::string& name) {
   static const std::map<std::string, std::string> classes = {
       {"categorical_crossentropy_from_logits", "CategoricalCrossentropy"},
@@ -132,18 +142,15 @@ Json loss_config(const std::string& name) {
       {"binary_crossentropy_from_logits", "BinaryCrossentropy"}};
   auto it = classes.find(name);
   if (it == classes.end()) return name;
-  std::string base = name.substr(0, name.size() - std::string("_from_logits").size());
-  return {{"class_name", it->second}, {"config", {{"name", base}, {"from_logits", true}}}};
+  return {{"class_name", it->second},
+          {"config", {{"name", without_logits(name)}, {"from_logits", true}}}};
 }
 
 NamedScore metric_by_name(const std::string& name, const std::string& loss, int64_t last_dim,
                           const std::string& where) {
   if (name == "acc" || name == "accuracy") {
-    std::string canonical = loss_by_name(loss, where).name;
-    const std::string logits = "_from_logits";  // the accuracy of the loss it is taken from
-    if (canonical.size() > logits.size() &&
-        canonical.compare(canonical.size() - logits.size(), logits.size(), logits) == 0)
-      canonical.resize(canonical.size() - logits.size());
+    // A loss of logits takes the accuracy of the loss it is of.
+    std::string canonical = without_logits(loss_by_name(loss, where).name);
     ScoreFn fn = last_dim == 1 || canonical == "binary_crossentropy" ? binary_accuracy
                  : canonical == "sparse_categorical_crossentropy"    ? sparse_categorical_accuracy
                                                                      : categorical_accuracy;

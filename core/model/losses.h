@@ -18,6 +18,10 @@ struct NamedScore {
 // A loss by Keras' name or alias ("mse"); unknown names fail naming `where`. A crossentropy of
 // logits (Keras' from_logits=True) is named NAME_from_logits ("binary_crossentropy_from_logits").
 NamedScore loss_by_name(const std::string& name, const std::string& where);
+// The name of the crossentropy `base` of logits ("binary_crossentropy_from_logits"), and the loss
+// a name is of logits of (itself for a loss of probabilities).
+std::string of_logits(const std::string& base);
+std::string without_logits(const std::string& name);
 // How a training_config writes a loss: its name, or Keras' object form for one of logits
 // ({"class_name": "BinaryCrossentropy", "config": {"from_logits": true, ...}}).
 Json loss_config(const std::string& name);

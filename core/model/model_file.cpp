@@ -128,7 +128,7 @@ std::string score_name(const Json& v, const char* what) {
         loss_by_name(required_string(v, "class_name", "training_config"), "training_config").name;
     check(base.find("crossentropy") != std::string::npos, Status::not_implemented,
           "training_config: a ", what, " '", base, "' from logits");
-    return base + "_from_logits";
+    return of_logits(base);
   }
   if (c.is_object() && c.contains("name") && c["name"].is_string()) {
     std::string name = c["name"].get<std::string>();

@@ -151,7 +151,7 @@ std::shared_ptr<Buffer> rows_of(const std::shared_ptr<Buffer>& b, int64_t start,
 // The shape Keras checks a target against (_standardize_user_data): the output's, but a class
 // index in place of the class axis for sparse_categorical_crossentropy (of logits too).
 static Shape target_shape(const Shape& output, const std::string& loss) {
-  bool sparse = loss.rfind("sparse_categorical_crossentropy", 0) == 0;
+  bool sparse = without_logits(loss) == "sparse_categorical_crossentropy";
   if (!sparse || !output.rank_known || output.dims.empty()) return output;
   Dims d = output.dims;
   bool first = Session::get().image_data_format() == DataFormat::channels_first;

@@ -42,6 +42,18 @@ bool before(const std::string& a, const std::string& b) {
   return pa != pb ? pb : a < b;
 }
 
+// The datasets 0, 1, ..., n-1 of a group of n (a saveable's vars, the optimizer's).
+std::vector<std::shared_ptr<Buffer>> numbered_datasets(const Hdf5Group& g) {
+  std::vector<std::shared_ptr<Buffer>> out;
+  size_t n = g.members().size();
+  for (size_t i = 0; i < n; ++i) {
+    check(g.has(std::to_string(i)), Status::invalid_argument, g.where(), ": variable ", i, " of ",
+          n, " is missing");
+    out.push_back(g.read_dataset(std::to_string(i)));
+  }
+  return out;
+}
+
 // The variables `g` (at `path` in the file) holds for one saveable, in Keras 3's order: its
 // own (vars/0, vars/1, ...), then each child's, children in Keras' order (an LSTM's cell, a
 // wrapper's layer); with each one's path.
@@ -50,12 +62,9 @@ void collect_variables(const Hdf5Group& g, const std::string& path,
                        int depth) {
   check(depth < 32, Status::invalid_argument, g.where(), ": nested too deeply");
   if (g.has_group("vars")) {
-    Hdf5Group vars = g.group("vars");
-    size_t n = vars.members().size();
-    for (size_t i = 0; i < n; ++i) {
-      check(vars.has(std::to_string(i)), Status::invalid_argument, vars.where(), ": variable ", i,
-            " of ", n, " is missing");
-      out.push_back(vars.read_dataset(std::to_string(i)));
+    std::vector<std::shared_ptr<Buffer>> own = numbered_datasets(g.group("vars"));
+    for (size_t i = 0; i < own.size(); ++i) {
+      out.push_back(std::move(own[i]));
       paths.push_back(path + "/vars/" + std::to_string(i));
     }
   }
@@ -154,13 +163,8 @@ std::optional<std::vector<NodePtr>> keras3_slot_order(Optimizer& optimizer, cons
 // fresh, with a warning, as Keras does.
 void restore_keras3_optimizer(Optimizer& optimizer, const Json& spec, const Hdf5Group& g,
                               size_t params, const std::string& path) {
-  std::vector<std::shared_ptr<Buffer>> values;
-  size_t n = g.members().size();
-  for (size_t i = 0; i < n; ++i) {
-    check(g.has(std::to_string(i)), Status::invalid_argument, g.where(), ": variable ", i, " of ",
-          n, " is missing");
-    values.push_back(g.read_dataset(std::to_string(i)));
-  }
+  std::vector<std::shared_ptr<Buffer>> values = numbered_datasets(g);
+  size_t n = values.size();
   std::optional<std::vector<NodePtr>> order = keras3_slot_order(optimizer, spec, params);
   bool fits = order && n == 2 + order->size();
   for (size_t i = 0; fits && i < order->size(); ++i)
@@ -218,7 +222,6 @@ std::shared_ptr<Model> load_keras_archive(const std::string& path, bool compile)
       restore_keras3_optimizer(model->training()->optimizer(), cc["optimizer"],
                                root.group("optimizer").group("vars"), params, path);
     }
-    origin->compile_config = cc;
     origin->training = model->training();
   }
   model->set_keras3_origin(origin);
@@ -230,15 +233,15 @@ void save_keras_archive(Model& model, const std::string& path, bool include_opti
   check(o != nullptr, Status::not_implemented, path,
         ": a .keras archive is written for a model loaded from one; save this model as .h5");
   Json config = o->serialized;
-  config.erase("compile_config");
   Training* t = model.training();
+  // The archive's compile_config goes with the Training made from it, and with it alone.
   bool with_training = include_optimizer && t != nullptr && t == o->training;
-  if (with_training) config["compile_config"] = o->compile_config;
+  if (!with_training) config.erase("compile_config");
   Hdf5Group root = Hdf5File::create_image(path + ":model.weights.h5");
   for (const auto& [at, variable] : o->weights) write_at(root, at, *evaluate(variable));
   if (with_training) {
     Optimizer& opt = t->optimizer();
-    const Json& spec = o->compile_config["optimizer"];
+    const Json& spec = config["compile_config"]["optimizer"];
     std::optional<std::vector<NodePtr>> order =
         keras3_slot_order(opt, spec, model.trainable_variables().size());
     check(order.has_value(), Status::internal, path, ": the optimizer keeps fewer slots than ",

@@ -11,10 +11,10 @@
 namespace kb::model {
 
 // What a model loaded from an archive keeps of it, to write one Keras 3 reads back: the
-// archive's metadata and serialized model, its compile_config and the Training made from it,
-// and where each weight lies in model.weights.h5.
+// archive's metadata and serialized model (its compile_config too), the Training made from that
+// compile_config (null: none), and where each weight lies in model.weights.h5.
 struct Keras3Origin {
-  Json metadata, serialized, compile_config;
+  Json metadata, serialized;
   const Training* training = nullptr;
   std::vector<std::pair<std::string, NodePtr>> weights;  // "layers/dense/vars/0" -> variable
 };
