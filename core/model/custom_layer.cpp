@@ -1,7 +1,6 @@
 #include "core/model/custom_layer.h"
 
 #include "core/graph/session.h"
-#include "core/model/initializers.h"
 #include "core/util/error.h"
 
 namespace kb::model {
@@ -23,8 +22,7 @@ NodePtr CustomLayer::weight(const std::string& name, const Dims& shape, const Js
   NodePtr v;
   {
     NameScope scope(this->name());
-    v = add_weight_value(name, initial_value(initializer, shape, dtype(), where()), nullptr,
-                         nullptr, trainable);
+    v = add_weight_initialized(name, shape, initializer, nullptr, nullptr, trainable);
   }
   by_name_[name] = v;
   return v;

@@ -2,8 +2,11 @@
 
 #include <hdf5.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 #include "core/util/checked_math.h"
 #include "core/util/error.h"
@@ -87,6 +90,161 @@ hid_t native_type_of(DType t) {
   }
 }
 
+// Variable-length strings (h5py's str attributes: tf.keras' model_config) live in the file's
+// global heap. libhdf5 1.10 follows a damaged reference there, or a damaged object size, without
+// checking it (a crash, or a loop), so the library reads them itself: H5Aread gives it the raw
+// references (through a conversion to an opaque type of their size, which copies them as they
+// are), and each collection's signature, size and objects are checked against the file before
+// a string is taken from it.
+const char kHeapReferenceTag[] = "kbackend: a variable-length string's heap reference";
+
+herr_t copy_heap_references(hid_t src, hid_t dst, H5T_cdata_t* cdata, size_t, size_t, size_t, void*,
+                            void*, hid_t) {
+  if (cdata->command != H5T_CONV_INIT) return 0;  // the references stay as they are
+  if (H5Tis_variable_str(src) <= 0 || H5Tget_class(dst) != H5T_OPAQUE ||
+      H5Tget_size(src) != H5Tget_size(dst))
+    return -1;  // not ours: libhdf5 looks further
+  char* tag = H5Tget_tag(dst);
+  bool ours = tag != nullptr && std::strcmp(tag, kHeapReferenceTag) == 0;
+  H5free_memory(tag);
+  if (!ours) return -1;
+  cdata->need_bkg = H5T_BKG_NO;
+  return 0;
+}
+
+void register_heap_reference_copy() {
+  static const bool registered = [] {
+    Hdf5Handle vlen(H5Tcopy(H5T_C_S1)), opaque(H5Tcreate(H5T_OPAQUE, 1));
+    H5Tset_size(vlen.id(), H5T_VARIABLE);
+    return H5Tregister(H5T_PERS_SOFT, "kbackend_heap_references", vlen.id(), opaque.id(),
+                       copy_heap_references) >= 0;
+  }();
+  check(registered, Status::internal, "libhdf5 refused a conversion of heap references");
+}
+
+uint64_t little_endian(const unsigned char* p, size_t n) {
+  uint64_t v = 0;
+  for (size_t i = n; i > 0; --i) v = (v << 8) | p[i - 1];
+  return v;
+}
+
+// The open file under `loc` as libhdf5 reads it (a descriptor on disk, an image in memory):
+// bytes at a file address, checked to lie within it.
+class RawFile {
+ public:
+  RawFile(hid_t loc, const std::string& where) : where_(where) {
+    file_ = Hdf5Handle(H5Iget_file_id(loc));
+    check(file_.valid(), Status::invalid_argument, where, ": no file");
+    Hdf5Handle fcpl(H5Fget_create_plist(file_.id())), fapl(H5Fget_access_plist(file_.id()));
+    hsize_t userblock = 0;
+    check(fcpl.valid() && fapl.valid() &&
+              H5Pget_sizes(fcpl.id(), &address_size_, &length_size_) >= 0 &&
+              H5Pget_userblock(fcpl.id(), &userblock) >= 0 &&
+              H5Fget_filesize(file_.id(), &size_) >= 0,
+          Status::invalid_argument, where, ": the file's layout cannot be read");
+    check(address_size_ >= 2 && address_size_ <= 8 && length_size_ >= 2 && length_size_ <= 8,
+          Status::invalid_argument, where, ": the file's addresses have a bad size");
+    base_ = userblock;
+    hid_t driver = H5Pget_driver(fapl.id());
+    void* handle = nullptr;
+    check(H5Fget_vfd_handle(file_.id(), H5P_DEFAULT, &handle) >= 0 && handle != nullptr,
+          Status::invalid_argument, where, ": the file cannot be read directly");
+    if (driver == H5FD_SEC2)
+      fd_ = *static_cast<int*>(handle);
+    else if (driver == H5FD_CORE)
+      image_ = *static_cast<const unsigned char**>(handle);
+    else
+      fail(Status::not_implemented, where, ": variable-length strings in a file of this driver");
+  }
+  size_t address_size() const { return address_size_; }
+  size_t length_size() const { return length_size_; }
+
+  // `n` bytes at file address `address`.
+  std::string read(uint64_t address, uint64_t n) const {
+    // (A file that opened holds what its superblock says it does: libhdf5 refuses a truncated
+    // one, so the size is the image's or the file's on disk.)
+    check(address <= size_ && base_ <= size_ - address && n <= size_ - base_ - address,
+          Status::invalid_argument, where_, ": a reference past the end of the file");
+    uint64_t at = base_ + address;
+    std::string out(size_t(n), '\0');
+    if (image_ != nullptr) {
+      std::memcpy(out.data(), image_ + at, size_t(n));
+      return out;
+    }
+    check(pread(fd_, out.data(), size_t(n), off_t(at)) == ssize_t(n), Status::invalid_argument,
+          where_, ": cannot be read at a heap reference");
+    return out;
+  }
+
+ private:
+  std::string where_;
+  Hdf5Handle file_;
+  size_t address_size_ = 8, length_size_ = 8;
+  hsize_t size_ = 0, base_ = 0;
+  int fd_ = -1;
+  const unsigned char* image_ = nullptr;
+};
+
+// Object `index` of the global heap collection at `address`, of `length` bytes: the collection
+// ("GCOL", version 1, its size) and each object's header checked to lie within it.
+std::string heap_object(const RawFile& file, uint64_t address, uint32_t index, uint32_t length,
+                        std::map<uint64_t, std::string>& collections, const std::string& at) {
+  const size_t ls = file.length_size(), header = 8 + ls;
+  auto it = collections.find(address);
+  if (it == collections.end()) {
+    std::string head = file.read(address, header);
+    const auto* h = reinterpret_cast<const unsigned char*>(head.data());
+    check(std::memcmp(h, "GCOL", 4) == 0 && h[4] == 1, Status::invalid_argument, at,
+          ": a string's heap reference is damaged");
+    uint64_t size = little_endian(h + 8, ls);
+    check(size >= header && size <= (uint64_t(1) << 30), Status::invalid_argument, at,
+          ": a heap collection of a bad size");
+    it = collections.emplace(address, file.read(address, size)).first;
+  }
+  const std::string& c = it->second;
+  const auto* p = reinterpret_cast<const unsigned char*>(c.data());
+  uint64_t offset = header;
+  while (offset + header <= c.size()) {
+    uint32_t id = uint32_t(little_endian(p + offset, 2));
+    uint64_t size = little_endian(p + offset + 8, ls);
+    if (id == 0) break;  // the free space: no object after it
+    uint64_t data = offset + header;
+    check(size <= c.size() - data, Status::invalid_argument, at,
+          ": a heap object past its collection");
+    if (id == index) {
+      check(length <= size, Status::invalid_argument, at, ": a string longer than its heap object");
+      return c.substr(size_t(data), length);
+    }
+    offset = data + ((size + 7) / 8) * 8;
+  }
+  fail(Status::invalid_argument, at, ": a string's heap object is missing");
+}
+
+std::vector<std::string> read_variable_strings(hid_t attr, hssize_t n, hid_t loc,
+                                               const std::string& at) {
+  register_heap_reference_copy();
+  RawFile file(loc, at);
+  // A reference: the string's length (4 bytes), its collection's address, its index (4 bytes).
+  const size_t width = 4 + file.address_size() + 4;
+  Hdf5Handle raw(H5Tcreate(H5T_OPAQUE, width));
+  check(raw.valid() && H5Tset_tag(raw.id(), kHeapReferenceTag) >= 0, Status::internal, at,
+        ": no type for heap references");
+  std::vector<unsigned char> refs(width * size_t(n));
+  check(H5Aread(attr, raw.id(), refs.data()) >= 0, Status::invalid_argument, at,
+        ": cannot be read");
+  std::map<uint64_t, std::string> collections;
+  std::vector<std::string> out;
+  for (hssize_t i = 0; i < n; ++i) {
+    const unsigned char* r = refs.data() + size_t(i) * width;
+    uint32_t length = uint32_t(little_endian(r, 4));
+    uint64_t address = little_endian(r + 4, file.address_size());
+    uint32_t index = uint32_t(little_endian(r + 4 + file.address_size(), 4));
+    out.push_back(length == 0 ? std::string()
+                              : heap_object(file, address, index, length, collections, at));
+  }
+  return out;
+}
+
 // The strings of a string attribute (one for a scalar).
 std::vector<std::string> read_strings(hid_t loc, const std::string& name,
                                       const std::string& where) {
@@ -100,16 +258,7 @@ std::vector<std::string> read_strings(hid_t loc, const std::string& name,
   check(H5Tget_class(type.id()) == H5T_STRING, Status::invalid_argument, at, ": not a string");
   std::vector<std::string> out;
   Hdf5Handle memory = checked(H5Tcopy(H5T_C_S1), at, "no string type");
-  if (H5Tis_variable_str(type.id()) > 0) {
-    H5Tset_size(memory.id(), H5T_VARIABLE);
-    H5Tset_cset(memory.id(), H5Tget_cset(type.id()));
-    std::vector<char*> items(static_cast<size_t>(n), nullptr);
-    check(H5Aread(attr.id(), memory.id(), items.data()) >= 0, Status::invalid_argument, at,
-          ": cannot be read");
-    for (char* s : items) out.emplace_back(s ? s : "");
-    H5Dvlen_reclaim(memory.id(), space.id(), H5P_DEFAULT, items.data());
-    return out;
-  }
+  if (H5Tis_variable_str(type.id()) > 0) return read_variable_strings(attr.id(), n, loc, at);
   size_t size = H5Tget_size(type.id());
   check(size > 0 && size < (size_t(1) << 30), Status::invalid_argument, at, ": a bad string size");
   H5Tset_size(memory.id(), size);
@@ -288,6 +437,38 @@ void Hdf5Group::set_strings_attr(const std::string& name,
   write_strings(group_->id(), name, values, false, where_);
 }
 
+namespace {
+
+// A dataset's dims, each bounded; `at` names it.
+Dims extent_of(hid_t space, const std::string& at) {
+  int rank = H5Sget_simple_extent_ndims(space);
+  check(rank >= 0 && rank <= 32, Status::invalid_argument, at, ": a bad rank");
+  std::vector<hsize_t> dims(static_cast<size_t>(rank));
+  if (rank > 0) H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+  Dims shape;
+  for (hsize_t d : dims) {
+    check(d < (hsize_t(1) << 40), Status::invalid_argument, at, ": a dim too large");
+    shape.push_back(static_cast<int64_t>(d));
+  }
+  return shape;
+}
+
+// Deflate, the strongest filter h5py offers Keras, shrinks data at most about 1032 times: a
+// dataset that declares more than that over what the file stores for it is damaged or hostile.
+constexpr uint64_t kMaxCompression = 1100;
+
+}  // namespace
+
+Dims Hdf5Group::dataset_dims(const std::string& name) const {
+  quiet();
+  std::string at = child_where(where_, name);
+  check(has(name), Status::invalid_argument, at, ": no such dataset");
+  Hdf5Handle set =
+      checked(H5Dopen2(group_->id(), name.c_str(), H5P_DEFAULT), at, "is not a dataset");
+  Hdf5Handle space = checked(H5Dget_space(set.id()), at, "has no shape");
+  return extent_of(space.id(), at);
+}
+
 std::shared_ptr<Buffer> Hdf5Group::read_dataset(const std::string& name) const {
   quiet();
   std::string at = child_where(where_, name);
@@ -297,19 +478,15 @@ std::shared_ptr<Buffer> Hdf5Group::read_dataset(const std::string& name) const {
   Hdf5Handle type = checked(H5Dget_type(set.id()), at, "has no type");
   DatasetType t = memory_type(type.id(), at);
   Hdf5Handle space = checked(H5Dget_space(set.id()), at, "has no shape");
-  int rank = H5Sget_simple_extent_ndims(space.id());
-  check(rank >= 0 && rank <= 32, Status::invalid_argument, at, ": a bad rank");
-  std::vector<hsize_t> dims(static_cast<size_t>(rank));
-  if (rank > 0) H5Sget_simple_extent_dims(space.id(), dims.data(), nullptr);
-  Dims shape;
+  Dims shape = extent_of(space.id(), at);
   int64_t count = 1;
-  for (hsize_t d : dims) {
-    check(d < (hsize_t(1) << 40), Status::invalid_argument, at, ": a dim too large");
-    shape.push_back(static_cast<int64_t>(d));
-    count = checked_mul(count, static_cast<int64_t>(d));
-  }
-  check(checked_mul(count, static_cast<int64_t>(dtype_size(t.dtype))) < (int64_t(1) << 36),
-        Status::invalid_argument, at, ": larger than 64 GiB");
+  for (int64_t d : shape) count = checked_mul(count, d);
+  uint64_t bytes = uint64_t(checked_mul(count, static_cast<int64_t>(dtype_size(t.dtype))));
+  check(bytes < (uint64_t(1) << 36), Status::invalid_argument, at, ": larger than 64 GiB");
+  // What the file holds for it bounds what is allocated: a declared shape alone is not trusted.
+  uint64_t stored = H5Dget_storage_size(set.id());
+  check(count == 0 || (stored > 0 && bytes / kMaxCompression <= stored), Status::invalid_argument,
+        at, ": declares ", bytes, " bytes of values, but the file holds ", stored, " for it");
   auto buf = Buffer::make(t.dtype, shape);
   if (count > 0)
     check(H5Dread(set.id(), t.memory, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf->data()) >= 0,

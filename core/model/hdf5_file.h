@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/graph/buffer.h"
+#include "core/graph/shape.h"
 
 namespace kb::model {
 
@@ -46,7 +47,10 @@ class Hdf5Group {
   std::vector<std::string> strings_attr(const std::string& name) const;
   void set_string_attr(const std::string& name, const std::string& value) const;
   void set_strings_attr(const std::string& name, const std::vector<std::string>& values) const;
-  // A numeric dataset (float, integer or bool) as a host buffer of the matching dtype.
+  // A dataset's dims, read without its values (to compare with what a layer expects first).
+  Dims dataset_dims(const std::string& name) const;
+  // A numeric dataset (float, integer or bool) as a host buffer of the matching dtype. One that
+  // declares far more values than the file stores for it fails before anything is allocated.
   std::shared_ptr<Buffer> read_dataset(const std::string& name) const;
   void write_dataset(const std::string& name, const Buffer& value) const;
 

@@ -12,9 +12,35 @@ const Json* present(const Json& config, const char* key) {
   return &*it;
 }
 
+// Whether the text's arrays and objects nest deeper than `bound` (strings skipped): the value's
+// copies, comparisons and the loaders' walks recurse, so the depth a file asks for is bounded
+// before any of them runs. Keras' configs nest a few levels per layer and nested model.
+bool nests_deeper_than(const std::string& text, int bound) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > bound) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 Json parse_json(const std::string& text, const std::string& where) {
+  check(!nests_deeper_than(text, kMaxJsonDepth), Status::invalid_argument, where,
+        ": nested more than ", kMaxJsonDepth, " levels deep");
   try {
     return Json::parse(text);
   } catch (const Json::exception& e) {

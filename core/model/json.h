@@ -13,7 +13,12 @@ namespace kb::model {
 
 using Json = nlohmann::json;
 
-// Parses `text`; `where` names it in the message of a syntax error.
+// How deep a config's arrays and objects may nest (a model nested in models 32 deep stays well
+// within it).
+constexpr int kMaxJsonDepth = 512;
+
+// Parses `text`; `where` names it in the message of a syntax error or of nesting deeper than
+// kMaxJsonDepth.
 Json parse_json(const std::string& text, const std::string& where);
 
 // config[key] when present and not null, else nullopt; a value of the wrong type fails naming

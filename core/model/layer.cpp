@@ -1,5 +1,9 @@
 #include "core/model/layer.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
@@ -37,7 +41,48 @@ const char* default_initializer(const std::string& key) {
   return it == defaults.end() ? "zeros" : it->second;  // biases, beta, moving_mean, alpha
 }
 
+thread_local WeightBudget* budget_in_scope = nullptr;
+
+std::string bytes_text(uint64_t bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  double v = double(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) v /= 1024, ++u;
+  char text[64];
+  std::snprintf(text, sizeof text, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return text;
+}
+
 }  // namespace
+
+WeightBudget::WeightBudget(uint64_t bytes, std::string source, bool from_file)
+    : left_(bytes), source_(std::move(source)), from_file_(from_file), outer_(budget_in_scope) {
+  budget_in_scope = this;
+}
+
+WeightBudget::~WeightBudget() { budget_in_scope = outer_; }
+
+WeightBudget* WeightBudget::current() { return budget_in_scope; }
+
+void WeightBudget::take(const Dims& shape, DType dtype, const std::string& weight,
+                        const std::string& where) {
+  uint64_t bytes = dtype_size(dtype);
+  for (int64_t d : shape) {
+    check(d >= 0, Status::invalid_argument, where, ": weight '", weight, "' has a negative dim");
+    // Past 2^62 bytes nothing fits: the product stops growing there, without overflow.
+    bytes = d != 0 && bytes > (uint64_t(1) << 62) / uint64_t(d) ? uint64_t(1) << 62
+                                                                : bytes * uint64_t(d);
+  }
+  check(bytes <= left_, Status::invalid_argument, where, ": weight '", weight, "' of shape ",
+        dims_str(shape), " needs ", bytes_text(bytes), ", more than ", source_, " leave for it (",
+        bytes_text(left_), ")");
+  left_ -= bytes;
+}
+
+uint64_t host_memory_bytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : uint64_t(1) << 40;
+}
 
 std::set<std::string>& builtin_classes() {
   static std::set<std::string> names;
@@ -146,13 +191,35 @@ NodePtr Layer::add_weight(const std::string& name, const Dims& shape, const char
   Json init = config_.contains(initializer_key) && !config_[initializer_key].is_null()
                   ? config_[initializer_key]
                   : Json(default_initializer(initializer_key));
-  return add_weight_value(name, initial_value(init, shape, dtype_, where_), regularizer_key,
-                          constraint_key, trainable);
+  return add_weight_initialized(name, shape, init, regularizer_key, constraint_key, trainable);
+}
+
+NodePtr Layer::add_weight_initialized(const std::string& name, const Dims& shape,
+                                      const Json& initializer, const char* regularizer_key,
+                                      const char* constraint_key, bool trainable) {
+  WeightBudget* budget = WeightBudget::current();
+  if (budget) budget->take(shape, dtype_, name, where_);
+  std::shared_ptr<Buffer> value;
+  if (budget && budget->from_file()) {
+    value = Buffer::make(dtype_, shape);
+    if (value->nbytes()) std::memset(value->data(), 0, value->nbytes());
+  } else {
+    value = initial_value(initializer, shape, dtype_, where_);
+  }
+  return attach_weight(name, value, regularizer_key, constraint_key, trainable);
 }
 
 NodePtr Layer::add_weight_value(const std::string& name, const std::shared_ptr<Buffer>& value,
                                 const char* regularizer_key, const char* constraint_key,
                                 bool trainable) {
+  if (WeightBudget* budget = WeightBudget::current())
+    budget->take(value->dims, dtype_, name, where_);
+  return attach_weight(name, value, regularizer_key, constraint_key, trainable);
+}
+
+NodePtr Layer::attach_weight(const std::string& name, const std::shared_ptr<Buffer>& value,
+                             const char* regularizer_key, const char* constraint_key,
+                             bool trainable) {
   std::string var_name = Session::get().unique_name(name);
   NodePtr v = api::variable(value, dtype_, var_name);
   Json constraint =

@@ -30,6 +30,38 @@ struct Weight {
   Json constraint;  // Keras' kernel_constraint...: null for none
 };
 
+// What the weights of a model being built may take: while one is in scope on the thread, each
+// weight a layer adds is counted against it before anything is allocated, and one that would
+// pass it fails naming the layer and the weight. For a file's weights (`from_file`) the weights
+// start as zeros rather than by their initializers: the file replaces every one (a load that
+// cannot fails), and an initializer's work (Orthogonal's on a large layer) would be spent before
+// the file is compared with the config.
+class WeightBudget {
+ public:
+  // `source` says what bounds it in messages ("the file's 45 KB", "this host's memory").
+  WeightBudget(uint64_t bytes, std::string source, bool from_file);
+  ~WeightBudget();
+  WeightBudget(const WeightBudget&) = delete;
+  WeightBudget& operator=(const WeightBudget&) = delete;
+  // The budget of a file storing `stored` bytes: each value stored once, in at least a quarter
+  // of the bytes of the variable it fills (float16 for float64).
+  static uint64_t of_file(uint64_t stored) { return stored * 4 + (uint64_t(1) << 20); }
+  // The innermost budget in scope on this thread, or null.
+  static WeightBudget* current();
+  bool from_file() const { return from_file_; }
+  // Counts a weight of `shape` and `dtype`; fails when the budget cannot hold it.
+  void take(const Dims& shape, DType dtype, const std::string& weight, const std::string& where);
+
+ private:
+  uint64_t left_;
+  std::string source_;
+  bool from_file_;
+  WeightBudget* outer_;
+};
+
+// The memory of the host (the budget of a model built from a config alone).
+uint64_t host_memory_bytes();
+
 class Layer {
  public:
   Layer(std::string class_name, Json config);
@@ -89,6 +121,10 @@ class Layer {
   NodePtr add_weight(const std::string& name, const Dims& shape, const char* initializer_key,
                      const char* regularizer_key = nullptr, const char* constraint_key = nullptr,
                      bool trainable = true);
+  // The same with the initializer given (a custom layer's).
+  NodePtr add_weight_initialized(const std::string& name, const Dims& shape,
+                                 const Json& initializer, const char* regularizer_key,
+                                 const char* constraint_key, bool trainable);
   // The same with its first value given (LSTM's bias with unit_forget_bias).
   NodePtr add_weight_value(const std::string& name, const std::shared_ptr<Buffer>& value,
                            const char* regularizer_key, const char* constraint_key,
@@ -101,6 +137,8 @@ class Layer {
   std::string where_;
 
  private:
+  NodePtr attach_weight(const std::string& name, const std::shared_ptr<Buffer>& value,
+                        const char* regularizer_key, const char* constraint_key, bool trainable);
   std::string class_name_, name_;
   Json config_;
   bool trainable_ = true, built_ = false;

@@ -14,7 +14,7 @@ std::shared_ptr<Layer> inner_layer(const Json& c, const std::string& where,
   std::string cls = required_string(spec, "class_name", where);
   Json config = required(spec, "config", where);
   check(config.is_object(), Status::invalid_argument, where, ": the inner layer's config");
-  if (!prefix.empty()) config["name"] = prefix + config.value("name", std::string("layer"));
+  if (!prefix.empty()) config["name"] = prefix + string_or(config, "name", "layer", where);
   if (flip_backwards >= 0) config["go_backwards"] = flip_backwards != 0;
   return make_layer(cls, config);
 }

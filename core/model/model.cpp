@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "core/api/api.h"
 #include "core/api/control.h"
@@ -46,6 +47,22 @@ TensorRef tensor_ref(const Json& ref, const std::string& where) {
   return {ref[0].get<std::string>(), ref[1].get<int64_t>(), ref[2].get<int64_t>()};
 }
 
+// Models nested in models (Keras' nested Sequential and functional models) as deep as a real
+// model might be; each level builds its own, so the bound keeps a file's demand linear.
+constexpr int kMaxNestedModels = 32;
+thread_local int nested_models = 0;
+
+struct NestingLevel {
+  NestingLevel() {
+    check(nested_models < kMaxNestedModels, Status::invalid_argument,
+          "model_config: models nested more than ", kMaxNestedModels, " deep");
+    ++nested_models;
+  }
+  ~NestingLevel() { --nested_models; }
+  NestingLevel(const NestingLevel&) = delete;
+  NestingLevel& operator=(const NestingLevel&) = delete;
+};
+
 }  // namespace
 
 Model::~Model() = default;
@@ -55,6 +72,10 @@ void Model::set_training(std::unique_ptr<Training> t) { training_ = std::move(t)
 std::shared_ptr<Model> Model::from_config(const Json& model_config) {
   const std::string where = "model_config";
   check(model_config.is_object(), Status::invalid_argument, where, ": not an object");
+  NestingLevel level;
+  // A config alone may ask for what the host holds; a file's loader sets a budget of its own.
+  std::optional<WeightBudget> host;
+  if (!WeightBudget::current()) host.emplace(host_memory_bytes(), "this host's memory", false);
   std::shared_ptr<Model> m(new Model());
   m->class_name_ = required_string(model_config, "class_name", where);
   m->config_ = model_config;

@@ -1,5 +1,7 @@
 #include "core/model/model_file.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -11,6 +13,7 @@
 #include "core/model/hdf5_file.h"
 #include "core/model/losses.h"
 #include "core/model/optimizers.h"
+#include "core/model/saving/file_errors.h"
 #include "core/model/saving/keras3_file.h"
 #include "core/model/saving/zip_archive.h"
 #include "core/model/training.h"
@@ -33,13 +36,20 @@ void check_readable(const std::string& path) {
   std::fclose(f);
 }
 
-// A weight's value checked against the variable it will replace.
-std::shared_ptr<Buffer> fitted(const std::shared_ptr<Buffer>& value, const std::string& name,
-                               const Weight& w, const std::string& where) {
+// The size of a readable file in bytes.
+uint64_t file_size(const std::string& path) {
+  struct stat st;
+  check(::stat(path.c_str(), &st) == 0, Status::io, path, ": its size cannot be read");
+  return uint64_t(st.st_size);
+}
+
+// A weight's value, its shape compared with the variable's before the file's values are read.
+std::shared_ptr<Buffer> fitted(const Hdf5Group& g, const std::string& name, const Weight& w) {
   const NodePtr& v = w.variable;
-  check(value->dims == v->shape().dims, Status::shape, where, ": weight '", name, "' has shape ",
-        dims_str(value->dims), " in the file, the layer needs ", dims_str(v->shape().dims));
-  return convert_buffer(value, v->dtype());
+  Dims dims = g.dataset_dims(name);
+  check(dims == v->shape().dims, Status::shape, g.where(), ": weight '", name, "' has shape ",
+        dims_str(dims), " in the file, the layer needs ", dims_str(v->shape().dims));
+  return convert_buffer(g.read_dataset(name), v->dtype());
 }
 
 // The layer groups of a weights group with weights in them, in the file's order.
@@ -50,24 +60,16 @@ std::vector<std::string> layers_with_weights(const Hdf5Group& g) {
   return out;
 }
 
-std::vector<std::shared_ptr<Buffer>> layer_values(const Hdf5Group& g,
-                                                  const std::vector<std::string>& names) {
-  std::vector<std::shared_ptr<Buffer>> out;
-  for (const auto& w : names) out.push_back(g.read_dataset(w));
-  return out;
-}
-
 // Reads every value first and assigns only when all fit, so a bad file changes nothing.
 void load_weights_group(Model& model, const Hdf5Group& g, bool by_name) {
   std::vector<std::pair<NodePtr, std::shared_ptr<Buffer>>> assign;
   auto pair_up = [&](const Layer& layer, const Hdf5Group& lg) {
     auto names = lg.strings_attr("weight_names");
-    auto values = layer_values(lg, names);
     auto weights = layer.weights();
-    check(values.size() == weights.size(), Status::invalid_argument, lg.where(), ": ",
-          values.size(), " weights in the file, ", layer.where(), " has ", weights.size());
-    for (size_t i = 0; i < values.size(); ++i)
-      assign.emplace_back(weights[i].variable, fitted(values[i], names[i], weights[i], lg.where()));
+    check(names.size() == weights.size(), Status::invalid_argument, lg.where(), ": ", names.size(),
+          " weights in the file, ", layer.where(), " has ", weights.size());
+    for (size_t i = 0; i < names.size(); ++i)
+      assign.emplace_back(weights[i].variable, fitted(lg, names[i], weights[i]));
   };
   if (by_name) {
     for (const auto& name : g.strings_attr("layer_names"))
@@ -199,8 +201,8 @@ void restore_optimizer_state(Optimizer& optimizer, const Hdf5Group& g, const std
   bool fits = tf_keras ? names.size() <= slots.size() : names.size() == slots.size();
   std::vector<std::shared_ptr<Buffer>> values;
   for (size_t i = 0; i < names.size() && fits; ++i) {
-    values.push_back(g.read_dataset(names[i]));
-    fits = values.back()->dims == slots[i]->shape().dims;
+    fits = g.dataset_dims(names[i]) == slots[i]->shape().dims;
+    if (fits) values.push_back(g.read_dataset(names[i]));
   }
   if (!fits) {
     std::fprintf(stderr,
@@ -251,23 +253,29 @@ void compile_from_config(Model& model, const Json& tc) {
 }
 
 std::shared_ptr<Model> load_model(const std::string& path, bool compile) {
-  check_readable(path);
-  // Keras 3's archive by its content, whatever the file is called (Keras' load_model does so).
-  if (is_zip_file(path)) return load_keras_archive(path, compile);
-  Hdf5Group f = Hdf5File::open_read(path);
-  check(f.has_attr("model_config"), Status::invalid_argument, path,
-        ": no model_config (a weights-only file? load it with load_weights)");
-  auto model =
-      Model::from_config(parse_json(f.string_attr("model_config"), path + ": model_config"));
-  // Keras 2.2 keeps the weights under model_weights; a file of weights alone at the root.
-  load_weights_group(*model, f.has_group("model_weights") ? f.group("model_weights") : f, false);
-  if (compile && f.has_attr("training_config")) {
-    compile_from_config(*model,
-                        parse_json(f.string_attr("training_config"), path + ": training_config"));
-    if (f.has_group("optimizer_weights"))
-      restore_optimizer_state(model->training()->optimizer(), f.group("optimizer_weights"), path);
-  }
-  return model;
+  return naming_file(path, [&] {
+    check_readable(path);
+    // Keras 3's archive by its content, whatever the file is called (as Keras' load_model).
+    if (is_zip_file(path)) return load_keras_archive(path, compile);
+    Hdf5Group f = Hdf5File::open_read(path);
+    check(f.has_attr("model_config"), Status::invalid_argument, path,
+          ": no model_config (a weights-only file? load it with load_weights)");
+    Json config = parse_json(f.string_attr("model_config"), path + ": model_config");
+    std::shared_ptr<Model> model;
+    {
+      WeightBudget budget(WeightBudget::of_file(file_size(path)), "the file's weights", true);
+      model = Model::from_config(config);
+    }
+    // Keras 2.2 keeps the weights under model_weights; a file of weights alone at the root.
+    load_weights_group(*model, f.has_group("model_weights") ? f.group("model_weights") : f, false);
+    if (compile && f.has_attr("training_config")) {
+      compile_from_config(*model,
+                          parse_json(f.string_attr("training_config"), path + ": training_config"));
+      if (f.has_group("optimizer_weights"))
+        restore_optimizer_state(model->training()->optimizer(), f.group("optimizer_weights"), path);
+    }
+    return model;
+  });
 }
 
 void save_model(Model& model, const std::string& path, bool include_optimizer) {
@@ -294,9 +302,11 @@ void save_model(Model& model, const std::string& path, bool include_optimizer) {
 }
 
 void load_weights(Model& model, const std::string& path, bool by_name) {
-  check_readable(path);
-  Hdf5Group f = Hdf5File::open_read(path);
-  load_weights_group(model, f.has_group("model_weights") ? f.group("model_weights") : f, by_name);
+  naming_file(path, [&] {
+    check_readable(path);
+    Hdf5Group f = Hdf5File::open_read(path);
+    load_weights_group(model, f.has_group("model_weights") ? f.group("model_weights") : f, by_name);
+  });
 }
 
 void save_weights(Model& model, const std::string& path) {

@@ -353,7 +353,8 @@ class Model:
         return arrays[0] if len(arrays) == 1 else arrays
 
     def save(self, filepath, include_optimizer=True):
-        """Keras' model.save: an HDF5 file Keras loads (with the optimizer's state if asked)."""
+        """Keras' model.save: a file Keras loads (with the optimizer's state if asked), of the
+        format its extension names: a `.keras` archive (Keras 3's) or HDF5."""
         _call("model_save", self._h, str(filepath).encode(), int(bool(include_optimizer)))
 
     def save_weights(self, filepath):
@@ -459,7 +460,8 @@ def register_layer(class_name, call):
 
 
 def load_model(filepath, compile=True):  # noqa: A002 - Keras' name
-    """Keras' load_model: a model from a Keras HDF5 file, compiled from it when it says how."""
+    """Keras' load_model: a model from a Keras 3 `.keras` archive or an HDF5 file (by its
+    content), compiled from it when it says how."""
     h = _p()
     _call("model_load", str(filepath).encode(), int(bool(compile)), ctypes.byref(h))
     return Model(h)

@@ -24,6 +24,22 @@ namespace {
 constexpr uint64_t kMaxJsonBytes = uint64_t(64) << 20;
 constexpr uint64_t kMaxWeightsBytes = uint64_t(64) << 30;
 
+// What model.weights.h5 may hold for `model`: each weight with as many optimizer slots as a
+// Keras 3 optimizer keeps (Adam's amsgrad and Adafactor three, an average with use_ema one
+// more), and HDF5's own bytes for each dataset and its groups. An entry that declares more is
+// refused before it is inflated.
+uint64_t weights_entry_bound(const Model& model) {
+  constexpr uint64_t copies = 5, per_dataset = 8 << 10;
+  uint64_t bound = uint64_t(1) << 20;
+  for (const auto& layer : model.layers())
+    for (const Weight& w : layer->weights()) {
+      uint64_t bytes = dtype_size(w.variable->dtype());
+      for (int64_t d : w.variable->shape().dims) bytes *= uint64_t(d);
+      bound += copies * (bytes + per_dataset);
+    }
+  return bound;
+}
+
 // Keras' naming for a list of saveables: the first of a kind keeps its name, later ones get _1,
 // _2, ... (saving_lib._get_unique_name).
 std::string unique_name(const std::string& name, std::map<std::string, int>& used) {
@@ -42,42 +58,44 @@ bool before(const std::string& a, const std::string& b) {
   return pa != pb ? pb : a < b;
 }
 
-// The datasets 0, 1, ..., n-1 of a group of n (a saveable's vars, the optimizer's).
-std::vector<std::shared_ptr<Buffer>> numbered_datasets(const Hdf5Group& g) {
-  std::vector<std::shared_ptr<Buffer>> out;
+// The datasets 0, 1, ..., n-1 of a group of n (a saveable's vars, the optimizer's), checked
+// present; nothing is read yet.
+size_t numbered_datasets(const Hdf5Group& g) {
   size_t n = g.members().size();
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < n; ++i)
     check(g.has(std::to_string(i)), Status::invalid_argument, g.where(), ": variable ", i, " of ",
           n, " is missing");
-    out.push_back(g.read_dataset(std::to_string(i)));
-  }
-  return out;
+  return n;
 }
+
+// A variable of the weights file: its group, its name there and its path from the root.
+struct StoredVariable {
+  Hdf5Group group;
+  std::string name, path;
+};
 
 // The variables `g` (at `path` in the file) holds for one saveable, in Keras 3's order: its
 // own (vars/0, vars/1, ...), then each child's, children in Keras' order (an LSTM's cell, a
-// wrapper's layer); with each one's path.
+// wrapper's layer).
 void collect_variables(const Hdf5Group& g, const std::string& path,
-                       std::vector<std::shared_ptr<Buffer>>& out, std::vector<std::string>& paths,
-                       int depth) {
+                       std::vector<StoredVariable>& out, int depth) {
   check(depth < 32, Status::invalid_argument, g.where(), ": nested too deeply");
   if (g.has_group("vars")) {
-    std::vector<std::shared_ptr<Buffer>> own = numbered_datasets(g.group("vars"));
-    for (size_t i = 0; i < own.size(); ++i) {
-      out.push_back(std::move(own[i]));
-      paths.push_back(path + "/vars/" + std::to_string(i));
-    }
+    Hdf5Group vars = g.group("vars");
+    size_t n = numbered_datasets(vars);
+    for (size_t i = 0; i < n; ++i)
+      out.push_back({vars, std::to_string(i), path + "/vars/" + std::to_string(i)});
   }
   std::vector<std::string> children;
   for (const auto& m : g.members())
     if (m != "vars" && g.has_group(m)) children.push_back(m);
   std::sort(children.begin(), children.end(), before);
-  for (const auto& c : children)
-    collect_variables(g.group(c), path + "/" + c, out, paths, depth + 1);
+  for (const auto& c : children) collect_variables(g.group(c), path + "/" + c, out, depth + 1);
 }
 
 // Each layer's weights from `layers` (the group at `path` of model.layers, named by class as
-// Keras 3 names them); a nested model's from its own layers group. Records where each lies.
+// Keras 3 names them); a nested model's from its own layers group. Each variable's shape is
+// compared with its weight's before its values are read. Records where each lies.
 void load_layers(const std::vector<std::shared_ptr<Layer>>& layers, const Hdf5Group& group,
                  const std::string& path, Keras3Origin& origin, int depth) {
   check(depth < 32, Status::invalid_argument, group.where(), ": models nested too deeply");
@@ -92,17 +110,25 @@ void load_layers(const std::vector<std::shared_ptr<Layer>>& layers, const Hdf5Gr
                   path + "/" + name + "/layers", origin, depth + 1);
       continue;
     }
-    std::vector<std::shared_ptr<Buffer>> values;
-    std::vector<std::string> paths;
-    if (present) collect_variables(group.group(name), path + "/" + name, values, paths, 0);
+    std::vector<StoredVariable> stored;
+    if (present) collect_variables(group.group(name), path + "/" + name, stored, 0);
     std::vector<Weight> weights = layer->weights();
-    check(values.size() == weights.size(), Status::invalid_argument, group.where(), "/", name, ": ",
-          values.size(), " variables for ", layer->where(), ", which has ", weights.size(),
+    check(stored.size() == weights.size(), Status::invalid_argument, group.where(), "/", name, ": ",
+          stored.size(), " variables for ", layer->where(), ", which has ", weights.size(),
           " weights");
+    std::vector<std::shared_ptr<Buffer>> values;
+    for (size_t i = 0; i < stored.size(); ++i) {
+      const StoredVariable& v = stored[i];
+      Dims dims = v.group.dataset_dims(v.name);
+      check(dims == weights[i].variable->shape().dims, Status::shape, v.group.where(), "/", v.name,
+            ": shape ", dims_str(dims), " for weight '", weights[i].name, "' of ", layer->where(),
+            ", which needs ", dims_str(weights[i].variable->shape().dims));
+      values.push_back(v.group.read_dataset(v.name));
+    }
     if (values.empty()) continue;
     layer->set_weights(values);
     for (size_t i = 0; i < weights.size(); ++i)
-      origin.weights.emplace_back(paths[i], weights[i].variable);
+      origin.weights.emplace_back(stored[i].path, weights[i].variable);
   }
 }
 
@@ -163,18 +189,19 @@ std::optional<std::vector<NodePtr>> keras3_slot_order(Optimizer& optimizer, cons
 // fresh, with a warning, as Keras does.
 void restore_keras3_optimizer(Optimizer& optimizer, const Json& spec, const Hdf5Group& g,
                               size_t params, const std::string& path) {
-  std::vector<std::shared_ptr<Buffer>> values = numbered_datasets(g);
-  size_t n = values.size();
+  size_t n = numbered_datasets(g);
   std::optional<std::vector<NodePtr>> order = keras3_slot_order(optimizer, spec, params);
-  bool fits = order && n == 2 + order->size();
+  bool fits = order && n == 2 + order->size() && g.dataset_dims("0").empty();
   for (size_t i = 0; fits && i < order->size(); ++i)
-    fits = values[2 + i]->dims == (*order)[i]->shape().dims;
+    fits = g.dataset_dims(std::to_string(2 + i)) == (*order)[i]->shape().dims;
   if (!fits) {
     std::fprintf(stderr,
                  "%s: the saved optimizer state does not fit the optimizer; it starts afresh\n",
                  path.c_str());
     return;
   }
+  std::vector<std::shared_ptr<Buffer>> values;
+  for (size_t i = 0; i < n; ++i) values.push_back(g.read_dataset(std::to_string(i)));
   api::set_value(optimizer.iterations(),
                  convert_buffer(values[0], optimizer.iterations()->dtype()));
   for (size_t i = 0; i < order->size(); ++i)
@@ -196,7 +223,16 @@ std::shared_ptr<Model> load_keras_archive(const std::string& path, bool compile)
   for (const char* entry : {"config.json", "model.weights.h5"})
     check(zip.has(entry), Status::invalid_argument, path, ": a .keras archive without ", entry);
   Json serialized = parse_json(zip.read("config.json", kMaxJsonBytes), path + ":config.json");
-  auto model = Model::from_config(model_config_of_keras3(serialized, path + ":config.json"));
+  Json config = model_config_of_keras3(serialized, path + ":config.json");
+  uint64_t declared = zip.size("model.weights.h5");
+  std::shared_ptr<Model> model;
+  {
+    WeightBudget budget(WeightBudget::of_file(declared), "the archive's weights", true);
+    model = Model::from_config(config);
+  }
+  uint64_t bound = weights_entry_bound(*model);
+  check(declared <= bound, Status::invalid_argument, path, ":model.weights.h5: ", declared,
+        " bytes for a model whose weights take at most ", bound, " with the optimizer's");
   std::string weights = zip.read("model.weights.h5", kMaxWeightsBytes);
   Hdf5Group root = Hdf5File::open_image(weights, path + ":model.weights.h5");
   weights.clear();

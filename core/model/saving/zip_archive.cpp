@@ -2,6 +2,7 @@
 
 #include <zip.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -21,6 +22,25 @@ std::string zip_error_text(int code) {
   return text;
 }
 
+// An archive of Keras' holds a handful of entries and assets; a bound keeps a listing cheap.
+constexpr zip_int64_t kMaxEntries = 100000;
+// Deflate shrinks data at most about 1032 times: an entry that claims more is a zip bomb or
+// damaged, and is refused before anything is allocated for it.
+constexpr uint64_t kMaxCompression = 1100;
+
+// A member's name that would lie outside a folder the archive were unpacked into.
+bool escapes(const std::string& name) {
+  if (name.empty() || name[0] == '/' || name.find('\\') != std::string::npos) return true;
+  size_t start = 0;
+  while (start <= name.size()) {
+    size_t end = name.find('/', start);
+    if (end == std::string::npos) end = name.size();
+    if (name.compare(start, end - start, "..") == 0 && end - start == 2) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool is_zip_file(const std::string& path) {
@@ -38,6 +58,15 @@ ZipReader::ZipReader(const std::string& path) : path_(path) {
   check(z != nullptr, Status::invalid_argument, path, ": not a readable zip archive (",
         zip_error_text(code), ")");
   zip_ = z;
+  zip_int64_t n = zip_get_num_entries(z, 0);
+  check(n >= 0 && n <= kMaxEntries, Status::invalid_argument, path, ": ", n,
+        " entries, more than an archive of a model holds");
+  for (zip_int64_t i = 0; i < n; ++i) {
+    const char* name = zip_get_name(z, zip_uint64_t(i), 0);
+    check(name != nullptr, Status::invalid_argument, path, ": entry ", i, " has no name");
+    check(!escapes(name), Status::invalid_argument, path, ": entry '", name,
+          "' names a path outside the archive");
+  }
 }
 
 ZipReader::~ZipReader() {
@@ -56,26 +85,36 @@ std::vector<std::string> ZipReader::names() const {
   return out;
 }
 
-std::string ZipReader::read(const std::string& name, uint64_t max_bytes) const {
+uint64_t ZipReader::size(const std::string& name) const {
   std::string where = path_ + ":" + name;
   zip_stat_t st;
   zip_stat_init(&st);
   check(zip_stat(as_zip(zip_), name.c_str(), 0, &st) == 0, Status::invalid_argument, path_,
         ": the archive has no ", name);
   check((st.valid & ZIP_STAT_SIZE) != 0, Status::invalid_argument, where, ": no size recorded");
-  check(st.size <= max_bytes, Status::invalid_argument, where, ": ", st.size,
-        " bytes, more than the ", max_bytes, " such an entry may hold");
+  check((st.valid & ZIP_STAT_COMP_SIZE) != 0 &&
+            st.size / kMaxCompression <= std::max<uint64_t>(st.comp_size, 1),
+        Status::invalid_argument, where, ": ", st.size, " bytes from ", st.comp_size,
+        " compressed, more than compression can give (a zip bomb?)");
+  return st.size;
+}
+
+std::string ZipReader::read(const std::string& name, uint64_t max_bytes) const {
+  std::string where = path_ + ":" + name;
+  uint64_t size = this->size(name);
+  check(size <= max_bytes, Status::invalid_argument, where, ": ", size, " bytes, more than the ",
+        max_bytes, " such an entry may hold");
   zip_file_t* f = zip_fopen(as_zip(zip_), name.c_str(), 0);
   check(f != nullptr, Status::invalid_argument, where, ": cannot be read (",
         zip_strerror(as_zip(zip_)), ")");
-  std::string bytes(size_t(st.size), '\0');
-  zip_int64_t got = st.size ? zip_fread(f, bytes.data(), st.size) : 0;
+  std::string bytes(size_t(size), '\0');
+  zip_int64_t got = size ? zip_fread(f, bytes.data(), size) : 0;
   // One byte more than recorded must not come: the entry would be longer than it says.
   char extra;
-  zip_int64_t more = got == zip_int64_t(st.size) ? zip_fread(f, &extra, 1) : 0;
+  zip_int64_t more = got == zip_int64_t(size) ? zip_fread(f, &extra, 1) : 0;
   std::string message = got < 0 ? zip_file_strerror(f) : "";
   zip_fclose(f);
-  check(got == zip_int64_t(st.size) && more == 0, Status::invalid_argument, where, ": damaged (",
+  check(got == zip_int64_t(size) && more == 0, Status::invalid_argument, where, ": damaged (",
         got < 0 ? message : "its length is not the recorded one", ")");
   return bytes;
 }

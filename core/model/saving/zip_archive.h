@@ -18,6 +18,9 @@ class ZipReader {
   ZipReader& operator=(const ZipReader&) = delete;
 
   bool has(const std::string& name) const;
+  // The entry's size once inflated, as the archive records it (checked against what its
+  // compressed size can give); fails when it is missing.
+  uint64_t size(const std::string& name) const;
   // The entry's bytes; fails (invalid_argument) when it is missing or larger than max_bytes.
   std::string read(const std::string& name, uint64_t max_bytes) const;
   std::vector<std::string> names() const;
