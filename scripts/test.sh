@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test: warnings-as-errors build, C ABI and C++ layer tests (GoogleTest), NumPy reference
 # tests (pytest over the C ABI), the C and C++ examples, the C ABI and C++ layer tests again under
-# clang's AddressSanitizer and UBSan, the C ABI fuzzer (libFuzzer, KB_FUZZ_SECONDS), the
+# clang's AddressSanitizer and UBSan, the C ABI and model file fuzzers (libFuzzer, KB_FUZZ_SECONDS
+# and KB_MODEL_FUZZ_SECONDS), the
 # concurrency tests under ThreadSanitizer, the language bindings (Python, Rust, Java, C#, Go),
 # Keras, and packaging. The
 # GoogleTest, NumPy reference and Keras tests run again on the emulated GPU
@@ -70,7 +71,7 @@ fi
 CC=clang CXX=clang++ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DKB_SANITIZE=ON -DKB_FUZZ=ON \
   -DKB_WERROR=ON -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DCMAKE_C_FLAGS_DEBUG="-g -O1" >/dev/null
 cmake --build build-asan -j"$JOBS" --target kb_capi_tests kb_hpp_tests train_mlp train_lstm train_cnn \
-  finetune_keras_model kb_capi_fuzzer
+  finetune_keras_model kb_capi_fuzzer kb_model_fuzzer
 ASAN_OPTIONS=detect_leaks=1 ./build-asan/tests/kb_capi_tests --gtest_brief=1
 ASAN_OPTIONS=detect_leaks=1 ./build-asan/tests/kb_hpp_tests --gtest_brief=1
 ASAN_OPTIONS=detect_leaks=1 ./build-asan/train_mlp examples/data/digits.csv >/dev/null
@@ -91,6 +92,8 @@ fi
 
 echo "== fuzzing the C ABI (libFuzzer under ASan and UBSan, ${KB_FUZZ_SECONDS:-180} s)"
 bash tests/fuzz/run.sh build-asan "${KB_FUZZ_SECONDS:-180}"
+echo "== fuzzing the model readers (${KB_MODEL_FUZZ_SECONDS:-120} s)"
+bash tests/fuzz/run.sh build-asan "${KB_MODEL_FUZZ_SECONDS:-120}" 1 model
 
 echo "== ThreadSanitizer (clang): the C ABI from several threads"
 # One OpenMP thread: the runtimes' own synchronization is not instrumented (libgomp, libomp), and
