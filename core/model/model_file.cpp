@@ -261,6 +261,10 @@ std::shared_ptr<Model> load_model(const std::string& path, bool compile) {
     check(f.has_attr("model_config"), Status::invalid_argument, path,
           ": no model_config (a weights-only file? load it with load_weights)");
     Json config = parse_json(f.string_attr("model_config"), path + ": model_config");
+    // Keras 3 writes HDF5 files too (and so does the library for a model that trains by Keras
+    // 3's rules): a model from one trains by them.
+    std::string version = f.has_attr("keras_version") ? f.string_attr("keras_version") : "";
+    KerasRulesScope rules(version.rfind("3.", 0) == 0 ? KerasRules::keras3 : KerasRules::keras2);
     std::shared_ptr<Model> model;
     {
       WeightBudget budget(WeightBudget::of_file(file_size(path)), "the file's weights", true);
@@ -284,7 +288,16 @@ void save_model(Model& model, const std::string& path, bool include_optimizer) {
   if (path.size() > ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0)
     return save_keras_archive(model, path, include_optimizer);
   Hdf5Group f = Hdf5File::create(path);
-  f.set_string_attr("keras_version", kKerasVersion);
+  // The Keras whose rules the model trains by (a Keras 3 archive's version for a model of one).
+  std::string version = kKerasVersion;
+  if (model.rules() == KerasRules::keras3) {
+    const Keras3Origin* o = model.keras3_origin().get();
+    version = o && o->metadata.is_object() && o->metadata.contains("keras_version") &&
+                      o->metadata["keras_version"].is_string()
+                  ? o->metadata["keras_version"].get<std::string>()
+                  : "3.0.0";
+  }
+  f.set_string_attr("keras_version", version);
   f.set_string_attr("backend", kBackend);
   f.set_string_attr("model_config", model.config().dump());
   save_weights_group(model, f.create_group("model_weights"));

@@ -5,6 +5,7 @@
 
 #include "core/api/control.h"
 #include "core/autodiff/gradients.h"
+#include "core/compile/function.h"
 #include "core/graph/session.h"
 #include "core/model/constraints.h"
 #include "core/model/graph_math.h"
@@ -61,10 +62,11 @@ class SGD : public Optimizer {
     weights_.push_back(iterations_);  // Keras 2.2.4: [iterations] + moments
     weights_.insert(weights_.end(), moments.begin(), moments.end());
     for (size_t i = 0; i < params.size(); ++i) {
-      const NodePtr &p = params[i], &g = grads[i], &m = moments[i];
+      const NodePtr &p = params[i], &g = grads[i], &m = moments[i], &from = start(i);
       NodePtr v = minus(times(momentum_, m), times(lr, g));  // velocity
       ups.push_back(api::update(m, v));
-      NodePtr new_p = nesterov_ ? minus(plus(p, times(momentum_, v)), times(lr, g)) : plus(p, v);
+      NodePtr new_p =
+          nesterov_ ? minus(plus(from, times(momentum_, v)), times(lr, g)) : plus(from, v);
       ups.push_back(api::update(p, constrained(p, new_p)));
     }
     return ups;
@@ -79,7 +81,8 @@ class SGD : public Optimizer {
 
 class Adam : public Optimizer {
  public:
-  explicit Adam(const Json& c) : Optimizer("Adam", c) {
+  // AdamW is Adam with a weight decay (Keras 3's AdamW, its default 0.004).
+  explicit Adam(const Json& c, const char* class_name = "Adam") : Optimizer(class_name, c) {
     hyper("lr", 0.001);
     beta_1_ = hyper("beta_1", 0.9);
     beta_2_ = hyper("beta_2", 0.999);
@@ -104,17 +107,17 @@ class Adam : public Optimizer {
     for (auto* list : {&ms, &vs, &vhats})
       weights_.insert(weights_.end(), list->begin(), list->end());
     for (size_t i = 0; i < params.size(); ++i) {
-      const NodePtr &p = params[i], &g = grads[i];
+      const NodePtr &p = params[i], &g = grads[i], &from = start(i);
       NodePtr m_t = moving(beta_1_, ms[i], g);
       NodePtr v_t = moving(beta_2_, vs[i], api::square(g));
       NodePtr p_t;
       if (amsgrad_) {
         NodePtr vhat_t = api::binary_op("maximum", ops::Maximum, vhats[i], v_t);
-        p_t =
-            minus(p, divided(times(lr_t, m_t), plus(api::sqrt(vhat_t), number(vhat_t, epsilon_))));
+        p_t = minus(from,
+                    divided(times(lr_t, m_t), plus(api::sqrt(vhat_t), number(vhat_t, epsilon_))));
         ups.push_back(api::update(vhats[i], vhat_t));
       } else {
-        p_t = minus(p, divided(times(lr_t, m_t), plus(api::sqrt(v_t), number(v_t, epsilon_))));
+        p_t = minus(from, divided(times(lr_t, m_t), plus(api::sqrt(v_t), number(v_t, epsilon_))));
       }
       ups.push_back(api::update(ms[i], m_t));
       ups.push_back(api::update(vs[i], v_t));
@@ -146,32 +149,61 @@ class RMSprop : public Optimizer {
     rho_ = hyper("rho", 0.9);
     hyper("decay", 0.0);
     epsilon_ = number_or(c, "epsilon", Session::get().epsilon(), where_);
+    momentum_ = number_or(c, "momentum", 0, where_);
+    centered_ = bool_or(c, "centered", false, where_);
   }
   std::vector<NodePtr> rule(const std::vector<NodePtr>& params,
                             const std::vector<NodePtr>& grads) override {
+    check(rules_ == KerasRules::keras3 || (momentum_ == 0 && !centered_), Status::not_implemented,
+          where_, ": momentum or centered, which Keras 2.2.4's RMSprop has not");
     std::vector<NodePtr> ups;
     NodePtr lr = decayed_lr();
     std::vector<NodePtr> acc = slots(params);
-    weights_ = acc;  // Keras 2.2.4 leaves iterations out of RMSprop's weights
+    // Keras 2.2.4 leaves iterations out of RMSprop's weights; Keras 3 keeps each kind of slot
+    // for every variable in turn.
+    weights_ = acc;
+    std::vector<NodePtr> moments = momentum_ > 0 ? slots(params) : std::vector<NodePtr>();
+    std::vector<NodePtr> averages = centered_ ? slots(params) : std::vector<NodePtr>();
+    for (auto* list : {&moments, &averages})
+      weights_.insert(weights_.end(), list->begin(), list->end());
     for (size_t i = 0; i < params.size(); ++i) {
       const NodePtr &p = params[i], &g = grads[i];
       NodePtr new_a = moving(rho_, acc[i], api::square(g));
       ups.push_back(api::update(acc[i], new_a));
-      // Keras 2.2.4: lr * g / (sqrt(a) + epsilon); Keras 3: lr * g / sqrt(a + epsilon).
-      NodePtr denominator = rules_ == KerasRules::keras3
-                                ? api::sqrt(plus(new_a, number(new_a, epsilon_)))
-                                : plus(api::sqrt(new_a), number(new_a, epsilon_));
-      NodePtr new_p = minus(p, divided(times(lr, g), denominator));
-      ups.push_back(api::update(p, constrained(p, new_p)));
+      // Keras 2.2.4: lr * g / (sqrt(a) + epsilon); Keras 3: lr * g / sqrt(a - avg^2 + epsilon),
+      // avg the moving average of g when centered, else 0.
+      NodePtr denominator;
+      if (rules_ == KerasRules::keras3) {
+        NodePtr under = new_a;
+        if (centered_) {
+          NodePtr avg = moving(rho_, averages[i], g);
+          ups.push_back(api::update(averages[i], avg));
+          under = minus(under, api::square(avg));
+        }
+        denominator = api::sqrt(plus(under, number(new_a, epsilon_)));
+      } else {
+        denominator = plus(api::sqrt(new_a), number(new_a, epsilon_));
+      }
+      NodePtr increment = divided(times(lr, g), denominator);
+      if (momentum_ > 0) {
+        increment = plus(times(number(g, momentum_), moments[i]), increment);
+        ups.push_back(api::update(moments[i], increment));
+      }
+      ups.push_back(api::update(p, constrained(p, minus(start(i), increment))));
     }
     return ups;
   }
 
-  void extra_config(Json& c) const override { c["epsilon"] = epsilon_; }
+  void extra_config(Json& c) const override {
+    c["epsilon"] = epsilon_;
+    if (momentum_ > 0) c["momentum"] = momentum_;
+    if (centered_) c["centered"] = centered_;
+  }
 
  private:
   NodePtr rho_;
-  double epsilon_;
+  double epsilon_, momentum_;
+  bool centered_;
 };
 
 class Adagrad : public Optimizer {
@@ -180,19 +212,24 @@ class Adagrad : public Optimizer {
     hyper("lr", 0.01);
     hyper("decay", 0.0);
     epsilon_ = number_or(c, "epsilon", Session::get().epsilon(), where_);
+    initial_accumulator_ = number_or(c, "initial_accumulator_value", 0.1, where_);
   }
   std::vector<NodePtr> rule(const std::vector<NodePtr>& params,
                             const std::vector<NodePtr>& grads) override {
     std::vector<NodePtr> ups;
     NodePtr lr = decayed_lr();
-    std::vector<NodePtr> acc = slots(params);
+    // Keras 2.2.4 starts the accumulators at zero, Keras 3 at initial_accumulator_value.
+    bool keras3 = rules_ == KerasRules::keras3;
+    std::vector<NodePtr> acc = slots(params, keras3 ? initial_accumulator_ : 0);
     weights_ = acc;
     for (size_t i = 0; i < params.size(); ++i) {
       const NodePtr &p = params[i], &g = grads[i];
       NodePtr new_a = plus(acc[i], api::square(g));
       ups.push_back(api::update(acc[i], new_a));
-      NodePtr new_p =
-          minus(p, divided(times(lr, g), plus(api::sqrt(new_a), number(new_a, epsilon_))));
+      // Keras 2.2.4: sqrt(a) + epsilon; Keras 3: sqrt(a + epsilon).
+      NodePtr denominator = keras3 ? api::sqrt(plus(new_a, number(new_a, epsilon_)))
+                                   : plus(api::sqrt(new_a), number(new_a, epsilon_));
+      NodePtr new_p = minus(start(i), divided(times(lr, g), denominator));
       ups.push_back(api::update(p, constrained(p, new_p)));
     }
     return ups;
@@ -201,7 +238,7 @@ class Adagrad : public Optimizer {
   void extra_config(Json& c) const override { c["epsilon"] = epsilon_; }
 
  private:
-  double epsilon_;
+  double epsilon_, initial_accumulator_;
 };
 
 class Adadelta : public Optimizer {
@@ -227,7 +264,7 @@ class Adadelta : public Optimizer {
       ups.push_back(api::update(acc[i], new_a));
       NodePtr step = divided(times(g, api::sqrt(plus(delta[i], number(g, epsilon_)))),
                              api::sqrt(plus(new_a, number(g, epsilon_))));
-      ups.push_back(api::update(p, constrained(p, minus(p, times(lr, step)))));
+      ups.push_back(api::update(p, constrained(p, minus(start(i), times(lr, step)))));
       NodePtr new_d =
           plus(times(number(g, rho_), delta[i]), times(number(g, 1 - rho_), api::square(step)));
       ups.push_back(api::update(delta[i], new_d));
@@ -269,7 +306,7 @@ class Adamax : public Optimizer {
       const NodePtr &p = params[i], &g = grads[i];
       NodePtr m_t = moving(beta_1_, ms[i], g);
       NodePtr u_t = api::binary_op("maximum", ops::Maximum, times(beta_2_, us[i]), api::abs(g));
-      NodePtr p_t = minus(p, divided(times(lr_t, m_t), plus(u_t, number(u_t, epsilon_))));
+      NodePtr p_t = minus(start(i), divided(times(lr_t, m_t), plus(u_t, number(u_t, epsilon_))));
       ups.push_back(api::update(ms[i], m_t));
       ups.push_back(api::update(us[i], u_t));
       ups.push_back(api::update(p, constrained(p, p_t)));
@@ -302,8 +339,10 @@ class Nadam : public Optimizer {
     NodePtr one = scalar_value(1, fx);
     NodePtr t = plus(api::cast(iterations_, fx), one);
     NodePtr base = scalar_value(0.96, fx);
+    // Keras 2.2.4's momentum schedule decays as 0.96^(t * schedule_decay), Keras 3's as 0.96^t.
+    double exponent = rules_ == KerasRules::keras3 ? 1.0 : schedule_decay_;
     auto cache = [&](const NodePtr& step) {
-      NodePtr decayed = power(base, times(step, number(step, schedule_decay_)));
+      NodePtr decayed = power(base, times(step, number(step, exponent)));
       return times(beta_1_, minus(one, times(number(decayed, 0.5), decayed)));
     };
     NodePtr cache_t = cache(t), cache_t1 = cache(plus(t, number(t, 1.0)));
@@ -314,6 +353,7 @@ class Nadam : public Optimizer {
     std::vector<NodePtr> vs = slots(params);
     weights_.push_back(iterations_);
     for (auto* list : {&ms, &vs}) weights_.insert(weights_.end(), list->begin(), list->end());
+    trailing_ = {m_schedule_};  // Keras 3's u_product
     for (size_t i = 0; i < params.size(); ++i) {
       const NodePtr &p = params[i], &g = grads[i];
       NodePtr g_prime = divided(g, minus(one, schedule_new));
@@ -325,7 +365,8 @@ class Nadam : public Optimizer {
       ups.push_back(api::update(ms[i], m_t));
       ups.push_back(api::update(vs[i], v_t));
       NodePtr p_t = minus(
-          p, divided(times(lr_, m_t_bar), plus(api::sqrt(v_t_prime), number(v_t_prime, epsilon_))));
+          start(i),
+          divided(times(lr_, m_t_bar), plus(api::sqrt(v_t_prime), number(v_t_prime, epsilon_))));
       ups.push_back(api::update(p, constrained(p, p_t)));
     }
     return ups;
@@ -338,6 +379,42 @@ class Nadam : public Optimizer {
  private:
   NodePtr lr_, beta_1_, beta_2_, m_schedule_;
   double epsilon_, schedule_decay_;
+};
+
+// Keras 3's Lion: the sign of an interpolation of momentum and gradient, then the momentum.
+class Lion : public Optimizer {
+ public:
+  explicit Lion(const Json& c) : Optimizer("Lion", c) {
+    hyper("lr", 0.001);
+    beta_1_ = number_or(c, "beta_1", 0.9, where_);
+    beta_2_ = number_or(c, "beta_2", 0.99, where_);
+    check(beta_1_ > 0 && beta_1_ <= 1, Status::invalid_argument, where_,
+          ": beta_1 must be in (0, 1]");
+  }
+  std::vector<NodePtr> rule(const std::vector<NodePtr>& params,
+                            const std::vector<NodePtr>& grads) override {
+    std::vector<NodePtr> ups;
+    NodePtr lr = decayed_lr();
+    std::vector<NodePtr> ms = slots(params);
+    weights_.push_back(iterations_);
+    weights_.insert(weights_.end(), ms.begin(), ms.end());
+    for (size_t i = 0; i < params.size(); ++i) {
+      const NodePtr &p = params[i], &g = grads[i], &m = ms[i];
+      NodePtr direction =
+          api::sign(plus(times(m, number(m, beta_1_)), times(g, number(g, 1 - beta_1_))));
+      ups.push_back(api::update(p, constrained(p, minus(start(i), times(lr, direction)))));
+      ups.push_back(
+          api::update(m, plus(times(m, number(m, beta_2_)), times(g, number(g, 1 - beta_2_)))));
+    }
+    return ups;
+  }
+  void extra_config(Json& c) const override {
+    c["beta_1"] = beta_1_;
+    c["beta_2"] = beta_2_;
+  }
+
+ private:
+  double beta_1_, beta_2_;
 };
 
 std::string lowered(std::string s) {
@@ -357,6 +434,12 @@ Optimizer::Optimizer(std::string class_name, const Json& config)
   clipnorm_ = number_or(config_, "clipnorm", 0, where_);
   global_clipnorm_ = number_or(config_, "global_clipnorm", 0, where_);
   clipvalue_ = number_or(config_, "clipvalue", 0, where_);
+  weight_decay_ = number_or(config_, "weight_decay", 0, where_);
+  check(!bool_or(config_, "use_ema", false, where_), Status::not_implemented, where_, ": use_ema");
+  check(int_or(config_, "gradient_accumulation_steps", 1, where_) <= 1, Status::not_implemented,
+        where_, ": gradient_accumulation_steps");
+  check(!config_.contains("loss_scale_factor") || config_["loss_scale_factor"].is_null(),
+        Status::not_implemented, where_, ": loss_scale_factor");
   NameScope scope(class_name_);
   iterations_ =
       api::variable(zeros_of(DType::i64, {}), DType::i64, Session::get().unique_name("iterations"));
@@ -381,16 +464,21 @@ NodePtr Optimizer::decayed_lr() {
   return times(lr, divided(one, plus(one, times(decay, its))));
 }
 
-std::vector<NodePtr> Optimizer::slots(const std::vector<NodePtr>& params) {
+std::vector<NodePtr> Optimizer::slots(const std::vector<NodePtr>& params, double value) {
   std::vector<NodePtr> out;
-  for (const auto& p : params) out.push_back(slot(p));
+  for (const auto& p : params) out.push_back(slot(p, value));
   return out;
 }
 
-NodePtr Optimizer::slot(const NodePtr& like) {
+NodePtr Optimizer::slot(const NodePtr& like, double value) {
   check(like->shape().fully_known(), Status::shape, where_, ": a weight of unknown shape");
-  return api::variable(zeros_of(like->dtype(), like->shape().dims), like->dtype(),
-                       Session::get().unique_name("Variable"));
+  std::shared_ptr<Buffer> first =
+      zeros_of(value == 0 ? like->dtype() : DType::f64, like->shape().dims);
+  if (value != 0) {
+    for (int64_t i = 0, n = first->numel(); i < n; ++i) first->as<double>()[i] = value;
+    first = convert_buffer(first, like->dtype());
+  }
+  return api::variable(first, like->dtype(), Session::get().unique_name("Variable"));
 }
 
 NodePtr Optimizer::constrained(const NodePtr& p, const NodePtr& new_p) const {
@@ -430,6 +518,11 @@ std::vector<NodePtr> Optimizer::updates(const NodePtr& loss, const std::vector<N
   }
   if (clipvalue_ > 0)
     for (auto& g : grads) g = api::clip(g, -clipvalue_, clipvalue_);
+  starts_.clear();
+  for (const auto& p : params)
+    starts_.push_back(weight_decay_ > 0 ? minus(p, times(times(p, number(p, weight_decay_)),
+                                                         api::cast(decayed_lr(), p->dtype())))
+                                        : p);
   std::vector<NodePtr> ups{api::update_add(iterations_, scalar_value(1, DType::i64))};
   for (auto& u : rule(params, grads)) ups.push_back(u);
   return ups;
@@ -473,17 +566,15 @@ std::unique_ptr<Optimizer> Optimizer::make_of_class(const Json& spec, const Json
   // off.
   for (const char* prefix : {"Custom>", "keras.optimizers.", "keras.optimizers.legacy."})
     if (name.rfind(prefix, 0) == 0) name = name.substr(std::strlen(prefix));
-  const std::string where = "optimizer " + name;
-  check(number_or(config, "weight_decay", 0, where) == 0, Status::not_implemented, where,
-        ": weight_decay");
-  check(!bool_or(config, "use_ema", false, where), Status::not_implemented, where, ": use_ema");
-  check(!bool_or(config, "centered", false, where), Status::not_implemented, where,
-        ": centered RMSprop");
   std::string k = lowered(name);
-  check(k != "rmsprop" || number_or(config, "momentum", 0, where) == 0, Status::not_implemented,
-        where, ": RMSprop with momentum");
   if (k == "sgd") return std::make_unique<SGD>(config);
   if (k == "adam") return std::make_unique<Adam>(config);
+  if (k == "adamw") {
+    if (!config.contains("weight_decay") || config["weight_decay"].is_null())
+      config["weight_decay"] = 0.004;
+    return std::make_unique<Adam>(config, "AdamW");
+  }
+  if (k == "lion") return std::make_unique<Lion>(config);
   if (k == "rmsprop") return std::make_unique<RMSprop>(config);
   if (k == "adagrad") return std::make_unique<Adagrad>(config);
   if (k == "adadelta") return std::make_unique<Adadelta>(config);

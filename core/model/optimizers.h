@@ -1,5 +1,8 @@
-// Keras 2.2.4's optimizers (keras.optimizers) with their exact update rules and state: the
-// updates are graph nodes that a training function applies, the state is variables in Keras'
+// Keras' optimizers with their exact update rules and state: Keras 2.2.4's (keras.optimizers),
+// and where Keras 3 differs, its rules (KerasRules::keras3: Adagrad's and RMSprop's epsilon
+// under the root, Nadam's schedule, RMSprop's momentum and centered form) and its optimizers
+// (AdamW, Lion); the decoupled weight_decay of Keras 3 and tf.keras 2.11+ for all. The updates
+// are graph nodes that a training function applies, the state is variables in Keras 2.2.4's
 // order (optimizer.weights), so files carry it both ways.
 #pragma once
 #include <map>
@@ -31,6 +34,8 @@ class Optimizer {
   Json config() const;
   const std::string& class_name() const { return class_name_; }
   const NodePtr& iterations() const { return iterations_; }
+  // State Keras 3 keeps after the slots, in its order (Nadam's u_product); not in weights().
+  const std::vector<NodePtr>& trailing_state() const { return trailing_; }
 
  protected:
   Optimizer(std::string class_name, const Json& config);
@@ -42,8 +47,12 @@ class Optimizer {
   NodePtr hyper(const char* key, double fallback);
   // Keras 2.2.4: lr * 1 / (1 + decay * iterations) when decay was given, else lr.
   NodePtr decayed_lr();
-  NodePtr slot(const NodePtr& like);  // K.zeros(K.int_shape(p), dtype=K.dtype(p))
-  std::vector<NodePtr> slots(const std::vector<NodePtr>& params);  // a slot for each, in order
+  NodePtr slot(const NodePtr& like, double value = 0);  // K.zeros(K.int_shape(p), K.dtype(p))
+  // A slot for each, in order (filled with `value`).
+  std::vector<NodePtr> slots(const std::vector<NodePtr>& params, double value = 0);
+  // The value parameter i's update starts from: the parameter, less the decoupled weight decay
+  // p * weight_decay * lr that Keras 3 and tf.keras 2.11+ apply before the update.
+  const NodePtr& start(size_t i) const { return starts_[i]; }
   // new_p under p's constraint, if it has one.
   NodePtr constrained(const NodePtr& p, const NodePtr& new_p) const;
   // get_config's entries that are not hyperparameter variables (epsilon, nesterov...).
@@ -52,9 +61,9 @@ class Optimizer {
   std::string class_name_, where_;
   Json config_;
   NodePtr iterations_;
-  std::vector<NodePtr> weights_;
+  std::vector<NodePtr> weights_, trailing_, starts_;
   std::vector<std::pair<std::string, NodePtr>> hypers_;
-  double initial_decay_ = 0, clipnorm_ = 0, clipvalue_ = 0, global_clipnorm_ = 0;
+  double initial_decay_ = 0, clipnorm_ = 0, clipvalue_ = 0, global_clipnorm_ = 0, weight_decay_ = 0;
   KerasRules rules_ = KerasRules::keras2;
   std::map<const Node*, Json> constraints_;
 };

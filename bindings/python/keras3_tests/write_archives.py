@@ -9,7 +9,8 @@ from kbackend import models
 from model_fixtures import ModelFixtures
 
 FIXTURES = ModelFixtures("keras3")
-NAMES = ["cnn", "functional", "rnn", "nested", "logits", "clipped", "global_clipped"]  # the ones without dropout
+NAMES = ["cnn", "functional", "rnn", "nested", "logits", "clipped", "global_clipped", "adamw", "lion",
+         "adagrad", "nadam", "rmsprop_centered", "sgd_decayed"]  # the ones without dropout
 
 
 def main(out):

@@ -1,7 +1,9 @@
 """Keras 3 `.keras` archives (tests/model_files/keras3, made by its make_fixtures.py with Keras
 3.15 on JAX) through kbackend.models: Sequential and functional models, nested Sequential and
 functional models (a shared one among them), an LSTM's cell, BatchNormalization, a loss of
-logits (from_logits=True), Keras 3's clipnorm (each gradient) and global_clipnorm. Each loads,
+logits (from_logits=True), Keras 3's clipnorm (each gradient) and global_clipnorm, and the
+rules of Keras 3's optimizers (AdamW, Lion, Adagrad, Nadam, RMSprop with momentum and centered,
+SGD with Nesterov momentum and weight decay). Each loads,
 predicts as Keras did, evaluates to Keras' loss, continues training from the archive's
 optimizer state as Keras does, and saves a .keras archive (with its optimizer state) and an
 .h5 file that load again (bindings/python/keras3_tests: Keras 3 loads the archives too)."""
@@ -22,7 +24,8 @@ def _listed(v):
 
 
 @pytest.mark.parametrize("name", ["mlp", "cnn", "functional", "rnn", "nested", "logits",
-                                  "clipped", "global_clipped"])
+                                  "clipped", "global_clipped", "adamw", "lion", "adagrad",
+                                  "nadam", "rmsprop_centered", "sgd_decayed"])
 def test_keras3_archive(name, tmp_path):
     model = models.load_model(FIXTURES.path(name + ".keras"))
     xs, ys = FIXTURES.arrays(name, "x"), FIXTURES.arrays(name, "y")
@@ -93,3 +96,17 @@ def test_keras3_archive_refusals(tmp_path):
         f.write(data[: len(data) // 2])
     with pytest.raises(ValueError, match="zip"):
         models.load_model(truncated)
+
+
+def test_keras3_optimizer_options_not_had_are_refused():
+    model = models.load_model(FIXTURES.path("mlp.keras"))
+    for option in ({"use_ema": True}, {"gradient_accumulation_steps": 4},
+                   {"loss_scale_factor": 128.0}):
+        with pytest.raises(NotImplementedError, match=list(option)[0]):
+            model.compile({"class_name": "Adam", "config": option}, "mse")
+    model.compile({"class_name": "AdamW", "config": {"learning_rate": 0.01}}, "mse")
+    # Keras 2.2.4's RMSprop has neither momentum nor centered: a model made here (Keras 2.2.4's
+    # rules) is refused them.
+    made = models.model_from_json(model.to_json())
+    with pytest.raises(NotImplementedError, match="momentum or centered"):
+        made.compile({"class_name": "RMSprop", "config": {"momentum": 0.9}}, "mse")

@@ -145,7 +145,7 @@ std::vector<std::vector<std::string>> keras3_slot_groups(const Json& optimizer) 
   if (cls == "SGD")
     return number("momentum") != 0 ? std::vector<std::vector<std::string>>{{"momentum"}}
                                    : std::vector<std::vector<std::string>>{};
-  if (cls == "Adam") {
+  if (cls == "Adam" || cls == "AdamW") {
     std::vector<std::vector<std::string>> g = {{"momentum", "velocity"}};
     if (flag("amsgrad")) g.push_back({"velocity_hat"});
     return g;
@@ -159,12 +159,15 @@ std::vector<std::vector<std::string>> keras3_slot_groups(const Json& optimizer) 
   if (cls == "Adagrad") return {{"accumulator"}};
   if (cls == "Adadelta") return {{"accumulated_grad", "accumulated_delta_var"}};
   if (cls == "Adamax") return {{"m", "u"}};
+  if (cls == "Nadam") return {{"momentum", "velocity"}};  // then u_product (trailing_state)
+  if (cls == "Lion") return {{"momentum"}};
   return {};
 }
 
 // Keras 3's order of the optimizer's slots (optimizer/vars from index 2, after iterations and
 // the learning rate) as our slot variables, in Keras 2.2.4's layout (iterations, then each
-// kind for every variable); none when the optimizer keeps fewer kinds than Keras 3's.
+// kind for every variable), then the state Keras 3 keeps after them (Nadam's u_product); none
+// when the optimizer keeps fewer kinds than Keras 3's.
 std::optional<std::vector<NodePtr>> keras3_slot_order(Optimizer& optimizer, const Json& spec,
                                                       size_t params) {
   std::vector<std::vector<std::string>> groups = keras3_slot_groups(spec);
@@ -182,6 +185,7 @@ std::optional<std::vector<NodePtr>> keras3_slot_order(Optimizer& optimizer, cons
         order.push_back(ours[first_slot + (kind_base + k) * params + j]);
     kind_base += gr.size();
   }
+  for (const auto& v : optimizer.trailing_state()) order.push_back(v);
   return order;
 }
 

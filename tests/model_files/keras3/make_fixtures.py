@@ -100,10 +100,44 @@ def global_clipped():
     return m, [rng.rand(16, 6).astype(np.float32)], [3 * rng.rand(16, 2).astype(np.float32)]
 
 
+def _dense_pair(seed, optimizer):
+    """A small regression for an optimizer's rules: its slots, weight decay, its schedule."""
+    m = keras.Sequential([keras.Input((6,)), L.Dense(8, activation="tanh"), L.Dense(2)])
+    m.compile(optimizer, "mse")
+    rng = np.random.RandomState(seed)
+    return m, [rng.rand(16, 6).astype(np.float32)], [rng.rand(16, 2).astype(np.float32)]
+
+
+def adamw():
+    return _dense_pair(8, keras.optimizers.AdamW(0.02, weight_decay=0.1))
+
+
+def lion():
+    return _dense_pair(9, keras.optimizers.Lion(0.003, weight_decay=0.05))
+
+
+def adagrad():
+    return _dense_pair(10, keras.optimizers.Adagrad(0.1))
+
+
+def nadam():
+    return _dense_pair(11, keras.optimizers.Nadam(0.01))
+
+
+def rmsprop_centered():
+    return _dense_pair(12, keras.optimizers.RMSprop(0.01, momentum=0.5, centered=True))
+
+
+def sgd_decayed():
+    return _dense_pair(13, keras.optimizers.SGD(0.1, momentum=0.9, nesterov=True,
+                                                weight_decay=0.01))
+
+
 def main():
     keras.utils.set_random_seed(0)
     expected = {}
-    for make in (mlp, cnn, functional, rnn, nested, logits, clipped, global_clipped):
+    for make in (mlp, cnn, functional, rnn, nested, logits, clipped, global_clipped, adamw, lion,
+                 adagrad, nadam, rmsprop_centered, sgd_decayed):
         name = make.__name__
         model, xs, ys = make()
         model.fit(xs, ys, epochs=1, batch_size=8, verbose=0)
