@@ -9,6 +9,7 @@
 #include "core/graph/session.h"
 #include "core/model/constraints.h"
 #include "core/model/graph_math.h"
+#include "core/model/learning_rate_schedules.h"
 #include "core/util/error.h"
 
 namespace kb::model {
@@ -338,6 +339,8 @@ class Nadam : public Optimizer {
     DType fx = Session::get().floatx();
     NodePtr one = scalar_value(1, fx);
     NodePtr t = plus(api::cast(iterations_, fx), one);
+    // Keras 2.2.4's Nadam has no decay: its rate, or a schedule's.
+    NodePtr lr = schedule_.is_null() ? lr_ : decayed_lr();
     NodePtr base = scalar_value(0.96, fx);
     // Keras 2.2.4's momentum schedule decays as 0.96^(t * schedule_decay), Keras 3's as 0.96^t.
     double exponent = rules_ == KerasRules::keras3 ? 1.0 : schedule_decay_;
@@ -364,9 +367,8 @@ class Nadam : public Optimizer {
       NodePtr m_t_bar = plus(times(minus(one, cache_t), g_prime), times(cache_t1, m_t_prime));
       ups.push_back(api::update(ms[i], m_t));
       ups.push_back(api::update(vs[i], v_t));
-      NodePtr p_t = minus(
-          start(i),
-          divided(times(lr_, m_t_bar), plus(api::sqrt(v_t_prime), number(v_t_prime, epsilon_))));
+      NodePtr p_t = minus(start(i), divided(times(lr, m_t_bar), plus(api::sqrt(v_t_prime),
+                                                                     number(v_t_prime, epsilon_))));
       ups.push_back(api::update(p, constrained(p, p_t)));
     }
     return ups;
@@ -417,6 +419,115 @@ class Lion : public Optimizer {
   double beta_1_, beta_2_;
 };
 
+// Keras 3's Lamb: Adam's step scaled by the trust ratio ||p|| / ||step|| (1 where either is 0).
+class Lamb : public Optimizer {
+ public:
+  explicit Lamb(const Json& c) : Optimizer("Lamb", c) {
+    hyper("lr", 0.001);
+    beta_1_ = number_or(c, "beta_1", 0.9, where_);
+    beta_2_ = number_or(c, "beta_2", 0.999, where_);
+    epsilon_ = number_or(c, "epsilon", 1e-7, where_);
+  }
+  std::vector<NodePtr> rule(const std::vector<NodePtr>& params,
+                            const std::vector<NodePtr>& grads) override {
+    std::vector<NodePtr> ups;
+    NodePtr lr = decayed_lr();
+    DType fx = Session::get().floatx();
+    NodePtr one = scalar_value(1, fx), t = plus(api::cast(iterations_, fx), one);
+    NodePtr beta_1_power = power(scalar_value(beta_1_, fx), t);
+    NodePtr beta_2_power = power(scalar_value(beta_2_, fx), t);
+    std::vector<NodePtr> ms = slots(params), vs = slots(params);
+    weights_.push_back(iterations_);
+    for (auto* list : {&ms, &vs}) weights_.insert(weights_.end(), list->begin(), list->end());
+    auto norm = [](const NodePtr& x) {
+      return api::sqrt(api::sum(api::square(x), std::nullopt, false));
+    };
+    auto positive = [](const NodePtr& x) {
+      return api::cast(api::binary_op("greater", ops::Greater, x, number(x, 0)), x->dtype());
+    };
+    for (size_t i = 0; i < params.size(); ++i) {
+      const NodePtr &p = params[i], &g = grads[i], &from = start(i);
+      NodePtr m_t = moving(number(g, beta_1_), ms[i], g);
+      NodePtr v_t = moving(number(g, beta_2_), vs[i], api::square(g));
+      NodePtr m_hat = divided(m_t, minus(one, beta_1_power));
+      NodePtr v_sqrt = plus(api::sqrt(divided(v_t, minus(one, beta_2_power))), number(g, epsilon_));
+      NodePtr step = divided(m_hat, v_sqrt);
+      NodePtr w_norm = norm(from), g_norm = norm(step);
+      // ratio = w / g where both are positive, else 1 (g's zero guarded from the division).
+      NodePtr both = times(positive(w_norm), positive(g_norm));
+      NodePtr safe_g = plus(g_norm, minus(one, positive(g_norm)));
+      NodePtr ratio = plus(times(both, divided(w_norm, safe_g)), minus(one, both));
+      ups.push_back(api::update(ms[i], m_t));
+      ups.push_back(api::update(vs[i], v_t));
+      ups.push_back(api::update(p, constrained(p, minus(from, times(times(ratio, lr), step)))));
+    }
+    return ups;
+  }
+  void extra_config(Json& c) const override {
+    c["beta_1"] = beta_1_;
+    c["beta_2"] = beta_2_;
+    c["epsilon"] = epsilon_;
+  }
+
+ private:
+  double beta_1_, beta_2_, epsilon_;
+};
+
+// Keras 3's Ftrl ("Follow The Regularized Leader"): per-coordinate rates from the accumulated
+// squared gradients, the weights solved from a linear term with L1 and L2 penalties.
+class Ftrl : public Optimizer {
+ public:
+  explicit Ftrl(const Json& c) : Optimizer("Ftrl", c) {
+    hyper("lr", 0.001);
+    power_ = number_or(c, "learning_rate_power", -0.5, where_);
+    initial_ = number_or(c, "initial_accumulator_value", 0.1, where_);
+    l1_ = number_or(c, "l1_regularization_strength", 0, where_);
+    l2_ = number_or(c, "l2_regularization_strength", 0, where_);
+    shrinkage_ = number_or(c, "l2_shrinkage_regularization_strength", 0, where_);
+    beta_ = number_or(c, "beta", 0, where_);
+    check(initial_ >= 0 && power_ <= 0 && l1_ >= 0 && l2_ >= 0 && shrinkage_ >= 0,
+          Status::invalid_argument, where_,
+          ": initial_accumulator_value and the regularization strengths must be >= 0, "
+          "learning_rate_power <= 0");
+  }
+  std::vector<NodePtr> rule(const std::vector<NodePtr>& params,
+                            const std::vector<NodePtr>& grads) override {
+    std::vector<NodePtr> ups;
+    NodePtr lr = decayed_lr();
+    std::vector<NodePtr> accs = slots(params, initial_), linears = slots(params);
+    weights_.push_back(iterations_);
+    for (auto* list : {&accs, &linears})
+      weights_.insert(weights_.end(), list->begin(), list->end());
+    for (size_t i = 0; i < params.size(); ++i) {
+      const NodePtr &p = params[i], &g = grads[i], &from = start(i);
+      NodePtr lr_p = api::cast(lr, p->dtype());
+      NodePtr l2 = plus(number(p, l2_), divided(number(p, beta_), times(number(p, 2), lr_p)));
+      NodePtr grad = plus(g, times(number(p, 2 * shrinkage_), from));
+      NodePtr new_acc = plus(accs[i], api::square(g));
+      NodePtr rate_new = api::pow(new_acc, -power_), rate_old = api::pow(accs[i], -power_);
+      NodePtr linear =
+          plus(linears[i], minus(grad, times(divided(minus(rate_new, rate_old), lr_p), from)));
+      NodePtr quadratic = plus(divided(rate_new, lr_p), times(number(p, 2), l2));
+      NodePtr clipped = api::clip(linear, -l1_, l1_);
+      ups.push_back(api::update(linears[i], linear));
+      ups.push_back(api::update(p, constrained(p, divided(minus(clipped, linear), quadratic))));
+      ups.push_back(api::update(accs[i], new_acc));
+    }
+    return ups;
+  }
+  void extra_config(Json& c) const override {
+    c["learning_rate_power"] = power_;
+    c["initial_accumulator_value"] = initial_;
+    c["l1_regularization_strength"] = l1_;
+    c["l2_regularization_strength"] = l2_;
+    c["l2_shrinkage_regularization_strength"] = shrinkage_;
+    c["beta"] = beta_;
+  }
+
+ private:
+  double power_, initial_, l1_, l2_, shrinkage_, beta_;
+};
+
 std::string lowered(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
@@ -427,9 +538,16 @@ std::string lowered(std::string s) {
 Optimizer::Optimizer(std::string class_name, const Json& config)
     : class_name_(std::move(class_name)), where_("optimizer " + class_name_), config_(config) {
   check(config_.is_object(), Status::invalid_argument, where_, ": its config is not an object");
-  // tf.keras names the rate learning_rate.
+  // tf.keras names the rate learning_rate; Keras 3 and tf.keras may give a schedule there, whose
+  // first rate the lr variable reports.
   if (config_.contains("learning_rate") && !config_.contains("lr"))
     config_["lr"] = config_["learning_rate"];
+  if (config_.contains("lr") && is_learning_rate_schedule(config_["lr"])) {
+    schedule_ = config_["lr"];
+    config_["lr"] = initial_learning_rate(schedule_, where_);
+    scheduled_learning_rate(schedule_, scalar_value(0, Session::get().floatx()),
+                            where_);  // checks it
+  }
   initial_decay_ = number_or(config_, "decay", 0, where_);
   clipnorm_ = number_or(config_, "clipnorm", 0, where_);
   global_clipnorm_ = number_or(config_, "global_clipnorm", 0, where_);
@@ -454,6 +572,9 @@ NodePtr Optimizer::hyper(const char* key, double fallback) {
 }
 
 NodePtr Optimizer::decayed_lr() {
+  if (!schedule_.is_null())
+    return scheduled_learning_rate(schedule_, api::cast(iterations_, Session::get().floatx()),
+                                   where_);
   NodePtr lr = hypers_.front().second;
   if (initial_decay_ <= 0) return lr;
   NodePtr decay;
@@ -539,6 +660,10 @@ Json Optimizer::config() const {
   for (auto it = config_.begin(); it != config_.end(); ++it)
     if (!c.contains(it.key()) && it.key() != "learning_rate" && it.key() != "name")
       c[it.key()] = it.value();
+  if (!schedule_.is_null()) {  // the schedule, as tf.keras and Keras 3 write it
+    c.erase("lr");
+    c["learning_rate"] = schedule_;
+  }
   return Json{{"class_name", class_name_}, {"config", c}};
 }
 
@@ -575,6 +700,8 @@ std::unique_ptr<Optimizer> Optimizer::make_of_class(const Json& spec, const Json
     return std::make_unique<Adam>(config, "AdamW");
   }
   if (k == "lion") return std::make_unique<Lion>(config);
+  if (k == "lamb") return std::make_unique<Lamb>(config);
+  if (k == "ftrl") return std::make_unique<Ftrl>(config);
   if (k == "rmsprop") return std::make_unique<RMSprop>(config);
   if (k == "adagrad") return std::make_unique<Adagrad>(config);
   if (k == "adadelta") return std::make_unique<Adadelta>(config);

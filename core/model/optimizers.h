@@ -1,8 +1,8 @@
 // Keras' optimizers with their exact update rules and state: Keras 2.2.4's (keras.optimizers),
 // and where Keras 3 differs, its rules (KerasRules::keras3: Adagrad's and RMSprop's epsilon
 // under the root, Nadam's schedule, RMSprop's momentum and centered form) and its optimizers
-// (AdamW, Lion); the decoupled weight_decay of Keras 3 and tf.keras 2.11+ for all. The updates
-// are graph nodes that a training function applies, the state is variables in Keras 2.2.4's
+// (AdamW, Lion, Lamb, Ftrl); the decoupled weight_decay of Keras 3 and tf.keras 2.11+ for all. The
+// updates are graph nodes that a training function applies, the state is variables in Keras 2.2.4's
 // order (optimizer.weights), so files carry it both ways.
 #pragma once
 #include <map>
@@ -34,6 +34,8 @@ class Optimizer {
   Json config() const;
   const std::string& class_name() const { return class_name_; }
   const NodePtr& iterations() const { return iterations_; }
+  // Whether the rate comes from a schedule (Keras 3 then keeps no learning-rate variable).
+  bool scheduled() const { return !schedule_.is_null(); }
   // State Keras 3 keeps after the slots, in its order (Nadam's u_product); not in weights().
   const std::vector<NodePtr>& trailing_state() const { return trailing_; }
 
@@ -45,7 +47,8 @@ class Optimizer {
   // A floatx hyperparameter variable (Keras' K.variable(lr, name='lr')), kept for config();
   // decayed_lr() reads "lr" (each optimizer's first) and "decay".
   NodePtr hyper(const char* key, double fallback);
-  // Keras 2.2.4: lr * 1 / (1 + decay * iterations) when decay was given, else lr.
+  // The rate of this step: a schedule's at the iterations done (Keras 3, tf.keras); Keras
+  // 2.2.4's lr * 1 / (1 + decay * iterations) when decay was given; else lr.
   NodePtr decayed_lr();
   NodePtr slot(const NodePtr& like, double value = 0);  // K.zeros(K.int_shape(p), K.dtype(p))
   // A slot for each, in order (filled with `value`).
@@ -59,7 +62,7 @@ class Optimizer {
   virtual void extra_config(Json& config) const = 0;
 
   std::string class_name_, where_;
-  Json config_;
+  Json config_, schedule_;  // schedule_: the learning_rate's schedule, null for a number
   NodePtr iterations_;
   std::vector<NodePtr> weights_, trailing_, starts_;
   std::vector<std::pair<std::string, NodePtr>> hypers_;

@@ -10,7 +10,9 @@ from model_fixtures import ModelFixtures
 
 FIXTURES = ModelFixtures("keras3")
 NAMES = ["cnn", "functional", "rnn", "nested", "logits", "clipped", "global_clipped", "adamw", "lion",
-         "adagrad", "nadam", "rmsprop_centered", "sgd_decayed"]  # the ones without dropout
+         "adagrad", "nadam", "rmsprop_centered", "sgd_decayed", "exponential_decay",
+         "inverse_time_decay", "piecewise_decay", "polynomial_decay", "cosine_warmup",
+         "cosine_restarts", "lamb", "ftrl"]  # the ones without dropout
 
 
 def main(out):

@@ -161,6 +161,8 @@ std::vector<std::vector<std::string>> keras3_slot_groups(const Json& optimizer) 
   if (cls == "Adamax") return {{"m", "u"}};
   if (cls == "Nadam") return {{"momentum", "velocity"}};  // then u_product (trailing_state)
   if (cls == "Lion") return {{"momentum"}};
+  if (cls == "Lamb") return {{"momentum", "velocity"}};
+  if (cls == "Ftrl") return {{"accumulator", "linear"}};
   return {};
 }
 
@@ -189,15 +191,19 @@ std::optional<std::vector<NodePtr>> keras3_slot_order(Optimizer& optimizer, cons
   return order;
 }
 
+// Where the slots start in optimizer/vars: after iterations and the learning rate, or after
+// iterations alone when a schedule gives the rate (Keras 3 keeps no variable for it then).
+size_t first_slot_index(const Optimizer& optimizer) { return optimizer.scheduled() ? 1 : 2; }
+
 // The optimizer's state from optimizer/vars. A state that does not fit leaves the optimizer
 // fresh, with a warning, as Keras does.
 void restore_keras3_optimizer(Optimizer& optimizer, const Json& spec, const Hdf5Group& g,
                               size_t params, const std::string& path) {
-  size_t n = numbered_datasets(g);
+  size_t n = numbered_datasets(g), first = first_slot_index(optimizer);
   std::optional<std::vector<NodePtr>> order = keras3_slot_order(optimizer, spec, params);
-  bool fits = order && n == 2 + order->size() && g.dataset_dims("0").empty();
+  bool fits = order && n == first + order->size() && g.dataset_dims("0").empty();
   for (size_t i = 0; fits && i < order->size(); ++i)
-    fits = g.dataset_dims(std::to_string(2 + i)) == (*order)[i]->shape().dims;
+    fits = g.dataset_dims(std::to_string(first + i)) == (*order)[i]->shape().dims;
   if (!fits) {
     std::fprintf(stderr,
                  "%s: the saved optimizer state does not fit the optimizer; it starts afresh\n",
@@ -209,7 +215,7 @@ void restore_keras3_optimizer(Optimizer& optimizer, const Json& spec, const Hdf5
   api::set_value(optimizer.iterations(),
                  convert_buffer(values[0], optimizer.iterations()->dtype()));
   for (size_t i = 0; i < order->size(); ++i)
-    api::set_value((*order)[i], convert_buffer(values[2 + i], (*order)[i]->dtype()));
+    api::set_value((*order)[i], convert_buffer(values[first + i], (*order)[i]->dtype()));
 }
 
 // Writes `value` at `path` ("layers/dense/vars/0") of the file, its groups made as needed.
@@ -288,11 +294,14 @@ void save_keras_archive(Model& model, const std::string& path, bool include_opti
           "Keras 3's ", spec.value("class_name", "?"));
     auto iterations = convert_buffer(evaluate(opt.iterations()), DType::i64);
     write_at(root, "optimizer/vars/0", *iterations);
-    auto lr = Buffer::make(DType::f32, {});
-    *lr->as<float>() = float(opt.config()["config"].value("lr", 0.001));
-    write_at(root, "optimizer/vars/1", *lr);
+    size_t first = first_slot_index(opt);
+    if (first == 2) {
+      auto lr = Buffer::make(DType::f32, {});
+      *lr->as<float>() = float(opt.config()["config"].value("lr", 0.001));
+      write_at(root, "optimizer/vars/1", *lr);
+    }
     for (size_t i = 0; i < order->size(); ++i)
-      write_at(root, "optimizer/vars/" + std::to_string(i + 2), *evaluate((*order)[i]));
+      write_at(root, "optimizer/vars/" + std::to_string(i + first), *evaluate((*order)[i]));
   }
   Json metadata = o->metadata.is_object() ? o->metadata : Json::object();
   if (!metadata.contains("keras_version")) metadata["keras_version"] = "3.0.0";
