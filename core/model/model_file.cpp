@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include "core/api/api.h"
 #include "core/compile/function.h"
@@ -14,6 +15,7 @@
 #include "core/model/losses.h"
 #include "core/model/optimizers.h"
 #include "core/model/saving/file_errors.h"
+#include "core/model/saving/keras3_config.h"
 #include "core/model/saving/keras3_file.h"
 #include "core/model/saving/zip_archive.h"
 #include "core/model/training.h"
@@ -190,18 +192,44 @@ std::vector<std::string> tf_keras_state_order(const std::vector<std::string>& na
   return out;
 }
 
-// Sets the optimizer's state from a file's optimizer_weights (Keras 2.2.4's order, or
-// tf.keras'); a state that does not fit leaves the optimizer fresh, with a warning, as Keras does.
-void restore_optimizer_state(Optimizer& optimizer, const Hdf5Group& g, const std::string& path) {
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// Sets the optimizer's state from a file's optimizer_weights (Keras 2.2.4's order, tf.keras',
+// or Keras 3's: iteration, learning_rate, then its slots as in an archive; `spec` is the
+// optimizer's config and `params` the number of trained variables, which Keras 3's order needs);
+// a state that does not fit leaves the optimizer fresh, with a warning, as Keras does.
+void restore_optimizer_state(Optimizer& optimizer, const Hdf5Group& g, const Json& spec,
+                             size_t params, const std::string& path) {
   const auto& slots = optimizer.weights();
   auto names = g.strings_attr("weight_names");
-  bool tf_keras = !names.empty() && names[0].rfind("iteration:", 0) == 0;
-  if (tf_keras) names = tf_keras_state_order(names, optimizer, g);
-  // tf.keras' Adam keeps no vhat without amsgrad, where Keras 2.2.4 keeps a zero per variable.
-  bool fits = tf_keras ? names.size() <= slots.size() : names.size() == slots.size();
+  // The variable each name fills (null: none, Keras 3's learning rate).
+  std::vector<NodePtr> targets;
+  bool fits = true;
+  if (!names.empty() && ends_with(names[0], "/iteration")) {
+    std::optional<std::vector<NodePtr>> order = keras3_slot_order(optimizer, spec, params);
+    size_t first = first_slot_index(optimizer);
+    fits = order && names.size() == first + order->size();
+    if (fits) {
+      targets = {optimizer.iterations()};
+      if (first == 2) targets.push_back(nullptr);
+      targets.insert(targets.end(), order->begin(), order->end());
+    }
+  } else {
+    bool tf_keras = !names.empty() && names[0].rfind("iteration:", 0) == 0;
+    if (tf_keras) names = tf_keras_state_order(names, optimizer, g);
+    // tf.keras' Adam keeps no vhat without amsgrad, where Keras 2.2.4 keeps a zero per variable.
+    fits = tf_keras ? names.size() <= slots.size() : names.size() == slots.size();
+    if (fits) targets.assign(slots.begin(), slots.begin() + long(names.size()));
+  }
   std::vector<std::shared_ptr<Buffer>> values;
   for (size_t i = 0; i < names.size() && fits; ++i) {
-    fits = g.dataset_dims(names[i]) == slots[i]->shape().dims;
+    if (!targets[i]) {
+      values.push_back(nullptr);
+      continue;
+    }
+    fits = g.dataset_dims(names[i]) == targets[i]->shape().dims;
     if (fits) values.push_back(g.read_dataset(names[i]));
   }
   if (!fits) {
@@ -211,7 +239,7 @@ void restore_optimizer_state(Optimizer& optimizer, const Hdf5Group& g, const std
     return;
   }
   for (size_t i = 0; i < values.size(); ++i)
-    api::set_value(slots[i], convert_buffer(values[i], slots[i]->dtype()));
+    if (targets[i]) api::set_value(targets[i], convert_buffer(values[i], targets[i]->dtype()));
 }
 
 }  // namespace
@@ -264,7 +292,10 @@ std::shared_ptr<Model> load_model(const std::string& path, bool compile) {
     // Keras 3 writes HDF5 files too (and so does the library for a model that trains by Keras
     // 3's rules): a model from one trains by them.
     std::string version = f.has_attr("keras_version") ? f.string_attr("keras_version") : "";
-    KerasRulesScope rules(version.rfind("3.", 0) == 0 ? KerasRules::keras3 : KerasRules::keras2);
+    bool keras3 = version.rfind("3.", 0) == 0;
+    KerasRulesScope rules(keras3 ? KerasRules::keras3 : KerasRules::keras2);
+    // Keras 3 writes its HDF5 files' configs in its own form (functional nodes as arguments).
+    if (keras3) config = model_config_of_keras3(config, path + ": model_config");
     std::shared_ptr<Model> model;
     {
       WeightBudget budget(WeightBudget::of_file(file_size(path)), "the file's weights", true);
@@ -273,10 +304,11 @@ std::shared_ptr<Model> load_model(const std::string& path, bool compile) {
     // Keras 2.2 keeps the weights under model_weights; a file of weights alone at the root.
     load_weights_group(*model, f.has_group("model_weights") ? f.group("model_weights") : f, false);
     if (compile && f.has_attr("training_config")) {
-      compile_from_config(*model,
-                          parse_json(f.string_attr("training_config"), path + ": training_config"));
+      Json tc = parse_json(f.string_attr("training_config"), path + ": training_config");
+      compile_from_config(*model, tc);
       if (f.has_group("optimizer_weights"))
-        restore_optimizer_state(model->training()->optimizer(), f.group("optimizer_weights"), path);
+        restore_optimizer_state(model->training()->optimizer(), f.group("optimizer_weights"),
+                                tc["optimizer_config"], model->trainable_variables().size(), path);
     }
     return model;
   });

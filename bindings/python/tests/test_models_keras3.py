@@ -114,3 +114,15 @@ def test_keras3_optimizer_options_not_had_are_refused():
     made = models.model_from_json(model.to_json())
     with pytest.raises(NotImplementedError, match="momentum or centered"):
         made.compile({"class_name": "RMSprop", "config": {"momentum": 0.9}}, "mse")
+
+
+@pytest.mark.parametrize("name", ["cnn", "functional", "rnn", "nadam", "cosine_warmup"])
+def test_keras3_hdf5_file(name):
+    """Keras 3's HDF5 files (saved beside the archive, at the same point): its configs in
+    Keras 3's form, its optimizer's state in Keras 3's order; training by Keras 3's rules."""
+    model = models.load_model(FIXTURES.path(name + ".h5"))
+    xs, ys = FIXTURES.arrays(name, "x"), FIXTURES.arrays(name, "y")
+    for g, p in zip(_listed(model.predict(xs)), FIXTURES.arrays(name, "pred")):
+        np.testing.assert_allclose(g, p, rtol=1e-5, atol=1e-5)
+    steps = [np.atleast_1d(model.train_on_batch(xs, ys))[0] for _ in range(3)]
+    np.testing.assert_allclose(steps, EXPECTED[name + "/train_losses"], rtol=1e-4)

@@ -166,10 +166,8 @@ std::vector<std::vector<std::string>> keras3_slot_groups(const Json& optimizer) 
   return {};
 }
 
-// Keras 3's order of the optimizer's slots (optimizer/vars from index 2, after iterations and
-// the learning rate) as our slot variables, in Keras 2.2.4's layout (iterations, then each
-// kind for every variable), then the state Keras 3 keeps after them (Nadam's u_product); none
-// when the optimizer keeps fewer kinds than Keras 3's.
+}  // namespace
+
 std::optional<std::vector<NodePtr>> keras3_slot_order(Optimizer& optimizer, const Json& spec,
                                                       size_t params) {
   std::vector<std::vector<std::string>> groups = keras3_slot_groups(spec);
@@ -191,9 +189,9 @@ std::optional<std::vector<NodePtr>> keras3_slot_order(Optimizer& optimizer, cons
   return order;
 }
 
-// Where the slots start in optimizer/vars: after iterations and the learning rate, or after
-// iterations alone when a schedule gives the rate (Keras 3 keeps no variable for it then).
 size_t first_slot_index(const Optimizer& optimizer) { return optimizer.scheduled() ? 1 : 2; }
+
+namespace {
 
 // The optimizer's state from optimizer/vars. A state that does not fit leaves the optimizer
 // fresh, with a warning, as Keras does.
