@@ -197,19 +197,19 @@ bool ends_with(const std::string& s, const std::string& tail) {
 }
 
 // Sets the optimizer's state from a file's optimizer_weights (Keras 2.2.4's order, tf.keras',
-// or Keras 3's: iteration, learning_rate, then its slots as in an archive; `spec` is the
-// optimizer's config and `params` the number of trained variables, which Keras 3's order needs);
+// or Keras 3's: iteration, learning_rate, then its slots as in an archive; `params` is the
+// number of trained variables, which Keras 3's order needs);
 // a state that does not fit leaves the optimizer fresh, with a warning, as Keras does.
-void restore_optimizer_state(Optimizer& optimizer, const Hdf5Group& g, const Json& spec,
-                             size_t params, const std::string& path) {
+void restore_optimizer_state(Optimizer& optimizer, const Hdf5Group& g, size_t params,
+                             const std::string& path) {
   const auto& slots = optimizer.weights();
   auto names = g.strings_attr("weight_names");
   // The variable each name fills (null: none, Keras 3's learning rate).
   std::vector<NodePtr> targets;
   bool fits = true;
   if (!names.empty() && ends_with(names[0], "/iteration")) {
-    std::optional<std::vector<NodePtr>> order = keras3_slot_order(optimizer, spec, params);
-    size_t first = first_slot_index(optimizer);
+    std::optional<std::vector<NodePtr>> order = keras3_slot_order(optimizer, params);
+    size_t first = first_slot_index(optimizer, true);
     fits = order && names.size() == first + order->size();
     if (fits) {
       targets = {optimizer.iterations()};
@@ -304,11 +304,11 @@ std::shared_ptr<Model> load_model(const std::string& path, bool compile) {
     // Keras 2.2 keeps the weights under model_weights; a file of weights alone at the root.
     load_weights_group(*model, f.has_group("model_weights") ? f.group("model_weights") : f, false);
     if (compile && f.has_attr("training_config")) {
-      Json tc = parse_json(f.string_attr("training_config"), path + ": training_config");
-      compile_from_config(*model, tc);
+      compile_from_config(*model,
+                          parse_json(f.string_attr("training_config"), path + ": training_config"));
       if (f.has_group("optimizer_weights"))
         restore_optimizer_state(model->training()->optimizer(), f.group("optimizer_weights"),
-                                tc["optimizer_config"], model->trainable_variables().size(), path);
+                                model->trainable_variables().size(), path);
     }
     return model;
   });

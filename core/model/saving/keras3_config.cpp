@@ -81,17 +81,18 @@ std::string layer_label(const Json& entry) {
   return "a layer";
 }
 
-Json model_body(const std::string& cls, const Json& config, const std::string& where);
+Json model_body(const std::string& cls, const Json& config, const std::string& where, bool keras3);
 
 // A layer entry of a model's config, nested models converted too.
 Json layer_entry(const Json& entry, bool functional,
-                 const std::map<std::string, std::string>& classes, const std::string& where) {
+                 const std::map<std::string, std::string>& classes, const std::string& where,
+                 bool keras3) {
   std::string lw = where + ", " + layer_label(entry);
   check(entry.is_object(), Status::invalid_argument, lw, ": not an object");
   std::string cls = required_string(entry, "class_name", lw);
   const Json& config = required(entry, "config", lw);
   Json out = {{"class_name", cls},
-              {"config", is_model_class(cls) ? model_body(cls, config, lw) : config}};
+              {"config", is_model_class(cls) ? model_body(cls, config, lw, keras3) : config}};
   if (!functional) return out;
   out["name"] = required_string(entry, "name", lw);
   Json nodes = Json::array();
@@ -102,7 +103,7 @@ Json layer_entry(const Json& entry, bool functional,
   return out;
 }
 
-Json model_body(const std::string& cls, const Json& config, const std::string& where) {
+Json model_body(const std::string& cls, const Json& config, const std::string& where, bool keras3) {
   check(config.is_object(), Status::invalid_argument, where,
         ": the model's config is not an object");
   const Json& layers = required(config, "layers", where);
@@ -116,7 +117,8 @@ Json model_body(const std::string& cls, const Json& config, const std::string& w
         classes[entry["name"].get<std::string>()] = entry["class_name"].get<std::string>();
   Json out = config;
   Json list = Json::array();
-  for (const auto& entry : layers) list.push_back(layer_entry(entry, functional, classes, where));
+  for (const auto& entry : layers)
+    list.push_back(layer_entry(entry, functional, classes, where, keras3));
   out["layers"] = list;
   if (functional) {
     // input_layers and output_layers name nested Sequential models' nodes as the nodes do.
@@ -126,7 +128,8 @@ Json model_body(const std::string& cls, const Json& config, const std::string& w
       Json items = bare ? Json::array({refs}) : refs;
       check(items.is_array(), Status::invalid_argument, where, ": ", key, " is not a list");
       for (auto& r : items)
-        if (r.is_array() && r.size() >= 2 && r[0].is_string() && r[1].is_number_integer()) {
+        if (keras3 && r.is_array() && r.size() >= 2 && r[0].is_string() &&
+            r[1].is_number_integer()) {
           auto c = classes.find(r[0].get<std::string>());
           if (c != classes.end() && c->second == "Sequential") r[1] = r[1].get<int64_t>() + 1;
         }
@@ -138,7 +141,7 @@ Json model_body(const std::string& cls, const Json& config, const std::string& w
 
 }  // namespace
 
-Json model_config_of_keras3(const Json& serialized, const std::string& where) {
+Json model_config_of_keras3(const Json& serialized, const std::string& where, bool keras3) {
   check(serialized.is_object(), Status::invalid_argument, where, ": not an object");
   std::string cls = required_string(serialized, "class_name", where);
   if (!is_model_class(cls)) {
@@ -151,7 +154,7 @@ Json model_config_of_keras3(const Json& serialized, const std::string& where) {
   }
   if (cls == "Model") cls = "Functional";
   return {{"class_name", cls},
-          {"config", model_body(cls, required(serialized, "config", where), where)}};
+          {"config", model_body(cls, required(serialized, "config", where), where, keras3)}};
 }
 
 Json training_config_of_keras3(const Json& cc, const std::string& where) {

@@ -9,8 +9,10 @@ namespace kb::model {
 
 // {"class_name", "config"} of a Sequential or functional model from Keras 3's
 // {"module", "class_name", "config", "registered_name", "build_config", ...}. A subclassed
-// model (its call() is Python code) is refused: nothing in a file is ever run.
-Json model_config_of_keras3(const Json& serialized, const std::string& where);
+// model (its call() is Python code) is refused: nothing in a file is ever run. `keras3`: the
+// nodes are numbered as Keras 3 does (a nested Sequential's from 0); tf.keras 2.13-2.15's
+// archives number them as Keras 2.
+Json model_config_of_keras3(const Json& serialized, const std::string& where, bool keras3 = true);
 
 // A training_config ({"optimizer_config", "loss", "metrics", "loss_weights"}) from Keras 3's
 // compile_config.

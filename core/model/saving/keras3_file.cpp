@@ -133,11 +133,13 @@ void load_layers(const std::vector<std::shared_ptr<Layer>>& layers, const Hdf5Gr
 }
 
 // The slot kinds of a Keras 3 optimizer as its build() makes them: each inner list one call of
-// add_optimizer_variables, which interleaves its kinds variable by variable.
-std::vector<std::vector<std::string>> keras3_slot_groups(const Json& optimizer) {
-  std::string cls = optimizer.value("class_name", "");
-  const Json empty = Json::object();
-  const Json& c = optimizer.contains("config") ? optimizer["config"] : empty;
+// add_optimizer_variables, which interleaves its kinds variable by variable (tf.keras 2.11+
+// builds its slots in the same order). Read from the optimizer's own class and config, so that
+// a config naming it by a string ("rmsprop") is read alike.
+std::vector<std::vector<std::string>> keras3_slot_groups(const Optimizer& optimizer) {
+  const std::string& cls = optimizer.class_name();
+  const Json spec = optimizer.config();
+  const Json& c = spec["config"];
   auto number = [&](const char* key) {
     return c.contains(key) && c[key].is_number() ? c[key].get<double>() : 0.0;
   };
@@ -168,9 +170,8 @@ std::vector<std::vector<std::string>> keras3_slot_groups(const Json& optimizer) 
 
 }  // namespace
 
-std::optional<std::vector<NodePtr>> keras3_slot_order(Optimizer& optimizer, const Json& spec,
-                                                      size_t params) {
-  std::vector<std::vector<std::string>> groups = keras3_slot_groups(spec);
+std::optional<std::vector<NodePtr>> keras3_slot_order(Optimizer& optimizer, size_t params) {
+  std::vector<std::vector<std::string>> groups = keras3_slot_groups(optimizer);
   size_t kinds = 0;
   for (const auto& gr : groups) kinds += gr.size();
   const auto& ours = optimizer.weights();
@@ -189,16 +190,18 @@ std::optional<std::vector<NodePtr>> keras3_slot_order(Optimizer& optimizer, cons
   return order;
 }
 
-size_t first_slot_index(const Optimizer& optimizer) { return optimizer.scheduled() ? 1 : 2; }
+size_t first_slot_index(const Optimizer& optimizer, bool keras3) {
+  return keras3 && !optimizer.scheduled() ? 2 : 1;
+}
 
 namespace {
 
 // The optimizer's state from optimizer/vars. A state that does not fit leaves the optimizer
 // fresh, with a warning, as Keras does.
-void restore_keras3_optimizer(Optimizer& optimizer, const Json& spec, const Hdf5Group& g,
-                              size_t params, const std::string& path) {
-  size_t n = numbered_datasets(g), first = first_slot_index(optimizer);
-  std::optional<std::vector<NodePtr>> order = keras3_slot_order(optimizer, spec, params);
+void restore_keras3_optimizer(Optimizer& optimizer, bool keras3, const Hdf5Group& g, size_t params,
+                              const std::string& path) {
+  size_t n = numbered_datasets(g), first = first_slot_index(optimizer, keras3);
+  std::optional<std::vector<NodePtr>> order = keras3_slot_order(optimizer, params);
   bool fits = order && n == first + order->size() && g.dataset_dims("0").empty();
   for (size_t i = 0; fits && i < order->size(); ++i)
     fits = g.dataset_dims(std::to_string(first + i)) == (*order)[i]->shape().dims;
@@ -226,12 +229,23 @@ void write_at(const Hdf5Group& root, const std::string& path, const Buffer& valu
 }  // namespace
 
 std::shared_ptr<Model> load_keras_archive(const std::string& path, bool compile) {
+  // tf.keras 2.13-2.15 writes archives of the same layout; its configs number nodes as Keras 2
+  // does, and its optimizers keep no learning-rate variable. Both train by Keras 3's rules
+  // (tf.keras 2.11+'s optimizers are Keras 3's).
   KerasRulesScope rules(KerasRules::keras3);
   ZipReader zip(path);
   for (const char* entry : {"config.json", "model.weights.h5"})
     check(zip.has(entry), Status::invalid_argument, path, ": a .keras archive without ", entry);
+  auto origin = std::make_shared<Keras3Origin>();
+  if (zip.has("metadata.json"))
+    origin->metadata =
+        parse_json(zip.read("metadata.json", kMaxJsonBytes), path + ":metadata.json");
+  const Json& version = origin->metadata.is_object() && origin->metadata.contains("keras_version")
+                            ? origin->metadata["keras_version"]
+                            : Json();
+  origin->keras3 = !version.is_string() || version.get<std::string>().rfind("2.", 0) != 0;
   Json serialized = parse_json(zip.read("config.json", kMaxJsonBytes), path + ":config.json");
-  Json config = model_config_of_keras3(serialized, path + ":config.json");
+  Json config = model_config_of_keras3(serialized, path + ":config.json", origin->keras3);
   uint64_t declared = zip.size("model.weights.h5");
   std::shared_ptr<Model> model;
   {
@@ -245,11 +259,7 @@ std::shared_ptr<Model> load_keras_archive(const std::string& path, bool compile)
   Hdf5Group root = Hdf5File::open_image(weights, path + ":model.weights.h5");
   weights.clear();
   weights.shrink_to_fit();
-  auto origin = std::make_shared<Keras3Origin>();
   origin->serialized = serialized;
-  if (zip.has("metadata.json"))
-    origin->metadata =
-        parse_json(zip.read("metadata.json", kMaxJsonBytes), path + ":metadata.json");
   if (root.has_group("layers")) {
     load_layers(model->layers(), root.group("layers"), "layers", *origin, 0);
   } else {
@@ -263,7 +273,7 @@ std::shared_ptr<Model> load_keras_archive(const std::string& path, bool compile)
     compile_from_config(*model, training_config_of_keras3(cc, path + ":compile_config"));
     if (root.has_group("optimizer") && root.group("optimizer").has_group("vars")) {
       size_t params = model->trainable_variables().size();
-      restore_keras3_optimizer(model->training()->optimizer(), cc["optimizer"],
+      restore_keras3_optimizer(model->training()->optimizer(), origin->keras3,
                                root.group("optimizer").group("vars"), params, path);
     }
     origin->training = model->training();
@@ -285,14 +295,13 @@ void save_keras_archive(Model& model, const std::string& path, bool include_opti
   for (const auto& [at, variable] : o->weights) write_at(root, at, *evaluate(variable));
   if (with_training) {
     Optimizer& opt = t->optimizer();
-    const Json& spec = config["compile_config"]["optimizer"];
     std::optional<std::vector<NodePtr>> order =
-        keras3_slot_order(opt, spec, model.trainable_variables().size());
+        keras3_slot_order(opt, model.trainable_variables().size());
     check(order.has_value(), Status::internal, path, ": the optimizer keeps fewer slots than ",
-          "Keras 3's ", spec.value("class_name", "?"));
+          "Keras 3's ", opt.class_name());
     auto iterations = convert_buffer(evaluate(opt.iterations()), DType::i64);
     write_at(root, "optimizer/vars/0", *iterations);
-    size_t first = first_slot_index(opt);
+    size_t first = first_slot_index(opt, o->keras3);
     if (first == 2) {
       auto lr = Buffer::make(DType::f32, {});
       *lr->as<float>() = float(opt.config()["config"].value("lr", 0.001));

@@ -17,20 +17,20 @@ namespace kb::model {
 // compile_config (null: none), and where each weight lies in model.weights.h5.
 struct Keras3Origin {
   Json metadata, serialized;
+  bool keras3 = true;  // written by Keras 3 (else by tf.keras 2.13-2.15)
   const Training* training = nullptr;
   std::vector<std::pair<std::string, NodePtr>> weights;  // "layers/dense/vars/0" -> variable
 };
 
 // Keras 3's order of an optimizer's state after iterations (and the learning rate), as the
 // optimizer's variables: each add_optimizer_variables call's slots interleaved variable by
-// variable (`spec`, the optimizer's config, says which calls), then the state Keras 3 keeps
+// variable (the optimizer's class and config say which calls), then the state Keras 3 keeps
 // after them (Nadam's u_product); none when the optimizer keeps fewer kinds than Keras 3's.
 // Archives (optimizer/vars) and Keras 3's HDF5 files (optimizer_weights) keep this order.
-std::optional<std::vector<NodePtr>> keras3_slot_order(Optimizer& optimizer, const Json& spec,
-                                                      size_t params);
-// Where the slots start in that state: after iterations and the learning rate, or after
-// iterations alone when a schedule gives the rate (Keras 3 keeps no variable for it then).
-size_t first_slot_index(const Optimizer& optimizer);
+std::optional<std::vector<NodePtr>> keras3_slot_order(Optimizer& optimizer, size_t params);
+// Where the slots start in that state: after iterations and the learning rate (Keras 3), or
+// after iterations alone (a schedule's rate in Keras 3, any in tf.keras 2.11+'s optimizers).
+size_t first_slot_index(const Optimizer& optimizer, bool keras3);
 
 // A model from a `.keras` archive; compiled from its compile_config (optimizer state restored)
 // when `compile` and the archive has one.
