@@ -17,6 +17,7 @@ BUILD=$ROOT/build-bind
 JOBS=${JOBS:-2}
 DATA=$ROOT/examples/data/digits.csv
 MODEL=$ROOT/examples/data/digits_mlp.h5  # saved by Keras 2.2.4 (examples/make_keras_model.py)
+MODEL3=$ROOT/examples/data/digits_mlp.keras  # saved by Keras 3.15 (the same script)
 bash scripts/deps.sh
 
 echo "== bindings: build Java, C#, Go (build-bind)"
@@ -40,6 +41,7 @@ java -cp "$J/kbackend.jar:$J/test-classes" TrainMlp "$DATA"
 echo "== Java: the jar with its native libraries, used with no library path"
 bash tests/packaging/java_jar.sh "$(bash bindings/java/build_jar.sh)"
 java -cp "$J/kbackend.jar:$J/test-classes" FinetuneKerasModel "$MODEL" "$DATA"
+java -cp "$J/kbackend.jar:$J/test-classes" FinetuneKerasModel "$MODEL3" "$DATA"
 
 echo "== C#: tests"
 C=$BUILD/bindings/csharp
@@ -53,18 +55,22 @@ mcs -nologo -warnaserror -r:"$C/KBackend.dll" -out:"$C/train_mlp.exe" bindings/c
 mcs -nologo -warnaserror -r:"$C/KBackend.dll" -out:"$C/finetune_keras_model.exe" \
   bindings/csharp/examples/FinetuneKerasModel.cs
 (cd "$C" && mono finetune_keras_model.exe "$MODEL" "$DATA")
+(cd "$C" && mono finetune_keras_model.exe "$MODEL3" "$DATA")
 
 echo "== Go: gofmt, then go test (#cgo pkg-config: kbackend, the build tree's kbackend.pc)"
 unformatted=$(gofmt -l bindings/go/kbackend)
 [ -z "$unformatted" ] || { echo "gofmt would change: $unformatted"; exit 1; }
 export GOFLAGS=-mod=mod GOPROXY=off GOCACHE=${GOCACHE:-$BUILD/go-cache} GOPATH=${GOPATH:-$BUILD/go-path}
 G=$BUILD/bindings/go
-(cd "$G/kbackend" && PKG_CONFIG_PATH="$G/pkgconfig" go vet . && PKG_CONFIG_PATH="$G/pkgconfig" go test -count=1 -v ./...)
+(cd "$G/kbackend" && PKG_CONFIG_PATH="$G/pkgconfig" go vet . && \
+  KB_MODEL_FILES="$ROOT/tests/model_files" PKG_CONFIG_PATH="$G/pkgconfig" go test -count=1 -v ./...)
 echo "== Go: example (CGO_CXXFLAGS / CGO_LDFLAGS instead of pkg-config)"
 (cd "$G/kbackend" && CGO_CFLAGS="-I$ROOT/include" CGO_CXXFLAGS="-I$ROOT/include" \
   CGO_LDFLAGS="-L$BUILD -Wl,-rpath,$BUILD -lkbackend" \
   go run -tags kbackend_no_pkgconfig ./examples/train_mlp "$DATA")
-(cd "$G/kbackend" && PKG_CONFIG_PATH="$G/pkgconfig" go run ./examples/finetune_keras_model \
-  "$MODEL" "$DATA")
+for model in "$MODEL" "$MODEL3"; do
+  (cd "$G/kbackend" && PKG_CONFIG_PATH="$G/pkgconfig" go run ./examples/finetune_keras_model \
+    "$model" "$DATA")
+done
 
 echo "JVM/.NET/GO BINDINGS TESTS PASSED"

@@ -30,6 +30,8 @@ PYTHONPATH="$BUILD/bindings/python" $PY -m pytest -q -p no:cacheprovider binding
 echo "== Python: example"
 PYTHONPATH="$BUILD/bindings/python" $PY bindings/python/examples/train_mlp.py examples/data/digits.csv
 PYTHONPATH="$BUILD/bindings/python" $PY bindings/python/examples/finetune_keras_model.py
+PYTHONPATH="$BUILD/bindings/python" $PY bindings/python/examples/finetune_keras_model.py \
+  "$ROOT/examples/data/digits_mlp.keras"
 
 echo "== Python: pip install into a venv, pytest on the installed package"
 [ -x "$BUILD/venv/bin/python" ] || $PY -m venv --system-site-packages "$BUILD/venv"
@@ -54,5 +56,7 @@ export KBACKEND_LIB_DIR="$BUILD" CARGO_TARGET_DIR="$BUILD/rust" CARGO_BUILD_JOBS
 echo "== Rust: example"
 (cd bindings/rust && cargo run --offline --release -q --example train_mlp -- "$ROOT/examples/data/digits.csv")
 (cd bindings/rust && cargo run --offline --release -q --example finetune_keras_model)
+(cd bindings/rust && cargo run --offline --release -q --example finetune_keras_model -- \
+  "$ROOT/examples/data/digits_mlp.keras")
 
 echo "BINDINGS TESTS PASSED"

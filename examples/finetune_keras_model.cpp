@@ -1,4 +1,5 @@
-// Loads a Keras model file (examples/data/digits_mlp.h5, saved by Keras 2.2.4) with the C++
+// Loads a Keras model file (examples/data/digits_mlp.h5, saved by Keras 2.2.4, or
+// digits_mlp.keras, saved by Keras 3) with the C++
 // layer (include/kbackend_models.hpp), fine-tunes it on the 8x8 digits with a callback that
 // prints each epoch's loss, and prints the test accuracy before and after.
 // Usage: finetune_keras_model_cpp model.h5 digits.csv  (exit status 0 when accuracy > 90%)

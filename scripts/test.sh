@@ -55,6 +55,9 @@ echo "== example"
 ./build/train_cnn examples/data/digits.csv
 ./build/finetune_keras_model examples/data/digits_mlp.h5 examples/data/digits.csv
 ./build/finetune_keras_model_cpp examples/data/digits_mlp.h5 examples/data/digits.csv
+# The same fine-tuning of a Keras 3 archive (examples/make_keras_model.py made both files).
+./build/finetune_keras_model examples/data/digits_mlp.keras examples/data/digits.csv
+./build/finetune_keras_model_cpp examples/data/digits_mlp.keras examples/data/digits.csv
 if [ -f build/libkbackend_mpi.so ]; then
   echo "== example on 2 processes (mpirun)"
   OMP_NUM_THREADS=1 KB_DIST_TIMEOUT=60 timeout -k 10 300 mpirun --allow-run-as-root --oversubscribe \

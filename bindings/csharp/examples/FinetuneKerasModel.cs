@@ -3,7 +3,8 @@ using System.IO;
 using System.Linq;
 using KBackend;
 
-// Loads a Keras model file (examples/data/digits_mlp.h5, saved by Keras 2.2.4), fine-tunes it on
+// Loads a Keras model file (examples/data/digits_mlp.h5, saved by Keras 2.2.4, or
+// digits_mlp.keras, saved by Keras 3), fine-tunes it on
 // the 8x8 digits and prints its test accuracy before and after.
 // Usage: mono finetune_keras_model.exe model.h5 digits.csv  (exit 0 when accuracy > 90%)
 static class FinetuneKerasModel {

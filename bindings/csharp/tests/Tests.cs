@@ -211,6 +211,41 @@ static class Tests {
     }
   }
 
+  // mlp.keras, saved by Keras 3.15; mlp_expected.txt holds its inputs, targets and Keras'
+  // predictions and test loss (tests/model_files/keras3/make_fixtures.py).
+  public static void Keras3ArchivesLoadPredictTrainAndSave() {
+    string files = Path.Combine(Environment.GetEnvironmentVariable("KB_MODEL_FILES") ?? "tests/model_files", "keras3");
+    string[] text = File.ReadAllText(Path.Combine(files, "mlp_expected.txt"))
+                        .Split((char[])null, StringSplitOptions.RemoveEmptyEntries);
+    var inv = System.Globalization.CultureInfo.InvariantCulture;
+    int rows = int.Parse(text[0]), inputs = int.Parse(text[1]), classes = int.Parse(text[2]);
+    double kerasLoss = double.Parse(text[3], inv);
+    float[] x = new float[rows * inputs], y = new float[rows * classes], p = new float[rows * classes];
+    for (int r = 0, at = 4; r < rows; ++r) {
+      for (int i = 0; i < inputs; ++i) x[r * inputs + i] = float.Parse(text[at++], inv);
+      for (int i = 0; i < classes; ++i) y[r * classes + i] = float.Parse(text[at++], inv);
+      for (int i = 0; i < classes; ++i) p[r * classes + i] = float.Parse(text[at++], inv);
+    }
+    var xs = new[] { Tensor.Of(x, rows, inputs) };
+    var ys = new[] { Tensor.Of(y, rows, classes) };
+    string again = Path.Combine(Path.GetTempPath(), "kb_keras3_" + System.Diagnostics.Process.GetCurrentProcess().Id + ".keras");
+    try {
+      using (var m = Model.Load(Path.Combine(files, "mlp.keras"))) {
+        Eq(p, m.Predict(xs, 32)[0].ToFloatArray());
+        double loss = m.TestOnBatch(xs, ys)[0];
+        True(Math.Abs(loss - kerasLoss) <= 1e-4 * kerasLoss, "Keras' test loss " + kerasLoss + ", got " + loss);
+        for (int step = 0; step < 3; ++step) m.TrainOnBatch(xs, ys);
+        m.Save(again);  // a Keras 3 archive again, by the extension
+        using (var loaded = Model.Load(again)) {
+          Eq(m.Predict(xs, 32)[0].ToFloatArray(), loaded.Predict(xs, 32)[0].ToFloatArray());
+          True(m.TestOnBatch(xs, ys)[0] == loaded.TestOnBatch(xs, ys)[0], "the same loss after the round trip");
+        }
+      }
+    } finally {
+      File.Delete(again);
+    }
+  }
+
   // tf.keras' two_outputs.h5: inputs a (5) and b (4), outputs cls (3, softmax) and reg (1).
   public static void ModelsOfSeveralInputsAndOutputs() {
     string path = Path.Combine(Environment.GetEnvironmentVariable("KB_MODEL_FILES") ?? "tests/model_files",

@@ -3,7 +3,8 @@ import java.nio.file.Paths;
 import java.util.List;
 import org.kbackend.*;
 
-/** Loads a Keras model file (examples/data/digits_mlp.h5, saved by Keras 2.2.4), fine-tunes it on
+/** Loads a Keras model file (examples/data/digits_mlp.h5, saved by Keras 2.2.4, or
+ * digits_mlp.keras, saved by Keras 3), fine-tunes it on
  * the 8x8 digits and prints its test accuracy before and after.
  * Usage: java -cp kbackend.jar:. FinetuneKerasModel model.h5 digits.csv (exit 0 when > 90%) */
 public class FinetuneKerasModel {

@@ -1,7 +1,8 @@
 """Loads a Keras model file with kbackend.models (no Keras needed), fine-tunes it on the 8x8
 digits with Keras' progress bar and prints its test accuracy before and after.
 Usage: python finetune_keras_model.py [model.h5] [digits.csv]
-(examples/data/digits_mlp.h5 was saved by Keras 2.2.4: examples/make_keras_model.py.)"""
+(examples/data/digits_mlp.h5 was saved by Keras 2.2.4, digits_mlp.keras by Keras 3:
+examples/make_keras_model.py.)"""
 import os
 import sys
 

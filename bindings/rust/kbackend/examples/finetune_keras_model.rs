@@ -1,4 +1,5 @@
-//! Loads a Keras model file (examples/data/digits_mlp.h5, saved by Keras 2.2.4), fine-tunes it
+//! Loads a Keras model file (examples/data/digits_mlp.h5, saved by Keras 2.2.4, or
+//! digits_mlp.keras, saved by Keras 3), fine-tunes it
 //! on the 8x8 digits and prints its test accuracy before and after.
 //! Usage: cargo run --example finetune_keras_model [model.h5] [digits.csv]
 use kbackend::models::{EvaluateOptions, FitOptions, Model};

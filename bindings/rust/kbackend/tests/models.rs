@@ -183,3 +183,43 @@ fn the_history_as_values() -> kbackend::Result<()> {
     assert!(h.values["loss"].len() == 4 && h.values["loss"].iter().all(|v| v.is_finite()));
     Ok(())
 }
+
+/// mlp.keras, saved by Keras 3.15: predictions and test loss as Keras computed them
+/// (mlp_expected.txt: inputs, targets, predictions), three steps of training, and an archive
+/// again that loads with the same predictions.
+#[test]
+fn keras3_archive_loads_predicts_trains_and_saves() -> kbackend::Result<()> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../tests/model_files/keras3");
+    let text = std::fs::read_to_string(format!("{dir}/mlp_expected.txt")).unwrap();
+    let fields: Vec<f64> = text.split_whitespace().map(|f| f.parse().unwrap()).collect();
+    let (rows, inputs, classes, keras_loss) =
+        (fields[0] as usize, fields[1] as usize, fields[2] as usize, fields[3]);
+    let (mut x, mut y, mut want) = (Vec::new(), Vec::new(), Vec::new());
+    for row in fields[4..].chunks(inputs + 2 * classes).take(rows) {
+        x.extend(row[..inputs].iter().map(|&v| v as f32));
+        y.extend(row[inputs..inputs + classes].iter().map(|&v| v as f32));
+        want.extend(row[inputs + classes..].iter().map(|&v| v as f32));
+    }
+    let x = Tensor::from_slice(&x, &[rows, inputs])?;
+    let y = Tensor::from_slice(&y, &[rows, classes])?;
+    let mut m = Model::load(&format!("{dir}/mlp.keras"), true)?;
+    let got = m.predict(&[&x], 32)?[0].to_vec::<f32>()?;
+    for (g, w) in got.iter().zip(&want) {
+        assert!((g - w).abs() <= 1e-5, "prediction {g}, Keras {w}");
+    }
+    let loss = m.test_on_batch(&[&x], &[&y])?[0];
+    assert!((loss - keras_loss).abs() <= 1e-4 * keras_loss, "loss {loss}, Keras {keras_loss}");
+    for _ in 0..3 {
+        m.train_on_batch(&[&x], &[&y])?;
+    }
+    let path = std::env::temp_dir().join(format!("kb_rust_keras3_{}.keras", std::process::id()));
+    let path = path.to_str().unwrap();
+    m.save(path, true)?; // an archive again, by the extension
+    let mut again = Model::load(path, true)?;
+    assert_eq!(
+        again.predict(&[&x], 32)?[0].to_vec::<f32>()?,
+        m.predict(&[&x], 32)?[0].to_vec::<f32>()?
+    );
+    std::fs::remove_file(path).ok();
+    Ok(())
+}

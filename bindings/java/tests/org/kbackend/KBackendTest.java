@@ -228,6 +228,40 @@ class KBackendTest {
   }
 
   @Test
+  void keras3ArchivesLoadPredictTrainAndSave() throws Exception {
+    // mlp.keras, saved by Keras 3.15; mlp_expected.txt holds its inputs, targets and Keras'
+    // predictions and test loss (tests/model_files/keras3/make_fixtures.py).
+    String[] text =
+        Files.readString(Paths.get("tests/model_files/keras3/mlp_expected.txt")).trim().split("\\s+");
+    int rows = Integer.parseInt(text[0]), inputs = Integer.parseInt(text[1]);
+    int classes = Integer.parseInt(text[2]);
+    double kerasLoss = Double.parseDouble(text[3]);
+    float[] x = new float[rows * inputs], y = new float[rows * classes], p = new float[rows * classes];
+    for (int r = 0, at = 4; r < rows; ++r) {
+      for (int i = 0; i < inputs; ++i) x[r * inputs + i] = Float.parseFloat(text[at++]);
+      for (int i = 0; i < classes; ++i) y[r * classes + i] = Float.parseFloat(text[at++]);
+      for (int i = 0; i < classes; ++i) p[r * classes + i] = Float.parseFloat(text[at++]);
+    }
+    Tensor[] xs = {Tensor.of(x, rows, inputs)}, ys = {Tensor.of(y, rows, classes)};
+    java.nio.file.Path dir = Files.createTempDirectory("kb_keras3");
+    String again = dir.resolve("again.keras").toString();
+    try (Model m = Model.load("tests/model_files/keras3/mlp.keras")) {
+      assertArrayEquals(p, m.predict(32, xs).get(0).toFloatArray(), 1e-5f);
+      assertEquals(kerasLoss, m.testOnBatch(xs, ys)[0], 1e-4 * kerasLoss);
+      for (int step = 0; step < 3; ++step) m.trainOnBatch(xs, ys);
+      m.save(again);  // a Keras 3 archive again, by the extension
+      float[] trained = m.predict(32, xs).get(0).toFloatArray();
+      try (Model loaded = Model.load(again)) {
+        assertArrayEquals(trained, loaded.predict(32, xs).get(0).toFloatArray(), 0f);
+        assertEquals(m.testOnBatch(xs, ys)[0], loaded.testOnBatch(xs, ys)[0], 1e-6);
+      }
+    } finally {
+      Files.deleteIfExists(Paths.get(again));
+      Files.deleteIfExists(dir);
+    }
+  }
+
+  @Test
   void modelsOfSeveralInputsAndOutputs() {
     // tf.keras' two_outputs.h5: inputs a (5) and b (4), outputs cls (3, softmax) and reg (1).
     try (Model m = Model.load("tests/model_files/tf_keras/two_outputs.h5")) {
