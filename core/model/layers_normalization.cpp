@@ -66,9 +66,12 @@ class BatchNormalization : public Layer {
     api::NormalizedBatch b =
         api::normalize_batch_in_training(x, gamma_, beta_, reduction, epsilon_);
     // Keras 2.2.4 averages the unbiased variance: with sample_size = prod(shape(x)[reduction
-    // axes]), variance *= n / (n - (1 + epsilon)). Keras 3 averages the batch's own.
+    // axes]), variance *= n / (n - (1 + epsilon)). Keras 3 averages the batch's own, and so does
+    // tf.keras but over 4-D and 5-D inputs, where TensorFlow's fused kernel averages the
+    // unbiased variance n / (n - 1).
     NodePtr variance = b.var;
-    if (rules() == KerasRules::keras2) {
+    bool fused = rules() == KerasRules::tf_keras && (rank == 4 || rank == 5);
+    if (rules() == KerasRules::keras2 || fused) {
       NodePtr dims = api::shape(x);
       NodePtr n;
       for (int64_t a : reduction) {
@@ -76,9 +79,11 @@ class BatchNormalization : public Layer {
         n = n ? times(n, d) : d;
       }
       n = api::cast(api::sum(n, std::nullopt, false), x->dtype());
-      variance = times(b.var, divided(n, minus(n, number(n, 1.0 + epsilon_))));
+      double less = fused ? 1.0 : 1.0 + epsilon_;
+      variance = times(b.var, divided(n, minus(n, number(n, less))));
     }
-    // Keras 2.2.4 (on TensorFlow) zero-debiases its moving averages; Keras 3 does not.
+    // Keras 2.2.4 (on TensorFlow) zero-debiases its moving averages; Keras 3 and tf.keras do
+    // not.
     auto average = [&](const NodePtr& moving, const NodePtr& value) {
       if (rules() == KerasRules::keras2)
         return api::moving_average_update(moving, value, momentum_);

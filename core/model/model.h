@@ -67,6 +67,10 @@ class Model {
   void set_training(std::unique_ptr<Training> t);
   // What a Keras 3 archive the model was loaded from says, for writing one back; null for a
   // model from another source.
+  // The keras_version of the file the model came from ("" for one made from a config): the
+  // Keras whose rules it trains by, written again when it is saved.
+  const std::string& keras_version() const { return keras_version_; }
+  void set_keras_version(std::string v) { keras_version_ = std::move(v); }
   const std::shared_ptr<const Keras3Origin>& keras3_origin() const { return keras3_origin_; }
   void set_keras3_origin(std::shared_ptr<const Keras3Origin> o) { keras3_origin_ = std::move(o); }
 
@@ -90,6 +94,7 @@ class Model {
   std::unique_ptr<Function> predict_;
   std::unique_ptr<Training> training_;
   std::shared_ptr<const Keras3Origin> keras3_origin_;
+  std::string keras_version_;
 };
 
 }  // namespace kb::model

@@ -292,8 +292,9 @@ std::shared_ptr<Model> load_model(const std::string& path, bool compile) {
     // Keras 3 writes HDF5 files too (and so does the library for a model that trains by Keras
     // 3's rules): a model from one trains by them.
     std::string version = f.has_attr("keras_version") ? f.string_attr("keras_version") : "";
-    bool keras3 = version.rfind("3.", 0) == 0;
-    KerasRulesScope rules(keras3 ? KerasRules::keras3 : KerasRules::keras2);
+    KerasRules by_version = keras_rules_of_version(version);
+    bool keras3 = by_version == KerasRules::keras3;
+    KerasRulesScope rules(by_version);
     // Keras 3 writes its HDF5 files' configs in its own form (functional nodes as arguments).
     if (keras3) config = model_config_of_keras3(config, path + ": model_config");
     std::shared_ptr<Model> model;
@@ -301,6 +302,7 @@ std::shared_ptr<Model> load_model(const std::string& path, bool compile) {
       WeightBudget budget(WeightBudget::of_file(file_size(path)), "the file's weights", true);
       model = Model::from_config(config);
     }
+    model->set_keras_version(version);
     // Keras 2.2 keeps the weights under model_weights; a file of weights alone at the root.
     load_weights_group(*model, f.has_group("model_weights") ? f.group("model_weights") : f, false);
     if (compile && f.has_attr("training_config")) {
@@ -320,15 +322,12 @@ void save_model(Model& model, const std::string& path, bool include_optimizer) {
   if (path.size() > ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0)
     return save_keras_archive(model, path, include_optimizer);
   Hdf5Group f = Hdf5File::create(path);
-  // The Keras whose rules the model trains by (a Keras 3 archive's version for a model of one).
+  // The Keras whose rules the model trains by: its file's, for a model of Keras 3's or
+  // tf.keras' rules.
+  const std::string& from = model.keras_version();
   std::string version = kKerasVersion;
-  if (model.rules() == KerasRules::keras3) {
-    const Keras3Origin* o = model.keras3_origin().get();
-    version = o && o->metadata.is_object() && o->metadata.contains("keras_version") &&
-                      o->metadata["keras_version"].is_string()
-                  ? o->metadata["keras_version"].get<std::string>()
-                  : "3.0.0";
-  }
+  if (model.rules() != KerasRules::keras2 && keras_rules_of_version(from) == model.rules())
+    version = from;
   f.set_string_attr("keras_version", version);
   f.set_string_attr("backend", kBackend);
   f.set_string_attr("model_config", model.config().dump());

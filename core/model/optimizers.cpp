@@ -155,7 +155,7 @@ class RMSprop : public Optimizer {
   }
   std::vector<NodePtr> rule(const std::vector<NodePtr>& params,
                             const std::vector<NodePtr>& grads) override {
-    check(rules_ == KerasRules::keras3 || (momentum_ == 0 && !centered_), Status::not_implemented,
+    check(rules_ != KerasRules::keras2 || (momentum_ == 0 && !centered_), Status::not_implemented,
           where_, ": momentum or centered, which Keras 2.2.4's RMSprop has not");
     std::vector<NodePtr> ups;
     NodePtr lr = decayed_lr();
@@ -174,7 +174,7 @@ class RMSprop : public Optimizer {
       // Keras 2.2.4: lr * g / (sqrt(a) + epsilon); Keras 3: lr * g / sqrt(a - avg^2 + epsilon),
       // avg the moving average of g when centered, else 0.
       NodePtr denominator;
-      if (rules_ == KerasRules::keras3) {
+      if (rules_ != KerasRules::keras2) {  // tf.keras' RMSprop too
         NodePtr under = new_a;
         if (centered_) {
           NodePtr avg = moving(rho_, averages[i], g);
@@ -220,7 +220,7 @@ class Adagrad : public Optimizer {
     std::vector<NodePtr> ups;
     NodePtr lr = decayed_lr();
     // Keras 2.2.4 starts the accumulators at zero, Keras 3 at initial_accumulator_value.
-    bool keras3 = rules_ == KerasRules::keras3;
+    bool keras3 = rules_ != KerasRules::keras2;  // tf.keras 2.11+'s Adagrad too
     std::vector<NodePtr> acc = slots(params, keras3 ? initial_accumulator_ : 0);
     weights_ = acc;
     for (size_t i = 0; i < params.size(); ++i) {
@@ -343,7 +343,7 @@ class Nadam : public Optimizer {
     NodePtr lr = schedule_.is_null() ? lr_ : decayed_lr();
     NodePtr base = scalar_value(0.96, fx);
     // Keras 2.2.4's momentum schedule decays as 0.96^(t * schedule_decay), Keras 3's as 0.96^t.
-    double exponent = rules_ == KerasRules::keras3 ? 1.0 : schedule_decay_;
+    double exponent = rules_ != KerasRules::keras2 ? 1.0 : schedule_decay_;
     auto cache = [&](const NodePtr& step) {
       NodePtr decayed = power(base, times(step, number(step, exponent)));
       return times(beta_1_, minus(one, times(number(decayed, 0.5), decayed)));
@@ -614,8 +614,9 @@ std::vector<NodePtr> Optimizer::updates(const NodePtr& loss, const std::vector<N
   // Keras 2.2.4's clipnorm (and Keras 3's global_clipnorm) scales every gradient by the norm of
   // them all; Keras 3's clipnorm scales each by its own norm: g * clip / max(norm, clip).
   // (Keras 3 and tf.keras refuse both at once.)
-  double global = rules_ == KerasRules::keras3 || clipnorm_ == 0 ? global_clipnorm_ : clipnorm_;
-  if (rules_ == KerasRules::keras3 && clipnorm_ > 0)
+  bool per_gradient = rules_ != KerasRules::keras2;  // Keras 3's and tf.keras' clipnorm
+  double global = per_gradient || clipnorm_ == 0 ? global_clipnorm_ : clipnorm_;
+  if (per_gradient && clipnorm_ > 0)
     for (auto& g : grads) {
       NodePtr norm = api::sqrt(api::sum(api::square(g), std::nullopt, false));
       NodePtr limit = number(norm, clipnorm_);

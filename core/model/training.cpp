@@ -230,8 +230,8 @@ Training::Training(Model& model, const Json& optimizer, const Json& overrides,
       int64_t last = out->rank() > 0 ? out->shape().dims.back() : -1;
       NamedScore metric = metric_by_name(m, losses_[i], last,
                                          "compile: metric of '" + model.output_names()[i] + "'");
-      // Keras 2.2.4 logs "accuracy" as "acc"; Keras 3 keeps the name it was given.
-      if (model.rules() == KerasRules::keras3) metric.name = m;
+      // Keras 2.2.4 logs "accuracy" as "acc"; Keras 3 and tf.keras keep the name given.
+      if (model.rules() != KerasRules::keras2) metric.name = m;
       extra.push_back(
           api::mean(masked(metric.fn(targets_[i], out), mask_of(i)), std::nullopt, false));
       names_.push_back((n > 1 ? model.output_names()[i] + "_" : std::string()) + metric.name);

@@ -27,6 +27,12 @@ def test_tf_keras_file(name, tmp_path):
     if name + "/train_losses" in EXPECTED:  # the optimizer's state came from the file too
         steps = [np.atleast_1d(model.train_on_batch(xs, ys))[0] for _ in range(3)]
         np.testing.assert_allclose(steps, EXPECTED[name + "/train_losses"], rtol=1e-3)
+        # tf.keras' rules: BatchNormalization's moving statistics (the fused kernel's unbiased
+        # variance over images), clipnorm, RMSprop's epsilon under the root.
+        after = model.predict(xs)
+        for g, p in zip(after if isinstance(after, list) else [after],
+                        FIXTURES.arrays(name, "trained_pred")):
+            np.testing.assert_allclose(g, p, rtol=1e-4, atol=1e-5)
     before = model.evaluate(xs, ys, verbose=0)
     model.fit(xs, ys, epochs=3, batch_size=8, verbose=0, seed=0)
     after = model.evaluate(xs, ys, verbose=0)

@@ -230,9 +230,7 @@ void write_at(const Hdf5Group& root, const std::string& path, const Buffer& valu
 
 std::shared_ptr<Model> load_keras_archive(const std::string& path, bool compile) {
   // tf.keras 2.13-2.15 writes archives of the same layout; its configs number nodes as Keras 2
-  // does, and its optimizers keep no learning-rate variable. Both train by Keras 3's rules
-  // (tf.keras 2.11+'s optimizers are Keras 3's).
-  KerasRulesScope rules(KerasRules::keras3);
+  // does, and its optimizers keep no learning-rate variable. Each trains by its own rules.
   ZipReader zip(path);
   for (const char* entry : {"config.json", "model.weights.h5"})
     check(zip.has(entry), Status::invalid_argument, path, ": a .keras archive without ", entry);
@@ -244,6 +242,7 @@ std::shared_ptr<Model> load_keras_archive(const std::string& path, bool compile)
                             ? origin->metadata["keras_version"]
                             : Json();
   origin->keras3 = !version.is_string() || version.get<std::string>().rfind("2.", 0) != 0;
+  KerasRulesScope rules(origin->keras3 ? KerasRules::keras3 : KerasRules::tf_keras);
   Json serialized = parse_json(zip.read("config.json", kMaxJsonBytes), path + ":config.json");
   Json config = model_config_of_keras3(serialized, path + ":config.json", origin->keras3);
   uint64_t declared = zip.size("model.weights.h5");
@@ -279,6 +278,7 @@ std::shared_ptr<Model> load_keras_archive(const std::string& path, bool compile)
     origin->training = model->training();
   }
   model->set_keras3_origin(origin);
+  model->set_keras_version(version.is_string() ? version.get<std::string>() : "3.0.0");
   return model;
 }
 

@@ -3,11 +3,11 @@ TensorFlow; the files and their expected outputs are committed):
 
     build/peers/tensorflow/bin/python tests/model_files/tf_keras/make_fixtures.py
 
-(bash bench/setup_peers.sh tensorflow makes that venv.) Each model is trained one epoch on
+(bash bench/setup_peers.sh tensorflow makes that venv; tensorflow-cpu 2.15.1 made these.) Each model is trained one epoch on
 random data and saved in the HDF5 format (save_format="h5"); expected.npz holds, per model, the
 inputs, targets, tf.keras' predictions, its test_on_batch values and, where no dropout draws,
 the losses of three train_on_batch calls on the file as tf.keras loads it (optimizer state
-included)."""
+included) and the predictions after them."""
 import os
 
 import numpy as np
@@ -82,6 +82,10 @@ def main():
             losses = [again.train_on_batch(x_in, y_in) for _ in range(3)]
             expected["%s/train_losses" % name] = np.array(
                 [v[0] if isinstance(v, list) else v for v in losses])
+            # The predictions after those steps: BatchNormalization's moving statistics too.
+            after = again.predict(x_in, verbose=0)
+            for i, p in enumerate(after if isinstance(after, list) else [after]):
+                expected["%s/trained_pred%d" % (name, i)] = p
     np.savez_compressed(os.path.join(HERE, "expected.npz"), **expected)
     print("tf.keras", tf.__version__, "->", HERE)
 
