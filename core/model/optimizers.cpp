@@ -402,11 +402,9 @@ class Lion : public Optimizer {
     weights_.insert(weights_.end(), ms.begin(), ms.end());
     for (size_t i = 0; i < params.size(); ++i) {
       const NodePtr &p = params[i], &g = grads[i], &m = ms[i];
-      NodePtr direction =
-          api::sign(plus(times(m, number(m, beta_1_)), times(g, number(g, 1 - beta_1_))));
+      NodePtr direction = api::sign(moving(number(m, beta_1_), m, g));
       ups.push_back(api::update(p, constrained(p, minus(start(i), times(lr, direction)))));
-      ups.push_back(
-          api::update(m, plus(times(m, number(m, beta_2_)), times(g, number(g, 1 - beta_2_)))));
+      ups.push_back(api::update(m, moving(number(m, beta_2_), m, g)));
     }
     return ups;
   }

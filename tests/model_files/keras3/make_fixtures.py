@@ -17,6 +17,9 @@ os.environ.setdefault("KERAS_BACKEND", "jax")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import fixture_models  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 L = keras.layers
 
@@ -39,29 +42,11 @@ def cnn():
 
 
 def functional():
-    a = keras.Input((6,), name="a")
-    b = keras.Input((4,), name="b")
-    h = L.Dense(8, activation="tanh", name="shared")(a)
-    h = L.Concatenate()([h, b])
-    o1 = L.Dense(3, activation="softmax", name="o1")(h)
-    o2 = L.Dense(1, name="o2")(L.Dense(5, activation="relu")(h))
-    m = keras.Model([a, b], [o1, o2])
-    m.compile("rmsprop", ["categorical_crossentropy", "mse"])
-    rng = np.random.RandomState(2)
-    xs = [rng.rand(20, 6).astype(np.float32), rng.rand(20, 4).astype(np.float32)]
-    ys = [np.eye(3, dtype=np.float32)[rng.randint(0, 3, 20)], rng.rand(20, 1).astype(np.float32)]
-    return m, xs, ys
+    return fixture_models.functional(keras)
 
 
 def rnn():
-    tokens = keras.Input((6,))
-    x = L.Embedding(10, 4)(tokens)
-    x = L.LSTM(5)(x)
-    out = L.Dense(2, activation="softmax")(x)
-    m = keras.Model(tokens, out)
-    m.compile("adam", "sparse_categorical_crossentropy")
-    rng = np.random.RandomState(3)
-    return m, [rng.randint(0, 10, (12, 6)).astype(np.float32)], [rng.randint(0, 2, (12, 1)).astype(np.float32)]
+    return fixture_models.rnn(keras)
 
 
 def nested():
@@ -215,22 +200,10 @@ def main(names):
         model.save(os.path.join(HERE, name + ".keras"))
         if name in H5_NAMES:
             model.save(os.path.join(HERE, name + ".h5"))
-        preds = model.predict(xs, verbose=0)
-        preds = preds if isinstance(preds, list) else [preds]
-        for i, a in enumerate(xs):
-            expected[f"{name}/x{i}"] = a
-        for i, a in enumerate(ys):
-            expected[f"{name}/y{i}"] = a
-        for i, a in enumerate(preds):
-            expected[f"{name}/pred{i}"] = np.asarray(a)
-        expected[f"{name}/test_loss"] = np.atleast_1d(np.asarray(model.test_on_batch(xs, ys), dtype=np.float64))
-        if name != "mlp":
+        fixture_models.record(expected, name, model, xs, ys, xs, ys)
+        if name != "mlp":  # (its Dropout draws differ)
             loaded = keras.saving.load_model(os.path.join(HERE, name + ".keras"))
-            steps = [np.atleast_1d(np.asarray(loaded.train_on_batch(xs, ys)))[0] for _ in range(3)]
-            expected[f"{name}/train_losses"] = np.asarray(steps, dtype=np.float64)
-            after = loaded.predict(xs, verbose=0)
-            for i, a in enumerate(after if isinstance(after, list) else [after]):
-                expected[f"{name}/trained_pred{i}"] = np.asarray(a)
+            fixture_models.record_training(expected, name, loaded, xs, ys)
     np.savez(os.path.join(HERE, "expected.npz"), **expected)
     write_mlp_text(expected)
     print("keras", keras.__version__, "wrote", sorted({k.split("/")[0] for k in expected}))

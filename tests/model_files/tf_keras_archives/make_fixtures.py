@@ -11,9 +11,13 @@ trained one epoch on random data and saved; expected.npz holds, per model, the i
 predictions, test_on_batch values, and the losses of three train_on_batch calls on the archive
 as tf.keras loads it (optimizer state included) with the predictions after them."""
 import os
+import sys
 
 import numpy as np
 import tensorflow as tf
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import fixture_models  # noqa: E402
 
 keras = tf.keras
 L = keras.layers
@@ -37,29 +41,11 @@ def normalized():  # BatchNormalization over features (not fused: Keras 3's movi
 
 
 def functional():
-    a = keras.Input((6,), name="a")
-    b = keras.Input((4,), name="b")
-    h = L.Dense(8, activation="tanh", name="shared")(a)
-    h = L.Concatenate()([h, b])
-    o1 = L.Dense(3, activation="softmax", name="o1")(h)
-    o2 = L.Dense(1, name="o2")(L.Dense(5, activation="relu")(h))
-    m = keras.Model([a, b], [o1, o2])
-    m.compile("rmsprop", ["categorical_crossentropy", "mse"])
-    rng = np.random.RandomState(2)
-    xs = [rng.rand(20, 6).astype(np.float32), rng.rand(20, 4).astype(np.float32)]
-    ys = [np.eye(3, dtype=np.float32)[rng.randint(0, 3, 20)], rng.rand(20, 1).astype(np.float32)]
-    return m, xs, ys
+    return fixture_models.functional(keras)
 
 
 def rnn():
-    tokens = keras.Input((6,))
-    x = L.Embedding(10, 4)(tokens)
-    x = L.LSTM(5)(x)
-    out = L.Dense(2, activation="softmax")(x)
-    m = keras.Model(tokens, out)
-    m.compile("adam", "sparse_categorical_crossentropy")
-    rng = np.random.RandomState(3)
-    return m, [rng.randint(0, 10, (12, 6)).astype(np.float32)], [rng.randint(0, 2, (12, 1)).astype(np.float32)]
+    return fixture_models.rnn(keras)
 
 
 def nested():
@@ -83,21 +69,9 @@ def main():
         x, y = (xs if len(xs) > 1 else xs[0]), (ys if len(ys) > 1 else ys[0])
         model.fit(x, y, epochs=1, batch_size=8, verbose=0)
         model.save(os.path.join(HERE, name + ".keras"))
-        preds = model.predict(x, verbose=0)
-        preds = preds if isinstance(preds, list) else [preds]
-        for i, a in enumerate(xs):
-            expected[f"{name}/x{i}"] = a
-        for i, a in enumerate(ys):
-            expected[f"{name}/y{i}"] = a
-        for i, a in enumerate(preds):
-            expected[f"{name}/pred{i}"] = np.asarray(a)
-        expected[f"{name}/test_loss"] = np.atleast_1d(np.asarray(model.test_on_batch(x, y), dtype=np.float64))
+        fixture_models.record(expected, name, model, xs, ys, x, y)
         loaded = keras.models.load_model(os.path.join(HERE, name + ".keras"))
-        steps = [np.atleast_1d(np.asarray(loaded.train_on_batch(x, y)))[0] for _ in range(3)]
-        expected[f"{name}/train_losses"] = np.asarray(steps, dtype=np.float64)
-        after = loaded.predict(x, verbose=0)
-        for i, a in enumerate(after if isinstance(after, list) else [after]):
-            expected[f"{name}/trained_pred{i}"] = np.asarray(a)
+        fixture_models.record_training(expected, name, loaded, x, y)
     np.savez(os.path.join(HERE, "expected.npz"), **expected)
     print("tf.keras", tf.__version__, "wrote", sorted({k.split("/")[0] for k in expected}))
 
