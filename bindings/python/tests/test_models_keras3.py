@@ -8,6 +8,7 @@ Each loads,
 predicts as Keras did, evaluates to Keras' loss, continues training from the archive's
 optimizer state as Keras does, and saves a .keras archive (with its optimizer state) and an
 .h5 file that load again (bindings/python/keras3_tests: Keras 3 loads the archives too)."""
+import os
 import zipfile
 
 import numpy as np
@@ -70,12 +71,25 @@ def _archive(tmp_path, entries):
     return path
 
 
-def test_keras3_archive_of_another_model_is_refused(tmp_path):
-    model = models.load_model(FIXTURES.path("mlp.keras"))
-    model.save(str(tmp_path / "m.h5"))
-    from_h5 = models.load_model(str(tmp_path / "m.h5"))
-    with pytest.raises(NotImplementedError, match="save this model as .h5"):
-        from_h5.save(str(tmp_path / "m.keras"))
+@pytest.mark.parametrize("path", ["tf_keras/cnn.h5", "tf_keras/rnn.h5", "tf_keras/two_outputs.h5"])
+def test_models_of_hdf5_files_save_as_keras3_archives(path, tmp_path):
+    """A model from an HDF5 file saves as a Keras 3 archive (Keras 3 loads it and trains on:
+    bindings/python/keras3_tests) that loads here with its weights and optimizer state."""
+    model = models.load_model(os.path.join(os.path.dirname(FIXTURES.folder), path))
+    name = os.path.basename(path)[:-3]
+    tf_keras = ModelFixtures("tf_keras")
+    xs, ys = tf_keras.arrays(name, "x"), tf_keras.arrays(name, "y")
+    model.train_on_batch(xs, ys)
+    archive = str(tmp_path / "m.keras")
+    model.save(archive)
+    with zipfile.ZipFile(archive) as z:
+        assert sorted(z.namelist()) == ["config.json", "metadata.json", "model.weights.h5"]
+    again = models.load_model(archive)
+    for a, b in zip(_listed(again.predict(xs)), _listed(model.predict(xs))):
+        np.testing.assert_allclose(a, b, atol=0)
+    # The optimizer's state went along: the next step's loss is the same.
+    np.testing.assert_allclose(np.atleast_1d(again.train_on_batch(xs, ys))[0],
+                               np.atleast_1d(model.train_on_batch(xs, ys))[0], rtol=1e-5)
 
 
 def test_keras3_archive_refusals(tmp_path):
@@ -126,3 +140,28 @@ def test_keras3_hdf5_file(name):
         np.testing.assert_allclose(g, p, rtol=1e-5, atol=1e-5)
     steps = [np.atleast_1d(model.train_on_batch(xs, ys))[0] for _ in range(3)]
     np.testing.assert_allclose(steps, EXPECTED[name + "/train_losses"], rtol=1e-4)
+
+
+def test_a_model_of_json_with_keras2_decay_saves_as_an_archive(tmp_path):
+    """Keras 2.2.4's decay is Keras 3's InverseTimeDecay: the archive carries it, and the state
+    of a schedule's optimizer (no learning-rate variable)."""
+    import json
+    dense = {"class_name": "Sequential", "config": {"name": "s", "layers": [
+        {"class_name": "Dense", "config": {"name": "d1", "units": 8, "activation": "tanh",
+                                           "batch_input_shape": [None, 6]}},
+        {"class_name": "Dense", "config": {"name": "d2", "units": 2}}]}}
+    model = models.model_from_json(json.dumps(dense))
+    model.compile({"class_name": "Adam", "config": {"lr": 0.05, "decay": 0.5}}, "mse")
+    rng = np.random.RandomState(0)
+    xs, ys = [rng.rand(16, 6).astype(np.float32)], [rng.rand(16, 2).astype(np.float32)]
+    for _ in range(3):
+        model.train_on_batch(xs, ys)
+    path = str(tmp_path / "decayed.keras")
+    model.save(path)
+    with zipfile.ZipFile(path) as z:
+        compiled = json.loads(z.read("config.json"))["compile_config"]
+    assert compiled["optimizer"]["config"]["learning_rate"]["class_name"] == "InverseTimeDecay"
+    again = models.load_model(path)
+    np.testing.assert_allclose(again.predict(xs), model.predict(xs), atol=0)
+    np.testing.assert_allclose(np.atleast_1d(again.train_on_batch(xs, ys))[0],
+                               np.atleast_1d(model.train_on_batch(xs, ys))[0], rtol=1e-6)

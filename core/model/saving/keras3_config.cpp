@@ -141,6 +141,22 @@ Json model_body(const std::string& cls, const Json& config, const std::string& w
 
 }  // namespace
 
+namespace {
+
+// Whether a model's layers call each other in Keras 3's form (nodes as {"args", "kwargs"}),
+// where a nested Sequential's nodes count from 0; Keras 2's form (lists) counts its own first.
+bool keras3_nodes(const Json& config) {
+  if (!config.is_object() || !config.contains("layers") || !config["layers"].is_array())
+    return false;
+  for (const auto& entry : config["layers"])
+    if (entry.is_object() && entry.contains("inbound_nodes") && entry["inbound_nodes"].is_array())
+      for (const auto& node : entry["inbound_nodes"])
+        if (node.is_object()) return true;
+  return false;
+}
+
+}  // namespace
+
 Json model_config_of_keras3(const Json& serialized, const std::string& where, bool keras3) {
   check(serialized.is_object(), Status::invalid_argument, where, ": not an object");
   std::string cls = required_string(serialized, "class_name", where);
@@ -154,7 +170,8 @@ Json model_config_of_keras3(const Json& serialized, const std::string& where, bo
   }
   if (cls == "Model") cls = "Functional";
   return {{"class_name", cls},
-          {"config", model_body(cls, required(serialized, "config", where), where, keras3)}};
+          {"config", model_body(cls, required(serialized, "config", where), where,
+                                keras3 && keras3_nodes(serialized["config"]))}};
 }
 
 Json training_config_of_keras3(const Json& cc, const std::string& where) {

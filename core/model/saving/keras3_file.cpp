@@ -111,7 +111,18 @@ void load_layers(const std::vector<std::shared_ptr<Layer>>& layers, const Hdf5Gr
       continue;
     }
     std::vector<StoredVariable> stored;
-    if (present) collect_variables(group.group(name), path + "/" + name, stored, 0);
+    if (present) {
+      Hdf5Group g = group.group(name);
+      // A Bidirectional layer's weights are its forward layer's, then its backward one's (the
+      // file's names sort the other way).
+      if (layer->class_name() == "Bidirectional" && g.has_group("forward_layer") &&
+          g.has_group("backward_layer")) {
+        for (const char* half : {"forward_layer", "backward_layer"})
+          collect_variables(g.group(half), path + "/" + name + "/" + half, stored, 1);
+      } else {
+        collect_variables(g, path + "/" + name, stored, 0);
+      }
+    }
     std::vector<Weight> weights = layer->weights();
     check(stored.size() == weights.size(), Status::invalid_argument, group.where(), "/", name, ": ",
           stored.size(), " variables for ", layer->where(), ", which has ", weights.size(),
@@ -226,7 +237,140 @@ void write_at(const Hdf5Group& root, const std::string& path, const Buffer& valu
   g.write_dataset(slash == std::string::npos ? path : path.substr(slash + 1), value);
 }
 
+// Each weight's path in model.weights.h5 as Keras 3 walks `layers` (the group at `base`): a
+// layer's own variables at <class>/vars/<i>, a recurrent layer's in its cell, a wrapper's in
+// its layer (Bidirectional: forward_layer and backward_layer), a nested model's in its layers.
+void keras3_weight_paths(const std::vector<std::shared_ptr<Layer>>& layers, const std::string& base,
+                         std::vector<std::pair<std::string, NodePtr>>& out) {
+  auto recurrent = [](const std::string& cls) {
+    return cls == "SimpleRNN" || cls == "LSTM" || cls == "GRU";
+  };
+  std::map<std::string, int> used;
+  for (const auto& layer : layers) {
+    std::string path = base + "/" + unique_name(keras_snake_case(layer->class_name()), used);
+    if (const Model* nested = layer->nested_model()) {
+      keras3_weight_paths(nested->layers(), path + "/layers", out);
+      continue;
+    }
+    std::vector<Weight> ws = layer->weights();
+    const std::string& cls = layer->class_name();
+    std::string inner;
+    if (cls == "TimeDistributed" || cls == "Bidirectional") {
+      const Json& spec = layer->config().value("layer", Json::object());
+      inner = spec.is_object() ? spec.value("class_name", "") : "";
+    }
+    std::string cell = recurrent(inner) ? "/cell" : "";
+    for (size_t i = 0; i < ws.size(); ++i) {
+      std::string at;
+      if (cls == "Bidirectional")  // the forward layer's weights, then the backward one's
+        at = path + (2 * i < ws.size() ? "/forward_layer" : "/backward_layer") + cell + "/vars/" +
+             std::to_string(2 * i < ws.size() ? i : i - ws.size() / 2);
+      else if (cls == "TimeDistributed")
+        at = path + "/layer" + cell + "/vars/" + std::to_string(i);
+      else
+        at = path + (recurrent(cls) ? "/cell" : "") + "/vars/" + std::to_string(i);
+      out.emplace_back(at, ws[i].variable);
+    }
+  }
+}
+
+// A Sequential config of Keras 2's form whose first layer carries batch_input_shape, with an
+// InputLayer of that batch_shape first instead: Keras 3's legacy reader takes a layer's
+// batch_input_shape for its input_shape, batch and all.
+void explicit_input(Json& sequential) {
+  if (!sequential.is_object() || !sequential.contains("layers")) return;
+  Json& layers = sequential["layers"];
+  if (!layers.is_array() || layers.empty() || !layers[0].is_object()) return;
+  Json& first = layers[0];
+  if (first.value("class_name", "") == "InputLayer" || !first.contains("config") ||
+      !first["config"].is_object() || !first["config"].contains("batch_input_shape"))
+    return;
+  Json& c = first["config"];
+  Json input = {{"class_name", "InputLayer"},
+                {"config",
+                 {{"batch_shape", c["batch_input_shape"]},
+                  {"dtype", c.value("dtype", Json("float32"))},
+                  {"name", c.value("name", std::string("layer")) + "_input"}}}};
+  c.erase("batch_input_shape");
+  layers.insert(layers.begin(), input);
+}
+
+// A layer config of Keras 2's form as Keras 3's legacy reader takes it: what Keras 3 would read
+// otherwise set (GRU's reset_after, whose default Keras 3 changed), what it refuses dropped
+// (tf.keras' time_major); nested models' and wrappers' layers too.
+void keras3_legacy_layer(Json& entry) {
+  if (!entry.is_object() || !entry.contains("config") || !entry["config"].is_object()) return;
+  std::string cls = entry.value("class_name", "");
+  Json& c = entry["config"];
+  if (cls == "GRU" && !c.contains("reset_after")) c["reset_after"] = false;
+  if (cls == "SimpleRNN" || cls == "LSTM" || cls == "GRU") c.erase("time_major");
+  if (cls == "Sequential") explicit_input(c);
+  if (c.contains("layer")) keras3_legacy_layer(c["layer"]);
+  if (c.contains("layers") && c["layers"].is_array())
+    for (auto& l : c["layers"]) keras3_legacy_layer(l);
+}
+
+// Keras 3's compile_config of a Training made here: the optimizer as a keras.optimizers object
+// (learning_rate for lr; Keras 2.2.4's decay as the InverseTimeDecay it is), the losses,
+// metrics and loss weights as given.
+Json keras3_compile_config(const Training& t, bool& decay_as_schedule) {
+  Json tc = t.config();
+  Json oc = tc["optimizer_config"].value("config", Json::object());
+  double lr = oc.value("lr", 0.001), decay = oc.value("decay", 0.0);
+  decay_as_schedule = decay > 0;
+  oc.erase("lr");
+  oc.erase("decay");
+  // Keras 3's Nadam has its own schedule; the others are tf.keras' own, which Keras 3 refuses.
+  for (const char* key : {"schedule_decay", "is_legacy_optimizer", "jit_compile"}) oc.erase(key);
+  oc["learning_rate"] = decay_as_schedule ? Json{{"module", "keras.optimizers.schedules"},
+                                                 {"class_name", "InverseTimeDecay"},
+                                                 {"config",
+                                                  {{"initial_learning_rate", lr},
+                                                   {"decay_steps", 1},
+                                                   {"decay_rate", decay},
+                                                   {"staircase", false}}},
+                                                 {"registered_name", nullptr}}
+                                          : Json(lr);
+  return {{"optimizer",
+           {{"module", "keras.optimizers"},
+            {"class_name", tc["optimizer_config"].value("class_name", "")},
+            {"config", oc},
+            {"registered_name", nullptr}}},
+          {"loss", tc.value("loss", Json())},
+          {"loss_weights", tc.value("loss_weights", Json())},
+          {"metrics", tc.value("metrics", Json())},
+          {"weighted_metrics", nullptr},
+          {"run_eagerly", false},
+          {"steps_per_execution", 1},
+          {"jit_compile", false}};
+}
+
 }  // namespace
+
+std::shared_ptr<Keras3Origin> keras3_origin_of(const Model& model) {
+  auto o = std::make_shared<Keras3Origin>();
+  Json mc = model.config();
+  bool sequential = mc.value("class_name", "") == "Sequential";
+  Json body = mc["config"];
+  if (body.is_object() && body.contains("layers") && body["layers"].is_array())
+    for (auto& l : body["layers"]) keras3_legacy_layer(l);
+  if (sequential) explicit_input(body);
+  o->serialized = sequential ? Json{{"module", "keras"},
+                                    {"class_name", "Sequential"},
+                                    {"config", body},
+                                    {"registered_name", nullptr}}
+                             : Json{{"module", "keras.src.models.functional"},
+                                    {"class_name", "Functional"},
+                                    {"config", body},
+                                    {"registered_name", "Functional"}};
+  if (const Training* t = model.training()) {
+    o->serialized["compile_config"] = keras3_compile_config(*t, o->decay_as_schedule);
+    o->training = t;
+  }
+  o->metadata = {{"keras_version", "3.0.0"}};
+  keras3_weight_paths(model.layers(), "layers", o->weights);
+  return o;
+}
 
 std::shared_ptr<Model> load_keras_archive(const std::string& path, bool compile) {
   // tf.keras 2.13-2.15 writes archives of the same layout; its configs number nodes as Keras 2
@@ -283,9 +427,12 @@ std::shared_ptr<Model> load_keras_archive(const std::string& path, bool compile)
 }
 
 void save_keras_archive(Model& model, const std::string& path, bool include_optimizer) {
+  std::shared_ptr<const Keras3Origin> made;
   const Keras3Origin* o = model.keras3_origin().get();
-  check(o != nullptr, Status::not_implemented, path,
-        ": a .keras archive is written for a model loaded from one; save this model as .h5");
+  if (o == nullptr) {
+    made = keras3_origin_of(model);
+    o = made.get();
+  }
   Json config = o->serialized;
   Training* t = model.training();
   // The archive's compile_config goes with the Training made from it, and with it alone.
@@ -301,7 +448,7 @@ void save_keras_archive(Model& model, const std::string& path, bool include_opti
           "Keras 3's ", opt.class_name());
     auto iterations = convert_buffer(evaluate(opt.iterations()), DType::i64);
     write_at(root, "optimizer/vars/0", *iterations);
-    size_t first = first_slot_index(opt, o->keras3);
+    size_t first = o->decay_as_schedule ? 1 : first_slot_index(opt, o->keras3);
     if (first == 2) {
       auto lr = Buffer::make(DType::f32, {});
       *lr->as<float>() = float(opt.config()["config"].value("lr", 0.001));

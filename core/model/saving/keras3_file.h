@@ -18,6 +18,8 @@ namespace kb::model {
 struct Keras3Origin {
   Json metadata, serialized;
   bool keras3 = true;  // written by Keras 3 (else by tf.keras 2.13-2.15)
+  // Keras 2.2.4's decay written as Keras 3's InverseTimeDecay: no learning-rate variable then.
+  bool decay_as_schedule = false;
   const Training* training = nullptr;
   std::vector<std::pair<std::string, NodePtr>> weights;  // "layers/dense/vars/0" -> variable
 };
@@ -32,14 +34,19 @@ std::optional<std::vector<NodePtr>> keras3_slot_order(Optimizer& optimizer, size
 // after iterations alone (a schedule's rate in Keras 3, any in tf.keras 2.11+'s optimizers).
 size_t first_slot_index(const Optimizer& optimizer, bool keras3);
 
+// What a Keras 3 archive of `model` (one from HDF5 or JSON) holds: its config in Keras 2's form
+// under Keras 3's model object, its compile_config, each weight's path as Keras 3 walks them.
+std::shared_ptr<Keras3Origin> keras3_origin_of(const Model& model);
+
 // A model from a `.keras` archive; compiled from its compile_config (optimizer state restored)
 // when `compile` and the archive has one.
 std::shared_ptr<Model> load_keras_archive(const std::string& path, bool compile);
 
 // A `.keras` archive Keras 3 loads (keras.saving.load_model) and continues training from: the
-// model's config as its archive gave it, its weights now and, with include_optimizer and the
-// compile the archive gave, the compile_config and the optimizer's state. A model that came
-// from elsewhere (HDF5, JSON) is refused for now: save it as .h5.
+// model's config (as its archive gave it; for a model from elsewhere, HDF5 or JSON, Keras 2's
+// form, which Keras 3 reads as it reads Keras 2's HDF5 files), its weights now and, with
+// include_optimizer and the compile the archive gave (or the model's compile), the
+// compile_config and the optimizer's state.
 void save_keras_archive(Model& model, const std::string& path, bool include_optimizer);
 
 }  // namespace kb::model
