@@ -8,7 +8,7 @@ import sys
 import numpy as np
 
 from kbackend import models
-from model_fixtures import ModelFixtures
+from model_fixtures import KERAS2_DECAYED_ADAM, KERAS2_DENSE, ModelFixtures
 
 FIXTURES = ModelFixtures("keras3")
 NAMES = ["cnn", "functional", "rnn", "nested", "logits", "clipped", "global_clipped", "adamw", "lion",
@@ -32,13 +32,6 @@ def _record(expected, name, model, xs, ys, out):
     expected[name + "/next_losses"] = np.asarray(steps, dtype=np.float64)
 
 
-# A model of Keras 2.2.4's config, compiled with its decay (InverseTimeDecay in Keras 3).
-DENSE = {"class_name": "Sequential", "config": {"name": "s", "layers": [
-    {"class_name": "Dense", "config": {"name": "d1", "units": 8, "activation": "tanh",
-                                       "batch_input_shape": [None, 6]}},
-    {"class_name": "Dense", "config": {"name": "d2", "units": 2}}]}}
-
-
 def main(out):
     expected = {}
     for name in NAMES:
@@ -54,8 +47,8 @@ def main(out):
         xs, ys = tf_keras.arrays(name, "x"), tf_keras.arrays(name, "y")
         model.train_on_batch(xs, ys)
         _record(expected, "h5_" + name, model, xs, ys, out)
-    model = models.model_from_json(json.dumps(DENSE))
-    model.compile({"class_name": "Adam", "config": {"lr": 0.05, "decay": 0.5}}, "mse")
+    model = models.model_from_json(json.dumps(KERAS2_DENSE))
+    model.compile(KERAS2_DECAYED_ADAM, "mse")  # decay: InverseTimeDecay in Keras 3
     rng = np.random.RandomState(0)
     xs, ys = [rng.rand(16, 6).astype(np.float32)], [rng.rand(16, 2).astype(np.float32)]
     for _ in range(3):

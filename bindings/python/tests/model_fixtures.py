@@ -23,3 +23,12 @@ class ModelFixtures:
             out.append(self.expected["%s/%s%d" % (name, kind, i)])
             i += 1
         return out
+
+
+# A model of Keras 2.2.4's JSON (its first layer's batch_input_shape) and a compile of Keras
+# 2.2.4's Adam with decay: what an archive of a model from elsewhere carries to Keras 3.
+KERAS2_DENSE = {"class_name": "Sequential", "config": {"name": "s", "layers": [
+    {"class_name": "Dense", "config": {"name": "d1", "units": 8, "activation": "tanh",
+                                       "batch_input_shape": [None, 6]}},
+    {"class_name": "Dense", "config": {"name": "d2", "units": 2}}]}}
+KERAS2_DECAYED_ADAM = {"class_name": "Adam", "config": {"lr": 0.05, "decay": 0.5}}

@@ -8,6 +8,7 @@ Each loads,
 predicts as Keras did, evaluates to Keras' loss, continues training from the archive's
 optimizer state as Keras does, and saves a .keras archive (with its optimizer state) and an
 .h5 file that load again (bindings/python/keras3_tests: Keras 3 loads the archives too)."""
+import json
 import os
 import zipfile
 
@@ -15,7 +16,7 @@ import numpy as np
 import pytest
 
 from kbackend import models
-from model_fixtures import ModelFixtures
+from model_fixtures import KERAS2_DECAYED_ADAM, KERAS2_DENSE, ModelFixtures
 
 FIXTURES = ModelFixtures("keras3")
 EXPECTED = FIXTURES.expected
@@ -145,13 +146,8 @@ def test_keras3_hdf5_file(name):
 def test_a_model_of_json_with_keras2_decay_saves_as_an_archive(tmp_path):
     """Keras 2.2.4's decay is Keras 3's InverseTimeDecay: the archive carries it, and the state
     of a schedule's optimizer (no learning-rate variable)."""
-    import json
-    dense = {"class_name": "Sequential", "config": {"name": "s", "layers": [
-        {"class_name": "Dense", "config": {"name": "d1", "units": 8, "activation": "tanh",
-                                           "batch_input_shape": [None, 6]}},
-        {"class_name": "Dense", "config": {"name": "d2", "units": 2}}]}}
-    model = models.model_from_json(json.dumps(dense))
-    model.compile({"class_name": "Adam", "config": {"lr": 0.05, "decay": 0.5}}, "mse")
+    model = models.model_from_json(json.dumps(KERAS2_DENSE))
+    model.compile(KERAS2_DECAYED_ADAM, "mse")
     rng = np.random.RandomState(0)
     xs, ys = [rng.rand(16, 6).astype(np.float32)], [rng.rand(16, 2).astype(np.float32)]
     for _ in range(3):
