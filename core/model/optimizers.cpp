@@ -1,5 +1,6 @@
 #include "core/model/optimizers.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 
@@ -551,7 +552,11 @@ Optimizer::Optimizer(std::string class_name, const Json& config)
   global_clipnorm_ = number_or(config_, "global_clipnorm", 0, where_);
   clipvalue_ = number_or(config_, "clipvalue", 0, where_);
   weight_decay_ = number_or(config_, "weight_decay", 0, where_);
-  check(!bool_or(config_, "use_ema", false, where_), Status::not_implemented, where_, ": use_ema");
+  use_ema_ = bool_or(config_, "use_ema", false, where_);
+  ema_momentum_ = number_or(config_, "ema_momentum", 0.99, where_);
+  ema_overwrite_frequency_ = int_or(config_, "ema_overwrite_frequency", 0, where_);
+  check(ema_overwrite_frequency_ >= 0, Status::invalid_argument, where_,
+        ": ema_overwrite_frequency must be positive");
   check(int_or(config_, "gradient_accumulation_steps", 1, where_) <= 1, Status::not_implemented,
         where_, ": gradient_accumulation_steps");
   check(!config_.contains("loss_scale_factor") || config_["loss_scale_factor"].is_null(),
@@ -601,6 +606,7 @@ NodePtr Optimizer::slot(const NodePtr& like, double value) {
 }
 
 NodePtr Optimizer::constrained(const NodePtr& p, const NodePtr& new_p) const {
+  if (deferring_constraints_) return new_p;  // applied after the moving averages (use_ema)
   auto it = constraints_.find(p.get());
   return it == constraints_.end() ? new_p : constrain(it->second, new_p, where_);
 }
@@ -644,8 +650,58 @@ std::vector<NodePtr> Optimizer::updates(const NodePtr& loss, const std::vector<N
                                                          api::cast(decayed_lr(), p->dtype())))
                                         : p);
   std::vector<NodePtr> ups{api::update_add(iterations_, scalar_value(1, DType::i64))};
-  for (auto& u : rule(params, grads)) ups.push_back(u);
+  params_ = params;
+  deferring_constraints_ = use_ema_;
+  std::vector<NodePtr> rule_ups = rule(params, grads);
+  deferring_constraints_ = false;
+  if (use_ema_) with_moving_averages(params, rule_ups);
+  for (auto& u : rule_ups) ups.push_back(u);
   return ups;
+}
+
+void Optimizer::with_moving_averages(const std::vector<NodePtr>& params,
+                                     std::vector<NodePtr>& ups) {
+  // Keras 3 after each update step: average = m * average + (1 - m) * p, m the ema_momentum
+  // but 0 at the first step; every ema_overwrite_frequency steps p takes its average; then
+  // p's constraint.
+  averages_ = slots(params);
+  DType fx = Session::get().floatx();
+  NodePtr not_first = api::cast(api::binary_op("not_equal", ops::NotEqual, iterations_,
+                                               api::zeros_like(iterations_, std::nullopt, "")),
+                                fx);
+  NodePtr m = times(not_first, scalar_value(ema_momentum_, fx));
+  NodePtr overwrite;
+  if (ema_overwrite_frequency_ > 0) {
+    NodePtr step = plus(api::cast(iterations_, DType::f64), scalar_value(1, DType::f64));
+    NodePtr q = divided(step, scalar_value(double(ema_overwrite_frequency_), DType::f64));
+    NodePtr whole = api::unary_op("floor", ops::Floor, q);
+    overwrite = api::cast(api::binary_op("equal", ops::Equal, whole, q), fx);
+  }
+  size_t n = ups.size();
+  for (size_t k = 0; k < n; ++k) {
+    NodePtr& u = ups[k];
+    if (!u->is(ops::Assign)) continue;
+    auto at = std::find(params.begin(), params.end(), u->inputs[0]);
+    if (at == params.end()) continue;
+    size_t i = size_t(at - params.begin());
+    const NodePtr& p = params[i];
+    NodePtr new_p = u->inputs[1];
+    NodePtr mm = api::cast(m, p->dtype()), one = number(new_p, 1);
+    NodePtr average = plus(times(mm, averages_[i]), times(minus(one, mm), new_p));
+    NodePtr final_p = new_p;
+    if (overwrite) {
+      NodePtr o = api::cast(overwrite, p->dtype());
+      final_p = plus(times(o, average), times(minus(one, o), new_p));
+    }
+    u = api::update(p, constrained(p, final_p));
+    ups.push_back(api::update(averages_[i], average));
+  }
+}
+
+void Optimizer::finalize() {
+  if (!use_ema_) return;
+  for (size_t i = 0; i < params_.size() && i < averages_.size(); ++i)
+    api::set_value(params_[i], evaluate(averages_[i]));
 }
 
 Json Optimizer::config() const {

@@ -38,6 +38,11 @@ class Optimizer {
   bool scheduled() const { return !schedule_.is_null(); }
   // State Keras 3 keeps after the slots, in its order (Nadam's u_product); not in weights().
   const std::vector<NodePtr>& trailing_state() const { return trailing_; }
+  // State Keras 3 keeps before the slots: with use_ema, each variable's moving average.
+  const std::vector<NodePtr>& leading_state() const { return averages_; }
+  // Keras 3's finalize_variable_values, at the end of fit: with use_ema, the trained variables
+  // take their moving averages.
+  void finalize();
 
  protected:
   Optimizer(std::string class_name, const Json& config);
@@ -58,15 +63,21 @@ class Optimizer {
   const NodePtr& start(size_t i) const { return starts_[i]; }
   // new_p under p's constraint, if it has one.
   NodePtr constrained(const NodePtr& p, const NodePtr& new_p) const;
+  // Keras 3's use_ema: each parameter's moving average after the update step (`ups`, whose
+  // updates of the parameters it rewrites), and the parameters' constraints after it.
+  void with_moving_averages(const std::vector<NodePtr>& params, std::vector<NodePtr>& ups);
   // get_config's entries that are not hyperparameter variables (epsilon, nesterov...).
   virtual void extra_config(Json& config) const = 0;
 
   std::string class_name_, where_;
   Json config_, schedule_;  // schedule_: the learning_rate's schedule, null for a number
   NodePtr iterations_;
-  std::vector<NodePtr> weights_, trailing_, starts_;
+  std::vector<NodePtr> weights_, trailing_, starts_, averages_, params_;
   std::vector<std::pair<std::string, NodePtr>> hypers_;
-  double initial_decay_ = 0, clipnorm_ = 0, clipvalue_ = 0, global_clipnorm_ = 0, weight_decay_ = 0;
+  double initial_decay_ = 0, clipnorm_ = 0, clipvalue_ = 0, global_clipnorm_ = 0, weight_decay_ = 0,
+         ema_momentum_ = 0.99;
+  bool use_ema_ = false, deferring_constraints_ = false;
+  int64_t ema_overwrite_frequency_ = 0;  // 0: never
   KerasRules rules_ = KerasRules::keras2;
   std::map<const Node*, Json> constraints_;
 };

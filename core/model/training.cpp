@@ -477,6 +477,8 @@ Json Training::fit(const Buffers& x0, const Buffers& y0, const FitOptions& o,
     if (callback) stop = callback(epoch, -1, logs) || stop;
     if (stop) break;
   }
+  // Keras 3's fit ends with the optimizer's finalize_variable_values (use_ema's averages).
+  if (o.epochs > 0) optimizer_->finalize();
   return history;
 }
 

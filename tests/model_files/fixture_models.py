@@ -34,7 +34,7 @@ def rnn(keras):
     return m, [rng.randint(0, 10, (12, 6)).astype(np.float32)], [rng.randint(0, 2, (12, 1)).astype(np.float32)]
 
 
-def _listed(v):
+def listed(v):
     return v if isinstance(v, list) else [v]
 
 
@@ -44,7 +44,7 @@ def record(expected, name, model, xs, ys, x, y):
         expected[f"{name}/x{i}"] = a
     for i, a in enumerate(ys):
         expected[f"{name}/y{i}"] = a
-    for i, a in enumerate(_listed(model.predict(x, verbose=0))):
+    for i, a in enumerate(listed(model.predict(x, verbose=0))):
         expected[f"{name}/pred{i}"] = np.asarray(a)
     expected[f"{name}/test_loss"] = np.atleast_1d(np.asarray(model.test_on_batch(x, y), dtype=np.float64))
 
@@ -53,5 +53,5 @@ def record_training(expected, name, loaded, x, y):
     """The losses of three train_on_batch calls on a loaded model, and its predictions after."""
     steps = [np.atleast_1d(np.asarray(loaded.train_on_batch(x, y)))[0] for _ in range(3)]
     expected[f"{name}/train_losses"] = np.asarray(steps, dtype=np.float64)
-    for i, a in enumerate(_listed(loaded.predict(x, verbose=0))):
+    for i, a in enumerate(listed(loaded.predict(x, verbose=0))):
         expected[f"{name}/trained_pred{i}"] = np.asarray(a)

@@ -31,7 +31,7 @@ def _listed(v):
                                   "nadam", "rmsprop_centered", "sgd_decayed",
                                   "exponential_decay", "inverse_time_decay", "piecewise_decay",
                                   "polynomial_decay", "cosine_warmup", "cosine_restarts", "lamb",
-                                  "ftrl"])
+                                  "ftrl", "ema"])
 def test_keras3_archive(name, tmp_path):
     model = models.load_model(FIXTURES.path(name + ".keras"))
     xs, ys = FIXTURES.arrays(name, "x"), FIXTURES.arrays(name, "y")
@@ -119,8 +119,7 @@ def test_keras3_archive_refusals(tmp_path):
 
 def test_keras3_optimizer_options_not_had_are_refused():
     model = models.load_model(FIXTURES.path("mlp.keras"))
-    for option in ({"use_ema": True}, {"gradient_accumulation_steps": 4},
-                   {"loss_scale_factor": 128.0}):
+    for option in ({"gradient_accumulation_steps": 4}, {"loss_scale_factor": 128.0}):
         with pytest.raises(NotImplementedError, match=list(option)[0]):
             model.compile({"class_name": "Adam", "config": option}, "mse")
     model.compile({"class_name": "AdamW", "config": {"learning_rate": 0.01}}, "mse")
@@ -161,3 +160,13 @@ def test_a_model_of_json_with_keras2_decay_saves_as_an_archive(tmp_path):
     np.testing.assert_allclose(again.predict(xs), model.predict(xs), atol=0)
     np.testing.assert_allclose(np.atleast_1d(again.train_on_batch(xs, ys))[0],
                                np.atleast_1d(model.train_on_batch(xs, ys))[0], rtol=1e-6)
+
+
+def test_keras3_use_ema_fit_ends_with_the_averages():
+    """use_ema: a whole fit from the archive ends as Keras 3's does, its weights replaced by
+    their moving averages (finalize_variable_values)."""
+    model = models.load_model(FIXTURES.path("ema.keras"))
+    xs, ys = FIXTURES.arrays("ema", "x"), FIXTURES.arrays("ema", "y")
+    model.fit(xs, ys, epochs=1, batch_size=8, shuffle=False, verbose=0)
+    for g, p in zip(_listed(model.predict(xs)), FIXTURES.arrays("ema", "fitted_pred")):
+        np.testing.assert_allclose(g, p, rtol=1e-4, atol=1e-5)

@@ -188,7 +188,8 @@ std::optional<std::vector<NodePtr>> keras3_slot_order(Optimizer& optimizer, size
   const auto& ours = optimizer.weights();
   size_t first_slot = !ours.empty() && ours[0] == optimizer.iterations() ? 1 : 0;
   if (first_slot + kinds * params > ours.size()) return std::nullopt;
-  std::vector<NodePtr> order;
+  // use_ema's averages first (Keras 3's base build() adds them before the optimizer's slots).
+  std::vector<NodePtr> order = optimizer.leading_state();
   // Kind k of parameter j is at first_slot + k * params + j in ours.
   size_t kind_base = 0;
   for (const auto& gr : groups) {

@@ -143,6 +143,11 @@ def ftrl():
                                                  beta=0.1))
 
 
+def ema():
+    return _dense_pair(22, keras.optimizers.AdamW(0.02, use_ema=True, ema_momentum=0.9,
+                                                  ema_overwrite_frequency=3))
+
+
 S = keras.optimizers.schedules
 
 
@@ -178,6 +183,8 @@ def cosine_restarts():
 # Saved as HDF5 too (Keras 3's legacy format: its configs in Keras 3's form, the optimizer's
 # state in its order), at the same point as the archive: the same predictions and steps.
 H5_NAMES = ("cnn", "functional", "rnn", "nadam", "cosine_warmup")
+# Fitted an epoch too (unshuffled) from the archive: use_ema's averages replace the weights.
+FIT_NAMES = ("ema",)
 
 
 def main(names):
@@ -191,7 +198,7 @@ def main(names):
     for make in (mlp, cnn, functional, rnn, nested, logits, clipped, global_clipped, adamw, lion,
                  adagrad, nadam, rmsprop_centered, sgd_decayed, exponential_decay,
                  inverse_time_decay, piecewise_decay, polynomial_decay, cosine_warmup,
-                 cosine_restarts, lamb, ftrl):
+                 cosine_restarts, lamb, ftrl, ema):
         name = make.__name__
         if names and name not in names:
             continue
@@ -204,6 +211,11 @@ def main(names):
         if name != "mlp":  # (its Dropout draws differ)
             loaded = keras.saving.load_model(os.path.join(HERE, name + ".keras"))
             fixture_models.record_training(expected, name, loaded, xs, ys)
+        if name in FIT_NAMES:  # a whole fit, which ends by the optimizer's finalize
+            loaded = keras.saving.load_model(os.path.join(HERE, name + ".keras"))
+            loaded.fit(xs, ys, epochs=1, batch_size=8, shuffle=False, verbose=0)
+            for i, a in enumerate(fixture_models.listed(loaded.predict(xs, verbose=0))):
+                expected[f"{name}/fitted_pred{i}"] = np.asarray(a)
     np.savez(os.path.join(HERE, "expected.npz"), **expected)
     write_mlp_text(expected)
     print("keras", keras.__version__, "wrote", sorted({k.split("/")[0] for k in expected}))
