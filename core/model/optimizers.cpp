@@ -527,6 +527,93 @@ class Ftrl : public Optimizer {
   double power_, initial_, l1_, l2_, shrinkage_, beta_;
 };
 
+// Keras 3's Adafactor: second moments factored into row and column means for weights of rank
+// 2 or more (r over the last axis, c over the one before), the step clipped by its RMS and
+// scaled by the weight's RMS and the relative step min(lr, 1 / sqrt(t)).
+class Adafactor : public Optimizer {
+ public:
+  explicit Adafactor(const Json& c) : Optimizer("Adafactor", c) {
+    hyper("lr", 0.001);
+    beta_2_decay_ = number_or(c, "beta_2_decay", -0.8, where_);
+    epsilon_1_ = number_or(c, "epsilon_1", 1e-30, where_);
+    epsilon_2_ = number_or(c, "epsilon_2", 1e-3, where_);
+    clip_threshold_ = number_or(c, "clip_threshold", 1.0, where_);
+    relative_step_ = bool_or(c, "relative_step", true, where_);
+  }
+  std::vector<NodePtr> rule(const std::vector<NodePtr>& params,
+                            const std::vector<NodePtr>& grads) override {
+    std::vector<NodePtr> ups, rs, cs;
+    DType fx = Session::get().floatx();
+    NodePtr lr = decayed_lr(), t = plus(api::cast(iterations_, fx), scalar_value(1, fx));
+    NodePtr inverse_root = divided(scalar_value(1, fx), api::sqrt(t));
+    auto least = [](const NodePtr& a, const NodePtr& b) {
+      return api::binary_op("minimum", ops::Minimum, a, b);
+    };
+    auto most = [](const NodePtr& a, const NodePtr& b) {
+      return api::binary_op("maximum", ops::Maximum, a, b);
+    };
+    if (schedule_.is_null() && relative_step_) lr = least(lr, inverse_root);
+    NodePtr rho = least(lr, inverse_root);
+    NodePtr beta = minus(scalar_value(1, fx), api::pow(t, beta_2_decay_));
+    auto rms = [](const NodePtr& x) {
+      return api::sqrt(api::mean(api::square(x), std::nullopt, false));
+    };
+    // r and c: the factored moments (scalars, never updated, below rank 2); v: the full one.
+    for (const auto& p : params) {
+      int64_t rank = p->rank();
+      Dims dims = p->shape().dims;
+      Dims r_dims = rank < 2 ? Dims{} : Dims(dims.begin(), dims.end() - 1);
+      Dims c_dims = rank < 2 ? Dims{} : dims;
+      if (rank >= 2) c_dims.erase(c_dims.end() - 2);
+      rs.push_back(api::variable(zeros_of(p->dtype(), r_dims), p->dtype(),
+                                 Session::get().unique_name("Variable")));
+      cs.push_back(api::variable(zeros_of(p->dtype(), c_dims), p->dtype(),
+                                 Session::get().unique_name("Variable")));
+    }
+    std::vector<NodePtr> vs = slots(params);
+    weights_.push_back(iterations_);
+    for (auto* list : {&rs, &cs, &vs}) weights_.insert(weights_.end(), list->begin(), list->end());
+    for (size_t i = 0; i < params.size(); ++i) {
+      const NodePtr &p = params[i], &g = grads[i], &from = start(i);
+      NodePtr b = api::cast(beta, p->dtype()), one = number(p, 1);
+      NodePtr alpha = times(most(number(p, epsilon_2_), rms(from)), api::cast(rho, p->dtype()));
+      NodePtr squared = plus(api::square(g), number(g, epsilon_1_));
+      NodePtr v;
+      if (p->rank() >= 2) {
+        int64_t last = p->rank() - 1;
+        NodePtr r =
+            plus(times(b, rs[i]),
+                 times(minus(one, b), api::mean(squared, std::vector<int64_t>{last}, false)));
+        NodePtr c =
+            plus(times(b, cs[i]),
+                 times(minus(one, b), api::mean(squared, std::vector<int64_t>{last - 1}, false)));
+        ups.push_back(api::update(rs[i], r));
+        ups.push_back(api::update(cs[i], c));
+        NodePtr row = divided(r, api::mean(r, std::vector<int64_t>{last - 1}, true));
+        v = times(api::expand_dims(row, -1), api::expand_dims(c, -2));
+      } else {
+        v = plus(times(b, vs[i]), times(minus(one, b), squared));
+      }
+      ups.push_back(api::update(vs[i], v));
+      NodePtr u = divided(g, api::sqrt(v));
+      NodePtr u_hat = divided(u, most(one, divided(rms(u), number(u, clip_threshold_))));
+      ups.push_back(api::update(p, constrained(p, minus(from, times(alpha, u_hat)))));
+    }
+    return ups;
+  }
+  void extra_config(Json& c) const override {
+    c["beta_2_decay"] = beta_2_decay_;
+    c["epsilon_1"] = epsilon_1_;
+    c["epsilon_2"] = epsilon_2_;
+    c["clip_threshold"] = clip_threshold_;
+    c["relative_step"] = relative_step_;
+  }
+
+ private:
+  double beta_2_decay_, epsilon_1_, epsilon_2_, clip_threshold_;
+  bool relative_step_;
+};
+
 std::string lowered(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
@@ -757,6 +844,7 @@ std::unique_ptr<Optimizer> Optimizer::make_of_class(const Json& spec, const Json
   if (k == "lion") return std::make_unique<Lion>(config);
   if (k == "lamb") return std::make_unique<Lamb>(config);
   if (k == "ftrl") return std::make_unique<Ftrl>(config);
+  if (k == "adafactor") return std::make_unique<Adafactor>(config);
   if (k == "rmsprop") return std::make_unique<RMSprop>(config);
   if (k == "adagrad") return std::make_unique<Adagrad>(config);
   if (k == "adadelta") return std::make_unique<Adadelta>(config);

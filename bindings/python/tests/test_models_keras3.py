@@ -2,8 +2,9 @@
 3.15 on JAX) through kbackend.models: Sequential and functional models, nested Sequential and
 functional models (a shared one among them), an LSTM's cell, BatchNormalization, a loss of
 logits (from_logits=True), Keras 3's clipnorm (each gradient) and global_clipnorm, and the
-rules of Keras 3's optimizers (AdamW, Lion, Lamb, Ftrl, Adagrad, Nadam, RMSprop with momentum
-and centered, SGD with Nesterov momentum and weight decay) and its learning-rate schedules.
+rules of Keras 3's optimizers (AdamW, Lion, Lamb, Ftrl, Adafactor, Adagrad, Nadam, RMSprop
+with momentum and centered, SGD with Nesterov momentum and weight decay, use_ema) and its
+learning-rate schedules.
 Each loads,
 predicts as Keras did, evaluates to Keras' loss, continues training from the archive's
 optimizer state as Keras does, and saves a .keras archive (with its optimizer state) and an
@@ -31,7 +32,7 @@ def _listed(v):
                                   "nadam", "rmsprop_centered", "sgd_decayed",
                                   "exponential_decay", "inverse_time_decay", "piecewise_decay",
                                   "polynomial_decay", "cosine_warmup", "cosine_restarts", "lamb",
-                                  "ftrl", "ema"])
+                                  "ftrl", "ema", "adafactor"])
 def test_keras3_archive(name, tmp_path):
     model = models.load_model(FIXTURES.path(name + ".keras"))
     xs, ys = FIXTURES.arrays(name, "x"), FIXTURES.arrays(name, "y")

@@ -176,6 +176,8 @@ std::vector<std::vector<std::string>> keras3_slot_groups(const Optimizer& optimi
   if (cls == "Lion") return {{"momentum"}};
   if (cls == "Lamb") return {{"momentum", "velocity"}};
   if (cls == "Ftrl") return {{"accumulator", "linear"}};
+  if (cls == "Adafactor")
+    return {{"r", "c", "velocity"}};  // r and c factored (scalars below rank 2)
   return {};
 }
 

@@ -148,6 +148,10 @@ def ema():
                                                   ema_overwrite_frequency=3))
 
 
+def adafactor():  # a kernel's moments factored, a bias's whole
+    return _dense_pair(23, keras.optimizers.Adafactor(0.05))
+
+
 S = keras.optimizers.schedules
 
 
@@ -198,7 +202,7 @@ def main(names):
     for make in (mlp, cnn, functional, rnn, nested, logits, clipped, global_clipped, adamw, lion,
                  adagrad, nadam, rmsprop_centered, sgd_decayed, exponential_decay,
                  inverse_time_decay, piecewise_decay, polynomial_decay, cosine_warmup,
-                 cosine_restarts, lamb, ftrl, ema):
+                 cosine_restarts, lamb, ftrl, ema, adafactor):
         name = make.__name__
         if names and name not in names:
             continue
