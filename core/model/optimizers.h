@@ -1,9 +1,9 @@
 // Keras' optimizers with their exact update rules and state: Keras 2.2.4's (keras.optimizers),
 // and where Keras 3 differs, its rules (KerasRules::keras3: Adagrad's and RMSprop's epsilon
 // under the root, Nadam's schedule, RMSprop's momentum and centered form) and its optimizers
-// (AdamW, Lion, Lamb, Ftrl, Adafactor); the decoupled weight_decay of Keras 3 and tf.keras 2.11+ for all. The
-// updates are graph nodes that a training function applies, the state is variables in Keras 2.2.4's
-// order (optimizer.weights), so files carry it both ways.
+// (AdamW, Lion, Lamb, Ftrl, Adafactor); the decoupled weight_decay of Keras 3 and tf.keras
+// 2.11+ for all. The updates are graph nodes that a training function applies, the state is
+// variables in Keras 2.2.4's order (optimizer.weights), so files carry it both ways.
 #pragma once
 #include <map>
 #include <memory>
