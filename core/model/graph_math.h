@@ -18,6 +18,14 @@ inline NodePtr times(const NodePtr& x, const NodePtr& y) {
 inline NodePtr divided(const NodePtr& x, const NodePtr& y) {
   return api::binary_op("divide", ops::Div, x, y);
 }
+// Keras' K.maximum, K.minimum and floor.
+inline NodePtr larger(const NodePtr& x, const NodePtr& y) {
+  return api::binary_op("maximum", ops::Maximum, x, y);
+}
+inline NodePtr smaller(const NodePtr& x, const NodePtr& y) {
+  return api::binary_op("minimum", ops::Minimum, x, y);
+}
+inline NodePtr floored(const NodePtr& x) { return api::unary_op("floor", ops::Floor, x); }
 // A Python float beside a tensor: a scalar constant of the tensor's dtype.
 inline NodePtr number(const NodePtr& like, double v) { return scalar_like(like, v); }
 

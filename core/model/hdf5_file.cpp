@@ -459,22 +459,22 @@ constexpr uint64_t kMaxCompression = 1100;
 
 }  // namespace
 
-Dims Hdf5Group::dataset_dims(const std::string& name) const {
+Hdf5Handle Hdf5Group::open_dataset(const std::string& name, const std::string& at) const {
   quiet();
-  std::string at = child_where(where_, name);
   check(has(name), Status::invalid_argument, at, ": no such dataset");
-  Hdf5Handle set =
-      checked(H5Dopen2(group_->id(), name.c_str(), H5P_DEFAULT), at, "is not a dataset");
+  return checked(H5Dopen2(group_->id(), name.c_str(), H5P_DEFAULT), at, "is not a dataset");
+}
+
+Dims Hdf5Group::dataset_dims(const std::string& name) const {
+  std::string at = child_where(where_, name);
+  Hdf5Handle set = open_dataset(name, at);
   Hdf5Handle space = checked(H5Dget_space(set.id()), at, "has no shape");
   return extent_of(space.id(), at);
 }
 
 std::shared_ptr<Buffer> Hdf5Group::read_dataset(const std::string& name) const {
-  quiet();
   std::string at = child_where(where_, name);
-  check(has(name), Status::invalid_argument, at, ": no such dataset");
-  Hdf5Handle set =
-      checked(H5Dopen2(group_->id(), name.c_str(), H5P_DEFAULT), at, "is not a dataset");
+  Hdf5Handle set = open_dataset(name, at);
   Hdf5Handle type = checked(H5Dget_type(set.id()), at, "has no type");
   DatasetType t = memory_type(type.id(), at);
   Hdf5Handle space = checked(H5Dget_space(set.id()), at, "has no shape");

@@ -56,6 +56,8 @@ class Hdf5Group {
 
  private:
   friend class Hdf5File;
+  // The dataset `name` (`at` names it in messages), opened.
+  Hdf5Handle open_dataset(const std::string& name, const std::string& at) const;
   std::shared_ptr<Hdf5Handle> file_;
   std::shared_ptr<Hdf5Handle> group_;
   std::string where_;

@@ -1,7 +1,5 @@
 #include "core/model/layer.h"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -9,6 +7,7 @@
 #include <set>
 
 #include "core/api/api.h"
+#include "core/backend/device.h"
 #include "core/compile/function.h"
 #include "core/graph/session.h"
 #include "core/model/initializers.h"
@@ -80,8 +79,8 @@ void WeightBudget::take(const Dims& shape, DType dtype, const std::string& weigh
 }
 
 uint64_t host_memory_bytes() {
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : uint64_t(1) << 40;
+  int64_t memory = device_info(Device::cpu, 0).memory;  // 0 where the host does not say
+  return memory > 0 ? uint64_t(memory) : uint64_t(1) << 40;
 }
 
 std::set<std::string>& builtin_classes() {

@@ -50,10 +50,10 @@ class Elementwise : public Layer {
           y = times(y, x);
           break;
         case Merge::maximum:
-          y = api::binary_op("maximum", ops::Maximum, y, x);
+          y = larger(y, x);
           break;
         case Merge::minimum:
-          y = api::binary_op("minimum", ops::Minimum, y, x);
+          y = smaller(y, x);
           break;
       }
     }

@@ -26,10 +26,7 @@ double positive(const Json& c, const char* key, const std::string& where) {
 NodePtr pow_of(const NodePtr& base, const NodePtr& exponent) {
   return api::binary_op("pow", ops::Pow, base, exponent);
 }
-NodePtr floor_of(const NodePtr& x) { return api::unary_op("floor", ops::Floor, x); }
-NodePtr min_of(const NodePtr& x, double v) {
-  return api::binary_op("minimum", ops::Minimum, x, number(x, v));
-}
+NodePtr min_of(const NodePtr& x, double v) { return smaller(x, number(x, v)); }
 // A condition as 0 or 1 in x's dtype.
 NodePtr indicator(const NodePtr& condition, const NodePtr& like) {
   return api::cast(condition, like->dtype());
@@ -47,7 +44,7 @@ NodePtr exponential(const Json& c, const NodePtr& step, const std::string& where
   double initial = number_or(c, "initial_learning_rate", 0, where);
   double steps = positive(c, "decay_steps", where), rate = number_or(c, "decay_rate", 0, where);
   NodePtr p = divided(step, number(step, steps));
-  if (bool_or(c, "staircase", false, where)) p = floor_of(p);
+  if (bool_or(c, "staircase", false, where)) p = floored(p);
   if (inverse)  // InverseTimeDecay: initial / (1 + rate * p)
     return divided(number(step, initial), plus(number(step, 1), times(number(step, rate), p)));
   return times(number(step, initial), pow_of(number(step, rate), p));
@@ -89,8 +86,8 @@ NodePtr polynomial(const Json& c, const NodePtr& step, const std::string& where)
     // decay_steps * ceil(step / decay_steps), at least one span (at step 0 too).
     NodePtr cycles = api::unary_op(
         "negative", ops::Neg,
-        floor_of(api::unary_op("negative", ops::Neg, divided(step, number(step, steps)))));
-    span = times(span, api::binary_op("maximum", ops::Maximum, cycles, number(step, 1)));
+        floored(api::unary_op("negative", ops::Neg, divided(step, number(step, steps)))));
+    span = times(span, larger(cycles, number(step, 1)));
   } else {
     s = min_of(step, steps);
   }
@@ -127,13 +124,13 @@ NodePtr cosine_restarts(const Json& c, const NodePtr& step, const std::string& w
   check(t_mul > 0, Status::invalid_argument, where, ": t_mul must be positive");
   NodePtr fraction = divided(step, number(step, first)), restart;
   if (t_mul == 1.0) {
-    restart = floor_of(fraction);
+    restart = floored(fraction);
     fraction = minus(fraction, restart);
   } else {
     // The restart i where the geometric sum of the spans (1 - t^i) / (1 - t) passes the step.
     NodePtr one = number(step, 1);
-    restart = floor_of(divided(api::log(minus(one, times(fraction, number(step, 1 - t_mul)))),
-                               number(step, std::log(t_mul))));
+    restart = floored(divided(api::log(minus(one, times(fraction, number(step, 1 - t_mul)))),
+                              number(step, std::log(t_mul))));
     NodePtr t_i = pow_of(number(step, t_mul), restart);
     NodePtr done = divided(minus(one, t_i), number(step, 1 - t_mul));
     fraction = divided(minus(fraction, done), t_i);

@@ -198,31 +198,29 @@ bool ends_with(const std::string& s, const std::string& tail) {
 
 // Sets the optimizer's state from a file's optimizer_weights (Keras 2.2.4's order, tf.keras',
 // or Keras 3's: iteration, learning_rate, then its slots as in an archive; `params` is the
-// number of trained variables, which Keras 3's order needs);
-// a state that does not fit leaves the optimizer fresh, with a warning, as Keras does.
+// number of trained variables, which Keras 3's order needs).
 void restore_optimizer_state(Optimizer& optimizer, const Hdf5Group& g, size_t params,
                              const std::string& path) {
   const auto& slots = optimizer.weights();
   auto names = g.strings_attr("weight_names");
-  // The variable each name fills (null: none, Keras 3's learning rate).
   std::vector<NodePtr> targets;
-  bool fits = true;
   if (!names.empty() && ends_with(names[0], "/iteration")) {
-    std::optional<std::vector<NodePtr>> order = keras3_slot_order(optimizer, params);
-    size_t first = first_slot_index(optimizer, true);
-    fits = order && names.size() == first + order->size();
-    if (fits) {
-      targets = {optimizer.iterations()};
-      if (first == 2) targets.push_back(nullptr);
-      targets.insert(targets.end(), order->begin(), order->end());
-    }
+    if (auto t = keras3_state_targets(optimizer, params, names.size(), true)) targets = *t;
   } else {
     bool tf_keras = !names.empty() && names[0].rfind("iteration:", 0) == 0;
     if (tf_keras) names = tf_keras_state_order(names, optimizer, g);
     // tf.keras' Adam keeps no vhat without amsgrad, where Keras 2.2.4 keeps a zero per variable.
-    fits = tf_keras ? names.size() <= slots.size() : names.size() == slots.size();
-    if (fits) targets.assign(slots.begin(), slots.begin() + long(names.size()));
+    if (tf_keras ? names.size() <= slots.size() : names.size() == slots.size())
+      targets.assign(slots.begin(), slots.begin() + long(names.size()));
   }
+  restore_optimizer_values(g, names, targets, path);
+}
+
+}  // namespace
+
+void restore_optimizer_values(const Hdf5Group& g, const std::vector<std::string>& names,
+                              const std::vector<NodePtr>& targets, const std::string& path) {
+  bool fits = targets.size() == names.size();
   std::vector<std::shared_ptr<Buffer>> values;
   for (size_t i = 0; i < names.size() && fits; ++i) {
     if (!targets[i]) {
@@ -241,8 +239,6 @@ void restore_optimizer_state(Optimizer& optimizer, const Hdf5Group& g, size_t pa
   for (size_t i = 0; i < values.size(); ++i)
     if (targets[i]) api::set_value(targets[i], convert_buffer(values[i], targets[i]->dtype()));
 }
-
-}  // namespace
 
 void compile_from_config(Model& model, const Json& tc) {
   check(tc.is_object(), Status::invalid_argument, "training_config: not an object");
@@ -319,7 +315,7 @@ std::shared_ptr<Model> load_model(const std::string& path, bool compile) {
 void save_model(Model& model, const std::string& path, bool include_optimizer) {
   // Keras 3's archive by the extension, as Keras' model.save picks it.
   const std::string ext = ".keras";
-  if (path.size() > ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0)
+  if (path.size() > ext.size() && ends_with(path, ext))
     return save_keras_archive(model, path, include_optimizer);
   Hdf5Group f = Hdf5File::create(path);
   // The Keras whose rules the model trains by: its file's, for a model of Keras 3's or

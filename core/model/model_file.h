@@ -3,6 +3,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/model/model.h"
 
@@ -17,5 +18,12 @@ void load_weights(Model& model, const std::string& path, bool by_name);
 void save_weights(Model& model, const std::string& path);
 // compile from a training_config (Keras' loss, metrics and loss_weights forms).
 void compile_from_config(Model& model, const Json& training_config);
+
+class Hdf5Group;
+// An optimizer's state from the datasets `names` of `g`: each non-null target (null: an entry
+// the library keeps no variable for) takes the dataset of its index when every shape fits;
+// else the optimizer stays fresh, with the warning Keras gives, naming `path`.
+void restore_optimizer_values(const Hdf5Group& g, const std::vector<std::string>& names,
+                              const std::vector<NodePtr>& targets, const std::string& path);
 
 }  // namespace kb::model

@@ -33,6 +33,16 @@ std::shared_ptr<Buffer> zeros_of(DType t, const Dims& dims) {
   return b;
 }
 
+// An optimizer's slot variable of zeros (Keras 2.2.4 names them "Variable").
+NodePtr zeros_variable(DType t, const Dims& dims) {
+  return api::variable(zeros_of(t, dims), t, Session::get().unique_name("Variable"));
+}
+
+// The L2 norm of all of x: sqrt(sum(x^2)).
+NodePtr l2_norm(const NodePtr& x) {
+  return api::sqrt(api::sum(api::square(x), std::nullopt, false));
+}
+
 NodePtr variable_of(double v, DType t, const std::string& name) {
   return api::variable(scalar_buffer(v), t, Session::get().unique_name(name));
 }
@@ -114,7 +124,7 @@ class Adam : public Optimizer {
       NodePtr v_t = moving(beta_2_, vs[i], api::square(g));
       NodePtr p_t;
       if (amsgrad_) {
-        NodePtr vhat_t = api::binary_op("maximum", ops::Maximum, vhats[i], v_t);
+        NodePtr vhat_t = larger(vhats[i], v_t);
         p_t = minus(from,
                     divided(times(lr_t, m_t), plus(api::sqrt(vhat_t), number(vhat_t, epsilon_))));
         ups.push_back(api::update(vhats[i], vhat_t));
@@ -307,7 +317,7 @@ class Adamax : public Optimizer {
     for (size_t i = 0; i < params.size(); ++i) {
       const NodePtr &p = params[i], &g = grads[i];
       NodePtr m_t = moving(beta_1_, ms[i], g);
-      NodePtr u_t = api::binary_op("maximum", ops::Maximum, times(beta_2_, us[i]), api::abs(g));
+      NodePtr u_t = larger(times(beta_2_, us[i]), api::abs(g));
       NodePtr p_t = minus(start(i), divided(times(lr_t, m_t), plus(u_t, number(u_t, epsilon_))));
       ups.push_back(api::update(ms[i], m_t));
       ups.push_back(api::update(us[i], u_t));
@@ -438,9 +448,6 @@ class Lamb : public Optimizer {
     std::vector<NodePtr> ms = slots(params), vs = slots(params);
     weights_.push_back(iterations_);
     for (auto* list : {&ms, &vs}) weights_.insert(weights_.end(), list->begin(), list->end());
-    auto norm = [](const NodePtr& x) {
-      return api::sqrt(api::sum(api::square(x), std::nullopt, false));
-    };
     auto positive = [](const NodePtr& x) {
       return api::cast(api::binary_op("greater", ops::Greater, x, number(x, 0)), x->dtype());
     };
@@ -451,7 +458,7 @@ class Lamb : public Optimizer {
       NodePtr m_hat = divided(m_t, minus(one, beta_1_power));
       NodePtr v_sqrt = plus(api::sqrt(divided(v_t, minus(one, beta_2_power))), number(g, epsilon_));
       NodePtr step = divided(m_hat, v_sqrt);
-      NodePtr w_norm = norm(from), g_norm = norm(step);
+      NodePtr w_norm = l2_norm(from), g_norm = l2_norm(step);
       // ratio = w / g where both are positive, else 1 (g's zero guarded from the division).
       NodePtr both = times(positive(w_norm), positive(g_norm));
       NodePtr safe_g = plus(g_norm, minus(one, positive(g_norm)));
@@ -546,14 +553,8 @@ class Adafactor : public Optimizer {
     DType fx = Session::get().floatx();
     NodePtr lr = decayed_lr(), t = plus(api::cast(iterations_, fx), scalar_value(1, fx));
     NodePtr inverse_root = divided(scalar_value(1, fx), api::sqrt(t));
-    auto least = [](const NodePtr& a, const NodePtr& b) {
-      return api::binary_op("minimum", ops::Minimum, a, b);
-    };
-    auto most = [](const NodePtr& a, const NodePtr& b) {
-      return api::binary_op("maximum", ops::Maximum, a, b);
-    };
-    if (schedule_.is_null() && relative_step_) lr = least(lr, inverse_root);
-    NodePtr rho = least(lr, inverse_root);
+    if (schedule_.is_null() && relative_step_) lr = smaller(lr, inverse_root);
+    NodePtr rho = smaller(lr, inverse_root);
     NodePtr beta = minus(scalar_value(1, fx), api::pow(t, beta_2_decay_));
     auto rms = [](const NodePtr& x) {
       return api::sqrt(api::mean(api::square(x), std::nullopt, false));
@@ -565,10 +566,8 @@ class Adafactor : public Optimizer {
       Dims r_dims = rank < 2 ? Dims{} : Dims(dims.begin(), dims.end() - 1);
       Dims c_dims = rank < 2 ? Dims{} : dims;
       if (rank >= 2) c_dims.erase(c_dims.end() - 2);
-      rs.push_back(api::variable(zeros_of(p->dtype(), r_dims), p->dtype(),
-                                 Session::get().unique_name("Variable")));
-      cs.push_back(api::variable(zeros_of(p->dtype(), c_dims), p->dtype(),
-                                 Session::get().unique_name("Variable")));
+      rs.push_back(zeros_variable(p->dtype(), r_dims));
+      cs.push_back(zeros_variable(p->dtype(), c_dims));
     }
     std::vector<NodePtr> vs = slots(params);
     weights_.push_back(iterations_);
@@ -576,7 +575,7 @@ class Adafactor : public Optimizer {
     for (size_t i = 0; i < params.size(); ++i) {
       const NodePtr &p = params[i], &g = grads[i], &from = start(i);
       NodePtr b = api::cast(beta, p->dtype()), one = number(p, 1);
-      NodePtr alpha = times(most(number(p, epsilon_2_), rms(from)), api::cast(rho, p->dtype()));
+      NodePtr alpha = times(larger(number(p, epsilon_2_), rms(from)), api::cast(rho, p->dtype()));
       NodePtr squared = plus(api::square(g), number(g, epsilon_1_));
       NodePtr v;
       if (p->rank() >= 2) {
@@ -596,7 +595,7 @@ class Adafactor : public Optimizer {
       }
       ups.push_back(api::update(vs[i], v));
       NodePtr u = divided(g, api::sqrt(v));
-      NodePtr u_hat = divided(u, most(one, divided(rms(u), number(u, clip_threshold_))));
+      NodePtr u_hat = divided(u, larger(one, divided(rms(u), number(u, clip_threshold_))));
       ups.push_back(api::update(p, constrained(p, minus(from, times(alpha, u_hat)))));
     }
     return ups;
@@ -683,13 +682,11 @@ std::vector<NodePtr> Optimizer::slots(const std::vector<NodePtr>& params, double
 
 NodePtr Optimizer::slot(const NodePtr& like, double value) {
   check(like->shape().fully_known(), Status::shape, where_, ": a weight of unknown shape");
-  std::shared_ptr<Buffer> first =
-      zeros_of(value == 0 ? like->dtype() : DType::f64, like->shape().dims);
-  if (value != 0) {
-    for (int64_t i = 0, n = first->numel(); i < n; ++i) first->as<double>()[i] = value;
-    first = convert_buffer(first, like->dtype());
-  }
-  return api::variable(first, like->dtype(), Session::get().unique_name("Variable"));
+  if (value == 0) return zeros_variable(like->dtype(), like->shape().dims);
+  std::shared_ptr<Buffer> first = zeros_of(DType::f64, like->shape().dims);
+  for (int64_t i = 0, n = first->numel(); i < n; ++i) first->as<double>()[i] = value;
+  return api::variable(convert_buffer(first, like->dtype()), like->dtype(),
+                       Session::get().unique_name("Variable"));
 }
 
 NodePtr Optimizer::constrained(const NodePtr& p, const NodePtr& new_p) const {
@@ -709,9 +706,9 @@ std::vector<NodePtr> Optimizer::updates(const NodePtr& loss, const std::vector<N
   double global = per_gradient || clipnorm_ == 0 ? global_clipnorm_ : clipnorm_;
   if (per_gradient && clipnorm_ > 0)
     for (auto& g : grads) {
-      NodePtr norm = api::sqrt(api::sum(api::square(g), std::nullopt, false));
+      NodePtr norm = l2_norm(g);
       NodePtr limit = number(norm, clipnorm_);
-      g = times(g, divided(limit, api::binary_op("maximum", ops::Maximum, norm, limit)));
+      g = times(g, divided(limit, larger(norm, limit)));
     }
   if (global > 0) {
     // keras.optimizers.clip_norm: g * clipnorm / norm where norm >= clipnorm.
@@ -732,10 +729,11 @@ std::vector<NodePtr> Optimizer::updates(const NodePtr& loss, const std::vector<N
   if (clipvalue_ > 0)
     for (auto& g : grads) g = api::clip(g, -clipvalue_, clipvalue_);
   starts_.clear();
+  NodePtr decay_lr = weight_decay_ > 0 ? decayed_lr() : nullptr;
   for (const auto& p : params)
-    starts_.push_back(weight_decay_ > 0 ? minus(p, times(times(p, number(p, weight_decay_)),
-                                                         api::cast(decayed_lr(), p->dtype())))
-                                        : p);
+    starts_.push_back(decay_lr ? minus(p, times(times(p, number(p, weight_decay_)),
+                                                api::cast(decay_lr, p->dtype())))
+                               : p);
   std::vector<NodePtr> ups{api::update_add(iterations_, scalar_value(1, DType::i64))};
   params_ = params;
   deferring_constraints_ = use_ema_;
@@ -761,8 +759,7 @@ void Optimizer::with_moving_averages(const std::vector<NodePtr>& params,
   if (ema_overwrite_frequency_ > 0) {
     NodePtr step = plus(api::cast(iterations_, DType::f64), scalar_value(1, DType::f64));
     NodePtr q = divided(step, scalar_value(double(ema_overwrite_frequency_), DType::f64));
-    NodePtr whole = api::unary_op("floor", ops::Floor, q);
-    overwrite = api::cast(api::binary_op("equal", ops::Equal, whole, q), fx);
+    overwrite = api::cast(api::binary_op("equal", ops::Equal, floored(q), q), fx);
   }
   size_t n = ups.size();
   for (size_t k = 0; k < n; ++k) {

@@ -33,8 +33,7 @@ uint64_t weights_entry_bound(const Model& model) {
   uint64_t bound = uint64_t(1) << 20;
   for (const auto& layer : model.layers())
     for (const Weight& w : layer->weights()) {
-      uint64_t bytes = dtype_size(w.variable->dtype());
-      for (int64_t d : w.variable->shape().dims) bytes *= uint64_t(d);
+      uint64_t bytes = dtype_size(w.variable->dtype()) * uint64_t(numel(w.variable->shape().dims));
       bound += copies * (bytes + per_dataset);
     }
   return bound;
@@ -181,8 +180,10 @@ std::vector<std::vector<std::string>> keras3_slot_groups(const Optimizer& optimi
   return {};
 }
 
-}  // namespace
-
+// Keras 3's order of an optimizer's state after iterations (and the learning rate), as the
+// optimizer's variables: use_ema's averages, then each add_optimizer_variables call's slots
+// interleaved variable by variable, then the state Keras 3 keeps after them (Nadam's
+// u_product); none when the optimizer keeps fewer kinds than Keras 3's.
 std::optional<std::vector<NodePtr>> keras3_slot_order(Optimizer& optimizer, size_t params) {
   std::vector<std::vector<std::string>> groups = keras3_slot_groups(optimizer);
   size_t kinds = 0;
@@ -204,33 +205,20 @@ std::optional<std::vector<NodePtr>> keras3_slot_order(Optimizer& optimizer, size
   return order;
 }
 
+// Where the slots start in that state: after iterations and the learning rate (Keras 3), or
+// after iterations alone (a schedule's rate in Keras 3, any in tf.keras 2.11+'s optimizers).
 size_t first_slot_index(const Optimizer& optimizer, bool keras3) {
   return keras3 && !optimizer.scheduled() ? 2 : 1;
 }
 
-namespace {
-
-// The optimizer's state from optimizer/vars. A state that does not fit leaves the optimizer
-// fresh, with a warning, as Keras does.
+// The optimizer's state from optimizer/vars (datasets 0, 1, ...).
 void restore_keras3_optimizer(Optimizer& optimizer, bool keras3, const Hdf5Group& g, size_t params,
                               const std::string& path) {
-  size_t n = numbered_datasets(g), first = first_slot_index(optimizer, keras3);
-  std::optional<std::vector<NodePtr>> order = keras3_slot_order(optimizer, params);
-  bool fits = order && n == first + order->size() && g.dataset_dims("0").empty();
-  for (size_t i = 0; fits && i < order->size(); ++i)
-    fits = g.dataset_dims(std::to_string(first + i)) == (*order)[i]->shape().dims;
-  if (!fits) {
-    std::fprintf(stderr,
-                 "%s: the saved optimizer state does not fit the optimizer; it starts afresh\n",
-                 path.c_str());
-    return;
-  }
-  std::vector<std::shared_ptr<Buffer>> values;
-  for (size_t i = 0; i < n; ++i) values.push_back(g.read_dataset(std::to_string(i)));
-  api::set_value(optimizer.iterations(),
-                 convert_buffer(values[0], optimizer.iterations()->dtype()));
-  for (size_t i = 0; i < order->size(); ++i)
-    api::set_value((*order)[i], convert_buffer(values[first + i], (*order)[i]->dtype()));
+  size_t n = numbered_datasets(g);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < n; ++i) names.push_back(std::to_string(i));
+  std::optional<std::vector<NodePtr>> targets = keras3_state_targets(optimizer, params, n, keras3);
+  restore_optimizer_values(g, names, targets ? *targets : std::vector<NodePtr>(), path);
 }
 
 // Writes `value` at `path` ("layers/dense/vars/0") of the file, its groups made as needed.
@@ -349,6 +337,17 @@ Json keras3_compile_config(const Training& t, bool& decay_as_schedule) {
 }
 
 }  // namespace
+
+std::optional<std::vector<NodePtr>> keras3_state_targets(Optimizer& optimizer, size_t params,
+                                                         size_t entries, bool keras3) {
+  std::optional<std::vector<NodePtr>> order = keras3_slot_order(optimizer, params);
+  size_t first = first_slot_index(optimizer, keras3);
+  if (!order || entries != first + order->size()) return std::nullopt;
+  std::vector<NodePtr> targets = {optimizer.iterations()};
+  if (first == 2) targets.push_back(nullptr);
+  targets.insert(targets.end(), order->begin(), order->end());
+  return targets;
+}
 
 std::shared_ptr<Keras3Origin> keras3_origin_of(const Model& model) {
   auto o = std::make_shared<Keras3Origin>();

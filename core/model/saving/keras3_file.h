@@ -24,15 +24,14 @@ struct Keras3Origin {
   std::vector<std::pair<std::string, NodePtr>> weights;  // "layers/dense/vars/0" -> variable
 };
 
-// Keras 3's order of an optimizer's state after iterations (and the learning rate), as the
-// optimizer's variables: each add_optimizer_variables call's slots interleaved variable by
-// variable (the optimizer's class and config say which calls), then the state Keras 3 keeps
-// after them (Nadam's u_product); none when the optimizer keeps fewer kinds than Keras 3's.
-// Archives (optimizer/vars) and Keras 3's HDF5 files (optimizer_weights) keep this order.
-std::optional<std::vector<NodePtr>> keras3_slot_order(Optimizer& optimizer, size_t params);
-// Where the slots start in that state: after iterations and the learning rate (Keras 3), or
-// after iterations alone (a schedule's rate in Keras 3, any in tf.keras 2.11+'s optimizers).
-size_t first_slot_index(const Optimizer& optimizer, bool keras3);
+// The variable each entry of a Keras 3 optimizer state of `entries` entries fills (an
+// archive's optimizer/vars, Keras 3's HDF5 optimizer_weights): iterations, the learning rate
+// (null: the library keeps no variable for it; not there with a schedule, nor from tf.keras,
+// `keras3` false), use_ema's averages, each add_optimizer_variables call's slots interleaved
+// variable by variable, then the state after them (Nadam's u_product). None when that many
+// entries do not fit the optimizer, which then keeps fewer kinds than Keras 3's.
+std::optional<std::vector<NodePtr>> keras3_state_targets(Optimizer& optimizer, size_t params,
+                                                         size_t entries, bool keras3);
 
 // What a Keras 3 archive of `model` (one from HDF5 or JSON) holds: its config in Keras 2's form
 // under Keras 3's model object, its compile_config, each weight's path as Keras 3 walks them.
