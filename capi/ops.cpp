@@ -20,6 +20,7 @@ KB_CAPI_UNARY(kb_round, "round", api::round(xn))
 KB_CAPI_UNARY(kb_sign, "sign", api::sign(xn))
 KB_CAPI_UNARY(kb_sin, "sin", api::sin(xn))
 KB_CAPI_UNARY(kb_cos, "cos", api::cos(xn))
+KB_CAPI_UNARY(kb_erf, "erf", api::erf(xn))
 KB_CAPI_UNARY(kb_negative, "negative", api::negative(xn))
 
 KB_API kb_status kb_pow(kb_tensor* x, double a, kb_tensor** out) {
@@ -181,6 +182,15 @@ KB_API kb_status kb_strided_slice(kb_tensor* x, const int64_t* begin, const int6
 
 // ---- linalg -----------------------------------------------------------------------------------
 KB_CAPI_BINARY(kb_dot, "dot", api::dot(xn, yn))
+KB_API kb_status kb_einsum(const char* equation, kb_tensor* const* operands, size_t n,
+                           kb_tensor** out) {
+  return guard("einsum", [&] {
+    out_arg(out, "einsum");
+    check(equation != nullptr, Status::invalid_argument, "einsum: equation is NULL");
+    *out = wrap(api::einsum(equation, capi::tensor_list_arg(operands, n, "einsum", "operands")));
+  });
+}
+
 KB_API kb_status kb_batch_dot(kb_tensor* x, kb_tensor* y, const int64_t* axes, kb_tensor** out) {
   return guard("batch_dot", [&] {
     out_arg(out, "batch_dot");

@@ -356,6 +356,7 @@ KB_API kb_status kb_round(kb_tensor* x, kb_tensor** out);
 KB_API kb_status kb_sign(kb_tensor* x, kb_tensor** out);
 KB_API kb_status kb_sin(kb_tensor* x, kb_tensor** out);
 KB_API kb_status kb_cos(kb_tensor* x, kb_tensor** out);
+KB_API kb_status kb_erf(kb_tensor* x, kb_tensor** out);
 KB_API kb_status kb_negative(kb_tensor* x, kb_tensor** out);
 KB_API kb_status kb_pow(kb_tensor* x, double a, kb_tensor** out);
 /* max_value may be +INFINITY (Keras None). */
@@ -442,6 +443,10 @@ KB_API kb_status kb_dot(kb_tensor* x, kb_tensor* y, kb_tensor** out);
 /* axes NULL: Keras None; else two entries (an int axis a is {a, a}). */
 KB_API kb_status kb_batch_dot(kb_tensor* x, kb_tensor* y, const int64_t* axes, kb_tensor** out);
 KB_API kb_status kb_transpose(kb_tensor* x, kb_tensor** out);
+/* NumPy's subscripts: "abc,cd->abd", letters and one "..." per operand, the output implicit
+ * without "->"; one or two operands; a subscript repeated within an operand is refused. */
+KB_API kb_status kb_einsum(const char* equation, kb_tensor* const* operands, size_t n,
+                           kb_tensor** out);
 
 /* ---- nn ------------------------------------------------------------------------------------ */
 KB_API kb_status kb_relu(kb_tensor* x, double alpha, const double* max_value, double threshold,

@@ -509,6 +509,14 @@ inline std::string cuda_unavailable_reason() {
   return v ? std::string(v) : std::string();
 }
 
+/// The Gauss error function, elementwise.
+/// kb_erf: erf(x).
+inline Tensor erf(const Tensor& x) {
+  kb_tensor* r_out = nullptr;
+  check(kb_erf(x.get(), &r_out));
+  return detail::adopt(r_out);
+}
+
 /// Power x to the a, elementwise.
 /// Keras' pow(x, a) (C: kb_pow).
 inline Tensor pow(const Tensor& x, double a) {
@@ -669,6 +677,16 @@ inline Tensor batch_dot(const Tensor& x, const Tensor& y, const IntList& axes = 
   const std::vector<int64_t> axes_pair = detail::pair(axes, "batch_dot", "axes");
   kb_tensor* r_out = nullptr;
   check(kb_batch_dot(x.get(), y.get(), axes_pair.empty() ? nullptr : axes_pair.data(), &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Einstein summation of one or two operands by NumPy's subscripts (keras.ops.einsum).
+/// kb_einsum: einsum(equation, operands).
+inline Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands) {
+  std::vector<kb_tensor*> operands_h = detail::handles(operands);
+  kb_tensor* r_out = nullptr;
+  check(kb_einsum(detail::c_string(equation, "einsum"), operands_h.data(), operands_h.size(),
+                  &r_out));
   return detail::adopt(r_out);
 }
 

@@ -45,6 +45,7 @@ NodePtr round(const NodePtr& x);
 NodePtr sign(const NodePtr& x);
 NodePtr sin(const NodePtr& x);
 NodePtr cos(const NodePtr& x);
+NodePtr erf(const NodePtr& x);  // the Gauss error function (keras.ops.erf)
 NodePtr negative(const NodePtr& x);
 NodePtr pow(const NodePtr& x, double a);
 NodePtr clip(const NodePtr& x, double min_value, double max_value);
@@ -102,6 +103,9 @@ NodePtr dot(const NodePtr& x, const NodePtr& y);
 NodePtr batch_dot(const NodePtr& x, const NodePtr& y,
                   std::optional<std::pair<int64_t, int64_t>> axes);
 NodePtr transpose(const NodePtr& x);
+// keras.ops.einsum of one or two operands (NumPy's subscripts: letters, one '...' each,
+// an implicit output without '->'); a subscript repeated within an operand is refused.
+NodePtr einsum(const std::string& equation, const Tensors& operands);
 
 // ---- nn -------------------------------------------------------------------------------------
 NodePtr relu(const NodePtr& x, double alpha, std::optional<double> max_value, double threshold);

@@ -40,6 +40,7 @@ NodePtr round(const NodePtr& x) {
 NodePtr sign(const NodePtr& x) { return unary_op("sign", ops::Sign, x); }
 NodePtr sin(const NodePtr& x) { return unary_op("sin", ops::Sin, x); }
 NodePtr cos(const NodePtr& x) { return unary_op("cos", ops::Cos, x); }
+NodePtr erf(const NodePtr& x) { return unary_op("erf", ops::Erf, x); }
 NodePtr negative(const NodePtr& x) { return unary_op("negative", ops::Neg, x); }
 
 NodePtr pow(const NodePtr& x, double a) {

@@ -204,9 +204,9 @@ int64_t instruction_cost(int64_t kind, int64_t op) {
   static const char* const unary[] = {KB_UNARY_OPS(KB_COST_NAME)};
   static const char* const binary[] = {KB_BINARY_OPS(KB_COST_NAME)};
 #undef KB_COST_NAME
-  static const std::set<std::string> costly = {"Exp", "Log",  "Log1p",   "Sin",
-                                               "Cos", "Tanh", "Sigmoid", "Softplus",
-                                               "Pow", "Sqrt", "Div",     "Reciprocal"};
+  static const std::set<std::string> costly = {"Exp",  "Log",        "Log1p",    "Sin", "Cos",
+                                               "Tanh", "Sigmoid",    "Softplus", "Pow", "Sqrt",
+                                               "Div",  "Reciprocal", "Erf"};
   const char* name = kind == 1 ? unary[op] : kind == 2 ? binary[op] : "";
   return costly.count(name) ? 8 : 1;
 }

@@ -20,6 +20,8 @@
   X(Tanh, F, SAME, scalar_tanh(a), mul(dy, sub(scalar_like(z, 1.0), mul(z, z))))       \
   X(Sigmoid, F, SAME, scalar_sigmoid(a), mul(dy, mul(z, sub(scalar_like(z, 1.0), z)))) \
   X(Softplus, F, SAME, scalar_softplus(a), mul(dy, unary(ops::Sigmoid, x)))            \
+  X(Erf, F, SAME, std::erf(a),                                                         \
+    mul(dy, mul(scalar_like(x, 1.1283791670955126), unary(ops::Exp, neg(mul(x, x)))))) \
   X(Reciprocal, F, SAME, (decltype(a)(1) / a), neg(mul(dy, mul(z, z))))                \
   X(Relu, N, SAME, (a > 0 ? a : decltype(a)(0)),                                       \
     mul(dy, cast(greater(z, scalar_like(z, 0.0)), z->dtype())))                        \

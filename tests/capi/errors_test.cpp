@@ -592,6 +592,7 @@ TEST(Errors, Elementwise) {
       {"hard_sigmoid", kb_hard_sigmoid},
       {"tanh", kb_tanh},
       {"softplus", kb_softplus},
+      {"erf", kb_erf},
       {"softsign", kb_softsign},
       {"stop_gradient", kb_stop_gradient},
   };
@@ -641,6 +642,7 @@ TEST(Errors, Elementwise) {
       CASE_T(DTYPE, "sigmoid", kb_sigmoid(fx.i3.get(), &out)),
       CASE_T(DTYPE, "tanh", kb_tanh(fx.i3.get(), &out)),
       CASE_T(DTYPE, "softplus", kb_softplus(fx.i3.get(), &out)),
+      CASE_T(DTYPE, "erf", kb_erf(fx.i3.get(), &out)),
       CASE_T(DTYPE, "softsign", kb_softsign(fx.i3.get(), &out)),
       CASE_T(DTYPE, "hard_sigmoid", kb_hard_sigmoid(fx.i3.get(), &out)),
       CASE_T(DTYPE, "square", kb_square(fx.b3.get(), &out)),

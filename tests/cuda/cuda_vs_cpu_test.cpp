@@ -215,20 +215,15 @@ const DtypeCase kDtypes[] = {{KB_FLOAT32, 2e-5}, {KB_FLOAT64, 1e-12}};
 
 TEST(CudaVsCpu, Unary) {
   SKIP_WITHOUT_GPU();
-  std::vector<std::pair<const char*, UnaryFn>> fns = {{"square", kb_square},
-                                                      {"abs", kb_abs},
-                                                      {"exp", kb_exp},
-                                                      {"sin", kb_sin},
-                                                      {"cos", kb_cos},
-                                                      {"tanh", kb_tanh},
-                                                      {"sigmoid", kb_sigmoid},
-                                                      {"softplus", kb_softplus},
-                                                      {"sign", kb_sign},
-                                                      {"round", kb_round},
-                                                      {"negative", kb_negative},
-                                                      {"softsign", kb_softsign},
-                                                      {"hard_sigmoid", kb_hard_sigmoid},
-                                                      {"sqrt", kb_sqrt}};  // NaN below 0
+  std::vector<std::pair<const char*, UnaryFn>> fns = {
+      {"square", kb_square},     {"abs", kb_abs},
+      {"exp", kb_exp},           {"sin", kb_sin},
+      {"cos", kb_cos},           {"erf", kb_erf},
+      {"tanh", kb_tanh},         {"sigmoid", kb_sigmoid},
+      {"softplus", kb_softplus}, {"sign", kb_sign},
+      {"round", kb_round},       {"negative", kb_negative},
+      {"softsign", kb_softsign}, {"hard_sigmoid", kb_hard_sigmoid},
+      {"sqrt", kb_sqrt}};  // NaN below 0
   for (auto& dc : kDtypes)
     for (auto& [name, fn] : fns) {
       SCOPED_TRACE(name);
@@ -1106,9 +1101,9 @@ void more_sixteen_bit_kernels(kb_data_type t) {
     compare(inputs, in_type(t, std::move(op)), tol);
   };
   const std::pair<const char*, UnaryFn> unary[] = {
-      {"abs", kb_abs},         {"cos", kb_cos},       {"log", kb_log},
-      {"sigmoid", kb_sigmoid}, {"sin", kb_sin},       {"sign", kb_sign},
-      {"round", kb_round},     {"square", kb_square}, {"softplus", kb_softplus}};
+      {"abs", kb_abs},           {"cos", kb_cos},   {"log", kb_log},     {"sigmoid", kb_sigmoid},
+      {"sin", kb_sin},           {"sign", kb_sign}, {"round", kb_round}, {"square", kb_square},
+      {"softplus", kb_softplus}, {"erf", kb_erf}};
   for (auto& [name, fn] : unary)
     check(
         name, {random_input({6, 11}, KB_FLOAT32, 130, 0.1, 3)},

@@ -441,7 +441,7 @@ class Session {
         kb_square,   kb_abs,           kb_sqrt,     kb_exp,      kb_log,           kb_round,
         kb_sign,     kb_sin,           kb_cos,      kb_negative, kb_sigmoid,       kb_hard_sigmoid,
         kb_tanh,     kb_softplus,      kb_softsign, kb_flatten,  kb_batch_flatten, kb_transpose,
-        kb_to_dense, kb_stop_gradient, kb_shape};
+        kb_to_dense, kb_stop_gradient, kb_shape,    kb_erf};
     Fn f = fns[in_.pick(sizeof fns / sizeof *fns)];
     int i = slot_index();
     tensor_call("unary function", {i}, [&](kb_tensor** o) { return f(tensor(i), o); });

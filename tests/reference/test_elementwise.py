@@ -1,4 +1,6 @@
 """Elementwise functions against NumPy (docs/keras_semantics.md section 7)."""
+import math
+
 import numpy as np
 import pytest
 
@@ -16,6 +18,7 @@ UNARY = {
     "sin": (np.sin, "any"),
     "cos": (np.cos, "any"),
     "negative": (np.negative, "any"),
+    "erf": (np.vectorize(math.erf), "any"),
 }
 
 

@@ -84,6 +84,7 @@ ELEMENTWISE = {
     "log": (u("log"), [pos(3, 4)]),
     "sin": (u("sin"), [randn(3, 4)]),
     "cos": (u("cos"), [randn(3, 4)]),
+    "erf": (u("erf"), [randn(3, 4)]),
     "negative": (u("negative"), [randn(3, 4)]),
     "round": (u("round"), [np.array([0.2, 1.3, -0.7, 2.9])]),
     "sign": (u("sign"), [randn(4, away=[0])]),
@@ -217,6 +218,16 @@ def test_dot(xs, ys):
 def test_batch_dot(xs, ys, axes):
     ax = None if axes is None else i64(axes)
     fd_check(lambda x, y: op("batch_dot", x, y, ax), randn(*xs), randn(*ys))
+
+
+@pytest.mark.parametrize("eq,shapes", [("abc,cde->abde", [(2, 3, 4), (4, 2, 3)]),
+                                       ("aecd,abcd->acbe", [(2, 3, 2, 2), (2, 2, 2, 2)]),
+                                       ("...b,bc->...c", [(2, 3, 4), (4, 2)]),
+                                       ("abc,d->ac", [(2, 3, 2), (3,)]),
+                                       ("ij->ji", [(2, 3)])], ids=str)
+def test_einsum(eq, shapes):
+    fd_check(lambda *ts: op("einsum", eq.encode(), kb.handles(ts), len(ts)),
+             *[randn(*s) for s in shapes])
 
 
 # ---- nn --------------------------------------------------------------------------------------

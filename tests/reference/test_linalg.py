@@ -213,3 +213,58 @@ def test_transpose_large(dt, rng):
     assert_close(ev(lambda t: op("transpose", t), x), x.T, dt)
     assert_close(ev(lambda t: op("permute_dimensions", t, i64([1, 0, 2]), 3), x),
                  x.transpose(1, 0, 2), dt)
+
+
+EINSUM = [  # (equation, operand shapes): Keras' EinsumDense and attention equations among them
+    ("ab,bc->ac", [(2, 3), (3, 4)]),
+    ("abc,cd->abd", [(2, 3, 4), (4, 5)]),
+    ("abc,cde->abde", [(2, 3, 4), (4, 2, 3)]),
+    ("abcd,cde->abe", [(2, 3, 2, 4), (2, 4, 5)]),
+    ("aecd,abcd->acbe", [(2, 5, 3, 4), (2, 6, 3, 4)]),
+    ("acbe,aecd->abcd", [(2, 3, 6, 5), (2, 5, 3, 4)]),
+    ("...b,bc->...c", [(2, 3, 4), (4, 5)]),
+    ("b...,bc->c...", [(4, 2, 3), (4, 5)]),
+    ("ij,jk", [(2, 3), (3, 4)]),  # implicit output
+    ("i,j->ij", [(3,), (4,)]),  # outer product
+    ("ij,ij->i", [(3, 4), (3, 4)]),  # batch, nothing contracted but summed
+    ("ijk,j->ik", [(2, 3, 4), (3,)]),
+    ("abc,d->ac", [(2, 3, 4), (5,)]),  # labels of one operand summed alone
+    ("ij->ji", [(2, 3)]),
+    ("ijk->k", [(2, 3, 4)]),
+    ("i...->...", [(3, 2, 4)]),
+]
+
+
+@pytest.mark.parametrize("eq,shapes", EINSUM)
+def test_einsum(eq, shapes, dt, rng):
+    xs = [randn(rng, s, dt) for s in shapes]
+    r = ev(lambda *ts: op("einsum", eq.encode(), kb.handles(ts), len(ts)), *xs)
+    assert_close(r, np.einsum(eq, *[x.astype(np.float64) for x in xs]), dt)
+
+
+def test_einsum_unknown_dims(dt, rng):
+    """Attention's equations on (None, None, heads, dim) projections: the dims at run time."""
+    q, k = kb.placeholder([-1, -1, 2, 3], dt), kb.placeholder([-1, -1, 2, 3], dt)
+    out = op("einsum", b"aecd,abcd->acbe", kb.handles([k, q]), 2)
+    assert out.shape == (None, 2, None, None)
+    f = kb.Function([q, k], [out])
+    for b, t, s in ((1, 4, 5), (3, 2, 2)):
+        x, y = randn(rng, (b, t, 2, 3), dt), randn(rng, (b, s, 2, 3), dt)
+        assert_close(f(x, y)[0], np.einsum("aecd,abcd->acbe", y, x), dt)
+
+
+@pytest.mark.parametrize("eq,shapes,message", [
+    ("ab,bc->ac", [(2, 3), (4, 5)], "subscript 'b' is dim 3 of the first operand and 4"),
+    ("abc,cd->abd", [(2, 3), (3, 4)], "names 3 dims of an operand of rank 2"),
+    ("ii->i", [(3, 3)], "repeats a subscript"),
+    ("ab,bc->az", [(2, 3), (3, 4)], "'z' of the output is not a subscript"),
+    ("ab,bc,cd->ad", [(2, 3), (3, 4), (4, 5)], "one or two operands"),
+    ("a1,bc->ac", [(2, 3), (3, 4)], "is not a subscript"),
+])
+def test_einsum_refusals(eq, shapes, message, rng):
+    ts = [const(randn(rng, s, kb.F32)) for s in shapes]
+    assert message in error_of("einsum", eq.encode(), kb.handles(ts), len(ts))
+
+
+def test_einsum_null_equation():
+    assert "equation is NULL" in error_of("einsum", None, kb.handles([const(np.ones(2))]), 1)

@@ -1015,6 +1015,18 @@ func Cos(x *Tensor) (*Tensor, error) {
 	return wrapC(rOut), nil
 }
 
+// Erf is kb_erf: erf(x).
+// The Gauss error function, elementwise.
+func Erf(x *Tensor) (*Tensor, error) {
+	var rOut *C.kb_tensor
+	if err := call(func() C.kb_status {
+		return C.kb_erf(x.c(), &rOut)
+	}, x); err != nil {
+		return nil, err
+	}
+	return wrapC(rOut), nil
+}
+
 // Negative is kb_negative: negative(x).
 // Negation, elementwise.
 func Negative(x *Tensor) (*Tensor, error) {
@@ -1703,6 +1715,24 @@ func Transpose(x *Tensor) (*Tensor, error) {
 	if err := call(func() C.kb_status {
 		return C.kb_transpose(x.c(), &rOut)
 	}, x); err != nil {
+		return nil, err
+	}
+	return wrapC(rOut), nil
+}
+
+// Einsum is kb_einsum: einsum(equation, operands).
+// Einstein summation of one or two operands by NumPy's subscripts (keras.ops.einsum).
+func Einsum(equation string, operands []*Tensor) (*Tensor, error) {
+	cequation, err := cString("einsum", equation)
+	if err != nil {
+		return nil, err
+	}
+	defer C.free(unsafe.Pointer(cequation))
+	coperands, noperands := cTensors(operands)
+	var rOut *C.kb_tensor
+	if err := call(func() C.kb_status {
+		return C.kb_einsum(cequation, coperands, noperands, &rOut)
+	}, operands); err != nil {
 		return nil, err
 	}
 	return wrapC(rOut), nil

@@ -243,6 +243,7 @@ extern "C" {
     pub fn kb_sign(x: *mut kb_tensor, out: *mut *mut kb_tensor) -> kb_status;
     pub fn kb_sin(x: *mut kb_tensor, out: *mut *mut kb_tensor) -> kb_status;
     pub fn kb_cos(x: *mut kb_tensor, out: *mut *mut kb_tensor) -> kb_status;
+    pub fn kb_erf(x: *mut kb_tensor, out: *mut *mut kb_tensor) -> kb_status;
     pub fn kb_negative(x: *mut kb_tensor, out: *mut *mut kb_tensor) -> kb_status;
     pub fn kb_pow(x: *mut kb_tensor, a: f64, out: *mut *mut kb_tensor) -> kb_status;
     pub fn kb_clip(x: *mut kb_tensor, min_value: f64, max_value: f64, out: *mut *mut kb_tensor) -> kb_status;
@@ -300,6 +301,7 @@ extern "C" {
     pub fn kb_dot(x: *mut kb_tensor, y: *mut kb_tensor, out: *mut *mut kb_tensor) -> kb_status;
     pub fn kb_batch_dot(x: *mut kb_tensor, y: *mut kb_tensor, axes: *const i64, out: *mut *mut kb_tensor) -> kb_status;
     pub fn kb_transpose(x: *mut kb_tensor, out: *mut *mut kb_tensor) -> kb_status;
+    pub fn kb_einsum(equation: *const ::std::ffi::c_char, operands: *const *mut kb_tensor, n: usize, out: *mut *mut kb_tensor) -> kb_status;
     pub fn kb_relu(x: *mut kb_tensor, alpha: f64, max_value: *const f64, threshold: f64, out: *mut *mut kb_tensor) -> kb_status;
     pub fn kb_elu(x: *mut kb_tensor, alpha: f64, out: *mut *mut kb_tensor) -> kb_status;
     pub fn kb_sigmoid(x: *mut kb_tensor, out: *mut *mut kb_tensor) -> kb_status;

@@ -793,6 +793,15 @@ pub fn cos(x: &Tensor) -> Result<Tensor> {
     unsafe { owned(r_out) }
 }
 
+/// The Gauss error function, elementwise.
+///
+/// `kb_erf`: `erf(x)`.
+pub fn erf(x: &Tensor) -> Result<Tensor> {
+    let mut r_out = ptr::null_mut();
+    check(unsafe { sys::kb_erf(x.as_ptr(), &mut r_out) })?;
+    unsafe { owned(r_out) }
+}
+
 /// Negation, elementwise.
 ///
 /// `kb_negative`: `negative(x)`.
@@ -1309,6 +1318,17 @@ pub fn batch_dot(x: &Tensor, y: &Tensor, axes: Option<(i64, i64)>) -> Result<Ten
 pub fn transpose(x: &Tensor) -> Result<Tensor> {
     let mut r_out = ptr::null_mut();
     check(unsafe { sys::kb_transpose(x.as_ptr(), &mut r_out) })?;
+    unsafe { owned(r_out) }
+}
+
+/// Einstein summation of one or two operands by NumPy's subscripts (keras.ops.einsum).
+///
+/// `kb_einsum`: `einsum(equation, operands)`.
+pub fn einsum(equation: &str, operands: &[&Tensor]) -> Result<Tensor> {
+    let equation_c = crate::cstring(equation)?;
+    let operands_h = crate::handles(operands);
+    let mut r_out = ptr::null_mut();
+    check(unsafe { sys::kb_einsum(equation_c.as_ptr(), crate::array_ptr(&operands_h), operands_h.len(), &mut r_out) })?;
     unsafe { owned(r_out) }
 }
 
@@ -2195,6 +2215,13 @@ impl Tensor {
     /// Keras' `cos(x)` (C: `kb_cos`).
     pub fn cos(&self) -> Result<Tensor> {
         cos(self)
+    }
+
+    /// The Gauss error function, elementwise.
+    ///
+    /// `kb_erf`: `erf(x)`.
+    pub fn erf(&self) -> Result<Tensor> {
+        erf(self)
     }
 
     /// Negation, elementwise.
