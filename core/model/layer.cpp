@@ -1,5 +1,6 @@
 #include "core/model/layer.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -138,10 +139,16 @@ Layer::Layer(std::string class_name, Json config)
 
 void Layer::build(const std::vector<Shape>&) {}
 
-Applied Layer::apply(const Tensors& inputs, const Tensors& masks) {
+Applied Layer::apply(const Tensors& inputs, const Tensors& masks, const CallArguments& arguments) {
+  std::vector<std::string> named = tensor_parameters();
+  for (const auto& [key, value] : arguments.tensors)
+    check(std::find(named.begin(), named.end(), key) != named.end(), Status::not_implemented,
+          where_, ": called with a tensor as its argument '", key, "'");
+  arguments_ = arguments;
   if (!built_) {
     std::vector<Shape> shapes;
     for (const auto& x : inputs) shapes.push_back(x->shape());
+
     {
       NameScope scope(name_);
       build(shapes);
@@ -172,7 +179,8 @@ bool Layer::masked() const {
 
 Tensors Layer::compute_mask(const Tensors&, const Tensors& outputs) {
   // Keras 2.2.4's Layer.compute_mask: the input's mask passed on, where the layer supports
-  // masking; a mask given to a layer that does not is an error.
+  // masking; a mask given to a layer that does not is an error (Keras 3 drops it there).
+  if (rules_ == KerasRules::keras3 && !supports_masking()) return Tensors(outputs.size());
   check(supports_masking() || !masked(), Status::invalid_argument, where_,
         ": does not support masking, but its input is masked (Masking, Embedding mask_zero)");
   if (!supports_masking() || masks_.empty()) return Tensors(outputs.size());

@@ -3,6 +3,7 @@
 // rows of a registry keyed by Keras' class name (LayerRegistrar), one file per family.
 #pragma once
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -21,6 +22,14 @@ using Tensors = std::vector<NodePtr>;
 // A layer's outputs and their masks (null: none), as Keras' Node keeps them.
 struct Applied {
   std::vector<NodePtr> outputs, masks;
+};
+
+// What a call of a layer passes beside its first argument (the inputs): tensors by the name of
+// their parameter (MultiHeadAttention's value, key and attention_mask) with their masks, and
+// the other arguments as the config wrote them (use_causal_mask).
+struct CallArguments {
+  std::map<std::string, NodePtr> tensors, masks;
+  Json values = Json::object();
 };
 
 struct Weight {
@@ -81,7 +90,7 @@ class Layer {
   // The layer applied to `inputs` with their masks (one per input, null for none; fewer: none)
   // as a node of the model's graph; the first call builds the weights from the inputs' shapes.
   // Calls with other inputs share them (shared layers).
-  Applied apply(const Tensors& inputs, const Tensors& masks);
+  Applied apply(const Tensors& inputs, const Tensors& masks, const CallArguments& arguments = {});
   Tensors operator()(const Tensors& inputs) { return apply(inputs, {}).outputs; }
   bool built() const { return built_; }
   // The shapes of the outputs of its first application (model.summary shows them).
@@ -100,6 +109,14 @@ class Layer {
   const Tensors& state_updates() const { return state_updates_; }
   // Keras' layer.reset_states(): a stateful layer's states back to zeros.
   virtual void reset_states() {}
+  // The names of the parameters of the layer's call after the first that take tensors, in
+  // their order (Keras 3 files pass them by position, tf.keras files by name); a layer whose
+  // call takes tensors only in its first argument has none.
+  virtual std::vector<std::string> tensor_parameters() const { return {}; }
+  // Where Keras 3 keeps each of weights() in a .keras file's weights, below the layer's own
+  // group ("query_dense/vars/0"); empty: vars/<i> (or the cell's or the wrapped layer's, by
+  // the readers' general rule).
+  virtual std::vector<std::string> keras3_weight_paths() const { return {}; }
   // The model a nested model's layer runs (Keras' nested Sequential and functional models);
   // null for other layers.
   virtual const Model* nested_model() const { return nullptr; }
@@ -112,6 +129,8 @@ class Layer {
   virtual Tensors compute_mask(const Tensors& inputs, const Tensors& outputs);
   // The masks of the inputs of the call under way (null entries: unmasked), and whether any is.
   const Tensors& masks() const { return masks_; }
+  // The other arguments of the call under way.
+  const CallArguments& arguments() const { return arguments_; }
   bool masked() const;
   // The single input of a layer that takes one.
   const NodePtr& single(const Tensors& inputs) const;
@@ -147,6 +166,7 @@ class Layer {
   std::vector<Weight> weights_;
   std::vector<Shape> output_shapes_;
   Tensors masks_;
+  CallArguments arguments_;
 };
 
 using LayerFactory = std::function<std::shared_ptr<Layer>(const Json& config)>;

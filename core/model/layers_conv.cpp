@@ -50,7 +50,7 @@ class Conv : public Layer {
   Tensors call(const Tensors& inputs) override {
     NodePtr y = convolve(single(inputs));
     if (use_bias_) y = api::bias_add(y, bias_, format_);
-    return {activate(config().value("activation", Json()), y, where())};
+    return {activate(config().value("activation", Json()), y, where(), rules())};
   }
 
  protected:

@@ -41,7 +41,7 @@ class Dense : public Layer {
   Tensors call(const Tensors& inputs) override {
     NodePtr y = api::dot(single(inputs), kernel_);
     if (use_bias_) y = api::bias_add(y, bias_, DataFormat::channels_last);
-    return {activate(config().value("activation", Json()), y, where())};
+    return {activate(config().value("activation", Json()), y, where(), rules())};
   }
 
  private:
@@ -55,7 +55,7 @@ class Activation : public Layer {
   explicit Activation(const Json& c) : Layer("Activation", c) {}
   bool supports_masking() const override { return true; }
   Tensors call(const Tensors& inputs) override {
-    return {activate(config().value("activation", Json()), single(inputs), where())};
+    return {activate(config().value("activation", Json()), single(inputs), where(), rules())};
   }
 };
 

@@ -57,7 +57,7 @@ class LocallyConnected : public Layer {
     NodePtr y = Rank == 1 ? api::local_conv1d(x, kernel_, kernel_size_, strides_, format_)
                           : api::local_conv2d(x, kernel_, kernel_size_, strides_, out_, format_);
     if (use_bias_) y = api::bias_add(y, bias_, format_);
-    return {activate(config().value("activation", Json()), y, where())};
+    return {activate(config().value("activation", Json()), y, where(), rules())};
   }
 
  private:

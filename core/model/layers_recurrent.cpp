@@ -157,8 +157,8 @@ class Recurrent : public Layer {
   static NodePtr masked(const NodePtr& x, const Tensors& m, size_t i) {
     return m.empty() ? x : times(x, m[i]);
   }
-  NodePtr act(const NodePtr& x) { return activate(activation_, x, where()); }
-  NodePtr rec_act(const NodePtr& x) { return activate(recurrent_activation_, x, where()); }
+  NodePtr act(const NodePtr& x) { return activate(activation_, x, where(), rules()); }
+  NodePtr rec_act(const NodePtr& x) { return activate(recurrent_activation_, x, where(), rules()); }
 
   int64_t units_;
   bool use_bias_, return_sequences_, return_state_, go_backwards_, unroll_;

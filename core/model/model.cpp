@@ -208,24 +208,80 @@ Tensors Model::build_functional(const Json& config, const Tensors* given) {
               ": an inbound node is not a list of tensors");
         Tensors in, in_masks;
         std::vector<std::string> names;
-        for (const Json& ref : node) {
+        // The tensor `ref` names (false while its layer has not made it).
+        auto resolve = [&](const Json& ref, NodePtr& t, NodePtr& m) {
           TensorRef r = tensor_ref(ref, layers_[i]->where());
           auto it = made.find({r.layer, r.node});
-          if (it == made.end()) break;
+          if (it == made.end()) return false;
           check(r.tensor >= 0 && size_t(r.tensor) < it->second.outputs.size(),
                 Status::invalid_argument, layers_[i]->where(), ": input tensor ", r.tensor,
                 " of layer '", r.layer, "' does not exist");
-          in.push_back(it->second.outputs[size_t(r.tensor)]);
-          in_masks.push_back(it->second.masks[size_t(r.tensor)]);
+          t = it->second.outputs[size_t(r.tensor)];
+          m = it->second.masks[size_t(r.tensor)];
           names.push_back(r.layer + "[" + std::to_string(r.node) + "][" + std::to_string(r.tensor) +
                           "]");
+          return true;
+        };
+        for (const Json& ref : node) {
+          NodePtr t, m;
+          if (!resolve(ref, t, m)) break;
+          in.push_back(t);
+          in_masks.push_back(m);
         }
         if (in.size() < node.size()) break;  // waits for a layer further down the list
+        // The call's other arguments: tf.keras' kwargs beside the first tensor, where a tensor
+        // is [layer, node, tensor]; Keras 3's positional ones come as "#1", "#2", ...
+        CallArguments args;
+        bool waiting = false;
+        std::vector<std::string> params = layers_[i]->tensor_parameters();
+        const Json& head = node[0];
+        if (head.is_array() && head.size() >= 4 && head[3].is_object()) {
+          for (const auto& [key, value] : head[3].items()) {
+            bool tensor = value.is_array() && value.size() == 3 && value[0].is_string() &&
+                          value[1].is_number_integer() && value[2].is_number_integer();
+            if (!tensor) {
+              args.values[key] = value;
+              continue;
+            }
+            std::string name = key;
+            if (key == "mask" && std::find(params.begin(), params.end(), key) == params.end()) {
+              // Keras 3 writes the mask a layer is called with: it stands for the input's.
+              check(in.size() == 1, Status::not_implemented, layers_[i]->where(),
+                    ": one mask given for several inputs");
+              NodePtr t, m;
+              if (!resolve(value, t, m)) {
+                waiting = true;
+                break;
+              }
+              in_masks[0] = t;
+              continue;
+            }
+            if (!key.empty() && key[0] == '#') {
+              bool digits = key.size() >= 2 && key.size() <= 4 &&
+                            std::all_of(key.begin() + 1, key.end(),
+                                        [](char c) { return c >= '0' && c <= '9'; });
+              check(digits, Status::invalid_argument, layers_[i]->where(), ": argument '", key,
+                    "' is not a position");
+              size_t k = size_t(std::stoul(key.substr(1)));
+              check(k >= 1 && k <= params.size(), Status::not_implemented, layers_[i]->where(),
+                    ": called with a tensor as its positional argument ", k + 1);
+              name = params[k - 1];
+            }
+            NodePtr t, m;
+            if (!resolve(value, t, m)) {
+              waiting = true;
+              break;
+            }
+            args.tensors[name] = t;
+            args.masks[name] = m;
+          }
+        }
+        if (waiting) break;
         // A nested model's node 0 is the one its own inputs made (Keras numbers from there).
         const std::string& cls = layers_[i]->class_name();
         int64_t first_node = cls == "Sequential" || cls == "Model" || cls == "Functional" ? 1 : 0;
         made[{layers_[i]->name(), first_node + int64_t(nodes_done[i])}] =
-            layers_[i]->apply(in, in_masks);
+            layers_[i]->apply(in, in_masks, args);
         if (first) {
           connections_.resize(layers_.size());
           for (auto& n : names) {

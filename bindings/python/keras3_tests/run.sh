@@ -3,7 +3,9 @@
 # archive of tests/model_files/keras3, trains it three steps and saves it as .keras; Keras 3.15
 # (on JAX, in a venv cached outside the clone: ~/.cache/kb-keras3, made when missing) loads
 # each saved archive, predicts as kbackend did, and continues training from its optimizer state
-# with the losses kbackend computes for the same steps.
+# with the losses kbackend computes for the same steps. Then the other way for the layers Keras
+# added after 2.2.4: Keras 3 saves a model of each (make_layer_cases.py), kbackend loads it,
+# predicts and trains two epochs as Keras did (check_layer_cases.py).
 # Usage: bash bindings/python/keras3_tests/run.sh   (after bindings/run_tests.sh built build-bind)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
@@ -17,3 +19,8 @@ trap 'rm -rf "$OUT"' EXIT
 PYTHONPATH=build-bind/bindings/python:bindings/python/tests /usr/bin/python3 \
   bindings/python/keras3_tests/write_archives.py "$OUT"
 KERAS_BACKEND=jax "$VENV/bin/python" bindings/python/keras3_tests/read_archives.py "$OUT"
+# kbackend reads what Keras 3 writes for each layer Keras added after 2.2.4.
+mkdir "$OUT/layers"
+KERAS_BACKEND=jax "$VENV/bin/python" bindings/python/keras3_tests/make_layer_cases.py "$OUT/layers"
+PYTHONPATH=build-bind/bindings/python /usr/bin/python3 \
+  bindings/python/keras3_tests/check_layer_cases.py "$OUT/layers"

@@ -40,6 +40,36 @@ Json tensor_ref_of(const Json& t, const std::map<std::string, std::string>& clas
   return Json::array({layer, node, h[2].get<int64_t>(), Json::object()});
 }
 
+// A call of one of keras.ops' operations in a functional model (x + y, ops.not_equal(x, 0)):
+// its tensor arguments as references, and every positional argument under "#<position>" beside
+// the first (a tensor as {"input": i}, the i-th reference; a constant as the file wrote it).
+Json op_node_of(const Json& node, const std::map<std::string, std::string>& classes,
+                const std::string& where) {
+  check(node.is_object(), Status::invalid_argument, where, ": an inbound node is not an object");
+  const Json& args = required(node, "args", where);
+  check(args.is_array(), Status::invalid_argument, where, ": an inbound node has no arguments");
+  Json refs = Json::array(), kwargs = Json::object();
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (is_keras_tensor(args[i])) {
+      kwargs["#" + std::to_string(i)] = {{"input", refs.size()}};
+      refs.push_back(tensor_ref_of(args[i], classes, where));
+    } else {
+      check(!holds_keras_tensor(args[i]), Status::not_implemented, where,
+            ": called with a structure of tensors as its argument ", i + 1);
+      kwargs["#" + std::to_string(i)] = args[i];
+    }
+  }
+  if (node.contains("kwargs") && node["kwargs"].is_object())
+    for (const auto& [key, value] : node["kwargs"].items()) {
+      check(!holds_keras_tensor(value), Status::not_implemented, where,
+            ": called with a tensor as its keyword argument '", key, "'");
+      kwargs[key] = value;
+    }
+  check(!refs.empty(), Status::not_implemented, where, ": an operation on constants alone");
+  for (auto& r : refs) r[3] = kwargs;
+  return refs;
+}
+
 // One call of a layer: its tensors (the first positional argument: a tensor or a list of them)
 // as Keras 2's list of references.
 Json node_of(const Json& node, const std::map<std::string, std::string>& classes,
@@ -49,13 +79,25 @@ Json node_of(const Json& node, const std::map<std::string, std::string>& classes
   const Json& args = required(node, "args", where);
   check(args.is_array() && !args.empty(), Status::invalid_argument, where,
         ": an inbound node has no arguments");
+  // The other arguments as tf.keras writes them beside the first tensor: tensors as [layer,
+  // node, tensor], positional ones under "#<position>".
+  Json kwargs = Json::object();
+  auto argument = [&](const std::string& key, const Json& value, const std::string& what) {
+    if (is_keras_tensor(value)) {
+      Json ref = tensor_ref_of(value, classes, where);
+      ref.erase(3);
+      kwargs[key] = ref;
+    } else {
+      check(!holds_keras_tensor(value), Status::not_implemented, where,
+            ": called with a structure of tensors as its ", what);
+      kwargs[key] = value;
+    }
+  };
   for (size_t i = 1; i < args.size(); ++i)
-    check(!holds_keras_tensor(args[i]), Status::not_implemented, where,
-          ": called with tensors as its positional argument ", i + 1);
+    argument("#" + std::to_string(i), args[i], "positional argument " + std::to_string(i + 1));
   if (node.contains("kwargs") && node["kwargs"].is_object())
     for (const auto& [key, value] : node["kwargs"].items())
-      check(!holds_keras_tensor(value), Status::not_implemented, where,
-            ": called with a tensor as its keyword argument '", key, "'");
+      argument(key, value, "keyword argument '" + key + "'");
   Json refs = Json::array();
   const Json& first = args[0];
   if (is_keras_tensor(first)) {
@@ -69,6 +111,7 @@ Json node_of(const Json& node, const std::map<std::string, std::string>& classes
       refs.push_back(tensor_ref_of(t, classes, where));
     }
   }
+  for (auto& r : refs) r[3] = kwargs;
   return refs;
 }
 
@@ -91,6 +134,11 @@ Json layer_entry(const Json& entry, bool functional,
   check(entry.is_object(), Status::invalid_argument, lw, ": not an object");
   std::string cls = required_string(entry, "class_name", lw);
   const Json& config = required(entry, "config", lw);
+  // keras.ops' operations are named as the library registers them ("ops.Add", apart from the
+  // Add layer).
+  bool op = entry.contains("module") && entry["module"].is_string() &&
+            entry["module"].get<std::string>().rfind("keras.src.ops.", 0) == 0;
+  if (op) cls = "ops." + cls;
   Json out = {{"class_name", cls},
               {"config", is_model_class(cls) ? model_body(cls, config, lw, keras3) : config}};
   if (!functional) return out;
@@ -98,7 +146,8 @@ Json layer_entry(const Json& entry, bool functional,
   Json nodes = Json::array();
   const Json& in = required(entry, "inbound_nodes", lw);
   check(in.is_array(), Status::invalid_argument, lw, ": inbound_nodes is not a list");
-  for (const auto& node : in) nodes.push_back(node_of(node, classes, lw));
+  for (const auto& node : in)
+    nodes.push_back(op ? op_node_of(node, classes, lw) : node_of(node, classes, lw));
   out["inbound_nodes"] = nodes;
   return out;
 }

@@ -114,8 +114,24 @@ void load_layers(const std::vector<std::shared_ptr<Layer>>& layers, const Hdf5Gr
       Hdf5Group g = group.group(name);
       // A Bidirectional layer's weights are its forward layer's, then its backward one's (the
       // file's names sort the other way).
-      if (layer->class_name() == "Bidirectional" && g.has_group("forward_layer") &&
-          g.has_group("backward_layer")) {
+      std::vector<std::string> own = layer->keras3_weight_paths();
+      if (!own.empty()) {
+        for (const auto& p : own) {
+          Hdf5Group at = g;
+          size_t start = 0;
+          for (size_t slash; (slash = p.find('/', start)) != std::string::npos; start = slash + 1) {
+            std::string part = p.substr(start, slash - start);
+            check(at.has_group(part), Status::invalid_argument, at.where(), ": no group '", part,
+                  "' for the weights of ", layer->where());
+            at = at.group(part);
+          }
+          std::string leaf = p.substr(start);
+          check(at.has(leaf), Status::invalid_argument, at.where(), ": no variable '", leaf,
+                "' for the weights of ", layer->where());
+          stored.push_back({at, leaf, path + "/" + name + "/" + p});
+        }
+      } else if (layer->class_name() == "Bidirectional" && g.has_group("forward_layer") &&
+                 g.has_group("backward_layer")) {
         for (const char* half : {"forward_layer", "backward_layer"})
           collect_variables(g.group(half), path + "/" + name + "/" + half, stored, 1);
       } else {
@@ -244,6 +260,12 @@ void keras3_weight_paths(const std::vector<std::shared_ptr<Layer>>& layers, cons
       continue;
     }
     std::vector<Weight> ws = layer->weights();
+    std::vector<std::string> own = layer->keras3_weight_paths();
+    if (!own.empty()) {
+      for (size_t i = 0; i < ws.size() && i < own.size(); ++i)
+        out.emplace_back(path + "/" + own[i], ws[i].variable);
+      continue;
+    }
     const std::string& cls = layer->class_name();
     std::string inner;
     if (cls == "TimeDistributed" || cls == "Bidirectional") {
@@ -342,10 +364,12 @@ std::optional<std::vector<NodePtr>> keras3_state_targets(Optimizer& optimizer, s
                                                          size_t entries, bool keras3) {
   std::optional<std::vector<NodePtr>> order = keras3_slot_order(optimizer, params);
   size_t first = first_slot_index(optimizer, keras3);
-  if (!order || entries != first + order->size()) return std::nullopt;
+  // An optimizer Keras never built (a model saved before training) keeps no slots.
+  bool unbuilt = entries == first;
+  if (!order || (entries != first + order->size() && !unbuilt)) return std::nullopt;
   std::vector<NodePtr> targets = {optimizer.iterations()};
   if (first == 2) targets.push_back(nullptr);
-  targets.insert(targets.end(), order->begin(), order->end());
+  if (!unbuilt) targets.insert(targets.end(), order->begin(), order->end());
   return targets;
 }
 

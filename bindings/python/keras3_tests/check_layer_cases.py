@@ -1,0 +1,59 @@
+"""kbackend's half of the layer checks of bindings/python/keras3_tests/run.sh: each archive Keras 3 made
+(make_layer_cases.py) loads natively, predicts as Keras did (1e-5) and, where no layer draws
+random numbers, two epochs of fit give Keras' losses and weights (1e-4).
+Usage: python check_layer_cases.py OUT [NAME...] (NAME: a file name without .keras)"""
+import os
+import sys
+
+import numpy as np
+
+from kbackend import models
+
+
+def arrays(expected, name, kind):
+    out, i = [], 0
+    while "%s/%s%d" % (name, kind, i) in expected:
+        out.append(expected["%s/%s%d" % (name, kind, i)])
+        i += 1
+    return out
+
+
+def check(out, name, expected):
+    native = models.load_model(os.path.join(out, name + ".keras"))
+    xs, y = arrays(expected, name, "x"), expected[name + "/y"]
+    np.testing.assert_allclose(native.predict(xs), expected[name + "/pred"], rtol=1e-5, atol=1e-5,
+                               err_msg=name + ": predictions")
+    if name + "/losses" not in expected:
+        loss = native.fit(xs, y, epochs=2, batch_size=8, verbose=0).history["loss"]
+        assert np.all(np.isfinite(loss)), name
+        return "predicts"
+    got = native.fit(xs, y, epochs=2, batch_size=8, verbose=0, shuffle=False).history["loss"]
+    np.testing.assert_allclose(got, expected[name + "/losses"], rtol=1e-4, atol=1e-6,
+                               err_msg=name + ": losses")
+    want = arrays(expected, name, "w")
+    have = native.get_weights()
+    assert len(have) == len(want), "%s: %d weights, Keras has %d" % (name, len(have), len(want))
+    for i, (h, w) in enumerate(zip(have, want)):
+        np.testing.assert_allclose(h, w, atol=1e-4, err_msg="%s: weight %d" % (name, i))
+    return "predicts and trains"
+
+
+def main(out, names):
+    expected = np.load(os.path.join(out, "expected.npz"))
+    cases = sorted({k.split("/")[0] for k in expected})
+    failed = []
+    for name in cases:
+        if names and name not in names:
+            continue
+        try:
+            print("%-45s %s as Keras 3" % (name, check(out, name, expected)))
+        except Exception as e:  # every case is reported, then the run fails
+            failed.append(name)
+            print("%-45s FAILED: %s" % (name, str(e).strip().splitlines()[0][:300]))
+    if failed:
+        sys.exit("%d of %d layer cases failed: %s" % (len(failed), len(cases), ", ".join(failed)))
+    print("KBACKEND LOADS, PREDICTS AND TRAINS KERAS 3'S LAYERS")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2:])

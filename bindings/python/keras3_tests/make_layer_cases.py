@@ -1,0 +1,157 @@
+"""Keras 3's half of the layer checks of bindings/python/keras3_tests/run.sh (run in the Keras 3 venv): for each
+layer Keras added after 2.2.4, a small model with it, compiled with SGD on mse, saved as
+OUT/NAME.keras before training, with what kbackend must find in OUT/expected.npz: the inputs,
+targets, Keras' predictions and, after two epochs of fit (batch 8, no shuffling), its losses
+and weights. Models whose layers draw random numbers in training (dropout) record predictions
+alone. Usage: python make_layer_cases.py OUT [NAME...]"""
+import os
+import sys
+import warnings
+import zlib
+
+os.environ.setdefault("KERAS_BACKEND", "jax")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+
+L = keras.layers
+# Keras warns that a list of one input differs from its structure: not the layers' business.
+warnings.filterwarnings("ignore", category=UserWarning)
+
+
+def seq(shape, *stack):
+    """Input(shape) -> stack -> Flatten (when needed) -> Dense(2)."""
+    x = inp = keras.Input(shape)
+    for layer in stack:
+        x = layer(x)
+    if len(x.shape) > 2:
+        x = L.Flatten()(x)
+    return keras.Model(inp, L.Dense(2)(x))
+
+
+def attention(build, shapes):
+    """Inputs of `shapes` -> build(*inputs) -> Flatten -> Dense(2)."""
+    ins = [keras.Input(s) for s in shapes]
+    y = build(*ins)
+    return keras.Model(ins, L.Dense(2)(L.Flatten()(y)))
+
+
+def tokens_mha(**call):
+    """Embedding with mask_zero -> self-attention -> masked average -> Dense(2)."""
+    x = keras.Input((6,))
+    e = L.Embedding(10, 8, mask_zero=True)(x)
+    h = L.MultiHeadAttention(2, 4)(e, e, **call)
+    return keras.Model(x, L.Dense(2)(L.GlobalAveragePooling1D()(h)))
+
+
+def transformer_classifier():
+    """A transformer encoder block on token ids: the text classifier of Keras' examples."""
+    x = keras.Input((8,))
+    tok = L.Embedding(20, 16)(x)
+    pos = L.Embedding(8, 16)(keras.ops.arange(8))
+    h = tok + pos
+    a = L.MultiHeadAttention(num_heads=2, key_dim=8)(h, h)
+    h = L.LayerNormalization(epsilon=1e-6)(h + a)
+    f = L.Dense(16)(L.Dense(32, activation="gelu")(h))
+    h = L.LayerNormalization(epsilon=1e-6)(h + f)
+    h = L.GlobalAveragePooling1D()(h)
+    return keras.Model(x, L.Dense(2, activation="softmax")(h))
+
+
+ACTIVATIONS = ["gelu", "silu", "swish", "mish", "relu6", "hard_sigmoid", "hard_silu",
+               "hard_swish", "leaky_relu", "celu", "log_softmax", "log_sigmoid", "tanh_shrink",
+               "hard_tanh", "soft_shrink", "hard_shrink", "sparse_plus", "sparse_sigmoid",
+               "squareplus", "elu", "selu", "softplus", "softsign", "exponential"]
+
+CASES = {"activation " + a: (lambda a=a: seq((6,), L.Dense(5, activation=a))) for a in ACTIVATIONS}
+CASES.update({
+    "Activation gelu layer": lambda: seq((6,), L.Dense(5), L.Activation("gelu")),
+    "LayerNormalization": lambda: seq((6,), L.Dense(5), L.LayerNormalization()),
+    "LayerNormalization 3-D axes": lambda: seq((4, 3), L.LayerNormalization(axis=[1, 2],
+                                                                            epsilon=1e-5)),
+    "LayerNormalization no center": lambda: seq((4, 3), L.LayerNormalization(center=False)),
+    "RMSNormalization": lambda: seq((4, 3), L.RMSNormalization()),
+    "UnitNormalization": lambda: seq((6,), L.Dense(5), L.UnitNormalization()),
+    "GroupNormalization": lambda: seq((6,), L.Dense(6), L.GroupNormalization(groups=3)),
+    "GroupNormalization 3-D": lambda: seq((5, 4), L.GroupNormalization(groups=2)),
+    "GroupNormalization instance": lambda: seq((3, 3, 4), L.GroupNormalization(groups=-1)),
+    "EinsumDense ab,bc->ac": lambda: seq((6,), L.EinsumDense("ab,bc->ac", 4, bias_axes="c")),
+    "EinsumDense abc,cd->abd": lambda: seq((3, 6), L.EinsumDense("abc,cd->abd", (3, 4),
+                                                                 bias_axes="d")),
+    "EinsumDense abc,cde->abde": lambda: seq((3, 6), L.EinsumDense("abc,cde->abde",
+                                                                   (3, 2, 4), bias_axes="de")),
+    "EinsumDense ...b,bc->...c": lambda: seq((3, 6), L.EinsumDense("...b,bc->...c", 4)),
+    "EinsumDense abc,cd->abd gelu": lambda: seq((3, 6), L.EinsumDense(
+        "abc,cd->abd", (3, 4), activation="gelu")),
+    "MultiHeadAttention self": lambda: attention(
+        lambda q: L.MultiHeadAttention(2, 4)(q, q), [(5, 8)]),
+    "MultiHeadAttention cross": lambda: attention(
+        lambda q, v: L.MultiHeadAttention(2, 3)(q, v), [(4, 6), (5, 7)]),
+    "MultiHeadAttention key": lambda: attention(
+        lambda q, v, k: L.MultiHeadAttention(3, 2)(q, v, key=k), [(4, 6), (5, 7), (5, 3)]),
+    "MultiHeadAttention causal": lambda: attention(
+        lambda q: L.MultiHeadAttention(2, 4)(q, q, use_causal_mask=True), [(5, 8)]),
+    "MultiHeadAttention no bias output_shape": lambda: attention(
+        lambda q: L.MultiHeadAttention(2, 4, use_bias=False, output_shape=(3,))(q, q), [(5, 8)]),
+    "MultiHeadAttention 2-D attention axes": lambda: attention(
+        lambda q: L.MultiHeadAttention(2, 3, attention_axes=(1, 2))(q, q), [(3, 4, 5)]),
+    "MultiHeadAttention attention_mask": lambda: attention(
+        lambda q, m: L.MultiHeadAttention(2, 4)(q, q, attention_mask=m), [(5, 8), (5, 5)]),
+    "MultiHeadAttention masked tokens": lambda: tokens_mha(),
+    "MultiHeadAttention masked tokens causal": lambda: tokens_mha(use_causal_mask=True),
+    "transformer text classifier": transformer_classifier,
+})
+
+RANDOM_IN_TRAINING = {
+    "MultiHeadAttention dropout": lambda: attention(
+        lambda q: L.MultiHeadAttention(2, 4, dropout=0.3)(q, q), [(5, 8)]),
+}
+
+
+def inputs_for(name, model, n=16):
+    rng = np.random.RandomState(zlib.crc32(name.encode()) % 1000)
+    xs = []
+    for inp in model.inputs:
+        shape = (n,) + tuple(inp.shape[1:])
+        if "tokens" in name or "transformer" in name:
+            x = rng.randint(1, 10, shape).astype(np.float32)
+            for i in range(n):  # padding at the tail of some rows
+                x[i, shape[1] - i % 3:] = 0
+            xs.append(x)
+        elif "attention_mask" in name and len(xs) == 1:
+            xs.append((rng.rand(*shape) > 0.3).astype(np.float32))
+        else:
+            xs.append(rng.randn(*shape).astype(np.float32))
+    return xs, rng.rand(n, 2).astype(np.float32)
+
+
+def key(name):
+    return name.replace(" ", "_").replace("/", "_").replace(",", "_").replace(">", "")
+
+
+def main(out, names):
+    expected = {}
+    for name, make in list(CASES.items()) + list(RANDOM_IN_TRAINING.items()):
+        if names and name not in names:
+            continue
+        keras.utils.set_random_seed(1)
+        model = make()
+        model.compile(keras.optimizers.SGD(0.05, momentum=0.5), "mse")
+        xs, y = inputs_for(name, model)
+        k = key(name)
+        model.save(os.path.join(out, k + ".keras"))
+        for i, x in enumerate(xs):
+            expected[k + "/x%d" % i] = x
+        expected[k + "/y"] = y
+        expected[k + "/pred"] = model.predict(xs, verbose=0)
+        if name in CASES:
+            history = model.fit(xs, y, epochs=2, batch_size=8, shuffle=False, verbose=0)
+            expected[k + "/losses"] = np.asarray(history.history["loss"])
+            for i, w in enumerate(model.get_weights()):
+                expected[k + "/w%d" % i] = w
+    np.savez(os.path.join(out, "expected.npz"), **expected)
+    print("Keras %s made %d layer cases" % (keras.__version__, len({n.split("/")[0] for n in expected})))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2:])
