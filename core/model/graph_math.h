@@ -29,4 +29,16 @@ inline NodePtr floored(const NodePtr& x) { return api::unary_op("floor", ops::Fl
 // A Python float beside a tensor: a scalar constant of the tensor's dtype.
 inline NodePtr number(const NodePtr& like, double v) { return scalar_like(like, v); }
 
+// keras.ops.batch_normalization's formula (Keras 3): x * inv + (beta - mean * inv) with
+// inv = gamma / sqrt(variance + epsilon); gamma and beta may be null.
+inline NodePtr keras3_normalized(const NodePtr& x, const NodePtr& mean, const NodePtr& variance,
+                                 const NodePtr& gamma, const NodePtr& beta, double epsilon) {
+  NodePtr inv =
+      divided(number(variance, 1.0), api::sqrt(plus(variance, number(variance, epsilon))));
+  if (gamma) inv = times(inv, gamma);
+  NodePtr res = api::negative(times(mean, inv));
+  if (beta) res = plus(res, beta);
+  return plus(times(x, inv), res);
+}
+
 }  // namespace kb::model

@@ -204,16 +204,26 @@ NodePtr Layer::add_weight(const std::string& name, const Dims& shape, const char
 NodePtr Layer::add_weight_initialized(const std::string& name, const Dims& shape,
                                       const Json& initializer, const char* regularizer_key,
                                       const char* constraint_key, bool trainable) {
+  return attach_weight(name, first_value(name, shape, dtype_, initializer), regularizer_key,
+                       constraint_key, trainable, dtype_);
+}
+
+NodePtr Layer::add_weight_of(const std::string& name, const Dims& shape, DType dtype,
+                             const Json& initializer, bool trainable) {
+  return attach_weight(name, first_value(name, shape, dtype, initializer), nullptr, nullptr,
+                       trainable, dtype);
+}
+
+std::shared_ptr<Buffer> Layer::first_value(const std::string& name, const Dims& shape, DType dtype,
+                                           const Json& initializer) const {
   WeightBudget* budget = WeightBudget::current();
-  if (budget) budget->take(shape, dtype_, name, where_);
-  std::shared_ptr<Buffer> value;
+  if (budget) budget->take(shape, dtype, name, where_);
   if (budget && budget->from_file()) {
-    value = Buffer::make(dtype_, shape);
+    auto value = Buffer::make(dtype, shape);
     if (value->nbytes()) std::memset(value->data(), 0, value->nbytes());
-  } else {
-    value = initial_value(initializer, shape, dtype_, where_);
+    return value;
   }
-  return attach_weight(name, value, regularizer_key, constraint_key, trainable);
+  return initial_value(initializer, shape, dtype, where_);
 }
 
 NodePtr Layer::add_weight_value(const std::string& name, const std::shared_ptr<Buffer>& value,
@@ -221,14 +231,14 @@ NodePtr Layer::add_weight_value(const std::string& name, const std::shared_ptr<B
                                 bool trainable) {
   if (WeightBudget* budget = WeightBudget::current())
     budget->take(value->dims, dtype_, name, where_);
-  return attach_weight(name, value, regularizer_key, constraint_key, trainable);
+  return attach_weight(name, value, regularizer_key, constraint_key, trainable, dtype_);
 }
 
 NodePtr Layer::attach_weight(const std::string& name, const std::shared_ptr<Buffer>& value,
                              const char* regularizer_key, const char* constraint_key,
-                             bool trainable) {
+                             bool trainable, DType dtype) {
   std::string var_name = Session::get().unique_name(name);
-  NodePtr v = api::variable(value, dtype_, var_name);
+  NodePtr v = api::variable(value, dtype, var_name);
   Json constraint =
       constraint_key && config_.contains(constraint_key) ? config_[constraint_key] : Json();
   weights_.push_back({var_name, v, trainable && trainable_, constraint});

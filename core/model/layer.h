@@ -144,6 +144,9 @@ class Layer {
   NodePtr add_weight_initialized(const std::string& name, const Dims& shape,
                                  const Json& initializer, const char* regularizer_key,
                                  const char* constraint_key, bool trainable);
+  // The same of its own dtype (Normalization's int count), neither regularized nor constrained.
+  NodePtr add_weight_of(const std::string& name, const Dims& shape, DType dtype,
+                        const Json& initializer, bool trainable);
   // The same with its first value given (LSTM's bias with unit_forget_bias).
   NodePtr add_weight_value(const std::string& name, const std::shared_ptr<Buffer>& value,
                            const char* regularizer_key, const char* constraint_key,
@@ -156,8 +159,13 @@ class Layer {
   std::string where_;
 
  private:
+  // A weight's first value: zeros for a file's weights, else its initializer's (counted
+  // against the budget in scope first).
+  std::shared_ptr<Buffer> first_value(const std::string& name, const Dims& shape, DType dtype,
+                                      const Json& initializer) const;
   NodePtr attach_weight(const std::string& name, const std::shared_ptr<Buffer>& value,
-                        const char* regularizer_key, const char* constraint_key, bool trainable);
+                        const char* regularizer_key, const char* constraint_key, bool trainable,
+                        DType dtype);
   std::string class_name_, name_;
   Json config_;
   bool trainable_ = true, built_ = false;

@@ -52,16 +52,6 @@ Dims weight_shape(const Shape& s, const std::vector<int64_t>& axes, const std::s
   return shape;
 }
 
-// x * inv + (beta - mean * inv), inv = gamma / sqrt(variance + epsilon): Keras 3's form.
-NodePtr normalized(const NodePtr& x, const NodePtr& mean, const NodePtr& variance,
-                   const NodePtr& gamma, const NodePtr& beta, double epsilon) {
-  NodePtr inv = rsqrt(plus(variance, number(variance, epsilon)));
-  if (gamma) inv = times(inv, gamma);
-  NodePtr res = api::negative(times(mean, inv));
-  if (beta) res = plus(res, beta);
-  return plus(times(x, inv), res);
-}
-
 class LayerNormalization : public Layer {
  public:
   bool supports_masking() const override { return true; }
@@ -91,8 +81,8 @@ class LayerNormalization : public Layer {
       NodePtr y = times(x, rsqrt(plus(variance, number(variance, epsilon_))));
       return {gamma ? times(y, gamma) : y};
     }
-    return {normalized(x, api::mean(x, axes_, true), variance, gamma,
-                       broadcast_weight(beta_, axes_, dims_), epsilon_)};
+    return {keras3_normalized(x, api::mean(x, axes_, true), variance, gamma,
+                              broadcast_weight(beta_, axes_, dims_), epsilon_)};
   }
 
  private:
@@ -190,8 +180,8 @@ class GroupNormalization : public Layer {
     wshape[size_t(axis_)] = groups_;
     wshape[size_t(axis_ + 1)] = dim / groups_;
     auto shaped = [&](const NodePtr& w) { return w ? api::reshape(w, wshape) : w; };
-    NodePtr y = normalized(xg, api::mean(xg, reduction, true), api::var(xg, reduction, true),
-                           shaped(gamma_), shaped(beta_), epsilon_);
+    NodePtr y = keras3_normalized(xg, api::mean(xg, reduction, true), api::var(xg, reduction, true),
+                                  shaped(gamma_), shaped(beta_), epsilon_);
     return {kb::reshape_like(y, x)};
   }
 

@@ -1,7 +1,10 @@
 // keras.layers.BatchNormalization as Keras 2.2.4 builds it: batch statistics in training (the
 // variance made unbiased for the moving average), moving averages as updates (zero-debiased),
-// the moving statistics in inference; a Keras 3 model's moving averages are Keras 3's (the
-// batch's own variance, no debiasing).
+// the moving statistics in inference; a Keras 3 or tf.keras model's are those Kerases' (the
+// batch's own moments, no debiasing; Keras 3's formula).
+#include <algorithm>
+#include <functional>
+
 #include "core/api/control.h"
 #include "core/api/normalization.h"
 #include "core/model/graph_math.h"
@@ -59,18 +62,34 @@ class BatchNormalization : public Layer {
     Dims bshape(size_t(rank), 1);
     bshape[size_t(axis_)] = x->shape().dims[size_t(axis_)];
     auto shaped = [&](const NodePtr& v) { return v && broadcast ? api::reshape(v, bshape) : v; };
-    auto inference = [&] {
-      return api::batch_normalization(x, shaped(moving_mean_), shaped(moving_variance_),
-                                      shaped(beta_), shaped(gamma_), axis_, epsilon_);
-    };
-    api::NormalizedBatch b =
-        api::normalize_batch_in_training(x, gamma_, beta_, reduction, epsilon_);
-    // Keras 2.2.4 averages the unbiased variance: with sample_size = prod(shape(x)[reduction
-    // axes]), variance *= n / (n - (1 + epsilon)). Keras 3 averages the batch's own, and so does
-    // tf.keras but over 4-D and 5-D inputs, where TensorFlow's fused kernel averages the
-    // unbiased variance n / (n - 1).
-    NodePtr variance = b.var;
+    // Keras 2.2.4 normalizes through its backend's normalize_batch_in_training (whose fused
+    // path returns the unbiased variance) and averages the variance made unbiased again:
+    // variance *= n / (n - (1 + epsilon)), n = prod(shape(x)[reduction axes]). Keras 3
+    // normalizes by the batch's moments and averages them as they are, and so does tf.keras but
+    // over 4-D and 5-D inputs, where TensorFlow's fused kernel averages the unbiased variance
+    // n / (n - 1) and raises epsilon to 1.001e-5.
     bool fused = rules() == KerasRules::tf_keras && (rank == 4 || rank == 5);
+    NodePtr normed, mean, variance;
+    std::function<NodePtr()> inference;
+    if (rules() == KerasRules::keras2) {
+      api::NormalizedBatch b =
+          api::normalize_batch_in_training(x, gamma_, beta_, reduction, epsilon_);
+      normed = b.normed, mean = b.mean, variance = b.var;
+      inference = [&] {
+        return api::batch_normalization(x, shaped(moving_mean_), shaped(moving_variance_),
+                                        shaped(beta_), shaped(gamma_), axis_, epsilon_);
+      };
+    } else {
+      double epsilon = fused ? std::max(epsilon_, 1.001e-5) : epsilon_;
+      mean = api::mean(x, reduction, false);
+      variance = api::var(x, reduction, false);
+      normed = keras3_normalized(x, shaped(mean), shaped(variance), shaped(gamma_), shaped(beta_),
+                                 epsilon);
+      inference = [&, epsilon] {
+        return keras3_normalized(x, shaped(moving_mean_), shaped(moving_variance_), shaped(gamma_),
+                                 shaped(beta_), epsilon);
+      };
+    }
     if (rules() == KerasRules::keras2 || fused) {
       NodePtr dims = api::shape(x);
       NodePtr n;
@@ -80,7 +99,7 @@ class BatchNormalization : public Layer {
       }
       n = api::cast(api::sum(n, std::nullopt, false), x->dtype());
       double less = fused ? 1.0 : 1.0 + epsilon_;
-      variance = times(b.var, divided(n, minus(n, number(n, less))));
+      variance = times(variance, divided(n, minus(n, number(n, less))));
     }
     // Keras 2.2.4 (on TensorFlow) zero-debiases its moving averages; Keras 3 and tf.keras do
     // not.
@@ -90,9 +109,8 @@ class BatchNormalization : public Layer {
       return api::update(moving, plus(times(moving, number(moving, momentum_)),
                                       times(value, number(value, 1.0 - momentum_))));
     };
-    updates_.push_back(average(moving_mean_, b.mean));
+    updates_.push_back(average(moving_mean_, mean));
     updates_.push_back(average(moving_variance_, variance));
-    NodePtr normed = b.normed;
     return {api::in_train_phase([&] { return normed; }, inference, nullptr, std::nullopt,
                                 "BatchNormalization")};
   }

@@ -56,7 +56,8 @@ class GlobalPooling : public Layer {
   explicit GlobalPooling(const Json& c)
       : Layer(pool_name(Kind, Rank, true), c),
         format_(Rank == 1 && !c.contains("data_format") ? DataFormat::channels_last
-                                                        : data_format_of(c, where())) {}
+                                                        : data_format_of(c, where())),
+        keepdims_(bool_or(c, "keepdims", false, where())) {}
   // Keras 2.2.4: GlobalAveragePooling1D averages over the unmasked steps.
   bool supports_masking() const override { return Kind == api::PoolKind::avg && Rank == 1; }
   Tensors compute_mask(const Tensors& inputs, const Tensors& outputs) override {
@@ -70,18 +71,21 @@ class GlobalPooling : public Layer {
       NodePtr m = api::cast(masks()[0], Session::get().floatx());
       m = api::reshape(m, {-1, x->shape().dims[size_t(steps)], 1});
       NodePtr kept = api::binary_op("multiply", ops::Mul, x, m);
-      return {api::binary_op("divide", ops::Div, api::sum(kept, std::vector<int64_t>{steps}, false),
-                             api::sum(m, std::vector<int64_t>{steps}, false))};
+      return {api::binary_op("divide", ops::Div,
+                             api::sum(kept, std::vector<int64_t>{steps}, keepdims_),
+                             api::sum(m, std::vector<int64_t>{steps}, keepdims_))};
     }
     std::vector<int64_t> axes;
     int64_t first = format_ == DataFormat::channels_last ? 1 : 2;
     for (int i = 0; i < Rank; ++i) axes.push_back(first + i);
     if (Rank == 1) axes = {first};
-    return {Kind == api::PoolKind::max ? api::max(x, axes, false) : api::mean(x, axes, false)};
+    return {Kind == api::PoolKind::max ? api::max(x, axes, keepdims_)
+                                       : api::mean(x, axes, keepdims_)};
   }
 
  private:
   DataFormat format_;
+  bool keepdims_;  // Keras 3 and tf.keras 2.6+: the pooled axes kept as dims of 1
 };
 
 using api::PoolKind;

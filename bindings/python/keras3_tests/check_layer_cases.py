@@ -1,6 +1,7 @@
 """kbackend's half of the layer checks of bindings/python/keras3_tests/run.sh: each archive Keras 3 made
 (make_layer_cases.py) loads natively, predicts as Keras did (1e-5) and, where no layer draws
-random numbers, two epochs of fit give Keras' losses and weights (1e-4).
+random numbers, two epochs of fit give Keras' losses and weights (1e-4; a keras.applications
+model: one step).
 Usage: python check_layer_cases.py OUT [NAME...] (NAME: a file name without .keras)"""
 import os
 import sys
@@ -23,6 +24,13 @@ def check(out, name, expected):
     xs, y = arrays(expected, name, "x"), expected[name + "/y"]
     np.testing.assert_allclose(native.predict(xs), expected[name + "/pred"], rtol=1e-5, atol=1e-5,
                                err_msg=name + ": predictions")
+    want = arrays(expected, name, "w")
+    if name + "/step_loss" in expected:  # a keras.applications model: one step
+        loss = native.train_on_batch([x[:8] for x in xs], y[:8])
+        np.testing.assert_allclose(loss, expected[name + "/step_loss"], rtol=1e-4,
+                                   err_msg=name + ": loss")
+        compare_weights(name, native.get_weights(), want)
+        return "predicts and trains a step"
     if name + "/losses" not in expected:
         loss = native.fit(xs, y, epochs=2, batch_size=8, verbose=0).history["loss"]
         assert np.all(np.isfinite(loss)), name
@@ -30,12 +38,14 @@ def check(out, name, expected):
     got = native.fit(xs, y, epochs=2, batch_size=8, verbose=0, shuffle=False).history["loss"]
     np.testing.assert_allclose(got, expected[name + "/losses"], rtol=1e-4, atol=1e-6,
                                err_msg=name + ": losses")
-    want = arrays(expected, name, "w")
-    have = native.get_weights()
+    compare_weights(name, native.get_weights(), want)
+    return "predicts and trains"
+
+
+def compare_weights(name, have, want):
     assert len(have) == len(want), "%s: %d weights, Keras has %d" % (name, len(have), len(want))
     for i, (h, w) in enumerate(zip(have, want)):
         np.testing.assert_allclose(h, w, atol=1e-4, err_msg="%s: weight %d" % (name, i))
-    return "predicts and trains"
 
 
 def main(out, names):

@@ -2,8 +2,8 @@
 layer Keras added after 2.2.4, a small model with it, compiled with SGD on mse, saved as
 OUT/NAME.keras before training, with what kbackend must find in OUT/expected.npz: the inputs,
 targets, Keras' predictions and, after two epochs of fit (batch 8, no shuffling), its losses
-and weights. Models whose layers draw random numbers in training (dropout) record predictions
-alone. Usage: python make_layer_cases.py OUT [NAME...]"""
+and weights (for keras.applications' models, after one step on the first 8 samples). Models
+whose layers draw random numbers in training (dropout) record predictions alone. Usage: python make_layer_cases.py OUT [NAME...]"""
 import os
 import sys
 import warnings
@@ -102,6 +102,52 @@ CASES.update({
     "transformer text classifier": transformer_classifier,
 })
 
+def applications_layer(module, cls, *args, **kwargs):
+    """One of the layers keras.applications defines for its models (ConvNeXt's LayerScale)."""
+    import importlib
+    return getattr(importlib.import_module("keras.src.applications." + module), cls)(*args,
+                                                                                     **kwargs)
+
+
+def scaled_residual():
+    """InceptionResNetV2's block ending: x + scale * r (CustomScaleLayer)."""
+    x = keras.Input((6,))
+    r = L.Dense(6, activation="tanh")(x)
+    y = applications_layer("inception_resnet_v2", "CustomScaleLayer", 0.17)([x, r])
+    return keras.Model(x, L.Dense(2)(y))
+
+
+def efficientnet_b0():
+    """EfficientNetB0 (weights=None) without its dropout, on 32x32 images."""
+    from keras.src.applications.efficientnet import EfficientNet
+    return EfficientNet(1.0, 1.0, 224, dropout_rate=0.0, drop_connect_rate=0.0, weights=None,
+                        input_shape=(32, 32, 3), classes=2, name="efficientnetb0")
+
+
+def mobilenet_v3_small():
+    return keras.applications.MobileNetV3Small(input_shape=(32, 32, 3), weights=None, classes=2,
+                                               dropout_rate=0.0)
+
+
+CASES.update({
+    "Rescaling": lambda: seq((6,), L.Rescaling(1.0 / 255, offset=-0.5)),
+    "Rescaling per channel": lambda: seq((4, 3), L.Rescaling([0.5, 2.0, -1.0], offset=0.1)),
+    "Normalization adapted": lambda: seq((4, 3), L.Normalization(axis=-1)),
+    "Normalization given": lambda: seq((4, 3), L.Normalization(mean=[1.0, 2.0, 3.0],
+                                                                variance=[4.0, 0.25, 9.0])),
+    "Normalization invert": lambda: seq((6,), L.Normalization(mean=0.5, variance=2.0,
+                                                              invert=True)),
+    "Identity": lambda: seq((6,), L.Dense(5), L.Identity()),
+    "GlobalAveragePooling2D keepdims": lambda: seq((4, 4, 3), L.GlobalAveragePooling2D(
+        keepdims=True)),
+    "LayerScale": lambda: seq((4, 3), applications_layer("convnext", "LayerScale", 0.1, 3)),
+    "CustomScaleLayer": scaled_residual,
+    "EfficientNetB0": efficientnet_b0,
+    "MobileNetV3Small": mobilenet_v3_small,
+})
+
+APPLICATIONS = ("EfficientNetB0", "MobileNetV3Small")
+
 RANDOM_IN_TRAINING = {
     "MultiHeadAttention dropout": lambda: attention(
         lambda q: L.MultiHeadAttention(2, 4, dropout=0.3)(q, q), [(5, 8)]),
@@ -118,6 +164,8 @@ def inputs_for(name, model, n=16):
             for i in range(n):  # padding at the tail of some rows
                 x[i, shape[1] - i % 3:] = 0
             xs.append(x)
+        elif name in APPLICATIONS:
+            xs.append((rng.rand(*shape) * 255).astype(np.float32))
         elif "attention_mask" in name and len(xs) == 1:
             xs.append((rng.rand(*shape) > 0.3).astype(np.float32))
         else:
@@ -144,7 +192,12 @@ def main(out, names):
             expected[k + "/x%d" % i] = x
         expected[k + "/y"] = y
         expected[k + "/pred"] = model.predict(xs, verbose=0)
-        if name in CASES:
+        if name in APPLICATIONS:  # one step: their training from scratch amplifies rounding
+            expected[k + "/step_loss"] = np.asarray(model.train_on_batch(
+                [x[:8] for x in xs], y[:8]))
+            for i, w in enumerate(model.get_weights()):
+                expected[k + "/w%d" % i] = w
+        elif name in CASES:
             history = model.fit(xs, y, epochs=2, batch_size=8, shuffle=False, verbose=0)
             expected[k + "/losses"] = np.asarray(history.history["loss"])
             for i, w in enumerate(model.get_weights()):
