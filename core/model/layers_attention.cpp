@@ -3,7 +3,7 @@
 // Keras derives (the inputs' masks, attention_mask, use_causal_mask), and the heads projected
 // back. Its masked softmax is that of the Keras whose rules the layer follows: Keras 3 sets a
 // masked score to -1e9 and a masked weight to 0 (or, on its fused path, to -0.7 * FLT_MAX),
-// tf.keras adds -1e9.
+// tf.keras adds -1e9. Attention and AdditiveAttention follow.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -305,8 +305,103 @@ class MultiHeadAttention : public Layer {
   bool built_sublayers_ = false, adopted_ = false;
 };
 
+// keras.layers.Attention (Luong's dot or concat scores) and AdditiveAttention (Bahdanau's), on
+// [query, value] or [query, value, key]: scores masked by the value's mask and use_causal_mask
+// (minus 1e9 where masked), softmax, the weighted values, zeros where the query is masked.
+class DotAttention : public Layer {
+ public:
+  DotAttention(const char* cls, const Json& c, bool additive)
+      : Layer(cls, c),
+        additive_(additive),
+        use_scale_(bool_or(c, "use_scale", additive, where())),
+        concat_(string_or(c, "score_mode", "dot", where()) == "concat"),
+        dropout_(number_or(c, "dropout", 0.0, where())) {
+    std::string mode = string_or(c, "score_mode", "dot", where());
+    check(additive || mode == "dot" || mode == "concat", Status::invalid_argument, where(),
+          ": score_mode is 'dot' or 'concat', not '", mode, "'");
+    check(dropout_ >= 0 && dropout_ < 1, Status::invalid_argument, where(),
+          ": dropout must be in [0, 1)");
+  }
+  bool supports_masking() const override { return true; }
+  Tensors compute_mask(const Tensors&, const Tensors& outputs) override {
+    Tensors out(outputs.size());
+    out[0] = masks().empty() ? nullptr : masks()[0];
+    return out;
+  }
+  void build(const std::vector<Shape>& shapes) override {
+    check((shapes.size() == 2 || shapes.size() == 3) && shapes[0].rank() == 3 &&
+              shapes[1].rank() == 3,
+          Status::shape, where(), ": takes [query, value] or [query, value, key] of rank 3");
+    if (use_scale_) {
+      if (additive_) {
+        int64_t dim = shapes[0].dims.back();
+        check(dim > 0, Status::shape, where(), ": the query's last dim must be known");
+        scale_ = add_weight_initialized("scale", {dim}, "glorot_uniform", nullptr, nullptr, true);
+      } else {
+        scale_ = add_weight_initialized("scale", {}, "ones", nullptr, nullptr, true);
+      }
+    }
+    if (concat_ && !additive_)
+      concat_weight_ =
+          add_weight_initialized("concat_score_weight", {}, "ones", nullptr, nullptr, true);
+  }
+  Tensors call(const Tensors& inputs) override {
+    const NodePtr &q = inputs[0], &v = inputs[1];
+    const NodePtr& k = inputs.size() > 2 ? inputs[2] : v;
+    const Json& values = arguments().values;
+    auto flag = [&](const char* name) {
+      return values.contains(name) && values[name].is_boolean() && values[name].get<bool>();
+    };
+    NodePtr scores;
+    if (additive_ || concat_) {  // sum(tanh(q[:, :, None] + k[:, None]) (* scale), -1)
+      NodePtr sum = plus(api::expand_dims(q, -2), api::expand_dims(k, -3));
+      if (additive_) {
+        NodePtr t = api::tanh(sum);
+        scores = api::sum(scale_ ? times(t, scale_) : t, std::vector<int64_t>{-1}, false);
+      } else {
+        scores = times(concat_weight_, api::sum(api::tanh(scale_ ? times(scale_, sum) : sum),
+                                                std::vector<int64_t>{-1}, false));
+      }
+    } else {
+      scores = matmul(q, k, false, true);
+      if (scale_) scores = times(scores, scale_);
+    }
+    NodePtr q_mask = masks().size() > 0 ? masks()[0] : nullptr;
+    NodePtr v_mask = masks().size() > 1 ? masks()[1] : nullptr;
+    NodePtr keep;  // float ones where a score counts
+    if (v_mask) keep = api::expand_dims(api::cast(v_mask, scores->dtype()), -2);
+    if (flag("use_causal_mask")) {
+      NodePtr causal =
+          api::cast(greater_equal(positions(q), api::permute_dimensions(positions(v), {0, 2, 1})),
+                    scores->dtype());
+      keep = keep ? times(keep, causal) : causal;
+    }
+    if (keep)
+      scores = select(less(keep, number(keep, 0.5)), minus(scores, number(scores, 1e9)), scores);
+    NodePtr weights = api::softmax(scores, -1);
+    NodePtr dropped = weights;
+    if (dropout_ > 0)
+      dropped = api::in_train_phase(
+          [&] { return api::dropout(weights, dropout_, std::nullopt, std::nullopt); },
+          [&] { return weights; }, nullptr, std::nullopt, class_name().c_str());
+    NodePtr out = matmul(dropped, v, false, false);
+    if (q_mask) out = times(out, api::expand_dims(api::cast(q_mask, out->dtype()), -1));
+    if (flag("return_attention_scores")) return {out, weights};
+    return {out};
+  }
+
+ private:
+  bool additive_, use_scale_, concat_;
+  double dropout_;
+  NodePtr scale_, concat_weight_;
+};
+
 const LayerRegistrar rows[] = {
     {"MultiHeadAttention", make_layer_of<MultiHeadAttention>},
+    {"Attention",
+     [](const Json& c) { return std::make_shared<DotAttention>("Attention", c, false); }},
+    {"AdditiveAttention",
+     [](const Json& c) { return std::make_shared<DotAttention>("AdditiveAttention", c, true); }},
 };
 
 }  // namespace

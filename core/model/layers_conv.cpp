@@ -1,5 +1,6 @@
-// keras.layers.convolutional: Conv1D/2D/3D, SeparableConv1D/2D, DepthwiseConv2D,
-// Conv2DTranspose/Conv3DTranspose, Cropping, UpSampling and ZeroPadding in 1, 2 and 3 dims.
+// keras.layers.convolutional: Conv1D/2D/3D (with groups), SeparableConv1D/2D,
+// DepthwiseConv1D/2D, Conv1DTranspose/2D/3D, Cropping, UpSampling and ZeroPadding in 1, 2 and
+// 3 dims.
 #include "core/api/api.h"
 #include "core/api/padding_resize.h"
 #include "core/model/activations.h"
@@ -30,8 +31,11 @@ class Conv : public Layer {
         dilation_(ints_or(c, "dilation_rate", size_t(rank), 1, where())),
         padding_(padding_of(c, where())),
         format_(data_format_of(c, rank, where())),
-        use_bias_(bool_or(c, "use_bias", true, where())) {
+        use_bias_(bool_or(c, "use_bias", true, where())),
+        groups_(int_or(c, "groups", 1, where())) {
     check(filters_ > 0, Status::invalid_argument, where(), ": filters must be positive");
+    check(groups_ > 0 && filters_ % groups_ == 0, Status::invalid_argument, where(), ": ", groups_,
+          " groups do not divide the ", filters_, " filters");
     for (int64_t k : kernel_size_)
       check(k > 0, Status::invalid_argument, where(), ": kernel_size must be positive");
   }
@@ -40,7 +44,9 @@ class Conv : public Layer {
           ": needs one input of rank ", rank_ + 2);
     int64_t channels = shapes[0].dims[size_t(channel_axis(format_, rank_ + 2))];
     check(channels > 0, Status::shape, where(), ": the channel dim must be known");
-    Dims k = kernel_shape(channels);
+    check(channels % groups_ == 0, Status::shape, where(), ": ", groups_,
+          " groups do not divide the ", channels, " input channels");
+    Dims k = kernel_shape(channels / groups_);
     kernel_ =
         add_weight("kernel", k, "kernel_initializer", "kernel_regularizer", "kernel_constraint");
     if (use_bias_)
@@ -61,9 +67,27 @@ class Conv : public Layer {
     return k;
   }
   virtual NodePtr convolve(const NodePtr& x) {
-    if (rank_ == 1) return api::conv1d(x, kernel_, strides_[0], padding_, format_, dilation_[0]);
-    if (rank_ == 2) return api::conv2d(x, kernel_, strides_, padding_, format_, dilation_);
-    return api::conv3d(x, kernel_, strides_, padding_, format_, dilation_);
+    if (groups_ == 1) return convolve_with(x, kernel_);
+    // Keras' groups: each group of input channels convolved with its filters, concatenated.
+    int64_t axis = channel_axis(format_, rank_ + 2);
+    int64_t in = x->shape().dims[size_t(axis)] / groups_, out = filters_ / groups_;
+    Tensors parts;
+    for (int64_t g = 0; g < groups_; ++g) {
+      std::vector<int64_t> start(size_t(rank_ + 2), 0), size(size_t(rank_ + 2), -1);
+      start[size_t(axis)] = g * in;
+      size[size_t(axis)] = in;
+      std::vector<int64_t> kstart(size_t(rank_ + 2), 0), ksize(size_t(rank_ + 2), -1);
+      kstart.back() = g * out;
+      ksize.back() = out;
+      parts.push_back(
+          convolve_with(api::slice(x, start, size), api::slice(kernel_, kstart, ksize)));
+    }
+    return api::concatenate(parts, axis);
+  }
+  NodePtr convolve_with(const NodePtr& x, const NodePtr& kernel) const {
+    if (rank_ == 1) return api::conv1d(x, kernel, strides_[0], padding_, format_, dilation_[0]);
+    if (rank_ == 2) return api::conv2d(x, kernel, strides_, padding_, format_, dilation_);
+    return api::conv3d(x, kernel, strides_, padding_, format_, dilation_);
   }
   int rank_;
   int64_t filters_;
@@ -71,6 +95,7 @@ class Conv : public Layer {
   api::Padding padding_;
   DataFormat format_;
   bool use_bias_;
+  int64_t groups_;  // Keras 3 and tf.keras 2.3+
   NodePtr kernel_, bias_;
 };
 
@@ -113,10 +138,20 @@ class ConvTranspose : public Conv {
       out.push_back(n);
     }
     if (format_ == DataFormat::channels_last) out.push_back(filters_);
+    if (rank_ == 1) {  // as a 2-D one over (1, steps)
+      Dims out2{-1, 1, out[1], out[2]};
+      NodePtr y = api::conv2d_transpose(api::expand_dims(x, 1), api::expand_dims(kernel_, 0), out2,
+                                        {1, strides_[0]}, padding_, format_, {1, dilation_[0]});
+      return api::squeeze(y, 1);
+    }
     if (rank_ == 2)
       return api::conv2d_transpose(x, kernel_, out, strides_, padding_, format_, dilation_);
     return api::conv3d_transpose(x, kernel_, out, strides_, padding_, format_);
   }
+};
+
+struct Conv1DTranspose : ConvTranspose {
+  explicit Conv1DTranspose(const Json& c) : ConvTranspose("Conv1DTranspose", c, 1) {}
 };
 
 struct Conv2DTranspose : ConvTranspose {
@@ -172,16 +207,18 @@ struct SeparableConv2D : SeparableConv {
   explicit SeparableConv2D(const Json& c) : SeparableConv("SeparableConv2D", c, 2) {}
 };
 
-// DepthwiseConv2D: filters are the channels times depth_multiplier.
-class DepthwiseConv2D : public Conv {
+// DepthwiseConv1D/2D: filters are the channels times depth_multiplier; the 1-D one runs as a
+// 2-D one over (1, steps).
+template <int Rank>
+class DepthwiseConv : public Conv {
  public:
-  explicit DepthwiseConv2D(const Json& c)
-      : Conv("DepthwiseConv2D", with_filters(c), 2),
+  explicit DepthwiseConv(const Json& c)
+      : Conv(ranked("DepthwiseConv", Rank), with_filters(c), Rank),
         multiplier_(int_or(c, "depth_multiplier", 1, where())) {}
   void build(const std::vector<Shape>& shapes) override {
-    check(shapes.size() == 1 && shapes[0].rank() == 4, Status::shape, where(),
-          ": needs one input of rank 4");
-    int64_t channels = shapes[0].dims[size_t(channel_axis(format_, 4))];
+    check(shapes.size() == 1 && shapes[0].rank() == Rank + 2, Status::shape, where(),
+          ": needs one input of rank ", Rank + 2);
+    int64_t channels = shapes[0].dims[size_t(channel_axis(format_, Rank + 2))];
     check(channels > 0, Status::shape, where(), ": the channel dim must be known");
     Dims depth = kernel_size_;
     depth.push_back(channels);
@@ -195,12 +232,16 @@ class DepthwiseConv2D : public Conv {
 
  protected:
   NodePtr convolve(const NodePtr& x) override {
-    return api::depthwise_conv2d(x, kernel_, strides_, padding_, format_, dilation_);
+    if (Rank == 2) return api::depthwise_conv2d(x, kernel_, strides_, padding_, format_, dilation_);
+    NodePtr y = api::depthwise_conv2d(api::expand_dims(x, 1), api::expand_dims(kernel_, 0),
+                                      {1, strides_[0]}, padding_, format_, {1, dilation_[0]});
+    return api::squeeze(y, 1);
   }
 
  private:
   static Json with_filters(Json c) {
     c["filters"] = 1;  // unused: the base class checks filters
+    c.erase("groups");
     return c;
   }
   int64_t multiplier_;
@@ -319,11 +360,13 @@ const LayerRegistrar rows[] = {
     {"Conv1D", make_layer_of<ConvN<1>>},
     {"Conv2D", make_layer_of<ConvN<2>>},
     {"Conv3D", make_layer_of<ConvN<3>>},
+    {"Conv1DTranspose", make_layer_of<Conv1DTranspose>},
     {"Conv2DTranspose", make_layer_of<Conv2DTranspose>},
     {"Conv3DTranspose", make_layer_of<Conv3DTranspose>},
     {"SeparableConv1D", make_layer_of<SeparableConv1D>},
     {"SeparableConv2D", make_layer_of<SeparableConv2D>},
-    {"DepthwiseConv2D", make_layer_of<DepthwiseConv2D>},
+    {"DepthwiseConv1D", make_layer_of<DepthwiseConv<1>>},
+    {"DepthwiseConv2D", make_layer_of<DepthwiseConv<2>>},
     {"ZeroPadding1D", make_layer_of<ZeroPadding<1>>},
     {"ZeroPadding2D", make_layer_of<ZeroPadding<2>>},
     {"ZeroPadding3D", make_layer_of<ZeroPadding<3>>},

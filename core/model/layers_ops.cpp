@@ -139,6 +139,12 @@ const std::map<std::string, OpFn>& op_table() {
          return api::cast(operand(xs, 0, "cast"),
                           dtype_of(required(c, "dtype", "ops.Cast"), "ops.Cast"));
        }},
+      {"ConvertToTensor",  // Keras 3 writes one where a layer's mask passes through
+       [](const Tensors& xs, const Json& c) {
+         const NodePtr& x = operand(xs, 0, "convert_to_tensor");
+         const Json& dtype = c.value("dtype", Json());
+         return dtype.is_null() ? x : api::cast(x, dtype_of(dtype, "ops.ConvertToTensor"));
+       }},
       {"Matmul",
        [](const Tensors& xs, const Json&) {
          const NodePtr &a = operand(xs, 0, "matmul"), &b = operand(xs, 1, "matmul");

@@ -146,6 +146,37 @@ CASES.update({
     "MobileNetV3Small": mobilenet_v3_small,
 })
 
+def tokens_attention(layer, **call):
+    """Embedding with mask_zero -> layer([e, e]) -> masked average -> Dense(2)."""
+    x = keras.Input((6,))
+    e = L.Embedding(10, 4, mask_zero=True)(x)
+    h = layer([e, e], **call)
+    return keras.Model(x, L.Dense(2)(L.GlobalAveragePooling1D()(h)))
+
+
+CASES.update({
+    "Attention": lambda: attention(lambda q, v: L.Attention()([q, v]), [(4, 3), (5, 3)]),
+    "Attention scaled key": lambda: attention(
+        lambda q, v, k: L.Attention(use_scale=True)([q, v, k]), [(4, 3), (5, 2), (5, 3)]),
+    "Attention concat": lambda: attention(
+        lambda q, v: L.Attention(score_mode="concat", use_scale=True)([q, v]), [(4, 3), (5, 3)]),
+    "Attention causal": lambda: attention(
+        lambda q: L.Attention()([q, q], use_causal_mask=True), [(5, 3)]),
+    "Attention masked tokens": lambda: tokens_attention(L.Attention()),
+    "AdditiveAttention": lambda: attention(lambda q, v: L.AdditiveAttention()([q, v]),
+                                           [(4, 3), (5, 3)]),
+    "AdditiveAttention masked tokens causal": lambda: tokens_attention(
+        L.AdditiveAttention(use_scale=False), use_causal_mask=True),
+    "Conv1D groups": lambda: seq((8, 4), L.Conv1D(6, 3, groups=2)),
+    "Conv2D groups": lambda: seq((6, 6, 4), L.Conv2D(4, 3, groups=4, padding="same")),
+    "Conv1DTranspose": lambda: seq((5, 3), L.Conv1DTranspose(2, 3, strides=2)),
+    "Conv1DTranspose same": lambda: seq((5, 3), L.Conv1DTranspose(2, 3, strides=2,
+                                                                  padding="same")),
+    "DepthwiseConv1D": lambda: seq((8, 3), L.DepthwiseConv1D(3, depth_multiplier=2)),
+    "DepthwiseConv1D strided": lambda: seq((9, 3), L.DepthwiseConv1D(3, strides=2,
+                                                                     padding="same")),
+})
+
 APPLICATIONS = ("EfficientNetB0", "MobileNetV3Small")
 
 RANDOM_IN_TRAINING = {
