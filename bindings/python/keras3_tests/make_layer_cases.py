@@ -177,6 +177,20 @@ CASES.update({
                                                                      padding="same")),
 })
 
+def keras_ops():
+    """keras.ops calls in a functional model: indexing, reductions, shapes, concatenation."""
+    ops = keras.ops
+    x = keras.Input((5, 4))
+    h = L.Dense(4, activation="tanh")(x)
+    parts = [h[:, 0], h[:, -1], ops.mean(h, axis=1), ops.max(h, axis=1),
+             ops.reshape(ops.transpose(h[:, 1:3, ::2], (0, 2, 1)), (-1, 4)),
+             ops.squeeze(ops.expand_dims(h[..., -1], 1), 1), ops.sum(h * 0.5 - 1.0, axis=(1,))]
+    y = ops.concatenate(parts, axis=-1)
+    return keras.Model(x, L.Dense(2)(ops.sqrt(ops.square(y) + 1.0) / 2.0))
+
+
+CASES["keras.ops calls"] = keras_ops
+
 APPLICATIONS = ("EfficientNetB0", "MobileNetV3Small")
 
 RANDOM_IN_TRAINING = {

@@ -42,7 +42,8 @@ Json tensor_ref_of(const Json& t, const std::map<std::string, std::string>& clas
 
 // A call of one of keras.ops' operations in a functional model (x + y, ops.not_equal(x, 0)):
 // its tensor arguments as references, and every positional argument under "#<position>" beside
-// the first (a tensor as {"input": i}, the i-th reference; a constant as the file wrote it).
+// the first (a tensor as {"input": i}, the i-th reference, a list of tensors as {"inputs": [i,
+// ...]}; a constant as the file wrote it).
 Json op_node_of(const Json& node, const std::map<std::string, std::string>& classes,
                 const std::string& where) {
   check(node.is_object(), Status::invalid_argument, where, ": an inbound node is not an object");
@@ -50,9 +51,18 @@ Json op_node_of(const Json& node, const std::map<std::string, std::string>& clas
   check(args.is_array(), Status::invalid_argument, where, ": an inbound node has no arguments");
   Json refs = Json::array(), kwargs = Json::object();
   for (size_t i = 0; i < args.size(); ++i) {
+    bool list = args[i].is_array() && !args[i].empty();
+    for (const auto& t : list ? args[i] : Json::array()) list = list && is_keras_tensor(t);
     if (is_keras_tensor(args[i])) {
       kwargs["#" + std::to_string(i)] = {{"input", refs.size()}};
       refs.push_back(tensor_ref_of(args[i], classes, where));
+    } else if (list) {  // a list of tensors (ops.concatenate): {"inputs": [i, j, ...]}
+      Json indices = Json::array();
+      for (const auto& t : args[i]) {
+        indices.push_back(refs.size());
+        refs.push_back(tensor_ref_of(t, classes, where));
+      }
+      kwargs["#" + std::to_string(i)] = {{"inputs", indices}};
     } else {
       check(!holds_keras_tensor(args[i]), Status::not_implemented, where,
             ": called with a structure of tensors as its argument ", i + 1);
