@@ -68,18 +68,24 @@ NodePtr positions(const NodePtr& x) {
   return api::reshape(p, shape);
 }
 
+// GroupedQueryAttention (Keras 3) is the same with num_key_value_heads heads for the key and the
+// value, each repeated for its group of the num_query_heads query heads, over inputs of rank 3.
 class MultiHeadAttention : public Layer {
  public:
-  explicit MultiHeadAttention(const Json& c)
-      : Layer("MultiHeadAttention", c),
-        heads_(int_or(c, "num_heads", 0, where())),
-        key_dim_(int_or(c, "key_dim", 0, where())),
-        value_dim_(int_or(c, "value_dim", key_dim_, where())),
+  MultiHeadAttention(const std::string& cls, const Json& c, bool grouped)
+      : Layer(cls, c),
+        grouped_(grouped),
+        heads_(int_or(c, grouped ? "num_query_heads" : "num_heads", 0, where())),
+        kv_heads_(grouped ? int_or(c, "num_key_value_heads", 0, where()) : heads_),
+        key_dim_(int_or(c, grouped ? "head_dim" : "key_dim", 0, where())),
+        value_dim_(grouped ? key_dim_ : int_or(c, "value_dim", key_dim_, where())),
         dropout_(number_or(c, "dropout", 0.0, where())),
         use_bias_(bool_or(c, "use_bias", true, where())),
         use_gate_(bool_or(c, "use_gate", false, where())) {
-    check(heads_ > 0 && key_dim_ > 0 && value_dim_ > 0, Status::invalid_argument, where(),
-          ": num_heads, key_dim and value_dim must be positive");
+    check(heads_ > 0 && key_dim_ > 0 && value_dim_ > 0 && kv_heads_ > 0 && heads_ % kv_heads_ == 0,
+          Status::invalid_argument, where(),
+          ": the heads and their dims must be positive, the query's heads a multiple of the "
+          "key's and value's");
     check(dropout_ >= 0 && dropout_ < 1, Status::invalid_argument, where(),
           ": dropout must be in [0, 1)");
     check(!c.contains("activity_regularizer") || c["activity_regularizer"].is_null(),
@@ -102,8 +108,9 @@ class MultiHeadAttention : public Layer {
     for (const char* d :
          {"query_dense", "key_dense", "gate_dense", "value_dense", "output_dense"}) {
       if (std::string(d) == "gate_dense" && !use_gate_) continue;
-      paths.push_back(std::string(d) + "/vars/0");
-      if (use_bias_) paths.push_back(std::string(d) + "/vars/1");
+      std::string at = (grouped_ ? "_" : "") + std::string(d);  // no public property there
+      paths.push_back(at + "/vars/0");
+      if (use_bias_) paths.push_back(at + "/vars/1");
     }
     return paths;
   }
@@ -135,11 +142,15 @@ class MultiHeadAttention : public Layer {
     NameScope scope(name());
     NodePtr gate = use_gate_ ? (*gate_)({query})[0] : nullptr;
     NodePtr q = (*query_)({query})[0], k = (*key_)({key})[0], v = (*value_)({value})[0];
+    if (grouped_ && heads_ != kv_heads_) {  // each key and value head for its query heads
+      k = api::repeat_elements(k, heads_ / kv_heads_, 2);
+      v = api::repeat_elements(v, heads_ / kv_heads_, 2);
+    }
     // Keras 3 runs its fused dot-product attention where it can, which masks with
     // -0.7 * FLT_MAX and leaves a fully masked row uniform.
     bool fused = rules() == KerasRules::keras3 && dropout_ == 0 && !scores_out && q->rank() == 4;
     q = times(q, number(q, 1.0 / std::sqrt(double(key_dim_))));
-    NodePtr scores = api::einsum(eq_.dot, {k, q});
+    NodePtr scores = grouped_ ? api::einsum(eq_.dot, {q, k}) : api::einsum(eq_.dot, {k, q});
     // (batch, T, S) -> the scores' rank, new axes before the query's attention axes.
     while (mask && mask->rank() < scores->rank())
       mask = api::expand_dims(mask, -2 * int64_t(axes_.size()) - 1);
@@ -184,6 +195,27 @@ class MultiHeadAttention : public Layer {
   }
   void make_sublayers(const Shape& query, int64_t key_rank, int64_t value_rank) {
     int64_t query_rank = query.rank();
+    if (grouped_) {
+      check(query_rank == 3 && key_rank == 3 && value_rank == 3, Status::shape, where(),
+            ": takes query, value and key of rank 3");
+      check(query.dims.back() > 0, Status::shape, where(), ": the query's last dim must be known");
+      Projection q{"bqm,muh->bquh", "uh", 4}, kv{"bkm,mvh->bkvh", "vh", 4},
+          o{"bquh,uhm->bqm", "m", 3};
+      Json q_dims = Json::array({nullptr, heads_, key_dim_}),
+           kv_dims = Json::array({nullptr, kv_heads_, key_dim_});
+      query_ = make_layer("EinsumDense", sublayer_config("query", q, q_dims, "linear"));
+      key_ = make_layer("EinsumDense", sublayer_config("key", kv, kv_dims, "linear"));
+      if (use_gate_)
+        gate_ = make_layer("EinsumDense", sublayer_config("gate", q, q_dims, "sigmoid"));
+      value_ = make_layer("EinsumDense", sublayer_config("value", kv, kv_dims, "linear"));
+      output_ = make_layer("EinsumDense",
+                           sublayer_config("attention_output", o,
+                                           Json::array({nullptr, query.dims.back()}), "linear"));
+      axes_ = {1};
+      eq_ = {"bquh,bkuh->buqk", "buqk,bkuh->bquh", 4};
+      built_sublayers_ = true;
+      return;
+    }
     Projection pq = projection(query_rank - 1, 1, 2), pk = projection(key_rank - 1, 1, 2),
                pv = projection(value_rank - 1, 1, 2);
     query_ =
@@ -294,7 +326,8 @@ class MultiHeadAttention : public Layer {
     return y;
   }
 
-  int64_t heads_, key_dim_, value_dim_;
+  bool grouped_;
+  int64_t heads_, kv_heads_, key_dim_, value_dim_;
   double dropout_;
   bool use_bias_, use_gate_;
   int64_t window_ = 0;
@@ -397,7 +430,18 @@ class DotAttention : public Layer {
 };
 
 const LayerRegistrar rows[] = {
-    {"MultiHeadAttention", make_layer_of<MultiHeadAttention>},
+    {"MultiHeadAttention",
+     [](const Json& c) {
+       return std::make_shared<MultiHeadAttention>("MultiHeadAttention", c, false);
+     }},
+    {"GroupedQueryAttention",
+     [](const Json& c) {
+       return std::make_shared<MultiHeadAttention>("GroupedQueryAttention", c, true);
+     }},
+    {"GroupQueryAttention",  // Keras' other name of the class, which files and paths name
+     [](const Json& c) {
+       return std::make_shared<MultiHeadAttention>("GroupedQueryAttention", c, true);
+     }},
     {"Attention",
      [](const Json& c) { return std::make_shared<DotAttention>("Attention", c, false); }},
     {"AdditiveAttention",

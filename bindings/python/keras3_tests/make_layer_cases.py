@@ -191,6 +191,21 @@ def keras_ops():
 
 CASES["keras.ops calls"] = keras_ops
 
+
+def gqa(**kwargs):
+    return L.GroupQueryAttention(head_dim=3, num_query_heads=4, num_key_value_heads=2, **kwargs)
+
+
+CASES.update({
+    "GroupQueryAttention self": lambda: attention(lambda q: gqa()(q, q), [(5, 6)]),
+    "GroupQueryAttention key causal": lambda: attention(
+        lambda q, v, k: gqa()(q, v, key=k, use_causal_mask=True), [(5, 6), (5, 6), (5, 6)]),
+    "GroupQueryAttention gate no bias": lambda: attention(
+        lambda q, v: gqa(use_gate=True, use_bias=False)(q, v), [(4, 6), (5, 6)]),
+    "GroupQueryAttention masked tokens": lambda: tokens_attention(
+        lambda ins: gqa()(ins[0], ins[1])),
+})
+
 APPLICATIONS = ("EfficientNetB0", "MobileNetV3Small")
 
 RANDOM_IN_TRAINING = {
