@@ -206,6 +206,16 @@ CASES.update({
         lambda ins: gqa()(ins[0], ins[1])),
 })
 
+CASES.update({
+    "Resizing bilinear up": lambda: seq((4, 5, 2), L.Resizing(7, 9)),
+    "Resizing bilinear down": lambda: seq((9, 7, 2), L.Resizing(4, 3)),
+    "Resizing nearest": lambda: seq((5, 4, 2), L.Resizing(8, 3, interpolation="nearest")),
+    "Resizing crop_to_aspect_ratio": lambda: seq((6, 9, 2), L.Resizing(
+        4, 4, crop_to_aspect_ratio=True)),
+    "CenterCrop": lambda: seq((7, 6, 2), L.CenterCrop(4, 3)),
+    "CenterCrop smaller": lambda: seq((3, 5, 2), L.CenterCrop(4, 4)),
+})
+
 APPLICATIONS = ("EfficientNetB0", "MobileNetV3Small")
 
 RANDOM_IN_TRAINING = {
