@@ -117,6 +117,9 @@ class Layer {
   // group ("query_dense/vars/0"); empty: vars/<i> (or the cell's or the wrapped layer's, by
   // the readers' general rule).
   virtual std::vector<std::string> keras3_weight_paths() const { return {}; }
+  // Why the layer cannot be trained through ("" when it can): a random augmentation whose
+  // training transform the library does not draw (identity in predict and evaluate).
+  virtual std::string training_refusal() const { return ""; }
   // The model a nested model's layer runs (Keras' nested Sequential and functional models);
   // null for other layers.
   virtual const Model* nested_model() const { return nullptr; }

@@ -1,13 +1,17 @@
-// The image layers of keras.layers.preprocessing that compute alike in training and inference:
+// Keras 3's image preprocessing layers (keras/src/layers/preprocessing/image_preprocessing):
 // Resizing (bilinear or nearest, as JAX's image.resize computes them without antialiasing,
 // crop_to_aspect_ratio) and CenterCrop (a crop, or the crop to the aspect ratio then a
-// bilinear resize where the image is smaller, Keras' smart_resize). A resize along an axis is
+// bilinear resize where the image is smaller, Keras' smart_resize), and the random
+// augmentations, which leave the images as they are in inference. A resize along an axis is
 // a constant (out, in) matrix of interpolation weights contracted with the image, so that its
 // gradient is the matrix' transpose.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "core/api/api.h"
+#include "core/api/control.h"
+#include "core/api/random.h"
 #include "core/model/graph_math.h"
 #include "core/model/layer_options.h"
 #include "core/util/error.h"
@@ -148,10 +152,123 @@ class CenterCrop : public Layer {
   DataFormat format_;
 };
 
+// Keras 3's random augmentation layers: the images unchanged in inference (predict,
+// evaluate), a random transform per image in training. RandomFlip, RandomBrightness and
+// RandomContrast draw theirs (from the layer's seed, not Keras' generator, so not Keras'
+// numbers); the others refuse to be trained through, naming the layer.
+enum class Augment { flip, brightness, contrast, untrained };
+
+// A (lo, hi) range from a factor: a number f is (-f, f) (contrast: (f, f) below and above 1).
+std::pair<double, double> factor_of(const Json& c, const char* key, const std::string& where) {
+  const Json& f = c.value(key, Json(0.0));
+  if (f.is_number()) return {-f.get<double>(), f.get<double>()};
+  check(f.is_array() && f.size() == 2 && f[0].is_number() && f[1].is_number(),
+        Status::invalid_argument, where, ": ", key, " is a number or a pair of numbers");
+  return {f[0].get<double>(), f[1].get<double>()};
+}
+
+class RandomAugmentation : public Layer {
+ public:
+  RandomAugmentation(const std::string& cls, const Json& c, Augment kind)
+      : Layer(cls, c), kind_(kind), format_(data_format_of(c, where())) {
+    if (c.contains("seed") && c["seed"].is_number_integer()) seed_ = c["seed"].get<int64_t>();
+    if (kind == Augment::flip) {
+      std::string mode = string_or(c, "mode", "horizontal_and_vertical", where());
+      check(mode == "horizontal" || mode == "vertical" || mode == "horizontal_and_vertical",
+            Status::invalid_argument, where(), ": mode '", mode, "'");
+      horizontal_ = mode != "vertical";
+      vertical_ = mode != "horizontal";
+    }
+    if (kind == Augment::brightness || kind == Augment::contrast) {
+      factor_ = factor_of(c, "factor", where());
+      const Json& r = c.value("value_range", Json::array({0, 255}));
+      check(r.is_array() && r.size() == 2 && r[0].is_number() && r[1].is_number(),
+            Status::invalid_argument, where(), ": value_range is a pair of numbers");
+      range_ = {r[0].get<double>(), r[1].get<double>()};
+    }
+  }
+  bool supports_masking() const override { return true; }
+  std::string training_refusal() const override {
+    return kind_ == Augment::untrained
+               ? "its random transform in training is not available (it leaves the images as "
+                 "they are in predict and evaluate)"
+               : "";
+  }
+  Tensors call(const Tensors& inputs) override {
+    NodePtr x = single(inputs);
+    if (x->dtype() != dtype()) x = api::cast(x, dtype());
+    if (kind_ == Augment::untrained) return {x};
+    ImageAxes a = image_axes(x, format_, where());
+    return {api::in_train_phase([&] { return augmented(x, a); }, [&] { return x; }, nullptr,
+                                std::nullopt, class_name().c_str())};
+  }
+
+ private:
+  // A draw per image in [lo, hi), shaped (batch, 1, 1, 1) (or (1, 1, 1) for one image).
+  NodePtr per_image(const NodePtr& x, double lo, double hi) const {
+    std::vector<int64_t> start(size_t(x->rank()), 0), size(size_t(x->rank()), 1);
+    if (x->rank() == 4) size[0] = -1;
+    return api::random_uniform_like(api::slice(x, start, size), lo, hi, x->dtype(), seed_);
+  }
+  NodePtr augmented(const NodePtr& x, const ImageAxes& a) const {
+    if (kind_ == Augment::flip) {  // each direction flipped with probability 1/2
+      NodePtr y = x;
+      for (auto [on, axis] : {std::pair{horizontal_, a.width}, std::pair{vertical_, a.height}})
+        if (on)
+          y = select(less_equal(per_image(y, 0, 1), number(y, 0.5)), api::reverse(y, {axis}), y);
+      return y;
+    }
+    double span = range_.second - range_.first;
+    if (kind_ == Augment::brightness)  // x + delta * span, delta in factor's range
+      return api::clip(plus(x, times(per_image(x, factor_.first, factor_.second), number(x, span))),
+                       range_.first, range_.second);
+    // contrast: (x - mean) * f + mean over each image's pixels, f in [1 - lo, 1 + hi]
+    NodePtr mean = api::mean(x, std::vector<int64_t>{a.height, a.width}, true);
+    NodePtr f = per_image(x, 1.0 - std::abs(factor_.first), 1.0 + factor_.second);
+    return api::clip(plus(times(minus(x, mean), f), mean), range_.first, range_.second);
+  }
+  Augment kind_;
+  DataFormat format_;
+  std::optional<int64_t> seed_;
+  bool horizontal_ = false, vertical_ = false;
+  std::pair<double, double> factor_{0, 0}, range_{0, 255};
+};
+
+template <Augment Kind>
+std::shared_ptr<Layer> augmentation(const Json& c, const char* cls) {
+  return std::make_shared<RandomAugmentation>(cls, c, Kind);
+}
+
+#define KB_AUGMENTATION(Name, Kind)                                            \
+  {                                                                            \
+#Name, [](const Json& c) { return augmentation<Augment::Kind>(c, #Name); } \
+  }
+
 const LayerRegistrar rows[] = {
     {"Resizing", make_layer_of<Resizing>},
     {"CenterCrop", make_layer_of<CenterCrop>},
+    KB_AUGMENTATION(RandomFlip, flip),
+    KB_AUGMENTATION(RandomBrightness, brightness),
+    KB_AUGMENTATION(RandomContrast, contrast),
+    KB_AUGMENTATION(RandomCrop, untrained),  // Keras 3.15 too crops in training only
+    KB_AUGMENTATION(RandomRotation, untrained),
+    KB_AUGMENTATION(RandomZoom, untrained),
+    KB_AUGMENTATION(RandomTranslation, untrained),
+    KB_AUGMENTATION(RandomShear, untrained),
+    KB_AUGMENTATION(RandomPerspective, untrained),
+    KB_AUGMENTATION(RandomElasticTransform, untrained),
+    KB_AUGMENTATION(RandomErasing, untrained),
+    KB_AUGMENTATION(RandomGaussianBlur, untrained),
+    KB_AUGMENTATION(RandomGrayscale, untrained),
+    KB_AUGMENTATION(RandomHue, untrained),
+    KB_AUGMENTATION(RandomSaturation, untrained),
+    KB_AUGMENTATION(RandomSharpness, untrained),
+    KB_AUGMENTATION(RandomColorDegeneration, untrained),
+    KB_AUGMENTATION(RandomColorJitter, untrained),
+    KB_AUGMENTATION(RandomPosterization, untrained),
+    KB_AUGMENTATION(RandomInvert, untrained),
 };
+#undef KB_AUGMENTATION
 
 }  // namespace
 }  // namespace kb::model

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <random>
 
@@ -252,6 +253,16 @@ Training::Training(Model& model, const Json& optimizer, const Json& overrides,
   test_ = std::make_unique<Function>(ins, results, model.state_updates());
   // The loops read results and slice batches in host memory: models run on the CPU for now.
   train_->set_device(Device::cpu);
+  // A layer that cannot be trained through fails the first training step, not the compile: a
+  // model with it still predicts and evaluates.
+  std::function<void(const Model&)> refusals = [&](const Model& m) {
+    for (const auto& l : m.layers()) {
+      if (const Model* nested = l->nested_model()) refusals(*nested);
+      std::string why = l->training_refusal();
+      if (refusal_.empty() && !why.empty()) refusal_ = l->where() + ": " + why;
+    }
+  };
+  refusals(model);
   test_->set_device(Device::cpu);
 }
 
@@ -354,8 +365,13 @@ std::vector<double> Training::on_batch(Function& f, const Buffers& x, const Buff
   return run(f, feed(x, y, w, training));
 }
 
+Function& Training::train_function(const char* who) {
+  check(refusal_.empty(), Status::not_implemented, who, ": ", refusal_);
+  return *train_;
+}
+
 std::vector<double> Training::train_on_batch(const Buffers& x, const Buffers& y) {
-  return on_batch(*train_, x, y, true, "train_on_batch");
+  return on_batch(train_function("train_on_batch"), x, y, true, "train_on_batch");
 }
 
 std::vector<double> Training::test_on_batch(const Buffers& x, const Buffers& y) {
@@ -401,6 +417,7 @@ std::vector<double> Training::evaluate(const Buffers& x, const Buffers& y0, int6
 Json Training::fit(const Buffers& x0, const Buffers& y0, const FitOptions& o,
                    const FitCallback& callback) {
   Buffers y0t = checked_targets(x0, y0, "fit");
+  Function& step = train_function("fit");
   check(o.batch_size > 0, Status::invalid_argument, "fit: batch_size must be positive");
   check(o.epochs >= 0 && o.initial_epoch >= 0, Status::invalid_argument,
         "fit: epochs and initial_epoch must be >= 0");
@@ -448,7 +465,7 @@ Json Training::fit(const Buffers& x0, const Buffers& y0, const FitOptions& o,
       if (w.empty())
         for (const auto& t : by)
           w.push_back(sample_weights_of(t.get(), end - start, o.class_weight));
-      std::vector<double> outs = run(*train_, feed(bx, by, w, true));
+      std::vector<double> outs = run(step, feed(bx, by, w, true));
       avg.add(outs, end - start);
       bar.update(end, labelled(names_, avg.mean()));
       if (callback) {

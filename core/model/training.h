@@ -78,6 +78,8 @@ class Training {
   // The target arrays as the steps take them (1-D ones as columns), after x and y are checked
   // against the model's inputs and outputs (counts, ranks, dims), naming `who`.
   Buffers checked_targets(const Buffers& x, const Buffers& y, const char* who) const;
+  // The training step, unless a layer cannot be trained through (then an error naming it).
+  Function& train_function(const char* who);
 
   Model& model_;
   std::unique_ptr<Optimizer> optimizer_;
@@ -88,6 +90,7 @@ class Training {
   NodePtr total_;
   NodePtr phase_;  // the learning phase placeholder, null when the phase is fixed
   std::unique_ptr<Function> train_, test_;
+  std::string refusal_;  // why the model cannot train ("" when it can)
 };
 
 // Keras' predict: the outputs for x, run batch_size rows at a time (learning phase 0).

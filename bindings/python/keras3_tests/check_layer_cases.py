@@ -24,6 +24,13 @@ def check(out, name, expected):
     xs, y = arrays(expected, name, "x"), expected[name + "/y"]
     np.testing.assert_allclose(native.predict(xs), expected[name + "/pred"], rtol=1e-5, atol=1e-5,
                                err_msg=name + ": predictions")
+    if name + "/inference_only" in expected:  # training through it is refused, clearly
+        try:
+            native.fit(xs, y, epochs=1, batch_size=8, verbose=0)
+        except Exception as e:  # the binding's NotImplementedError
+            assert "not available" in str(e), e
+            return "predicts (training refused)"
+        raise AssertionError(name + ": fit ran through a layer it cannot train")
     want = arrays(expected, name, "w")
     if name + "/step_loss" in expected:  # a keras.applications model: one step
         loss = native.train_on_batch([x[:8] for x in xs], y[:8])
@@ -32,6 +39,10 @@ def check(out, name, expected):
         compare_weights(name, native.get_weights(), want)
         return "predicts and trains a step"
     if name + "/losses" not in expected:
+        if name.startswith("Random"):  # an augmentation: training sees other images
+            test = np.atleast_1d(native.test_on_batch(xs, y))[0]
+            train = np.atleast_1d(native.train_on_batch(xs, y))[0]
+            assert abs(train - test) > 1e-7 * abs(test), name + ": training did not augment"
         loss = native.fit(xs, y, epochs=2, batch_size=8, verbose=0).history["loss"]
         assert np.all(np.isfinite(loss)), name
         return "predicts"

@@ -3,7 +3,8 @@ layer Keras added after 2.2.4, a small model with it, compiled with SGD on mse, 
 OUT/NAME.keras before training, with what kbackend must find in OUT/expected.npz: the inputs,
 targets, Keras' predictions and, after two epochs of fit (batch 8, no shuffling), its losses
 and weights (for keras.applications' models, after one step on the first 8 samples). Models
-whose layers draw random numbers in training (dropout) record predictions alone. Usage: python make_layer_cases.py OUT [NAME...]"""
+whose layers draw random numbers in training (dropout, augmentations) record predictions
+alone. Usage: python make_layer_cases.py OUT [NAME...]"""
 import os
 import sys
 import warnings
@@ -221,6 +222,16 @@ APPLICATIONS = ("EfficientNetB0", "MobileNetV3Small")
 RANDOM_IN_TRAINING = {
     "MultiHeadAttention dropout": lambda: attention(
         lambda q: L.MultiHeadAttention(2, 4, dropout=0.3)(q, q), [(5, 8)]),
+    "RandomFlip": lambda: seq((6, 5, 3), L.RandomFlip(seed=3)),
+    "RandomFlip horizontal": lambda: seq((6, 5, 3), L.RandomFlip("horizontal")),
+    "RandomBrightness": lambda: seq((6, 5, 3), L.RandomBrightness(0.2, value_range=(0, 1))),
+    "RandomContrast": lambda: seq((6, 5, 3), L.RandomContrast((0.1, 0.3), value_range=(0, 1))),
+}
+
+# Identity in inference; kbackend refuses to train through them (their transforms are not drawn).
+INFERENCE_ONLY = {
+    "RandomRotation": lambda: seq((6, 5, 3), L.RandomRotation(0.1)),
+    "RandomZoom": lambda: seq((6, 5, 3), L.RandomZoom(0.2)),
 }
 
 
@@ -236,6 +247,8 @@ def inputs_for(name, model, n=16):
             xs.append(x)
         elif name in APPLICATIONS:
             xs.append((rng.rand(*shape) * 255).astype(np.float32))
+        elif name.startswith("Random"):
+            xs.append(rng.rand(*shape).astype(np.float32))
         elif "attention_mask" in name and len(xs) == 1:
             xs.append((rng.rand(*shape) > 0.3).astype(np.float32))
         else:
@@ -249,7 +262,8 @@ def key(name):
 
 def main(out, names):
     expected = {}
-    for name, make in list(CASES.items()) + list(RANDOM_IN_TRAINING.items()):
+    for name, make in (list(CASES.items()) + list(RANDOM_IN_TRAINING.items()) +
+                       list(INFERENCE_ONLY.items())):
         if names and name not in names:
             continue
         keras.utils.set_random_seed(1)
@@ -262,6 +276,8 @@ def main(out, names):
             expected[k + "/x%d" % i] = x
         expected[k + "/y"] = y
         expected[k + "/pred"] = model.predict(xs, verbose=0)
+        if name in INFERENCE_ONLY:
+            expected[k + "/inference_only"] = np.ones(1)
         if name in APPLICATIONS:  # one step: their training from scratch amplifies rounding
             expected[k + "/step_loss"] = np.asarray(model.train_on_batch(
                 [x[:8] for x in xs], y[:8]))
