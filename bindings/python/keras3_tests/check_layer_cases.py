@@ -1,7 +1,7 @@
-"""kbackend's half of the layer checks of bindings/python/keras3_tests/run.sh: each archive Keras 3 made
-(make_layer_cases.py) loads natively, predicts as Keras did (1e-5) and, where no layer draws
-random numbers, two epochs of fit give Keras' losses and weights (1e-4; a keras.applications
-model: one step).
+"""kbackend's half of the layer checks of bindings/python/keras3_tests/run.sh: each archive
+Keras 3 made (make_layer_cases.py) loads natively and predicts as Keras did (1e-5); where no
+layer draws random numbers, two epochs of fit give Keras' losses and weights (1e-4; a
+keras.applications model: one step); an augmentation trains on other images, or refuses to.
 Usage: python check_layer_cases.py OUT [NAME...] (NAME: a file name without .keras)"""
 import os
 import sys
@@ -9,14 +9,7 @@ import sys
 import numpy as np
 
 from kbackend import models
-
-
-def arrays(expected, name, kind):
-    out, i = [], 0
-    while "%s/%s%d" % (name, kind, i) in expected:
-        out.append(expected["%s/%s%d" % (name, kind, i)])
-        i += 1
-    return out
+from expected_arrays import arrays
 
 
 def check(out, name, expected):

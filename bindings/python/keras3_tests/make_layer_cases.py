@@ -1,10 +1,10 @@
-"""Keras 3's half of the layer checks of bindings/python/keras3_tests/run.sh (run in the Keras 3 venv): for each
-layer Keras added after 2.2.4, a small model with it, compiled with SGD on mse, saved as
-OUT/NAME.keras before training, with what kbackend must find in OUT/expected.npz: the inputs,
-targets, Keras' predictions and, after two epochs of fit (batch 8, no shuffling), its losses
-and weights (for keras.applications' models, after one step on the first 8 samples). Models
-whose layers draw random numbers in training (dropout, augmentations) record predictions
-alone. Usage: python make_layer_cases.py OUT [NAME...]"""
+"""Keras 3's half of the layer checks of bindings/python/keras3_tests/run.sh (run in the
+Keras 3 venv): for each layer Keras added after 2.2.4, a small model with it, compiled with SGD
+on mse, saved as OUT/NAME.keras before training, with what kbackend must find in
+OUT/expected.npz: the inputs, targets, Keras' predictions and, after two epochs of fit (batch
+8, no shuffling), its losses and weights (for keras.applications' models, after one step on
+the first 8 samples). Models whose layers draw random numbers in training (dropout,
+augmentations) record predictions alone. Usage: python make_layer_cases.py OUT [NAME...]"""
 import os
 import sys
 import warnings
@@ -289,7 +289,8 @@ def main(out, names):
             for i, w in enumerate(model.get_weights()):
                 expected[k + "/w%d" % i] = w
     np.savez(os.path.join(out, "expected.npz"), **expected)
-    print("Keras %s made %d layer cases" % (keras.__version__, len({n.split("/")[0] for n in expected})))
+    cases = {n.split("/")[0] for n in expected}
+    print("Keras %s made %d layer cases" % (keras.__version__, len(cases)))
 
 
 if __name__ == "__main__":

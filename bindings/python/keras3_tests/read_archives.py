@@ -8,14 +8,7 @@ os.environ.setdefault("KERAS_BACKEND", "jax")
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
-
-
-def arrays(expected, name, kind):
-    out, i = [], 0
-    while "%s/%s%d" % (name, kind, i) in expected:
-        out.append(expected["%s/%s%d" % (name, kind, i)])
-        i += 1
-    return out
+from expected_arrays import arrays  # noqa: E402
 
 
 def main(out):
