@@ -1,6 +1,8 @@
 // Arithmetic as Keras code writes it with Python operators on tensors (x * y, 1. - x): the
 // backend's Keras functions, so a model here computes what Keras on kbackend computes.
 #pragma once
+#include <string>
+
 #include "core/api/api.h"
 #include "core/ops/build.h"
 
@@ -28,6 +30,17 @@ inline NodePtr smaller(const NodePtr& x, const NodePtr& y) {
 inline NodePtr floored(const NodePtr& x) { return api::unary_op("floor", ops::Floor, x); }
 // A Python float beside a tensor: a scalar constant of the tensor's dtype.
 inline NodePtr number(const NodePtr& like, double v) { return scalar_like(like, v); }
+
+// Axis `axis` of x (of n values) contracted with an (m, n) matrix: the axis becomes m values,
+// each a weighted sum of the n (a resize, an adaptive average).
+inline NodePtr contract_axis(const NodePtr& x, int64_t axis, const NodePtr& matrix) {
+  std::string labels;
+  for (int64_t i = 0; i < x->rank(); ++i) labels += char('a' + i);
+  std::string result = labels;
+  result[size_t(axis)] = 'z';
+  return api::einsum(std::string("z") + labels[size_t(axis)] + "," + labels + "->" + result,
+                     {matrix, x});
+}
 
 // keras.ops.batch_normalization's formula (Keras 3): x * inv + (beta - mean * inv) with
 // inv = gamma / sqrt(variance + epsilon); gamma and beta may be null.

@@ -70,12 +70,7 @@ NodePtr crop(const NodePtr& x, const ImageAxes& a, int64_t h0, int64_t h, int64_
 NodePtr resize_axis(const NodePtr& x, int64_t axis, int64_t out, Interp how) {
   int64_t in = x->shape().dims[size_t(axis)];
   if (in == out) return x;
-  std::string labels;
-  for (int64_t i = 0; i < x->rank(); ++i) labels += char('a' + i);
-  std::string result = labels;
-  result[size_t(axis)] = 'z';
-  std::string eq = std::string("z") + labels[size_t(axis)] + "," + labels + "->" + result;
-  return api::einsum(eq, {resize_matrix(out, in, how, x->dtype()), x});
+  return contract_axis(x, axis, resize_matrix(out, in, how, x->dtype()));
 }
 
 // Keras' crop_to_aspect_ratio: the largest centered box of the target's aspect ratio.

@@ -1,5 +1,9 @@
-// keras.layers.pooling: max and average pooling in 1, 2 and 3 dims and their global forms.
+// keras.layers.pooling: max and average pooling in 1, 2 and 3 dims, their global forms, and
+// Keras 3's adaptive ones.
+#include <algorithm>
+
 #include "core/api/api.h"
+#include "core/model/graph_math.h"
 #include "core/model/layer_options.h"
 #include "core/util/error.h"
 
@@ -88,8 +92,72 @@ class GlobalPooling : public Layer {
   bool keepdims_;  // Keras 3 and tf.keras 2.6+: the pooled axes kept as dims of 1
 };
 
+// AdaptiveAveragePooling1D-3D and AdaptiveMaxPooling1D-3D (Keras 3): output_size windows per
+// spatial axis, window i covering [floor(i * n / m), ceil((i + 1) * n / m)) of the axis' n
+// values. Both pool one axis at a time (a window's mean or max over a box is that of its
+// axes'): the average as a constant (m, n) matrix of window means, the max as the windows'
+// maxima concatenated.
+template <api::PoolKind Kind, int Rank>
+class AdaptivePooling : public Layer {
+ public:
+  explicit AdaptivePooling(const Json& c)
+      : Layer(std::string(Kind == api::PoolKind::max ? "AdaptiveMaxPooling"
+                                                     : "AdaptiveAveragePooling") +
+                  std::to_string(Rank) + "D",
+              c),
+        sizes_(ints_or(c, "output_size", size_t(Rank), -1, where())),
+        format_(data_format_of(c, where())) {
+    for (int64_t s : sizes_)
+      check(s > 0, Status::invalid_argument, where(), ": output_size must be positive");
+  }
+  Tensors call(const Tensors& inputs) override {
+    NodePtr x = single(inputs);
+    check(x->shape().rank_known && x->rank() == Rank + 2, Status::shape, where(),
+          ": needs one input of rank ", Rank + 2);
+    int64_t first = format_ == DataFormat::channels_last ? 1 : 2;
+    for (int i = 0; i < Rank; ++i) {
+      int64_t axis = first + i, n = x->shape().dims[size_t(axis)], m = sizes_[size_t(i)];
+      check(n > 0, Status::shape, where(), ": the spatial dims must be known");
+      x = Kind == api::PoolKind::max ? max_windows(x, axis, n, m) : mean_windows(x, axis, n, m);
+    }
+    return {x};
+  }
+
+ private:
+  static int64_t window_start(int64_t i, int64_t n, int64_t m) { return i * n / m; }
+  static int64_t window_end(int64_t i, int64_t n, int64_t m) { return ((i + 1) * n + m - 1) / m; }
+  static NodePtr mean_windows(const NodePtr& x, int64_t axis, int64_t n, int64_t m) {
+    auto b = Buffer::make(DType::f64, {m, n});
+    double* w = b->as<double>();
+    std::fill(w, w + m * n, 0.0);
+    for (int64_t i = 0; i < m; ++i) {
+      int64_t s = window_start(i, n, m), e = window_end(i, n, m);
+      for (int64_t j = s; j < e; ++j) w[i * n + j] = 1.0 / double(e - s);
+    }
+    return contract_axis(x, axis, api::constant(b, x->dtype(), std::nullopt, ""));
+  }
+  static NodePtr max_windows(const NodePtr& x, int64_t axis, int64_t n, int64_t m) {
+    Tensors parts;
+    for (int64_t i = 0; i < m; ++i) {
+      std::vector<int64_t> start(size_t(x->rank()), 0), size(size_t(x->rank()), -1);
+      start[size_t(axis)] = window_start(i, n, m);
+      size[size_t(axis)] = window_end(i, n, m) - start[size_t(axis)];
+      parts.push_back(api::max(api::slice(x, start, size), std::vector<int64_t>{axis}, true));
+    }
+    return api::concatenate(parts, axis);
+  }
+  std::vector<int64_t> sizes_;
+  DataFormat format_;
+};
+
 using api::PoolKind;
 const LayerRegistrar rows[] = {
+    {"AdaptiveAveragePooling1D", make_layer_of<AdaptivePooling<PoolKind::avg, 1>>},
+    {"AdaptiveAveragePooling2D", make_layer_of<AdaptivePooling<PoolKind::avg, 2>>},
+    {"AdaptiveAveragePooling3D", make_layer_of<AdaptivePooling<PoolKind::avg, 3>>},
+    {"AdaptiveMaxPooling1D", make_layer_of<AdaptivePooling<PoolKind::max, 1>>},
+    {"AdaptiveMaxPooling2D", make_layer_of<AdaptivePooling<PoolKind::max, 2>>},
+    {"AdaptiveMaxPooling3D", make_layer_of<AdaptivePooling<PoolKind::max, 3>>},
     {"MaxPooling1D", make_layer_of<Pooling<PoolKind::max, 1>>},
     {"MaxPooling2D", make_layer_of<Pooling<PoolKind::max, 2>>},
     {"MaxPooling3D", make_layer_of<Pooling<PoolKind::max, 3>>},

@@ -217,6 +217,15 @@ CASES.update({
     "CenterCrop smaller": lambda: seq((3, 5, 2), L.CenterCrop(4, 4)),
 })
 
+CASES.update({
+    "AdaptiveAveragePooling1D": lambda: seq((7, 3), L.AdaptiveAveragePooling1D(3)),
+    "AdaptiveAveragePooling2D": lambda: seq((7, 5, 2), L.AdaptiveAveragePooling2D((3, 2))),
+    "AdaptiveAveragePooling3D": lambda: seq((4, 5, 3, 2), L.AdaptiveAveragePooling3D((2, 3, 2))),
+    "AdaptiveMaxPooling1D": lambda: seq((7, 3), L.AdaptiveMaxPooling1D(3)),
+    "AdaptiveMaxPooling2D": lambda: seq((7, 5, 2), L.AdaptiveMaxPooling2D((3, 2))),
+    "AdaptiveMaxPooling3D": lambda: seq((4, 5, 3, 2), L.AdaptiveMaxPooling3D((2, 3, 2))),
+})
+
 APPLICATIONS = ("EfficientNetB0", "MobileNetV3Small")
 
 RANDOM_IN_TRAINING = {
