@@ -148,7 +148,6 @@ Applied Layer::apply(const Tensors& inputs, const Tensors& masks, const CallArgu
   if (!built_) {
     std::vector<Shape> shapes;
     for (const auto& x : inputs) shapes.push_back(x->shape());
-
     {
       NameScope scope(name_);
       build(shapes);
