@@ -145,4 +145,36 @@ DType dtype_of(const Json& value, const std::string& where) {
   return *t;
 }
 
+namespace {
+
+void walk_numbers(const Json& v, size_t depth, size_t max_rank, bool booleans, Dims& dims,
+                  std::vector<double>& out, const std::string& where) {
+  if (v.is_number() || (booleans && v.is_boolean())) {
+    check(depth == dims.size(), Status::invalid_argument, where, ": a ragged list of numbers");
+    out.push_back(v.is_boolean() ? (v.get<bool>() ? 1.0 : 0.0) : v.get<double>());
+    return;
+  }
+  check(v.is_array() && depth < max_rank, Status::invalid_argument, where,
+        ": holds something other than numbers");
+  if (depth == dims.size()) {
+    check(out.empty(), Status::invalid_argument, where, ": a ragged list of numbers");
+    dims.push_back(int64_t(v.size()));
+  }
+  check(depth < dims.size() && dims[depth] == int64_t(v.size()), Status::invalid_argument, where,
+        ": a ragged list of numbers");
+  for (const Json& item : v) walk_numbers(item, depth + 1, max_rank, booleans, dims, out, where);
+}
+
+}  // namespace
+
+void nested_numbers(const Json& value, size_t max_rank, bool booleans, Dims& dims,
+                    std::vector<double>& values, const std::string& where) {
+  dims.clear();
+  values.clear();
+  walk_numbers(value, 0, max_rank, booleans, dims, values, where);
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  check(n == int64_t(values.size()), Status::invalid_argument, where, ": a ragged list of numbers");
+}
+
 }  // namespace kb::model

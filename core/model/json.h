@@ -38,6 +38,12 @@ Dims dims_of(const Json& list, const std::string& where);
 // An int or a list of n ints (Keras' kernel_size=3 or (3, 3)); `fallback` repeated when absent.
 std::vector<int64_t> ints_or(const Json& config, const char* key, size_t n, int64_t fallback,
                              const std::string& where);
+// A number or a nested list of them (a constant a file writes: Keras 3's __tensor__ values,
+// Normalization's mean): its dims (none for a number) and values in row-major order. Ragged
+// lists, nesting past `max_rank` and anything but numbers (and booleans, as 0 and 1, where
+// `booleans`) fail naming `where`.
+void nested_numbers(const Json& value, size_t max_rank, bool booleans, Dims& dims,
+                    std::vector<double>& values, const std::string& where);
 // A dtype by Keras' name ("float32"); tf.keras' dtype policies ({"class_name": "Policy"}) too.
 DType dtype_of(const Json& value, const std::string& where);
 

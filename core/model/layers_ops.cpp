@@ -30,37 +30,11 @@ struct OpCall {
 };
 using OpFn = std::function<NodePtr(const OpCall&)>;
 
-// The dims and values of a nested list of numbers (the file holds each value, so its size
-// bounds them).
-void flatten_values(const Json& v, size_t depth, Dims& dims, std::vector<double>& out,
-                    const std::string& where) {
-  if (v.is_number()) {
-    check(depth == dims.size(), Status::invalid_argument, where, ": a ragged constant");
-    out.push_back(v.get<double>());
-    return;
-  }
-  if (v.is_boolean()) {
-    check(depth == dims.size(), Status::invalid_argument, where, ": a ragged constant");
-    out.push_back(v.get<bool>() ? 1.0 : 0.0);
-    return;
-  }
-  check(v.is_array(), Status::invalid_argument, where, ": a constant holds something not a number");
-  if (depth == dims.size()) {
-    check(out.empty(), Status::invalid_argument, where, ": a ragged constant");
-    dims.push_back(int64_t(v.size()));
-  }
-  check(depth < dims.size() && dims[depth] == int64_t(v.size()), Status::invalid_argument, where,
-        ": a ragged constant");
-  for (const Json& item : v) flatten_values(item, depth + 1, dims, out, where);
-}
-
 NodePtr constant_of(const Json& value, const Json& dtype, const std::string& where) {
+  // The file holds each value, so its size bounds them.
   Dims dims;
   std::vector<double> values;
-  flatten_values(value, 0, dims, values, where);
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  check(n == int64_t(values.size()), Status::invalid_argument, where, ": a ragged constant");
+  nested_numbers(value, kMaxJsonDepth, true, dims, values, where + ": a constant");
   DType t = dtype.is_null() ? Session::get().floatx() : dtype_of(dtype, where);
   auto b = Buffer::make(DType::f64, dims);
   for (size_t i = 0; i < values.size(); ++i) b->as<double>()[i] = values[i];

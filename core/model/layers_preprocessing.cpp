@@ -2,7 +2,6 @@
 // Normalization, Keras 3 and tf.keras 2.6+), and Identity: the same computation in training and
 // inference, no trainable weights.
 #include <algorithm>
-#include <functional>
 
 #include "core/api/api.h"
 #include "core/model/graph_math.h"
@@ -97,19 +96,7 @@ class Normalization : public Layer {
     if (v.is_number()) return scalar_constant(v.get<double>(), dtype());
     Dims dims;
     std::vector<double> values;
-    std::function<void(const Json&, size_t)> walk = [&](const Json& j, size_t depth) {
-      if (j.is_number()) {
-        values.push_back(j.get<double>());
-        return;
-      }
-      check(j.is_array() && depth < 8, Status::invalid_argument, where(), ": ", key,
-            " is not numbers");
-      if (depth == dims.size()) dims.push_back(int64_t(j.size()));
-      check(dims[depth] == int64_t(j.size()), Status::invalid_argument, where(), ": ", key,
-            " is ragged");
-      for (const Json& item : j) walk(item, depth + 1);
-    };
-    walk(v, 0);
+    nested_numbers(v, 8, false, dims, values, where() + ": " + key);
     check(dims.size() <= keep.size(), Status::shape, where(), ": ", key, " has more dims than ",
           "the kept axes");
     Dims shape(broadcast_.size(), 1);
@@ -120,8 +107,6 @@ class Normalization : public Layer {
       shape[size_t(axis)] = dims[dims.size() - i];
     }
     auto b = Buffer::make(DType::f64, shape);
-    check(values.size() * sizeof(double) == b->nbytes(), Status::invalid_argument, where(), ": ",
-          key, " is ragged");
     for (size_t i = 0; i < values.size(); ++i) b->as<double>()[i] = values[i];
     return api::constant(b, dtype(), std::nullopt, "");
   }
