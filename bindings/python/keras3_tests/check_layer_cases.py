@@ -1,7 +1,8 @@
 """kbackend's half of the layer checks of bindings/python/keras3_tests/run.sh: each archive
 Keras 3 made (make_layer_cases.py) loads natively and predicts as Keras did (1e-5); where no
 layer draws random numbers, two epochs of fit give Keras' losses and weights (1e-4; a
-keras.applications model: one step); an augmentation trains on other images, or refuses to.
+keras.applications model: one step, its updates within 10% of Keras'); an
+augmentation trains on other images, or refuses to.
 Usage: python check_layer_cases.py OUT [NAME...] (NAME: a file name without .keras)"""
 import os
 import sys
@@ -26,10 +27,13 @@ def check(out, name, expected):
         raise AssertionError(name + ": fit ran through a layer it cannot train")
     want = arrays(expected, name, "w")
     if name + "/step_loss" in expected:  # a keras.applications model: one step
+        start = native.get_weights()
         loss = native.train_on_batch([x[:8] for x in xs], y[:8])
-        np.testing.assert_allclose(loss, expected[name + "/step_loss"], rtol=1e-4,
+        # Normalized by the statistics of 8 samples, the forward pass is ill-conditioned too:
+        # InceptionV3's float32 loss is 1e-4 from float64's in Keras, 2e-4 in kbackend.
+        np.testing.assert_allclose(loss, expected[name + "/step_loss"], rtol=1e-3,
                                    err_msg=name + ": loss")
-        compare_weights(name, native.get_weights(), want)
+        compare_step(name, start, native.get_weights(), want)
         return "predicts and trains a step"
     if name + "/losses" not in expected:
         if name.startswith("Random"):  # an augmentation: training sees other images
@@ -50,6 +54,24 @@ def compare_weights(name, have, want):
     assert len(have) == len(want), "%s: %d weights, Keras has %d" % (name, len(have), len(want))
     for i, (h, w) in enumerate(zip(have, want)):
         np.testing.assert_allclose(h, w, atol=1e-4, err_msg="%s: weight %d" % (name, i))
+
+
+def compare_step(name, start, have, want):
+    """One step of a deep model from scratch is ill-conditioned (batch statistics of 8 samples
+    at 1x1 pixels; updates of 40 where the weights were 0.1): measured against the same step
+    in float64, Keras' float32 updates of ResNet50 and InceptionV3 err by up to 4% (root mean
+    square), kbackend's by no more. So each weight is within 1e-4 of Keras', or its update
+    within 10% of Keras' update, both as root mean squares."""
+    assert len(have) == len(want), "%s: %d weights, Keras has %d" % (name, len(have), len(want))
+    for i, (s, h, w) in enumerate(zip(start, have, want)):
+        off, update = rms(h - w), rms(w - s)
+        assert off <= 1e-4 + 0.1 * update, (
+            "%s: weight %d %s is %.3g (rms) from Keras' after a step of %.3g" %
+            (name, i, h.shape, off, update))
+
+
+def rms(a):
+    return float(np.sqrt(np.mean(np.square(a.astype(np.float64)))))
 
 
 def main(out, names):

@@ -14,6 +14,7 @@ os.environ.setdefault("KERAS_BACKEND", "jax")
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
+from application_cases import APPLICATIONS  # noqa: E402
 
 L = keras.layers
 # Keras warns that a list of one input differs from its structure: not the layers' business.
@@ -118,18 +119,6 @@ def scaled_residual():
     return keras.Model(x, L.Dense(2)(y))
 
 
-def efficientnet_b0():
-    """EfficientNetB0 (weights=None) without its dropout, on 32x32 images."""
-    from keras.src.applications.efficientnet import EfficientNet
-    return EfficientNet(1.0, 1.0, 224, dropout_rate=0.0, drop_connect_rate=0.0, weights=None,
-                        input_shape=(32, 32, 3), classes=2, name="efficientnetb0")
-
-
-def mobilenet_v3_small():
-    return keras.applications.MobileNetV3Small(input_shape=(32, 32, 3), weights=None, classes=2,
-                                               dropout_rate=0.0)
-
-
 CASES.update({
     "Rescaling": lambda: seq((6,), L.Rescaling(1.0 / 255, offset=-0.5)),
     "Rescaling per channel": lambda: seq((4, 3), L.Rescaling([0.5, 2.0, -1.0], offset=0.1)),
@@ -143,8 +132,6 @@ CASES.update({
         keepdims=True)),
     "LayerScale": lambda: seq((4, 3), applications_layer("convnext", "LayerScale", 0.1, 3)),
     "CustomScaleLayer": scaled_residual,
-    "EfficientNetB0": efficientnet_b0,
-    "MobileNetV3Small": mobilenet_v3_small,
 })
 
 def tokens_attention(layer, **call):
@@ -226,7 +213,7 @@ CASES.update({
     "AdaptiveMaxPooling3D": lambda: seq((4, 5, 3, 2), L.AdaptiveMaxPooling3D((2, 3, 2))),
 })
 
-APPLICATIONS = ("EfficientNetB0", "MobileNetV3Small")
+CASES.update({name: make for name, (make, _) in APPLICATIONS.items()})
 
 RANDOM_IN_TRAINING = {
     "MultiHeadAttention dropout": lambda: attention(
@@ -255,7 +242,9 @@ def inputs_for(name, model, n=16):
                 x[i, shape[1] - i % 3:] = 0
             xs.append(x)
         elif name in APPLICATIONS:
-            xs.append((rng.rand(*shape) * 255).astype(np.float32))
+            pixels = APPLICATIONS[name][1]
+            xs.append((rng.rand(*shape) * (255 if pixels else 2) - (0 if pixels else 1))
+                      .astype(np.float32))
         elif name.startswith("Random"):
             xs.append(rng.rand(*shape).astype(np.float32))
         elif "attention_mask" in name and len(xs) == 1:

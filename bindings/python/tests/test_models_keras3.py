@@ -73,6 +73,25 @@ def _archive(tmp_path, entries):
     return path
 
 
+def test_keras3_archive_of_an_uncompiled_model(tmp_path):
+    """Keras 3 writes an empty compile_config for a model saved before compile (as
+    keras.applications give them): the model loads uncompiled, predicts, and compiles anew."""
+    good = zipfile.ZipFile(FIXTURES.path("mlp.keras"))
+    config = json.loads(good.read("config.json"))
+    config["compile_config"] = {}
+    path = _archive(tmp_path, {"config.json": json.dumps(config),
+                               "metadata.json": good.read("metadata.json"),
+                               "model.weights.h5": good.read("model.weights.h5")})
+    model = models.load_model(path)
+    xs, ys = FIXTURES.arrays("mlp", "x"), FIXTURES.arrays("mlp", "y")
+    np.testing.assert_allclose(model.predict(xs), FIXTURES.arrays("mlp", "pred")[0], rtol=1e-5,
+                               atol=1e-5)
+    with pytest.raises(Exception, match="compile"):
+        model.train_on_batch(xs, ys)
+    model.compile("sgd", "categorical_crossentropy")
+    assert np.isfinite(np.atleast_1d(model.train_on_batch(xs, ys))[0])
+
+
 @pytest.mark.parametrize("path", ["tf_keras/cnn.h5", "tf_keras/rnn.h5", "tf_keras/two_outputs.h5"])
 def test_models_of_hdf5_files_save_as_keras3_archives(path, tmp_path):
     """A model from an HDF5 file saves as a Keras 3 archive (Keras 3 loads it and trains on:

@@ -436,8 +436,9 @@ std::shared_ptr<Model> load_keras_archive(const std::string& path, bool compile)
       check(l->weights().empty(), Status::invalid_argument, root.where(), ": no layers group, but ",
             l->where(), " has weights");
   }
+  // An uncompiled model's archive has an empty compile_config.
   if (compile && serialized.contains("compile_config") &&
-      serialized["compile_config"].is_object()) {
+      serialized["compile_config"].is_object() && !serialized["compile_config"].empty()) {
     const Json& cc = serialized["compile_config"];
     compile_from_config(*model, training_config_of_keras3(cc, path + ":compile_config"));
     if (root.has_group("optimizer") && root.group("optimizer").has_group("vars")) {
