@@ -107,6 +107,25 @@ void register_layer_class(const std::string& class_name, LayerFactory factory) {
   registry()[class_name] = std::move(factory);
 }
 
+namespace {
+// Keras' built-in layers that are not here, and why: the refusal says so instead of calling
+// them custom.
+const char* why_not_builtin(const std::string& class_name) {
+  static const std::map<std::string, const char*> reasons = {
+      {"StringLookup", "it looks strings up, and a model here computes on numbers"},
+      {"TextVectorization", "it splits strings into tokens, and a model here computes on numbers"},
+      {"Hashing", "its hash (FarmHash of each value's text) is not available"},
+      {"HashedCrossing", "its hash (FarmHash of each value's text) is not available"},
+      {"IntegerLookup", "its vocabulary lookup is not available"},
+      {"TorchModuleWrapper", "it runs PyTorch code, which a model file here never runs"},
+      {"JaxLayer", "it runs JAX code, which a model file here never runs"},
+      {"FlaxLayer", "it runs Flax code, which a model file here never runs"},
+  };
+  auto it = reasons.find(class_name);
+  return it == reasons.end() ? nullptr : it->second;
+}
+}  // namespace
+
 std::shared_ptr<Layer> make_layer(const std::string& class_name, const Json& config) {
   std::string name = config.is_object() && config.contains("name") && config["name"].is_string()
                          ? config["name"].get<std::string>()
@@ -115,6 +134,9 @@ std::shared_ptr<Layer> make_layer(const std::string& class_name, const Json& con
   {
     std::lock_guard<std::mutex> lock(registry_mutex());
     auto it = registry().find(class_name);
+    const char* why = it == registry().end() ? why_not_builtin(class_name) : nullptr;
+    check(why == nullptr, Status::not_implemented, "layer '", name, "': Keras' ", class_name,
+          " is not available: ", why);
     check(it != registry().end(), Status::not_implemented, "layer '", name, "': class '",
           class_name,
           "' is not a built-in Keras layer (a Lambda or custom layer: register it with "

@@ -134,6 +134,31 @@ CASES.update({
     "CustomScaleLayer": scaled_residual,
 })
 
+
+def ids(shape, *stack):
+    """seq() on an int32 Input: the ids of the tokens generator, some past the layer's range."""
+    x = inp = keras.Input(shape, dtype="int32")
+    for layer in stack:
+        x = layer(x)
+    if len(x.shape) > 2:
+        x = L.Flatten()(x)
+    return keras.Model(inp, L.Dense(2)(x))
+
+
+BINS = [-0.5, 0.0, 0.5, 1.25]
+CASES.update({
+    "CategoryEncoding multi_hot tokens": lambda: ids((4,), L.CategoryEncoding(8)),
+    "CategoryEncoding count tokens": lambda: ids((4,), L.CategoryEncoding(8, "count")),
+    "CategoryEncoding one_hot tokens": lambda: ids((4,), L.CategoryEncoding(8, "one_hot")),
+    "CategoryEncoding one_hot of a column tokens": lambda: ids(
+        (1,), L.CategoryEncoding(10, "one_hot")),
+    "Discretization": lambda: seq((3,), L.Discretization(BINS), L.Embedding(5, 3)),
+    "Discretization one_hot": lambda: seq((3,), L.Discretization(BINS, output_mode="one_hot")),
+    "Discretization multi_hot": lambda: seq((3,), L.Discretization(BINS,
+                                                                   output_mode="multi_hot")),
+    "Discretization count": lambda: seq((3,), L.Discretization(BINS, output_mode="count")),
+})
+
 def tokens_attention(layer, **call):
     """Embedding with mask_zero -> layer([e, e]) -> masked average -> Dense(2)."""
     x = keras.Input((6,))

@@ -190,3 +190,42 @@ def test_keras3_use_ema_fit_ends_with_the_averages():
     model.fit(xs, ys, epochs=1, batch_size=8, shuffle=False, verbose=0)
     for g, p in zip(_listed(model.predict(xs)), FIXTURES.arrays("ema", "fitted_pred")):
         np.testing.assert_allclose(g, p, rtol=1e-4, atol=1e-5)
+
+
+def _one_layer(class_name, config, shape=(4,), dtype="int32"):
+    return json.dumps({"class_name": "Sequential", "config": {"name": "s", "layers": [
+        {"class_name": "InputLayer", "config": {"batch_input_shape": [None, *shape],
+                                                "dtype": dtype, "name": "in"}},
+        {"class_name": class_name, "config": dict(config, name="l")}]}})
+
+
+def test_categorical_layers_compute_and_refuse_clearly():
+    """CategoryEncoding and Discretization (Keras 3 checks them against its own in
+    keras3_tests): what they compute, and the configs they refuse; the layers on strings are
+    refused saying why."""
+    encoding = models.model_from_json(_one_layer("CategoryEncoding", {
+        "num_tokens": 4, "output_mode": "count"}))
+    np.testing.assert_array_equal(encoding.predict(np.array([[1, 1, 3, 7]], np.int32)),
+                                  [[0, 2, 0, 1]])
+    bins = models.model_from_json(_one_layer("Discretization", {
+        "bin_boundaries": [0.0, 1.0]}, (3,), "float32"))
+    np.testing.assert_array_equal(bins.predict(np.array([[-1, 0, np.nan]], np.float32)),
+                                  [[0, 1, 2]])
+    refusals = [
+        ("Discretization", {"num_bins": 4}, "no bin_boundaries"),
+        ("Discretization", {"bin_boundaries": [1.0, 0.0]}, "must ascend"),
+        ("Discretization", {"bin_boundaries": [0.0], "output_mode": "tf_idf"}, "output_mode"),
+        ("CategoryEncoding", {"num_tokens": 0}, "num_tokens"),
+        ("CategoryEncoding", {"num_tokens": 4, "output_mode": "int"}, "output_mode"),
+    ]
+    for class_name, config, message in refusals:
+        with pytest.raises(ValueError, match=message):
+            models.model_from_json(_one_layer(class_name, config))
+    with pytest.raises(NotImplementedError, match="sparse"):
+        models.model_from_json(_one_layer("CategoryEncoding", {"num_tokens": 4,
+                                                               "sparse": True}))
+    with pytest.raises(ValueError, match="1-D or 2-D"):
+        models.model_from_json(_one_layer("CategoryEncoding", {"num_tokens": 4}, (2, 2)))
+    with pytest.raises(NotImplementedError, match="StringLookup is not available: it looks "
+                                                  "strings up"):
+        models.model_from_json(_one_layer("StringLookup", {}))
