@@ -28,8 +28,8 @@ NodePtr part(const NodePtr& v, int64_t from, int64_t n) { return api::slice(v, {
 
 class Recurrent : public Layer {
  public:
-  Recurrent(const char* cls, const Json& c)
-      : Layer(cls, c),
+  Recurrent(std::string cls, const Json& c)
+      : Layer(std::move(cls), c),
         units_(int_or(c, c.contains("filters") ? "filters" : "units", -1, where())),
         use_bias_(bool_or(c, "use_bias", true, where())),
         return_sequences_(bool_or(c, "return_sequences", false, where())),
@@ -335,53 +335,71 @@ class GRU : public Recurrent {
   NodePtr input_bias_, recurrent_bias_;
 };
 
-// keras.layers.ConvLSTM2D: an LSTM whose gates are 2-D convolutions, over (batch, time, rows,
-// cols, channels) or channels first.
-class ConvLSTM2D : public Recurrent {
+// keras.layers.ConvLSTM1D/2D/3D: an LSTM whose gates are convolutions of Rank spatial dims,
+// over (batch, time, spatial..., channels) or channels first (Keras 2.2.4 has the 2-D one).
+template <int Rank>
+class ConvLSTM : public Recurrent {
  public:
-  explicit ConvLSTM2D(const Json& c)
-      : Recurrent("ConvLSTM2D", c),
-        kernel_size_(ints_or(c, "kernel_size", 2, -1, where())),
-        strides_(ints_or(c, "strides", 2, 1, where())),
-        dilation_rate_(ints_or(c, "dilation_rate", 2, 1, where())),
+  explicit ConvLSTM(const Json& c)
+      : Recurrent(ranked("ConvLSTM", Rank), c),
+        kernel_size_(ints_or(c, "kernel_size", size_t(Rank), -1, where())),
+        strides_(ints_or(c, "strides", size_t(Rank), 1, where())),
+        dilation_rate_(ints_or(c, "dilation_rate", size_t(Rank), 1, where())),
         padding_(padding_of(c, where())),
         format_(data_format_of(c, where())) {
-    check(!stateful_, Status::not_implemented, where(), ": a stateful ConvLSTM2D");
+    check(!stateful_, Status::not_implemented, where(), ": a stateful ", class_name());
+    for (int64_t k : kernel_size_)
+      check(k > 0, Status::invalid_argument, where(), ": kernel_size must be positive");
   }
   void build(const std::vector<Shape>& shapes) override {
-    check(!shapes.empty() && shapes[0].rank() == 5, Status::shape, where(),
-          ": needs inputs (batch, time, rows, cols, channels) or channels first");
-    int64_t channels = shapes[0].dims[format_ == DataFormat::channels_first ? 2 : 4];
+    check(!shapes.empty() && shapes[0].rank() == Rank + 3, Status::shape, where(),
+          ": needs inputs (batch, time, ", Rank, " spatial dims, channels) or channels first");
+    int64_t channels = shapes[0].dims[size_t(channel_index())];
     check(channels > 0, Status::shape, where(), ": the channel dim must be known");
-    int64_t f = units_;
-    kernel_ = add_weight("kernel", {kernel_size_[0], kernel_size_[1], channels, 4 * f},
-                         "kernel_initializer", "kernel_regularizer", "kernel_constraint");
+    kernel_ = add_weight("kernel", kernel_shape(channels, 4 * units_), "kernel_initializer",
+                         "kernel_regularizer", "kernel_constraint");
     recurrent_kernel_ =
-        add_weight("recurrent_kernel", {kernel_size_[0], kernel_size_[1], f, 4 * f},
-                   "recurrent_initializer", "recurrent_regularizer", "recurrent_constraint");
+        add_weight("recurrent_kernel", kernel_shape(units_, 4 * units_), "recurrent_initializer",
+                   "recurrent_regularizer", "recurrent_constraint");
     if (use_bias_) bias_ = lstm_bias();
   }
 
  protected:
-  int64_t input_rank() const override { return 5; }
+  int64_t input_rank() const override { return Rank + 3; }
   std::vector<int64_t> state_sizes() const override { return {units_, units_}; }
   void build_cell(int64_t) override {}
+  int64_t channel_index() const { return format_ == DataFormat::channels_first ? 2 : Rank + 2; }
+  Dims kernel_shape(int64_t in, int64_t out) const {
+    Dims k(kernel_size_.begin(), kernel_size_.end());
+    k.push_back(in);
+    k.push_back(out);
+    return k;
+  }
   // Gate g's slice of a kernel (its last axis) and of the bias.
   NodePtr gate(const NodePtr& k, int g) const {
-    return api::slice(k, {0, 0, 0, g * units_}, {-1, -1, -1, units_});
+    std::vector<int64_t> start(size_t(Rank + 2), 0), size(size_t(Rank + 2), -1);
+    start.back() = g * units_;
+    size.back() = units_;
+    return api::slice(k, start, size);
+  }
+  NodePtr conv(const NodePtr& x, const NodePtr& w, const std::vector<int64_t>& strides,
+               api::Padding padding, const std::vector<int64_t>& dilation) const {
+    if (Rank == 1) return api::conv1d(x, w, strides[0], padding, format_, dilation[0]);
+    if (Rank == 2) return api::conv2d(x, w, strides, padding, format_, dilation);
+    return api::conv3d(x, w, strides, padding, format_, dilation);
   }
   NodePtr input_conv(const NodePtr& x, const NodePtr& w, const NodePtr& b) const {
-    NodePtr y = api::conv2d(x, w, strides_, padding_, format_, dilation_rate_);
+    NodePtr y = conv(x, w, strides_, padding_, dilation_rate_);
     return b ? api::bias_add(y, b, format_) : y;
   }
   NodePtr recurrent_conv(const NodePtr& h, const NodePtr& w) const {
-    return api::conv2d(h, w, {1, 1}, api::Padding::same, format_, {1, 1});
+    std::vector<int64_t> ones(static_cast<size_t>(Rank), 1);
+    return conv(h, w, ones, api::Padding::same, ones);
   }
   // ConvRNN2D.get_initial_state: the inputs summed over time, convolved with a zero kernel.
   Tensors zero_states(const NodePtr& x) override {
     NodePtr s = api::sum(api::zeros_like(x, std::nullopt, ""), std::vector<int64_t>{1}, false);
-    Dims shape{kernel_size_[0], kernel_size_[1],
-               x->shape().dims[format_ == DataFormat::channels_first ? 2 : 4], units_};
+    Dims shape = kernel_shape(x->shape().dims[size_t(channel_index())], units_);
     NodePtr state = input_conv(s, api::zeros(shape, x->dtype(), ""), nullptr);
     return {state, state};
   }
@@ -410,7 +428,9 @@ class ConvLSTM2D : public Recurrent {
 };
 
 const LayerRegistrar rows[] = {
-    {"ConvLSTM2D", make_layer_of<ConvLSTM2D>},
+    {"ConvLSTM1D", make_layer_of<ConvLSTM<1>>},
+    {"ConvLSTM2D", make_layer_of<ConvLSTM<2>>},
+    {"ConvLSTM3D", make_layer_of<ConvLSTM<3>>},
     {"SimpleRNN", make_layer_of<SimpleRNN>},
     {"LSTM", make_layer_of<LSTM>},
     {"GRU", make_layer_of<GRU>},

@@ -145,6 +145,15 @@ def ids(shape, *stack):
     return keras.Model(inp, L.Dense(2)(x))
 
 
+CASES.update({
+    "ConvLSTM1D": lambda: seq((3, 6, 2), L.ConvLSTM1D(3, 3, padding="same")),
+    "ConvLSTM1D channels_first": lambda: seq((3, 2, 6), L.ConvLSTM1D(
+        2, 2, data_format="channels_first", return_sequences=True)),
+    "ConvLSTM2D": lambda: seq((3, 5, 5, 2), L.ConvLSTM2D(2, 3, strides=2)),
+    "ConvLSTM3D": lambda: seq((2, 4, 4, 3, 2), L.ConvLSTM3D(2, 2, return_sequences=True,
+                                                            dilation_rate=(1, 2, 1))),
+})
+
 BINS = [-0.5, 0.0, 0.5, 1.25]
 CASES.update({
     "CategoryEncoding multi_hot tokens": lambda: ids((4,), L.CategoryEncoding(8)),
