@@ -1,7 +1,7 @@
 // Keras 3's image preprocessing layers (keras/src/layers/preprocessing/image_preprocessing):
-// Resizing (bilinear or nearest, as JAX's image.resize computes them without antialiasing,
-// crop_to_aspect_ratio) and CenterCrop (a crop, or the crop to the aspect ratio then a
-// bilinear resize where the image is smaller, Keras' smart_resize), and the random
+// Resizing (each interpolation of Keras on JAX, as JAX's image.resize computes it, antialias,
+// crop_to_aspect_ratio and pad_to_aspect_ratio) and CenterCrop (a crop, or the crop to the aspect
+// ratio then a bilinear resize where the image is smaller, Keras' smart_resize), and the random
 // augmentations, which leave the images as they are in inference. A resize along an axis is
 // a constant (out, in) matrix of interpolation weights contracted with the image, so that its
 // gradient is the matrix' transpose.
@@ -11,6 +11,7 @@
 
 #include "core/api/api.h"
 #include "core/api/control.h"
+#include "core/api/padding_resize.h"
 #include "core/api/random.h"
 #include "core/model/graph_math.h"
 #include "core/model/layer_options.h"
@@ -19,29 +20,62 @@
 namespace kb::model {
 namespace {
 
-enum class Interp { bilinear, nearest };
+enum class Interp { nearest, bilinear, bicubic, lanczos3, lanczos5 };
 
-// The (out, in) weights of resizing an axis of `in` samples to `out` with half-pixel centers:
-// bilinear clamps at the edges; nearest takes floor((i + 0.5) * in / out).
-NodePtr resize_matrix(int64_t out, int64_t in, Interp how, DType dtype) {
+// JAX's kernels of image.resize (jax/_src/image/scale.py) at distance x >= 0 from a sample.
+double kernel_at(Interp how, double x) {
+  constexpr double pi = 3.14159265358979323846;
+  switch (how) {
+    case Interp::bicubic:  // Keys' cubic with a = -0.5
+      if (x >= 2) return 0;
+      if (x >= 1) return ((-0.5 * x + 2.5) * x - 4.0) * x + 2.0;
+      return ((1.5 * x - 2.5) * x) * x + 1.0;
+    case Interp::lanczos3:
+    case Interp::lanczos5: {
+      double r = how == Interp::lanczos3 ? 3 : 5;
+      if (x > r) return 0;
+      if (x <= 1e-3) return 1;
+      return r * std::sin(pi * x) * std::sin(pi * x / r) / (pi * pi * x * x);
+    }
+    default:  // bilinear: the triangle
+      return std::max(0.0, 1.0 - x);
+  }
+}
+
+// The (out, in) weights of resizing an axis of `in` samples to `out`, as JAX's image.resize
+// computes them: nearest takes floor((i + 0.5) * in / out); the kernels weigh each input by
+// its distance from the output's center (half-pixel), normalized to sum to 1 (so an edge
+// clamps), stretched by in / out when antialiasing a reduction.
+NodePtr resize_matrix(int64_t out, int64_t in, Interp how, bool antialias, DType dtype) {
   auto b = Buffer::make(DType::f64, {out, in});
   double* w = b->as<double>();
   std::fill(w, w + out * in, 0.0);
-  double scale = double(in) / double(out);
+  double inv_scale = double(in) / double(out);
+  double stretch = antialias ? std::max(inv_scale, 1.0) : 1.0;
   for (int64_t i = 0; i < out; ++i) {
-    double src = (double(i) + 0.5) * scale;
+    double center = (double(i) + 0.5) * inv_scale;
     if (how == Interp::nearest) {
-      w[i * in + std::min<int64_t>(in - 1, int64_t(std::floor(src)))] = 1.0;
+      w[i * in + std::min<int64_t>(in - 1, int64_t(std::floor(center)))] = 1.0;
       continue;
     }
-    src -= 0.5;
-    double lo = std::floor(src), t = src - lo;
-    int64_t a = std::clamp<int64_t>(int64_t(lo), 0, in - 1),
-            c = std::clamp<int64_t>(int64_t(lo) + 1, 0, in - 1);
-    w[i * in + a] += 1.0 - t;
-    w[i * in + c] += t;
+    double total = 0;
+    for (int64_t j = 0; j < in; ++j)
+      total += w[i * in + j] = kernel_at(how, std::abs(center - 0.5 - double(j)) / stretch);
+    for (int64_t j = 0; j < in; ++j)
+      w[i * in + j] = std::abs(total) > 1000 * 1.1920929e-7 ? w[i * in + j] / total : 0.0;
   }
   return api::constant(b, dtype, std::nullopt, "");
+}
+
+Interp interpolation_of(const Json& c, const std::string& where) {
+  std::string how = string_or(c, "interpolation", "bilinear", where);
+  if (how == "nearest") return Interp::nearest;
+  if (how == "bilinear") return Interp::bilinear;
+  if (how == "bicubic") return Interp::bicubic;
+  if (how == "lanczos3") return Interp::lanczos3;
+  if (how == "lanczos5") return Interp::lanczos5;
+  fail(Status::not_implemented, where, ": interpolation '", how,
+       "' (nearest, bilinear, bicubic, lanczos3 and lanczos5 are available: Keras' on JAX)");
 }
 
 struct ImageAxes {
@@ -67,10 +101,10 @@ NodePtr crop(const NodePtr& x, const ImageAxes& a, int64_t h0, int64_t h, int64_
 }
 
 // The image axis `axis` of x resized to `out` samples.
-NodePtr resize_axis(const NodePtr& x, int64_t axis, int64_t out, Interp how) {
+NodePtr resize_axis(const NodePtr& x, int64_t axis, int64_t out, Interp how, bool antialias) {
   int64_t in = x->shape().dims[size_t(axis)];
   if (in == out) return x;
-  return contract_axis(x, axis, resize_matrix(out, in, how, x->dtype()));
+  return contract_axis(x, axis, resize_matrix(out, in, how, antialias, x->dtype()));
 }
 
 // Keras' crop_to_aspect_ratio: the largest centered box of the target's aspect ratio.
@@ -81,8 +115,37 @@ NodePtr crop_to_aspect(const NodePtr& x, const ImageAxes& a, int64_t height, int
   return crop(x, a, int64_t(double(h - ch) / 2), ch, int64_t(double(w - cw) / 2), cw);
 }
 
-NodePtr resized(const NodePtr& x, const ImageAxes& a, int64_t height, int64_t width, Interp how) {
-  return resize_axis(resize_axis(x, a.height, height, how), a.width, width, how);
+// Keras' pad_to_aspect_ratio: fill_value bands, as wide on both sides, above and below (else
+// left and right) to the target's aspect ratio.
+NodePtr pad_to_aspect(const NodePtr& x, const ImageAxes& a, DataFormat f, int64_t height,
+                      int64_t width, double fill, const std::string& where) {
+  int64_t h = x->shape().dims[size_t(a.height)], w = x->shape().dims[size_t(a.width)];
+  int64_t rows = int64_t(double(std::max(h, int64_t(double(w * height) / width)) - h) / 2);
+  int64_t cols = int64_t(double(std::max(w, int64_t(double(h * width) / height)) - w) / 2);
+  if (rows > 0)
+    cols = 0;
+  else if (cols == 0)
+    return x;
+  check(x->rank() == 4, Status::not_implemented, where,
+        ": pad_to_aspect_ratio of unbatched images");
+  NodePtr padded = api::spatial_2d_padding(x, {rows, rows, cols, cols}, f);
+  if (fill == 0) return padded;
+  // + fill where the bands are: a constant of 1s there, broadcast over batch and channels.
+  Dims dims(4, 1);
+  int64_t ph = h + 2 * rows, pw = w + 2 * cols;
+  dims[size_t(a.height)] = ph, dims[size_t(a.width)] = pw;
+  auto band = Buffer::make(DType::f64, dims);
+  for (int64_t i = 0; i < ph; ++i)
+    for (int64_t j = 0; j < pw; ++j)
+      band->as<double>()[i * pw + j] =
+          i < rows || i >= rows + h || j < cols || j >= cols + w ? fill : 0.0;
+  return plus(padded, api::constant(band, x->dtype(), std::nullopt, ""));
+}
+
+NodePtr resized(const NodePtr& x, const ImageAxes& a, int64_t height, int64_t width, Interp how,
+                bool antialias = false) {
+  return resize_axis(resize_axis(x, a.height, height, how, antialias), a.width, width, how,
+                     antialias);
 }
 
 int64_t positive(const Json& c, const char* key, const std::string& where) {
@@ -99,29 +162,32 @@ class Resizing : public Layer {
         height_(positive(c, "height", where())),
         width_(positive(c, "width", where())),
         format_(data_format_of(c, where())),
-        crop_(bool_or(c, "crop_to_aspect_ratio", false, where())) {
-    std::string how = string_or(c, "interpolation", "bilinear", where());
-    check(how == "bilinear" || how == "nearest", Status::not_implemented, where(),
-          ": interpolation '", how, "' (bilinear and nearest are available)");
-    how_ = how == "nearest" ? Interp::nearest : Interp::bilinear;
-    check(!bool_or(c, "pad_to_aspect_ratio", false, where()), Status::not_implemented, where(),
-          ": pad_to_aspect_ratio");
-    check(!bool_or(c, "antialias", false, where()), Status::not_implemented, where(),
-          ": antialias");
+        crop_(bool_or(c, "crop_to_aspect_ratio", false, where())),
+        pad_(bool_or(c, "pad_to_aspect_ratio", false, where())),
+        antialias_(bool_or(c, "antialias", false, where())),
+        fill_(number_or(c, "fill_value", 0.0, where())),
+        how_(interpolation_of(c, where())) {
+    check(!(crop_ && pad_), Status::invalid_argument, where(),
+          ": crop_to_aspect_ratio and pad_to_aspect_ratio exclude each other");
+    std::string fill_mode = string_or(c, "fill_mode", "constant", where());
+    check(fill_mode == "constant", Status::not_implemented, where(), ": fill_mode '", fill_mode,
+          "' (Keras has constant only)");
   }
   Tensors call(const Tensors& inputs) override {
     NodePtr x = single(inputs);
     if (x->dtype() != dtype()) x = api::cast(x, dtype());
     ImageAxes a = image_axes(x, format_, where());
     if (crop_) x = crop_to_aspect(x, a, height_, width_);
-    return {resized(x, a, height_, width_, how_)};
+    if (pad_) x = pad_to_aspect(x, a, format_, height_, width_, fill_, where());
+    return {resized(x, a, height_, width_, how_, antialias_)};
   }
 
  private:
   int64_t height_, width_;
   DataFormat format_;
-  bool crop_;
-  Interp how_ = Interp::bilinear;
+  bool crop_, pad_, antialias_;
+  double fill_;
+  Interp how_;
 };
 
 class CenterCrop : public Layer {

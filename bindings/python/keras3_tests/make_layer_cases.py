@@ -234,6 +234,18 @@ CASES.update({
     "Resizing nearest": lambda: seq((5, 4, 2), L.Resizing(8, 3, interpolation="nearest")),
     "Resizing crop_to_aspect_ratio": lambda: seq((6, 9, 2), L.Resizing(
         4, 4, crop_to_aspect_ratio=True)),
+    "Resizing bicubic": lambda: seq((4, 9, 2), L.Resizing(7, 5, interpolation="bicubic")),
+    "Resizing lanczos3": lambda: seq((5, 9, 2), L.Resizing(8, 4, interpolation="lanczos3")),
+    "Resizing lanczos5": lambda: seq((11, 4, 2), L.Resizing(6, 7, interpolation="lanczos5")),
+    "Resizing bilinear antialias": lambda: seq((9, 7, 2), L.Resizing(4, 3, antialias=True)),
+    "Resizing bicubic antialias": lambda: seq((10, 12, 2), L.Resizing(
+        4, 5, interpolation="bicubic", antialias=True)),
+    "Resizing pad_to_aspect_ratio rows": lambda: seq((3, 8, 2), L.Resizing(
+        4, 4, pad_to_aspect_ratio=True, fill_value=0.5)),
+    "Resizing pad_to_aspect_ratio columns": lambda: seq((7, 3, 2), L.Resizing(
+        5, 4, pad_to_aspect_ratio=True)),
+    "Resizing pad_to_aspect_ratio channels_first": lambda: seq((2, 3, 8), L.Resizing(
+        4, 4, pad_to_aspect_ratio=True, fill_value=-1.0, data_format="channels_first")),
     "CenterCrop": lambda: seq((7, 6, 2), L.CenterCrop(4, 3)),
     "CenterCrop smaller": lambda: seq((3, 5, 2), L.CenterCrop(4, 4)),
 })
