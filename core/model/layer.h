@@ -96,8 +96,9 @@ class Layer {
   // The shapes of the outputs of its first application (model.summary shows them).
   const std::vector<Shape>& output_shapes() const { return output_shapes_; }
 
-  // Keras' layer.weights: the trainable weights, then the others, each in the order added.
-  std::vector<Weight> weights() const;
+  // Keras' layer.weights: the trainable weights, then the others, each in the order added (a
+  // layer whose Keras orders them otherwise says so).
+  virtual std::vector<Weight> weights() const;
   std::vector<NodePtr> trainable_variables() const;
   // Keras' layer.set_weights: one value per weight, of its shape; checked before any is set.
   void set_weights(const std::vector<std::shared_ptr<Buffer>>& values) const;
@@ -117,6 +118,9 @@ class Layer {
   // group ("query_dense/vars/0"); empty: vars/<i> (or the cell's or the wrapped layer's, by
   // the readers' general rule).
   virtual std::vector<std::string> keras3_weight_paths() const { return {}; }
+  // Further copies Keras 3 keeps of some of weights() (path below the layer's group, index in
+  // weights()): written with the file, not read (SpectralNormalization's kernel).
+  virtual std::vector<std::pair<std::string, size_t>> keras3_weight_copies() const { return {}; }
   // Why the layer cannot be trained through ("" when it can): a random augmentation whose
   // training transform the library does not draw (identity in predict and evaluate).
   virtual std::string training_refusal() const { return ""; }

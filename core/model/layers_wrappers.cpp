@@ -1,6 +1,9 @@
 // keras.layers.wrappers: TimeDistributed (the inner layer on every timestep, as one batch of
-// batch * timesteps rows) and Bidirectional (a recurrent layer forwards and backwards, merged).
+// batch * timesteps rows), Bidirectional (a recurrent layer forwards and backwards, merged)
+// and SpectralNormalization (the inner layer's kernel normalized in training).
+#include "core/api/control.h"
 #include "core/model/graph_math.h"
+#include "core/ops/substitute.h"
 #include "core/model/layer_options.h"
 #include "core/util/error.h"
 
@@ -123,9 +126,119 @@ class Bidirectional : public Layer {
   bool return_sequences_ = false, return_state_ = false, adopted_ = false;
 };
 
+// keras.layers.SpectralNormalization (Keras 3, tf.keras 2.13+): in training, the inner layer
+// computes with its kernel divided by the kernel's largest singular value, estimated by
+// power_iterations of a power iteration from vector_u, which keeps the estimate's vector. As
+// Keras 3 on JAX trains it: the gradient flows through the division into the kernel, which
+// the optimizer updates unnormalized (Keras' assignment of the normalized kernel is dropped
+// with the step's trainable state). In inference the inner layer runs on the kernel as it is.
+class SpectralNormalization : public Layer {
+ public:
+  explicit SpectralNormalization(const Json& c)
+      : Layer("SpectralNormalization", c),
+        inner_(inner_layer(c, where())),
+        iterations_(int_or(c, "power_iterations", 1, where())) {
+    check(iterations_ >= 1 && iterations_ <= 1000, Status::invalid_argument, where(),
+          ": power_iterations must be from 1 to 1000");
+  }
+  // Keras 3 tracks the kernel as the wrapper's own variable beside vector_u, before the inner
+  // layer's others; tf.keras lists the trainable weights first.
+  std::vector<Weight> weights() const override {
+    std::vector<Weight> all = Layer::weights();
+    if (rules() != KerasRules::keras3 || !vector_u_) return all;
+    std::vector<Weight> out(2);
+    for (const Weight& w : all)
+      if (w.variable == kernel_)
+        out[0] = w;
+      else if (w.variable == vector_u_)
+        out[1] = w;
+      else
+        out.push_back(w);
+    return out;
+  }
+  std::vector<std::string> keras3_weight_paths() const override {
+    std::vector<std::string> paths;
+    size_t inner = 0;
+    for (const Weight& w : weights())
+      if (w.variable == vector_u_)
+        paths.push_back("vars/1");
+      else
+        paths.push_back("layer/vars/" + std::to_string(inner_index(w.variable, inner)));
+    return paths;
+  }
+  std::vector<std::pair<std::string, size_t>> keras3_weight_copies() const override {
+    return {{"vars/0", 0}};
+  }
+  Tensors call(const Tensors& inputs) override {
+    const NodePtr& x = single(inputs);
+    Tensors ys = (*inner_)({x});
+    check(ys.size() == 1, Status::invalid_argument, where(), ": the inner layer gives ", ys.size(),
+          " outputs");
+    if (!vector_u_) adopt_inner();
+    NodePtr trained = substituted({ys[0]}, kernel_, normalized_kernel())[0];
+    NodePtr y = api::in_train_phase([&] { return trained; }, [&] { return ys[0]; }, nullptr,
+                                    std::nullopt, "SpectralNormalization");
+    return {y->dtype() == x->dtype() ? y : api::cast(y, x->dtype())};
+  }
+
+ private:
+  void adopt_inner() {
+    adopt(*inner_);
+    for (const Weight& w : inner_->weights())
+      for (std::string name : {"kernel", "embeddings"})
+        if (!kernel_ && (w.name == name || w.name.ends_with("/" + name))) kernel_ = w.variable;
+    check(kernel_ != nullptr, Status::invalid_argument, where(), ": ", inner_->where(),
+          " has no kernel nor embeddings");
+    check(kernel_->rank() >= 1 && kernel_->shape().dims.back() > 0, Status::shape, where(),
+          ": the kernel's last dim must be known");
+    Json truncated = {{"class_name", "TruncatedNormal"},
+                      {"config", {{"mean", 0.0}, {"stddev", 0.02}, {"seed", nullptr}}}};
+    vector_u_ = add_weight_initialized("vector_u", {1, kernel_->shape().dims.back()}, truncated,
+                                       nullptr, nullptr, false);
+  }
+  // The index of `v` among the inner layer's weights (`fallback` when it is not one).
+  size_t inner_index(const NodePtr& v, size_t fallback) const {
+    std::vector<Weight> ws = inner_->weights();
+    for (size_t i = 0; i < ws.size(); ++i)
+      if (ws[i].variable == v) return i;
+    return fallback;
+  }
+  // Keras' normalize(x, axis=None): x * min(rsqrt(sum(x^2)), 1 / epsilon).
+  static NodePtr unit(const NodePtr& x) {
+    NodePtr inv = divided(number(x, 1.0), api::sqrt(api::sum(api::square(x), std::nullopt, true)));
+    return times(x, smaller(inv, number(x, 1.0 / 1e-7)));
+  }
+  // kernel / sigma, sigma = v W u' after the power iteration (u and v held constant for the
+  // gradient), vector_u updated to its u; an all-zero kernel keeps both as they are.
+  NodePtr normalized_kernel() {
+    int64_t out = kernel_->shape().dims.back();
+    NodePtr w = api::reshape(kernel_, {-1, out});
+    NodePtr u = vector_u_, v;
+    for (int64_t i = 0; i < iterations_; ++i) {
+      v = unit(api::dot(u, api::transpose(w)));
+      u = unit(api::dot(v, w));
+    }
+    u = api::stop_gradient(u), v = api::stop_gradient(v);
+    NodePtr sigma = api::reshape(api::dot(api::dot(v, w), api::transpose(u)), {});
+    NodePtr zero = api::all(api::binary_op("equal", ops::Equal, kernel_, number(kernel_, 0.0)),
+                            std::nullopt, false);
+    updates_.push_back(
+        api::update(vector_u_, api::switch_(
+                                   zero, [&] { return vector_u_; }, [&] { return u; })));
+    NodePtr safe = api::switch_(
+        zero, [&] { return number(sigma, 1.0); }, [&] { return sigma; });
+    return divided(kernel_, safe);
+  }
+
+  std::shared_ptr<Layer> inner_;
+  int64_t iterations_;
+  NodePtr kernel_, vector_u_;
+};
+
 const LayerRegistrar rows[] = {
     {"TimeDistributed", make_layer_of<TimeDistributed>},
     {"Bidirectional", make_layer_of<Bidirectional>},
+    {"SpectralNormalization", make_layer_of<SpectralNormalization>},
 };
 
 }  // namespace

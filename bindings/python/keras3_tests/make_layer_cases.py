@@ -154,6 +154,12 @@ CASES.update({
                                                             dilation_rate=(1, 2, 1))),
 })
 
+CASES.update({
+    "SpectralNormalization Dense": lambda: seq((6,), L.SpectralNormalization(L.Dense(4))),
+    "SpectralNormalization Conv2D": lambda: seq((5, 5, 2), L.SpectralNormalization(
+        L.Conv2D(3, 3, activation="tanh"), power_iterations=3)),
+})
+
 BINS = [-0.5, 0.0, 0.5, 1.25]
 CASES.update({
     "CategoryEncoding multi_hot tokens": lambda: ids((4,), L.CategoryEncoding(8)),

@@ -155,6 +155,9 @@ void load_layers(const std::vector<std::shared_ptr<Layer>>& layers, const Hdf5Gr
     layer->set_weights(values);
     for (size_t i = 0; i < weights.size(); ++i)
       origin.weights.emplace_back(stored[i].path, weights[i].variable);
+    for (const auto& [copy, i] : layer->keras3_weight_copies())
+      if (i < weights.size())
+        origin.weights.emplace_back(path + "/" + name + "/" + copy, weights[i].variable);
   }
 }
 
@@ -261,6 +264,8 @@ void keras3_weight_paths(const std::vector<std::shared_ptr<Layer>>& layers, cons
     }
     std::vector<Weight> ws = layer->weights();
     std::vector<std::string> own = layer->keras3_weight_paths();
+    for (const auto& [copy, i] : layer->keras3_weight_copies())
+      if (i < ws.size()) out.emplace_back(path + "/" + copy, ws[i].variable);
     if (!own.empty()) {
       for (size_t i = 0; i < ws.size() && i < own.size(); ++i)
         out.emplace_back(path + "/" + own[i], ws[i].variable);
