@@ -2,7 +2,8 @@
 Keras 3 made (make_layer_cases.py) loads natively and predicts as Keras did (1e-5); where no
 layer draws random numbers, two epochs of fit give Keras' losses and weights (1e-4; a
 keras.applications model: one step, its updates within 10% of Keras'); an
-augmentation trains on other images, or refuses to.
+augmentation trains on other images, or refuses to. Each trained model is saved again, with
+what Keras 3 must find on loading it (OUT/saved, for read_archives.py).
 Usage: python check_layer_cases.py OUT [NAME...] (NAME: a file name without .keras)"""
 import os
 import sys
@@ -13,8 +14,7 @@ from kbackend import models
 from expected_arrays import arrays
 
 
-def check(out, name, expected):
-    native = models.load_model(os.path.join(out, name + ".keras"))
+def check(out, name, expected, native):
     xs, y = arrays(expected, name, "x"), expected[name + "/y"]
     np.testing.assert_allclose(native.predict(xs), expected[name + "/pred"], rtol=1e-5, atol=1e-5,
                                err_msg=name + ": predictions")
@@ -74,18 +74,37 @@ def rms(a):
     return float(np.sqrt(np.mean(np.square(a.astype(np.float64)))))
 
 
+def save_for_keras(saved, name, expected, native, again):
+    """The trained model saved as SAVED/NAME.keras for read_archives.py, with its predictions:
+    Keras 3 must load what kbackend writes of every layer. (Not the applications, whose
+    layers the other cases hold: Keras takes minutes to build them.)"""
+    if name + "/step_loss" in expected:
+        return
+    native.save(os.path.join(saved, name + ".keras"))
+    xs = arrays(expected, name, "x")
+    for i, x in enumerate(xs):
+        again[name + "/x%d" % i] = x
+    again[name + "/y0"] = expected[name + "/y"]
+    again[name + "/pred0"] = native.predict(xs)
+
+
 def main(out, names):
     expected = np.load(os.path.join(out, "expected.npz"))
     cases = sorted({k.split("/")[0] for k in expected})
-    failed = []
+    saved = os.path.join(out, "saved")
+    os.makedirs(saved, exist_ok=True)
+    again, failed = {}, []
     for name in cases:
         if names and name not in names:
             continue
         try:
-            print("%-45s %s as Keras 3" % (name, check(out, name, expected)))
+            native = models.load_model(os.path.join(out, name + ".keras"))
+            print("%-45s %s as Keras 3" % (name, check(out, name, expected, native)))
+            save_for_keras(saved, name, expected, native, again)
         except Exception as e:  # every case is reported, then the run fails
             failed.append(name)
             print("%-45s FAILED: %s" % (name, str(e).strip().splitlines()[0][:300]))
+    np.savez(os.path.join(saved, "expected.npz"), **again)
     if failed:
         sys.exit("%d of %d layer cases failed: %s" % (len(failed), len(cases), ", ".join(failed)))
     print("KBACKEND LOADS, PREDICTS AND TRAINS KERAS 3'S LAYERS")
