@@ -280,7 +280,10 @@ void Layer::adopt(const Layer& inner) {
                         inner.state_updates_.end());
 }
 
+NodePtr Layer::keras3_saved_value(size_t i) const { return weights().at(i).variable; }
+
 std::vector<Weight> Layer::weights() const {
+  if (weights_as_added_) return weights_;
   std::vector<Weight> out;
   for (const auto& w : weights_)
     if (w.trainable) out.push_back(w);

@@ -115,9 +115,11 @@ class Layer {
   // call takes tensors only in its first argument has none.
   virtual std::vector<std::string> tensor_parameters() const { return {}; }
   // Where Keras 3 keeps each of weights() in a .keras file's weights, below the layer's own
-  // group ("query_dense/vars/0"); empty: vars/<i> (or the cell's or the wrapped layer's, by
-  // the readers' general rule).
+  // group ("query_dense/vars/0"; "" for one it does not keep, zeros when a file is read); no
+  // paths: vars/<i> (or the cell's or the wrapped layer's, by the readers' general rule).
   virtual std::vector<std::string> keras3_weight_paths() const { return {}; }
+  // What Keras 3 keeps of weights()[i] (the weight itself; a LoRA layer's kernel merged).
+  virtual NodePtr keras3_saved_value(size_t i) const;
   // Further copies Keras 3 keeps of some of weights() (path below the layer's group, index in
   // weights()): written with the file, not read (SpectralNormalization's kernel).
   virtual std::vector<std::pair<std::string, size_t>> keras3_weight_copies() const { return {}; }
@@ -164,6 +166,9 @@ class Layer {
   DType dtype() const { return dtype_; }
   Tensors losses_, updates_, state_updates_;
   std::string where_;
+  // weights() in the order added, trainable or not (Keras 3 lists a LoRA layer's frozen kernel
+  // where it was made).
+  bool weights_as_added_ = false;
 
  private:
   // A weight's first value: zeros for a file's weights, else its initializer's (counted

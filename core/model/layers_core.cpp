@@ -6,6 +6,7 @@
 #include "core/api/random.h"
 #include "core/model/activations.h"
 #include "core/model/layer_options.h"
+#include "core/model/lora.h"
 #include "core/ops/build.h"
 #include "core/util/error.h"
 
@@ -25,21 +26,39 @@ class Dense : public Layer {
   explicit Dense(const Json& c)
       : Layer("Dense", c),
         units_(int_or(c, "units", -1, where())),
-        use_bias_(bool_or(c, "use_bias", true, where())) {
+        use_bias_(bool_or(c, "use_bias", true, where())),
+        lora_(Lora::of(c, "kernel_constraint", where())) {
     check(units_ > 0, Status::invalid_argument, where(), ": units must be a positive integer");
+    weights_as_added_ = lora_.enabled();
   }
   bool supports_masking() const override { return true; }
   void build(const std::vector<Shape>& shapes) override {
     check(shapes.size() == 1 && shapes[0].rank() >= 2 && shapes[0].dims.back() > 0, Status::shape,
           where(), ": needs an input of rank 2 or more with its last dim known");
-    kernel_ = add_weight("kernel", {shapes[0].dims.back(), units_}, "kernel_initializer",
-                         "kernel_regularizer", "kernel_constraint");
+    int64_t in = shapes[0].dims.back();
+    kernel_ = add_weight("kernel", {in, units_}, "kernel_initializer", "kernel_regularizer",
+                         "kernel_constraint", !lora_.enabled());
     if (use_bias_)
       bias_ =
           add_weight("bias", {units_}, "bias_initializer", "bias_regularizer", "bias_constraint");
+    if (lora_.enabled()) {
+      lora_.a = add_weight_initialized("lora_kernel_a", {in, lora_.rank}, Lora::a_initializer(),
+                                       "kernel_regularizer", nullptr, true);
+      lora_.b = add_weight_initialized("lora_kernel_b", {lora_.rank, units_}, Lora::b_initializer(),
+                                       "kernel_regularizer", nullptr, true);
+    }
+  }
+  // Keras 3 keeps the kernel merged with its LoRA, and the bias.
+  std::vector<std::string> keras3_weight_paths() const override {
+    if (!lora_.enabled()) return {};
+    return use_bias_ ? std::vector<std::string>{"vars/0", "vars/1", "", ""}
+                     : std::vector<std::string>{"vars/0", "", ""};
+  }
+  NodePtr keras3_saved_value(size_t i) const override {
+    return i == 0 && lora_.enabled() ? lora_.merged(kernel_) : Layer::keras3_saved_value(i);
   }
   Tensors call(const Tensors& inputs) override {
-    NodePtr y = api::dot(single(inputs), kernel_);
+    NodePtr y = api::dot(single(inputs), lora_.merged(kernel_));
     if (use_bias_) y = api::bias_add(y, bias_, DataFormat::channels_last);
     return {activate(config().value("activation", Json()), y, where(), rules())};
   }
@@ -47,6 +66,7 @@ class Dense : public Layer {
  private:
   int64_t units_;
   bool use_bias_;
+  Lora lora_;
   NodePtr kernel_, bias_;
 };
 

@@ -229,3 +229,32 @@ def test_categorical_layers_compute_and_refuse_clearly():
     with pytest.raises(NotImplementedError, match="StringLookup is not available: it looks "
                                                   "strings up"):
         models.model_from_json(_one_layer("StringLookup", {}))
+
+
+def test_lora_computes_with_the_merged_kernel_and_saves_it(tmp_path):
+    """Keras 3's LoRA (lora_rank, lora_alpha): Dense computes with kernel + alpha / rank * a @ b
+    (NumPy here), the kernel frozen and the factors trained; the archive keeps the kernel merged
+    and no factor, so the model read back predicts the same with zero factors."""
+    model = models.model_from_json(_one_layer("Dense", {"units": 3, "lora_rank": 2,
+                                                       "lora_alpha": 4.0}, (5,), "float32"))
+    rng = np.random.RandomState(3)
+    kernel, bias = rng.randn(5, 3), rng.randn(3)
+    a, b = rng.randn(5, 2), rng.randn(2, 3)
+    model.set_weights([w.astype(np.float32) for w in (kernel, bias, a, b)])
+    x = rng.randn(4, 5).astype(np.float32)
+    merged = kernel + 2.0 * a @ b
+    np.testing.assert_allclose(model.predict(x), x @ merged + bias, rtol=1e-5, atol=1e-5)
+    model.compile("sgd", "mse")
+    model.train_on_batch(x, np.zeros((4, 3), np.float32))
+    after = model.get_weights()
+    np.testing.assert_array_equal(after[0], kernel.astype(np.float32))  # frozen
+    assert np.abs(after[2] - a).max() > 1e-4 and np.abs(after[3] - b).max() > 1e-4
+    path = str(tmp_path / "lora.keras")
+    model.save(path)
+    again = models.load_model(path)
+    np.testing.assert_allclose(again.predict(x), model.predict(x), rtol=1e-5, atol=1e-6)
+    loaded = again.get_weights()
+    assert not loaded[2].any() and not loaded[3].any()
+    with pytest.raises(ValueError, match="kernel_constraint"):
+        models.model_from_json(_one_layer("Dense", {"units": 3, "lora_rank": 2,
+                                                   "kernel_constraint": "non_neg"}))

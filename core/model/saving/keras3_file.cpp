@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <optional>
 
@@ -117,6 +118,10 @@ void load_layers(const std::vector<std::shared_ptr<Layer>>& layers, const Hdf5Gr
       std::vector<std::string> own = layer->keras3_weight_paths();
       if (!own.empty()) {
         for (const auto& p : own) {
+          if (p.empty()) {  // not in the file: zeros
+            stored.push_back({g, "", ""});
+            continue;
+          }
           Hdf5Group at = g;
           size_t start = 0;
           for (size_t slash; (slash = p.find('/', start)) != std::string::npos; start = slash + 1) {
@@ -145,6 +150,12 @@ void load_layers(const std::vector<std::shared_ptr<Layer>>& layers, const Hdf5Gr
     std::vector<std::shared_ptr<Buffer>> values;
     for (size_t i = 0; i < stored.size(); ++i) {
       const StoredVariable& v = stored[i];
+      if (v.name.empty()) {
+        auto zeros = Buffer::make(weights[i].variable->dtype(), weights[i].variable->shape().dims);
+        std::memset(zeros->data(), 0, zeros->nbytes());
+        values.push_back(zeros);
+        continue;
+      }
       Dims dims = v.group.dataset_dims(v.name);
       check(dims == weights[i].variable->shape().dims, Status::shape, v.group.where(), "/", v.name,
             ": shape ", dims_str(dims), " for weight '", weights[i].name, "' of ", layer->where(),
@@ -154,7 +165,8 @@ void load_layers(const std::vector<std::shared_ptr<Layer>>& layers, const Hdf5Gr
     if (values.empty()) continue;
     layer->set_weights(values);
     for (size_t i = 0; i < weights.size(); ++i)
-      origin.weights.emplace_back(stored[i].path, weights[i].variable);
+      if (!stored[i].path.empty())
+        origin.weights.emplace_back(stored[i].path, layer->keras3_saved_value(i));
     for (const auto& [copy, i] : layer->keras3_weight_copies())
       if (i < weights.size())
         origin.weights.emplace_back(path + "/" + name + "/" + copy, weights[i].variable);
@@ -268,7 +280,7 @@ void keras3_weight_paths(const std::vector<std::shared_ptr<Layer>>& layers, cons
       if (i < ws.size()) out.emplace_back(path + "/" + copy, ws[i].variable);
     if (!own.empty()) {
       for (size_t i = 0; i < ws.size() && i < own.size(); ++i)
-        out.emplace_back(path + "/" + own[i], ws[i].variable);
+        if (!own[i].empty()) out.emplace_back(path + "/" + own[i], layer->keras3_saved_value(i));
       continue;
     }
     const std::string& cls = layer->class_name();

@@ -1,0 +1,29 @@
+// Keras 3's LoRA of a kernel (Dense and Embedding: lora_rank, lora_alpha): the kernel frozen,
+// trained through two factors, `kernel + (alpha / rank) * a @ b`, a (rows, rank) drawn
+// he_uniform and b (rank, cols) zeros. Keras' archives keep the kernel merged and neither
+// factor, both zeros once a file is read.
+#pragma once
+#include <string>
+
+#include "core/model/json.h"
+#include "core/graph/node.h"
+
+namespace kb::model {
+
+struct Lora {
+  int64_t rank = 0;  // 0: none
+  double alpha = 0;
+  NodePtr a, b;
+
+  // The config's lora_rank and lora_alpha (alpha defaults to the rank); `constraint_key`, the
+  // kernel's constraint, must be absent (Keras refuses both).
+  static Lora of(const Json& config, const char* constraint_key, const std::string& where);
+  bool enabled() const { return rank > 0; }
+  // The factors' initializers.
+  static Json a_initializer();
+  static Json b_initializer();
+  // The kernel the layer computes with (and Keras 3 saves).
+  NodePtr merged(const NodePtr& kernel) const;
+};
+
+}  // namespace kb::model
