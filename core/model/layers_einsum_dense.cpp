@@ -6,6 +6,7 @@
 #include "core/model/activations.h"
 #include "core/model/graph_math.h"
 #include "core/model/layer_options.h"
+#include "core/model/lora.h"
 #include "core/util/error.h"
 
 namespace kb::model {
@@ -110,9 +111,10 @@ EinsumShapes einsum_dense_shapes(const std::string& equation, const Json& bias_a
 class EinsumDense : public Layer {
  public:
   explicit EinsumDense(const Json& c)
-      : Layer("EinsumDense", c), equation_(required_string(c, "equation", where())) {
-    check(!c.contains("lora_rank") || c["lora_rank"].is_null() || c["lora_rank"] == 0,
-          Status::not_implemented, where(), ": LoRA weights (lora_rank)");
+      : Layer("EinsumDense", c),
+        equation_(required_string(c, "equation", where())),
+        lora_(Lora::of(c, "kernel_constraint", where())) {
+    weights_as_added_ = lora_.enabled();
     check(!c.contains("quantization_config") || c["quantization_config"].is_null(),
           Status::not_implemented, where(), ": a quantized kernel");
   }
@@ -123,18 +125,36 @@ class EinsumDense : public Layer {
         einsum_dense_shapes(equation_, config().value("bias_axes", Json()), shapes[0].dims,
                             config().value("output_shape", Json()), where());
     kernel_ = add_weight("kernel", s.kernel, "kernel_initializer", "kernel_regularizer",
-                         "kernel_constraint");
+                         "kernel_constraint", !lora_.enabled());
     if (s.has_bias)
       bias_ = add_weight("bias", s.bias, "bias_initializer", "bias_regularizer", "bias_constraint");
+    if (lora_.enabled()) {  // a: the kernel's shape but the last dim, then the rank
+      Dims a(s.kernel.begin(), s.kernel.end() - 1);
+      a.push_back(lora_.rank);
+      lora_.a = add_weight_initialized("lora_kernel_a", a, Lora::a_initializer(),
+                                       "kernel_regularizer", nullptr, true);
+      lora_.b = add_weight_initialized("lora_kernel_b", {lora_.rank, s.kernel.back()},
+                                       Lora::b_initializer(), "kernel_regularizer", nullptr, true);
+    }
+  }
+  // Keras 3 keeps the kernel merged with its LoRA, and the bias.
+  std::vector<std::string> keras3_weight_paths() const override {
+    if (!lora_.enabled()) return {};
+    return bias_ ? std::vector<std::string>{"vars/0", "vars/1", "", ""}
+                 : std::vector<std::string>{"vars/0", "", ""};
+  }
+  NodePtr keras3_saved_value(size_t i) const override {
+    return i == 0 && lora_.enabled() ? lora_.merged(kernel_) : Layer::keras3_saved_value(i);
   }
   Tensors call(const Tensors& inputs) override {
-    NodePtr y = api::einsum(equation_, {single(inputs), kernel_});
+    NodePtr y = api::einsum(equation_, {single(inputs), lora_.merged(kernel_)});
     if (bias_) y = plus(y, bias_);
     return {activate(config().value("activation", Json()), y, where(), rules())};
   }
 
  private:
   std::string equation_;
+  Lora lora_;
   NodePtr kernel_, bias_;
 };
 

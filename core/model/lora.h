@@ -1,7 +1,7 @@
-// Keras 3's LoRA of a kernel (Dense and Embedding: lora_rank, lora_alpha): the kernel frozen,
-// trained through two factors, `kernel + (alpha / rank) * a @ b`, a (rows, rank) drawn
-// he_uniform and b (rank, cols) zeros. Keras' archives keep the kernel merged and neither
-// factor, both zeros once a file is read.
+// Keras 3's LoRA of a kernel (Dense, EinsumDense, Embedding: lora_rank, lora_alpha): the kernel
+// frozen, trained through two factors, `kernel + (alpha / rank) * a @ b`, a (the kernel's
+// shape but its last dim, then the rank) drawn he_uniform and b (rank, last dim) zeros. Keras'
+// archives keep the kernel merged and neither factor, both zeros once a file is read.
 #pragma once
 #include <string>
 

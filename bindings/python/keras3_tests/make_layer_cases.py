@@ -165,6 +165,8 @@ CASES.update({
 CASES.update({
     "Dense LoRA": lambda: seq((6,), L.Dense(5, lora_rank=2, activation="tanh")),
     "Embedding LoRA tokens": lambda: ids((6,), L.Embedding(10, 4, lora_rank=3, lora_alpha=6.0)),
+    "EinsumDense LoRA": lambda: seq((3, 4), L.EinsumDense("abc,cde->abde", (3, 2, 5),
+                                                          bias_axes="de", lora_rank=2)),
 })
 
 BINS = [-0.5, 0.0, 0.5, 1.25]

@@ -258,3 +258,12 @@ def test_lora_computes_with_the_merged_kernel_and_saves_it(tmp_path):
     with pytest.raises(ValueError, match="kernel_constraint"):
         models.model_from_json(_one_layer("Dense", {"units": 3, "lora_rank": 2,
                                                    "kernel_constraint": "non_neg"}))
+    # EinsumDense's a has the kernel's shape but its last dim (then the rank).
+    einsum = models.model_from_json(_one_layer("EinsumDense", {
+        "equation": "abc,cde->abde", "output_shape": [3, 2, 5], "lora_rank": 2}, (3, 4),
+        "float32"))
+    kernel, a, b = rng.randn(4, 2, 5), rng.randn(4, 2, 2), rng.randn(2, 5)
+    einsum.set_weights([w.astype(np.float32) for w in (kernel, a, b)])
+    x = rng.randn(2, 3, 4).astype(np.float32)
+    np.testing.assert_allclose(einsum.predict(x), np.einsum("abc,cde->abde", x, kernel + a @ b),
+                               rtol=1e-5, atol=1e-5)
