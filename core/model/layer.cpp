@@ -262,7 +262,7 @@ NodePtr Layer::attach_weight(const std::string& name, const std::shared_ptr<Buff
   NodePtr v = api::variable(value, dtype, var_name);
   Json constraint =
       constraint_key && config_.contains(constraint_key) ? config_[constraint_key] : Json();
-  weights_.push_back({var_name, v, trainable && trainable_, constraint});
+  weights_.push_back({var_name, v, trainable && trainable_, constraint, name});
   if (regularizer_key && config_.contains(regularizer_key))
     if (NodePtr term = regularization(config_[regularizer_key], v, where_)) losses_.push_back(term);
   return v;

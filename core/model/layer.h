@@ -36,7 +36,8 @@ struct Weight {
   std::string name;  // Keras' weight name: "dense_1/kernel"
   NodePtr variable;
   bool trainable = true;
-  Json constraint;  // Keras' kernel_constraint...: null for none
+  Json constraint;   // Keras' kernel_constraint...: null for none
+  std::string role;  // the name its layer gave it ("kernel"; `name` is unique in the session)
 };
 
 // What the weights of a model being built may take: while one is in scope on the thread, each

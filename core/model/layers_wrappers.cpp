@@ -184,9 +184,9 @@ class SpectralNormalization : public Layer {
  private:
   void adopt_inner() {
     adopt(*inner_);
-    for (const Weight& w : inner_->weights())
-      for (std::string name : {"kernel", "embeddings"})
-        if (!kernel_ && (w.name == name || w.name.ends_with("/" + name))) kernel_ = w.variable;
+    for (const char* role : {"kernel", "embeddings"})
+      for (const Weight& w : inner_->weights())
+        if (!kernel_ && w.role == role) kernel_ = w.variable;
     check(kernel_ != nullptr, Status::invalid_argument, where(), ": ", inner_->where(),
           " has no kernel nor embeddings");
     check(kernel_->rank() >= 1 && kernel_->shape().dims.back() > 0, Status::shape, where(),

@@ -267,3 +267,21 @@ def test_lora_computes_with_the_merged_kernel_and_saves_it(tmp_path):
     x = rng.randn(2, 3, 4).astype(np.float32)
     np.testing.assert_allclose(einsum.predict(x), np.einsum("abc,cde->abde", x, kernel + a @ b),
                                rtol=1e-5, atol=1e-5)
+
+
+def test_spectral_normalization_finds_its_kernel_in_every_model(tmp_path):
+    """The wrapper finds the inner layer's kernel by the name the layer gives it, whatever name
+    the session made unique (the second model's kernel is another 'kernel'); HDF5 round trip."""
+    config = _one_layer("SpectralNormalization", {
+        "layer": {"class_name": "Dense", "config": {"name": "d", "units": 3}},
+        "power_iterations": 2}, (4,), "float32")
+    first, second = models.model_from_json(config), models.model_from_json(config)
+    x = np.random.RandomState(1).randn(2, 4).astype(np.float32)
+    kernel = second.get_weights()[0]
+    np.testing.assert_allclose(second.predict(x), x @ kernel, rtol=1e-5, atol=1e-6)
+    path = str(tmp_path / "spectral.h5")
+    second.save(path)
+    again = models.load_model(path)
+    for a, b in zip(again.get_weights(), second.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    assert len(first.get_weights()) == 3  # kernel, bias, vector_u (tf.keras' order here)
