@@ -158,12 +158,9 @@ class SpectralNormalization : public Layer {
   }
   std::vector<std::string> keras3_weight_paths() const override {
     std::vector<std::string> paths;
-    size_t inner = 0;
     for (const Weight& w : weights())
-      if (w.variable == vector_u_)
-        paths.push_back("vars/1");
-      else
-        paths.push_back("layer/vars/" + std::to_string(inner_index(w.variable, inner)));
+      paths.push_back(w.variable == vector_u_ ? "vars/1"
+                                              : "layer/vars/" + std::to_string(inner_index(w)));
     return paths;
   }
   std::vector<std::pair<std::string, size_t>> keras3_weight_copies() const override {
@@ -196,12 +193,12 @@ class SpectralNormalization : public Layer {
     vector_u_ = add_weight_initialized("vector_u", {1, kernel_->shape().dims.back()}, truncated,
                                        nullptr, nullptr, false);
   }
-  // The index of `v` among the inner layer's weights (`fallback` when it is not one).
-  size_t inner_index(const NodePtr& v, size_t fallback) const {
+  // The index of one of the inner layer's weights among them.
+  size_t inner_index(const Weight& w) const {
     std::vector<Weight> ws = inner_->weights();
-    for (size_t i = 0; i < ws.size(); ++i)
-      if (ws[i].variable == v) return i;
-    return fallback;
+    size_t i = 0;
+    while (i < ws.size() && ws[i].variable != w.variable) ++i;
+    return i;
   }
   // Keras' normalize(x, axis=None): x * min(rsqrt(sum(x^2)), 1 / epsilon).
   static NodePtr unit(const NodePtr& x) {
