@@ -50,9 +50,7 @@ class Dense : public Layer {
   }
   // Keras 3 keeps the kernel merged with its LoRA, and the bias.
   std::vector<std::string> keras3_weight_paths() const override {
-    if (!lora_.enabled()) return {};
-    return use_bias_ ? std::vector<std::string>{"vars/0", "vars/1", "", ""}
-                     : std::vector<std::string>{"vars/0", "", ""};
+    return lora_.keras3_paths(use_bias_);
   }
   NodePtr keras3_saved_value(size_t i) const override {
     return i == 0 && lora_.enabled() ? lora_.merged(kernel_) : Layer::keras3_saved_value(i);

@@ -22,8 +22,7 @@ class Embedding : public Layer {
   }
   // Keras 3 keeps the table merged with its LoRA.
   std::vector<std::string> keras3_weight_paths() const override {
-    if (!lora_.enabled()) return {};
-    return {"vars/0", "", ""};
+    return lora_.keras3_paths(false);
   }
   NodePtr keras3_saved_value(size_t i) const override {
     return i == 0 && lora_.enabled() ? lora_.merged(table_) : Layer::keras3_saved_value(i);

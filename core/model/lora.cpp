@@ -31,4 +31,10 @@ NodePtr Lora::merged(const NodePtr& kernel) const {
   return plus(kernel, times(number(delta, alpha / double(rank)), delta));
 }
 
+std::vector<std::string> Lora::keras3_paths(bool bias) const {
+  if (!enabled()) return {};
+  if (bias) return {"vars/0", "vars/1", "", ""};
+  return {"vars/0", "", ""};
+}
+
 }  // namespace kb::model

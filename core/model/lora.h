@@ -4,6 +4,7 @@
 // archives keep the kernel merged and neither factor, both zeros once a file is read.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "core/model/json.h"
 #include "core/graph/node.h"
@@ -24,6 +25,9 @@ struct Lora {
   static Json b_initializer();
   // The kernel the layer computes with (and Keras 3 saves).
   NodePtr merged(const NodePtr& kernel) const;
+  // Where Keras 3 keeps the weights of a layer listed as kernel, bias (`bias`), a, b: the merged
+  // kernel and the bias at vars/0 and vars/1, neither factor; none without LoRA.
+  std::vector<std::string> keras3_paths(bool bias) const;
 };
 
 }  // namespace kb::model
