@@ -22,4 +22,11 @@ api::Padding padding_of(const Json& config, const std::string& where) {
   return api::Padding::causal;
 }
 
+NodePtr convolution(const NodePtr& x, const NodePtr& kernel, const Dims& strides,
+                    api::Padding padding, DataFormat format, const Dims& dilation) {
+  if (strides.size() == 1) return api::conv1d(x, kernel, strides[0], padding, format, dilation[0]);
+  if (strides.size() == 2) return api::conv2d(x, kernel, strides, padding, format, dilation);
+  return api::conv3d(x, kernel, strides, padding, format, dilation);
+}
+
 }  // namespace kb::model

@@ -17,6 +17,10 @@ inline DataFormat data_format_of(const Json& config, int rank, const std::string
 }
 // "valid", "same" or "causal".
 api::Padding padding_of(const Json& config, const std::string& where);
+// x convolved with kernel over as many spatial dims as `strides` has (1 to 3), as Keras 3's
+// ops.conv: conv1d, conv2d or conv3d.
+NodePtr convolution(const NodePtr& x, const NodePtr& kernel, const Dims& strides,
+                    api::Padding padding, DataFormat format, const Dims& dilation);
 // The axis of the channels for inputs of `rank` (1 or rank - 1).
 inline int64_t channel_axis(DataFormat f, int64_t rank) {
   return f == DataFormat::channels_first ? 1 : rank - 1;

@@ -85,9 +85,7 @@ class Conv : public Layer {
     return api::concatenate(parts, axis);
   }
   NodePtr convolve_with(const NodePtr& x, const NodePtr& kernel) const {
-    if (rank_ == 1) return api::conv1d(x, kernel, strides_[0], padding_, format_, dilation_[0]);
-    if (rank_ == 2) return api::conv2d(x, kernel, strides_, padding_, format_, dilation_);
-    return api::conv3d(x, kernel, strides_, padding_, format_, dilation_);
+    return convolution(x, kernel, strides_, padding_, format_, dilation_);
   }
   int rank_;
   int64_t filters_;

@@ -382,19 +382,13 @@ class ConvLSTM : public Recurrent {
     size.back() = units_;
     return api::slice(k, start, size);
   }
-  NodePtr conv(const NodePtr& x, const NodePtr& w, const std::vector<int64_t>& strides,
-               api::Padding padding, const std::vector<int64_t>& dilation) const {
-    if (Rank == 1) return api::conv1d(x, w, strides[0], padding, format_, dilation[0]);
-    if (Rank == 2) return api::conv2d(x, w, strides, padding, format_, dilation);
-    return api::conv3d(x, w, strides, padding, format_, dilation);
-  }
   NodePtr input_conv(const NodePtr& x, const NodePtr& w, const NodePtr& b) const {
-    NodePtr y = conv(x, w, strides_, padding_, dilation_rate_);
+    NodePtr y = convolution(x, w, strides_, padding_, format_, dilation_rate_);
     return b ? api::bias_add(y, b, format_) : y;
   }
   NodePtr recurrent_conv(const NodePtr& h, const NodePtr& w) const {
     std::vector<int64_t> ones(static_cast<size_t>(Rank), 1);
-    return conv(h, w, ones, api::Padding::same, ones);
+    return convolution(h, w, ones, api::Padding::same, format_, ones);
   }
   // ConvRNN2D.get_initial_state: the inputs summed over time, convolved with a zero kernel.
   Tensors zero_states(const NodePtr& x) override {
