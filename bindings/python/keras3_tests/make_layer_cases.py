@@ -21,9 +21,9 @@ L = keras.layers
 warnings.filterwarnings("ignore", category=UserWarning)
 
 
-def seq(shape, *stack):
-    """Input(shape) -> stack -> Flatten (when needed) -> Dense(2)."""
-    x = inp = keras.Input(shape)
+def seq(shape, *stack, dtype=None):
+    """Input(shape, dtype) -> stack -> Flatten (when needed) -> Dense(2)."""
+    x = inp = keras.Input(shape, dtype=dtype)
     for layer in stack:
         x = layer(x)
     if len(x.shape) > 2:
@@ -137,12 +137,7 @@ CASES.update({
 
 def ids(shape, *stack):
     """seq() on an int32 Input: the ids of the tokens generator, some past the layer's range."""
-    x = inp = keras.Input(shape, dtype="int32")
-    for layer in stack:
-        x = layer(x)
-    if len(x.shape) > 2:
-        x = L.Flatten()(x)
-    return keras.Model(inp, L.Dense(2)(x))
+    return seq(shape, *stack, dtype="int32")
 
 
 CASES.update({
