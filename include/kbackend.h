@@ -123,6 +123,49 @@ KB_API void kb_tensor_list_release(kb_tensor_list* list);
 /* A new list holding (retained) references to n tensors. */
 KB_API kb_status kb_tensor_list_new(kb_tensor* const* items, size_t n, kb_tensor_list** out);
 
+/* ---- DLPack: tensors shared with other libraries, without copying -----------------------
+ * DLPack 1.x (github.com/dmlc/dlpack; include its dlpack.h for the structs' fields): the
+ * versioned DLManagedTensorVersioned, and the older DLManagedTensor for consumers that need it.
+ * Out (kb_tensor_to_dlpack*): the tensor's value (evaluated if it is not a constant or variable)
+ * in host memory (kDLCPU), row-major with its strides written, byte_offset 0. The caller owns
+ * the managed tensor and calls its deleter once, from any thread; the memory stays valid until
+ * then, whatever happens to the tensor, and kbackend never writes it (an update or set_value
+ * gives a variable new memory). A constant's value is marked read-only (plans fold constants);
+ * writing a variable's lent value changes the variable (a data race while a function reads it).
+ * KB_DLPACK_COPY_ALWAYS lends a copy instead (flagged DLPACK_FLAG_BITMASK_IS_COPIED).
+ * In (kb_tensor_from_dlpack*): a constant over the producer's memory, which kbackend never
+ * writes. It takes float16/32/64, bfloat16, int8/16/32/64, uint8 and bool (one byte, 0 or 1)
+ * with one lane, in host memory (kDLCPU, kDLCUDAHost, kDLCUDAManaged), DLPack major version
+ * 1, at most 64 dims. Strides other than row-major compact ones, or data not aligned to its
+ * element size, are read through a copy where `copy` allows one (else KB_ERROR_INVALID_ARGUMENT).
+ * On success the library owns the managed tensor: it calls its deleter when the last reference
+ * to the memory goes (the tensor, the functions and values that use it), from whichever thread
+ * drops it, or before returning when it copied; the producer keeps the memory alive and
+ * unchanged while a function reads it. On failure the managed tensor is left as it was, the
+ * caller's. Compiled functions read such a tensor as an input without copying it. */
+typedef struct DLManagedTensor DLManagedTensor; /**< DLPack's unversioned struct */
+typedef struct DLManagedTensorVersioned DLManagedTensorVersioned; /**< DLPack 1.x's struct */
+/** Whether a DLPack exchange copies the data. */
+typedef enum kb_dlpack_copy {
+  KB_DLPACK_COPY_NEVER = 0,     /**< share the memory; refuse what cannot be shared */
+  KB_DLPACK_COPY_IF_NEEDED = 1, /**< share the memory where it can be, else copy */
+  KB_DLPACK_COPY_ALWAYS = 2,    /**< copy */
+  KB_DLPACK_COPY_FORCE_INT32_MIN = -2147483647 - 1, /**< keeps the type int32-wide */
+  KB_DLPACK_COPY_FORCE_INT32_MAX = 2147483647
+} kb_dlpack_copy;
+KB_API kb_status kb_tensor_to_dlpack(kb_tensor* t, kb_dlpack_copy copy,
+                                     DLManagedTensorVersioned** out);
+KB_API kb_status kb_tensor_to_dlpack_unversioned(kb_tensor* t, kb_dlpack_copy copy,
+                                                 DLManagedTensor** out);
+KB_API kb_status kb_tensor_from_dlpack(DLManagedTensorVersioned* managed, kb_dlpack_copy copy,
+                                       kb_tensor** out);
+KB_API kb_status kb_tensor_from_dlpack_unversioned(DLManagedTensor* managed, kb_dlpack_copy copy,
+                                                   kb_tensor** out);
+/* Calls a managed tensor's deleter (NULL-safe): for a program that received one and will not
+ * hand it on, in a language that cannot call a C function pointer itself. */
+KB_API void kb_dlpack_release(DLManagedTensorVersioned* managed);
+KB_API void kb_dlpack_release_unversioned(DLManagedTensor* managed);
+
 /* ---- config ------------------------------------------------------------------------------ */
 KB_API const char* kb_backend(void); /* "kbackend" */
 KB_API kb_status kb_epsilon(double* out);

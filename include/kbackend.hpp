@@ -120,6 +120,12 @@ enum class Training : int32_t {
   false_ = KB_TRAINING_FALSE,
   true_ = KB_TRAINING_TRUE,
 };
+/// Whether a DLPack exchange copies the data (kb_dlpack_copy).
+enum class DLPackCopy : int32_t {
+  never = KB_DLPACK_COPY_NEVER,
+  if_needed = KB_DLPACK_COPY_IF_NEEDED,
+  always = KB_DLPACK_COPY_ALWAYS,
+};
 
 inline kb_data_type to_c(DType d) noexcept { return static_cast<kb_data_type>(d); }
 inline kb_data_format to_c(DataFormat f) noexcept { return static_cast<kb_data_format>(f); }
@@ -128,6 +134,7 @@ inline kb_padding to_c(Padding p) noexcept { return static_cast<kb_padding>(p); 
 inline kb_pool_mode to_c(PoolMode m) noexcept { return static_cast<kb_pool_mode>(m); }
 inline kb_interpolation to_c(Interpolation i) noexcept { return static_cast<kb_interpolation>(i); }
 inline kb_device_kind to_c(Device d) noexcept { return static_cast<kb_device_kind>(d); }
+inline kb_dlpack_copy to_c(DLPackCopy c) noexcept { return static_cast<kb_dlpack_copy>(c); }
 inline kb_reduce_op to_c(Reduce r) noexcept { return static_cast<kb_reduce_op>(r); }
 inline kb_training to_c(Training t) noexcept { return static_cast<kb_training>(t); }
 
@@ -202,7 +209,17 @@ class Tensor;
 namespace detail {
 template <class F>
 Tensor out_tensor(F&& f);
+struct DLPackRelease {
+  void operator()(DLManagedTensorVersioned* m) const noexcept { kb_dlpack_release(m); }
+  void operator()(DLManagedTensor* m) const noexcept { kb_dlpack_release_unversioned(m); }
+};
 }  // namespace detail
+
+/// A DLPack managed tensor this program owns (include/kbackend.h, DLPack): its deleter runs when
+/// it goes, unless release() handed it to a consumer first.
+using DLPackTensor = std::unique_ptr<DLManagedTensorVersioned, detail::DLPackRelease>;
+/// The same for DLPack's unversioned struct.
+using DLPackTensorUnversioned = std::unique_ptr<DLManagedTensor, detail::DLPackRelease>;
 
 /// One reference to a kbackend graph value (placeholder, variable, constant or op result).
 class Tensor {
@@ -287,6 +304,37 @@ class Tensor {
       throw Error(KB_ERROR_SHAPE, "item: the tensor has " + std::to_string(v.size()) + " values");
     return v[0];
   }
+  /// DLPack: the value lent to another library without a copy (a constant's read-only), valid
+  /// until the managed tensor's deleter runs (include/kbackend.h, DLPack).
+  DLPackTensor to_dlpack(DLPackCopy copy = DLPackCopy::never) const {
+    DLManagedTensorVersioned* m = nullptr;
+    check(kb_tensor_to_dlpack(t_, to_c(copy), &m));
+    return DLPackTensor(m);
+  }
+  /// The same as DLPack's unversioned struct, for consumers that need it.
+  DLPackTensorUnversioned to_dlpack_unversioned(DLPackCopy copy = DLPackCopy::never) const {
+    DLManagedTensor* m = nullptr;
+    check(kb_tensor_to_dlpack_unversioned(t_, to_c(copy), &m));
+    return DLPackTensorUnversioned(m);
+  }
+  /// A constant over another library's memory. The library takes `managed` on success (the
+  /// pointer is released); on failure it stays the caller's and Error is thrown.
+  ///@{
+  static Tensor from_dlpack(DLPackTensor& managed, DLPackCopy copy = DLPackCopy::if_needed) {
+    Tensor t = detail::out_tensor(
+        [&](kb_tensor** o) { return kb_tensor_from_dlpack(managed.get(), to_c(copy), o); });
+    managed.release();
+    return t;
+  }
+  static Tensor from_dlpack(DLPackTensorUnversioned& managed,
+                            DLPackCopy copy = DLPackCopy::if_needed) {
+    Tensor t = detail::out_tensor([&](kb_tensor** o) {
+      return kb_tensor_from_dlpack_unversioned(managed.get(), to_c(copy), o);
+    });
+    managed.release();
+    return t;
+  }
+  ///@}
   /// A constant with this tensor's value (Keras' eval).
   Tensor eval() const {
     return detail::out_tensor([&](kb_tensor** o) { return kb_eval(t_, o); });

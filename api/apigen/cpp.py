@@ -26,7 +26,8 @@ _KEYWORDS = {"switch", "default", "delete", "new", "and", "or", "not", "xor", "b
 _ENUM_TYPES = {"kb_data_type": "DType", "kb_data_format": "DataFormat",
                "kb_dim_ordering": "DimOrdering", "kb_padding": "Padding",
                "kb_pool_mode": "PoolMode", "kb_interpolation": "Interpolation",
-               "kb_device_kind": "Device", "kb_reduce_op": "Reduce", "kb_training": "Training"}
+               "kb_device_kind": "Device", "kb_reduce_op": "Reduce", "kb_training": "Training",
+               "kb_dlpack_copy": "DLPackCopy"}
 _SCALARS = {"int": "int64_t", "int32": "int32_t", "double": "double", "size": "size_t",
             "uint64": "uint64_t"}
 _ARG_KINDS = {"tensor", "tensors", "ints", "pair", "opt_int", "opt_double", "int", "int32",

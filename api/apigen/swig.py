@@ -23,7 +23,9 @@ HANDWRITTEN = {
     "kb_variable", "kb_constant", "kb_set_value_data", "kb_clear_error", "kb_set_error",
     "kb_last_error_code", "kb_ctc_decode", "kb_dist_all_reduce", "kb_sparse_from_coo",
     "kb_sparse_from_csr", "kb_switch_fn", "kb_in_train_phase_fn", "kb_in_test_phase_fn",
-    "kb_model_fit", "kb_model_fit_weighted", "kb_model_register_layer", "kb_model_layer_weight"}
+    "kb_model_fit", "kb_model_fit_weighted", "kb_model_register_layer", "kb_model_layer_weight",
+    "kb_tensor_to_dlpack", "kb_tensor_to_dlpack_unversioned", "kb_tensor_from_dlpack",
+    "kb_tensor_from_dlpack_unversioned"}
 # SWIG reserves `std` (the C++ namespace); `switch` is a keyword of Java and C#.
 _RENAMED = {"std": "std_", "switch": "switch_"}
 _ARRAY_FAMILIES = (("const int64_t*", "KB_INT64_ARRAY", "KB_INT64_COUNT"),

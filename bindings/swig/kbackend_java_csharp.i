@@ -71,6 +71,12 @@ static int kbx_check_data(const char* who, size_t nbytes, kb_data_type dtype, co
 %ignore kb_switch_fn;
 %ignore kb_in_train_phase_fn;
 %ignore kb_in_test_phase_fn;
+%ignore kb_tensor_to_dlpack;
+%ignore kb_tensor_to_dlpack_unversioned;
+%ignore kb_tensor_from_dlpack;
+%ignore kb_tensor_from_dlpack_unversioned;
+%ignore kb_dlpack_release;
+%ignore kb_dlpack_release_unversioned;
 /* Keras' boolean flags are booleans. */
 %apply bool { int32_t keepdims, int32_t from_logits, int32_t sparse, int32_t go_backwards,
               int32_t compile, int32_t include_optimizer, int32_t by_name,

@@ -802,3 +802,55 @@ done:
   $1 = kb_py_layer_trampoline;
   $2 = $input;
 }
+
+/* ---- DLPack: capsules of the array API's protocol -------------------------------------------
+ * kb_tensor_to_dlpack* return a PyCapsule named "dltensor_versioned" / "dltensor"; a consumer
+ * renames it "used_..." when it takes the managed tensor, else the capsule's destructor releases
+ * it. kb_tensor_from_dlpack* take such a capsule and rename it once the library owns it. */
+%{
+static void kb_py_dlpack_capsule_gone(PyObject* capsule) {
+  if (PyCapsule_IsValid(capsule, "dltensor_versioned"))
+    kb_dlpack_release((DLManagedTensorVersioned*)PyCapsule_GetPointer(capsule, "dltensor_versioned"));
+  else if (PyCapsule_IsValid(capsule, "dltensor"))
+    kb_dlpack_release_unversioned((DLManagedTensor*)PyCapsule_GetPointer(capsule, "dltensor"));
+}
+
+/* The managed tensor a capsule named `name` holds, or NULL with a Python error set. */
+static void* kb_py_dlpack_capsule(PyObject* o, const char* name, const char* who) {
+  if (!PyCapsule_CheckExact(o)) {
+    PyErr_Format(PyExc_TypeError, "%s: expected a DLPack capsule, got %s", who, Py_TYPE(o)->tp_name);
+    return NULL;
+  }
+  if (!PyCapsule_IsValid(o, name)) {
+    const char* has = PyCapsule_GetName(o);
+    PyErr_Clear();
+    PyErr_Format(PyExc_ValueError, "%s: expected a capsule named '%s', got one named '%s' (a "
+                 "capsule is taken once)", who, name, has ? has : "");
+    return NULL;
+  }
+  return PyCapsule_GetPointer(o, name);
+}
+%}
+%define KB_PY_DLPACK(TYPE, NAME, USED, RELEASE)
+%typemap(in, numinputs=0) TYPE** out (TYPE* temp = NULL) "$1 = &temp;"
+%typemap(argout) TYPE** out {
+  PyObject* capsule = PyCapsule_New(temp$argnum, NAME, kb_py_dlpack_capsule_gone);
+  if (!capsule) {
+    RELEASE(temp$argnum);
+    SWIG_fail;
+  }
+  %append_output(capsule);
+}
+%typemap(in) TYPE* managed {
+  $1 = (TYPE*)kb_py_dlpack_capsule($input, NAME, "$symname");
+  if (!$1) SWIG_fail;
+}
+%typemap(argout) TYPE* managed {
+  PyCapsule_SetName($input, USED); /* the library owns it now */
+}
+%enddef
+KB_PY_DLPACK(DLManagedTensorVersioned, "dltensor_versioned", "used_dltensor_versioned",
+             kb_dlpack_release)
+KB_PY_DLPACK(DLManagedTensor, "dltensor", "used_dltensor", kb_dlpack_release_unversioned)
+%ignore kb_dlpack_release;
+%ignore kb_dlpack_release_unversioned;

@@ -2,6 +2,7 @@
 // with Keras' axis arguments, gradients, functions with updates, rnn / map_fn / foldl / foldr
 // with lambdas (exceptions thrown inside come back out), scopes and configuration. Built as
 // C++17 against the installed-style include directory only (no core headers).
+#include <dlpack/dlpack.h>  // Debian's (libdlpack-dev): the unversioned struct's fields
 #include <kbackend.hpp>
 
 #include "hpp_test_support.h"
@@ -128,6 +129,29 @@ TEST(HppValues, VariablesConstantsAndSetValue) {
   ASSERT_EQ(got.size(), 2u);
   expect_near(values(got[0]), {9, 9, 9, 9});
   EXPECT_EQ(got[1].to_vector<int32_t>(), (std::vector<int32_t>{7, 8}));
+}
+
+TEST(HppValues, DLPackBothWaysWithOwners) {
+  Tensor c = Tensor::from({1.f, 2.f, 3.f, 4.f}, {2, 2});
+  K::DLPackTensorUnversioned lent = c.to_dlpack_unversioned();
+  ASSERT_NE(lent, nullptr);
+  EXPECT_EQ(lent->dl_tensor.ndim, 2);
+  const void* memory = lent->dl_tensor.data;
+  EXPECT_EQ(static_cast<const float*>(memory)[3], 4.f);
+  Tensor back = Tensor::from_dlpack(lent);  // taken: the owner let go
+  EXPECT_EQ(lent, nullptr);
+  expect_near(values(back), {1, 2, 3, 4});
+  EXPECT_EQ(back.to_dlpack_unversioned()->dl_tensor.data, memory);  // no copy on the way
+
+  K::DLPackTensor versioned = (c * 2.f).to_dlpack();
+  Tensor doubled = Tensor::from_dlpack(versioned);
+  expect_near(values(doubled), {2, 4, 6, 8});
+  K::DLPackTensor dropped = c.to_dlpack(K::DLPackCopy::always);  // its deleter runs here
+
+  K::DLPackTensorUnversioned on_gpu = c.to_dlpack_unversioned(K::DLPackCopy::always);
+  on_gpu->dl_tensor.device = {kDLCUDA, 0};
+  EXPECT_EQ(error_of([&] { Tensor::from_dlpack(on_gpu); }).status(), KB_ERROR_DEVICE);
+  EXPECT_NE(on_gpu, nullptr);  // refused: still this program's, released by its owner
 }
 
 TEST(HppValues, CreationFunctions) {

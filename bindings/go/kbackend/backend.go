@@ -24,6 +24,18 @@ const DimOrderingTF DimOrdering = 0
 // DimOrderingTH is KB_DIM_ORDERING_TH.
 const DimOrderingTH DimOrdering = 1
 
+// DlpackCopy is kb_dlpack_copy.
+type DlpackCopy int
+
+// DlpackCopyNever is KB_DLPACK_COPY_NEVER.
+const DlpackCopyNever DlpackCopy = 0
+
+// DlpackCopyIfNeeded is KB_DLPACK_COPY_IF_NEEDED.
+const DlpackCopyIfNeeded DlpackCopy = 1
+
+// DlpackCopyAlways is KB_DLPACK_COPY_ALWAYS.
+const DlpackCopyAlways DlpackCopy = 2
+
 // Interpolation is kb_interpolation.
 type Interpolation int
 

@@ -17,8 +17,8 @@ import numpy as np
 
 from . import _signatures
 from . import kbackend as _c
-from ._core import (DTYPE_NAMES, Function, Tensor, as_tensor, dtype_arg, numpy_dtype, to_numpy,
-                    wrap)
+from ._core import (DTYPE_NAMES, Function, Tensor, as_tensor, dtype_arg, from_dlpack,
+                    numpy_dtype, to_numpy, wrap)
 
 # Keras signatures where they differ from the C ones (api/kbackend.toml): `keras_name: "c_name"`
 # renames a parameter, `= default` is Keras' default. Functions not listed keep the C parameter
@@ -376,6 +376,9 @@ def _sparse_from_csr(indptr, col_indices, values, cols, dtype=None, name=None):
     return Tensor(_c.kbpy_sparse_from_csr(np.asarray(indptr, np.int64).tolist(),
                                           np.asarray(col_indices, np.int64).tolist(), values,
                                           int(cols), dtype_arg(dtype), name))
+
+
+API["from_dlpack"] = from_dlpack
 
 
 @_register

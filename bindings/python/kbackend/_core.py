@@ -8,6 +8,7 @@ those proxies in ``Tensor`` objects, the type users see.
 Names in this module must not shadow builtins (``max``, ``sum``, ...): the Keras-named functions
 are assembled in kbackend/_api.py.
 """
+import ctypes
 import gc
 import operator
 
@@ -133,6 +134,27 @@ class Tensor:
         """The value as a new NumPy array (constants, variables, and tensors that depend on no
         placeholder)."""
         return to_numpy(self._handle if self._handle is not None else self.this)
+
+    # ---- DLPack (the array API's protocol): the value lent without a copy -------------------
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """The tensor's value as a DLPack capsule (include/kbackend.h, DLPack): the memory of a
+        constant (read-only) or variable itself, else of the value computed now. A versioned
+        capsule when max_version is (1, 0) or later, else the unversioned one; copy=True lends a
+        copy. The value is in host memory: stream must be None and dl_device the CPU's."""
+        if stream is not None:
+            raise BufferError("__dlpack__: the value is in host memory, which takes no stream "
+                              "(got stream=%r)" % (stream,))
+        if dl_device is not None and tuple(dl_device) != DLPACK_CPU:
+            raise BufferError("__dlpack__: the value is in host memory %r; a copy to device %r "
+                              "is not made" % (DLPACK_CPU, tuple(dl_device)))
+        how = DLPACK_COPY_ALWAYS if copy else DLPACK_COPY_NEVER
+        if max_version is not None and tuple(max_version)[0] >= 1:
+            return _c.kb_tensor_to_dlpack(self, how)
+        return _c.kb_tensor_to_dlpack_unversioned(self, how)
+
+    def __dlpack_device__(self):
+        """(device type, index) of the memory __dlpack__ lends: (1, 0), kDLCPU."""
+        return DLPACK_CPU
 
     def __array__(self, dtype=None):
         a = self.numpy()
@@ -283,6 +305,43 @@ def to_numpy(handle):
     out = np.empty(shape, dtype=numpy_dtype(_c.kb_dtype(handle)))
     _c.kb_tensor_copy_to(handle, out)
     return out
+
+
+DLPACK_CPU = (1, 0)  # (kDLCPU, 0)
+# kb_dlpack_copy
+DLPACK_COPY_NEVER, DLPACK_COPY_IF_NEEDED, DLPACK_COPY_ALWAYS = 0, 1, 2
+_capsule_name = ctypes.pythonapi.PyCapsule_GetName
+_capsule_name.restype = ctypes.c_char_p
+_capsule_name.argtypes = [ctypes.py_object]
+# DLDeviceType codes whose memory the host reads: kDLCPU, kDLCUDAHost, kDLCUDAManaged.
+_DLPACK_HOST_DEVICES = (1, 3, 13)
+
+
+def from_dlpack(x, *, copy=None):
+    """A constant over the memory of x, an object with __dlpack__ (NumPy >= 1.22, PyTorch, JAX,
+    CuPy, ...) or a DLPack capsule, without copying it. copy=None copies only what kbackend
+    cannot read in place (strides other than row-major, misaligned data), copy=False refuses
+    that, copy=True always copies. The tensor keeps x's memory alive; a write to x is seen by
+    the functions that read the tensor afterwards."""
+    how = {None: DLPACK_COPY_IF_NEEDED, False: DLPACK_COPY_NEVER, True: DLPACK_COPY_ALWAYS}[copy]
+    if type(x).__name__ == "PyCapsule":
+        capsule = x
+    else:
+        if not hasattr(x, "__dlpack__"):
+            raise TypeError("from_dlpack: %s has no __dlpack__ method" % type(x).__name__)
+        if hasattr(x, "__dlpack_device__"):
+            device = tuple(x.__dlpack_device__())
+            if device[0] not in _DLPACK_HOST_DEVICES:
+                raise BufferError("from_dlpack: the %s is on DLPack device %r; kbackend reads "
+                                  "host memory (kDLCPU, kDLCUDAHost, kDLCUDAManaged)"
+                                  % (type(x).__name__, device))
+        try:
+            capsule = x.__dlpack__(max_version=(1, 1))
+        except TypeError:  # a producer of the protocol before max_version (NumPy < 2.1)
+            capsule = x.__dlpack__()
+    if _capsule_name(capsule) == b"dltensor_versioned":
+        return Tensor(_c.kb_tensor_from_dlpack(capsule, how))
+    return Tensor(_c.kb_tensor_from_dlpack_unversioned(capsule, how))
 
 
 def wrap(result):
@@ -443,6 +502,9 @@ class Function:
         for value, code, dtype in zip(inputs, self._input_codes, self._input_dtypes):
             if isinstance(value, (Tensor, _c.Tensor)):
                 feed.append(value)
+                continue
+            if hasattr(value, "__dlpack__") and not isinstance(value, np.ndarray):
+                feed.append(from_dlpack(value))  # JAX, PyTorch, ...: read in place
                 continue
             if dtype is None:
                 dtype = numpy_dtype(code)

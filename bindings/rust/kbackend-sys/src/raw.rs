@@ -40,6 +40,12 @@ pub const KB_DIM_ORDERING_TF: kb_dim_ordering = 0;
 pub const KB_DIM_ORDERING_TH: kb_dim_ordering = 1;
 pub const KB_DIM_ORDERING_FORCE_INT32_MIN: kb_dim_ordering = -2147483648;
 pub const KB_DIM_ORDERING_FORCE_INT32_MAX: kb_dim_ordering = 2147483647;
+pub type kb_dlpack_copy = ::std::ffi::c_int;
+pub const KB_DLPACK_COPY_NEVER: kb_dlpack_copy = 0;
+pub const KB_DLPACK_COPY_IF_NEEDED: kb_dlpack_copy = 1;
+pub const KB_DLPACK_COPY_ALWAYS: kb_dlpack_copy = 2;
+pub const KB_DLPACK_COPY_FORCE_INT32_MIN: kb_dlpack_copy = -2147483648;
+pub const KB_DLPACK_COPY_FORCE_INT32_MAX: kb_dlpack_copy = 2147483647;
 pub type kb_device_kind = ::std::ffi::c_int;
 pub const KB_DEVICE_CPU: kb_device_kind = 0;
 pub const KB_DEVICE_CUDA: kb_device_kind = 1;
@@ -84,6 +90,16 @@ pub struct kb_tensor_list {
 }
 #[repr(C)]
 pub struct kb_compiled_function {
+    _private: [u8; 0],
+    _marker: ::std::marker::PhantomData<(*mut u8, ::std::marker::PhantomPinned)>,
+}
+#[repr(C)]
+pub struct DLManagedTensor {
+    _private: [u8; 0],
+    _marker: ::std::marker::PhantomData<(*mut u8, ::std::marker::PhantomPinned)>,
+}
+#[repr(C)]
+pub struct DLManagedTensorVersioned {
     _private: [u8; 0],
     _marker: ::std::marker::PhantomData<(*mut u8, ::std::marker::PhantomPinned)>,
 }
@@ -147,6 +163,12 @@ extern "C" {
     pub fn kb_tensor_list_get(list: *const kb_tensor_list, index: usize, out: *mut *mut kb_tensor) -> kb_status;
     pub fn kb_tensor_list_release(list: *mut kb_tensor_list);
     pub fn kb_tensor_list_new(items: *const *mut kb_tensor, n: usize, out: *mut *mut kb_tensor_list) -> kb_status;
+    pub fn kb_tensor_to_dlpack(t: *mut kb_tensor, copy: kb_dlpack_copy, out: *mut *mut DLManagedTensorVersioned) -> kb_status;
+    pub fn kb_tensor_to_dlpack_unversioned(t: *mut kb_tensor, copy: kb_dlpack_copy, out: *mut *mut DLManagedTensor) -> kb_status;
+    pub fn kb_tensor_from_dlpack(managed: *mut DLManagedTensorVersioned, copy: kb_dlpack_copy, out: *mut *mut kb_tensor) -> kb_status;
+    pub fn kb_tensor_from_dlpack_unversioned(managed: *mut DLManagedTensor, copy: kb_dlpack_copy, out: *mut *mut kb_tensor) -> kb_status;
+    pub fn kb_dlpack_release(managed: *mut DLManagedTensorVersioned);
+    pub fn kb_dlpack_release_unversioned(managed: *mut DLManagedTensor);
     /// "kbackend"
     pub fn kb_backend() -> *const ::std::ffi::c_char;
     pub fn kb_epsilon(out: *mut f64) -> kb_status;

@@ -63,6 +63,28 @@ impl DimOrdering {
     }
 }
 
+/// `kb_dlpack_copy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DlpackCopy {
+    /// `KB_DLPACK_COPY_NEVER`.
+    Never,
+    /// `KB_DLPACK_COPY_IF_NEEDED`.
+    IfNeeded,
+    /// `KB_DLPACK_COPY_ALWAYS`.
+    Always,
+}
+
+impl DlpackCopy {
+    /// The C value.
+    pub fn code(self) -> sys::kb_dlpack_copy {
+        match self {
+            DlpackCopy::Never => sys::KB_DLPACK_COPY_NEVER,
+            DlpackCopy::IfNeeded => sys::KB_DLPACK_COPY_IF_NEEDED,
+            DlpackCopy::Always => sys::KB_DLPACK_COPY_ALWAYS,
+        }
+    }
+}
+
 /// `kb_interpolation`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Interpolation {
