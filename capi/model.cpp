@@ -3,6 +3,7 @@
 #include "capi/handles.h"
 #include "core/api/api.h"
 #include "core/model/custom_layer.h"
+#include "core/model/export/onnx_export.h"
 #include "core/model/model_file.h"
 #include "core/model/option_sets.h"
 #include "core/model/summary.h"
@@ -146,6 +147,16 @@ KB_API kb_status kb_model_save_weights(kb_model* m, const char* path) {
   return guard("model_save_weights", [&] {
     model::save_weights(model_arg(m, "model_save_weights"),
                         string_arg(path, "model_save_weights", "path"));
+  });
+}
+
+KB_API kb_status kb_model_export_onnx(kb_model* m, const char* path, const char* options_json) {
+  return guard("model_export_onnx", [&] {
+    model::Json o = options_arg(options_json, model::export_onnx_option_set(), "model_export_onnx");
+    model::export_onnx(model_arg(m, "model_export_onnx"),
+                       string_arg(path, "model_export_onnx", "path"),
+                       model::onnx_export_options_from_json(o, "model_export_onnx: options_json"),
+                       "model_export_onnx");
   });
 }
 

@@ -830,6 +830,12 @@ KB_API kb_status kb_model_to_json(kb_model* model, const char** out);
    that cannot be created fails with KB_ERROR_IO. */
 KB_API kb_status kb_model_save(kb_model* model, const char* path, int32_t include_optimizer);
 KB_API kb_status kb_model_save_weights(kb_model* model, const char* path);
+/* The model's inference graph (what predict runs) as an ONNX file: opset 17, the weights as
+ * initializers, the inputs' and outputs' unknown dims named ("batch" first) unless options_json
+ * fixes the batch ({"batch_size": n}, 0: not fixed); checked by ONNX's checker before it is written
+ * (the ONNX plugin, libkbackend_onnx.so, next to the library: KB_ERROR_UNAVAILABLE without it). An
+ * operation with no ONNX form fails with KB_ERROR_NOT_IMPLEMENTED naming it. */
+KB_API kb_status kb_model_export_onnx(kb_model* model, const char* path, const char* options_json);
 /* by_name == 0: by topology (the layers with weights, in order), else by layer name. */
 KB_API kb_status kb_model_load_weights(kb_model* model, const char* path, int32_t by_name);
 /* Keras' compile: optimizer by name ("sgd", "adam") or a JSON {"class_name", "config"};

@@ -157,6 +157,22 @@ struct PredictArguments {
   int64_t verbose = 0;
 };
 
+/// Keras' export_onnx arguments that are values, with Keras' defaults: what kb_model_export_onnx
+/// takes as arguments and as the keys of options_json.
+struct ExportOnnxArguments {
+  /// The ONNX opset of the default domain (17).
+  int64_t opset = 17;
+  /// The inputs' and outputs' first dim fixed to this size (0: named 'batch', any size).
+  int64_t batch_size = 0;
+  /// The keys of options_json these values set (the C arguments left out).
+  std::string options_json() const {
+    detail::OptionsJson o("export_onnx");
+    o.add("opset", opset);
+    o.add("batch_size", batch_size);
+    return o.text();
+  }
+};
+
 /// Keras' save arguments that are values, with Keras' defaults: what kb_model_save takes
 /// as arguments.
 struct SaveArguments {

@@ -6,6 +6,14 @@
 
 namespace kbackend {
 
+/// Writes the model's inference graph as an ONNX file, checked by ONNX's checker.
+/// kb_model_export_onnx: model_export_onnx(model, path, options_json).
+inline void model_export_onnx(const Model& model, const std::string& path,
+                              const std::string& options_json) {
+  check(kb_model_export_onnx(model.get(), detail::c_string(path, "model_export_onnx"),
+                             detail::c_string(options_json, "model_export_onnx")));
+}
+
 /// Number of values the weights of a model hold, trainable or not (Keras' count_params).
 /// kb_model_count_params: model_count_params(model).
 inline int64_t model_count_params(const Model& model) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Includes run down the layers only (docs/architecture.md). The layers, bottom to top: util,
-# graph, ops, backend, kernel_plans, compile, autodiff, api, model (Keras models), then capi. The devices (cpu, cuda)
+# graph, ops, backend, kernel_plans, compile, autodiff, api, model (Keras models), onnx (the ONNX
+# plugin, over the model's export interface), then capi. The devices (cpu, cuda)
 # and the collectives' MPI engine (mpi) may include kernel_plans and what lies below it, never
 # each other, compile, autodiff or api;
 # and no layer above the devices includes a device library's header (Eigen, oneDNN, CUDA, MPI).
@@ -10,7 +11,7 @@ set -uo pipefail
 cd "${1:?usage: layering_test.sh <source dir>}" || exit 2
 
 declare -A rank=([util]=0 [graph]=1 [ops]=2 [backend]=3 [kernel_plans]=4 [compile]=5 [autodiff]=6
-  [api]=7 [model]=8)
+  [api]=7 [model]=8 [onnx]=9)
 declare -A device=([cpu]=1 [cuda]=1 [mpi]=1)
 bad=0
 while IFS= read -r file; do

@@ -80,7 +80,7 @@ class OptionSet:
     def type_name(self, suffix="Options"):
         """The name of the set's struct or class in a language: FitOptions (C++: FitArguments,
         its FitOptions adding the arrays and the callback)."""
-        return self.name.capitalize() + suffix
+        return "".join(w.capitalize() for w in self.name.split("_")) + suffix
 
     def json_keys(self):
         """The keys options_json may hold."""

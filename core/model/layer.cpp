@@ -187,6 +187,7 @@ Applied Layer::apply(const Tensors& inputs, const Tensors& masks, const CallArgu
     if (NodePtr term = regularization(activity, y, where_)) losses_.push_back(term);
   if (output_shapes_.empty())
     for (const auto& y : out) output_shapes_.push_back(y->shape());
+  for (const auto& y : out) output_ids_.push_back(y->id);
   Tensors out_masks = compute_mask(inputs, out);
   out_masks.resize(out.size());
   return {out, out_masks};

@@ -96,6 +96,8 @@ class Layer {
   bool built() const { return built_; }
   // The shapes of the outputs of its first application (model.summary shows them).
   const std::vector<Shape>& output_shapes() const { return output_shapes_; }
+  // The ids of the nodes its applications returned (to name the layer a node belongs to).
+  const std::vector<uint64_t>& output_ids() const { return output_ids_; }
 
   // Keras' layer.weights: the trainable weights, then the others, each in the order added (a
   // layer whose Keras orders them otherwise says so).
@@ -186,6 +188,7 @@ class Layer {
   DType dtype_;
   std::vector<Weight> weights_;
   std::vector<Shape> output_shapes_;
+  std::vector<uint64_t> output_ids_;
   Tensors masks_;
   CallArguments arguments_;
 };

@@ -35,6 +35,13 @@ inline const OptionSet& predict_option_set() {
   return set;
 }
 
+// kb_model_export_onnx
+inline const OptionSet& export_onnx_option_set() {
+  static const OptionSet set{"export_onnx",
+                             {{"opset", OptionType::integer}, {"batch_size", OptionType::integer}}};
+  return set;
+}
+
 // kb_model_save
 inline const OptionSet& save_option_set() {
   static const OptionSet set{"save", {}};

@@ -173,14 +173,14 @@ grep -q '^ Package: libkbackend1$' "$TMP/deb-info.txt" || { cat "$TMP/deb-info.t
 grep -q '^ Depends:.*libc6' "$TMP/deb-info.txt" || { cat "$TMP/deb-info.txt"; fail "control: no Depends on libc6 (dpkg-shlibdeps did not run?)"; }
 grep -q ' shlibs *$' "$TMP/deb-info.txt" || { cat "$TMP/deb-info.txt"; fail "control: no shlibs file"; }
 grep -q ' triggers *$' "$TMP/deb-info.txt" || { cat "$TMP/deb-info.txt"; fail "control: no triggers file (ldconfig)"; }
-! grep -q '^ Depends:.*\(openmpi\|cuda\|cublas\)' "$TMP/deb-info.txt" || { cat "$TMP/deb-info.txt"; fail "control: libkbackend1 depends on MPI or CUDA"; }
+! grep -q '^ Depends:.*\(openmpi\|cuda\|cublas\|onnx\|protobuf\)' "$TMP/deb-info.txt" || { cat "$TMP/deb-info.txt"; fail "control: libkbackend1 depends on MPI, CUDA or ONNX"; }
 say "$(basename "$RUN_DEB"): the library, shlibs, ldconfig trigger ($(sed -n 's/^ Depends: //p' "$TMP/deb-info.txt"))"
 dpkg-deb -I "$DEV_DEB" >"$TMP/dev-info.txt"
 grep -q "^ Depends:.*libkbackend1 (= $(sed -n 's/^ Version: //p' "$TMP/deb-info.txt"))" "$TMP/dev-info.txt" ||
   { cat "$TMP/dev-info.txt"; fail "libkbackend-dev does not depend on libkbackend1 of its version"; }
 say "$(basename "$DEV_DEB"): headers, link name, .pc, CMake files"
 PLUGIN_DEBS=""
-for plugin in mpi cuda; do
+for plugin in mpi cuda onnx; do
   PLUGIN_DEB=$(deb_of "kbackend-$plugin")
   [ -f "$STAGE/$LIBREL/libkbackend_$plugin.so" ] || continue
   [ -n "$PLUGIN_DEB" ] || fail "cpack made no kbackend-${plugin}_*.deb beside the plugin"
@@ -193,6 +193,10 @@ for plugin in mpi cuda; do
   if [ "$plugin" = mpi ] && ! grep -q '^ Depends:.*libopenmpi' "$TMP/plugin-info.txt"; then
     cat "$TMP/plugin-info.txt"
     fail "$(basename "$PLUGIN_DEB") does not depend on Open MPI"
+  fi
+  if [ "$plugin" = onnx ] && ! grep -q '^ Depends:.*libonnx.*libprotobuf\|^ Depends:.*libprotobuf.*libonnx' "$TMP/plugin-info.txt"; then
+    cat "$TMP/plugin-info.txt"
+    fail "$(basename "$PLUGIN_DEB") does not depend on libonnx and libprotobuf"
   fi
   say "$(basename "$PLUGIN_DEB"): the plugin alone ($(sed -n 's/^ Depends: //p' "$TMP/plugin-info.txt"))"
 done

@@ -76,6 +76,23 @@ namespace KBackend {
     public long Verbose { get; set; } = 0;
   }
 
+  /// <summary>Keras' export_onnx arguments that are values, with Keras' defaults: what
+  /// kb_model_export_onnx takes as arguments and as the keys of options_json.</summary>
+  public sealed class ExportOnnxOptions {
+    /// <summary>The ONNX opset of the default domain (17).</summary>
+    public long Opset { get; set; } = 17;
+    /// <summary>The inputs' and outputs' first dim fixed to this size (0: named 'batch', any size).</summary>
+    public long BatchSize { get; set; } = 0;
+
+    /// <summary>The keys of options_json these values set (the C arguments left out).</summary>
+    public string ToJson() {
+      var s = new global::System.Text.StringBuilder("{");
+      OptionsJson.Put(s, "opset", Opset.ToString(OptionsJson.Invariant));
+      OptionsJson.Put(s, "batch_size", BatchSize.ToString(OptionsJson.Invariant));
+      return s.Append("}").ToString();
+    }
+  }
+
   /// <summary>Keras' save arguments that are values, with Keras' defaults: what
   /// kb_model_save takes as arguments.</summary>
   public sealed class SaveOptions {

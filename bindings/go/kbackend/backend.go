@@ -2585,6 +2585,27 @@ func (m *Model) SaveWeights(path string) error {
 	return nil
 }
 
+// ExportOnnx is kb_model_export_onnx: model_export_onnx(model, path, options_json).
+// Writes the model's inference graph as an ONNX file, checked by ONNX's checker.
+func (m *Model) ExportOnnx(path, optionsJSON string) error {
+	cpath, err := cString("model_export_onnx", path)
+	if err != nil {
+		return err
+	}
+	defer C.free(unsafe.Pointer(cpath))
+	coptionsJSON, err := cString("model_export_onnx", optionsJSON)
+	if err != nil {
+		return err
+	}
+	defer C.free(unsafe.Pointer(coptionsJSON))
+	if err := call(func() C.kb_status {
+		return C.kb_model_export_onnx(m.c(), cpath, coptionsJSON)
+	}, m); err != nil {
+		return err
+	}
+	return nil
+}
+
 // LoadWeights is kb_model_load_weights: model_load_weights(model, path, by_name).
 // Loads a model's weights from an HDF5 file, by topology or by layer name.
 func (m *Model) LoadWeights(path string, byName bool) error {

@@ -162,6 +162,28 @@ func DefaultPredictOptions() PredictOptions {
 	return PredictOptions{BatchSize: 32, Verbose: 0}
 }
 
+// ExportOnnxOptions holds Keras' export_onnx arguments that are values: what kb_model_export_onnx takes
+// as arguments and as the keys of options_json. DefaultExportOnnxOptions gives Keras' defaults.
+type ExportOnnxOptions struct {
+	// Opset: The ONNX opset of the default domain (17).
+	Opset int64
+	// BatchSize: The inputs' and outputs' first dim fixed to this size (0: named 'batch', any size).
+	BatchSize int64
+}
+
+// DefaultExportOnnxOptions returns ExportOnnxOptions with Keras' defaults.
+func DefaultExportOnnxOptions() ExportOnnxOptions {
+	return ExportOnnxOptions{Opset: 17, BatchSize: 0}
+}
+
+// OptionsJSON returns the keys of options_json these values set (the C arguments left out).
+func (o ExportOnnxOptions) OptionsJSON() (string, error) {
+	j := optionsJSON{who: "export_onnx"}
+	j.integer("opset", o.Opset)
+	j.integer("batch_size", o.BatchSize)
+	return j.finish()
+}
+
 // SaveOptions holds Keras' save arguments that are values: what kb_model_save takes
 // as arguments. DefaultSaveOptions gives Keras' defaults.
 type SaveOptions struct {

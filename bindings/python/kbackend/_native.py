@@ -337,6 +337,7 @@ SIGNATURES = {
     "kb_model_to_json": (c_int32, [c_void_p, POINTER(c_char_p)]),
     "kb_model_save": (c_int32, [c_void_p, c_char_p, c_int32]),
     "kb_model_save_weights": (c_int32, [c_void_p, c_char_p]),
+    "kb_model_export_onnx": (c_int32, [c_void_p, c_char_p, c_char_p]),
     "kb_model_load_weights": (c_int32, [c_void_p, c_char_p, c_int32]),
     "kb_model_compile": (c_int32, [c_void_p, c_char_p, POINTER(c_char_p), c_size_t,
                                    POINTER(c_char_p), c_size_t, c_char_p]),

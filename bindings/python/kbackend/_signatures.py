@@ -373,6 +373,7 @@ DOCS = {
     'model_to_json': "JSON description of a model, as Keras' model.to_json().",
     'model_save': 'Saves a model to a Keras HDF5 file, optionally with its optimizer state.',
     'model_save_weights': "Saves a model's weights to an HDF5 file.",
+    'model_export_onnx': "Writes the model's inference graph as an ONNX file, checked by ONNX's checker.",
     'model_load_weights': "Loads a model's weights from an HDF5 file, by topology or by layer name.",
     'model_compile': 'Configures a model for training with an optimizer, losses and metrics.',
     'model_fit': 'Trains a model on x and y for a number of epochs, returning the history.',
@@ -429,6 +430,10 @@ OPTIONS = {
     'predict': {
         'batch_size': ('int', 32, True),
         'verbose': ('int', 0, True),
+    },
+    'export_onnx': {
+        'opset': ('int', 17, False),
+        'batch_size': ('int', 0, False),
     },
     'save': {
         'include_optimizer': ('bool', True, True),
@@ -691,6 +696,7 @@ C_TYPES = {
     'model_to_json': {'model': 'kb_model *', 'out': 'char const **'},
     'model_save': {'model': 'kb_model *', 'path': 'char const *', 'include_optimizer': 'int32_t'},
     'model_save_weights': {'model': 'kb_model *', 'path': 'char const *'},
+    'model_export_onnx': {'model': 'kb_model *', 'path': 'char const *', 'options_json': 'char const *'},
     'model_load_weights': {'model': 'kb_model *', 'path': 'char const *', 'by_name': 'int32_t'},
     'model_compile': {'model': 'kb_model *', 'optimizer': 'char const *', 'losses': 'char const *const *', 'num_losses': 'size_t', 'metrics': 'char const *const *', 'num_metrics': 'size_t', 'options_json': 'char const *'},
     'model_fit': {'model': 'kb_model *', 'x': 'kb_tensor *const *', 'num_x': 'size_t', 'y': 'kb_tensor *const *', 'num_y': 'size_t', 'batch_size': 'int64_t', 'epochs': 'int64_t', 'verbose': 'int32_t', 'options_json': 'char const *', 'callback': 'kb_model_callback', 'user_data': 'void *', 'history_json': 'char const **'},

@@ -361,6 +361,14 @@ class Model:
         """Keras' model.save_weights (HDF5)."""
         _call("model_save_weights", self._h, str(filepath).encode())
 
+    def export_onnx(self, filepath, opset=17, batch_size=None):
+        """The model's inference graph (what predict runs) as an ONNX file, checked by ONNX's
+        checker: opset 17, the weights as initializers, the first dim of the inputs and outputs
+        named 'batch' (any size) unless batch_size fixes it. An operation with no ONNX form
+        raises NotImplementedError naming it."""
+        _call("model_export_onnx", self._h, str(filepath).encode(),
+              _options_json("export_onnx", opset=opset, batch_size=batch_size or None))
+
     def load_weights(self, filepath, by_name=False):
         """Keras' model.load_weights: by topology, or by layer name."""
         _call("model_load_weights", self._h, str(filepath).encode(), int(bool(by_name)))

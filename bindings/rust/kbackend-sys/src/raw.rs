@@ -404,6 +404,7 @@ extern "C" {
     pub fn kb_model_to_json(model: *mut kb_model, out: *mut *const ::std::ffi::c_char) -> kb_status;
     pub fn kb_model_save(model: *mut kb_model, path: *const ::std::ffi::c_char, include_optimizer: i32) -> kb_status;
     pub fn kb_model_save_weights(model: *mut kb_model, path: *const ::std::ffi::c_char) -> kb_status;
+    pub fn kb_model_export_onnx(model: *mut kb_model, path: *const ::std::ffi::c_char, options_json: *const ::std::ffi::c_char) -> kb_status;
     pub fn kb_model_load_weights(model: *mut kb_model, path: *const ::std::ffi::c_char, by_name: i32) -> kb_status;
     pub fn kb_model_compile(model: *mut kb_model, optimizer: *const ::std::ffi::c_char, losses: *const *const ::std::ffi::c_char, num_losses: usize, metrics: *const *const ::std::ffi::c_char, num_metrics: usize, options_json: *const ::std::ffi::c_char) -> kb_status;
     pub fn kb_model_fit(model: *mut kb_model, x: *const *mut kb_tensor, num_x: usize, y: *const *mut kb_tensor, num_y: usize, batch_size: i64, epochs: i64, verbose: i32, options_json: *const ::std::ffi::c_char, callback: kb_model_callback, user_data: *mut ::std::ffi::c_void, history_json: *mut *const ::std::ffi::c_char) -> kb_status;

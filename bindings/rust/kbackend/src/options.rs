@@ -189,6 +189,35 @@ impl Default for PredictOptions {
     }
 }
 
+/// Keras' export_onnx arguments that are values, with Keras' defaults: what `kb_model_export_onnx` takes
+/// as arguments and as the keys of `options_json`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExportOnnxOptions {
+    /// The ONNX opset of the default domain (17).
+    pub opset: i64,
+    /// The inputs' and outputs' first dim fixed to this size (0: named 'batch', any size).
+    pub batch_size: i64,
+}
+
+impl Default for ExportOnnxOptions {
+    fn default() -> Self {
+        ExportOnnxOptions {
+            opset: 17,
+            batch_size: 0,
+        }
+    }
+}
+
+impl ExportOnnxOptions {
+    /// The keys of `options_json` these values set (the C arguments left out).
+    pub fn options_json(&self) -> Result<String> {
+        let mut o = OptionsJson::new("export_onnx");
+        o.integer("opset", self.opset)?;
+        o.integer("batch_size", self.batch_size)?;
+        Ok(o.finish())
+    }
+}
+
 /// Keras' save arguments that are values, with Keras' defaults: what `kb_model_save` takes
 /// as arguments.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,0 +1,93 @@
+"""Model.export_onnx: each model file of tests/model_files/keras3 the export takes, checked by
+PyPI's onnx checker and run in ONNX Runtime against kbackend's predict (within 1e-4 relative and
+1e-5 absolute), at two batch sizes; the refusals name the layer. Runs where onnxruntime is
+installed (bindings/python/keras3_tests/run.sh runs it in its venv)."""
+import glob
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import kbackend.models as M
+
+ort = pytest.importorskip("onnxruntime")
+onnx = pytest.importorskip("onnx")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FILES = os.path.join(HERE, "..", "..", "..", "tests", "model_files", "keras3")
+# The files whose layers compute with an operation the export has no ONNX form for yet.
+REFUSED = {"rnn": "layer 'lstm' (LSTM)", "cnn": "layer 'conv2d' (Conv2D)"}
+NUMPY = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(int32)": np.int32,
+         "tensor(int64)": np.int64}
+
+
+def model_files():
+    return sorted(glob.glob(os.path.join(FILES, "*.keras")) +
+                  glob.glob(os.path.join(FILES, "*.h5")))
+
+
+def feeds(session, batch, rng):
+    out = {}
+    for i in session.get_inputs():
+        shape = [batch if not isinstance(d, int) else d for d in i.shape]
+        out[i.name] = (rng.random(shape) * 4 - 2).astype(NUMPY[i.type])
+    return out
+
+
+@pytest.mark.parametrize("path", model_files(), ids=os.path.basename)
+def test_exported_models_run_in_onnx_runtime_as_predict(path, tmp_path):
+    model = M.load_model(path)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    out = str(tmp_path / "model.onnx")
+    if stem in REFUSED:
+        with pytest.raises(NotImplementedError, match=REFUSED[stem].replace("(", r"\(")
+                           .replace(")", r"\)")):
+            model.export_onnx(out)
+        assert not os.path.exists(out)
+        return
+    model.export_onnx(out)
+    proto = onnx.load(out)
+    onnx.checker.check_model(proto, full_check=True)
+    assert proto.opset_import[0].version == 17
+    assert len(proto.graph.input) == len(model.inputs)
+    assert len(proto.graph.output) == len(model.outputs)
+    session = ort.InferenceSession(out, providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(0)
+    for batch in (1, 5):  # one graph for any batch
+        feed = feeds(session, batch, rng)
+        xs = [feed[i.name] for i in session.get_inputs()]
+        want = model.predict(xs if len(xs) > 1 else xs[0])
+        want = want if isinstance(want, list) else [want]
+        got = session.run(None, feed)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
+def test_a_fixed_batch(tmp_path):
+    model = M.load_model(os.path.join(FILES, "mlp.keras"))
+    out = str(tmp_path / "mlp.onnx")
+    model.export_onnx(out, batch_size=3)
+    session = ort.InferenceSession(out, providers=["CPUExecutionProvider"])
+    assert session.get_inputs()[0].shape[0] == 3
+    assert session.get_outputs()[0].shape[0] == 3
+
+
+def test_refusals(tmp_path):
+    model = M.load_model(os.path.join(FILES, "mlp.keras"))
+    with pytest.raises(NotImplementedError, match="opset 18"):
+        model.export_onnx(str(tmp_path / "m.onnx"), opset=18)
+    with pytest.raises(OSError, match="cannot write"):
+        model.export_onnx(str(tmp_path / "no" / "such" / "m.onnx"))
+    # Without the plugin: a clear error, not a crash (a process of its own: the plugin stays
+    # loaded once it is).
+    code = ("import kbackend.models as M\n"
+            "m = M.load_model(%r)\n"
+            "try:\n    m.export_onnx(%r)\n"
+            "except Exception as e:\n    print(type(e).__name__, e)\n"
+            % (os.path.join(FILES, "mlp.keras"), str(tmp_path / "m.onnx")))
+    env = dict(os.environ, KB_ONNX_PLUGIN=str(tmp_path / "missing.so"))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    assert "ONNX plugin" in out and "is not there" in out, out
