@@ -20,6 +20,10 @@ fi
 if ! "$BUILD/venv/bin/python" -c 'import importlib.metadata as m; assert m.version("keras") == "2.2.4"' 2>/dev/null; then
   "$BUILD/venv/bin/pip" install -q --no-deps keras==2.2.4
 fi
+# ONNX Runtime runs the native layers' ONNX exports (test_native_layers.py): its wheel alone, on
+# Debian's NumPy (what it imports beside NumPy is for its tools).
+"$BUILD/venv/bin/python" -c 'import onnxruntime' 2>/dev/null ||
+  "$BUILD/venv/bin/pip" install -q --disable-pip-version-check --no-deps onnxruntime==1.23.2
 # Keras' NumPy reference of the backend (tests/keras/backend/reference_operations.py) ships in the
 # Keras 2.2.4 source distribution only: fetched once into build-bind/ for test_keras_reference.py,
 # with the TensorFlow backend's source, whose signatures test_contract.py compares with ours.

@@ -18,7 +18,7 @@ onnx = pytest.importorskip("onnx")
 HERE = os.path.dirname(os.path.abspath(__file__))
 FILES = os.path.join(HERE, "..", "..", "..", "tests", "model_files", "keras3")
 # The files whose layers compute with an operation the export has no ONNX form for yet.
-REFUSED = {"rnn": "layer 'lstm' (LSTM)", "cnn": "layer 'conv2d' (Conv2D)"}
+REFUSED = {"rnn": "layer 'lstm' (LSTM)"}
 NUMPY = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(int32)": np.int32,
          "tensor(int64)": np.int64}
 

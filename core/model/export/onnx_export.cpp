@@ -204,7 +204,14 @@ void export_onnx(const Model& model, const std::string& path, const OnnxExportOp
   if (const NodePtr& phase = model.phase()) {
     auto zero = Buffer::make(phase->dtype(), {});
     std::memset(zero->data(), 0, zero->nbytes());
-    outputs = substituted(outputs, phase, constant_node(zero, "learning_phase"));
+    try {
+      outputs = substituted(outputs, phase, constant_node(zero, "learning_phase"));
+    } catch (const Error& e) {  // a loop's body reads it: a recurrent layer's dropout
+      fail(Status::not_implemented, who,
+           ": a recurrent layer reads the learning phase in its "
+           "loop (dropout), which the export cannot fix to 0 there (",
+           e.what(), ")");
+    }
   }
   // The outputs' names first, so that no value made on the way takes one.
   std::vector<onnx_export::Value> outs;

@@ -1,5 +1,6 @@
 #include "core/model/export/onnx_ops.h"
 
+#include <climits>
 #include <map>
 
 #include "core/ops/modes.h"
@@ -83,7 +84,7 @@ std::string transposed_last_two(const Lowering& l, const std::string& x, int64_t
   std::vector<int64_t> perm;
   for (int64_t i = 0; i < rank; ++i) perm.push_back(i);
   std::swap(perm[size_t(rank - 2)], perm[size_t(rank - 1)]);
-  return l.g.node("Transpose", {x}, {Attr::of_ints("perm", perm)});
+  return transposed(l.g, x, perm);
 }
 std::string matmul(const Lowering& l) {
   std::string a = l.in[0], b = l.in[1];
@@ -131,8 +132,16 @@ std::string reshape_to(const Lowering& l) {  // the target a value (int32 or int
     target = l.g.node("Cast", {target}, {Attr::of_int("to", elem_type(DType::i64))});
   return l.g.node("Reshape", {l.in[0], target}, {}, l.hint);
 }
-std::string reshape_like(const Lowering& l) {
-  return l.g.node("Reshape", {l.in[0], l.g.node("Shape", {l.in[1]})}, {}, l.hint);
+std::string reshape_like(const Lowering& l) {  // keep > 0: like's leading dims, then x's rest
+  std::string target = l.g.node("Shape", {l.in[1]});
+  if (int64_t keep = l.node.attrs.i(attr::keep, 0); keep > 0) {
+    std::string lead =
+        l.g.node("Slice", {target, l.g.int64s({0}, "starts"), l.g.int64s({keep}, "ends")});
+    std::string rest = l.g.node("Slice", {l.g.node("Shape", {l.in[0]}), l.g.int64s({1}, "starts"),
+                                          l.g.int64s({INT64_MAX}, "ends")});
+    target = l.g.node("Concat", {lead, rest}, {Attr::of_int("axis", 0)});
+  }
+  return l.g.node("Reshape", {l.in[0], target}, {}, l.hint);
 }
 std::string shape_of(const Lowering& l) {
   std::string s = l.g.node("Shape", {l.in[0]});
@@ -159,67 +168,90 @@ std::string broadcast_like(const Lowering& l) {
   return l.g.node("Expand", {l.in[0], l.g.node("Shape", {l.in[1]})}, {}, l.hint);
 }
 
-const std::map<std::string, Rule>& table() {
-  static const std::map<std::string, Rule> rows = {
-      {ops::Neg.c_str(), neg},
-      {ops::Abs.c_str(), abs},
-      {ops::Square.c_str(), square},
-      {ops::Sqrt.c_str(), sqrt},
-      {ops::Exp.c_str(), exp},
-      {ops::Log.c_str(), log},
-      {ops::Log1p.c_str(), log1p},
-      {ops::Sin.c_str(), sin},
-      {ops::Cos.c_str(), cos},
-      {ops::Tanh.c_str(), tanh},
-      {ops::Sigmoid.c_str(), sigmoid},
-      {ops::Softplus.c_str(), softplus},
-      {ops::Erf.c_str(), erf},
-      {ops::Reciprocal.c_str(), reciprocal},
-      {ops::Relu.c_str(), relu},
-      {ops::Sign.c_str(), sign},
-      {ops::Round.c_str(), round},
-      {ops::Floor.c_str(), floor},
-      {ops::IsFinite.c_str(), is_finite},
-      {ops::Add.c_str(), add},
-      {ops::Sub.c_str(), sub},
-      {ops::Mul.c_str(), mul},
-      {ops::Div.c_str(), div},
-      {ops::Pow.c_str(), pow},
-      {ops::Maximum.c_str(), maximum},
-      {ops::Minimum.c_str(), minimum},
-      {ops::Equal.c_str(), equal},
-      {ops::NotEqual.c_str(), not_equal},
-      {ops::Greater.c_str(), greater},
-      {ops::GreaterEqual.c_str(), greater_equal},
-      {ops::Less.c_str(), less},
-      {ops::LessEqual.c_str(), less_equal},
-      {ops::Select.c_str(), select},
-      {ops::Cast.c_str(), cast},
-      {ops::Identity.c_str(), identity},
-      {ops::StopGradient.c_str(), identity},
-      {ops::MatMul.c_str(), matmul},
-      {ops::Reduce.c_str(), reduce},
-      {ops::Softmax.c_str(), softmax},
-      {ops::LogSoftmax.c_str(), log_softmax},
-      {ops::Reshape.c_str(), reshape},
-      {ops::ReshapeTo.c_str(), reshape_to},
-      {ops::ReshapeLike.c_str(), reshape_like},
-      {ops::ShapeOf.c_str(), shape_of},
-      {ops::ExpandDims.c_str(), expand_dims},
-      {ops::Squeeze.c_str(), squeeze},
-      {ops::Transpose.c_str(), transpose},
-      {ops::Concat.c_str(), concat},
-      {ops::Gather.c_str(), gather},
-      {ops::BroadcastLike.c_str(), broadcast_like},
-  };
+std::map<std::string, Rule>& registry() {
+  static std::map<std::string, Rule> rows;
   return rows;
 }
 
+const RuleRegistrar rows({
+    {ops::Neg.c_str(), neg},
+    {ops::Abs.c_str(), abs},
+    {ops::Square.c_str(), square},
+    {ops::Sqrt.c_str(), sqrt},
+    {ops::Exp.c_str(), exp},
+    {ops::Log.c_str(), log},
+    {ops::Log1p.c_str(), log1p},
+    {ops::Sin.c_str(), sin},
+    {ops::Cos.c_str(), cos},
+    {ops::Tanh.c_str(), tanh},
+    {ops::Sigmoid.c_str(), sigmoid},
+    {ops::Softplus.c_str(), softplus},
+    {ops::Erf.c_str(), erf},
+    {ops::Reciprocal.c_str(), reciprocal},
+    {ops::Relu.c_str(), relu},
+    {ops::Sign.c_str(), sign},
+    {ops::Round.c_str(), round},
+    {ops::Floor.c_str(), floor},
+    {ops::IsFinite.c_str(), is_finite},
+    {ops::Add.c_str(), add},
+    {ops::Sub.c_str(), sub},
+    {ops::Mul.c_str(), mul},
+    {ops::Div.c_str(), div},
+    {ops::Pow.c_str(), pow},
+    {ops::Maximum.c_str(), maximum},
+    {ops::Minimum.c_str(), minimum},
+    {ops::Equal.c_str(), equal},
+    {ops::NotEqual.c_str(), not_equal},
+    {ops::Greater.c_str(), greater},
+    {ops::GreaterEqual.c_str(), greater_equal},
+    {ops::Less.c_str(), less},
+    {ops::LessEqual.c_str(), less_equal},
+    {ops::Select.c_str(), select},
+    {ops::Cast.c_str(), cast},
+    {ops::Identity.c_str(), identity},
+    {ops::StopGradient.c_str(), identity},
+    {ops::MatMul.c_str(), matmul},
+    {ops::Reduce.c_str(), reduce},
+    {ops::Softmax.c_str(), softmax},
+    {ops::LogSoftmax.c_str(), log_softmax},
+    {ops::Reshape.c_str(), reshape},
+    {ops::ReshapeTo.c_str(), reshape_to},
+    {ops::ReshapeLike.c_str(), reshape_like},
+    {ops::ShapeOf.c_str(), shape_of},
+    {ops::ExpandDims.c_str(), expand_dims},
+    {ops::Squeeze.c_str(), squeeze},
+    {ops::Transpose.c_str(), transpose},
+    {ops::Concat.c_str(), concat},
+    {ops::Gather.c_str(), gather},
+    {ops::BroadcastLike.c_str(), broadcast_like},
+});
+
 }  // namespace
 
+RuleRegistrar::RuleRegistrar(std::initializer_list<RuleRow> rows) {
+  for (const RuleRow& r : rows) registry()[r.op] = r.rule;
+}
+
 const Rule* rule_for(const std::string& op_name) {
-  auto it = table().find(op_name);
-  return it == table().end() ? nullptr : &it->second;
+  auto it = registry().find(op_name);
+  return it == registry().end() ? nullptr : &it->second;
+}
+
+std::string transposed(Graph& g, const std::string& x, const std::vector<int64_t>& perm) {
+  return g.node("Transpose", {x}, {Attr::of_ints("perm", perm)});
+}
+
+std::vector<int64_t> to_channels_first(int64_t r) {
+  std::vector<int64_t> p{0, r - 1};
+  for (int64_t i = 1; i < r - 1; ++i) p.push_back(i);
+  return p;
+}
+
+std::vector<int64_t> to_channels_last(int64_t r) {
+  std::vector<int64_t> p{0};
+  for (int64_t i = 2; i < r; ++i) p.push_back(i);
+  p.push_back(1);
+  return p;
 }
 
 }  // namespace kb::model::onnx_export

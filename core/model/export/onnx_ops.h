@@ -1,7 +1,9 @@
-// The ONNX form of each primitive a model's inference graph holds: one rule per op (a row of the
-// table in onnx_ops.cpp), emitting ONNX nodes for a node whose inputs are already values of the
-// ONNX graph. A primitive without a row has no ONNX form (the export names it and its layer).
+// The ONNX form of each primitive a model's inference graph holds: one rule per op (rows
+// registered by family: onnx_ops.cpp, onnx_ops_conv.cpp, ...), emitting ONNX nodes for a node
+// whose inputs are already values of the ONNX graph. A primitive without a row has no ONNX form
+// (the export names it and its layer).
 #pragma once
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -21,5 +23,20 @@ struct Lowering {
 using Rule = std::string (*)(const Lowering& l);
 
 const Rule* rule_for(const std::string& op_name);  // null: no ONNX form
+
+struct RuleRow {
+  const char* op;  // ops::X.c_str()
+  Rule rule;
+};
+// Registers a family's rows (at load time).
+struct RuleRegistrar {
+  RuleRegistrar(std::initializer_list<RuleRow> rows);
+};
+
+// Helpers the families share.
+std::string transposed(Graph& g, const std::string& x, const std::vector<int64_t>& perm);
+// channels last -> first and back for a tensor of rank r.
+std::vector<int64_t> to_channels_first(int64_t r);
+std::vector<int64_t> to_channels_last(int64_t r);
 
 }  // namespace kb::model::onnx_export
