@@ -19,6 +19,7 @@ struct Model {
                      &m),
        "model_load");
   }
+  Model(const char* json, int) { ok(kb_model_from_json(json, &m), "model_from_json"); }
   ~Model() { kb_model_release(m); }
 };
 
@@ -61,9 +62,18 @@ TEST(OnnxExport, RefusesWhatItCannotWrite) {
   EXPECT_EQ(kb_model_export_onnx(mlp.m, nullptr, nullptr), KB_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(file_size(path), -1);  // nothing written
 
-  Model rnn("rnn.keras");  // a layer computing with an operation that has no ONNX form
-  EXPECT_EQ(kb_model_export_onnx(rnn.m, path.c_str(), nullptr), KB_ERROR_NOT_IMPLEMENTED);
+  Model rnn("rnn.keras");  // a recurrent layer over a known length: unrolled
+  ok(kb_model_export_onnx(rnn.m, path.c_str(), nullptr), "export_onnx");
+  EXPECT_GT(file_size(path), 1000);
+  std::remove(path.c_str());
+  // Over sequences of unknown length a loop cannot be unrolled: refused, naming the layer.
+  Model open_ended(
+      R"({"class_name": "Sequential", "config": {"name": "s", "layers": [{"class_name": "LSTM",)"
+      R"( "config": {"name": "lstm", "units": 2, "batch_input_shape": [null, null, 3]}}]}})",
+      0);
+  EXPECT_EQ(kb_model_export_onnx(open_ended.m, path.c_str(), nullptr), KB_ERROR_NOT_IMPLEMENTED);
   std::string msg = kb_last_error_message();
   EXPECT_NE(msg.find("layer 'lstm' (LSTM)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("unknown length"), std::string::npos) << msg;
   EXPECT_EQ(file_size(path), -1);
 }

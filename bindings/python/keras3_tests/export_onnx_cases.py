@@ -22,8 +22,7 @@ TYPES = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(int3
          "tensor(int64)": np.int64, "tensor(uint8)": np.uint8, "tensor(bool)": np.bool_}
 # Cases whose layers compute with an operation the export has no ONNX form for yet: the
 # operation the refusal names.
-REFUSED = {"ConvLSTM1D": "Loop", "ConvLSTM1D_channels_first": "Loop", "ConvLSTM2D": "Loop",
-           "ConvLSTM3D": "Loop"}
+REFUSED = {}
 
 
 def export(name, path, expected, folder):

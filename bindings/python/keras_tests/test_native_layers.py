@@ -179,15 +179,7 @@ except ImportError:
     _ort = None
 
 # The layers that compute with an operation the ONNX export has no form for yet: the operation.
-ONNX_REFUSED = {n: "Loop" for n in (
-    "Bidirectional GRU sum sequences", "Bidirectional LSTM", "ConvLSTM2D same",
-    "ConvLSTM2D valid sequences", "GRU", "GRU implementation 2", "GRU reset_after",
-    "GRU reset_after implementation 2 sequences", "LSTM",
-    "LSTM implementation 2 backwards sequences", "LSTM return_state and initial_state",
-    "SimpleRNN", "SimpleRNN sequences")}
-# A recurrent layer's dropout reads the learning phase inside its loop.
-ONNX_REFUSED.update({n: "learning phase" for n in ("GRU implementation 2 dropout",
-                                                   "LSTM dropout")})
+ONNX_REFUSED = {}
 
 
 def _assert_exports_as_predicts(name, native, xs, tmp_path):

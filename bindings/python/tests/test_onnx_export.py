@@ -1,4 +1,4 @@
-"""Model.export_onnx: each model file of tests/model_files/keras3 the export takes, checked by
+"""Model.export_onnx: each model file of tests/model_files (Keras 3's, tf.keras'), checked by
 PyPI's onnx checker and run in ONNX Runtime against kbackend's predict (within 1e-4 relative and
 1e-5 absolute), at two batch sizes; the refusals name the layer. Runs where onnxruntime is
 installed (bindings/python/keras3_tests/run.sh runs it in its venv)."""
@@ -16,27 +16,33 @@ ort = pytest.importorskip("onnxruntime")
 onnx = pytest.importorskip("onnx")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FILES = os.path.join(HERE, "..", "..", "..", "tests", "model_files", "keras3")
-# The files whose layers compute with an operation the export has no ONNX form for yet.
-REFUSED = {"rnn": "layer 'lstm' (LSTM)"}
+MODEL_FILES = os.path.join(HERE, "..", "..", "..", "tests", "model_files")
+FILES = os.path.join(MODEL_FILES, "keras3")
+# The files whose layers compute with an operation the export has no ONNX form for yet: what the
+# refusal names.
+REFUSED = {}
 NUMPY = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(int32)": np.int32,
          "tensor(int64)": np.int64}
 
 
-def model_files():
-    return sorted(glob.glob(os.path.join(FILES, "*.keras")) +
-                  glob.glob(os.path.join(FILES, "*.h5")))
+def model_files():  # of Keras 3, tf.keras' HDF5 files and tf.keras' archives
+    return sorted(glob.glob(os.path.join(MODEL_FILES, folder, "*." + ext))
+                  for folder in ("keras3", "tf_keras", "tf_keras_archives")
+                  for ext in ("keras", "h5"))
 
 
 def feeds(session, batch, rng):
     out = {}
     for i in session.get_inputs():
         shape = [batch if not isinstance(d, int) else d for d in i.shape]
-        out[i.name] = (rng.random(shape) * 4 - 2).astype(NUMPY[i.type])
+        kind = NUMPY[i.type]
+        out[i.name] = (rng.integers(0, 4, shape) if np.issubdtype(kind, np.integer)  # token ids
+                       else rng.random(shape) * 4).astype(kind)  # ids as floats too
     return out
 
 
-@pytest.mark.parametrize("path", model_files(), ids=os.path.basename)
+@pytest.mark.parametrize("path", [p for files in model_files() for p in files],
+                         ids=lambda p: "/".join(p.split(os.sep)[-2:]))
 def test_exported_models_run_in_onnx_runtime_as_predict(path, tmp_path):
     model = M.load_model(path)
     stem = os.path.splitext(os.path.basename(path))[0]

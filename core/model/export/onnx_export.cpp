@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "core/compile/function.h"
+#include "core/graph/subgraph.h"
 #include "core/graph/scalar.h"
 #include "core/model/export/onnx_graph.h"
 #include "core/model/export/onnx_ops.h"
@@ -25,7 +26,18 @@ constexpr int64_t kOpset = 17;
 
 class Exporter {
  public:
-  Exporter(const Model& m, Graph& g, const char* who) : g_(g), who_(who) { index_layers(m); }
+  Exporter(const Model& m, Graph& g, const char* who) : g_(g), who_(who), folded_(&own_folded_) {
+    index_layers(m);
+  }
+  // For one step of a loop's body: the same graph, the values folded so far shared, messages
+  // naming the layer of the loop.
+  Exporter(const Exporter& outer, std::string layer)
+      : g_(outer.g_), who_(outer.who_), folded_(outer.folded_), context_(std::move(layer)) {}
+
+  // A placeholder whose value is known now (the learning phase predict feeds: 0).
+  void bind_known(const NodePtr& placeholder, std::shared_ptr<Buffer> value) {
+    known_[placeholder.get()] = {placeholder, constant_node(std::move(value), placeholder->name)};
+  }
 
   void bind_input(const NodePtr& placeholder, const std::string& name) {
     names_[placeholder.get()] = name;
@@ -42,7 +54,8 @@ class Exporter {
       if (names_.count(n.get())) {
         stack.pop_back();
       } else if (!reads_input(n)) {
-        names_[n.get()] = fold(n);
+        auto it = folded_->find(n.get());
+        names_[n.get()] = it != folded_->end() ? it->second : ((*folded_)[n.get()] = fold(n));
         stack.pop_back();
       } else if (n->is(ops::Switch) && !reads_input(n->inputs[0])) {
         // A choice by a condition known now (the learning phase: 0) takes one branch only.
@@ -74,6 +87,16 @@ class Exporter {
         stack.pop_back();
         continue;
       }
+      if (known_.count(n)) {  // the learning phase: a constant
+        reads_[n] = false;
+        stack.pop_back();
+        continue;
+      }
+      if (inputs_.count(n)) {  // bound: a model input, or a loop body's per-step value
+        reads_[n] = true;
+        stack.pop_back();
+        continue;
+      }
       if (n->is(ops::Placeholder)) {
         check(inputs_.count(n) != 0, Status::invalid_argument, who_,
               ": the model's graph reads the placeholder '", n->name,
@@ -100,16 +123,22 @@ class Exporter {
   }
 
   bool condition(const NodePtr& c) {
-    refuse_random(c);
-    auto b = evaluate(c);
+    auto b = computed(c);
     return read_scalar(b->dtype, b->data()) != 0;
   }
 
-  // A value that depends on no input (a weight, or what is computed from weights): computed
-  // now, an initializer.
+  // A value that depends on no input (a weight, or what is computed from weights and the
+  // learning phase): computed now, an initializer.
   std::string fold(const NodePtr& n) {
+    return g_.initializer(n->name.empty() ? "const" : n->name, computed(n));
+  }
+
+  std::shared_ptr<Buffer> computed(const NodePtr& n) {
     refuse_random(n);
-    return g_.initializer(n->name.empty() ? "const" : n->name, evaluate(n));
+    NodePtr root = n;
+    for (const auto& [node, known] : known_)
+      root = substituted({root}, known.first, known.second)[0];
+    return evaluate(root);
   }
 
   void refuse_random(const NodePtr& root) {
@@ -139,7 +168,53 @@ class Exporter {
   std::string layer_of(const std::vector<std::pair<NodePtr, size_t>>& stack) const {
     for (size_t i = stack.size(); i-- > 0;)
       if (auto it = layer_of_.find(stack[i].first->id); it != layer_of_.end()) return it->second;
-    return "the model";
+    return context_.empty() ? "the model" : context_;
+  }
+
+  // A Loop unrolled over its sequences' known length: per step, the body lowered with its
+  // per-step inputs (Gather of index t), the states so far and the captured values bound; the
+  // step outputs stacked in index order. parts_ keeps what TupleGet reads: the stacked outputs,
+  // then the final states.
+  std::string lower_loop(const Node& n, const std::vector<std::string>& in,
+                         const std::string& layer) {
+    const auto& body = *n.attrs.graph(attr::body);
+    const size_t n_seq = size_t(n.attrs.i(attr::n_seq)), n_state = size_t(n.attrs.i(attr::n_state)),
+                 n_out = size_t(n.attrs.i(attr::n_out));
+    const bool reverse = n.attrs.i(attr::reverse) != 0;
+    check(n_seq > 0 && n.inputs[0]->shape().rank_known && n.inputs[0]->shape().dims[0] > 0,
+          Status::not_implemented, who_, ": ", layer,
+          " loops over a sequence of unknown length, which the export unrolls only when known");
+    const int64_t steps = n.inputs[0]->shape().dims[0];
+    std::vector<std::string> states(in.begin() + int64_t(n_seq),
+                                    in.begin() + int64_t(n_seq + n_state));
+    std::vector<std::vector<std::string>> outs(n_out, std::vector<std::string>(size_t(steps)));
+    for (int64_t k = 0; k < steps; ++k) {
+      const int64_t t = reverse ? steps - 1 - k : k;
+      Exporter step(*this, layer);
+      auto index = Buffer::make(DType::i64, {});
+      *index->as<int64_t>() = t;
+      std::string at = g_.initializer("t", index);
+      for (size_t i = 0; i < n_seq; ++i)
+        step.bind_input(body.inputs[i],
+                        g_.node("Gather", {in[i], at}, {onnx_export::Attr::of_int("axis", 0)}));
+      for (size_t i = 0; i < n_state; ++i) step.bind_input(body.inputs[n_seq + i], states[i]);
+      for (size_t i = n_seq + n_state; i < body.inputs.size(); ++i) {
+        step.bind_input(body.inputs[i], in[i]);
+        if (auto it = known_.find(n.inputs[i].get()); it != known_.end())  // the phase, captured
+          step.known_[body.inputs[i].get()] = {body.inputs[i], it->second.second};
+      }
+      for (size_t i = 0; i < n_out; ++i) outs[i][size_t(t)] = step.value_of(body.outputs[i]);
+      for (size_t i = 0; i < n_state; ++i) states[i] = step.value_of(body.outputs[n_out + i]);
+    }
+    std::vector<std::string>& parts = parts_[&n];
+    for (size_t i = 0; i < n_out; ++i) {
+      std::vector<std::string> rows;
+      for (const std::string& v : outs[i])
+        rows.push_back(g_.node("Unsqueeze", {v, g_.int64s({0}, "axes")}));
+      parts.push_back(g_.node("Concat", rows, {onnx_export::Attr::of_int("axis", 0)}));
+    }
+    parts.insert(parts.end(), states.begin(), states.end());
+    return "";  // the loop's results are read through TupleGet
   }
 
   std::string lower(const Node& n, const std::vector<std::pair<NodePtr, size_t>>& stack) {
@@ -148,6 +223,14 @@ class Exporter {
     const std::string hint = n.name.empty() ? n.op->name : n.name;
     if (n.is(ops::Switch))  // a condition computed from the inputs: both branches, chosen
       return g_.node("Where", {in[0], in[1], in[2]}, {}, hint);
+    if (n.is(ops::Loop)) return lower_loop(n, in, layer_of(stack));
+    if (n.is(ops::TupleGet) && n.inputs[0]->is(ops::Loop)) {
+      const std::vector<std::string>& parts = parts_.at(n.inputs[0].get());
+      const int64_t k = n.attrs.i(attr::index);
+      check(k >= 0 && size_t(k) < parts.size(), Status::not_implemented, who_, ": ",
+            layer_of(stack), " reads its loop's per-step states, which inference does not");
+      return g_.node("Identity", {parts[size_t(k)]}, {}, hint);
+    }
     const onnx_export::Rule* rule = onnx_export::rule_for(n.op->name);
     check(rule != nullptr, Status::not_implemented, who_, ": ", layer_of(stack),
           " computes with the operation ", n.op->name, ", which has no ONNX form here");
@@ -160,6 +243,13 @@ class Exporter {
   std::unordered_map<const Node*, bool> reads_;
   std::unordered_set<const Node*> inputs_;
   std::unordered_map<uint64_t, std::string> layer_of_;
+  std::unordered_map<const Node*, std::vector<std::string>> parts_;  // of the loops lowered
+  // Values that read no input, folded once for every step of every loop.
+  std::unordered_map<const Node*, std::string> own_folded_;
+  std::unordered_map<const Node*, std::string>* folded_;
+  std::string context_;  // in a loop's body: the layer of the loop
+  // Placeholders of known values and the constants standing for them.
+  std::unordered_map<const Node*, std::pair<NodePtr, NodePtr>> known_;
 };
 
 // A graph input or output of `node`'s type; unknown dims named, the first "batch" (fixed to
@@ -199,19 +289,12 @@ void export_onnx(const Model& model, const std::string& path, const OnnxExportOp
     ex.bind_input(x, v.name);
     g.add_input(std::move(v));
   }
-  // The graph predict runs: the learning phase a constant 0.
-  Tensors outputs = model.outputs();
+  // The graph predict runs: the learning phase 0.
+  const Tensors& outputs = model.outputs();
   if (const NodePtr& phase = model.phase()) {
     auto zero = Buffer::make(phase->dtype(), {});
     std::memset(zero->data(), 0, zero->nbytes());
-    try {
-      outputs = substituted(outputs, phase, constant_node(zero, "learning_phase"));
-    } catch (const Error& e) {  // a loop's body reads it: a recurrent layer's dropout
-      fail(Status::not_implemented, who,
-           ": a recurrent layer reads the learning phase in its "
-           "loop (dropout), which the export cannot fix to 0 there (",
-           e.what(), ")");
-    }
+    ex.bind_known(phase, zero);
   }
   // The outputs' names first, so that no value made on the way takes one.
   std::vector<onnx_export::Value> outs;
