@@ -41,7 +41,8 @@ java -cp "$J/kbackend.jar:$J/test-classes" TrainMlp "$DATA"
 echo "== Java: the jar with its native libraries, used with no library path"
 bash tests/packaging/java_jar.sh "$(bash bindings/java/build_jar.sh)"
 java -cp "$J/kbackend.jar:$J/test-classes" FinetuneKerasModel "$MODEL" "$DATA"
-java -cp "$J/kbackend.jar:$J/test-classes" FinetuneKerasModel "$MODEL3" "$DATA"
+java -cp "$J/kbackend.jar:$J/test-classes" FinetuneKerasModel "$MODEL3" "$DATA" "$J/digits_mlp.onnx"
+[ -s "$J/digits_mlp.onnx" ] || { echo "the Java example exported no ONNX file"; exit 1; }
 
 echo "== C#: tests"
 C=$BUILD/bindings/csharp

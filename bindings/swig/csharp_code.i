@@ -342,6 +342,13 @@ KB_CSHARP_HANDLE(kb_model, Model)
   /// <summary>Save with its arguments as values.</summary>
   public void Save(string path, SaveOptions options) { Save(path, options.IncludeOptimizer); }
 
+  /// <summary>The model's inference graph as an ONNX file (opset 17, the batch dim free unless
+  /// the options fix it), checked by ONNX's checker; an operation with no ONNX form throws
+  /// naming its layer.</summary>
+  public void ExportOnnx(string path, ExportOnnxOptions options = null) {
+    K.model_export_onnx(this, path, (options ?? new ExportOnnxOptions()).ToJson());
+  }
+
   /// <summary>Keras' model.summary() text.</summary>
   public string Summary() { return K.model_summary(this); }
 

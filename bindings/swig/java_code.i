@@ -606,6 +606,18 @@ KB_JAVA_HANDLE(kb_model, Model)
     save(path, new SaveOptions());
   }
 
+  /** The model's inference graph as an ONNX file (opset 17, the batch dim free unless the
+   * options fix it), checked by ONNX's checker; an operation with no ONNX form throws naming
+   * its layer. */
+  public void exportOnnx(String path, ExportOnnxOptions options) {
+    K.model_export_onnx(this, path, options.toJson());
+  }
+
+  /** exportOnnx with the default options. */
+  public void exportOnnx(String path) {
+    exportOnnx(path, new ExportOnnxOptions());
+  }
+
   /** Keras' model.summary() text. */
   public String summary() {
     return K.model_summary(this);

@@ -94,7 +94,7 @@ ConvGeom geometry(size_t nsp, const Ints& strides, const Ints& dilation, Padding
 
 NodePtr conv_nd(const char* who, size_t nsp, const NodePtr& x, const NodePtr& kernel,
                 const Ints& strides, Padding padding, Format data_format, const Ints& dilation,
-                bool depthwise) {
+                bool depthwise, int64_t groups = 1) {
   check_input(x, nsp, who);
   check_kernel(kernel, x, who, depthwise ? "depthwise_kernel" : "kernel");
   check_tuple(strides, nsp, who, "strides");
@@ -108,7 +108,8 @@ NodePtr conv_nd(const char* who, size_t nsp, const NodePtr& x, const NodePtr& ke
   int64_t c = x->shape().dims[channel_axis(first, nsp)];
   const Dims& kd = kernel->shape().dims;
   check_channels(c, kd[nsp], kernel, who, depthwise ? "depthwise_kernel" : "kernel");
-  int64_t groups = 1;
+  check(groups >= 1 && (c < 0 || c % groups == 0), Status::invalid_argument, who, ": ", groups,
+        " groups do not divide the ", c, " input channels");
   if (depthwise) {
     groups = kd[nsp] >= 0 ? kd[nsp] : c;
     check(groups >= 1, Status::shape, who, ": the number of input channels must be known");
@@ -248,6 +249,12 @@ NodePtr conv3d_transpose(const NodePtr& x, const NodePtr& kernel, const Dims& ou
                          const Ints& strides, Padding padding, Format data_format) {
   return conv_transpose("conv3d_transpose", 3, x, kernel, output_shape, strides, padding,
                         data_format, {1, 1, 1});
+}
+
+NodePtr grouped_conv(const NodePtr& x, const NodePtr& kernel, int64_t groups, const Ints& strides,
+                     Padding padding, Format data_format, const Ints& dilation_rate) {
+  return conv_nd("conv", strides.size(), x, kernel, strides, padding, data_format, dilation_rate,
+                 false, groups);
 }
 
 NodePtr depthwise_conv2d(const NodePtr& x, const NodePtr& depthwise_kernel, const Ints& strides,

@@ -30,6 +30,11 @@ NodePtr conv2d_transpose(const NodePtr& x, const NodePtr& kernel, const Dims& ou
                          const Ints& dilation_rate, const char* who = "conv2d_transpose");
 NodePtr conv3d_transpose(const NodePtr& x, const NodePtr& kernel, const Dims& output_shape,
                          const Ints& strides, Padding padding, Format data_format);
+// Keras 3's grouped convolution (Conv1D/2D/3D with groups): x's C channels in `groups` equal
+// groups, each convolved with its own OC / groups filters; the kernel in the Conv primitive's
+// layout (spatial..., C, OC / groups), one spatial dim per entry of strides.
+NodePtr grouped_conv(const NodePtr& x, const NodePtr& kernel, int64_t groups, const Ints& strides,
+                     Padding padding, Format data_format, const Ints& dilation_rate);
 NodePtr depthwise_conv2d(const NodePtr& x, const NodePtr& depthwise_kernel, const Ints& strides,
                          Padding padding, Format data_format, const Ints& dilation_rate);
 NodePtr separable_conv1d(const NodePtr& x, const NodePtr& depthwise_kernel,

@@ -68,21 +68,18 @@ class Conv : public Layer {
   }
   virtual NodePtr convolve(const NodePtr& x) {
     if (groups_ == 1) return convolve_with(x, kernel_);
-    // Keras' groups: each group of input channels convolved with its filters, concatenated.
-    int64_t axis = channel_axis(format_, rank_ + 2);
-    int64_t in = x->shape().dims[size_t(axis)] / groups_, out = filters_ / groups_;
-    Tensors parts;
-    for (int64_t g = 0; g < groups_; ++g) {
-      std::vector<int64_t> start(size_t(rank_ + 2), 0), size(size_t(rank_ + 2), -1);
-      start[size_t(axis)] = g * in;
-      size[size_t(axis)] = in;
-      std::vector<int64_t> kstart(size_t(rank_ + 2), 0), ksize(size_t(rank_ + 2), -1);
-      kstart.back() = g * out;
-      ksize.back() = out;
-      parts.push_back(
-          convolve_with(api::slice(x, start, size), api::slice(kernel_, kstart, ksize)));
-    }
-    return api::concatenate(parts, axis);
+    // Keras' groups: each group of input channels convolved with its filters, as one grouped
+    // convolution. Keras' kernel (spatial..., C / G, OC) in the primitive's layout (spatial...,
+    // C, OC / G): K'[z, g C/G + c, m] = K[z, c, g OC/G + m].
+    const int64_t nsp = rank_, in = kernel_->shape().dims[size_t(nsp)], out = filters_ / groups_;
+    Dims split = kernel_size_, merged = kernel_size_;
+    split.insert(split.end(), {in, groups_, out});
+    merged.insert(merged.end(), {in * groups_, out});
+    std::vector<int64_t> perm;
+    for (int64_t i = 0; i < nsp; ++i) perm.push_back(i);
+    perm.insert(perm.end(), {nsp + 1, nsp, nsp + 2});
+    NodePtr k = api::reshape(api::permute_dimensions(api::reshape(kernel_, split), perm), merged);
+    return api::grouped_conv(x, k, groups_, strides_, padding_, format_, dilation_);
   }
   NodePtr convolve_with(const NodePtr& x, const NodePtr& kernel) const {
     return convolution(x, kernel, strides_, padding_, format_, dilation_);

@@ -246,6 +246,22 @@ static class Tests {
     }
   }
 
+  public static void ExportsModelsToOnnx() {
+    string files = Path.Combine(Environment.GetEnvironmentVariable("KB_MODEL_FILES") ?? "tests/model_files", "keras3");
+    string onnx = Path.Combine(Path.GetTempPath(), "kb_onnx_" + System.Diagnostics.Process.GetCurrentProcess().Id + ".onnx");
+    try {
+      using (var m = Model.Load(Path.Combine(files, "mlp.keras"))) {
+        m.ExportOnnx(onnx);  // ONNX's checker passed on it before it was written
+        True(new FileInfo(onnx).Length > 1000, "the weights are in the file");
+        m.ExportOnnx(onnx, new ExportOnnxOptions { BatchSize = 4 });
+        var e = Throws<KBackendException>(() => m.ExportOnnx(onnx, new ExportOnnxOptions { Opset = 18 }));
+        True(e.Message.Contains("opset 18"), e.Message);
+      }
+    } finally {
+      File.Delete(onnx);
+    }
+  }
+
   // tf.keras' two_outputs.h5: inputs a (5) and b (4), outputs cls (3, softmax) and reg (1).
   public static void ModelsOfSeveralInputsAndOutputs() {
     string path = Path.Combine(Environment.GetEnvironmentVariable("KB_MODEL_FILES") ?? "tests/model_files",

@@ -5,8 +5,10 @@ import org.kbackend.*;
 
 /** Loads a Keras model file (examples/data/digits_mlp.h5, saved by Keras 2.2.4, or
  * digits_mlp.keras, saved by Keras 3), fine-tunes it on
- * the 8x8 digits and prints its test accuracy before and after.
- * Usage: java -cp kbackend.jar:. FinetuneKerasModel model.h5 digits.csv (exit 0 when > 90%) */
+ * the 8x8 digits and prints its test accuracy before and after; given a third argument, exports
+ * the fine-tuned model there as an ONNX file (to run in ONNX Runtime, say).
+ * Usage: java -cp kbackend.jar:. FinetuneKerasModel model.h5 digits.csv [model.onnx]
+ * (exit 0 when > 90%) */
 public class FinetuneKerasModel {
   public static void main(String[] args) throws Exception {
     List<String> lines = Files.readAllLines(Paths.get(args[1]));
@@ -38,6 +40,10 @@ public class FinetuneKerasModel {
       double after = model.evaluate(new Tensor[] {xTest}, new Tensor[] {yTest}, quiet)[1];
       System.out.printf("test accuracy: %.2f%% before fine-tuning, %.2f%% after (%d test digits)%n",
           100 * before, 100 * after, te);
+      if (args.length > 2) {
+        model.exportOnnx(args[2]);
+        System.out.println("exported the fine-tuned model to " + args[2]);
+      }
       if (after < 0.9) System.exit(1);
     }
   }

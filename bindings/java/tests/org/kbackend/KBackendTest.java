@@ -262,6 +262,24 @@ class KBackendTest {
   }
 
   @Test
+  void exportsModelsToOnnx() throws Exception {
+    java.nio.file.Path dir = Files.createTempDirectory("kb_onnx");
+    java.nio.file.Path out = dir.resolve("mlp.onnx");
+    try (Model m = Model.load("tests/model_files/keras3/mlp.keras")) {
+      m.exportOnnx(out.toString());  // ONNX's checker passed on it before it was written
+      assertTrue(Files.size(out) > 1000, "the weights are in the file");
+      m.exportOnnx(out.toString(), new ExportOnnxOptions().batchSize(4));
+      KBackendException e = assertThrows(KBackendException.class,
+          () -> m.exportOnnx(out.toString(), new ExportOnnxOptions().opset(18)));
+      assertEquals(Status.ERROR_NOT_IMPLEMENTED, e.status());
+      assertTrue(e.getMessage().contains("opset 18"), e.getMessage());
+    } finally {
+      Files.deleteIfExists(out);
+      Files.deleteIfExists(dir);
+    }
+  }
+
+  @Test
   void modelsOfSeveralInputsAndOutputs() {
     // tf.keras' two_outputs.h5: inputs a (5) and b (4), outputs cls (3, softmax) and reg (1).
     try (Model m = Model.load("tests/model_files/tf_keras/two_outputs.h5")) {
