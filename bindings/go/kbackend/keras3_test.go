@@ -93,3 +93,30 @@ func TestKeras3ArchiveLoadsPredictsTrainsAndSaves(t *testing.T) {
 		}
 	}
 }
+
+// The model's inference graph as an ONNX file (the plugin's checker passed on it), and the
+// refusal of an opset the export does not write.
+func TestModelsExportToOnnx(t *testing.T) {
+	m, err := LoadModel(filepath.Join(modelFiles(), "keras3", "mlp.keras"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	path := filepath.Join(t.TempDir(), "mlp.onnx")
+	options, err := DefaultExportOnnxOptions().OptionsJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.ExportOnnx(path, options); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := os.Stat(path); err != nil || info.Size() < 1000 {
+		t.Fatalf("the ONNX file: %v, %v", info, err)
+	}
+	bad := DefaultExportOnnxOptions()
+	bad.Opset = 18
+	options, _ = bad.OptionsJSON()
+	if err := m.ExportOnnx(path, options); err == nil || !strings.Contains(err.Error(), "opset 18") {
+		t.Fatalf("opset 18: %v", err)
+	}
+}

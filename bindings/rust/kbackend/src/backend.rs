@@ -1954,16 +1954,6 @@ pub fn dist_broadcast_variables(variables: &[&Tensor], root: i32) -> Result<()> 
     Ok(())
 }
 
-/// Writes the model's inference graph as an ONNX file, checked by ONNX's checker.
-///
-/// `kb_model_export_onnx`: `model_export_onnx(model, path, options_json)`.
-pub fn model_export_onnx(model: &crate::models::Model, path: &str, options_json: &str) -> Result<()> {
-    let path_c = crate::cstring(path)?;
-    let options_json_c = crate::cstring(options_json)?;
-    check(unsafe { sys::kb_model_export_onnx(model.as_ptr(), path_c.as_ptr(), options_json_c.as_ptr()) })?;
-    Ok(())
-}
-
 /// Number of values the weights of a model hold, trainable or not (Keras' count_params).
 ///
 /// `kb_model_count_params`: `model_count_params(model)`.
@@ -2883,13 +2873,6 @@ impl Tensor {
 /// Every `model_*` function above as a method of the model, but for those
 /// kbackend::models writes by hand.
 impl crate::models::Model {
-    /// Writes the model's inference graph as an ONNX file, checked by ONNX's checker.
-    ///
-    /// `kb_model_export_onnx`: `model_export_onnx(model, path, options_json)`.
-    pub fn export_onnx(&self, path: &str, options_json: &str) -> Result<()> {
-        model_export_onnx(self, path, options_json)
-    }
-
     /// Number of values the weights of a model hold, trainable or not (Keras' count_params).
     ///
     /// `kb_model_count_params`: `model_count_params(model)`.

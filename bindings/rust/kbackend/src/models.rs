@@ -17,7 +17,9 @@ use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::{self, NonNull};
 
-pub use crate::options::{CompileOptions, EvaluateOptions, FitOptions, PredictOptions};
+pub use crate::options::{
+    CompileOptions, EvaluateOptions, ExportOnnxOptions, FitOptions, PredictOptions,
+};
 use crate::{
     array_ptr, check, cstring, handles, new_tensor, sys, take_list, Error, Result, Status, Tensor,
 };
@@ -269,6 +271,15 @@ impl Model {
         check(unsafe {
             sys::kb_model_save(self.ptr.as_ptr(), p.as_ptr(), include_optimizer as i32)
         })
+    }
+
+    /// The model's inference graph as an ONNX file (opset 17, the batch dim free unless the
+    /// options fix it), checked by ONNX's checker; an operation with no ONNX form is an error
+    /// naming its layer.
+    pub fn export_onnx(&self, path: &str, options: &ExportOnnxOptions) -> Result<()> {
+        let p = cstring(path)?;
+        let o = cstring(&options.options_json()?)?;
+        check(unsafe { sys::kb_model_export_onnx(self.ptr.as_ptr(), p.as_ptr(), o.as_ptr()) })
     }
 
     /// Keras' `model.save_weights`: the weights to an HDF5 file (`kb_model_save_weights`).

@@ -1,5 +1,5 @@
 //! kbackend::models against a hand computation and through a save/load round trip.
-use kbackend::models::{FitOptions, Model};
+use kbackend::models::{ExportOnnxOptions, FitOptions, Model};
 use kbackend::{Status, Tensor};
 
 const DENSE: &str = r#"{"class_name": "Sequential", "config": {"name": "s", "layers": [{"class_name": "Dense", "config": {"name": "d", "units": 2, "activation": "linear", "batch_input_shape": [null, 3]}}]}}"#;
@@ -220,6 +220,24 @@ fn keras3_archive_loads_predicts_trains_and_saves() -> kbackend::Result<()> {
         again.predict(&[&x], 32)?[0].to_vec::<f32>()?,
         m.predict(&[&x], 32)?[0].to_vec::<f32>()?
     );
+    std::fs::remove_file(path).ok();
+    Ok(())
+}
+
+/// The model's inference graph as an ONNX file (the plugin's checker passed on it), and the
+/// refusal of an opset the export does not write.
+#[test]
+fn models_export_to_onnx() -> kbackend::Result<()> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../tests/model_files/keras3");
+    let m = Model::load(&format!("{dir}/mlp.keras"), false)?;
+    let path = std::env::temp_dir().join(format!("kb_rust_{}.onnx", std::process::id()));
+    let path = path.to_str().unwrap();
+    m.export_onnx(path, &ExportOnnxOptions::default())?;
+    assert!(std::fs::metadata(path).unwrap().len() > 1000);
+    let e =
+        m.export_onnx(path, &ExportOnnxOptions { opset: 18, ..Default::default() }).unwrap_err();
+    assert_eq!(e.status, Status::NotImplemented);
+    assert!(e.to_string().contains("opset 18"), "{e}");
     std::fs::remove_file(path).ok();
     Ok(())
 }
