@@ -1,7 +1,8 @@
 """Model.export_onnx: each model file of tests/model_files (Keras 3's, tf.keras'), checked by
 PyPI's onnx checker and run in ONNX Runtime against kbackend's predict (within 1e-4 relative and
-1e-5 absolute), at two batch sizes; the refusals name the layer. Runs where onnxruntime is
-installed (bindings/python/keras3_tests/run.sh runs it in its venv)."""
+1e-5 absolute), at two batch sizes; the refusals name the layer. The files are written (and
+checked by ONNX's checker in the plugin) everywhere; they run where onnx and onnxruntime are
+installed (bindings/python/keras3_tests/run.sh runs this file in its venv)."""
 import glob
 import os
 import subprocess
@@ -12,8 +13,11 @@ import pytest
 
 import kbackend.models as M
 
-ort = pytest.importorskip("onnxruntime")
-onnx = pytest.importorskip("onnx")
+try:
+    import onnx
+    import onnxruntime as ort
+except ImportError:  # Debian's Python, the wheel's fresh venv: the files are written only
+    onnx = ort = None
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODEL_FILES = os.path.join(HERE, "..", "..", "..", "tests", "model_files")
@@ -54,6 +58,9 @@ def test_exported_models_run_in_onnx_runtime_as_predict(path, tmp_path):
         assert not os.path.exists(out)
         return
     model.export_onnx(out)
+    assert os.path.getsize(out) > 100
+    if ort is None:
+        return
     proto = onnx.load(out)
     onnx.checker.check_model(proto, full_check=True)
     assert proto.opset_import[0].version == 17
@@ -75,6 +82,8 @@ def test_a_fixed_batch(tmp_path):
     model = M.load_model(os.path.join(FILES, "mlp.keras"))
     out = str(tmp_path / "mlp.onnx")
     model.export_onnx(out, batch_size=3)
+    if ort is None:
+        pytest.skip("no onnxruntime")
     session = ort.InferenceSession(out, providers=["CPUExecutionProvider"])
     assert session.get_inputs()[0].shape[0] == 3
     assert session.get_outputs()[0].shape[0] == 3
