@@ -4,6 +4,7 @@ PyPI's onnx checker and run in ONNX Runtime against kbackend's predict (within 1
 checked by ONNX's checker in the plugin) everywhere; they run where onnx and onnxruntime are
 installed (bindings/python/keras3_tests/run.sh runs this file in its venv)."""
 import glob
+import json
 import os
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import sys
 import numpy as np
 import pytest
 
+import kbackend as K
 import kbackend.models as M
 
 try:
@@ -106,3 +108,25 @@ def test_refusals(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True).stdout
     assert "ONNX plugin" in out and "is not there" in out, out
+
+
+def _gated(layer, config, inputs):
+    """A layer of one's own from kbackend's functions: x * sigmoid(x W) + 0.5."""
+    x = inputs[0]
+    w = layer.add_weight("w", (x.shape[-1], x.shape[-1]), initializer="glorot_uniform")
+    return x * K.sigmoid(K.dot(x, w)) + 0.5
+
+
+def test_a_registered_python_layer_exports(tmp_path):
+    M.register_layer("Gated", _gated)
+    config = {"class_name": "Sequential", "config": {"name": "g", "layers": [
+        {"class_name": "Gated", "config": {"name": "gated", "batch_input_shape": [None, 4]}}]}}
+    model = M.model_from_json(json.dumps(config))
+    out = str(tmp_path / "gated.onnx")
+    model.export_onnx(out)
+    if ort is None:
+        return
+    session = ort.InferenceSession(out, providers=["CPUExecutionProvider"])
+    x = np.random.default_rng(1).random((3, 4), dtype=np.float32)
+    np.testing.assert_allclose(session.run(None, {session.get_inputs()[0].name: x})[0],
+                               model.predict(x), rtol=1e-4, atol=1e-5)
