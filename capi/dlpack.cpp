@@ -31,7 +31,7 @@ void lend(kb_tensor* t, const kb_dlpack_copy& copy, M** out, const char* who, Ex
   out_arg(out, who);
   const NodePtr& n = tensor_arg(t, who, "tensor");
   bool copied = copy_arg(copy, who) == dlpack::Copy::always;
-  *out = reinterpret_cast<M*>(make(evaluate(n), n->is(ops::Constant), copied));
+  *out = make(evaluate(n), n->is(ops::Constant), copied);
 }
 
 template <class M, class Import>
@@ -67,26 +67,19 @@ KB_API kb_status kb_tensor_to_dlpack_unversioned(kb_tensor* t, kb_dlpack_copy co
 
 KB_API kb_status kb_tensor_from_dlpack(DLManagedTensorVersioned* managed, kb_dlpack_copy copy,
                                        kb_tensor** out) {
-  return guard("tensor_from_dlpack", [&] {
-    take(reinterpret_cast<dlpack::ManagedVersioned*>(managed), copy, out, "tensor_from_dlpack",
-         dlpack::import_versioned);
-  });
+  return guard("tensor_from_dlpack",
+               [&] { take(managed, copy, out, "tensor_from_dlpack", dlpack::import_versioned); });
 }
 
 KB_API kb_status kb_tensor_from_dlpack_unversioned(DLManagedTensor* managed, kb_dlpack_copy copy,
                                                    kb_tensor** out) {
   return guard("tensor_from_dlpack_unversioned", [&] {
-    take(reinterpret_cast<dlpack::Managed*>(managed), copy, out, "tensor_from_dlpack_unversioned",
-         dlpack::import_unversioned);
+    take(managed, copy, out, "tensor_from_dlpack_unversioned", dlpack::import_unversioned);
   });
 }
 
-KB_API void kb_dlpack_release(DLManagedTensorVersioned* managed) {
-  dlpack::release(reinterpret_cast<dlpack::ManagedVersioned*>(managed));
-}
+KB_API void kb_dlpack_release(DLManagedTensorVersioned* managed) { dlpack::release(managed); }
 
-KB_API void kb_dlpack_release_unversioned(DLManagedTensor* managed) {
-  dlpack::release(reinterpret_cast<dlpack::Managed*>(managed));
-}
+KB_API void kb_dlpack_release_unversioned(DLManagedTensor* managed) { dlpack::release(managed); }
 
 }  // extern "C"

@@ -1,7 +1,8 @@
 // DLPack (github.com/dmlc/dlpack, 1.x): a Buffer lent to another library, and another library's
-// memory taken as a Buffer, without copying. The structs below are the standard's C layout (the
-// C ABI names them DLManagedTensor and DLManagedTensorVersioned), which
-// tests/core/dlpack_layout_test.cpp holds to a dlpack.h.
+// memory taken as a Buffer, without copying. The structs below are the standard's C layout; the
+// two managed ones complete the C ABI's DLManagedTensor and DLManagedTensorVersioned (under those
+// names, so that a deleter is called through the very type its producer gave it), and
+// tests/core/dlpack_layout_test.cpp holds them to a dlpack.h.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -40,18 +41,26 @@ struct Tensor {
   int64_t* strides;  // in elements; NULL: compact row-major
   uint64_t byte_offset;
 };
-struct Managed {  // DLManagedTensor
-  Tensor dl_tensor;
+
+}  // namespace kb::dlpack
+
+struct DLManagedTensor {
+  kb::dlpack::Tensor dl_tensor;
   void* manager_ctx;
-  void (*deleter)(Managed* self);
+  void (*deleter)(DLManagedTensor* self);
 };
-struct ManagedVersioned {  // DLManagedTensorVersioned
-  Version version;
+struct DLManagedTensorVersioned {
+  kb::dlpack::Version version;
   void* manager_ctx;
-  void (*deleter)(ManagedVersioned* self);
+  void (*deleter)(DLManagedTensorVersioned* self);
   uint64_t flags;
-  Tensor dl_tensor;
+  kb::dlpack::Tensor dl_tensor;
 };
+
+namespace kb::dlpack {
+
+using Managed = ::DLManagedTensor;
+using ManagedVersioned = ::DLManagedTensorVersioned;
 
 // What to do with memory the library cannot read in place (strides other than row-major
 // compact, data not aligned to its element).
