@@ -30,6 +30,7 @@ pub use kbackend_sys as sys;
 
 #[rustfmt::skip]
 pub mod backend;
+pub mod dlpack;
 pub mod models;
 #[rustfmt::skip]
 pub mod options;
