@@ -88,18 +88,12 @@ Exported<M>* make_exported(std::shared_ptr<Buffer> value, bool copy) {
   check(value != nullptr, Status::invalid_argument, "dlpack: no value");
   check(value->device == Device::cpu, Status::device,
         "dlpack: the value is in device memory; kbackend lends host memory");
-  if (copy) {
-    auto fresh = Buffer::make(value->dtype, value->dims);
-    if (fresh->nbytes()) std::memcpy(fresh->data(), value->data(), fresh->nbytes());
-    value = std::move(fresh);
-  }
+  if (copy) value = Buffer::from_bytes(value->dtype, value->dims, value->data());
   auto* e = new Exported<M>;
   e->value = std::move(value);
   const Dims& dims = e->value->dims;
   e->shape.assign(dims.begin(), dims.end());
-  // Strides always written: consumers of DLPack 1.2 and later require them.
-  e->strides.assign(dims.size(), 1);
-  for (size_t i = dims.size(); i-- > 1;) e->strides[i - 1] = e->strides[i] * dims[i];
+  e->strides = contiguous_strides(dims);  // always written: DLPack 1.2's consumers require them
   Tensor& t = e->managed.dl_tensor;
   t.data = e->value->data();
   t.device = {kCPU, 0};
@@ -164,11 +158,9 @@ Taken import_managed(M* m, Copy copy, const char* who) {
   // element aligned to its size, as kbackend's kernels read memory.
   bool compact = true;
   if (t.strides != nullptr && count > 0) {
-    int64_t expected = 1;
-    for (int32_t i = t.ndim; i-- > 0;) {
-      if (dims[size_t(i)] != 1 && t.strides[i] != expected) compact = false;
-      expected *= dims[size_t(i)];
-    }
+    const Dims row_major = contiguous_strides(dims);
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (dims[i] != 1 && t.strides[i] != row_major[i]) compact = false;
   }
   const bool aligned = reinterpret_cast<uintptr_t>(data) % elem == 0;
   const bool in_place = compact && aligned && copy != Copy::always;

@@ -28,25 +28,28 @@ func wrapDLPack(p unsafe.Pointer, versioned bool) *DLPack {
 
 // ToDLPack lends the tensor's value (a constant's read-only, a variable's memory the
 // variable's) as a DLPack 1.x managed tensor, copied only when copy is DlpackCopyAlways.
-func (t *Tensor) ToDLPack(copy DlpackCopy) (*DLPack, error) {
-	var out *C.DLManagedTensorVersioned
-	if err := call(func() C.kb_status {
-		return C.kb_tensor_to_dlpack(t.c(), C.kb_dlpack_copy(copy), &out)
-	}, t); err != nil {
-		return nil, err
-	}
-	return wrapDLPack(unsafe.Pointer(out), true), nil
-}
+func (t *Tensor) ToDLPack(copy DlpackCopy) (*DLPack, error) { return t.lend(copy, true) }
 
 // ToDLPackUnversioned is ToDLPack as DLPack's unversioned struct, for older consumers.
 func (t *Tensor) ToDLPackUnversioned(copy DlpackCopy) (*DLPack, error) {
-	var out *C.DLManagedTensor
+	return t.lend(copy, false)
+}
+
+func (t *Tensor) lend(copy DlpackCopy, versioned bool) (*DLPack, error) {
+	var v *C.DLManagedTensorVersioned
+	var u *C.DLManagedTensor
 	if err := call(func() C.kb_status {
-		return C.kb_tensor_to_dlpack_unversioned(t.c(), C.kb_dlpack_copy(copy), &out)
+		if versioned {
+			return C.kb_tensor_to_dlpack(t.c(), C.kb_dlpack_copy(copy), &v)
+		}
+		return C.kb_tensor_to_dlpack_unversioned(t.c(), C.kb_dlpack_copy(copy), &u)
 	}, t); err != nil {
 		return nil, err
 	}
-	return wrapDLPack(unsafe.Pointer(out), false), nil
+	if versioned {
+		return wrapDLPack(unsafe.Pointer(v), true), nil
+	}
+	return wrapDLPack(unsafe.Pointer(u), false), nil
 }
 
 // Versioned says which struct Pointer points to: DLManagedTensorVersioned or DLManagedTensor.

@@ -97,14 +97,9 @@ class Exporter {
         stack.pop_back();
         continue;
       }
-      if (n->is(ops::Placeholder)) {
-        check(inputs_.count(n) != 0, Status::invalid_argument, who_,
-              ": the model's graph reads the placeholder '", n->name,
-              "', which is not one of its inputs");
-        reads_[n] = true;
-        stack.pop_back();
-        continue;
-      }
+      if (n->is(ops::Placeholder))  // bound ones were answered above
+        fail(Status::invalid_argument, who_, ": the model's graph reads the placeholder '", n->name,
+             "', which is not one of its inputs");
       bool pending = false, reads = false;
       for (const NodePtr& in : n->inputs) {
         auto it = reads_.find(in.get());
@@ -191,9 +186,7 @@ class Exporter {
     for (int64_t k = 0; k < steps; ++k) {
       const int64_t t = reverse ? steps - 1 - k : k;
       Exporter step(*this, layer);
-      auto index = Buffer::make(DType::i64, {});
-      *index->as<int64_t>() = t;
-      std::string at = g_.initializer("t", index);
+      std::string at = g_.scalar(double(t), DType::i64, "t");
       for (size_t i = 0; i < n_seq; ++i)
         step.bind_input(body.inputs[i],
                         g_.node("Gather", {in[i], at}, {onnx_export::Attr::of_int("axis", 0)}));

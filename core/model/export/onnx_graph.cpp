@@ -3,10 +3,10 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
-#include <cstring>
 #include <mutex>
 
 #include "core/backend/plugin_file.h"
+#include "core/graph/scalar.h"
 #include "core/model/export/onnx_plugin.h"
 #include "core/util/error.h"
 
@@ -100,29 +100,12 @@ std::string Graph::initializer(const std::string& hint, std::shared_ptr<Buffer> 
 }
 
 std::string Graph::int64s(const std::vector<int64_t>& values, const std::string& hint) {
-  auto b = Buffer::make(DType::i64, {int64_t(values.size())});
-  if (!values.empty()) std::memcpy(b->data(), values.data(), values.size() * sizeof(int64_t));
-  return initializer(hint, b);
+  return initializer(hint, Buffer::from_bytes(DType::i64, {int64_t(values.size())}, values.data()));
 }
 
 std::string Graph::scalar(double value, DType dtype, const std::string& hint) {
   auto b = Buffer::make(dtype, {});
-  switch (dtype) {
-    case DType::f32:
-      *b->as<float>() = float(value);
-      break;
-    case DType::f64:
-      *b->as<double>() = value;
-      break;
-    case DType::i32:
-      *b->as<int32_t>() = int32_t(value);
-      break;
-    case DType::i64:
-      *b->as<int64_t>() = int64_t(value);
-      break;
-    default:
-      fail(Status::not_implemented, "export_onnx: a scalar of ", dtype_name(dtype));
-  }
+  write_scalar(dtype, b->data(), value);
   return initializer(hint, b);
 }
 

@@ -93,7 +93,7 @@ std::string conv_backward_data(const Lowering& l) {
   std::vector<int64_t> output_padding;
   for (size_t i = 0; i < nsp; ++i) {
     const size_t ax = spatial_axis(geom.channels_first, i);
-    int64_t keff = (k[i] - 1) * g.dilation[i] + 1;
+    int64_t keff = dilated_size(k[i], g.dilation[i], g.who);
     int64_t made = g.strides[i] * (dy[ax] - 1) + keff - g.pad_before[i] - g.pad_after[i];
     output_padding.push_back(x[ax] - made);
   }

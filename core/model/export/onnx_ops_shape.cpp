@@ -55,10 +55,9 @@ std::string arg_reduce(const Lowering& l) {
 std::string cumulative(const Lowering& l) {
   check(mode_of<ScanMode>(l.node.attrs) == ScanMode::sum, Status::not_implemented,
         "export_onnx: a cumulative product has no ONNX operator");
-  int64_t axis = l.node.attrs.i(attr::axis);
-  std::string ax = l.g.int64s({axis}, "axis");
-  ax = l.g.node("Squeeze", {ax});  // CumSum takes its axis as a scalar
-  return l.g.node("CumSum", {l.in[0], ax}, {}, l.hint);
+  // CumSum takes its axis as a scalar.
+  std::string axis = l.g.scalar(double(l.node.attrs.i(attr::axis)), DType::i64, "axis");
+  return l.g.node("CumSum", {l.in[0], axis}, {}, l.hint);
 }
 
 std::string reverse(const Lowering& l) {  // each axis read backwards: a slice of step -1
@@ -99,9 +98,7 @@ std::string strided_slice(const Lowering& l) {
                            l.g.int64s(axes, "axes"), l.g.int64s(steps, "steps")});
   for (size_t i = begin.size(); i-- > 0;)  // the last first: a Gather drops its axis
     if ((sm >> i) & 1) {
-      auto index = Buffer::make(DType::i64, {});
-      *index->as<int64_t>() = begin[i];
-      y = l.g.node("Gather", {y, l.g.initializer("index", index)},
+      y = l.g.node("Gather", {y, l.g.scalar(double(begin[i]), DType::i64, "index")},
                    {Attr::of_int("axis", int64_t(i))});
     }
   return l.g.node("Identity", {y}, {}, l.hint);
