@@ -89,6 +89,10 @@ Exported<M>* make_exported(std::shared_ptr<Buffer> value, bool copy) {
   check(value->device == Device::cpu, Status::device,
         "dlpack: the value is in device memory; kbackend lends host memory");
   if (copy) value = Buffer::from_bytes(value->dtype, value->dims, value->data());
+  // The consumer may write lent memory (a variable's: that changes the variable; a constant's
+  // is flagged read-only, which not every consumer honours): what a kernel kept from it is not
+  // trusted from now on. A copy is the consumer's alone.
+  if (!copy) value->external = true;
   auto* e = new Exported<M>;
   e->value = std::move(value);
   const Dims& dims = e->value->dims;
@@ -178,6 +182,7 @@ Taken import_managed(M* m, Copy copy, const char* who) {
   if (in_place) {
     taken.claim = std::make_shared<Taken::Claim>();
     b.storage = std::shared_ptr<void>(taken.claim, const_cast<char*>(data));
+    b.external = true;  // the producer may write it between calls
     return taken;
   }
   b.allocate();

@@ -17,6 +17,12 @@ struct KernelArgs {
   const TensorType& out;              // concrete type
   // Tuple-typed ops: which parts the plan reads (nullptr: all may be read).
   const std::vector<bool>* used_parts = nullptr;
+  // Per input (nullptr: none): the value is the same from run to run while its storage is (a
+  // variable the plan does not update, a constant, a value the plan computes from those alone
+  // and keeps: Step::kept). A kernel may keep what it derives from such an input (a
+  // convolution's weights in oneDNN's layout) for as long as it holds the input's storage and
+  // the Buffer is not external; nothing in the library writes a storage someone else holds.
+  const std::vector<bool>* stable = nullptr;
 };
 
 // `out` arrives with dtype and dims set. For ops marked `view` it arrives without storage (the

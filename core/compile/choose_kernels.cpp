@@ -68,9 +68,10 @@ bool beyond_device_rank(const KernelArgs& k) {
 // types (a device factory declines with an empty Kernel) and their ranks, else on the CPU.
 std::pair<Kernel, Device> step_kernel(const Node& n, const std::vector<TensorType>& in,
                                       const TensorType& out, Device device, bool fallback_is_error,
-                                      const std::vector<bool>* used_parts = nullptr) {
+                                      const std::vector<bool>* used_parts = nullptr,
+                                      const std::vector<bool>* stable = nullptr) {
   KernelFactory cpu_f = cpu_factory(n);
-  KernelArgs args{n, in, out, used_parts};
+  KernelArgs args{n, in, out, used_parts, stable};
   if (device != Device::cpu)
     if (KernelFactory f = find_kernel(device_name(device), n.op->name)) {
       if (!beyond_device_rank(args))
@@ -112,8 +113,12 @@ void choose_kernels(Plan& plan, const CompileOptions& options) {
       size_t index = size_t(st.node->attrs.i(attr::index));
       if (index < used.size()) used[index] = true;
     }
+  const std::vector<bool> invariant = invariant_slots(plan);
+  std::vector<bool> stable;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     Step& st = plan.steps[i];
+    stable.clear();
+    for (int s : st.in) stable.push_back(invariant[size_t(s)]);
     // A tuple's parts stay where the tuple was made (a tuple cannot be transferred): TupleGet
     // runs on the device of the step that produced its tuple.
     st.device = plan.device;
@@ -130,7 +135,7 @@ void choose_kernels(Plan& plan, const CompileOptions& options) {
     auto reads = tuple_reads.find(st.node);
     std::tie(st.kernel, st.device) =
         step_kernel(*st.node, st.in_types, st.out_type, st.device, options.fallback_is_error,
-                    reads == tuple_reads.end() ? nullptr : &reads->second);
+                    reads == tuple_reads.end() ? nullptr : &reads->second, &stable);
   }
 }
 

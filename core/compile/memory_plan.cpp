@@ -88,6 +88,8 @@ void plan_memory(Plan& plan, bool arena) {
   std::vector<bool> escapes(n_slots, false);
   for (int s : plan.outputs) escapes[size_t(s)] = true;
   for (auto& u : plan.updates) escapes[size_t(u.second)] = true;
+  for (const Step& st : plan.steps)  // kept from run to run (mark_invariant_steps)
+    if (st.kept) escapes[size_t(st.out)] = true;
   std::vector<bool> constant(n_slots, false);
   for (auto& c : plan.constants) constant[size_t(c.first)] = true;
   // The last step that reads each value directly lets go of it there, unless the value outlives

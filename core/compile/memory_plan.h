@@ -39,6 +39,12 @@ struct RunState {
   std::vector<const Buffer*> ins;
   std::vector<const OutputPlace*> slot_place;
   size_t arena_steps = 0;
+  // The kept steps' values (per step, Step::kept) and the values of the variables they were
+  // computed from (per Plan::invariant_inputs entry), held so that neither is written over;
+  // `kept_valid` once a run computed them all.
+  std::vector<std::shared_ptr<Buffer>> kept;
+  std::vector<std::shared_ptr<Buffer>> kept_from;
+  bool kept_valid = false;
 
   // Sizes the tables for `plan` and makes the arena on the first run (or after a detach).
   void prepare(const Plan& plan);

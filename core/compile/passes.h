@@ -29,6 +29,11 @@ std::shared_ptr<Plan> lower(const std::vector<NodePtr>& inputs,
                             const std::vector<NodePtr>& updates, int phase, Device device,
                             const std::vector<int>& fed_phases);
 
+// fold_conv_scales (fold_conv_scales.cpp): a channels-last float32 convolution followed by a
+// per-channel scale of invariant values (and a per-channel shift, a relu) becomes one FusedConv
+// by the scaled kernel (BatchNormalization folded into the convolution in inference); CPU plans.
+void fold_conv_scales(Plan& plan);
+
 // choose_kernels (choose_kernels.cpp): each step's kernel and device, the plan's device where
 // its kernel takes the step, else the CPU.
 void choose_kernels(Plan& plan, const CompileOptions& options);
@@ -49,6 +54,13 @@ void bucket_collectives(Plan& plan, long long bucket_bytes);
 // describe_collectives (collective_check.cpp): the plan's collectives in order (Plan::collectives),
 // which its first run compares across the processes (check_collectives_agree).
 void describe_collectives(Plan& plan);
+
+// invariant_slots (invariant_steps.cpp): per slot, whether its value depends only on constants
+// and on variables the plan does not update, through deterministic steps.
+std::vector<bool> invariant_slots(const Plan& plan);
+// mark_invariant_steps (invariant_steps.cpp): Step::invariant and Step::kept, and
+// Plan::invariant_inputs.
+void mark_invariant_steps(Plan& plan);
 
 // log_plan (log_plan.cpp): the steps on stderr at KB_LOG_PLAN's level (nothing at 0).
 void log_plan(const Plan& plan, int level);

@@ -35,11 +35,13 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
     plan->nodes.insert(plan->nodes.end(), roots.begin(), roots.end());
     plan->nodes.insert(plan->nodes.end(), assigns.begin(), assigns.end());
   }
+  if (options.fuse) fold_conv_scales(*plan);
   choose_kernels(*plan, options);
   if (options.fuse) fuse_elementwise(*plan, input_types);
   drop_unread_steps(*plan);
   bucket_collectives(*plan, options.bucket_bytes);
   describe_collectives(*plan);
+  mark_invariant_steps(*plan);
   log_plan(*plan, options.log_plan);
   place_constants(*plan);
   plan_memory(*plan, options.arena);

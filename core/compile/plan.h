@@ -43,6 +43,12 @@ struct Step {
   bool dynamic = false;         // the kernel sets the output's dims (OpDef::dynamic)
   std::shared_ptr<RunTimeKernels> run_time;  // set when the kernel is chosen at run time
   int64_t arena_offset = -1;  // the value's place in the plan's arena (plan_memory), or -1
+  // The value depends only on constants and on variables the plan does not update (a model's
+  // weights in predict): computed on a run after one of those variables changed, skipped on the
+  // others (mark_invariant_steps). A kept step's value is read by other steps: the run state
+  // keeps it between runs.
+  bool invariant = false;
+  bool kept = false;
 };
 
 struct Plan {
@@ -54,6 +60,10 @@ struct Plan {
   std::vector<Step> steps;
   std::vector<int> outputs;
   std::vector<std::pair<NodePtr, int>> updates;  // variable, slot of its new value
+  // Entries of `variables` that the invariant steps read (their values, compared from run to
+  // run, tell whether the kept values still hold).
+  std::vector<size_t> invariant_inputs;
+  bool any_invariant = false;            // some step is
   std::vector<NodePtr> nodes;            // nodes made by plan-time rewrites, which steps name
   std::vector<TensorType> output_types;  // per output (the shape may be known only at run time)
 

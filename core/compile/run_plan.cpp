@@ -22,6 +22,24 @@ struct RunDepth {
   bool outermost() const { return t_run_depth == 1; }
 };
 
+// Whether the kept values of the invariant steps still hold: computed by an earlier run from the
+// variables' current values (held since, so no one wrote over them), none of them external.
+// Otherwise the run computes them again (and forgets the old ones first).
+bool kept_still_hold(const Plan& plan, RunState& rs) {
+  if (!plan.any_invariant) return false;
+  bool hold = rs.kept_valid && rs.kept_from.size() == plan.invariant_inputs.size();
+  for (size_t k = 0; hold && k < plan.invariant_inputs.size(); ++k) {
+    const std::shared_ptr<Buffer>& now = plan.variables[plan.invariant_inputs[k]].first->value;
+    hold = now == rs.kept_from[k] && !now->external;
+  }
+  if (!hold) {
+    rs.kept_valid = false;
+    rs.kept_from.clear();
+    rs.kept.assign(plan.steps.size(), nullptr);
+  }
+  return hold;
+}
+
 void run_steps(const Plan& plan, RunState& rs, const std::vector<std::shared_ptr<Buffer>>& inputs,
                const std::vector<OutputPlace>& places,
                std::vector<std::shared_ptr<Buffer>>& results) {
@@ -45,9 +63,14 @@ void run_steps(const Plan& plan, RunState& rs, const std::vector<std::shared_ptr
     slots[size_t(s)] = var->value;
   }
   for (auto& [s, b] : plan.constants) slots[size_t(s)] = b;
+  const bool reuse_kept = kept_still_hold(plan, rs);
   std::vector<const Buffer*>& ins = rs.ins;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& st = plan.steps[i];
+    if (reuse_kept && st.invariant) {
+      if (st.kept) slots[size_t(st.out)] = rs.kept[i];
+      continue;
+    }
     const Kernel* kernel = &st.kernel;
     const TensorType* out_type = &st.out_type;
     Device device = st.device;
@@ -97,6 +120,7 @@ void run_steps(const Plan& plan, RunState& rs, const std::vector<std::shared_ptr
     check(!st.dynamic || Shape(out->dims).fully_known(), Status::internal, st.node->op->name,
           ": the kernel did not set the output's shape");
     if (!out->storage) out->allocate();
+    if (st.kept) rs.kept[i] = out;
     slots[size_t(st.out)] = std::move(out);
     for (int s : st.release) {
       // A value dying here gives its memory back now (to later steps, to the device's pool),
@@ -105,6 +129,11 @@ void run_steps(const Plan& plan, RunState& rs, const std::vector<std::shared_ptr
       if (rs.only_in_slot(plan.producer[size_t(s)], b)) b->storage.reset();
       b.reset();
     }
+  }
+  if (plan.any_invariant && !reuse_kept) {
+    rs.kept_from.clear();
+    for (size_t v : plan.invariant_inputs) rs.kept_from.push_back(plan.variables[v].first->value);
+    rs.kept_valid = true;
   }
   results.resize(plan.outputs.size());
   for (size_t k = 0; k < plan.outputs.size(); ++k) {

@@ -151,7 +151,7 @@ void Runner::execute(const dnnl::primitive& p, const std::vector<dnnl_exec_arg_t
   if (st != dnnl_success) throw dnnl::error(st, "could not execute a primitive");
 }
 
-void Runner::run(std::initializer_list<void*> ptrs) {
+void Runner::run(std::initializer_list<void*> ptrs, int kept) {
   SerialScope serial(serial_);
   const auto& specs = spec_->args;
   check(ptrs.size() == specs.size(), Status::internal, "oneDNN runner: ", ptrs.size(),
@@ -159,7 +159,7 @@ void Runner::run(std::initializer_list<void*> ptrs) {
   for (size_t i = 0; i < specs.size(); ++i) {
     user_[i].set_data_handle(ptrs.begin()[i]);
     const ArgSpec& a = specs[i];
-    if (a.needs_reorder && !a.output) execute(a.reorder, reorder_args_[i]);
+    if (a.needs_reorder && !a.output && int(i) != kept) execute(a.reorder, reorder_args_[i]);
   }
   execute(spec_->prim, exec_args_);
   for (size_t i = 0; i < specs.size(); ++i)

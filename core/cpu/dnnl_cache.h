@@ -78,8 +78,9 @@ class Runner {
   // calling thread alone. -1: the number of elements of its arguments.
   explicit Runner(std::shared_ptr<const PrimSpec> spec, int64_t work = -1);
   // ptrs: one buffer per entry of spec->args, in the caller's (user) layout (a braced list: no
-  // allocation per run).
-  void run(std::initializer_list<void*> ptrs);
+  // allocation per run). `kept`: an input whose buffer holds what it held on the previous run,
+  // so that its reordered copy from then still holds (its reorder is skipped), or -1.
+  void run(std::initializer_list<void*> ptrs, int kept = -1);
   const PrimSpec& spec() const { return *spec_; }
 
  private:

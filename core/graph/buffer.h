@@ -15,6 +15,10 @@ struct Buffer {
   Dims dims;
   std::shared_ptr<void> storage;  // may alias another buffer's storage (views)
   Device device = Device::cpu;    // where storage lives
+  // The storage may be written outside the library (memory shared through DLPack): never assumed
+  // to hold what it held on an earlier run. The library itself writes a storage only while
+  // nothing else holds it, so a holder may count on its content (KernelArgs::stable).
+  bool external = false;
 
   Buffer() = default;
   Buffer(DType t, Dims d) : dtype(t), dims(std::move(d)) {}
