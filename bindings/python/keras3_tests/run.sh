@@ -11,12 +11,8 @@
 # Usage: bash bindings/python/keras3_tests/run.sh   (after bindings/run_tests.sh built build-bind)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
-VENV=${KB_KERAS3_VENV:-$HOME/.cache/kb-keras3}
-if ! "$VENV/bin/python" -c 'import importlib.metadata as m, pytest, onnx, onnxruntime; assert m.version("keras") == "3.15.1"' 2>/dev/null; then
-  /usr/bin/python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q --disable-pip-version-check keras==3.15.1 jax==0.10.2 jaxlib==0.10.2 h5py \
-    pytest onnx==1.20.1 onnxruntime==1.23.2
-fi
+# shellcheck source=bindings/python/keras3_tests/venv.sh
+source bindings/python/keras3_tests/venv.sh
 # In the same venv: DLPack with JAX and NumPy 2's versioned protocol, and the ONNX files the
 # export writes run in ONNX Runtime.
 PYTHONPATH=build-bind/bindings/python "$VENV/bin/python" -m pytest -q -p no:cacheprovider \

@@ -1,0 +1,68 @@
+"""Real architectures at batch 1 and 8: kbackend predicting the .keras file Keras 3 saved, and
+ONNX Runtime running the ONNX file kbackend exports from that model (the same graph, the same
+weights), milliseconds per call (median and minimum of the timed calls after warm-up ones).
+
+    bash bench/real_models.sh [DIR]   # makes the models once, then alternates the systems
+
+`make` and `ort` run in the Keras 3 venv of keras3_tests/run.sh (Keras 3.15.1 on JAX,
+onnxruntime 1.23.2); `kbackend` (which also writes DIR/NAME.onnx when it is missing) in the
+Python binding's. The models have random weights (weights=None) and 224x224 inputs."""
+import os
+import sys
+import time
+
+import numpy as np
+
+MODELS = ("resnet50", "mobilenetv2")
+BATCHES = (1, 8)
+
+
+def make(out):
+    os.environ.setdefault("KERAS_BACKEND", "jax")
+    import keras
+    keras.utils.set_random_seed(0)
+    for name, build in (("resnet50", keras.applications.ResNet50),
+                        ("mobilenetv2", keras.applications.MobileNetV2)):
+        path = os.path.join(out, name + ".keras")
+        if not os.path.exists(path):
+            build(weights=None, input_shape=(224, 224, 3)).save(path)
+
+
+def timed(fn, calls, warm=3):
+    for _ in range(warm):
+        fn()
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return 1000 * float(np.median(times)), 1000 * min(times)
+
+
+def measure(system, out, name):
+    if system == "ort":
+        import onnxruntime as ort
+        session = ort.InferenceSession(os.path.join(out, name + ".onnx"),
+                                       providers=["CPUExecutionProvider"])
+        feed = session.get_inputs()[0].name
+        predict = lambda x: session.run(None, {feed: x})  # noqa: E731
+        version = "onnxruntime " + ort.__version__
+    else:
+        from kbackend import models
+        model = models.load_model(os.path.join(out, name + ".keras"))
+        if not os.path.exists(os.path.join(out, name + ".onnx")):
+            model.export_onnx(os.path.join(out, name + ".onnx"))
+        predict = lambda x: model.predict_on_batch([x])  # noqa: E731
+        version = "kbackend"
+    for batch in BATCHES:
+        x = np.random.RandomState(batch).rand(batch, 224, 224, 3).astype(np.float32)
+        median, best = timed(lambda: predict(x), 20 if batch == 1 else 8)
+        print("%-12s %-20s batch %2d  median %7.1f ms  min %7.1f ms"
+              % (name, version, batch, median, best), flush=True)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "make":
+        make(sys.argv[2])
+    else:
+        measure(sys.argv[1], sys.argv[2], sys.argv[3])
