@@ -149,6 +149,25 @@ NodePtr batch_normalization(const NodePtr& x, const NodePtr& mean, const NodePtr
   return normalize(x, mean, var, beta, gamma, epsilon);
 }
 
+NormalizedBatch normalize_by_population_moments(const NodePtr& x, const NodePtr& gamma,
+                                                const NodePtr& beta,
+                                                const std::vector<int64_t>& axes, double epsilon) {
+  const char* who = "batch_normalization";
+  auto same_dtype = [&](const NodePtr& p) { return !p || p->dtype() == x->dtype(); };
+  if (!x || !is_floating(x->dtype()) || !x->shape().rank_known || !same_dtype(gamma) ||
+      !same_dtype(beta))
+    return {};
+  std::vector<int64_t> reduced = normalize_axes(axes, x->rank(), who);
+  int64_t begin = 0, end = 0;
+  if (!kept_run(x, reduced, begin, end)) return {};
+  int64_t kept = 1;
+  for (int64_t i = begin; i < end; ++i) kept *= x->shape().dims[size_t(i)];
+  auto fits = [&](const NodePtr& p) { return !p || p->shape().numel() == kept; };
+  if (!fits(gamma) || !fits(beta)) return {};
+  auto vector = [](const NodePtr& p) { return p && p->rank() != 1 ? kb::reshape(p, {-1}) : p; };
+  return batch_norm_primitives(x, vector(gamma), vector(beta), reduced, begin, end, epsilon);
+}
+
 NormalizedBatch normalize_batch_in_training(const NodePtr& x, const NodePtr& gamma,
                                             const NodePtr& beta,
                                             const std::vector<int64_t>& reduction_axes,

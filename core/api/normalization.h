@@ -22,5 +22,12 @@ NormalizedBatch normalize_batch_in_training(const NodePtr& x, const NodePtr& gam
                                             const NodePtr& beta,
                                             const std::vector<int64_t>& reduction_axes,
                                             double epsilon);
+// x normalized by its population moments over `axes` (Keras 3's BatchNormalization in
+// training) through the BatchNorm primitive: gamma and beta (or null) hold one value per kept
+// element, in any shape; the mean and the biased variance are (kept elements,) vectors. All
+// null where the kept axes are not one run of known dims (the caller composes it then).
+NormalizedBatch normalize_by_population_moments(const NodePtr& x, const NodePtr& gamma,
+                                                const NodePtr& beta,
+                                                const std::vector<int64_t>& axes, double epsilon);
 
 }  // namespace kb::api
