@@ -12,9 +12,11 @@ The Keras 3 venv is keras3_tests/run.sh's (Keras 3.15.1 on JAX 0.10.2); Keras ru
 compiled (jit) predict_on_batch and train_on_batch, kbackend its own."""
 import os
 import sys
-import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer_common import call_ms  # noqa: E402
 
 SEQUENCE, VOCAB, IMAGE = 128, 2000, 128
 
@@ -50,15 +52,8 @@ def data(name, n):
     return x, rng.randint(0, 10, (n, 1)).astype(np.float32)
 
 
-def median_ms(fn, calls, warm=3):
-    for _ in range(warm):
-        fn()
-    times = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return 1000 * float(np.median(times))
+def median_ms(fn, calls):
+    return float(np.median(call_ms(fn, calls)))
 
 
 def measure(system, out, name):

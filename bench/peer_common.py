@@ -9,6 +9,18 @@ import sys
 import time
 
 
+def call_ms(call, calls, warm=3):
+    """Milliseconds of each of `calls` calls after `warm` warm-up ones, sorted."""
+    for _ in range(warm):
+        call()
+    ms = []
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        call()
+        ms.append((time.perf_counter() - t0) * 1e3)
+    return sorted(ms)
+
+
 def measure(system, workload, device, warmup, repeats, call, flops=0.0, nbytes=0.0,
             sync=lambda: None):
     for _ in range(warmup):

@@ -9,9 +9,11 @@ onnxruntime 1.23.2); `kbackend` (which also writes DIR/NAME.onnx when it is miss
 Python binding's. The models have random weights (weights=None) and 224x224 inputs."""
 import os
 import sys
-import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer_common import call_ms  # noqa: E402
 
 MODELS = ("resnet50", "mobilenetv2")
 BATCHES = (1, 8)
@@ -26,17 +28,6 @@ def make(out):
         path = os.path.join(out, name + ".keras")
         if not os.path.exists(path):
             build(weights=None, input_shape=(224, 224, 3)).save(path)
-
-
-def timed(fn, calls, warm=3):
-    for _ in range(warm):
-        fn()
-    times = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return 1000 * float(np.median(times)), 1000 * min(times)
 
 
 def measure(system, out, name):
@@ -56,7 +47,8 @@ def measure(system, out, name):
         version = "kbackend"
     for batch in BATCHES:
         x = np.random.RandomState(batch).rand(batch, 224, 224, 3).astype(np.float32)
-        median, best = timed(lambda: predict(x), 20 if batch == 1 else 8)
+        ms = call_ms(lambda: predict(x), 20 if batch == 1 else 8)
+        median, best = float(np.median(ms)), ms[0]
         print("%-12s %-20s batch %2d  median %7.1f ms  min %7.1f ms"
               % (name, version, batch, median, best), flush=True)
 
