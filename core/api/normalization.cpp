@@ -164,8 +164,7 @@ NormalizedBatch normalize_by_population_moments(const NodePtr& x, const NodePtr&
   for (int64_t i = begin; i < end; ++i) kept *= x->shape().dims[size_t(i)];
   auto fits = [&](const NodePtr& p) { return !p || p->shape().numel() == kept; };
   if (!fits(gamma) || !fits(beta)) return {};
-  auto vector = [](const NodePtr& p) { return p && p->rank() != 1 ? kb::reshape(p, {-1}) : p; };
-  return batch_norm_primitives(x, vector(gamma), vector(beta), reduced, begin, end, epsilon);
+  return batch_norm_primitives(x, flat(gamma), flat(beta), reduced, begin, end, epsilon);
 }
 
 NormalizedBatch normalize_batch_in_training(const NodePtr& x, const NodePtr& gamma,

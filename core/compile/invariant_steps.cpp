@@ -28,11 +28,12 @@ std::vector<bool> invariant_slots(const Plan& plan) {
     if (!updated.count(var.get())) invariant[size_t(s)] = true;
   for (auto& [s, b] : plan.constants)  // not memory another library may write between runs
     if (!b->external) invariant[size_t(s)] = true;
-  std::vector<bool> update_slot(size_t(plan.num_slots), false);
-  for (auto& u : plan.updates) update_slot[size_t(u.second)] = true;
-  for (int s : plan.outputs) update_slot[size_t(s)] = true;  // handed out: computed every run
+  // Updates' values and outputs leave the plan: computed on every run.
+  std::vector<bool> handed_out(size_t(plan.num_slots), false);
+  for (auto& u : plan.updates) handed_out[size_t(u.second)] = true;
+  for (int s : plan.outputs) handed_out[size_t(s)] = true;
   for (const Step& st : plan.steps) {
-    if (!deterministic(st) || update_slot[size_t(st.out)] || st.in.empty()) continue;
+    if (!deterministic(st) || handed_out[size_t(st.out)] || st.in.empty()) continue;
     bool all = true;
     for (int s : st.in) all = all && invariant[size_t(s)];
     invariant[size_t(st.out)] = all;
