@@ -68,6 +68,7 @@ def outputs(api):
         "bindings/rust/kbackend/src/backend.rs": rust.backend_module(api, *_rust_handwritten()),
         rust_options.GENERATED: rust_options.options_module(api),
         "bindings/python/kbackend/_signatures.py": python.signatures_module(api),
+        python.CALLBACKS_GENERATED: python.callbacks_module(api),
         python_ctypes.GENERATED: python_ctypes.module(api),
     }
 

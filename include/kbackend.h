@@ -852,10 +852,13 @@ typedef int32_t (*kb_model_callback)(void* user_data, int64_t epoch, int64_t bat
                                      const char* logs_json);
 /* Keras' fit over x (one tensor per input) and y (one per output). options_json (NULL or
    JSON): {"shuffle": true, "seed": 0, "validation_split": 0.0, "initial_epoch": 0,
-   "class_weight": {"0": 1.0, ...}} (api/kbackend.toml's [options.fit]; any other key, or a value
-   of another type, fails with KB_ERROR_INVALID_ARGUMENT naming it). verbose 1: Keras' progress
-   bar on stderr, 2: a line per epoch. history_json: the per-epoch values ({"loss": [...],
-   "acc": [...], "val_loss": ...}). */
+   "class_weight": {"0": 1.0, ...}, "callbacks": [{"class_name": "EarlyStopping", "config":
+   {"patience": 2}}, ...]} (api/kbackend.toml's [options.fit]; the callbacks are Keras 3's
+   EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger and TerminateOnNaN with the
+   arguments of its [callbacks], run before `callback`; any other key, class or argument, or a
+   value of another type, fails with KB_ERROR_INVALID_ARGUMENT naming it). verbose 1: Keras'
+   progress bar on stderr, 2: a line per epoch. history_json: the per-epoch values ({"loss":
+   [...], "acc": [...], "val_loss": ..., and what callbacks log: "learning_rate"}). */
 KB_API kb_status kb_model_fit(kb_model* model, kb_tensor* const* x, size_t num_x,
                               kb_tensor* const* y, size_t num_y, int64_t batch_size, int64_t epochs,
                               int32_t verbose, const char* options_json, kb_model_callback callback,

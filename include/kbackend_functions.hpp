@@ -55,7 +55,7 @@ class OptionsJson {
   void add(const char* key, bool v) { put(key, v ? "true" : "false"); }
   void add(const char* key, int64_t v) { put(key, std::to_string(v)); }
   void add(const char* key, double v) { put(key, number(v, key)); }
-  // A JSON object's text (an optimizer's config); empty: left out.
+  // A JSON value's text (an optimizer's config, the callbacks' list); empty: left out.
   void add(const char* key, const std::string& json) {
     if (!json.empty()) put(key, json);
   }
@@ -127,6 +127,9 @@ struct FitArguments {
   int64_t initial_epoch = 0;
   /// A weight of the loss per class index; classes left out weigh 1.
   std::map<int64_t, double> class_weight;
+  /// Keras callbacks fit runs, in order, before the callback function: a list of {class_name,
+  /// config} objects of the classes in [callbacks].
+  std::string callbacks;
   /// The keys of options_json these values set (the C arguments left out).
   std::string options_json() const {
     detail::OptionsJson o("fit");
@@ -135,6 +138,7 @@ struct FitArguments {
     o.add("validation_split", validation_split);
     o.add("initial_epoch", initial_epoch);
     o.add("class_weight", class_weight);
+    o.add("callbacks", callbacks);
     return o.text();
   }
 };

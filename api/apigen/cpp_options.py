@@ -1,7 +1,7 @@
 """C++: the option sets of api/kbackend.toml as structs with Keras' defaults
 (`<Set>Arguments`, in include/kbackend_functions.hpp), each writing its options_json."""
 
-_TYPES = {"bool": "bool", "int": "int64_t", "number": "double", "object": "std::string",
+_TYPES = {"bool": "bool", "int": "int64_t", "number": "double", "object": "std::string", "callbacks": "std::string",
           "numbers": "std::vector<double>", "class_weights": "std::map<int64_t, double>"}
 
 # What every struct's options_json() writes with: one `add` per type; a key without a default
@@ -16,7 +16,7 @@ class OptionsJson {
   void add(const char* key, bool v) { put(key, v ? "true" : "false"); }
   void add(const char* key, int64_t v) { put(key, std::to_string(v)); }
   void add(const char* key, double v) { put(key, number(v, key)); }
-  // A JSON object's text (an optimizer's config); empty: left out.
+  // A JSON value's text (an optimizer's config, the callbacks' list); empty: left out.
   void add(const char* key, const std::string& json) {
     if (!json.empty()) put(key, json);
   }

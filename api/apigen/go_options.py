@@ -6,9 +6,9 @@ from .go import HEADER, exported
 
 GENERATED = "bindings/go/kbackend/options.go"
 
-_TYPES = {"bool": "bool", "int": "int64", "number": "float64", "object": "string",
+_TYPES = {"bool": "bool", "int": "int64", "number": "float64", "object": "string", "callbacks": "string",
           "numbers": "[]float64", "class_weights": "map[int64]float64"}
-_ADD = {"bool": "boolean", "int": "integer", "number": "number", "object": "object",
+_ADD = {"bool": "boolean", "int": "integer", "number": "number", "object": "object", "callbacks": "object",
         "numbers": "numbers", "class_weights": "classWeights"}
 
 _PRELUDE = '''
@@ -49,7 +49,8 @@ func (j *optionsJSON) boolean(key string, v bool)    { j.put(key, strconv.Format
 func (j *optionsJSON) integer(key string, v int64)   { j.put(key, strconv.FormatInt(v, 10)) }
 func (j *optionsJSON) number(key string, v float64)  { j.put(key, j.num(key, v)) }
 
-// object takes a JSON object's text (an optimizer's config); empty: left out.
+// object takes a JSON value's text (an optimizer's config, the callbacks' list); empty:
+// left out.
 func (j *optionsJSON) object(key string, v string) {
 	if v != "" {
 		j.put(key, v)

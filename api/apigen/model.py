@@ -42,7 +42,11 @@ class Result:
     enum: str = ""
 
 
-OPTION_TYPES = ("bool", "int", "number", "object", "numbers", "class_weights")
+# "string" and "int_or_string" are for the callbacks' configs; "callbacks" is fit's list of
+# {"class_name", "config"} objects.
+OPTION_TYPES = ("bool", "int", "number", "string", "int_or_string", "object", "numbers",
+                "class_weights", "callbacks")
+CALLBACK_ONLY_TYPES = ("string", "int_or_string")
 
 
 @dataclass
@@ -164,6 +168,8 @@ class Api:
     gaps: dict = field(default_factory=dict)     # language -> [keras names not wrapped yet]
     flags: set = field(default_factory=set)
     options: dict = field(default_factory=dict)  # option set name -> OptionSet
+    # Keras callback class name -> OptionSet of its arguments ([callbacks.CLASS])
+    callbacks: dict = field(default_factory=dict)
     # kb_status item (KB_ERROR_NOT_FOUND) -> {language: its error} ([errors])
     errors: dict = field(default_factory=dict)
 
@@ -314,18 +320,26 @@ def _group(fn, enums, handles, callbacks, flags, notes):
     return args, results + trailing
 
 
-_OPTION_DEFAULTS = {"bool": (bool,), "int": (int,), "number": (int, float)}
+_OPTION_DEFAULTS = {"bool": (bool,), "int": (int,), "number": (int, float), "string": (str,),
+                    "int_or_string": (int, str)}
 
 
-def _option_sets(desc):
-    """[options.SET] as OptionSets, each key's type and default checked."""
+def _option_sets(desc, section="options"):
+    """[options.SET] (or [callbacks.CLASS]) as OptionSets, each key's type and default
+    checked."""
     sets = {}
-    for set_name, keys in desc.get("options", {}).items():
+    for set_name, keys in desc.get(section, {}).items():
         rows = []
         for key, row in keys.items():
-            where = f"kbackend.toml [options.{set_name}] {key}"
+            where = f"kbackend.toml [{section}.{set_name}] {key}"
             if row.get("type") not in OPTION_TYPES:
                 raise ValueError(f"{where}: type {row.get('type')!r} is not one of {OPTION_TYPES}")
+            if section == "options" and row["type"] in CALLBACK_ONLY_TYPES:
+                raise ValueError(f"{where}: {row['type']} is a type of the callbacks' configs")
+            if section == "callbacks" and row["type"] not in CALLBACK_ONLY_TYPES + (
+                    "bool", "int", "number"):
+                raise ValueError(f"{where}: a callback's argument is a bool, a number or a "
+                                 "string")
             if not row.get("doc"):
                 raise ValueError(f"{where}: no doc")
             unknown = set(row) - {"type", "default", "doc", "argument"}
@@ -433,7 +447,7 @@ def load(header_path, description_path, keras_functions_path):
     if untold:
         raise ValueError(f"kbackend.toml: say which option set these take: {untold}")
     return Api(hdr, functions, exclude=exclude, flags=flags, gaps=gaps, options=option_sets,
-               errors=_errors(desc, hdr))
+               callbacks=_option_sets(desc, "callbacks"), errors=_errors(desc, hdr))
 
 
 def load_repository(root):

@@ -36,3 +36,33 @@ def signatures_module(api):
             f"OPTIONS = {{\n{options}}}\n\n"
             f"# Each C function's parameters and their C types, as SWIG's wrappers take them.\n"
             f"C_TYPES = {{\n{c_types}}}\n")
+
+
+CALLBACKS_GENERATED = "bindings/python/kbackend/callbacks.py"
+
+
+def callbacks_module(api):
+    """kbackend.callbacks: a class per [callbacks.CLASS] with Keras' arguments and defaults."""
+    import textwrap
+
+    def wrapped(text, indent, first=None):
+        return "\n".join(textwrap.wrap(text, 99, initial_indent=indent if first is None else first,
+                                        subsequent_indent=indent, break_on_hyphens=False))
+
+    out = [HEADER, '"""Keras\' callbacks (keras.callbacks) for Model.fit: those below the library '
+           'runs itself, with\nKeras 3\'s arguments and defaults; Callback for one of the '
+           'program\'s own."""\n'
+           "from ._callback_base import Callback, NativeCallback\n\n",
+           wrapped(f"__all__ = {['Callback'] + list(api.callbacks)!r}", " " * 11, ""), "\n"]
+    for s in api.callbacks.values():
+        params = ", ".join(k.name if not k.has_default and k.type == "string" else
+                           f"{k.name}={k.default if k.has_default else None!r}"
+                           for k in s.keys)
+        docs = "".join(wrapped(f"{k.name}: {k.doc}", " " * 12, " " * 8) + "\n" for k in s.keys)
+        names = ", ".join(f"{k.name}={k.name}" for k in s.keys)
+        out.append(f"\n\nclass {s.name}(NativeCallback):\n"
+                   f'    """Keras\' {s.name}, run by the library.\n\n    Args:\n{docs}    """\n\n'
+                   f'    class_name = "{s.name}"\n\n'
+                   + wrapped(f"def __init__(self, {params}):", " " * 17, "    ") + "\n"
+                   + wrapped(f"super().__init__({names})", " " * 25, " " * 8) + "\n")
+    return "".join(out)

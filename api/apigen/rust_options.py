@@ -3,9 +3,9 @@
 
 GENERATED = "bindings/rust/kbackend/src/options.rs"
 
-_TYPES = {"bool": "bool", "int": "i64", "number": "f64", "object": "String",
+_TYPES = {"bool": "bool", "int": "i64", "number": "f64", "object": "String", "callbacks": "String",
           "numbers": "Vec<f64>", "class_weights": "BTreeMap<i64, f64>"}
-_ADD = {"bool": "boolean", "int": "integer", "number": "number", "object": "object",
+_ADD = {"bool": "boolean", "int": "integer", "number": "number", "object": "object", "callbacks": "object",
         "numbers": "numbers", "class_weights": "class_weights"}
 
 _PRELUDE = '''\
@@ -54,7 +54,7 @@ impl OptionsJson {
         self.put(key, &s);
         Ok(())
     }
-    /// A JSON object's text (an optimizer's config); empty: left out.
+    /// A JSON value's text (an optimizer's config, the callbacks' list); empty: left out.
     fn object(&mut self, key: &str, v: &str) -> Result<()> {
         if !v.is_empty() {
             self.put(key, v);
@@ -85,7 +85,7 @@ impl OptionsJson {
 '''
 
 
-_EMPTY = {"object": "String::new()", "numbers": "Vec::new()", "class_weights": "BTreeMap::new()"}
+_EMPTY = {"object": "String::new()", "callbacks": "String::new()", "numbers": "Vec::new()", "class_weights": "BTreeMap::new()"}
 
 
 def _default(k):

@@ -345,11 +345,16 @@ void load_weights(Model& model, const std::string& path, bool by_name) {
   naming_file(path, [&] {
     check_readable(path);
     Hdf5Group f = Hdf5File::open_read(path);
+    // Keras 3's .weights.h5 (no layer_names: its layers group, as in an archive).
+    if (!f.has_attr("layer_names") && !f.has_group("model_weights"))
+      return load_keras3_weights(model, f, path);
     load_weights_group(model, f.has_group("model_weights") ? f.group("model_weights") : f, by_name);
   });
 }
 
 void save_weights(Model& model, const std::string& path) {
+  // Keras 3's layout by the extension Keras 3 requires for it.
+  if (ends_with(path, ".weights.h5")) return save_keras3_weights(model, path);
   Hdf5Group f = Hdf5File::create(path);
   save_weights_group(model, f);
 }

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstring>
 
+#include "core/api/api.h"
 #include "core/api/control.h"
 #include "core/autodiff/gradients.h"
 #include "core/compile/function.h"
@@ -672,6 +673,21 @@ NodePtr Optimizer::decayed_lr() {
   NodePtr its = api::cast(iterations_, decay->dtype());
   NodePtr one = number(decay, 1.0);
   return times(lr, divided(one, plus(one, times(decay, its))));
+}
+
+double Optimizer::learning_rate() {
+  NodePtr rate = schedule_.is_null() ? hypers_.front().second : decayed_lr();
+  std::shared_ptr<Buffer> v = convert_buffer(evaluate(rate), DType::f64);
+  return *v->as<double>();
+}
+
+void Optimizer::set_learning_rate(double rate, const std::string& where) {
+  check(schedule_.is_null(), Status::invalid_argument, where, ": the optimizer was made with a ",
+        "learning-rate schedule, so its learning rate is not settable; give it a number as its ",
+        "learning_rate");
+  auto v = Buffer::make(DType::f64, {});
+  *v->as<double>() = rate;
+  api::set_value(hypers_.front().second, v);
 }
 
 std::vector<NodePtr> Optimizer::slots(const std::vector<NodePtr>& params, double value) {

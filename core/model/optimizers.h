@@ -36,6 +36,12 @@ class Optimizer {
   const NodePtr& iterations() const { return iterations_; }
   // Whether the rate comes from a schedule (Keras 3 then keeps no learning-rate variable).
   bool scheduled() const { return !schedule_.is_null(); }
+  // Keras' optimizer.learning_rate: the rate the next step takes (a schedule's at the
+  // iterations done; Keras 2.2.4's lr before its decay).
+  double learning_rate();
+  // Setting it (the rate variable, in floatx); a rate from a schedule is not settable, as in
+  // Keras: that fails with Status::invalid_argument naming `where`.
+  void set_learning_rate(double rate, const std::string& where);
   // State Keras 3 keeps after the slots, in its order (Nadam's u_product); not in weights().
   const std::vector<NodePtr>& trailing_state() const { return trailing_; }
   // State Keras 3 keeps before the slots: with use_ema, each variable's moving average.

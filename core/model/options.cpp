@@ -16,6 +16,12 @@ const char* type_name(OptionType t) {
       return "an integer";
     case OptionType::number:
       return "a number";
+    case OptionType::string:
+      return "a string";
+    case OptionType::integer_or_string:
+      return "an integer or a string";
+    case OptionType::callbacks:
+      return "a list of {\"class_name\", \"config\"} objects";
     case OptionType::object:
       return "an object";
     case OptionType::numbers:
@@ -57,6 +63,15 @@ bool fits(const Json& v, OptionType t) {
       return integral(v);
     case OptionType::number:
       return v.is_number();
+    case OptionType::string:
+      return v.is_string();
+    case OptionType::integer_or_string:
+      return v.is_string() || integral(v);
+    case OptionType::callbacks:
+      return v.is_array() && std::all_of(v.begin(), v.end(), [](const Json& e) {
+               return e.is_object() && e.contains("class_name") && e["class_name"].is_string() &&
+                      (!e.contains("config") || e["config"].is_object() || e["config"].is_null());
+             });
     case OptionType::object:
       return v.is_object();
     case OptionType::numbers:
@@ -116,6 +131,14 @@ void check_options(const Json& options, const OptionSet& set, const std::string&
     check(value.is_null() || fits(value, row->type), Status::invalid_argument, who, ": option '",
           key, "' must be ", type_name(row->type), ", not ", json_type_name(value));
   }
+}
+
+Json with_defaults(const Json& options, const OptionSet& set) {
+  Json out = options;
+  for (const auto& k : set.keys)
+    if (k.fallback != nullptr && (!out.contains(k.name) || out[k.name].is_null()))
+      out[k.name] = Json::parse(k.fallback);
+  return out;
 }
 
 }  // namespace kb::model

@@ -134,6 +134,7 @@ FitOptions fit_options_from_json(const Json& o, const std::string& w) {
       f.class_weight[cls] = v.get<double>();
     }
   }
+  if (o.contains("callbacks")) f.callbacks = make_callbacks(o["callbacks"], w);
   return f;
 }
 
@@ -450,9 +451,12 @@ Json Training::fit(const Buffers& x0, const Buffers& y0, const FitOptions& o,
   std::vector<int64_t> index(size_t(n), 0);
   std::iota(index.begin(), index.end(), 0);
   std::mt19937_64 rng(o.seed);
+  FitContext context{model_, *this, o.epochs};
+  for (const auto& c : o.callbacks) c->on_train_begin(context);
   for (int64_t epoch = o.initial_epoch; epoch < o.epochs; ++epoch) {
     if (o.verbose)
       std::fprintf(stderr, "Epoch %lld/%lld\n", (long long)epoch + 1, (long long)o.epochs);
+    for (const auto& c : o.callbacks) c->on_epoch_begin(context, epoch);
     if (o.shuffle) std::shuffle(index.begin(), index.end(), rng);
     Averages avg;
     Progress bar(n, o.verbose);
@@ -468,32 +472,42 @@ Json Training::fit(const Buffers& x0, const Buffers& y0, const FitOptions& o,
       std::vector<double> outs = run(step, feed(bx, by, w, true));
       avg.add(outs, end - start);
       bar.update(end, labelled(names_, avg.mean()));
+      if (!o.callbacks.empty()) {  // Keras 3's batch logs: the epoch's running means
+        Json logs = Json::object();
+        for (const auto& [name, v] : labelled(names_, avg.mean())) logs[name] = v;
+        for (const auto& c : o.callbacks) c->on_train_batch_end(context, epoch, batch, logs);
+      }
       if (callback) {
         Json logs{{"batch", batch}, {"size", end - start}};
         for (size_t i = 0; i < names_.size(); ++i) logs[names_[i]] = outs[i];
         stop = callback(epoch, batch, logs) || stop;
       }
-      if (stop) break;
+      if (stop || context.stop_training) break;
     }
     std::vector<double> means = avg.mean();
     auto shown = labelled(names_, means);
     Json logs = Json::object();
-    for (size_t i = 0; i < names_.size() && i < means.size(); ++i) {
-      history[names_[i]].push_back(means[i]);
-      logs[names_[i]] = means[i];
-    }
+    for (size_t i = 0; i < names_.size() && i < means.size(); ++i) logs[names_[i]] = means[i];
     if (validate) {
       std::vector<double> val = evaluate(vx, vy, o.batch_size, 0, vsw);
-      for (size_t i = 0; i < names_.size(); ++i) {
-        history["val_" + names_[i]].push_back(val[i]);
-        logs["val_" + names_[i]] = val[i];
-      }
+      for (size_t i = 0; i < names_.size(); ++i) logs["val_" + names_[i]] = val[i];
       for (auto& p : labelled(names_, val, "val_")) shown.push_back(p);
     }
-    bar.finish(shown);
+    for (const auto& c : o.callbacks) c->on_epoch_end(context, epoch, logs);
     if (callback) stop = callback(epoch, -1, logs) || stop;
-    if (stop) break;
+    // The history and the progress bar come last, with what the callbacks added
+    // (learning_rate), as Keras 3 appends them to the callbacks.
+    for (auto it = logs.begin(); it != logs.end(); ++it) {
+      if (!history.contains(it.key())) history[it.key()] = Json::array();
+      history[it.key()].push_back(it.value());
+      bool listed = std::any_of(shown.begin(), shown.end(),
+                                [&](const auto& p) { return p.first == it.key(); });
+      if (!listed && it.value().is_number()) shown.emplace_back(it.key(), it.value().get<double>());
+    }
+    bar.finish(shown);
+    if (stop || context.stop_training) break;
   }
+  for (const auto& c : o.callbacks) c->on_train_end(context);
   // Keras 3's fit ends with the optimizer's finalize_variable_values (use_ema's averages).
   if (o.epochs > 0) optimizer_->finalize();
   return history;

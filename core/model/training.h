@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/compile/function.h"
+#include "core/model/callbacks/callback.h"
 #include "core/model/model.h"
 #include "core/model/optimizers.h"
 
@@ -30,10 +31,13 @@ struct FitOptions {
   // Keras' validation_data (x, y and optionally sample weights); when given, validation_split
   // is not used.
   Buffers validation_x, validation_y, validation_sample_weight;
+  // Keras' callbacks, run in order before the callback function (fit's "callbacks" option).
+  Callbacks callbacks;
 };
 
 // FitOptions from the JSON of kb_model_fit ({"shuffle", "seed", "validation_split",
-// "initial_epoch", "class_weight": {"0": 1.0}}); `where` names it in messages.
+// "initial_epoch", "class_weight": {"0": 1.0}, "callbacks": [...]}); `where` names it in
+// messages.
 FitOptions fit_options_from_json(const Json& options, const std::string& where);
 
 // Called after each batch (batch >= 0) and each epoch (batch -1) with the logs so far; true stops

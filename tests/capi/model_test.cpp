@@ -463,9 +463,16 @@ TEST(Model, OptionsOutsideTheirSetAreRefused) {
   };
   expect_fails(fit(R"({"shufle": true})"), KB_ERROR_INVALID_ARGUMENT,
                "model_fit: options_json: unknown key 'shufle' (did you mean 'shuffle'?); the fit "
-               "options are: shuffle, seed, validation_split, initial_epoch, class_weight");
-  expect_fails(fit(R"({"callbacks": []})"), KB_ERROR_INVALID_ARGUMENT,
-               "unknown key 'callbacks'; the fit options are");
+               "options are: shuffle, seed, validation_split, initial_epoch, class_weight, "
+               "callbacks");
+  expect_fails(fit(R"({"callbacks": {}})"), KB_ERROR_INVALID_ARGUMENT,
+               "option 'callbacks' must be a list of {\"class_name\", \"config\"} objects");
+  expect_fails(fit(R"({"callbacks": [{"class_name": "History"}]})"), KB_ERROR_INVALID_ARGUMENT,
+               "callbacks[0]: no callback class 'History' (fit runs EarlyStopping, "
+               "ModelCheckpoint, ReduceLROnPlateau, CSVLogger, TerminateOnNaN)");
+  expect_fails(fit(R"({"callbacks": [{"class_name": "EarlyStopping", "config": {"mode": 1}}]})"),
+               KB_ERROR_INVALID_ARGUMENT,
+               "callbacks[0] (EarlyStopping): option 'mode' must be a string, not an integer");
   expect_fails(fit(R"({"shuffle": "yes"})"), KB_ERROR_INVALID_ARGUMENT,
                "option 'shuffle' must be a bool, not a string");
   expect_fails(fit(R"({"seed": 1.5})"), KB_ERROR_INVALID_ARGUMENT,
@@ -535,3 +542,34 @@ TEST(Model, ArraysOfTheWrongShapeNameTheLayer) {
 }
 
 }  // namespace
+
+// Keras 3's callbacks from C: the rate halves on each epoch without an improvement of 100, and
+// training stops once patience runs out (what Keras 3 decides is checked in
+// bindings/python/tests/test_fit_callbacks.py).
+TEST(Model, KerasCallbacksRunInFit) {
+  kb_model* raw = nullptr;
+  ok(kb_model_from_json(kDense, &raw), "from_json");
+  Model m(raw);
+  const char* losses[1] = {"mse"};
+  ok(kb_model_compile(m.m, "sgd", losses, 1, nullptr, 0, R"({"optimizer": {"lr": 0.01}})"),
+     "compile");
+  auto x = kbt::constant_f32({1, 2, 3, 4, 5, 6}, {2, 3});
+  auto y = kbt::constant_f32({1, 2, 3, 4}, {2, 2});
+  kb_tensor* xs[1] = {x.get()};
+  kb_tensor* ys[1] = {y.get()};
+  const char* history = nullptr;
+  ok(kb_model_fit(m.m, xs, 1, ys, 1, 2, 10, 0,
+                  R"({"callbacks": [
+                    {"class_name": "ReduceLROnPlateau",
+                     "config": {"monitor": "loss", "patience": 1, "factor": 0.5, "min_delta": 100}},
+                    {"class_name": "EarlyStopping",
+                     "config": {"monitor": "loss", "patience": 3, "min_delta": 100}}]})",
+                  nullptr, nullptr, &history),
+     "fit");
+  std::string h = history;
+  // Four epochs, each logging the rate it trained with (float32 values, printed as doubles).
+  EXPECT_NE(h.find("\"learning_rate\":[0.009999999776482582,0.009999999776482582,"
+                   "0.004999999888241291,0.0024999999441206455]"),
+            std::string::npos)
+      << h;
+}

@@ -40,6 +40,8 @@ namespace KBackend {
     public long InitialEpoch { get; set; } = 0;
     /// <summary>A weight of the loss per class index; classes left out weigh 1.</summary>
     public global::System.Collections.Generic.SortedDictionary<long, double> ClassWeight { get; set; } = new global::System.Collections.Generic.SortedDictionary<long, double>();
+    /// <summary>Keras callbacks fit runs, in order, before the callback function: a list of {class_name, config} objects of the classes in [callbacks].</summary>
+    public string Callbacks { get; set; } = null;
 
     /// <summary>The keys of options_json these values set (the C arguments left out).</summary>
     public string ToJson() {
@@ -54,6 +56,7 @@ namespace KBackend {
           m.Append(m.Length > 1 ? ", \"" : "\"").Append(e.Key.ToString(OptionsJson.Invariant)).Append("\": ").Append(OptionsJson.Number("fit", "class_weight", e.Value));
         OptionsJson.Put(s, "class_weight", m.Append("}").ToString());
       }
+      if (!string.IsNullOrEmpty(Callbacks)) OptionsJson.Put(s, "callbacks", Callbacks);
       return s.Append("}").ToString();
     }
   }

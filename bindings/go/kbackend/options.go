@@ -37,7 +37,8 @@ func (j *optionsJSON) boolean(key string, v bool)   { j.put(key, strconv.FormatB
 func (j *optionsJSON) integer(key string, v int64)  { j.put(key, strconv.FormatInt(v, 10)) }
 func (j *optionsJSON) number(key string, v float64) { j.put(key, j.num(key, v)) }
 
-// object takes a JSON object's text (an optimizer's config); empty: left out.
+// object takes a JSON value's text (an optimizer's config, the callbacks' list); empty:
+// left out.
 func (j *optionsJSON) object(key string, v string) {
 	if v != "" {
 		j.put(key, v)
@@ -116,6 +117,8 @@ type FitOptions struct {
 	InitialEpoch int64
 	// ClassWeight: A weight of the loss per class index; classes left out weigh 1.
 	ClassWeight map[int64]float64
+	// Callbacks: Keras callbacks fit runs, in order, before the callback function: a list of {class_name, config} objects of the classes in [callbacks].
+	Callbacks string
 }
 
 // DefaultFitOptions returns FitOptions with Keras' defaults.
@@ -131,6 +134,7 @@ func (o FitOptions) OptionsJSON() (string, error) {
 	j.number("validation_split", o.ValidationSplit)
 	j.integer("initial_epoch", o.InitialEpoch)
 	j.classWeights("class_weight", o.ClassWeight)
+	j.object("callbacks", o.Callbacks)
 	return j.finish()
 }
 

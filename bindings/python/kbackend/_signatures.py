@@ -422,6 +422,7 @@ OPTIONS = {
         'validation_split': ('number', 0.0, False),
         'initial_epoch': ('int', 0, False),
         'class_weight': ('class_weights', None, False),
+        'callbacks': ('callbacks', None, False),
     },
     'evaluate': {
         'batch_size': ('int', 32, True),

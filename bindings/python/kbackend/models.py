@@ -19,6 +19,7 @@ import numpy as np
 
 from . import kbackend as _swig  # loaded first: ctypes below finds the same libkbackend
 from . import _core, _native
+from ._callback_base import Callback, NativeCallback
 from ._signatures import OPTIONS
 from ._kbackend import KBackendError
 
@@ -36,6 +37,7 @@ _OPTION_VALUES = {
     "object": dict,
     "numbers": lambda v: [float(x) for x in v],
     "class_weights": lambda v: {str(int(k)): float(w) for k, w in dict(v).items()},
+    "callbacks": lambda v: [c.spec() for c in v],
 }
 
 
@@ -279,30 +281,54 @@ class Model:
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose=1, callbacks=None,
             validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
             sample_weight=None, initial_epoch=0, seed=0):
-        """Keras' fit; callbacks: functions (epoch, batch, logs) -> True to stop, called after
-        each batch and (batch -1) each epoch. validation_data: (x, y) or (x, y, sample_weight);
-        sample_weight: an array (one output) or a list of one per output."""
+        """Keras' fit. callbacks: Keras callbacks of kbackend.callbacks (EarlyStopping,
+        ModelCheckpoint... run by the library, in order), kbackend.callbacks.Callback
+        subclasses with Keras' hooks, and functions (epoch, batch, logs) -> True to stop,
+        called after each batch and (batch -1) each epoch. validation_data: (x, y) or (x, y,
+        sample_weight); sample_weight: an array (one output) or a list of one per output."""
         xs, ys = _Arrays(x), _Arrays(y)
         weighted = sample_weight is not None or validation_data is not None
         sw = _Arrays(sample_weight)
         vx, vy, vsw = (list(validation_data) + [None])[:3] if validation_data else (None,) * 3
         vx, vy, vsw = _Arrays(vx), _Arrays(vy), _Arrays(vsw)
+        native = [c for c in callbacks or [] if isinstance(c, NativeCallback)]
+        hooked = [c for c in callbacks or []
+                  if isinstance(c, Callback) and not isinstance(c, NativeCallback)]
+        functions = [c for c in callbacks or [] if not isinstance(c, Callback)]
         options = _options_json("fit", shuffle=shuffle, seed=seed,
                                 validation_split=validation_split, initial_epoch=initial_epoch,
-                                class_weight=class_weight or None)
+                                class_weight=class_weight or None, callbacks=native or None)
         if batch_size is None:  # Keras' None: the described default
             batch_size = OPTIONS["fit"]["batch_size"][1]
         errors = []
+        self.stop_training = False
+        for c in hooked:
+            c.set_model(self)
+            c.set_params({"epochs": epochs, "verbose": verbose})
+            c.on_train_begin()
+        if hooked and initial_epoch < epochs:
+            for c in hooked:
+                c.on_epoch_begin(initial_epoch)
 
         def relay(_user, epoch, batch, logs):
             try:
                 logs = json.loads(logs.decode())
-                return int(any(bool(cb(epoch, batch, logs)) for cb in callbacks or []))
+                for c in hooked:
+                    if batch >= 0:
+                        c.on_train_batch_end(batch, logs)
+                    else:
+                        c.on_epoch_end(epoch, logs)
+                stop = any([bool(f(epoch, batch, logs)) for f in functions])
+                stop = stop or self.stop_training
+                if batch < 0 and not stop and epoch + 1 < epochs:
+                    for c in hooked:
+                        c.on_epoch_begin(epoch + 1)
+                return int(stop or self.stop_training)
             except BaseException as e:  # raised again after the C call returns
                 errors.append(e)
                 return 1
 
-        callback = _CALLBACK(relay) if callbacks else _CALLBACK()
+        callback = _CALLBACK(relay) if hooked or functions else _CALLBACK()
         history = ctypes.c_char_p()
         common = (batch_size, epochs, verbose, options, callback, None, ctypes.byref(history))
         if weighted:
@@ -313,6 +339,8 @@ class Model:
             _call("model_fit", self._h, xs.handles, xs.count, ys.handles, ys.count, *common)
         if errors:
             raise errors[0]
+        for c in hooked:
+            c.on_train_end()
         h = json.loads(history.value.decode())
         done = len(next(iter(h.values()), []))
         return History(h, range(initial_epoch, initial_epoch + done))

@@ -13,10 +13,11 @@ set -euo pipefail
 cd "$(dirname "$0")/../../.."
 # shellcheck source=bindings/python/keras3_tests/venv.sh
 source bindings/python/keras3_tests/venv.sh
-# In the same venv: DLPack with JAX and NumPy 2's versioned protocol, and the ONNX files the
-# export writes run in ONNX Runtime.
-PYTHONPATH=build-bind/bindings/python "$VENV/bin/python" -m pytest -q -p no:cacheprovider \
-  bindings/python/tests/test_dlpack.py bindings/python/tests/test_onnx_export.py
+# In the same venv: DLPack with JAX and NumPy 2's versioned protocol, the ONNX files the
+# export writes run in ONNX Runtime, and fit's callbacks decide as Keras 3's do.
+PYTHONPATH=build-bind/bindings/python:bindings/python/tests "$VENV/bin/python" -m pytest -q \
+  -p no:cacheprovider bindings/python/tests/test_dlpack.py \
+  bindings/python/tests/test_onnx_export.py bindings/python/tests/test_fit_callbacks.py
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 PYTHONPATH=build-bind/bindings/python:bindings/python/tests /usr/bin/python3 \

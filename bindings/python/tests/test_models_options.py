@@ -30,7 +30,7 @@ def test_keyword_arguments_become_the_described_keys():
               initial_epoch=1, class_weight={0: 1.0, 1: 3.0})
     assert h.epoch == [1] and "val_loss" in h.history
     assert {k for k, (_, _, argument) in OPTIONS["fit"].items() if not argument} == \
-        {"shuffle", "seed", "validation_split", "initial_epoch", "class_weight"}
+        {"shuffle", "seed", "validation_split", "initial_epoch", "class_weight", "callbacks"}
 
 
 def test_an_unknown_key_is_refused_with_its_name():

@@ -470,37 +470,74 @@ std::shared_ptr<Model> load_keras_archive(const std::string& path, bool compile)
   return model;
 }
 
+namespace {
+
+// The origin to write `model` by: its archive's, or one made for it (`made` keeps it).
+const Keras3Origin& origin_to_write(const Model& model, std::shared_ptr<const Keras3Origin>& made) {
+  if (model.keras3_origin()) return *model.keras3_origin();
+  made = keras3_origin_of(model);
+  return *made;
+}
+
+// Whether the optimizer's state goes with the weights: the compile the origin describes (the
+// archive's, or the model's own for one made here) is the model's.
+bool with_optimizer(const Model& model, const Keras3Origin& o, bool include_optimizer) {
+  Training* t = model.training();
+  return include_optimizer && t != nullptr && t == o.training;
+}
+
+// What model.weights.h5 holds, into `root`: the weights where Keras 3 walks them and, with
+// `optimizer`, the optimizer's variables.
+void write_keras3_weights(Model& model, const Keras3Origin& o, const Hdf5Group& root,
+                          bool optimizer, const std::string& path) {
+  for (const auto& [at, variable] : o.weights) write_at(root, at, *evaluate(variable));
+  if (!optimizer) return;
+  Optimizer& opt = model.training()->optimizer();
+  std::optional<std::vector<NodePtr>> order =
+      keras3_slot_order(opt, model.trainable_variables().size());
+  check(order.has_value(), Status::internal, path, ": the optimizer keeps fewer slots than ",
+        "Keras 3's ", opt.class_name());
+  auto iterations = convert_buffer(evaluate(opt.iterations()), DType::i64);
+  write_at(root, "optimizer/vars/0", *iterations);
+  size_t first = o.decay_as_schedule ? 1 : first_slot_index(opt, o.keras3);
+  if (first == 2) {
+    auto lr = Buffer::make(DType::f32, {});
+    *lr->as<float>() = float(opt.learning_rate());
+    write_at(root, "optimizer/vars/1", *lr);
+  }
+  for (size_t i = 0; i < order->size(); ++i)
+    write_at(root, "optimizer/vars/" + std::to_string(i + first), *evaluate((*order)[i]));
+}
+
+}  // namespace
+
+void save_keras3_weights(Model& model, const std::string& path) {
+  std::shared_ptr<const Keras3Origin> made;
+  const Keras3Origin& o = origin_to_write(model, made);
+  write_keras3_weights(model, o, Hdf5File::create(path), with_optimizer(model, o, true), path);
+}
+
+void load_keras3_weights(Model& model, const Hdf5Group& root, const std::string& path) {
+  std::shared_ptr<const Keras3Origin> made;
+  Keras3Origin o = origin_to_write(model, made);
+  check(root.has_group("layers") || model.weights().empty(), Status::invalid_argument, path,
+        ": not a Keras 3 weights file (no layers group)");
+  if (root.has_group("layers")) load_layers(model.layers(), root.group("layers"), "layers", o, 0);
+  if (model.training() && root.has_group("optimizer") && root.group("optimizer").has_group("vars"))
+    restore_keras3_optimizer(model.training()->optimizer(), o.keras3,
+                             root.group("optimizer").group("vars"),
+                             model.trainable_variables().size(), path);
+}
+
 void save_keras_archive(Model& model, const std::string& path, bool include_optimizer) {
   std::shared_ptr<const Keras3Origin> made;
-  const Keras3Origin* o = model.keras3_origin().get();
-  if (o == nullptr) {
-    made = keras3_origin_of(model);
-    o = made.get();
-  }
+  const Keras3Origin* o = &origin_to_write(model, made);
   Json config = o->serialized;
-  Training* t = model.training();
   // The archive's compile_config goes with the Training made from it, and with it alone.
-  bool with_training = include_optimizer && t != nullptr && t == o->training;
+  bool with_training = with_optimizer(model, *o, include_optimizer);
   if (!with_training) config.erase("compile_config");
   Hdf5Group root = Hdf5File::create_image(path + ":model.weights.h5");
-  for (const auto& [at, variable] : o->weights) write_at(root, at, *evaluate(variable));
-  if (with_training) {
-    Optimizer& opt = t->optimizer();
-    std::optional<std::vector<NodePtr>> order =
-        keras3_slot_order(opt, model.trainable_variables().size());
-    check(order.has_value(), Status::internal, path, ": the optimizer keeps fewer slots than ",
-          "Keras 3's ", opt.class_name());
-    auto iterations = convert_buffer(evaluate(opt.iterations()), DType::i64);
-    write_at(root, "optimizer/vars/0", *iterations);
-    size_t first = o->decay_as_schedule ? 1 : first_slot_index(opt, o->keras3);
-    if (first == 2) {
-      auto lr = Buffer::make(DType::f32, {});
-      *lr->as<float>() = float(opt.config()["config"].value("lr", 0.001));
-      write_at(root, "optimizer/vars/1", *lr);
-    }
-    for (size_t i = 0; i < order->size(); ++i)
-      write_at(root, "optimizer/vars/" + std::to_string(i + first), *evaluate((*order)[i]));
-  }
+  write_keras3_weights(model, *o, root, with_training, path);
   Json metadata = o->metadata.is_object() ? o->metadata : Json::object();
   if (!metadata.contains("keras_version")) metadata["keras_version"] = "3.0.0";
   ZipWriter zip(path);

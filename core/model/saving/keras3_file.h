@@ -48,4 +48,11 @@ std::shared_ptr<Model> load_keras_archive(const std::string& path, bool compile)
 // compile_config and the optimizer's state.
 void save_keras_archive(Model& model, const std::string& path, bool include_optimizer);
 
+// Keras 3's model.save_weights / load_weights of a `.weights.h5` file: model.weights.h5 alone
+// (with the optimizer's state, as Keras 3 writes it, for a model compiled as its archive or
+// itself says); loading restores that state into a compiled model.
+void save_keras3_weights(Model& model, const std::string& path);
+class Hdf5Group;
+void load_keras3_weights(Model& model, const Hdf5Group& root, const std::string& path);
+
 }  // namespace kb::model

@@ -43,7 +43,7 @@ impl OptionsJson {
         self.put(key, &s);
         Ok(())
     }
-    /// A JSON object's text (an optimizer's config); empty: left out.
+    /// A JSON value's text (an optimizer's config, the callbacks' list); empty: left out.
     fn object(&mut self, key: &str, v: &str) -> Result<()> {
         if !v.is_empty() {
             self.put(key, v);
@@ -121,6 +121,8 @@ pub struct FitOptions {
     pub initial_epoch: i64,
     /// A weight of the loss per class index; classes left out weigh 1.
     pub class_weight: BTreeMap<i64, f64>,
+    /// Keras callbacks fit runs, in order, before the callback function: a list of {class_name, config} objects of the classes in [callbacks].
+    pub callbacks: String,
 }
 
 impl Default for FitOptions {
@@ -134,6 +136,7 @@ impl Default for FitOptions {
             validation_split: 0.0,
             initial_epoch: 0,
             class_weight: BTreeMap::new(),
+            callbacks: String::new(),
         }
     }
 }
@@ -147,6 +150,7 @@ impl FitOptions {
         o.number("validation_split", self.validation_split)?;
         o.integer("initial_epoch", self.initial_epoch)?;
         o.class_weights("class_weight", &self.class_weight)?;
+        o.object("callbacks", &self.callbacks)?;
         Ok(o.finish())
     }
 }

@@ -16,6 +16,7 @@ public final class FitOptions {
   private double validationSplit = 0.0;
   private long initialEpoch = 0L;
   private java.util.SortedMap<Long, Double> classWeight = new java.util.TreeMap<>();
+  private String callbacks = null;
 
   /** Samples per gradient update.
    * @return the value */
@@ -114,6 +115,18 @@ public final class FitOptions {
     return this;
   }
 
+  /** Keras callbacks fit runs, in order, before the callback function: a list of {class_name, config} objects of the classes in [callbacks].
+   * @return the value */
+  public String callbacks() { return callbacks; }
+
+  /** Sets callbacks: keras callbacks fit runs, in order, before the callback function: a list of {class_name, config} objects of the classes in [callbacks].
+   * @param value the value
+   * @return this */
+  public FitOptions callbacks(String value) {
+    this.callbacks = value;
+    return this;
+  }
+
   /** The keys of options_json these values set (the C arguments left out).
    * @return the JSON object */
   public String toJson() {
@@ -128,6 +141,7 @@ public final class FitOptions {
         m.append(m.length() > 1 ? ", \"" : "\"").append(e.getKey()).append("\": ").append(number("fit", "class_weight", e.getValue()));
       put(s, "class_weight", m.append("}").toString());
     }
+    if (callbacks != null && !callbacks.isEmpty()) put(s, "callbacks", callbacks);
     return s.append("}").toString();
   }
 }

@@ -1,0 +1,75 @@
+"""The bases of kbackend.callbacks: Callback, whose subclasses fit calls back in Python with
+Keras' hooks, and NativeCallback, the Keras callbacks the library runs itself."""
+
+
+class Callback:
+    """A callback of the program's own, as Keras' keras.callbacks.Callback: fit sets .model and
+    calls on_train_begin, on_epoch_begin(epoch), on_train_batch_end(batch, logs) (the batch's
+    values with its index and size), on_epoch_end(epoch, logs) (the epoch's, val_ ones and
+    what the library's callbacks added included) and on_train_end; setting
+    self.model.stop_training = True stops training after the batch or epoch."""
+
+    def __init__(self):
+        self.model = None
+        self.params = {}
+
+    def set_model(self, model):
+        """The model fit trains (fit sets it)."""
+        self.model = model
+
+    def set_params(self, params):
+        """fit's parameters: epochs and verbose."""
+        self.params = params
+
+    def on_train_begin(self, logs=None):
+        """Before the first epoch."""
+        pass
+
+    def on_train_end(self, logs=None):
+        """After the last epoch."""
+        pass
+
+    def on_epoch_begin(self, epoch, logs=None):
+        """Before epoch `epoch` (from 0)."""
+        pass
+
+    def on_epoch_end(self, epoch, logs=None):
+        """After epoch `epoch`: logs has its values, val_ ones included."""
+        pass
+
+    def on_train_batch_end(self, batch, logs=None):
+        """After a training batch: logs has its values, index and size; calls on_batch_end."""
+        self.on_batch_end(batch, logs)
+
+    def on_batch_end(self, batch, logs=None):
+        """After a training batch (Keras 2's name)."""
+        pass
+
+
+class NativeCallback(Callback):
+    """One of Keras' callbacks that the library runs (fit's `callbacks` option): its class name
+    and arguments, as get_config gives them."""
+
+    class_name = None
+
+    def __init__(self, **config):
+        super().__init__()
+        self._config = config
+
+    def get_config(self):
+        """The arguments given, None ones left out (Keras' None)."""
+        return {k: v for k, v in self._config.items() if v is not None}
+
+    def spec(self):
+        """{class_name, config}: the entry of fit's callbacks option."""
+        return {"class_name": self.class_name, "config": self.get_config()}
+
+    def __getattr__(self, name):
+        config = self.__dict__.get("_config", {})
+        if name in config:
+            return config[name]
+        raise AttributeError(name)
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self._config.items())
+        return f"{self.class_name}({args})"
