@@ -11,7 +11,9 @@
 #include <cstring>
 #include <initializer_list>
 #include <map>
+#include <optional>
 #include <tuple>
+#include <variant>
 
 namespace kbackend {
 
@@ -46,6 +48,13 @@ inline const char* c_string_or_null(const std::string& s, const char* who) {
 
 }  // namespace detail
 
+/// One of Keras' callbacks for fit (FitArguments::callbacks): its class and its config as JSON
+/// text. The structs of namespace kbackend::callbacks (EarlyStopping, ...) convert to it.
+struct KerasCallback {
+  std::string class_name;   ///< Keras' class name: "EarlyStopping"
+  std::string config_json;  ///< its arguments as a JSON object
+};
+
 namespace detail {
 
 // options_json of a struct of options: one add per key.
@@ -72,11 +81,46 @@ class OptionsJson {
       s += (s.size() > 1 ? ", \"" : "\"") + std::to_string(k) + "\": " + number(x, key);
     put(key, s + "}");
   }
+  // A string value (a callback's filepath), quoted and escaped as JSON.
+  void add_text(const char* key, const std::string& v) { put(key, quoted(v)); }
+  void add(const char* key, const std::optional<double>& v) {
+    if (v) add(key, *v);
+  }
+  void add(const char* key, const std::variant<int64_t, std::string>& v) {
+    if (const int64_t* i = std::get_if<int64_t>(&v))
+      add(key, *i);
+    else
+      add_text(key, std::get<std::string>(v));
+  }
+  void add(const char* key, const std::vector<KerasCallback>& v) {
+    if (v.empty()) return;
+    std::string s = "[";
+    for (const auto& c : v)
+      s += (s.size() > 1 ? ", " : "") + std::string("{\"class_name\": ") + quoted(c.class_name) +
+           ", \"config\": " + (c.config_json.empty() ? "{}" : c.config_json) + "}";
+    put(key, s + "]");
+  }
   std::string text() const { return text_ + "}"; }
 
  private:
   void put(const char* key, const std::string& value) {
     text_ += (text_.size() > 1 ? ", \"" : "\"") + std::string(key) + "\": " + value;
+  }
+  static std::string quoted(const std::string& v) {
+    std::string s = "\"";
+    for (unsigned char c : v) {
+      if (c == '"' || c == '\\') {
+        s += '\\';
+        s += char(c);
+      } else if (c < 0x20) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", c);
+        s += buf;
+      } else {
+        s += char(c);
+      }
+    }
+    return s + "\"";
   }
   std::string number(double v, const char* key) const {
     if (!std::isfinite(v))
@@ -127,9 +171,9 @@ struct FitArguments {
   int64_t initial_epoch = 0;
   /// A weight of the loss per class index; classes left out weigh 1.
   std::map<int64_t, double> class_weight;
-  /// Keras callbacks fit runs, in order, before the callback function: a list of {class_name,
-  /// config} objects of the classes in [callbacks].
-  std::string callbacks;
+  /// The Keras callbacks fit runs, in order, before the callback function: EarlyStopping,
+  /// ModelCheckpoint, ReduceLROnPlateau, CSVLogger, TerminateOnNaN.
+  std::vector<KerasCallback> callbacks;
   /// The keys of options_json these values set (the C arguments left out).
   std::string options_json() const {
     detail::OptionsJson o("fit");
@@ -183,6 +227,143 @@ struct SaveArguments {
   /// Whether the file holds the training configuration and the optimizer's state.
   bool include_optimizer = true;
 };
+
+/// Keras' callbacks that fit runs natively (keras.callbacks), with Keras 3's arguments and
+/// defaults: `o.callbacks = {callbacks::EarlyStopping{.monitor = "loss", .patience = 2}}`.
+namespace callbacks {
+
+/// Keras' EarlyStopping.
+struct EarlyStopping {
+  /// The logged value watched.
+  std::string monitor = "val_loss";
+  /// The least change that counts as an improvement.
+  double min_delta = 0.0;
+  /// Epochs without improvement before training stops.
+  int64_t patience = 0;
+  /// 1: a line on stderr when training stops or weights are restored.
+  int64_t verbose = 0;
+  /// min, max, or auto (from the value's name).
+  std::string mode = "auto";
+  /// A value to reach: until an epoch beats it, patience counts on.
+  std::optional<double> baseline;
+  /// Whether training ends with the weights of the best epoch.
+  bool restore_best_weights = false;
+  /// Epochs of warm-up not watched.
+  int64_t start_from_epoch = 0;
+  /// The entry of FitArguments::callbacks.
+  operator KerasCallback() const {
+    detail::OptionsJson o("EarlyStopping");
+    o.add_text("monitor", monitor);
+    o.add("min_delta", min_delta);
+    o.add("patience", patience);
+    o.add("verbose", verbose);
+    o.add_text("mode", mode);
+    o.add("baseline", baseline);
+    o.add("restore_best_weights", restore_best_weights);
+    o.add("start_from_epoch", start_from_epoch);
+    return {"EarlyStopping", o.text()};
+  }
+};
+
+/// Keras' ModelCheckpoint.
+struct ModelCheckpoint {
+  /// Where to save: a Python format string over epoch, batch and the logged values
+  /// (model-{epoch:02d}-{val_loss:.2f}.keras); .keras, .h5 or, with save_weights_only, .weights.h5.
+  std::string filepath;
+  /// The logged value save_best_only compares.
+  std::string monitor = "val_loss";
+  /// 1: a line on stderr for each save.
+  int64_t verbose = 0;
+  /// Whether to save only when the monitored value improves.
+  bool save_best_only = false;
+  /// Whether to save the weights alone (Keras 3's .weights.h5).
+  bool save_weights_only = false;
+  /// min, max, or auto (from the value's name).
+  std::string mode = "auto";
+  /// epoch: at each epoch's end; a number n: every n batches.
+  std::variant<int64_t, std::string> save_freq = std::string("epoch");
+  /// The value a first save must improve on (save_best_only).
+  std::optional<double> initial_value_threshold;
+  /// The entry of FitArguments::callbacks.
+  operator KerasCallback() const {
+    detail::OptionsJson o("ModelCheckpoint");
+    o.add_text("filepath", filepath);
+    o.add_text("monitor", monitor);
+    o.add("verbose", verbose);
+    o.add("save_best_only", save_best_only);
+    o.add("save_weights_only", save_weights_only);
+    o.add_text("mode", mode);
+    o.add("save_freq", save_freq);
+    o.add("initial_value_threshold", initial_value_threshold);
+    return {"ModelCheckpoint", o.text()};
+  }
+};
+
+/// Keras' ReduceLROnPlateau.
+struct ReduceLROnPlateau {
+  /// The logged value watched.
+  std::string monitor = "val_loss";
+  /// The factor the learning rate is multiplied by (below 1).
+  double factor = 0.1;
+  /// Epochs without improvement before the rate is reduced.
+  int64_t patience = 10;
+  /// 1: a line on stderr for each reduction.
+  int64_t verbose = 0;
+  /// min, max, or auto (from the value's name).
+  std::string mode = "auto";
+  /// The least change that counts as an improvement.
+  double min_delta = 0.0001;
+  /// Epochs after a reduction before patience counts again.
+  int64_t cooldown = 0;
+  /// The learning rate's lower bound.
+  double min_lr = 0.0;
+  /// The entry of FitArguments::callbacks.
+  operator KerasCallback() const {
+    detail::OptionsJson o("ReduceLROnPlateau");
+    o.add_text("monitor", monitor);
+    o.add("factor", factor);
+    o.add("patience", patience);
+    o.add("verbose", verbose);
+    o.add_text("mode", mode);
+    o.add("min_delta", min_delta);
+    o.add("cooldown", cooldown);
+    o.add("min_lr", min_lr);
+    return {"ReduceLROnPlateau", o.text()};
+  }
+};
+
+/// Keras' CSVLogger.
+struct CSVLogger {
+  /// The CSV file: a row per epoch, its columns the sorted logged names.
+  std::string filename;
+  /// The separator of the columns.
+  std::string separator = ",";
+  /// Whether to append to an existing file (its header kept).
+  bool append = false;
+  /// The entry of FitArguments::callbacks.
+  operator KerasCallback() const {
+    detail::OptionsJson o("CSVLogger");
+    o.add_text("filename", filename);
+    o.add_text("separator", separator);
+    o.add("append", append);
+    return {"CSVLogger", o.text()};
+  }
+};
+
+/// Keras' TerminateOnNaN.
+struct TerminateOnNaN {
+  /// Whether a NaN or infinite loss fails fit (KB_ERROR_INVALID_ARGUMENT, naming the batch) instead
+  /// of stopping it.
+  bool raise_error = false;
+  /// The entry of FitArguments::callbacks.
+  operator KerasCallback() const {
+    detail::OptionsJson o("TerminateOnNaN");
+    o.add("raise_error", raise_error);
+    return {"TerminateOnNaN", o.text()};
+  }
+};
+
+}  // namespace callbacks
 
 /// Version string of the library.
 /// kb_version: version().

@@ -248,7 +248,9 @@ _PRELUDE = '''\
 #include <cstring>
 #include <initializer_list>
 #include <map>
+#include <optional>
 #include <tuple>
+#include <variant>
 
 namespace kbackend {
 
@@ -304,7 +306,7 @@ def functions_header(api, handwritten_names, handwritten_c):
             enum_types[e.name] = cpp
             body = "".join(f"  {m} = {c},\n" for m, c, _ in items)
             out.append(f"/// The values of {e.name}.\nenum class {cpp} : int32_t {{\n{body}}};\n\n")
-    out.append(cpp_options.PRELUDE + cpp_options.structs(api))
+    out.append(cpp_options.PRELUDE + cpp_options.structs(api) + cpp_options.callback_structs(api))
     writer = _Writer(api, enum_types, members)
     excluded = api.excluded("cpp")
     for fn in api.functions:

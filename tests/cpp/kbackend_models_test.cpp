@@ -182,6 +182,60 @@ TEST(Models, OptionsAsValuesAndUnknownKeys) {
   EXPECT_NE(m.fit({x}, {y}, o).json.find("\"loss\""), std::string::npos);
 }
 
+// Keras' callbacks as structs: their JSON, and fit running them (the rate halved on each epoch
+// without an improvement of 100, training stopped when patience runs out, a CSV row per epoch).
+TEST(Models, KerasCallbacksAsStructs) {
+  // (C++20 callers can write K::callbacks::EarlyStopping{.monitor = "loss", .patience = 2}; this
+  // test builds as C++17.)
+  K::callbacks::EarlyStopping early;
+  early.monitor = "loss";
+  early.patience = 2;
+  K::KerasCallback stop = early;
+  EXPECT_EQ(stop.class_name, "EarlyStopping");
+  EXPECT_EQ(stop.config_json,
+            R"({"monitor": "loss", "min_delta": 0, "patience": 2, "verbose": 0, "mode": "auto", )"
+            R"("restore_best_weights": false, "start_from_epoch": 0})");
+  K::callbacks::ModelCheckpoint checkpoint;
+  checkpoint.filepath = "a\"b.keras";
+  checkpoint.save_freq = int64_t(3);
+  K::KerasCallback save = checkpoint;
+  EXPECT_NE(save.config_json.find(R"("filepath": "a\"b.keras")"), std::string::npos);
+  EXPECT_NE(save.config_json.find(R"("save_freq": 3)"), std::string::npos);
+
+  K::Model m = K::Model::from_json(kMlp);
+  m.compile("sgd", {"mse"}, {}, R"({"optimizer": {"lr": 0.1}})");
+  K::Tensor x, y;
+  data(x, y, 16);
+  std::string csv = ::testing::TempDir() + "kb_callbacks_" + std::to_string(getpid()) + ".csv";
+  K::FitOptions o;
+  o.verbose = 0;
+  o.epochs = 10;
+  K::callbacks::ReduceLROnPlateau reduce;
+  reduce.monitor = "loss";
+  reduce.factor = 0.5;
+  reduce.patience = 1;
+  reduce.min_delta = 100;
+  early.min_delta = 100;
+  early.patience = 3;
+  K::callbacks::CSVLogger log;
+  log.filename = csv;
+  o.callbacks = {reduce, early, log};
+  K::History h = m.fit({x}, {y}, o);
+  EXPECT_EQ(h.values.at("learning_rate"),
+            (std::vector<double>{double(0.1f), double(0.1f), double(0.05f), double(0.025f)}));
+  std::FILE* f = std::fopen(csv.c_str(), "rb");
+  ASSERT_NE(f, nullptr);
+  char text[4096] = {};
+  size_t n = std::fread(text, 1, sizeof text - 1, f);
+  std::fclose(f);
+  std::remove(csv.c_str());
+  EXPECT_EQ(
+      std::string(text, n).rfind("epoch,learning_rate,loss,val_learning_rate,val_loss\r\n", 0), 0u)
+      << text;
+  o.callbacks = {K::callbacks::CSVLogger{}};
+  EXPECT_THROW(m.fit({x}, {y}, o), K::Error);  // its filename is required
+}
+
 }  // namespace
 
 namespace {

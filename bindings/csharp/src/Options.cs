@@ -40,8 +40,8 @@ namespace KBackend {
     public long InitialEpoch { get; set; } = 0;
     /// <summary>A weight of the loss per class index; classes left out weigh 1.</summary>
     public global::System.Collections.Generic.SortedDictionary<long, double> ClassWeight { get; set; } = new global::System.Collections.Generic.SortedDictionary<long, double>();
-    /// <summary>Keras callbacks fit runs, in order, before the callback function: a list of {class_name, config} objects of the classes in [callbacks].</summary>
-    public string Callbacks { get; set; } = null;
+    /// <summary>The Keras callbacks fit runs, in order, before the callback function: EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, TerminateOnNaN.</summary>
+    public global::System.Collections.Generic.List<IKerasCallback> Callbacks { get; set; } = new global::System.Collections.Generic.List<IKerasCallback>();
 
     /// <summary>The keys of options_json these values set (the C arguments left out).</summary>
     public string ToJson() {
@@ -56,7 +56,11 @@ namespace KBackend {
           m.Append(m.Length > 1 ? ", \"" : "\"").Append(e.Key.ToString(OptionsJson.Invariant)).Append("\": ").Append(OptionsJson.Number("fit", "class_weight", e.Value));
         OptionsJson.Put(s, "class_weight", m.Append("}").ToString());
       }
-      if (!string.IsNullOrEmpty(Callbacks)) OptionsJson.Put(s, "callbacks", Callbacks);
+      if (Callbacks != null && Callbacks.Count > 0) {
+        var l = new global::System.Text.StringBuilder("[");
+        foreach (IKerasCallback c in Callbacks) l.Append(l.Length > 1 ? ", " : "").Append(c.ToJson());
+        OptionsJson.Put(s, "callbacks", l.Append("]").ToString());
+      }
       return s.Append("}").ToString();
     }
   }
@@ -103,6 +107,145 @@ namespace KBackend {
     public bool IncludeOptimizer { get; set; } = true;
   }
 
+  /// <summary>Keras' EarlyStopping, run natively by fit (FitOptions.Callbacks), with Keras 3's
+  /// arguments and defaults.</summary>
+  public sealed class EarlyStopping : IKerasCallback {
+    /// <summary>The logged value watched.</summary>
+    public string Monitor { get; set; } = "val_loss";
+    /// <summary>The least change that counts as an improvement.</summary>
+    public double MinDelta { get; set; } = 0.0;
+    /// <summary>Epochs without improvement before training stops.</summary>
+    public long Patience { get; set; } = 0;
+    /// <summary>1: a line on stderr when training stops or weights are restored.</summary>
+    public long Verbose { get; set; } = 0;
+    /// <summary>min, max, or auto (from the value's name).</summary>
+    public string Mode { get; set; } = "auto";
+    /// <summary>A value to reach: until an epoch beats it, patience counts on.</summary>
+    public double? Baseline { get; set; } = null;
+    /// <summary>Whether training ends with the weights of the best epoch.</summary>
+    public bool RestoreBestWeights { get; set; } = false;
+    /// <summary>Epochs of warm-up not watched.</summary>
+    public long StartFromEpoch { get; set; } = 0;
+
+    /// <summary>The entry of fit's callbacks option.</summary>
+    public string ToJson() {
+      var s = new global::System.Text.StringBuilder("{");
+      if (Monitor != null) OptionsJson.Put(s, "monitor", OptionsJson.Quote(Monitor));
+      OptionsJson.Put(s, "min_delta", OptionsJson.Number("EarlyStopping", "min_delta", MinDelta));
+      OptionsJson.Put(s, "patience", Patience.ToString(OptionsJson.Invariant));
+      OptionsJson.Put(s, "verbose", Verbose.ToString(OptionsJson.Invariant));
+      if (Mode != null) OptionsJson.Put(s, "mode", OptionsJson.Quote(Mode));
+      if (Baseline.HasValue) OptionsJson.Put(s, "baseline", OptionsJson.Number("EarlyStopping", "baseline", Baseline.Value));
+      OptionsJson.Put(s, "restore_best_weights", RestoreBestWeights ? "true" : "false");
+      OptionsJson.Put(s, "start_from_epoch", StartFromEpoch.ToString(OptionsJson.Invariant));
+      return "{\"class_name\": \"EarlyStopping\", \"config\": " + s.Append("}").ToString() + "}";
+    }
+  }
+
+  /// <summary>Keras' ModelCheckpoint, run natively by fit (FitOptions.Callbacks), with Keras 3's
+  /// arguments and defaults.</summary>
+  public sealed class ModelCheckpoint : IKerasCallback {
+    /// <summary>Where to save: a Python format string over epoch, batch and the logged values (model-{epoch:02d}-{val_loss:.2f}.keras); .keras, .h5 or, with save_weights_only, .weights.h5.</summary>
+    public string Filepath { get; set; } = null;
+    /// <summary>The logged value save_best_only compares.</summary>
+    public string Monitor { get; set; } = "val_loss";
+    /// <summary>1: a line on stderr for each save.</summary>
+    public long Verbose { get; set; } = 0;
+    /// <summary>Whether to save only when the monitored value improves.</summary>
+    public bool SaveBestOnly { get; set; } = false;
+    /// <summary>Whether to save the weights alone (Keras 3's .weights.h5).</summary>
+    public bool SaveWeightsOnly { get; set; } = false;
+    /// <summary>min, max, or auto (from the value's name).</summary>
+    public string Mode { get; set; } = "auto";
+    /// <summary>epoch: at each epoch's end; a number n: every n batches.</summary>
+    public object SaveFreq { get; set; } = "epoch";
+    /// <summary>The value a first save must improve on (save_best_only).</summary>
+    public double? InitialValueThreshold { get; set; } = null;
+
+    /// <summary>The entry of fit's callbacks option.</summary>
+    public string ToJson() {
+      var s = new global::System.Text.StringBuilder("{");
+      if (Filepath != null) OptionsJson.Put(s, "filepath", OptionsJson.Quote(Filepath));
+      if (Monitor != null) OptionsJson.Put(s, "monitor", OptionsJson.Quote(Monitor));
+      OptionsJson.Put(s, "verbose", Verbose.ToString(OptionsJson.Invariant));
+      OptionsJson.Put(s, "save_best_only", SaveBestOnly ? "true" : "false");
+      OptionsJson.Put(s, "save_weights_only", SaveWeightsOnly ? "true" : "false");
+      if (Mode != null) OptionsJson.Put(s, "mode", OptionsJson.Quote(Mode));
+      OptionsJson.Put(s, "save_freq", OptionsJson.IntegerOrString("ModelCheckpoint", "save_freq", SaveFreq));
+      if (InitialValueThreshold.HasValue) OptionsJson.Put(s, "initial_value_threshold", OptionsJson.Number("ModelCheckpoint", "initial_value_threshold", InitialValueThreshold.Value));
+      return "{\"class_name\": \"ModelCheckpoint\", \"config\": " + s.Append("}").ToString() + "}";
+    }
+  }
+
+  /// <summary>Keras' ReduceLROnPlateau, run natively by fit (FitOptions.Callbacks), with Keras 3's
+  /// arguments and defaults.</summary>
+  public sealed class ReduceLROnPlateau : IKerasCallback {
+    /// <summary>The logged value watched.</summary>
+    public string Monitor { get; set; } = "val_loss";
+    /// <summary>The factor the learning rate is multiplied by (below 1).</summary>
+    public double Factor { get; set; } = 0.1;
+    /// <summary>Epochs without improvement before the rate is reduced.</summary>
+    public long Patience { get; set; } = 10;
+    /// <summary>1: a line on stderr for each reduction.</summary>
+    public long Verbose { get; set; } = 0;
+    /// <summary>min, max, or auto (from the value's name).</summary>
+    public string Mode { get; set; } = "auto";
+    /// <summary>The least change that counts as an improvement.</summary>
+    public double MinDelta { get; set; } = 0.0001;
+    /// <summary>Epochs after a reduction before patience counts again.</summary>
+    public long Cooldown { get; set; } = 0;
+    /// <summary>The learning rate's lower bound.</summary>
+    public double MinLr { get; set; } = 0.0;
+
+    /// <summary>The entry of fit's callbacks option.</summary>
+    public string ToJson() {
+      var s = new global::System.Text.StringBuilder("{");
+      if (Monitor != null) OptionsJson.Put(s, "monitor", OptionsJson.Quote(Monitor));
+      OptionsJson.Put(s, "factor", OptionsJson.Number("ReduceLROnPlateau", "factor", Factor));
+      OptionsJson.Put(s, "patience", Patience.ToString(OptionsJson.Invariant));
+      OptionsJson.Put(s, "verbose", Verbose.ToString(OptionsJson.Invariant));
+      if (Mode != null) OptionsJson.Put(s, "mode", OptionsJson.Quote(Mode));
+      OptionsJson.Put(s, "min_delta", OptionsJson.Number("ReduceLROnPlateau", "min_delta", MinDelta));
+      OptionsJson.Put(s, "cooldown", Cooldown.ToString(OptionsJson.Invariant));
+      OptionsJson.Put(s, "min_lr", OptionsJson.Number("ReduceLROnPlateau", "min_lr", MinLr));
+      return "{\"class_name\": \"ReduceLROnPlateau\", \"config\": " + s.Append("}").ToString() + "}";
+    }
+  }
+
+  /// <summary>Keras' CSVLogger, run natively by fit (FitOptions.Callbacks), with Keras 3's
+  /// arguments and defaults.</summary>
+  public sealed class CSVLogger : IKerasCallback {
+    /// <summary>The CSV file: a row per epoch, its columns the sorted logged names.</summary>
+    public string Filename { get; set; } = null;
+    /// <summary>The separator of the columns.</summary>
+    public string Separator { get; set; } = ",";
+    /// <summary>Whether to append to an existing file (its header kept).</summary>
+    public bool Append { get; set; } = false;
+
+    /// <summary>The entry of fit's callbacks option.</summary>
+    public string ToJson() {
+      var s = new global::System.Text.StringBuilder("{");
+      if (Filename != null) OptionsJson.Put(s, "filename", OptionsJson.Quote(Filename));
+      if (Separator != null) OptionsJson.Put(s, "separator", OptionsJson.Quote(Separator));
+      OptionsJson.Put(s, "append", Append ? "true" : "false");
+      return "{\"class_name\": \"CSVLogger\", \"config\": " + s.Append("}").ToString() + "}";
+    }
+  }
+
+  /// <summary>Keras' TerminateOnNaN, run natively by fit (FitOptions.Callbacks), with Keras 3's
+  /// arguments and defaults.</summary>
+  public sealed class TerminateOnNaN : IKerasCallback {
+    /// <summary>Whether a NaN or infinite loss fails fit (KB_ERROR_INVALID_ARGUMENT, naming the batch) instead of stopping it.</summary>
+    public bool RaiseError { get; set; } = false;
+
+    /// <summary>The entry of fit's callbacks option.</summary>
+    public string ToJson() {
+      var s = new global::System.Text.StringBuilder("{");
+      OptionsJson.Put(s, "raise_error", RaiseError ? "true" : "false");
+      return "{\"class_name\": \"TerminateOnNaN\", \"config\": " + s.Append("}").ToString() + "}";
+    }
+  }
+
   /// <summary>Writes the options_json of the option classes (FitOptions, CompileOptions).</summary>
   static class OptionsJson {
     internal static readonly global::System.Globalization.CultureInfo Invariant =
@@ -117,5 +260,31 @@ namespace KBackend {
     internal static void Put(global::System.Text.StringBuilder s, string key, string value) {
       s.Append(s.Length > 1 ? ", \"" : "\"").Append(key).Append("\": ").Append(value);
     }
+
+    /// <summary>A string as JSON: quoted, its quotes, backslashes and control characters
+    /// escaped.</summary>
+    internal static string Quote(string v) {
+      var s = new global::System.Text.StringBuilder("\"");
+      foreach (char c in v) {
+        if (c == '"' || c == '\\') s.Append('\\').Append(c);
+        else if (c < 0x20) s.Append("\\u").Append(((int) c).ToString("x4", Invariant));
+        else s.Append(c);
+      }
+      return s.Append('"').ToString();
+    }
+
+    /// <summary>An integer or a string (ModelCheckpoint's SaveFreq) as JSON.</summary>
+    internal static string IntegerOrString(string who, string key, object v) {
+      if (v is long || v is int) return global::System.Convert.ToInt64(v).ToString(Invariant);
+      if (v is string text) return Quote(text);
+      throw new global::System.ArgumentException(who + ": option '" + key + "' is not an integer or a string");
+    }
+  }
+
+  /// <summary>One of Keras' callbacks that fit runs natively (FitOptions.Callbacks):
+  /// EarlyStopping, ModelCheckpoint, ... with Keras 3's arguments and defaults.</summary>
+  public interface IKerasCallback {
+    /// <summary>The entry of fit's callbacks option: {"class_name": ..., "config": {...}}.</summary>
+    string ToJson();
   }
 }

@@ -308,6 +308,16 @@ static class Tests {
       True(values.ToJson() == "{\"shuffle\": false, \"seed\": 0, \"validation_split\": 0.25, \"initial_epoch\": 0, \"class_weight\": {\"-1\": 2.5, \"0\": 1}}", values.ToJson());
       True(new FitOptions().BatchSize == 32 && new FitOptions().Verbose == 1, "Keras' defaults");
       Throws<ArgumentException>(() => new FitOptions { ValidationSplit = double.NaN }.ToJson());
+      // Keras' callbacks run natively: no improvement of 100 in the loss, so training stops when
+      // patience (1) runs out, after the second epoch; ReduceLROnPlateau logs the rate.
+      History stopped = m.Fit(x, y, new FitOptions { BatchSize = 8, Epochs = 10, Verbose = 0, Callbacks = {
+          new ReduceLROnPlateau { Monitor = "loss" },
+          new EarlyStopping { Monitor = "loss", Patience = 1, MinDelta = 100 } } });
+      True(stopped["loss"].Length == 2 && stopped["learning_rate"].Length == 2, stopped.Json);
+      string checkpoint = new ModelCheckpoint { Filepath = "a\"b.keras", SaveFreq = 3 }.ToJson();
+      True(checkpoint.Contains("\"filepath\": \"a\\\"b.keras\"") && checkpoint.Contains("\"save_freq\": 3"), checkpoint);
+      var refused = Throws<KBackendException>(() => m.Fit(x, y, new FitOptions { Verbose = 0, Callbacks = { new ReduceLROnPlateau { Factor = 2 } } }));
+      True(refused.Message.Contains("factor >= 1.0"), refused.Message);
       // The history and the logs as values: one loss per epoch, the logs' at each epoch's end.
       var losses = new List<double>();
       History h = m.Fit(x, y, new FitOptions { BatchSize = 8, Epochs = 2, Verbose = 0, Shuffle = false },

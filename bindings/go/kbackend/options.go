@@ -3,6 +3,7 @@
 package kbackend
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -37,12 +38,55 @@ func (j *optionsJSON) boolean(key string, v bool)   { j.put(key, strconv.FormatB
 func (j *optionsJSON) integer(key string, v int64)  { j.put(key, strconv.FormatInt(v, 10)) }
 func (j *optionsJSON) number(key string, v float64) { j.put(key, j.num(key, v)) }
 
-// object takes a JSON value's text (an optimizer's config, the callbacks' list); empty:
-// left out.
+// object takes a JSON object's text (an optimizer's config); empty: left out.
 func (j *optionsJSON) object(key string, v string) {
 	if v != "" {
 		j.put(key, v)
 	}
+}
+
+// text takes a string (a callback's filepath), written as JSON writes it.
+func (j *optionsJSON) text(key string, v string) {
+	quoted, _ := json.Marshal(v) // a string always marshals
+	j.put(key, string(quoted))
+}
+
+func (j *optionsJSON) optionalNumber(key string, v *float64) {
+	if v != nil {
+		j.number(key, *v)
+	}
+}
+
+// integerOrText takes an integer or a string (ModelCheckpoint's SaveFreq).
+func (j *optionsJSON) integerOrText(key string, v any) {
+	switch x := v.(type) {
+	case int:
+		j.integer(key, int64(x))
+	case int64:
+		j.integer(key, x)
+	case string:
+		j.text(key, x)
+	default:
+		if j.err == nil {
+			j.err = &Error{Status: ErrInvalidArgument,
+				Message: fmt.Sprintf("%s: option '%s' is not an integer or a string", j.who, key)}
+		}
+	}
+}
+
+func (j *optionsJSON) callbacks(key string, v []KerasCallback) {
+	if len(v) == 0 {
+		return
+	}
+	items := make([]string, len(v))
+	for i, c := range v {
+		text, err := c.CallbackJSON()
+		if err != nil && j.err == nil {
+			j.err = err
+		}
+		items[i] = text
+	}
+	j.put(key, "["+strings.Join(items, ", ")+"]")
 }
 
 func (j *optionsJSON) numbers(key string, v []float64) {
@@ -117,8 +161,8 @@ type FitOptions struct {
 	InitialEpoch int64
 	// ClassWeight: A weight of the loss per class index; classes left out weigh 1.
 	ClassWeight map[int64]float64
-	// Callbacks: Keras callbacks fit runs, in order, before the callback function: a list of {class_name, config} objects of the classes in [callbacks].
-	Callbacks string
+	// Callbacks: The Keras callbacks fit runs, in order, before the callback function: EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, TerminateOnNaN.
+	Callbacks []KerasCallback
 }
 
 // DefaultFitOptions returns FitOptions with Keras' defaults.
@@ -134,7 +178,7 @@ func (o FitOptions) OptionsJSON() (string, error) {
 	j.number("validation_split", o.ValidationSplit)
 	j.integer("initial_epoch", o.InitialEpoch)
 	j.classWeights("class_weight", o.ClassWeight)
-	j.object("callbacks", o.Callbacks)
+	j.callbacks("callbacks", o.Callbacks)
 	return j.finish()
 }
 
@@ -198,4 +242,180 @@ type SaveOptions struct {
 // DefaultSaveOptions returns SaveOptions with Keras' defaults.
 func DefaultSaveOptions() SaveOptions {
 	return SaveOptions{IncludeOptimizer: true}
+}
+
+// KerasCallback is one of Keras' callbacks that fit runs natively (FitOptions.Callbacks):
+// EarlyStopping, ModelCheckpoint, ... with Keras 3's arguments and defaults.
+type KerasCallback interface {
+	// CallbackJSON returns the entry of fit's callbacks option: {"class_name", "config"}.
+	CallbackJSON() (string, error)
+}
+
+// EarlyStopping is Keras' EarlyStopping, run natively by fit, with Keras 3's arguments. NewEarlyStopping
+// gives Keras' defaults.
+type EarlyStopping struct {
+	// Monitor: The logged value watched.
+	Monitor string
+	// MinDelta: The least change that counts as an improvement.
+	MinDelta float64
+	// Patience: Epochs without improvement before training stops.
+	Patience int64
+	// Verbose: 1: a line on stderr when training stops or weights are restored.
+	Verbose int64
+	// Mode: min, max, or auto (from the value's name).
+	Mode string
+	// Baseline: A value to reach: until an epoch beats it, patience counts on.
+	Baseline *float64
+	// RestoreBestWeights: Whether training ends with the weights of the best epoch.
+	RestoreBestWeights bool
+	// StartFromEpoch: Epochs of warm-up not watched.
+	StartFromEpoch int64
+}
+
+// NewEarlyStopping returns EarlyStopping with Keras' defaults.
+func NewEarlyStopping() EarlyStopping {
+	return EarlyStopping{Monitor: "val_loss", MinDelta: 0.0, Patience: 0, Verbose: 0, Mode: "auto", RestoreBestWeights: false, StartFromEpoch: 0}
+}
+
+// CallbackJSON returns the entry of fit's callbacks option.
+func (c EarlyStopping) CallbackJSON() (string, error) {
+	j := optionsJSON{who: "EarlyStopping"}
+	j.text("monitor", c.Monitor)
+	j.number("min_delta", c.MinDelta)
+	j.integer("patience", c.Patience)
+	j.integer("verbose", c.Verbose)
+	j.text("mode", c.Mode)
+	j.optionalNumber("baseline", c.Baseline)
+	j.boolean("restore_best_weights", c.RestoreBestWeights)
+	j.integer("start_from_epoch", c.StartFromEpoch)
+	config, err := j.finish()
+	return `{"class_name": "EarlyStopping", "config": ` + config + "}", err
+}
+
+// ModelCheckpoint is Keras' ModelCheckpoint, run natively by fit, with Keras 3's arguments. NewModelCheckpoint
+// gives Keras' defaults.
+type ModelCheckpoint struct {
+	// Filepath: Where to save: a Python format string over epoch, batch and the logged values (model-{epoch:02d}-{val_loss:.2f}.keras); .keras, .h5 or, with save_weights_only, .weights.h5.
+	Filepath string
+	// Monitor: The logged value save_best_only compares.
+	Monitor string
+	// Verbose: 1: a line on stderr for each save.
+	Verbose int64
+	// SaveBestOnly: Whether to save only when the monitored value improves.
+	SaveBestOnly bool
+	// SaveWeightsOnly: Whether to save the weights alone (Keras 3's .weights.h5).
+	SaveWeightsOnly bool
+	// Mode: min, max, or auto (from the value's name).
+	Mode string
+	// SaveFreq: epoch: at each epoch's end; a number n: every n batches.
+	SaveFreq any
+	// InitialValueThreshold: The value a first save must improve on (save_best_only).
+	InitialValueThreshold *float64
+}
+
+// NewModelCheckpoint returns ModelCheckpoint with Keras' defaults.
+func NewModelCheckpoint() ModelCheckpoint {
+	return ModelCheckpoint{Monitor: "val_loss", Verbose: 0, SaveBestOnly: false, SaveWeightsOnly: false, Mode: "auto", SaveFreq: "epoch"}
+}
+
+// CallbackJSON returns the entry of fit's callbacks option.
+func (c ModelCheckpoint) CallbackJSON() (string, error) {
+	j := optionsJSON{who: "ModelCheckpoint"}
+	j.text("filepath", c.Filepath)
+	j.text("monitor", c.Monitor)
+	j.integer("verbose", c.Verbose)
+	j.boolean("save_best_only", c.SaveBestOnly)
+	j.boolean("save_weights_only", c.SaveWeightsOnly)
+	j.text("mode", c.Mode)
+	j.integerOrText("save_freq", c.SaveFreq)
+	j.optionalNumber("initial_value_threshold", c.InitialValueThreshold)
+	config, err := j.finish()
+	return `{"class_name": "ModelCheckpoint", "config": ` + config + "}", err
+}
+
+// ReduceLROnPlateau is Keras' ReduceLROnPlateau, run natively by fit, with Keras 3's arguments. NewReduceLROnPlateau
+// gives Keras' defaults.
+type ReduceLROnPlateau struct {
+	// Monitor: The logged value watched.
+	Monitor string
+	// Factor: The factor the learning rate is multiplied by (below 1).
+	Factor float64
+	// Patience: Epochs without improvement before the rate is reduced.
+	Patience int64
+	// Verbose: 1: a line on stderr for each reduction.
+	Verbose int64
+	// Mode: min, max, or auto (from the value's name).
+	Mode string
+	// MinDelta: The least change that counts as an improvement.
+	MinDelta float64
+	// Cooldown: Epochs after a reduction before patience counts again.
+	Cooldown int64
+	// MinLr: The learning rate's lower bound.
+	MinLr float64
+}
+
+// NewReduceLROnPlateau returns ReduceLROnPlateau with Keras' defaults.
+func NewReduceLROnPlateau() ReduceLROnPlateau {
+	return ReduceLROnPlateau{Monitor: "val_loss", Factor: 0.1, Patience: 10, Verbose: 0, Mode: "auto", MinDelta: 0.0001, Cooldown: 0, MinLr: 0.0}
+}
+
+// CallbackJSON returns the entry of fit's callbacks option.
+func (c ReduceLROnPlateau) CallbackJSON() (string, error) {
+	j := optionsJSON{who: "ReduceLROnPlateau"}
+	j.text("monitor", c.Monitor)
+	j.number("factor", c.Factor)
+	j.integer("patience", c.Patience)
+	j.integer("verbose", c.Verbose)
+	j.text("mode", c.Mode)
+	j.number("min_delta", c.MinDelta)
+	j.integer("cooldown", c.Cooldown)
+	j.number("min_lr", c.MinLr)
+	config, err := j.finish()
+	return `{"class_name": "ReduceLROnPlateau", "config": ` + config + "}", err
+}
+
+// CSVLogger is Keras' CSVLogger, run natively by fit, with Keras 3's arguments. NewCSVLogger
+// gives Keras' defaults.
+type CSVLogger struct {
+	// Filename: The CSV file: a row per epoch, its columns the sorted logged names.
+	Filename string
+	// Separator: The separator of the columns.
+	Separator string
+	// Append: Whether to append to an existing file (its header kept).
+	Append bool
+}
+
+// NewCSVLogger returns CSVLogger with Keras' defaults.
+func NewCSVLogger() CSVLogger {
+	return CSVLogger{Separator: ",", Append: false}
+}
+
+// CallbackJSON returns the entry of fit's callbacks option.
+func (c CSVLogger) CallbackJSON() (string, error) {
+	j := optionsJSON{who: "CSVLogger"}
+	j.text("filename", c.Filename)
+	j.text("separator", c.Separator)
+	j.boolean("append", c.Append)
+	config, err := j.finish()
+	return `{"class_name": "CSVLogger", "config": ` + config + "}", err
+}
+
+// TerminateOnNaN is Keras' TerminateOnNaN, run natively by fit, with Keras 3's arguments. NewTerminateOnNaN
+// gives Keras' defaults.
+type TerminateOnNaN struct {
+	// RaiseError: Whether a NaN or infinite loss fails fit (KB_ERROR_INVALID_ARGUMENT, naming the batch) instead of stopping it.
+	RaiseError bool
+}
+
+// NewTerminateOnNaN returns TerminateOnNaN with Keras' defaults.
+func NewTerminateOnNaN() TerminateOnNaN {
+	return TerminateOnNaN{RaiseError: false}
+}
+
+// CallbackJSON returns the entry of fit's callbacks option.
+func (c TerminateOnNaN) CallbackJSON() (string, error) {
+	j := optionsJSON{who: "TerminateOnNaN"}
+	j.boolean("raise_error", c.RaiseError)
+	config, err := j.finish()
+	return `{"class_name": "TerminateOnNaN", "config": ` + config + "}", err
 }

@@ -80,6 +80,45 @@ func TestOptionsAsValuesAndUnknownKeys(t *testing.T) {
 	}
 }
 
+// Keras' callbacks as values: no improvement of 100 in the loss, so training stops when
+// patience (1) runs out, after the second epoch; ReduceLROnPlateau logs the rate.
+func TestKerasCallbacksRunInFit(t *testing.T) {
+	json := `{"class_name": "Sequential", "config": {"name": "s", "layers": [{"class_name": "Dense",` +
+		` "config": {"name": "d", "units": 1, "activation": "linear", "batch_input_shape": [null, 2]}}]}}`
+	m, err := ModelFromJSON(json)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if err := m.Compile("sgd", []string{"mse"}, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	x := f32(t, []float32{1, 0, 0, 1, 1, 1, 0, 0}, 4, 2)
+	y := f32(t, []float32{1, 2, 3, 0}, 4, 1)
+	reduce := NewReduceLROnPlateau()
+	reduce.Monitor = "loss"
+	stop := NewEarlyStopping()
+	stop.Monitor, stop.Patience, stop.MinDelta = "loss", 1, 100
+	o := DefaultFitOptions()
+	o.Verbose, o.Epochs = 0, 10
+	o.Callbacks = []KerasCallback{reduce, stop}
+	history, err := m.FitWith([]*Tensor{x}, []*Tensor{y}, o, nil)
+	if err != nil || len(history["loss"]) != 2 || len(history["learning_rate"]) != 2 {
+		t.Fatalf("FitWith: %v, %v", history, err)
+	}
+	save := NewModelCheckpoint()
+	save.Filepath, save.SaveFreq = "a\"b.keras", 3
+	text, err := save.CallbackJSON()
+	if err != nil || !strings.Contains(text, `"filepath": "a\"b.keras"`) ||
+		!strings.Contains(text, `"save_freq": 3`) {
+		t.Fatalf("CallbackJSON: %s, %v", text, err)
+	}
+	save.SaveFreq = 2.5
+	o.Callbacks = []KerasCallback{save}
+	_, err = m.FitWith([]*Tensor{x}, []*Tensor{y}, o, nil)
+	wantStatus(t, err, ErrInvalidArgument, "'save_freq' is not an integer or a string")
+}
+
 // A missing file is fs.ErrNotExist to errors.Is (api/kbackend.toml's [errors]), with its status.
 func TestMissingFileIsErrNotExist(t *testing.T) {
 	_, err := LoadModel("/nonexistent/m.h5", true)

@@ -34,6 +34,8 @@ pub mod dlpack;
 pub mod models;
 #[rustfmt::skip]
 pub mod options;
+/// Keras' callbacks for fit (`FitOptions::callbacks`): `kbackend::callbacks::EarlyStopping`.
+pub use options::callbacks;
 #[rustfmt::skip]
 mod errors;
 

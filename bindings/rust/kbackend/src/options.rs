@@ -43,10 +43,46 @@ impl OptionsJson {
         self.put(key, &s);
         Ok(())
     }
-    /// A JSON value's text (an optimizer's config, the callbacks' list); empty: left out.
+    /// A JSON object's text (an optimizer's config); empty: left out.
     fn object(&mut self, key: &str, v: &str) -> Result<()> {
         if !v.is_empty() {
             self.put(key, v);
+        }
+        Ok(())
+    }
+    /// A string (a callback's filepath), quoted and escaped as JSON.
+    fn text(&mut self, key: &str, v: &str) -> Result<()> {
+        let mut s = String::from("\"");
+        for c in v.chars() {
+            match c {
+                '"' | '\\' => {
+                    s.push('\\');
+                    s.push(c);
+                }
+                c if (c as u32) < 0x20 => s += &format!("\\u{:04x}", c as u32),
+                c => s.push(c),
+            }
+        }
+        s.push('"');
+        self.put(key, &s);
+        Ok(())
+    }
+    fn optional_number(&mut self, key: &str, v: &Option<f64>) -> Result<()> {
+        match v {
+            Some(x) => self.number(key, *x),
+            None => Ok(()),
+        }
+    }
+    fn int_or_string(&mut self, key: &str, v: &IntOrString) -> Result<()> {
+        match v {
+            IntOrString::Int(i) => self.integer(key, *i),
+            IntOrString::String(t) => self.text(key, t),
+        }
+    }
+    fn callbacks(&mut self, key: &str, v: &[KerasCallback]) -> Result<()> {
+        if !v.is_empty() {
+            let items = v.iter().map(|c| c.json()).collect::<Result<Vec<_>>>()?;
+            self.put(key, &format!("[{}]", items.join(", ")));
         }
         Ok(())
     }
@@ -121,8 +157,8 @@ pub struct FitOptions {
     pub initial_epoch: i64,
     /// A weight of the loss per class index; classes left out weigh 1.
     pub class_weight: BTreeMap<i64, f64>,
-    /// Keras callbacks fit runs, in order, before the callback function: a list of {class_name, config} objects of the classes in [callbacks].
-    pub callbacks: String,
+    /// The Keras callbacks fit runs, in order, before the callback function: EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, TerminateOnNaN.
+    pub callbacks: Vec<KerasCallback>,
 }
 
 impl Default for FitOptions {
@@ -136,7 +172,7 @@ impl Default for FitOptions {
             validation_split: 0.0,
             initial_epoch: 0,
             class_weight: BTreeMap::new(),
-            callbacks: String::new(),
+            callbacks: Vec::new(),
         }
     }
 }
@@ -150,7 +186,7 @@ impl FitOptions {
         o.number("validation_split", self.validation_split)?;
         o.integer("initial_epoch", self.initial_epoch)?;
         o.class_weights("class_weight", &self.class_weight)?;
-        o.object("callbacks", &self.callbacks)?;
+        o.callbacks("callbacks", &self.callbacks)?;
         Ok(o.finish())
     }
 }
@@ -235,5 +271,302 @@ impl Default for SaveOptions {
         SaveOptions {
             include_optimizer: true,
         }
+    }
+}
+
+/// Keras' callbacks for fit, as keras.callbacks names them.
+pub mod callbacks {
+    pub use super::{IntOrString, KerasCallback, EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, TerminateOnNaN};
+}
+
+/// An integer or a string: ModelCheckpoint's save_freq ("epoch", or a number of batches).
+#[derive(Clone, Debug, PartialEq)]
+pub enum IntOrString {
+    /// A number.
+    Int(i64),
+    /// A string.
+    String(String),
+}
+
+impl From<i64> for IntOrString {
+    fn from(v: i64) -> Self {
+        IntOrString::Int(v)
+    }
+}
+
+impl From<&str> for IntOrString {
+    fn from(v: &str) -> Self {
+        IntOrString::String(v.to_string())
+    }
+}
+
+/// One of Keras' callbacks that fit runs natively (`FitOptions::callbacks`), with Keras 3's
+/// arguments and defaults: `EarlyStopping { patience: 2, ..Default::default() }.into()`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum KerasCallback {
+    /// Keras' EarlyStopping.
+    EarlyStopping(EarlyStopping),
+    /// Keras' ModelCheckpoint.
+    ModelCheckpoint(ModelCheckpoint),
+    /// Keras' ReduceLROnPlateau.
+    ReduceLROnPlateau(ReduceLROnPlateau),
+    /// Keras' CSVLogger.
+    CSVLogger(CSVLogger),
+    /// Keras' TerminateOnNaN.
+    TerminateOnNaN(TerminateOnNaN),
+}
+
+impl KerasCallback {
+    /// The entry of fit's callbacks option: {"class_name", "config"}.
+    pub fn json(&self) -> Result<String> {
+        match self {
+            KerasCallback::EarlyStopping(c) => c.json(),
+            KerasCallback::ModelCheckpoint(c) => c.json(),
+            KerasCallback::ReduceLROnPlateau(c) => c.json(),
+            KerasCallback::CSVLogger(c) => c.json(),
+            KerasCallback::TerminateOnNaN(c) => c.json(),
+        }
+    }
+}
+
+/// Keras' EarlyStopping, run natively by fit, with Keras 3's arguments and defaults.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EarlyStopping {
+    /// The logged value watched.
+    pub monitor: String,
+    /// The least change that counts as an improvement.
+    pub min_delta: f64,
+    /// Epochs without improvement before training stops.
+    pub patience: i64,
+    /// 1: a line on stderr when training stops or weights are restored.
+    pub verbose: i64,
+    /// min, max, or auto (from the value's name).
+    pub mode: String,
+    /// A value to reach: until an epoch beats it, patience counts on.
+    pub baseline: Option<f64>,
+    /// Whether training ends with the weights of the best epoch.
+    pub restore_best_weights: bool,
+    /// Epochs of warm-up not watched.
+    pub start_from_epoch: i64,
+}
+
+impl Default for EarlyStopping {
+    fn default() -> Self {
+        EarlyStopping {
+            monitor: "val_loss".to_string(),
+            min_delta: 0.0,
+            patience: 0,
+            verbose: 0,
+            mode: "auto".to_string(),
+            baseline: None,
+            restore_best_weights: false,
+            start_from_epoch: 0,
+        }
+    }
+}
+
+impl From<EarlyStopping> for KerasCallback {
+    fn from(c: EarlyStopping) -> Self {
+        KerasCallback::EarlyStopping(c)
+    }
+}
+
+impl EarlyStopping {
+    /// The entry of fit's callbacks option.
+    pub fn json(&self) -> Result<String> {
+        let mut o = OptionsJson::new("EarlyStopping");
+        o.text("monitor", &self.monitor)?;
+        o.number("min_delta", self.min_delta)?;
+        o.integer("patience", self.patience)?;
+        o.integer("verbose", self.verbose)?;
+        o.text("mode", &self.mode)?;
+        o.optional_number("baseline", &self.baseline)?;
+        o.boolean("restore_best_weights", self.restore_best_weights)?;
+        o.integer("start_from_epoch", self.start_from_epoch)?;
+        Ok(format!("{{\"class_name\": \"EarlyStopping\", \"config\": {}}}", o.finish()))
+    }
+}
+
+/// Keras' ModelCheckpoint, run natively by fit, with Keras 3's arguments and defaults.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelCheckpoint {
+    /// Where to save: a Python format string over epoch, batch and the logged values (model-{epoch:02d}-{val_loss:.2f}.keras); .keras, .h5 or, with save_weights_only, .weights.h5.
+    pub filepath: String,
+    /// The logged value save_best_only compares.
+    pub monitor: String,
+    /// 1: a line on stderr for each save.
+    pub verbose: i64,
+    /// Whether to save only when the monitored value improves.
+    pub save_best_only: bool,
+    /// Whether to save the weights alone (Keras 3's .weights.h5).
+    pub save_weights_only: bool,
+    /// min, max, or auto (from the value's name).
+    pub mode: String,
+    /// epoch: at each epoch's end; a number n: every n batches.
+    pub save_freq: IntOrString,
+    /// The value a first save must improve on (save_best_only).
+    pub initial_value_threshold: Option<f64>,
+}
+
+impl Default for ModelCheckpoint {
+    fn default() -> Self {
+        ModelCheckpoint {
+            filepath: String::new(),
+            monitor: "val_loss".to_string(),
+            verbose: 0,
+            save_best_only: false,
+            save_weights_only: false,
+            mode: "auto".to_string(),
+            save_freq: IntOrString::String("epoch".to_string()),
+            initial_value_threshold: None,
+        }
+    }
+}
+
+impl From<ModelCheckpoint> for KerasCallback {
+    fn from(c: ModelCheckpoint) -> Self {
+        KerasCallback::ModelCheckpoint(c)
+    }
+}
+
+impl ModelCheckpoint {
+    /// The entry of fit's callbacks option.
+    pub fn json(&self) -> Result<String> {
+        let mut o = OptionsJson::new("ModelCheckpoint");
+        o.text("filepath", &self.filepath)?;
+        o.text("monitor", &self.monitor)?;
+        o.integer("verbose", self.verbose)?;
+        o.boolean("save_best_only", self.save_best_only)?;
+        o.boolean("save_weights_only", self.save_weights_only)?;
+        o.text("mode", &self.mode)?;
+        o.int_or_string("save_freq", &self.save_freq)?;
+        o.optional_number("initial_value_threshold", &self.initial_value_threshold)?;
+        Ok(format!("{{\"class_name\": \"ModelCheckpoint\", \"config\": {}}}", o.finish()))
+    }
+}
+
+/// Keras' ReduceLROnPlateau, run natively by fit, with Keras 3's arguments and defaults.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReduceLROnPlateau {
+    /// The logged value watched.
+    pub monitor: String,
+    /// The factor the learning rate is multiplied by (below 1).
+    pub factor: f64,
+    /// Epochs without improvement before the rate is reduced.
+    pub patience: i64,
+    /// 1: a line on stderr for each reduction.
+    pub verbose: i64,
+    /// min, max, or auto (from the value's name).
+    pub mode: String,
+    /// The least change that counts as an improvement.
+    pub min_delta: f64,
+    /// Epochs after a reduction before patience counts again.
+    pub cooldown: i64,
+    /// The learning rate's lower bound.
+    pub min_lr: f64,
+}
+
+impl Default for ReduceLROnPlateau {
+    fn default() -> Self {
+        ReduceLROnPlateau {
+            monitor: "val_loss".to_string(),
+            factor: 0.1,
+            patience: 10,
+            verbose: 0,
+            mode: "auto".to_string(),
+            min_delta: 0.0001,
+            cooldown: 0,
+            min_lr: 0.0,
+        }
+    }
+}
+
+impl From<ReduceLROnPlateau> for KerasCallback {
+    fn from(c: ReduceLROnPlateau) -> Self {
+        KerasCallback::ReduceLROnPlateau(c)
+    }
+}
+
+impl ReduceLROnPlateau {
+    /// The entry of fit's callbacks option.
+    pub fn json(&self) -> Result<String> {
+        let mut o = OptionsJson::new("ReduceLROnPlateau");
+        o.text("monitor", &self.monitor)?;
+        o.number("factor", self.factor)?;
+        o.integer("patience", self.patience)?;
+        o.integer("verbose", self.verbose)?;
+        o.text("mode", &self.mode)?;
+        o.number("min_delta", self.min_delta)?;
+        o.integer("cooldown", self.cooldown)?;
+        o.number("min_lr", self.min_lr)?;
+        Ok(format!("{{\"class_name\": \"ReduceLROnPlateau\", \"config\": {}}}", o.finish()))
+    }
+}
+
+/// Keras' CSVLogger, run natively by fit, with Keras 3's arguments and defaults.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CSVLogger {
+    /// The CSV file: a row per epoch, its columns the sorted logged names.
+    pub filename: String,
+    /// The separator of the columns.
+    pub separator: String,
+    /// Whether to append to an existing file (its header kept).
+    pub append: bool,
+}
+
+impl Default for CSVLogger {
+    fn default() -> Self {
+        CSVLogger {
+            filename: String::new(),
+            separator: ",".to_string(),
+            append: false,
+        }
+    }
+}
+
+impl From<CSVLogger> for KerasCallback {
+    fn from(c: CSVLogger) -> Self {
+        KerasCallback::CSVLogger(c)
+    }
+}
+
+impl CSVLogger {
+    /// The entry of fit's callbacks option.
+    pub fn json(&self) -> Result<String> {
+        let mut o = OptionsJson::new("CSVLogger");
+        o.text("filename", &self.filename)?;
+        o.text("separator", &self.separator)?;
+        o.boolean("append", self.append)?;
+        Ok(format!("{{\"class_name\": \"CSVLogger\", \"config\": {}}}", o.finish()))
+    }
+}
+
+/// Keras' TerminateOnNaN, run natively by fit, with Keras 3's arguments and defaults.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TerminateOnNaN {
+    /// Whether a NaN or infinite loss fails fit (KB_ERROR_INVALID_ARGUMENT, naming the batch) instead of stopping it.
+    pub raise_error: bool,
+}
+
+impl Default for TerminateOnNaN {
+    fn default() -> Self {
+        TerminateOnNaN {
+            raise_error: false,
+        }
+    }
+}
+
+impl From<TerminateOnNaN> for KerasCallback {
+    fn from(c: TerminateOnNaN) -> Self {
+        KerasCallback::TerminateOnNaN(c)
+    }
+}
+
+impl TerminateOnNaN {
+    /// The entry of fit's callbacks option.
+    pub fn json(&self) -> Result<String> {
+        let mut o = OptionsJson::new("TerminateOnNaN");
+        o.boolean("raise_error", self.raise_error)?;
+        Ok(format!("{{\"class_name\": \"TerminateOnNaN\", \"config\": {}}}", o.finish()))
     }
 }

@@ -172,6 +172,70 @@ fn options_as_values_and_unknown_keys() -> kbackend::Result<()> {
     Ok(())
 }
 
+// Keras' callbacks as values: the rate halves on each epoch without an improvement of 100, and
+// training stops once patience runs out.
+#[test]
+fn keras_callbacks_run_in_fit() -> kbackend::Result<()> {
+    use kbackend::callbacks::{EarlyStopping, ModelCheckpoint, ReduceLROnPlateau};
+    let checkpoint = ModelCheckpoint {
+        filepath: "a\"b.keras".to_string(),
+        save_freq: 3.into(),
+        ..Default::default()
+    };
+    let text = checkpoint.json()?;
+    assert!(
+        text.starts_with(
+            r#"{"class_name": "ModelCheckpoint", "config": {"filepath": "a\"b.keras""#
+        ),
+        "{}",
+        text
+    );
+    assert!(text.contains(r#""save_freq": 3"#), "{}", text);
+    let mut m = Model::from_json(DENSE)?;
+    m.compile("sgd", &["mse"], &[], Some(r#"{"optimizer": {"lr": 0.01}}"#))?;
+    let x = Tensor::from_slice(&[1f32, 0., 2., -1., 1., 0.], &[2, 3])?;
+    let y = Tensor::from_slice(&[1f32, 0., 0., 1.], &[2, 2])?;
+    let options = FitOptions {
+        epochs: 10,
+        verbose: 0,
+        callbacks: vec![
+            ReduceLROnPlateau {
+                monitor: "loss".into(),
+                patience: 1,
+                factor: 0.5,
+                min_delta: 100.0,
+                ..Default::default()
+            }
+            .into(),
+            EarlyStopping {
+                monitor: "loss".into(),
+                patience: 3,
+                min_delta: 100.0,
+                ..Default::default()
+            }
+            .into(),
+        ],
+        ..Default::default()
+    };
+    let h = m.fit(&[&x], &[&y], &options)?;
+    let rates: Vec<f64> = [0.01f32, 0.01, 0.005, 0.0025].iter().map(|r| *r as f64).collect();
+    assert_eq!(h.values["learning_rate"], rates);
+    let bad = FitOptions {
+        callbacks: vec![EarlyStopping {
+            mode: "sideways".into(),
+            monitor: "x".into(),
+            ..Default::default()
+        }
+        .into()],
+        verbose: 0,
+        ..Default::default()
+    };
+    // mode falls back to auto (as Keras warns), which cannot tell which way x improves
+    let e = m.fit(&[&x], &[&y], &bad).err().unwrap();
+    assert_eq!(e.status, Status::InvalidArgument);
+    Ok(())
+}
+
 #[test]
 fn the_history_as_values() -> kbackend::Result<()> {
     let mut m = Model::from_json(DENSE)?;

@@ -16,7 +16,7 @@ public final class FitOptions {
   private double validationSplit = 0.0;
   private long initialEpoch = 0L;
   private java.util.SortedMap<Long, Double> classWeight = new java.util.TreeMap<>();
-  private String callbacks = null;
+  private java.util.List<KerasCallback> callbacks = new java.util.ArrayList<>();
 
   /** Samples per gradient update.
    * @return the value */
@@ -115,15 +115,15 @@ public final class FitOptions {
     return this;
   }
 
-  /** Keras callbacks fit runs, in order, before the callback function: a list of {class_name, config} objects of the classes in [callbacks].
+  /** The Keras callbacks fit runs, in order, before the callback function: EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, TerminateOnNaN.
    * @return the value */
-  public String callbacks() { return callbacks; }
+  public java.util.List<KerasCallback> callbacks() { return callbacks; }
 
-  /** Sets callbacks: keras callbacks fit runs, in order, before the callback function: a list of {class_name, config} objects of the classes in [callbacks].
+  /** Sets callbacks: the Keras callbacks fit runs, in order, before the callback function: EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, TerminateOnNaN.
    * @param value the value
    * @return this */
-  public FitOptions callbacks(String value) {
-    this.callbacks = value;
+  public FitOptions callbacks(KerasCallback... value) {
+    this.callbacks = new java.util.ArrayList<>(java.util.Arrays.asList(value));
     return this;
   }
 
@@ -141,7 +141,11 @@ public final class FitOptions {
         m.append(m.length() > 1 ? ", \"" : "\"").append(e.getKey()).append("\": ").append(number("fit", "class_weight", e.getValue()));
       put(s, "class_weight", m.append("}").toString());
     }
-    if (callbacks != null && !callbacks.isEmpty()) put(s, "callbacks", callbacks);
+    if (callbacks != null && !callbacks.isEmpty()) {
+      StringBuilder l = new StringBuilder("[");
+      for (KerasCallback c : callbacks) l.append(l.length() > 1 ? ", " : "").append(c.toJson());
+      put(s, "callbacks", l.append("]").toString());
+    }
     return s.append("}").toString();
   }
 }

@@ -14,4 +14,22 @@ final class OptionsJson {
   static void put(StringBuilder s, String key, String value) {
     s.append(s.length() > 1 ? ", \"" : "\"").append(key).append("\": ").append(value);
   }
+
+  /** A string as JSON: quoted, its quotes, backslashes and control characters escaped. */
+  static String quote(String v) {
+    StringBuilder s = new StringBuilder("\"");
+    for (char c : v.toCharArray()) {
+      if (c == '"' || c == '\\') s.append('\\').append(c);
+      else if (c < 0x20) s.append(String.format("\\u%04x", (int) c));
+      else s.append(c);
+    }
+    return s.append('"').toString();
+  }
+
+  /** An integer or a string (ModelCheckpoint's save_freq) as JSON. */
+  static String integerOrString(String who, String key, Object v) {
+    if (v instanceof Long || v instanceof Integer) return v.toString();
+    if (v instanceof String) return quote((String) v);
+    throw new IllegalArgumentException(who + ": option '" + key + "' is not an integer or a string");
+  }
 }

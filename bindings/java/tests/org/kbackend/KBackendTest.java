@@ -339,6 +339,19 @@ class KBackendTest {
       assertEquals(32, new FitOptions().batchSize());  // Keras' defaults
       assertEquals(1, new FitOptions().verbose());
       assertThrows(IllegalArgumentException.class, () -> new FitOptions().validationSplit(Double.NaN).toJson());
+      // Keras' callbacks run natively: no improvement of 100 in the loss, so training stops when
+      // patience (1) runs out, after the second epoch; ReduceLROnPlateau logs the rate.
+      History stopped = m.fit(x, y, new FitOptions().batchSize(8).epochs(10).verbose(0).callbacks(
+          new ReduceLROnPlateau().monitor("loss"),
+          new EarlyStopping().monitor("loss").patience(1).minDelta(100)));
+      assertEquals(2, stopped.get("loss").length);
+      assertEquals(2, stopped.get("learning_rate").length);
+      String checkpoint = new ModelCheckpoint().filepath("a\"b.keras").saveFreq(3).toJson();
+      assertTrue(checkpoint.contains("\"filepath\": \"a\\\"b.keras\"") && checkpoint.contains("\"save_freq\": 3"),
+          checkpoint);
+      KBackendException refused = assertThrows(KBackendException.class, () -> m.fit(x, y,
+          new FitOptions().verbose(0).callbacks(new ReduceLROnPlateau().factor(2))));
+      assertTrue(refused.getMessage().contains("factor >= 1.0"), refused.getMessage());
       // The history and the logs as values: one loss per epoch, the logs' at each epoch's end.
       List<Double> losses = new ArrayList<>();
       History values = m.fit(x, y, new FitOptions().batchSize(8).epochs(2).verbose(0).shuffle(false),
