@@ -1,6 +1,9 @@
 // Keras models: kb_model_* over core/model.
 
 #include "capi/handles.h"
+
+#include <cmath>
+
 #include "core/api/api.h"
 #include "core/model/custom_layer.h"
 #include "core/model/export/onnx_export.h"
@@ -100,7 +103,16 @@ kb_status run_fit(kb_model* m, const char* who, model::FitOptions f, kb_tensor* 
     model::FitCallback cb;
     if (callback)
       cb = [&](int64_t epoch, int64_t batch, const model::Json& logs) {
-        return callback(user_data, epoch, batch, logs.dump().c_str()) != 0;
+        kb_clear_error();
+        if (callback(user_data, epoch, batch, logs.dump().c_str()) == 0) return false;
+        // Set an error and stopped: the program's callback failed, which ends fit at once (as
+        // an exception does in Keras: no on_train_end).
+        if (kb_last_error_code() != KB_OK) {
+          std::string message = kb_last_error_message();
+          fail(Status(kb_last_error_code()), who,
+               ": the callback failed: ", message.empty() ? "(no message)" : message);
+        }
+        return true;
       };
     model::Json h = t.fit(arrays_arg(x, num_x, who, "x"), arrays_arg(y, num_y, who, "y"), f, cb);
     m->history = h.dump();
@@ -191,6 +203,23 @@ KB_API kb_status kb_model_compile(kb_model* m, const char* optimizer, const char
       for (const auto& w : o["loss_weights"]) weights.push_back(w.get<double>());
     mm.set_training(std::make_unique<model::Training>(
         mm, spec, o.contains("optimizer") ? o["optimizer"] : model::Json(), ls, ms, weights));
+  });
+}
+
+KB_API kb_status kb_model_learning_rate(kb_model* m, double* out) {
+  return guard("model_learning_rate", [&] {
+    out_arg(out, "model_learning_rate");
+    *out = compiled(m, "model_learning_rate").optimizer().learning_rate();
+  });
+}
+
+KB_API kb_status kb_model_set_learning_rate(kb_model* m, double learning_rate) {
+  return guard("model_set_learning_rate", [&] {
+    check(std::isfinite(learning_rate) && learning_rate >= 0, Status::invalid_argument,
+          "model_set_learning_rate: the learning rate must be a finite number >= 0");
+    compiled(m, "model_set_learning_rate")
+        .optimizer()
+        .set_learning_rate(learning_rate, "model_set_learning_rate");
   });
 }
 

@@ -846,19 +846,28 @@ KB_API kb_status kb_model_load_weights(kb_model* model, const char* path, int32_
 KB_API kb_status kb_model_compile(kb_model* model, const char* optimizer, const char* const* losses,
                                   size_t num_losses, const char* const* metrics, size_t num_metrics,
                                   const char* options_json);
+/* Keras' model.optimizer.learning_rate of a compiled model: the rate the next training step
+   takes (a schedule's at the iterations done), and setting it (in floatx), which fails with
+   KB_ERROR_INVALID_ARGUMENT for a rate from a schedule, as Keras refuses. Callbacks call them
+   between batches (a program's LearningRateScheduler). */
+KB_API kb_status kb_model_learning_rate(kb_model* model, double* out);
+KB_API kb_status kb_model_set_learning_rate(kb_model* model, double learning_rate);
 /** After each batch (batch >= 0) and each epoch (batch == -1) of kb_model_fit: logs_json holds
-   the values so far ({"loss": ..., "acc": ...}); a non-zero return stops training. */
+   the values so far ({"loss": ..., "acc": ...}); a non-zero return stops training, and one after
+   kb_set_error fails fit with that status and message (as an exception ends Keras' fit: the
+   callbacks of options_json get no on_train_end). */
 typedef int32_t (*kb_model_callback)(void* user_data, int64_t epoch, int64_t batch,
                                      const char* logs_json);
 /* Keras' fit over x (one tensor per input) and y (one per output). options_json (NULL or
    JSON): {"shuffle": true, "seed": 0, "validation_split": 0.0, "initial_epoch": 0,
    "class_weight": {"0": 1.0, ...}, "callbacks": [{"class_name": "EarlyStopping", "config":
    {"patience": 2}}, ...]} (api/kbackend.toml's [options.fit]; the callbacks are Keras 3's
-   EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger and TerminateOnNaN with the
-   arguments of its [callbacks], run before `callback`; any other key, class or argument, or a
-   value of another type, fails with KB_ERROR_INVALID_ARGUMENT naming it). verbose 1: Keras'
-   progress bar on stderr, 2: a line per epoch. history_json: the per-epoch values ({"loss":
-   [...], "acc": [...], "val_loss": ..., and what callbacks log: "learning_rate"}). */
+   EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore and
+   TerminateOnNaN with the arguments of its [callbacks], run before `callback`; any other key,
+   class or argument, or a value of another type, fails with KB_ERROR_INVALID_ARGUMENT naming
+   it). verbose 1: Keras' progress bar on stderr, 2: a line per epoch. history_json: the
+   per-epoch values ({"loss": [...], "acc": [...], "val_loss": ..., and what callbacks log:
+   "learning_rate"}). */
 KB_API kb_status kb_model_fit(kb_model* model, kb_tensor* const* x, size_t num_x,
                               kb_tensor* const* y, size_t num_y, int64_t batch_size, int64_t epochs,
                               int32_t verbose, const char* options_json, kb_model_callback callback,

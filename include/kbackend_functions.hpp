@@ -172,7 +172,7 @@ struct FitArguments {
   /// A weight of the loss per class index; classes left out weigh 1.
   std::map<int64_t, double> class_weight;
   /// The Keras callbacks fit runs, in order, before the callback function: EarlyStopping,
-  /// ModelCheckpoint, ReduceLROnPlateau, CSVLogger, TerminateOnNaN.
+  /// ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore, TerminateOnNaN.
   std::vector<KerasCallback> callbacks;
   /// The keys of options_json these values set (the C arguments left out).
   std::string options_json() const {
@@ -347,6 +347,29 @@ struct CSVLogger {
     o.add_text("separator", separator);
     o.add("append", append);
     return {"CSVLogger", o.text()};
+  }
+};
+
+/// Keras' BackupAndRestore.
+struct BackupAndRestore {
+  /// The folder of the backup: latest.weights.h5 (the weights and the optimizer's state) and
+  /// training_metadata.json (the epoch); a fit that finds them resumes there.
+  std::string backup_dir;
+  /// epoch: a backup at each epoch's end; a number n: every n batches.
+  std::variant<int64_t, std::string> save_freq = std::string("epoch");
+  /// Whether the backup before the last is kept too (.bkp), to resume from it if the last is
+  /// damaged.
+  bool double_checkpoint = false;
+  /// Whether a fit that ends deletes the backup folder.
+  bool delete_checkpoint = true;
+  /// The entry of FitArguments::callbacks.
+  operator KerasCallback() const {
+    detail::OptionsJson o("BackupAndRestore");
+    o.add_text("backup_dir", backup_dir);
+    o.add("save_freq", save_freq);
+    o.add("double_checkpoint", double_checkpoint);
+    o.add("delete_checkpoint", delete_checkpoint);
+    return {"BackupAndRestore", o.text()};
   }
 };
 

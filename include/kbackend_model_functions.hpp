@@ -14,6 +14,20 @@ inline void model_export_onnx(const Model& model, const std::string& path,
                              detail::c_string(options_json, "model_export_onnx")));
 }
 
+/// The learning rate of a compiled model's next training step (Keras'
+/// model.optimizer.learning_rate). kb_model_learning_rate: model_learning_rate(model).
+inline double model_learning_rate(const Model& model) {
+  double r_out = 0;
+  check(kb_model_learning_rate(model.get(), &r_out));
+  return r_out;
+}
+
+/// Sets the learning rate of a compiled model (a rate from a schedule is not settable).
+/// kb_model_set_learning_rate: model_set_learning_rate(model, learning_rate).
+inline void model_set_learning_rate(const Model& model, double learning_rate) {
+  check(kb_model_set_learning_rate(model.get(), learning_rate));
+}
+
 /// Number of values the weights of a model hold, trainable or not (Keras' count_params).
 /// kb_model_count_params: model_count_params(model).
 inline int64_t model_count_params(const Model& model) {

@@ -328,6 +328,7 @@ class Model {
       return stop ? 1 : 0;
     } catch (...) {
       s->error = std::current_exception();
+      kb_set_error(KB_ERROR_INVALID_ARGUMENT, "a C++ exception");  // fit fails, rethrown after
       return 1;
     }
   }

@@ -52,8 +52,9 @@ def callbacks_module(api):
     out = [HEADER, '"""Keras\' callbacks (keras.callbacks) for Model.fit: those below the library '
            'runs itself, with\nKeras 3\'s arguments and defaults; Callback for one of the '
            'program\'s own."""\n'
-           "from ._callback_base import Callback, NativeCallback\n\n",
-           wrapped(f"__all__ = {['Callback'] + list(api.callbacks)!r}", " " * 11, ""), "\n"]
+           "from ._callback_base import *  # noqa: F401,F403 (Callback, LearningRateScheduler)\n"
+           "from ._callback_base import NativeCallback, __all__ as _base\n\n",
+           wrapped(f"__all__ = _base + {list(api.callbacks)!r}", " " * 11, ""), "\n"]
     for s in api.callbacks.values():
         params = ", ".join(k.name if not k.has_default and k.type == "string" else
                            f"{k.name}={k.default if k.has_default else None!r}"

@@ -263,8 +263,8 @@ KB_CSHARP_HANDLE(kb_model, Model)
   /// <summary>Keras' fit: x one tensor per input, y one per output; verbose 0, 1 (progress bar) or
   /// 2; options as JSON ({"shuffle", "seed", "validation_split", ...}). The per-epoch history as
   /// JSON. callback (null: none) runs after each batch (batch &gt;= 0) and each epoch (batch == -1) with
-  /// the values so far as JSON; returning true stops training, and what it throws stops training
-  /// and comes out of Fit.</summary>
+  /// the values so far as JSON; returning true stops training, and what it throws fails Fit at
+  /// once and comes out of it.</summary>
   public string Fit(Tensor[] x, Tensor[] y, long batchSize = 32, long epochs = 1, int verbose = 1, string optionsJson = null,
                     global::System.Func<long, long, string, bool> callback = null) {
     global::System.Exception thrown = null;
@@ -274,12 +274,18 @@ KB_CSHARP_HANDLE(kb_model, Model)
         try {
           return callback(epoch, batch, Native.Utf8(logs)) ? 1 : 0;
         } catch (global::System.Exception e) {
-          thrown = e;
+          thrown = e;  // fit fails at once (the error set) and rethrows it
+          K.set_callback_error("fit: the C# callback threw " + e.GetType().FullName);
           return 1;
         }
       };
     }
-    string history = K.model_fit(this, x, y, batchSize, epochs, verbose, optionsJson, cb);
+    string history = null;
+    try {
+      history = K.model_fit(this, x, y, batchSize, epochs, verbose, optionsJson, cb);
+    } catch (KBackendException) when (thrown != null) {
+      // the library's report of the callback's failure: the callback's own exception instead
+    }
     if (thrown != null) global::System.Runtime.ExceptionServices.ExceptionDispatchInfo.Capture(thrown).Throw();
     return history;
   }

@@ -697,7 +697,7 @@ static void kbj_print_trampoline(const char* text, void* user_data) {
 %javamethodmodifiers kbx_model_layer_weight "";
 
 /* fit's per-batch callback: FitCallback.onBatch(epoch, batch, logsJson) -> true stops training.
- * What it throws stops training and comes out of fit unchanged. */
+ * What it throws fails fit at once and comes out of it unchanged. */
 %{
 static int32_t kbj_fit_trampoline(void* user_data, int64_t epoch, int64_t batch,
                                   const char* logs_json) {
@@ -719,6 +719,7 @@ static int32_t kbj_fit_trampoline(void* user_data, int64_t epoch, int64_t batch,
     kbj_clear_pending(env);
     kbj_pending = (jthrowable)env->NewGlobalRef(t);
     env->DeleteLocalRef(t);
+    kb_set_error(KB_ERROR_INVALID_ARGUMENT, "a Java exception");  /* fit fails; rethrown after */
     return 1;
   }
   return stop ? 1 : 0;

@@ -98,6 +98,14 @@ inline const OptionSet* callback_option_set(std::string_view class_name) {
                                 {"append", OptionType::boolean, "false"}}};
     return &set;
   }
+  if (class_name == "BackupAndRestore") {
+    static const OptionSet set{"BackupAndRestore",
+                               {{"backup_dir", OptionType::string},
+                                {"save_freq", OptionType::integer_or_string, "\"epoch\""},
+                                {"double_checkpoint", OptionType::boolean, "false"},
+                                {"delete_checkpoint", OptionType::boolean, "true"}}};
+    return &set;
+  }
   if (class_name == "TerminateOnNaN") {
     static const OptionSet set{"TerminateOnNaN", {{"raise_error", OptionType::boolean, "false"}}};
     return &set;

@@ -451,9 +451,14 @@ Json Training::fit(const Buffers& x0, const Buffers& y0, const FitOptions& o,
   std::vector<int64_t> index(size_t(n), 0);
   std::iota(index.begin(), index.end(), 0);
   std::mt19937_64 rng(o.seed);
-  FitContext context{model_, *this, o.epochs};
+  FitContext context{model_, *this, o.epochs, o.initial_epoch};
   for (const auto& c : o.callbacks) c->on_train_begin(context);
-  for (int64_t epoch = o.initial_epoch; epoch < o.epochs; ++epoch) {
+  check(context.initial_epoch >= 0, Status::invalid_argument, "fit: a negative initial epoch");
+  // Each epoch's shuffle is the seed's sequence at that epoch, whichever epoch fit starts at: a
+  // resumed fit sees the samples in the order an uninterrupted one does.
+  for (int64_t e = 0; o.shuffle && e < std::min(context.initial_epoch, o.epochs); ++e)
+    std::shuffle(index.begin(), index.end(), rng);
+  for (int64_t epoch = context.initial_epoch; epoch < o.epochs; ++epoch) {
     if (o.verbose)
       std::fprintf(stderr, "Epoch %lld/%lld\n", (long long)epoch + 1, (long long)o.epochs);
     for (const auto& c : o.callbacks) c->on_epoch_begin(context, epoch);

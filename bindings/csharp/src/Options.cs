@@ -40,7 +40,7 @@ namespace KBackend {
     public long InitialEpoch { get; set; } = 0;
     /// <summary>A weight of the loss per class index; classes left out weigh 1.</summary>
     public global::System.Collections.Generic.SortedDictionary<long, double> ClassWeight { get; set; } = new global::System.Collections.Generic.SortedDictionary<long, double>();
-    /// <summary>The Keras callbacks fit runs, in order, before the callback function: EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, TerminateOnNaN.</summary>
+    /// <summary>The Keras callbacks fit runs, in order, before the callback function: EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore, TerminateOnNaN.</summary>
     public global::System.Collections.Generic.List<IKerasCallback> Callbacks { get; set; } = new global::System.Collections.Generic.List<IKerasCallback>();
 
     /// <summary>The keys of options_json these values set (the C arguments left out).</summary>
@@ -229,6 +229,29 @@ namespace KBackend {
       if (Separator != null) OptionsJson.Put(s, "separator", OptionsJson.Quote(Separator));
       OptionsJson.Put(s, "append", Append ? "true" : "false");
       return "{\"class_name\": \"CSVLogger\", \"config\": " + s.Append("}").ToString() + "}";
+    }
+  }
+
+  /// <summary>Keras' BackupAndRestore, run natively by fit (FitOptions.Callbacks), with Keras 3's
+  /// arguments and defaults.</summary>
+  public sealed class BackupAndRestore : IKerasCallback {
+    /// <summary>The folder of the backup: latest.weights.h5 (the weights and the optimizer's state) and training_metadata.json (the epoch); a fit that finds them resumes there.</summary>
+    public string BackupDir { get; set; } = null;
+    /// <summary>epoch: a backup at each epoch's end; a number n: every n batches.</summary>
+    public object SaveFreq { get; set; } = "epoch";
+    /// <summary>Whether the backup before the last is kept too (.bkp), to resume from it if the last is damaged.</summary>
+    public bool DoubleCheckpoint { get; set; } = false;
+    /// <summary>Whether a fit that ends deletes the backup folder.</summary>
+    public bool DeleteCheckpoint { get; set; } = true;
+
+    /// <summary>The entry of fit's callbacks option.</summary>
+    public string ToJson() {
+      var s = new global::System.Text.StringBuilder("{");
+      if (BackupDir != null) OptionsJson.Put(s, "backup_dir", OptionsJson.Quote(BackupDir));
+      OptionsJson.Put(s, "save_freq", OptionsJson.IntegerOrString("BackupAndRestore", "save_freq", SaveFreq));
+      OptionsJson.Put(s, "double_checkpoint", DoubleCheckpoint ? "true" : "false");
+      OptionsJson.Put(s, "delete_checkpoint", DeleteCheckpoint ? "true" : "false");
+      return "{\"class_name\": \"BackupAndRestore\", \"config\": " + s.Append("}").ToString() + "}";
     }
   }
 

@@ -2622,6 +2622,29 @@ func (m *Model) LoadWeights(path string, byName bool) error {
 	return nil
 }
 
+// LearningRate is kb_model_learning_rate: model_learning_rate(model).
+// The learning rate of a compiled model's next training step (Keras' model.optimizer.learning_rate).
+func (m *Model) LearningRate() (float64, error) {
+	var rOut C.double
+	if err := call(func() C.kb_status {
+		return C.kb_model_learning_rate(m.c(), &rOut)
+	}, m); err != nil {
+		return 0, err
+	}
+	return float64(rOut), nil
+}
+
+// SetLearningRate is kb_model_set_learning_rate: model_set_learning_rate(model, learning_rate).
+// Sets the learning rate of a compiled model (a rate from a schedule is not settable).
+func (m *Model) SetLearningRate(learningRate float64) error {
+	if err := call(func() C.kb_status {
+		return C.kb_model_set_learning_rate(m.c(), C.double(learningRate))
+	}, m); err != nil {
+		return err
+	}
+	return nil
+}
+
 // TrainOnBatch is kb_model_train_on_batch: model_train_on_batch(model, x, y).
 // Runs one training step on a batch, returning the loss and metrics.
 func (m *Model) TrainOnBatch(x, y []*Tensor) (*Tensor, error) {

@@ -89,6 +89,11 @@ func kbgoFit(h C.uintptr_t, epoch, batch C.int64_t, logs *C.char) (stop C.int32_
 			fc.failed = fmt.Errorf("fit: the callback panicked: %v", p)
 			stop = 1
 		}
+		if fc.failed != nil { // fit fails at once; the error comes back from FitWith
+			msg := C.CString(fc.failed.Error())
+			C.kb_set_error(C.KB_ERROR_INVALID_ARGUMENT, msg)
+			C.free(unsafe.Pointer(msg))
+		}
 	}()
 	var values map[string]*float64
 	if err := json.Unmarshal([]byte(C.GoString(logs)), &values); err != nil {

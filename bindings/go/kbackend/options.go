@@ -161,7 +161,7 @@ type FitOptions struct {
 	InitialEpoch int64
 	// ClassWeight: A weight of the loss per class index; classes left out weigh 1.
 	ClassWeight map[int64]float64
-	// Callbacks: The Keras callbacks fit runs, in order, before the callback function: EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, TerminateOnNaN.
+	// Callbacks: The Keras callbacks fit runs, in order, before the callback function: EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore, TerminateOnNaN.
 	Callbacks []KerasCallback
 }
 
@@ -398,6 +398,35 @@ func (c CSVLogger) CallbackJSON() (string, error) {
 	j.boolean("append", c.Append)
 	config, err := j.finish()
 	return `{"class_name": "CSVLogger", "config": ` + config + "}", err
+}
+
+// BackupAndRestore is Keras' BackupAndRestore, run natively by fit, with Keras 3's arguments. NewBackupAndRestore
+// gives Keras' defaults.
+type BackupAndRestore struct {
+	// BackupDir: The folder of the backup: latest.weights.h5 (the weights and the optimizer's state) and training_metadata.json (the epoch); a fit that finds them resumes there.
+	BackupDir string
+	// SaveFreq: epoch: a backup at each epoch's end; a number n: every n batches.
+	SaveFreq any
+	// DoubleCheckpoint: Whether the backup before the last is kept too (.bkp), to resume from it if the last is damaged.
+	DoubleCheckpoint bool
+	// DeleteCheckpoint: Whether a fit that ends deletes the backup folder.
+	DeleteCheckpoint bool
+}
+
+// NewBackupAndRestore returns BackupAndRestore with Keras' defaults.
+func NewBackupAndRestore() BackupAndRestore {
+	return BackupAndRestore{SaveFreq: "epoch", DoubleCheckpoint: false, DeleteCheckpoint: true}
+}
+
+// CallbackJSON returns the entry of fit's callbacks option.
+func (c BackupAndRestore) CallbackJSON() (string, error) {
+	j := optionsJSON{who: "BackupAndRestore"}
+	j.text("backup_dir", c.BackupDir)
+	j.integerOrText("save_freq", c.SaveFreq)
+	j.boolean("double_checkpoint", c.DoubleCheckpoint)
+	j.boolean("delete_checkpoint", c.DeleteCheckpoint)
+	config, err := j.finish()
+	return `{"class_name": "BackupAndRestore", "config": ` + config + "}", err
 }
 
 // TerminateOnNaN is Keras' TerminateOnNaN, run natively by fit, with Keras 3's arguments. NewTerminateOnNaN

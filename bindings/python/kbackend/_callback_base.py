@@ -1,5 +1,9 @@
 """The bases of kbackend.callbacks: Callback, whose subclasses fit calls back in Python with
-Keras' hooks, and NativeCallback, the Keras callbacks the library runs itself."""
+Keras' hooks, NativeCallback, the Keras callbacks the library runs itself, and Keras'
+LearningRateScheduler (a Python function)."""
+import numbers
+
+__all__ = ["Callback", "NativeCallback", "LearningRateScheduler"]
 
 
 class Callback:
@@ -73,3 +77,32 @@ class NativeCallback(Callback):
     def __repr__(self):
         args = ", ".join(f"{k}={v!r}" for k, v in self._config.items())
         return f"{self.class_name}({args})"
+
+
+class LearningRateScheduler(Callback):
+    """Keras' LearningRateScheduler: before each epoch the learning rate becomes
+    schedule(epoch, rate) (or schedule(epoch), Keras' older form), a float; each epoch's logs
+    and the history get the rate (learning_rate)."""
+
+    def __init__(self, schedule, verbose=0):
+        super().__init__()
+        self.schedule = schedule
+        self.verbose = verbose
+
+    def on_epoch_begin(self, epoch, logs=None):
+        optimizer = self.model.optimizer
+        try:
+            rate = self.schedule(epoch, float(optimizer.learning_rate))
+        except TypeError:  # Keras' older form
+            rate = self.schedule(epoch)
+        if not isinstance(rate, numbers.Real) or isinstance(rate, bool):
+            raise ValueError("The output of the `schedule` function should be a float. "
+                             f"Got: {rate}")
+        optimizer.learning_rate = float(rate)
+        if self.verbose > 0:
+            print(f"\nEpoch {epoch + 1}: LearningRateScheduler setting learning rate to "
+                  f"{float(rate)}.")
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is not None:
+            logs["learning_rate"] = float(self.model.optimizer.learning_rate)

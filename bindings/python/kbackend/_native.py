@@ -341,6 +341,8 @@ SIGNATURES = {
     "kb_model_load_weights": (c_int32, [c_void_p, c_char_p, c_int32]),
     "kb_model_compile": (c_int32, [c_void_p, c_char_p, POINTER(c_char_p), c_size_t,
                                    POINTER(c_char_p), c_size_t, c_char_p]),
+    "kb_model_learning_rate": (c_int32, [c_void_p, POINTER(c_double)]),
+    "kb_model_set_learning_rate": (c_int32, [c_void_p, c_double]),
     "kb_model_fit": (c_int32, [c_void_p, POINTER(c_void_p), c_size_t, POINTER(c_void_p), c_size_t,
                                c_int64, c_int64, c_int32, c_char_p, kb_model_callback, c_void_p,
                                POINTER(c_char_p)]),

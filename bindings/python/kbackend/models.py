@@ -159,6 +159,24 @@ class History:
         self.epoch = list(epochs)
 
 
+class _Optimizer:
+    """A compiled model's optimizer (Model.optimizer): its learning rate."""
+
+    def __init__(self, model):
+        self._model = model
+
+    @property
+    def learning_rate(self):
+        """The rate the next step takes (a schedule's at the iterations done)."""
+        value = ctypes.c_double()
+        _call("model_learning_rate", self._model._h, ctypes.byref(value))
+        return value.value
+
+    @learning_rate.setter
+    def learning_rate(self, rate):
+        _call("model_set_learning_rate", self._model._h, ctypes.c_double(float(rate)))
+
+
 class Layer:
     """One layer of a model: its name, class, config and weights (Keras' Layer)."""
     def __init__(self, model, index):
@@ -233,6 +251,12 @@ class Model:
         method.__name__ = name
         method.__doc__ = f"kb_model_{name} (include/kbackend.h)."
         return method
+
+    @property
+    def optimizer(self):
+        """The compiled model's optimizer, as far as callbacks use it: .learning_rate, read and
+        set (Keras' model.optimizer.learning_rate)."""
+        return _Optimizer(self)
 
     @property
     def layers(self):
@@ -310,14 +334,20 @@ class Model:
             for c in hooked:
                 c.on_epoch_begin(initial_epoch)
 
+        added = {}  # what the program's callbacks add to the epochs' logs, for the history
+
         def relay(_user, epoch, batch, logs):
             try:
                 logs = json.loads(logs.decode())
+                given = set(logs)
                 for c in hooked:
                     if batch >= 0:
                         c.on_train_batch_end(batch, logs)
                     else:
                         c.on_epoch_end(epoch, logs)
+                if batch < 0:
+                    for k in set(logs) - given:
+                        added.setdefault(k, []).append(logs[k])
                 stop = any([bool(f(epoch, batch, logs)) for f in functions])
                 stop = stop or self.stop_training
                 if batch < 0 and not stop and epoch + 1 < epochs:
@@ -326,23 +356,30 @@ class Model:
                 return int(stop or self.stop_training)
             except BaseException as e:  # raised again after the C call returns
                 errors.append(e)
+                _lib.kb_set_error(1, f"{type(e).__name__}: {e}".encode("utf-8", "replace"))
                 return 1
 
         callback = _CALLBACK(relay) if hooked or functions else _CALLBACK()
         history = ctypes.c_char_p()
         common = (batch_size, epochs, verbose, options, callback, None, ctypes.byref(history))
-        if weighted:
-            _call("model_fit_weighted", self._h, xs.handles, xs.count, ys.handles, ys.count,
-                  sw.handles, sw.count, vx.handles, vx.count, vy.handles, vy.count,
-                  vsw.handles, vsw.count, *common)
-        else:
-            _call("model_fit", self._h, xs.handles, xs.count, ys.handles, ys.count, *common)
-        if errors:
+        try:
+            if weighted:
+                _call("model_fit_weighted", self._h, xs.handles, xs.count, ys.handles, ys.count,
+                      sw.handles, sw.count, vx.handles, vx.count, vy.handles, vy.count,
+                      vsw.handles, vsw.count, *common)
+            else:
+                _call("model_fit", self._h, xs.handles, xs.count, ys.handles, ys.count, *common)
+        except Exception:
+            if not errors:
+                raise
+        if errors:  # the callback's own exception, not the library's report of it
             raise errors[0]
         for c in hooked:
             c.on_train_end()
         h = json.loads(history.value.decode())
-        done = len(next(iter(h.values()), []))
+        for k, values in added.items():
+            h.setdefault(k, values)
+        done = len(h.get("loss", next(iter(h.values()), [])))
         return History(h, range(initial_epoch, initial_epoch + done))
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose=1):

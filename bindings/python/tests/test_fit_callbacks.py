@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from kbackend import models
-from kbackend.callbacks import (Callback, CSVLogger, EarlyStopping, ModelCheckpoint,
-                                NativeCallback, ReduceLROnPlateau, TerminateOnNaN)
+from kbackend.callbacks import (BackupAndRestore, Callback, CSVLogger, EarlyStopping,
+                                ModelCheckpoint, NativeCallback, ReduceLROnPlateau,
+                                TerminateOnNaN)
 from model_fixtures import ModelFixtures
 
 FIXTURES = ModelFixtures("keras3")
@@ -294,3 +295,154 @@ def test_a_schedule_rate_is_not_settable():
     with pytest.raises(ValueError, match="not settable"):
         model.fit(x, y, epochs=3, verbose=0,
                   callbacks=[ReduceLROnPlateau(monitor="loss", patience=0, min_delta=100)])
+
+
+DENSE2 = ('{"class_name": "Sequential", "config": {"name": "s", "layers": ['
+          '{"class_name": "Dense", "config": {"name": "h", "units": 6, "activation": "tanh", '
+          '"batch_input_shape": [null, 4]}}, {"class_name": "Dense", "config": {"name": "o", '
+          '"units": 3, "activation": "softmax"}}]}}')
+
+
+def _dense(optimizer):
+    m = models.model_from_json(DENSE2)
+    m.compile(optimizer, "categorical_crossentropy", metrics=["accuracy"])
+    rng = np.random.default_rng(5)
+    m.set_weights([w.astype(np.float32) for w in
+                   (rng.normal(size=(4, 6)), rng.normal(size=6), rng.normal(size=(6, 3)),
+                    rng.normal(size=3))])
+    x = rng.normal(size=(40, 4)).astype(np.float32)
+    y = np.eye(3, dtype=np.float32)[rng.integers(0, 3, 40)]
+    return m, x, y
+
+
+class _Interrupt(Callback):
+    """Raises at the end of epoch `at`, as a killed job stops."""
+
+    def __init__(self, at):
+        super().__init__()
+        self.at = at
+
+    def on_epoch_end(self, epoch, logs=None):
+        if epoch == self.at:
+            raise KeyboardInterrupt("killed")
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "rmsprop", "sgd"])
+@pytest.mark.parametrize("save_freq", ["epoch", 3])
+def test_an_interrupted_fit_resumes_bit_for_bit(optimizer, save_freq, tmp_path):
+    whole, x, y = _dense(optimizer)
+    h = whole.fit(x, y, batch_size=8, epochs=6, verbose=0, seed=3).history
+    backup = str(tmp_path / "backup")
+    resumed, _, _ = _dense(optimizer)
+    with pytest.raises(KeyboardInterrupt):
+        resumed.fit(x, y, batch_size=8, epochs=6, verbose=0, seed=3,
+                    callbacks=[BackupAndRestore(backup, save_freq=save_freq), _Interrupt(2)])
+    assert sorted(os.listdir(backup)) == ["latest.weights.h5", "training_metadata.json"]
+    fresh, _, _ = _dense(optimizer)  # a new process: the model as it was, the backup on disk
+    rest = fresh.fit(x, y, batch_size=8, epochs=6, verbose=0, seed=3,
+                     callbacks=[BackupAndRestore(backup, save_freq=save_freq)]).history
+    assert not os.path.exists(backup)  # deleted when fit ends
+    if save_freq != "epoch":
+        # The last backup was in the third epoch, which runs again from its start with the
+        # weights of that batch, as in Keras: not the uninterrupted run's.
+        assert len(rest["loss"]) == 4
+        return
+    assert rest["loss"] == h["loss"][3:]  # resumed after the third epoch, as if never stopped
+    for a, b in zip(whole.get_weights(), fresh.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    # the optimizer's state too: one more step moves both alike
+    np.testing.assert_array_equal(whole.train_on_batch(x[:8], y[:8]),
+                                  fresh.train_on_batch(x[:8], y[:8]))
+    for a, b in zip(whole.get_weights(), fresh.get_weights()):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_damaged_backup_falls_back_to_the_one_before(tmp_path):
+    m, x, y = _dense("adam")
+    backup = tmp_path / "b"
+    with pytest.raises(KeyboardInterrupt):
+        m.fit(x, y, batch_size=8, epochs=6, verbose=0,
+              callbacks=[BackupAndRestore(str(backup), double_checkpoint=True), _Interrupt(2)])
+    (backup / "latest.weights.h5").write_bytes(b"not HDF5")
+    m2, _, _ = _dense("adam")
+    h = m2.fit(x, y, batch_size=8, epochs=6, verbose=0,
+               callbacks=[BackupAndRestore(str(backup), double_checkpoint=True)]).history
+    assert len(h["loss"]) == 4  # from the backup after the second epoch
+    m3, _, _ = _dense("adam")
+    backup.mkdir()
+    (backup / "training_metadata.json").write_text('{"epoch": -3}')
+    with pytest.raises(ValueError, match="has no epoch"):
+        m3.fit(x, y, epochs=2, verbose=0, callbacks=[BackupAndRestore(str(backup))])
+
+
+def test_backups_resume_across_keras_and_kbackend(tmp_path):
+    keras = _keras()
+    x, y = FIXTURES.arrays("mlp", "x"), FIXTURES.arrays("mlp", "y")
+    ours = str(tmp_path / "ours")
+    model, _, _ = _mlp()
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(x, y, batch_size=8, epochs=5, verbose=0,
+                  callbacks=[BackupAndRestore(ours), _Interrupt(1)])
+    # Keras 3 resumes from kbackend's backup: the weights and the epoch.
+    k = keras.saving.load_model(FIXTURES.path("mlp.keras"))
+    restore = keras.callbacks.BackupAndRestore(ours)
+    restore.set_model(k)
+    restore.on_train_begin()
+    assert k._initial_epoch == 2
+    for a, b in zip(model.get_weights(), k.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    # kbackend resumes from Keras' backup (fit to the epoch it reached: nothing left to run).
+    theirs = str(tmp_path / "theirs")
+
+    class Stop(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            if epoch == 2:
+                raise KeyboardInterrupt("killed")
+
+    k2 = keras.saving.load_model(FIXTURES.path("mlp.keras"))
+    with pytest.raises(KeyboardInterrupt):
+        k2.fit(x[0], y[0], batch_size=8, epochs=5, verbose=0,
+               callbacks=[keras.callbacks.BackupAndRestore(theirs), Stop()])
+    resumed, _, _ = _mlp()
+    h = resumed.fit(x, y, batch_size=8, epochs=3, verbose=0,
+                    callbacks=[BackupAndRestore(theirs, delete_checkpoint=False)]).history
+    assert h["loss"] == []
+    for a, b in zip(k2.get_weights(), resumed.get_weights()):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_learning_rate_scheduler_sets_what_keras_sets():
+    keras = _keras()
+    from kbackend.callbacks import LearningRateScheduler
+
+    def schedule(epoch, rate):
+        return rate if epoch < 2 else rate * 0.5
+
+    model, x, y = _mlp()
+    h = model.fit(x, y, batch_size=8, epochs=5, verbose=0,
+                  callbacks=[LearningRateScheduler(schedule)]).history
+    k = keras.saving.load_model(FIXTURES.path("mlp.keras"))
+    theirs = keras.callbacks.LearningRateScheduler(schedule)
+    theirs.set_model(k)
+    rates = []
+    for epoch in range(5):
+        theirs.on_epoch_begin(epoch)
+        logs = {"loss": 1.0}  # (Keras replaces empty logs with a dict of its own)
+        theirs.on_epoch_end(epoch, logs)
+        rates.append(logs["learning_rate"])
+    assert h["learning_rate"] == rates
+    assert model.optimizer.learning_rate == rates[-1]
+
+
+def test_the_learning_rate_reads_and_sets():
+    model, x, y = _mlp()
+    model.optimizer.learning_rate = 0.25
+    assert model.optimizer.learning_rate == np.float32(0.25)
+    with pytest.raises(ValueError, match="finite number >= 0"):
+        model.optimizer.learning_rate = float("nan")
+    scheduled = models.load_model(FIXTURES.path("exponential_decay.keras"))
+    assert scheduled.optimizer.learning_rate > 0
+    with pytest.raises(ValueError, match="not settable"):
+        scheduled.optimizer.learning_rate = 0.1
+    with pytest.raises(ValueError, match="not compiled"):
+        models.model_from_json(DENSE2).optimizer.learning_rate

@@ -19,6 +19,7 @@ struct FitContext {
   Model& model;
   Training& training;
   int64_t epochs = 0;          // fit's epochs (the index training stops before)
+  int64_t initial_epoch = 0;   // where training starts: on_train_begin may move it (a backup's)
   bool stop_training = false;  // Keras' model.stop_training
 };
 
@@ -48,5 +49,6 @@ std::shared_ptr<Callback> make_model_checkpoint(const Json& config, const std::s
 std::shared_ptr<Callback> make_reduce_lr_on_plateau(const Json& config, const std::string& where);
 std::shared_ptr<Callback> make_csv_logger(const Json& config, const std::string& where);
 std::shared_ptr<Callback> make_terminate_on_nan(const Json& config, const std::string& where);
+std::shared_ptr<Callback> make_backup_and_restore(const Json& config, const std::string& where);
 
 }  // namespace kb::model

@@ -16,7 +16,7 @@ struct Maker {
 constexpr Maker kMakers[] = {
     {"EarlyStopping", make_early_stopping},           {"ModelCheckpoint", make_model_checkpoint},
     {"ReduceLROnPlateau", make_reduce_lr_on_plateau}, {"CSVLogger", make_csv_logger},
-    {"TerminateOnNaN", make_terminate_on_nan},
+    {"BackupAndRestore", make_backup_and_restore},    {"TerminateOnNaN", make_terminate_on_nan},
 };
 
 }  // namespace

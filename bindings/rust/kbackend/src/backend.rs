@@ -1954,6 +1954,23 @@ pub fn dist_broadcast_variables(variables: &[&Tensor], root: i32) -> Result<()> 
     Ok(())
 }
 
+/// The learning rate of a compiled model's next training step (Keras' model.optimizer.learning_rate).
+///
+/// `kb_model_learning_rate`: `model_learning_rate(model)`.
+pub fn model_learning_rate(model: &crate::models::Model) -> Result<f64> {
+    let mut r_out: f64 = Default::default();
+    check(unsafe { sys::kb_model_learning_rate(model.as_ptr(), &mut r_out) })?;
+    Ok(r_out)
+}
+
+/// Sets the learning rate of a compiled model (a rate from a schedule is not settable).
+///
+/// `kb_model_set_learning_rate`: `model_set_learning_rate(model, learning_rate)`.
+pub fn model_set_learning_rate(model: &crate::models::Model, learning_rate: f64) -> Result<()> {
+    check(unsafe { sys::kb_model_set_learning_rate(model.as_ptr(), learning_rate) })?;
+    Ok(())
+}
+
 /// Number of values the weights of a model hold, trainable or not (Keras' count_params).
 ///
 /// `kb_model_count_params`: `model_count_params(model)`.
@@ -2873,6 +2890,20 @@ impl Tensor {
 /// Every `model_*` function above as a method of the model, but for those
 /// kbackend::models writes by hand.
 impl crate::models::Model {
+    /// The learning rate of a compiled model's next training step (Keras' model.optimizer.learning_rate).
+    ///
+    /// `kb_model_learning_rate`: `model_learning_rate(model)`.
+    pub fn learning_rate(&self) -> Result<f64> {
+        model_learning_rate(self)
+    }
+
+    /// Sets the learning rate of a compiled model (a rate from a schedule is not settable).
+    ///
+    /// `kb_model_set_learning_rate`: `model_set_learning_rate(model, learning_rate)`.
+    pub fn set_learning_rate(&self, learning_rate: f64) -> Result<()> {
+        model_set_learning_rate(self, learning_rate)
+    }
+
     /// Number of values the weights of a model hold, trainable or not (Keras' count_params).
     ///
     /// `kb_model_count_params`: `model_count_params(model)`.

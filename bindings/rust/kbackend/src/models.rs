@@ -210,19 +210,20 @@ unsafe extern "C" fn fit_trampoline(
     logs: *const c_char,
 ) -> i32 {
     let cb = &mut *(user as *mut FitCallback);
+    // A failure ends fit at once (kb_set_error before the non-zero return); fit_with gives
+    // back the callback's error.
+    let failed = |cb: &mut FitCallback, e: Error| {
+        unsafe { sys::kb_set_error(sys::KB_ERROR_INVALID_ARGUMENT, c"fit: the callback failed".as_ptr()) };
+        cb.error = Some(e);
+        1
+    };
     let logs: Logs = match numbers_json(&owned(logs)) {
         Ok(v) => v.into_iter().map(|(k, v)| (k, v.first().copied().unwrap_or(f64::NAN))).collect(),
-        Err(e) => {
-            cb.error = Some(e);
-            return 1;
-        }
+        Err(e) => return failed(cb, e),
     };
     match catch_unwind(AssertUnwindSafe(|| (cb.f)(cb.model, epoch, batch, &logs))) {
         Ok(stop) => stop as i32,
-        Err(_) => {
-            cb.error = Some(Error::new(Status::Internal, "fit: the callback panicked"));
-            1
-        }
+        Err(_) => failed(cb, Error::new(Status::Internal, "fit: the callback panicked")),
     }
 }
 

@@ -157,7 +157,7 @@ pub struct FitOptions {
     pub initial_epoch: i64,
     /// A weight of the loss per class index; classes left out weigh 1.
     pub class_weight: BTreeMap<i64, f64>,
-    /// The Keras callbacks fit runs, in order, before the callback function: EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, TerminateOnNaN.
+    /// The Keras callbacks fit runs, in order, before the callback function: EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore, TerminateOnNaN.
     pub callbacks: Vec<KerasCallback>,
 }
 
@@ -276,7 +276,7 @@ impl Default for SaveOptions {
 
 /// Keras' callbacks for fit, as keras.callbacks names them.
 pub mod callbacks {
-    pub use super::{IntOrString, KerasCallback, EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, TerminateOnNaN};
+    pub use super::{IntOrString, KerasCallback, EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore, TerminateOnNaN};
 }
 
 /// An integer or a string: ModelCheckpoint's save_freq ("epoch", or a number of batches).
@@ -312,6 +312,8 @@ pub enum KerasCallback {
     ReduceLROnPlateau(ReduceLROnPlateau),
     /// Keras' CSVLogger.
     CSVLogger(CSVLogger),
+    /// Keras' BackupAndRestore.
+    BackupAndRestore(BackupAndRestore),
     /// Keras' TerminateOnNaN.
     TerminateOnNaN(TerminateOnNaN),
 }
@@ -324,6 +326,7 @@ impl KerasCallback {
             KerasCallback::ModelCheckpoint(c) => c.json(),
             KerasCallback::ReduceLROnPlateau(c) => c.json(),
             KerasCallback::CSVLogger(c) => c.json(),
+            KerasCallback::BackupAndRestore(c) => c.json(),
             KerasCallback::TerminateOnNaN(c) => c.json(),
         }
     }
@@ -538,6 +541,48 @@ impl CSVLogger {
         o.text("separator", &self.separator)?;
         o.boolean("append", self.append)?;
         Ok(format!("{{\"class_name\": \"CSVLogger\", \"config\": {}}}", o.finish()))
+    }
+}
+
+/// Keras' BackupAndRestore, run natively by fit, with Keras 3's arguments and defaults.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BackupAndRestore {
+    /// The folder of the backup: latest.weights.h5 (the weights and the optimizer's state) and training_metadata.json (the epoch); a fit that finds them resumes there.
+    pub backup_dir: String,
+    /// epoch: a backup at each epoch's end; a number n: every n batches.
+    pub save_freq: IntOrString,
+    /// Whether the backup before the last is kept too (.bkp), to resume from it if the last is damaged.
+    pub double_checkpoint: bool,
+    /// Whether a fit that ends deletes the backup folder.
+    pub delete_checkpoint: bool,
+}
+
+impl Default for BackupAndRestore {
+    fn default() -> Self {
+        BackupAndRestore {
+            backup_dir: String::new(),
+            save_freq: IntOrString::String("epoch".to_string()),
+            double_checkpoint: false,
+            delete_checkpoint: true,
+        }
+    }
+}
+
+impl From<BackupAndRestore> for KerasCallback {
+    fn from(c: BackupAndRestore) -> Self {
+        KerasCallback::BackupAndRestore(c)
+    }
+}
+
+impl BackupAndRestore {
+    /// The entry of fit's callbacks option.
+    pub fn json(&self) -> Result<String> {
+        let mut o = OptionsJson::new("BackupAndRestore");
+        o.text("backup_dir", &self.backup_dir)?;
+        o.int_or_string("save_freq", &self.save_freq)?;
+        o.boolean("double_checkpoint", self.double_checkpoint)?;
+        o.boolean("delete_checkpoint", self.delete_checkpoint)?;
+        Ok(format!("{{\"class_name\": \"BackupAndRestore\", \"config\": {}}}", o.finish()))
     }
 }
 
