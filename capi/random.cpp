@@ -11,6 +11,10 @@ using kb::capi::wrap;
 
 extern "C" {
 
+KB_API kb_status kb_set_random_seed(int64_t seed) {
+  return guard("set_random_seed", [&] { api::set_random_seed(seed); });
+}
+
 #define KB_CAPI_RANDOM(c_name, keras_name, fn)                                                     \
   KB_API kb_status c_name(const int64_t* shape, size_t ndim, double a, double b,                   \
                           kb_data_type dtype, const int64_t* seed, kb_tensor** out) {              \

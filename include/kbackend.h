@@ -678,6 +678,12 @@ KB_API kb_status kb_normalize_batch_in_training(kb_tensor* x, kb_tensor* gamma, 
  * dropout: x / (1 - level) * floor(1 - level + U[0, 1)); level outside [0, 1) is an error and
  * level 0 returns x. noise_shape NULL (None): x's shape; otherwise the shape of the keep mask,
  * broadcast against x (right-aligned; each entry 1, x's dimension, or -1 for x's dimension). */
+/* Keras' keras.utils.set_random_seed: from now on each seed not given (NULL here, the
+ * initializers' and random layers' of models built later, Dropout's) is the next of seed's
+ * sequence, so that a program that calls it first builds the same weights and draws the same
+ * numbers each run (on one thread; fit's shuffle has its own "seed", 0 by default). Until it
+ * is called, seeds not given come from the system's entropy. */
+KB_API kb_status kb_set_random_seed(int64_t seed);
 KB_API kb_status kb_random_uniform(const int64_t* shape, size_t ndim, double minval, double maxval,
                                    kb_data_type dtype, const int64_t* seed, kb_tensor** out);
 KB_API kb_status kb_random_normal(const int64_t* shape, size_t ndim, double mean, double stddev,

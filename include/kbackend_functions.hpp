@@ -1231,6 +1231,10 @@ inline Tensor batch_normalization(const Tensor& x, const Tensor& mean, const Ten
   return detail::adopt(r_out);
 }
 
+/// Makes every seed not given the next of this seed's sequence (Keras'
+/// keras.utils.set_random_seed). kb_set_random_seed: set_random_seed(seed).
+inline void set_random_seed(int64_t seed) { check(kb_set_random_seed(seed)); }
+
 /// Tensor of values drawn uniformly from [minval, maxval), new draws per run.
 /// Keras' random_uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None) (C:
 /// kb_random_uniform).

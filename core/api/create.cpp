@@ -4,6 +4,7 @@
 #include <random>
 
 #include "core/api/api.h"
+#include "core/api/random.h"
 #include "core/compile/function.h"
 #include "core/graph/scalar.h"
 #include "core/ops/build.h"
@@ -114,12 +115,6 @@ NodePtr identity(const NodePtr& x, const std::string& name) {
   return make_node(ops::Identity, {x}, {}, name);
 }
 
-static uint64_t seed_or_random(std::optional<int64_t> seed) {
-  if (seed) return uint64_t(*seed);
-  static std::random_device rd;
-  return (uint64_t(rd()) << 32) ^ rd();
-}
-
 static NodePtr random_variable(const Dims& shape, DType dtype, const std::string& name,
                                std::optional<int64_t> seed, const char* who, bool normal, double a,
                                double b) {
@@ -127,7 +122,7 @@ static NodePtr random_variable(const Dims& shape, DType dtype, const std::string
   check(is_floating(dtype), Status::dtype, who, ": dtype must be floating, got ",
         dtype_name(dtype));
   auto buf = Buffer::make(dtype, shape);
-  PhiloxStream rng(seed_or_random(seed));
+  PhiloxStream rng(seed_or_drawn(seed));
   size_t es = dtype_size(dtype);
   // u keeps as many bits as the dtype holds, as the Random primitive's
   // (core/kernel_plans/random_draw.h).

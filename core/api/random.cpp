@@ -1,6 +1,7 @@
 // random_uniform, random_normal, truncated_normal, random_binomial and dropout over the stateful
 // Random primitive (docs/keras_semantics.md sections 11 and 14).
 #include <cmath>
+#include <mutex>
 #include <random>
 
 #include "core/api/api.h"
@@ -13,11 +14,23 @@ namespace kb::api {
 
 namespace {
 
-// Keras draws a seed when none is given, at graph-build time.
-int64_t seed_or_random(std::optional<int64_t> seed) {
-  if (seed) return *seed;
-  static std::random_device rd;
-  return int64_t((uint64_t(rd()) << 32) ^ rd());
+// The sequence set_random_seed starts: its seed and how many were drawn from it.
+struct SeedSequence {
+  std::mutex mutex;
+  bool set = false;
+  uint64_t seed = 0, drawn = 0;
+};
+
+SeedSequence& seeds() {
+  static SeedSequence s;
+  return s;
+}
+
+// SplitMix64's finalizer: consecutive counters give unrelated seeds.
+uint64_t mixed(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
 }
 
 NodePtr random_node(const char* who, RandomDist dist, const Dims& shape, double a, double b,
@@ -33,7 +46,7 @@ NodePtr random_node(const char* who, RandomDist dist, const Dims& shape, double 
   Attrs attrs{{attr::dist, int64_t(dist)},
               {attr::a, a},
               {attr::b, b},
-              {attr::seed, seed_or_random(seed)},
+              {attr::seed, int64_t(seed_or_drawn(seed))},
               {attr::dtype, int64_t(t)},
               {attr::dims, shape},
               {attr::who, std::string(who)}};
@@ -42,6 +55,23 @@ NodePtr random_node(const char* who, RandomDist dist, const Dims& shape, double 
 }
 
 }  // namespace
+
+void set_random_seed(int64_t seed) {
+  SeedSequence& s = seeds();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.set = true;
+  s.seed = uint64_t(seed);
+  s.drawn = 0;
+}
+
+uint64_t seed_or_drawn(std::optional<int64_t> seed) {
+  if (seed) return uint64_t(*seed);
+  SeedSequence& s = seeds();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.set) return mixed(s.seed + 0x9e3779b97f4a7c15ULL * ++s.drawn);
+  static std::random_device rd;
+  return (uint64_t(rd()) << 32) ^ rd();
+}
 
 NodePtr random_uniform(const Dims& shape, double minval, double maxval, std::optional<DType> dtype,
                        std::optional<int64_t> seed) {

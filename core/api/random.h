@@ -10,7 +10,14 @@
 namespace kb::api {
 
 // ---- random -----------------------------------------------------------------------------------
-// dtype nullopt: floatx; seed nullopt: a random seed chosen now (at graph-build time).
+// Keras' keras.utils.set_random_seed: from now on each seed not given is the next of `seed`'s
+// sequence, so that a program that sets it builds the same graphs and draws the same numbers
+// each run; until it is called (and in another process) they come from the system's entropy.
+void set_random_seed(int64_t seed);
+// `seed`, or one drawn now as set_random_seed says.
+uint64_t seed_or_drawn(std::optional<int64_t> seed);
+
+// dtype nullopt: floatx; seed nullopt: a seed drawn now (at graph-build time, seed_or_drawn).
 NodePtr random_uniform(const Dims& shape, double minval, double maxval, std::optional<DType> dtype,
                        std::optional<int64_t> seed);
 NodePtr random_normal(const Dims& shape, double mean, double stddev, std::optional<DType> dtype,

@@ -280,6 +280,9 @@ void init() {
   bool named = false;
   std::string path = plugin_file("KB_MPI_PLUGIN", "libkbackend_mpi.so", &named);
   check(!path.empty(), Status::unavailable, "dist_init: cannot locate the core library");
+  // A file KB_MPI_PLUGIN names is the program's choice: its absence is that, not the build's.
+  check(access(path.c_str(), R_OK) == 0 || !named, Status::unavailable,
+        "dist_init: KB_MPI_PLUGIN names ", path, ", which cannot be read");
   check(access(path.c_str(), R_OK) == 0, Status::unavailable, "dist_init: the MPI plugin ", path,
         " is not there (the library was built without MPI: install an MPI such as Debian's "
         "libopenmpi-dev and rebuild)");

@@ -2192,6 +2192,17 @@ func NormalizeBatchInTraining(x, gamma, beta *Tensor, reductionAxes []int64, eps
 	return wrapC(rNormed), wrapC(rMean), wrapC(rVar), nil
 }
 
+// SetRandomSeed is kb_set_random_seed: set_random_seed(seed).
+// Makes every seed not given the next of this seed's sequence (Keras' keras.utils.set_random_seed).
+func SetRandomSeed(seed int64) error {
+	if err := call(func() C.kb_status {
+		return C.kb_set_random_seed(C.int64_t(seed))
+	}); err != nil {
+		return err
+	}
+	return nil
+}
+
 // RandomUniform is Keras' random_uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None) (C: kb_random_uniform).
 // Tensor of values drawn uniformly from [minval, maxval), new draws per run.
 func RandomUniform(shape []int64, minval, maxval float64, dtype DType, seed *int64) (*Tensor, error) {

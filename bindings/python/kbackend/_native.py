@@ -283,6 +283,7 @@ SIGNATURES = {
     "kb_normalize_batch_in_training": (c_int32, [c_void_p, c_void_p, c_void_p, POINTER(c_int64),
                                                  c_size_t, c_double, POINTER(c_void_p),
                                                  POINTER(c_void_p), POINTER(c_void_p)]),
+    "kb_set_random_seed": (c_int32, [c_int64]),
     "kb_random_uniform": (c_int32, [POINTER(c_int64), c_size_t, c_double, c_double, c_int32,
                                     POINTER(c_int64), POINTER(c_void_p)]),
     "kb_random_normal": (c_int32, [POINTER(c_int64), c_size_t, c_double, c_double, c_int32,

@@ -362,6 +362,7 @@ extern "C" {
     pub fn kb_resize_volumes(x: *mut kb_tensor, depth_factor: i64, height_factor: i64, width_factor: i64, data_format: kb_data_format, out: *mut *mut kb_tensor) -> kb_status;
     pub fn kb_batch_normalization(x: *mut kb_tensor, mean: *mut kb_tensor, var: *mut kb_tensor, beta: *mut kb_tensor, gamma: *mut kb_tensor, axis: i64, epsilon: f64, out: *mut *mut kb_tensor) -> kb_status;
     pub fn kb_normalize_batch_in_training(x: *mut kb_tensor, gamma: *mut kb_tensor, beta: *mut kb_tensor, reduction_axes: *const i64, n_axes: usize, epsilon: f64, normed: *mut *mut kb_tensor, mean: *mut *mut kb_tensor, var: *mut *mut kb_tensor) -> kb_status;
+    pub fn kb_set_random_seed(seed: i64) -> kb_status;
     pub fn kb_random_uniform(shape: *const i64, ndim: usize, minval: f64, maxval: f64, dtype: kb_data_type, seed: *const i64, out: *mut *mut kb_tensor) -> kb_status;
     pub fn kb_random_normal(shape: *const i64, ndim: usize, mean: f64, stddev: f64, dtype: kb_data_type, seed: *const i64, out: *mut *mut kb_tensor) -> kb_status;
     pub fn kb_truncated_normal(shape: *const i64, ndim: usize, mean: f64, stddev: f64, dtype: kb_data_type, seed: *const i64, out: *mut *mut kb_tensor) -> kb_status;

@@ -1688,6 +1688,14 @@ pub fn normalize_batch_in_training(x: &Tensor, gamma: Option<&Tensor>, beta: Opt
     Ok((unsafe { owned(r_normed) }?, unsafe { owned(r_mean) }?, unsafe { owned(r_var) }?))
 }
 
+/// Makes every seed not given the next of this seed's sequence (Keras' keras.utils.set_random_seed).
+///
+/// `kb_set_random_seed`: `set_random_seed(seed)`.
+pub fn set_random_seed(seed: i64) -> Result<()> {
+    check(unsafe { sys::kb_set_random_seed(seed) })?;
+    Ok(())
+}
+
 /// Tensor of values drawn uniformly from \[minval, maxval), new draws per run.
 ///
 /// Keras' `random_uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None)` (C: `kb_random_uniform`).

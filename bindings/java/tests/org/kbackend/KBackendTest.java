@@ -379,6 +379,30 @@ class KBackendTest {
   }
 
   @Test
+  void aSeedMakesModelsAndTrainingTheSame() {
+    // Keras' set_random_seed: the same initial weights, the same Dropout masks, the same model
+    // after a fit (the rate is logged by ReduceLROnPlateau only to use a callback too).
+    String json = "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"s\", \"layers\": ["
+        + "{\"class_name\": \"Dense\", \"config\": {\"name\": \"h\", \"units\": 8, \"batch_input_shape\": [null, 2]}},"
+        + "{\"class_name\": \"Dropout\", \"config\": {\"name\": \"d\", \"rate\": 0.5}},"
+        + "{\"class_name\": \"Dense\", \"config\": {\"name\": \"o\", \"units\": 1}}]}}";
+    Tensor[] x = {Tensor.of(new float[] {1, 0, 0, 1, 1, 1, 0, 0}, 4, 2)};
+    Tensor[] y = {Tensor.of(new float[] {1, 2, 3, 0}, 4, 1)};
+    float[][] trained = new float[3][];
+    long[] seeds = {5, 5, 6};
+    for (int run = 0; run < 3; ++run) {
+      K.set_random_seed(seeds[run]);
+      try (Model m = Model.fromJson(json)) {
+        m.compile("adam", "mse");
+        m.fit(x, y, new FitOptions().epochs(3).verbose(0).callbacks(new ReduceLROnPlateau()));
+        trained[run] = m.weights().get(0).toFloatArray();
+      }
+    }
+    assertArrayEquals(trained[0], trained[1]);
+    assertFalse(java.util.Arrays.equals(trained[0], trained[2]));
+  }
+
+  @Test
   void customLayers() {
     // y = x + b, b a weight of ones; {"fail": true} in the config fails.
     Model.registerLayer("AddBias", (layer, config, inputs) -> {
