@@ -1,6 +1,7 @@
 // The options objects of the model API (compile's and fit's options_json, the configs of fit's
-// callbacks): the keys each set knows, the type and the default of each, from api/kbackend.toml (core/model/option_sets.h is generated from
-// it), and the check that refuses anything else before a value is read.
+// callbacks): the keys each set knows, the type and the default of each, from api/kbackend.toml
+// (core/model/option_sets.h is generated from it), and the check that refuses anything else before
+// a value is read.
 #pragma once
 #include <initializer_list>
 #include <string>
