@@ -17,6 +17,7 @@ cp "$@" "$DEST/"
 cp -L "$BUILD/libkbackend.so.1" "$BUILD/libkbackend_omp.so.1" "$DEST/"
 [ ! -f "$BUILD/libkbackend_mpi.so" ] || cp "$BUILD/libkbackend_mpi.so" "$DEST/"
 [ ! -f "$BUILD/libkbackend_onnx.so" ] || cp "$BUILD/libkbackend_onnx.so" "$DEST/"
+[ ! -f "$BUILD/libkbackend_tensorboard.so" ] || cp "$BUILD/libkbackend_tensorboard.so" "$DEST/"
 [ ! -f "$ROOT/build/libkbackend_cuda.so" ] || cp "$ROOT/build/libkbackend_cuda.so" "$DEST/"
 for lib in "$DEST"/*.so*; do
   chmod u+w "$lib"

@@ -868,8 +868,9 @@ typedef int32_t (*kb_model_callback)(void* user_data, int64_t epoch, int64_t bat
    JSON): {"shuffle": true, "seed": 0, "validation_split": 0.0, "initial_epoch": 0,
    "class_weight": {"0": 1.0, ...}, "callbacks": [{"class_name": "EarlyStopping", "config":
    {"patience": 2}}, ...]} (api/kbackend.toml's [options.fit]; the callbacks are Keras 3's
-   EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore and
-   TerminateOnNaN with the arguments of its [callbacks], run before `callback`; any other key,
+   EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore,
+   TerminateOnNaN and TensorBoard (its writer a plugin, libkbackend_tensorboard.so, as ONNX's)
+   with the arguments of its [callbacks], run before `callback`; any other key,
    class or argument, or a value of another type, fails with KB_ERROR_INVALID_ARGUMENT naming
    it). verbose 1: Keras' progress bar on stderr, 2: a line per epoch. history_json: the
    per-epoch values ({"loss": [...], "acc": [...], "val_loss": ..., and what callbacks log:

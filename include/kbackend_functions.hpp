@@ -172,7 +172,7 @@ struct FitArguments {
   /// A weight of the loss per class index; classes left out weigh 1.
   std::map<int64_t, double> class_weight;
   /// The Keras callbacks fit runs, in order, before the callback function: EarlyStopping,
-  /// ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore, TerminateOnNaN.
+  /// ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore, TerminateOnNaN, TensorBoard.
   std::vector<KerasCallback> callbacks;
   /// The keys of options_json these values set (the C arguments left out).
   std::string options_json() const {
@@ -383,6 +383,39 @@ struct TerminateOnNaN {
     detail::OptionsJson o("TerminateOnNaN");
     o.add("raise_error", raise_error);
     return {"TerminateOnNaN", o.text()};
+  }
+};
+
+/// Keras' TensorBoard.
+struct TensorBoard {
+  /// The folder of the event files (train/ and validation/ in it) TensorBoard reads.
+  std::string log_dir = "logs";
+  /// 0 (weight histograms are not written).
+  int64_t histogram_freq = 0;
+  /// Taken as Keras takes it; no graph is written.
+  bool write_graph = true;
+  /// false (weights are not written as images).
+  bool write_images = false;
+  /// Whether the training steps per second are written too.
+  bool write_steps_per_second = false;
+  /// epoch: values at each epoch's end; batch, or a number n: each (n-th) batch's too.
+  std::variant<int64_t, std::string> update_freq = std::string("epoch");
+  /// 0 (no profile is written).
+  int64_t profile_batch = 0;
+  /// 0 (embeddings are not written).
+  int64_t embeddings_freq = 0;
+  /// The entry of FitArguments::callbacks.
+  operator KerasCallback() const {
+    detail::OptionsJson o("TensorBoard");
+    o.add_text("log_dir", log_dir);
+    o.add("histogram_freq", histogram_freq);
+    o.add("write_graph", write_graph);
+    o.add("write_images", write_images);
+    o.add("write_steps_per_second", write_steps_per_second);
+    o.add("update_freq", update_freq);
+    o.add("profile_batch", profile_batch);
+    o.add("embeddings_freq", embeddings_freq);
+    return {"TensorBoard", o.text()};
   }
 };
 

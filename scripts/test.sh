@@ -25,7 +25,7 @@ cmake --build build -j"$JOBS"
 
 echo "== exported symbols"
 for lib in build/libkbackend.so build/libkbackend_cuda.so build/libkbackend_mpi.so \
-    build/libkbackend_onnx.so build/tests/libkb_emulated_device.so; do
+    build/libkbackend_onnx.so build/libkbackend_tensorboard.so build/tests/libkb_emulated_device.so; do
   [ -f "$lib" ] || continue
   if nm -D --defined-only "$lib" | awk '{print $3}' | grep -v '^kb_' | grep -q .; then
     echo "$lib exports symbols other than kb_*:"; nm -D --defined-only "$lib" | grep -v ' kb_' | head

@@ -56,12 +56,14 @@ class CMakeBuild(build_ext):
         shutil.copyfile(extension, self.get_ext_fullpath(ext.name))
         shutil.copyfile(os.path.join(built, "kbackend.py"), os.path.join(target, "kbackend.py"))
         # the native library (under its soname), the library it needs from its own folder
-        # (its RUNPATH has $ORIGIN) and the plugins it loads from there (CUDA, MPI, ONNX)
+        # (its RUNPATH has $ORIGIN) and the plugins it loads from there (CUDA, MPI, ONNX,
+        # TensorBoard)
         for lib in ("libkbackend.so.1", "libkbackend_omp.so.1"):
             shutil.copyfile(os.path.realpath(os.path.join(build_dir, lib)),
                             os.path.join(target, lib))
         plugins = [os.path.join(build_dir, p)
-                   for p in ("libkbackend_cuda.so", "libkbackend_mpi.so", "libkbackend_onnx.so")]
+                   for p in ("libkbackend_cuda.so", "libkbackend_mpi.so", "libkbackend_onnx.so",
+                             "libkbackend_tensorboard.so")]
         if os.environ.get("KBACKEND_CUDA_PLUGIN"):
             plugins[0] = os.environ["KBACKEND_CUDA_PLUGIN"]
         for plugin in plugins:

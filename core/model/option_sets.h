@@ -110,6 +110,18 @@ inline const OptionSet* callback_option_set(std::string_view class_name) {
     static const OptionSet set{"TerminateOnNaN", {{"raise_error", OptionType::boolean, "false"}}};
     return &set;
   }
+  if (class_name == "TensorBoard") {
+    static const OptionSet set{"TensorBoard",
+                               {{"log_dir", OptionType::string, "\"logs\""},
+                                {"histogram_freq", OptionType::integer, "0"},
+                                {"write_graph", OptionType::boolean, "true"},
+                                {"write_images", OptionType::boolean, "false"},
+                                {"write_steps_per_second", OptionType::boolean, "false"},
+                                {"update_freq", OptionType::integer_or_string, "\"epoch\""},
+                                {"profile_batch", OptionType::integer, "0"},
+                                {"embeddings_freq", OptionType::integer, "0"}}};
+    return &set;
+  }
   return nullptr;
 }
 

@@ -474,6 +474,7 @@ Json Training::fit(const Buffers& x0, const Buffers& y0, const FitOptions& o,
       if (w.empty())
         for (const auto& t : by)
           w.push_back(sample_weights_of(t.get(), end - start, o.class_weight));
+      for (const auto& c : o.callbacks) c->on_train_batch_begin(context, epoch, batch);
       std::vector<double> outs = run(step, feed(bx, by, w, true));
       avg.add(outs, end - start);
       bar.update(end, labelled(names_, avg.mean()));

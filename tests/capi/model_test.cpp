@@ -469,7 +469,8 @@ TEST(Model, OptionsOutsideTheirSetAreRefused) {
                "option 'callbacks' must be a list of {\"class_name\", \"config\"} objects");
   expect_fails(fit(R"({"callbacks": [{"class_name": "History"}]})"), KB_ERROR_INVALID_ARGUMENT,
                "callbacks[0]: no callback class 'History' (fit runs EarlyStopping, "
-               "ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore, TerminateOnNaN)");
+               "ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore, TerminateOnNaN, "
+               "TensorBoard)");
   expect_fails(fit(R"({"callbacks": [{"class_name": "EarlyStopping", "config": {"mode": 1}}]})"),
                KB_ERROR_INVALID_ARGUMENT,
                "callbacks[0] (EarlyStopping): option 'mode' must be a string, not an integer");

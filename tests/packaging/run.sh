@@ -144,8 +144,8 @@ say "consumer (staged): pkg-config (C, C++) and find_package(kbackend) builds pr
 # ---- c. Debian packages ---------------------------------------------------------------------
 # As Debian splits a library: libkbackend1 (the runtime: libraries, shlibs, ldconfig trigger),
 # libkbackend-dev (headers, link name, .pc, CMake files; depends on the runtime of its version),
-# and each plugin where it was built (kbackend-mpi, kbackend-cuda), so that the library's
-# package pulls in neither MPI nor CUDA.
+# and each plugin where it was built (kbackend-mpi, kbackend-cuda, kbackend-onnx,
+# kbackend-tensorboard), so that the library's package pulls in neither MPI, CUDA nor protobuf.
 DEBDIR=$TMP/deb
 step cpack --config "$PKG_BUILD/CPackConfig.cmake" -G DEB -B "$DEBDIR"
 deb_of() { find "$DEBDIR" -maxdepth 1 -name "$1_*.deb" | head -1; }
@@ -180,7 +180,7 @@ grep -q "^ Depends:.*libkbackend1 (= $(sed -n 's/^ Version: //p' "$TMP/deb-info.
   { cat "$TMP/dev-info.txt"; fail "libkbackend-dev does not depend on libkbackend1 of its version"; }
 say "$(basename "$DEV_DEB"): headers, link name, .pc, CMake files"
 PLUGIN_DEBS=""
-for plugin in mpi cuda onnx; do
+for plugin in mpi cuda onnx tensorboard; do
   PLUGIN_DEB=$(deb_of "kbackend-$plugin")
   [ -f "$STAGE/$LIBREL/libkbackend_$plugin.so" ] || continue
   [ -n "$PLUGIN_DEB" ] || fail "cpack made no kbackend-${plugin}_*.deb beside the plugin"
@@ -197,6 +197,10 @@ for plugin in mpi cuda onnx; do
   if [ "$plugin" = onnx ] && ! grep -q '^ Depends:.*libonnx.*libprotobuf\|^ Depends:.*libprotobuf.*libonnx' "$TMP/plugin-info.txt"; then
     cat "$TMP/plugin-info.txt"
     fail "$(basename "$PLUGIN_DEB") does not depend on libonnx and libprotobuf"
+  fi
+  if [ "$plugin" = tensorboard ] && ! grep -q '^ Depends:.*libprotobuf' "$TMP/plugin-info.txt"; then
+    cat "$TMP/plugin-info.txt"
+    fail "$(basename "$PLUGIN_DEB") does not depend on libprotobuf"
   fi
   say "$(basename "$PLUGIN_DEB"): the plugin alone ($(sed -n 's/^ Depends: //p' "$TMP/plugin-info.txt"))"
 done

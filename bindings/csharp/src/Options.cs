@@ -40,7 +40,7 @@ namespace KBackend {
     public long InitialEpoch { get; set; } = 0;
     /// <summary>A weight of the loss per class index; classes left out weigh 1.</summary>
     public global::System.Collections.Generic.SortedDictionary<long, double> ClassWeight { get; set; } = new global::System.Collections.Generic.SortedDictionary<long, double>();
-    /// <summary>The Keras callbacks fit runs, in order, before the callback function: EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore, TerminateOnNaN.</summary>
+    /// <summary>The Keras callbacks fit runs, in order, before the callback function: EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore, TerminateOnNaN, TensorBoard.</summary>
     public global::System.Collections.Generic.List<IKerasCallback> Callbacks { get; set; } = new global::System.Collections.Generic.List<IKerasCallback>();
 
     /// <summary>The keys of options_json these values set (the C arguments left out).</summary>
@@ -266,6 +266,41 @@ namespace KBackend {
       var s = new global::System.Text.StringBuilder("{");
       OptionsJson.Put(s, "raise_error", RaiseError ? "true" : "false");
       return "{\"class_name\": \"TerminateOnNaN\", \"config\": " + s.Append("}").ToString() + "}";
+    }
+  }
+
+  /// <summary>Keras' TensorBoard, run natively by fit (FitOptions.Callbacks), with Keras 3's
+  /// arguments and defaults.</summary>
+  public sealed class TensorBoard : IKerasCallback {
+    /// <summary>The folder of the event files (train/ and validation/ in it) TensorBoard reads.</summary>
+    public string LogDir { get; set; } = "logs";
+    /// <summary>0 (weight histograms are not written).</summary>
+    public long HistogramFreq { get; set; } = 0;
+    /// <summary>Taken as Keras takes it; no graph is written.</summary>
+    public bool WriteGraph { get; set; } = true;
+    /// <summary>false (weights are not written as images).</summary>
+    public bool WriteImages { get; set; } = false;
+    /// <summary>Whether the training steps per second are written too.</summary>
+    public bool WriteStepsPerSecond { get; set; } = false;
+    /// <summary>epoch: values at each epoch's end; batch, or a number n: each (n-th) batch's too.</summary>
+    public object UpdateFreq { get; set; } = "epoch";
+    /// <summary>0 (no profile is written).</summary>
+    public long ProfileBatch { get; set; } = 0;
+    /// <summary>0 (embeddings are not written).</summary>
+    public long EmbeddingsFreq { get; set; } = 0;
+
+    /// <summary>The entry of fit's callbacks option.</summary>
+    public string ToJson() {
+      var s = new global::System.Text.StringBuilder("{");
+      if (LogDir != null) OptionsJson.Put(s, "log_dir", OptionsJson.Quote(LogDir));
+      OptionsJson.Put(s, "histogram_freq", HistogramFreq.ToString(OptionsJson.Invariant));
+      OptionsJson.Put(s, "write_graph", WriteGraph ? "true" : "false");
+      OptionsJson.Put(s, "write_images", WriteImages ? "true" : "false");
+      OptionsJson.Put(s, "write_steps_per_second", WriteStepsPerSecond ? "true" : "false");
+      OptionsJson.Put(s, "update_freq", OptionsJson.IntegerOrString("TensorBoard", "update_freq", UpdateFreq));
+      OptionsJson.Put(s, "profile_batch", ProfileBatch.ToString(OptionsJson.Invariant));
+      OptionsJson.Put(s, "embeddings_freq", EmbeddingsFreq.ToString(OptionsJson.Invariant));
+      return "{\"class_name\": \"TensorBoard\", \"config\": " + s.Append("}").ToString() + "}";
     }
   }
 

@@ -161,7 +161,7 @@ type FitOptions struct {
 	InitialEpoch int64
 	// ClassWeight: A weight of the loss per class index; classes left out weigh 1.
 	ClassWeight map[int64]float64
-	// Callbacks: The Keras callbacks fit runs, in order, before the callback function: EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore, TerminateOnNaN.
+	// Callbacks: The Keras callbacks fit runs, in order, before the callback function: EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore, TerminateOnNaN, TensorBoard.
 	Callbacks []KerasCallback
 }
 
@@ -447,4 +447,45 @@ func (c TerminateOnNaN) CallbackJSON() (string, error) {
 	j.boolean("raise_error", c.RaiseError)
 	config, err := j.finish()
 	return `{"class_name": "TerminateOnNaN", "config": ` + config + "}", err
+}
+
+// TensorBoard is Keras' TensorBoard, run natively by fit, with Keras 3's arguments. NewTensorBoard
+// gives Keras' defaults.
+type TensorBoard struct {
+	// LogDir: The folder of the event files (train/ and validation/ in it) TensorBoard reads.
+	LogDir string
+	// HistogramFreq: 0 (weight histograms are not written).
+	HistogramFreq int64
+	// WriteGraph: Taken as Keras takes it; no graph is written.
+	WriteGraph bool
+	// WriteImages: false (weights are not written as images).
+	WriteImages bool
+	// WriteStepsPerSecond: Whether the training steps per second are written too.
+	WriteStepsPerSecond bool
+	// UpdateFreq: epoch: values at each epoch's end; batch, or a number n: each (n-th) batch's too.
+	UpdateFreq any
+	// ProfileBatch: 0 (no profile is written).
+	ProfileBatch int64
+	// EmbeddingsFreq: 0 (embeddings are not written).
+	EmbeddingsFreq int64
+}
+
+// NewTensorBoard returns TensorBoard with Keras' defaults.
+func NewTensorBoard() TensorBoard {
+	return TensorBoard{LogDir: "logs", HistogramFreq: 0, WriteGraph: true, WriteImages: false, WriteStepsPerSecond: false, UpdateFreq: "epoch", ProfileBatch: 0, EmbeddingsFreq: 0}
+}
+
+// CallbackJSON returns the entry of fit's callbacks option.
+func (c TensorBoard) CallbackJSON() (string, error) {
+	j := optionsJSON{who: "TensorBoard"}
+	j.text("log_dir", c.LogDir)
+	j.integer("histogram_freq", c.HistogramFreq)
+	j.boolean("write_graph", c.WriteGraph)
+	j.boolean("write_images", c.WriteImages)
+	j.boolean("write_steps_per_second", c.WriteStepsPerSecond)
+	j.integerOrText("update_freq", c.UpdateFreq)
+	j.integer("profile_batch", c.ProfileBatch)
+	j.integer("embeddings_freq", c.EmbeddingsFreq)
+	config, err := j.finish()
+	return `{"class_name": "TensorBoard", "config": ` + config + "}", err
 }

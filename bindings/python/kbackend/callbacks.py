@@ -5,7 +5,7 @@ from ._callback_base import *  # noqa: F401,F403 (Callback, LearningRateSchedule
 from ._callback_base import NativeCallback, __all__ as _base
 
 __all__ = _base + ['EarlyStopping', 'ModelCheckpoint', 'ReduceLROnPlateau', 'CSVLogger',
-           'BackupAndRestore', 'TerminateOnNaN']
+           'BackupAndRestore', 'TerminateOnNaN', 'TensorBoard']
 
 
 class EarlyStopping(NativeCallback):
@@ -127,3 +127,29 @@ class TerminateOnNaN(NativeCallback):
 
     def __init__(self, raise_error=False):
         super().__init__(raise_error=raise_error)
+
+
+class TensorBoard(NativeCallback):
+    """Keras' TensorBoard, run by the library.
+
+    Args:
+        log_dir: The folder of the event files (train/ and validation/ in it) TensorBoard reads.
+        histogram_freq: 0 (weight histograms are not written).
+        write_graph: Taken as Keras takes it; no graph is written.
+        write_images: false (weights are not written as images).
+        write_steps_per_second: Whether the training steps per second are written too.
+        update_freq: epoch: values at each epoch's end; batch, or a number n: each (n-th) batch's
+            too.
+        profile_batch: 0 (no profile is written).
+        embeddings_freq: 0 (embeddings are not written).
+    """
+
+    class_name = "TensorBoard"
+
+    def __init__(self, log_dir='logs', histogram_freq=0, write_graph=True, write_images=False,
+                 write_steps_per_second=False, update_freq='epoch', profile_batch=0,
+                 embeddings_freq=0):
+        super().__init__(log_dir=log_dir, histogram_freq=histogram_freq, write_graph=write_graph,
+                         write_images=write_images, write_steps_per_second=write_steps_per_second,
+                         update_freq=update_freq, profile_batch=profile_batch,
+                         embeddings_freq=embeddings_freq)

@@ -446,3 +446,56 @@ def test_the_learning_rate_reads_and_sets():
         scheduled.optimizer.learning_rate = 0.1
     with pytest.raises(ValueError, match="not compiled"):
         models.model_from_json(DENSE2).optimizer.learning_rate
+
+
+def _events(folder):
+    """{tag: [(step, value)]} of the event files in folder, as TensorBoard reads them."""
+    accumulator = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
+    tensor_util = pytest.importorskip("tensorboard.util.tensor_util")
+    ea = accumulator.EventAccumulator(str(folder), size_guidance={accumulator.TENSORS: 0})
+    ea.Reload()
+    return {tag: [(e.step, float(tensor_util.make_ndarray(e.tensor_proto)))
+                  for e in ea.Tensors(tag)] for tag in ea.Tags()["tensors"]}
+
+
+def test_tensorboard_writes_what_keras_writes(tmp_path):
+    pytest.importorskip("tensorboard")
+    from kbackend.callbacks import TensorBoard
+    model, x, y = _mlp()  # 24 training samples: 3 batches of 8 an epoch
+    logs = tmp_path / "logs"
+    h = model.fit(x, y, batch_size=8, epochs=3, verbose=0, validation_split=0.25,
+                  # first, so that it logs the rate before ReduceLROnPlateau changes it (as
+                  # Keras' TensorBoard reads the optimizer's rate when its turn comes)
+                  callbacks=[TensorBoard(str(logs), update_freq=2, write_steps_per_second=True),
+                             ReduceLROnPlateau(monitor="loss", patience=0, min_delta=10)]).history
+    train, validation = _events(logs / "train"), _events(logs / "validation")
+    f32 = np.float32
+    for name in ("loss", "accuracy", "learning_rate"):
+        assert train["epoch_" + name] == [(e, float(f32(v))) for e, v in enumerate(h[name])]
+    for name in ("loss", "accuracy"):
+        assert validation["epoch_" + name] == [(e, float(f32(v)))
+                                                for e, v in enumerate(h["val_" + name])]
+        # at the optimizer's iterations after each epoch (the archive's count went on from
+        # its own training)
+        evaluation = validation[f"evaluation_{name}_vs_iterations"]
+        start = evaluation[0][0] - 3
+        assert start >= 0 and evaluation == [
+            (start + 3 * (e + 1), float(f32(v))) for e, v in enumerate(h["val_" + name])]
+    # every second batch of the whole fit (steps 2, 4, ..., 8), their running values
+    assert [s for s, _ in train["batch_loss"]] == [2, 4, 6, 8]
+    assert [s for s, _ in train["batch_steps_per_second"]] == [2, 4, 6, 8]
+    assert len(train["epoch_steps_per_second"]) == 3
+    assert all(v > 0 for _, v in train["epoch_steps_per_second"])
+    # step 6 ends the second epoch: its running value is that epoch's
+    assert dict(train["batch_loss"])[6] == float(f32(h["loss"][1]))
+
+
+def test_tensorboard_refuses_what_it_does_not_write(tmp_path):
+    from kbackend.callbacks import TensorBoard
+    model, x, y = _mlp()
+    for bad, error, message in [(dict(histogram_freq=1), NotImplementedError, "histogram_freq"),
+                                (dict(write_images=True), NotImplementedError, "write_images"),
+                                (dict(update_freq="often"), ValueError, "update_freq 'often'")]:
+        with pytest.raises(error, match=message):
+            model.fit(x, y, epochs=1, verbose=0,
+                      callbacks=[TensorBoard(str(tmp_path), **bad)])

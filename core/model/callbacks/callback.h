@@ -28,6 +28,7 @@ class Callback {
   virtual ~Callback() = default;
   virtual void on_train_begin(FitContext&) {}
   virtual void on_epoch_begin(FitContext&, int64_t /*epoch*/) {}
+  virtual void on_train_batch_begin(FitContext&, int64_t /*epoch*/, int64_t /*batch*/) {}
   // logs: the epoch's running means so far ({"loss": ..., "accuracy": ...}), as Keras 3 gives.
   virtual void on_train_batch_end(FitContext&, int64_t /*epoch*/, int64_t /*batch*/,
                                   Json& /*logs*/) {}
@@ -50,5 +51,6 @@ std::shared_ptr<Callback> make_reduce_lr_on_plateau(const Json& config, const st
 std::shared_ptr<Callback> make_csv_logger(const Json& config, const std::string& where);
 std::shared_ptr<Callback> make_terminate_on_nan(const Json& config, const std::string& where);
 std::shared_ptr<Callback> make_backup_and_restore(const Json& config, const std::string& where);
+std::shared_ptr<Callback> make_tensorboard(const Json& config, const std::string& where);
 
 }  // namespace kb::model

@@ -14,9 +14,13 @@ struct Maker {
 
 // Every class api/kbackend.toml's [callbacks] describes, and nothing else.
 constexpr Maker kMakers[] = {
-    {"EarlyStopping", make_early_stopping},           {"ModelCheckpoint", make_model_checkpoint},
-    {"ReduceLROnPlateau", make_reduce_lr_on_plateau}, {"CSVLogger", make_csv_logger},
-    {"BackupAndRestore", make_backup_and_restore},    {"TerminateOnNaN", make_terminate_on_nan},
+    {"EarlyStopping", make_early_stopping},
+    {"ModelCheckpoint", make_model_checkpoint},
+    {"ReduceLROnPlateau", make_reduce_lr_on_plateau},
+    {"CSVLogger", make_csv_logger},
+    {"BackupAndRestore", make_backup_and_restore},
+    {"TerminateOnNaN", make_terminate_on_nan},
+    {"TensorBoard", make_tensorboard},
 };
 
 }  // namespace

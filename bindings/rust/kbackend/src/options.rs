@@ -157,7 +157,7 @@ pub struct FitOptions {
     pub initial_epoch: i64,
     /// A weight of the loss per class index; classes left out weigh 1.
     pub class_weight: BTreeMap<i64, f64>,
-    /// The Keras callbacks fit runs, in order, before the callback function: EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore, TerminateOnNaN.
+    /// The Keras callbacks fit runs, in order, before the callback function: EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore, TerminateOnNaN, TensorBoard.
     pub callbacks: Vec<KerasCallback>,
 }
 
@@ -276,7 +276,7 @@ impl Default for SaveOptions {
 
 /// Keras' callbacks for fit, as keras.callbacks names them.
 pub mod callbacks {
-    pub use super::{IntOrString, KerasCallback, EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore, TerminateOnNaN};
+    pub use super::{IntOrString, KerasCallback, EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore, TerminateOnNaN, TensorBoard};
 }
 
 /// An integer or a string: ModelCheckpoint's save_freq ("epoch", or a number of batches).
@@ -316,6 +316,8 @@ pub enum KerasCallback {
     BackupAndRestore(BackupAndRestore),
     /// Keras' TerminateOnNaN.
     TerminateOnNaN(TerminateOnNaN),
+    /// Keras' TensorBoard.
+    TensorBoard(TensorBoard),
 }
 
 impl KerasCallback {
@@ -328,6 +330,7 @@ impl KerasCallback {
             KerasCallback::CSVLogger(c) => c.json(),
             KerasCallback::BackupAndRestore(c) => c.json(),
             KerasCallback::TerminateOnNaN(c) => c.json(),
+            KerasCallback::TensorBoard(c) => c.json(),
         }
     }
 }
@@ -613,5 +616,63 @@ impl TerminateOnNaN {
         let mut o = OptionsJson::new("TerminateOnNaN");
         o.boolean("raise_error", self.raise_error)?;
         Ok(format!("{{\"class_name\": \"TerminateOnNaN\", \"config\": {}}}", o.finish()))
+    }
+}
+
+/// Keras' TensorBoard, run natively by fit, with Keras 3's arguments and defaults.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorBoard {
+    /// The folder of the event files (train/ and validation/ in it) TensorBoard reads.
+    pub log_dir: String,
+    /// 0 (weight histograms are not written).
+    pub histogram_freq: i64,
+    /// Taken as Keras takes it; no graph is written.
+    pub write_graph: bool,
+    /// false (weights are not written as images).
+    pub write_images: bool,
+    /// Whether the training steps per second are written too.
+    pub write_steps_per_second: bool,
+    /// epoch: values at each epoch's end; batch, or a number n: each (n-th) batch's too.
+    pub update_freq: IntOrString,
+    /// 0 (no profile is written).
+    pub profile_batch: i64,
+    /// 0 (embeddings are not written).
+    pub embeddings_freq: i64,
+}
+
+impl Default for TensorBoard {
+    fn default() -> Self {
+        TensorBoard {
+            log_dir: "logs".to_string(),
+            histogram_freq: 0,
+            write_graph: true,
+            write_images: false,
+            write_steps_per_second: false,
+            update_freq: IntOrString::String("epoch".to_string()),
+            profile_batch: 0,
+            embeddings_freq: 0,
+        }
+    }
+}
+
+impl From<TensorBoard> for KerasCallback {
+    fn from(c: TensorBoard) -> Self {
+        KerasCallback::TensorBoard(c)
+    }
+}
+
+impl TensorBoard {
+    /// The entry of fit's callbacks option.
+    pub fn json(&self) -> Result<String> {
+        let mut o = OptionsJson::new("TensorBoard");
+        o.text("log_dir", &self.log_dir)?;
+        o.integer("histogram_freq", self.histogram_freq)?;
+        o.boolean("write_graph", self.write_graph)?;
+        o.boolean("write_images", self.write_images)?;
+        o.boolean("write_steps_per_second", self.write_steps_per_second)?;
+        o.int_or_string("update_freq", &self.update_freq)?;
+        o.integer("profile_batch", self.profile_batch)?;
+        o.integer("embeddings_freq", self.embeddings_freq)?;
+        Ok(format!("{{\"class_name\": \"TensorBoard\", \"config\": {}}}", o.finish()))
     }
 }

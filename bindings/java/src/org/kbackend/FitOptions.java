@@ -115,11 +115,11 @@ public final class FitOptions {
     return this;
   }
 
-  /** The Keras callbacks fit runs, in order, before the callback function: EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore, TerminateOnNaN.
+  /** The Keras callbacks fit runs, in order, before the callback function: EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore, TerminateOnNaN, TensorBoard.
    * @return the value */
   public java.util.List<KerasCallback> callbacks() { return callbacks; }
 
-  /** Sets callbacks: the Keras callbacks fit runs, in order, before the callback function: EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore, TerminateOnNaN.
+  /** Sets callbacks: the Keras callbacks fit runs, in order, before the callback function: EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore, TerminateOnNaN, TensorBoard.
    * @param value the value
    * @return this */
   public FitOptions callbacks(KerasCallback... value) {
