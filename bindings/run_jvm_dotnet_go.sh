@@ -23,7 +23,8 @@ bash scripts/deps.sh
 echo "== bindings: build Java, C#, Go (build-bind)"
 cmake -S . -B "$BUILD" -DKB_WERROR=ON -DKB_BUILD_TESTS=OFF -DKB_CUDA=OFF -DKB_JAVA=ON -DKB_CSHARP=ON -DKB_GO=ON \
   >/dev/null
-cmake --build "$BUILD" -j"$JOBS" --target kbackend_jar kbackend_csharp_assembly kbackend_go
+MPI_TARGET=$(cmake --build "$BUILD" --target help | grep -o 'kbackend_mpi$' || true)
+cmake --build "$BUILD" -j"$JOBS" --target kbackend_jar kbackend_csharp_assembly kbackend_go $MPI_TARGET
 echo "== Java, C#: the C functions SWIG's wrappers reach (api/parity.py)"
 python3 api/parity.py --check java,csharp
 
@@ -33,7 +34,7 @@ rm -rf "$J/test-classes" && mkdir -p "$J/test-classes"
 javac -Xlint:all -Werror -d "$J/test-classes" \
   -cp "$J/kbackend.jar:/usr/share/java/junit-jupiter-api.jar:/usr/share/java/apiguardian-api.jar:/usr/share/java/opentest4j.jar" \
   bindings/java/tests/org/kbackend/*.java bindings/java/examples/TrainMlp.java \
-  bindings/java/examples/FinetuneKerasModel.java
+  bindings/java/examples/FinetuneKerasModel.java bindings/java/examples/FitDistributed.java
 java -jar /usr/share/java/junit-platform-console-standalone.jar --disable-banner \
   --details=tree --fail-if-no-tests -cp "$J/kbackend.jar:$J/test-classes" --select-package org.kbackend
 echo "== Java: example"
@@ -43,6 +44,15 @@ bash tests/packaging/java_jar.sh "$(bash bindings/java/build_jar.sh)"
 java -cp "$J/kbackend.jar:$J/test-classes" FinetuneKerasModel "$MODEL" "$DATA"
 java -cp "$J/kbackend.jar:$J/test-classes" FinetuneKerasModel "$MODEL3" "$DATA" "$J/digits_mlp.onnx"
 [ -s "$J/digits_mlp.onnx" ] || { echo "the Java example exported no ONNX file"; exit 1; }
+java -cp "$J/kbackend.jar:$J/test-classes" FitDistributed "$DATA"
+if [ -n "$MPI_TARGET" ] && command -v mpirun >/dev/null; then
+  echo "== Java: data-parallel fit on 2 processes (mpirun)"
+  out=$(OMP_NUM_THREADS=1 KB_DIST_TIMEOUT=60 timeout -k 10 300 mpirun --allow-run-as-root \
+    --oversubscribe --bind-to none -np 2 java -cp "$J/kbackend.jar:$J/test-classes" FitDistributed \
+    "$DATA") || { echo "$out"; exit 1; }
+  echo "$out"
+  for r in 0 1; do grep -q "rank $r of 2: ok" <<<"$out" || { echo "rank $r failed"; exit 1; }; done
+fi
 
 echo "== C#: tests"
 C=$BUILD/bindings/csharp

@@ -50,6 +50,10 @@ KB_API kb_status kb_dist_finalize(void) {
   return guard("dist_finalize", [] { dist::finalize(); });
 }
 
+KB_API kb_status kb_dist_abort(int32_t exit_code) {
+  return guard("dist_abort", [&] { dist::abort_job(exit_code); });
+}
+
 KB_API kb_status kb_dist_set_timeout(double seconds) {
   return guard("dist_set_timeout", [&] { dist::set_timeout_seconds(seconds); });
 }

@@ -111,6 +111,17 @@ KB_API kb_status kb_tensor_from_data(const void* data, kb_data_type dtype, const
                                      size_t ndim, kb_tensor** out);
 /* Copies the value of a constant or variable (or evaluates t) into dst of nbytes bytes. */
 KB_API kb_status kb_tensor_copy_to(kb_tensor* t, void* dst, size_t nbytes);
+/* NumPy's .npy files (numpy.save's, format versions 1.0 to 3.0): the array as a constant.
+   mapped != 0: the constant lies over the file's pages (copy on write: the file is never
+   written), which load as rows are read, so that kb_model_fit, evaluate and predict go over
+   arrays larger than memory; it needs little-endian, C-ordered data at a 64-byte aligned offset,
+   as NumPy writes. Else the file is read (big-endian bytes swapped, Fortran order transposed).
+   A missing file fails with KB_ERROR_NOT_FOUND, an unreadable one with KB_ERROR_IO, one that is
+   not a .npy file of a kbackend dtype with KB_ERROR_INVALID_ARGUMENT naming the file. */
+KB_API kb_status kb_tensor_from_npy(const char* path, int32_t mapped, kb_tensor** out);
+/* Writes t's value (evaluated if need be) as numpy.save does (version 1.0); bfloat16, which
+   NumPy has no type for, fails with KB_ERROR_DTYPE. */
+KB_API kb_status kb_tensor_save_npy(kb_tensor* t, const char* path);
 KB_API kb_status kb_tensor_nbytes(kb_tensor* t, size_t* out);    /* of its static shape */
 KB_API kb_status kb_tensor_name(kb_tensor* t, const char** out); /* owned by the tensor */
 KB_API kb_status kb_tensor_id(kb_tensor* t, uint64_t* out);      /* equal ids = same graph value */
@@ -795,6 +806,11 @@ KB_API kb_status kb_dist_barrier(void);
    kb_dist_init cannot join again (MPI does not restart). Call it from the thread that called
    kb_dist_init (MPI's rule). After a failed collective it fails too and leaves MPI as it is. */
 KB_API kb_status kb_dist_finalize(void);
+/* Ends every process of the job at once, the launcher reporting exit_code as the job's exit
+   status (MPI_Abort): the way out of a job whose collective failed, which kb_dist_finalize cannot
+   leave (it would wait for the others). Outside a job it ends this process with exit_code. C's
+   buffered output is flushed first; nothing else runs (no atexit handlers). Does not return. */
+KB_API kb_status kb_dist_abort(int32_t exit_code);
 KB_API kb_status kb_dist_set_timeout(double seconds);
 KB_API kb_status kb_dist_timeout(double* out);
 /* How many collectives this process has run through the engine: a bucket of all-reduces counts
@@ -867,8 +883,11 @@ typedef int32_t (*kb_model_callback)(void* user_data, int64_t epoch, int64_t bat
 /* Keras' fit over x (one tensor per input) and y (one per output). options_json (NULL or
    JSON): {"shuffle": true, "seed": 0, "validation_split": 0.0, "initial_epoch": 0,
    "class_weight": {"0": 1.0, ...}, "callbacks": [{"class_name": "EarlyStopping", "config":
-   {"patience": 2}}, ...]} (api/kbackend.toml's [options.fit]; the callbacks are Keras 3's
-   EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore,
+   {"patience": 2}}, ...], "distributed": false} (api/kbackend.toml's [options.fit];
+   distributed: one model trained across the processes of the job kb_dist_init joined, each
+   given every sample and taking batch_size rows of each step, as one process would train with
+   batch_size x processes; rank 0 alone writes files and the progress bar. The callbacks are
+   Keras 3's EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore,
    TerminateOnNaN and TensorBoard (its writer a plugin, libkbackend_tensorboard.so, as ONNX's)
    with the arguments of its [callbacks], run before `callback`; any other key,
    class or argument, or a value of another type, fails with KB_ERROR_INVALID_ARGUMENT naming

@@ -174,6 +174,9 @@ struct FitArguments {
   /// The Keras callbacks fit runs, in order, before the callback function: EarlyStopping,
   /// ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore, TerminateOnNaN, TensorBoard.
   std::vector<KerasCallback> callbacks;
+  /// One model trained across the processes of the job kb_dist_init joined, each taking batch_size
+  /// rows of every step and all its samples given; rank 0 alone writes files and the progress bar.
+  bool distributed = false;
   /// The keys of options_json these values set (the C arguments left out).
   std::string options_json() const {
     detail::OptionsJson o("fit");
@@ -183,6 +186,7 @@ struct FitArguments {
     o.add("initial_epoch", initial_epoch);
     o.add("class_weight", class_weight);
     o.add("callbacks", callbacks);
+    o.add("distributed", distributed);
     return o.text();
   }
 };
@@ -446,6 +450,20 @@ inline DataFormat parse_data_format(const std::string& name) {
   kb_data_format r_out = {};
   check(kb_parse_data_format(detail::c_string(name, "parse_data_format"), &r_out));
   return static_cast<DataFormat>(r_out);
+}
+
+/// Constant holding the array of a NumPy .npy file, read or mapped from the file.
+/// kb_tensor_from_npy: tensor_from_npy(path, mapped=False).
+inline Tensor tensor_from_npy(const std::string& path, bool mapped = false) {
+  kb_tensor* r_out = nullptr;
+  check(kb_tensor_from_npy(detail::c_string(path, "tensor_from_npy"), mapped ? 1 : 0, &r_out));
+  return detail::adopt(r_out);
+}
+
+/// Writes the value of a tensor as a NumPy .npy file, as numpy.save does.
+/// kb_tensor_save_npy: tensor_save_npy(t, path).
+inline void tensor_save_npy(const Tensor& t, const std::string& path) {
+  check(kb_tensor_save_npy(t.get(), detail::c_string(path, "tensor_save_npy")));
 }
 
 /// Name of the backend, kbackend.
@@ -1400,6 +1418,10 @@ inline Reduce parse_reduce_op(const std::string& name) {
   check(kb_parse_reduce_op(detail::c_string(name, "parse_reduce_op"), &r_out));
   return static_cast<Reduce>(r_out);
 }
+
+/// Ends every process of the job at once with an exit status the launcher reports.
+/// kb_dist_abort: dist_abort(exit_code).
+inline void dist_abort(int32_t exit_code) { check(kb_dist_abort(exit_code)); }
 
 /// The root rank's x on every process, as a graph operation.
 /// kb_broadcast: broadcast(x, root=0).

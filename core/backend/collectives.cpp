@@ -128,20 +128,34 @@ std::string stragglers(World& w, uint64_t n, bool may_ask) {
   if (!may_ask)
     return "which rank stalled is unknown (MPI was started without MPI_THREAD_MULTIPLE)";
   std::vector<int64_t> reached(size_t(w.api.size), -1);
+  std::vector<int32_t> gave_up(size_t(w.api.size), 0);
   char reason[512] = {0};
-  if (w.api.reached(int64_t(n), kReportGraceSeconds, reached.data(), reason, sizeof reason) != 0)
+  if (w.api.reached(int64_t(n), kReportGraceSeconds, reached.data(), gave_up.data(), reason,
+                    sizeof reason) != 0)
     return std::string("which rank stalled is unknown: ") + reason;
-  std::string late;
-  int count = 0;
-  for (int32_t r = 0; r < w.api.size; ++r)
-    if (reached[size_t(r)] < int64_t(n)) {
-      late += (late.empty() ? "" : ", ") + std::to_string(r);
-      ++count;
-    }
-  if (late.empty()) return "every rank reported reaching it";
-  return (count == 1 ? "rank " : "ranks ") + late + (count == 1 ? " has" : " have") +
-         " not reached it (no report of collective " + std::to_string(n) + " within " +
-         seconds_text(kReportGraceSeconds) + " s after this deadline)";
+  // "rank 1 has" / "ranks 1, 3 have": the ranks for which `pick` holds, "" when none.
+  auto ranks = [&](auto pick, const char* one, const char* many) {
+    std::string list;
+    int count = 0;
+    for (int32_t r = 0; r < w.api.size; ++r)
+      if (r != w.api.rank && pick(size_t(r))) {
+        list += (list.empty() ? "" : ", ") + std::to_string(r);
+        ++count;
+      }
+    if (count == 0) return std::string();
+    return (count == 1 ? "rank " : "ranks ") + list + (count == 1 ? one : many);
+  };
+  std::string late = ranks([&](size_t r) { return reached[r] < int64_t(n); }, " has", " have");
+  if (!late.empty())
+    return late + " not reached it (no report of collective " + std::to_string(n) + " within " +
+           seconds_text(kReportGraceSeconds) + " s after this deadline)";
+  // Every rank reached it: one that gave up on it first left this one waiting for good.
+  std::string quit = ranks([&](size_t r) { return gave_up[r] != 0; }, " has", " have");
+  if (!quit.empty())
+    return quit + " given up on it (its deadline passed before this rank's; the job was failed " +
+           "there)";
+  return "every rank reached it and waits on it, yet it did not complete (the engine or the "
+         "network between the ranks stalled)";
 }
 
 [[noreturn]] void fail_deadline(World& w, const std::string& what, uint64_t n,
@@ -506,6 +520,15 @@ void finalize() {
   w.engine.thread.join();
   char reason[512] = {0};
   check(w.api.finalize(reason, sizeof reason) == 0, Status::distributed, "dist_finalize: ", reason);
+}
+
+void abort_job(int32_t code) {
+  World& w = world();
+  std::fflush(nullptr);  // neither MPI_Abort nor _Exit flushes what the program printed
+  // Not under w.mu, which a collective that never completes may hold for good; the state only
+  // changes in init and finalize, which the program calls from this thread (MPI's rule).
+  if (w.state == State::running && w.api.abort) w.api.abort(code);
+  std::_Exit(code);
 }
 
 uint64_t collectives_run() {

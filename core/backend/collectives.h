@@ -56,6 +56,9 @@ void barrier(const std::string& what);
 void check_same_on_every_rank(uint64_t value, const std::string& what);
 // Ends the engine after waiting for every rank (a barrier); the world is one process again.
 void finalize();
+// Ends every process of the job (the engine's abort: the launcher reports `code`), or this one
+// alone outside a job, with exit status `code`, at once; does not return.
+[[noreturn]] void abort_job(int32_t code);
 
 // Collectives this process ran through the engine (a bucket counts once; none in one process).
 uint64_t collectives_run();

@@ -42,19 +42,23 @@ struct CommApi {
   int32_t (*test)(void* request, int32_t* done, char* reason, size_t reason_size);
   int32_t (*finalize)(char* reason, size_t reason_size);
   // After a deadline: which collective each rank reached. reached() tells every other rank that
-  // this one waits on collective n, then for grace_seconds collects what the others tell
-  // (reached[r]: the latest collective rank r reported, -1 if none; size entries). serve() answers
-  // such reports with n, once per asking rank, without waiting: a rank calls it while it waits.
-  int32_t (*reached)(int64_t n, double grace_seconds, int64_t* reached, char* reason,
-                     size_t reason_size);
+  // this one gave up on collective n, then for grace_seconds collects what the others tell
+  // (reached[r]: the latest collective rank r reported, -1 if none; gave_up[r]: 1 where r gave up
+  // on it, its deadline passed, 0 where it waits on it; size entries each). serve() answers such
+  // reports with n (waiting), once per asking rank, without waiting: a rank calls it while it
+  // waits.
+  int32_t (*reached)(int64_t n, double grace_seconds, int64_t* reached, int32_t* gave_up,
+                     char* reason, size_t reason_size);
   int32_t (*serve)(int64_t n);
+  // Ends every process of the job with exit status `code` (MPI_Abort); does not return.
+  void (*abort)(int32_t code);
   // Whether MPI takes calls from several threads at once (MPI_THREAD_MULTIPLE): then a caller may
   // serve() while the engine's thread is inside a collective.
   int32_t thread_multiple;
 };
 
 // Changes whenever these structures do.
-constexpr int32_t kCommPluginVersion = 4;
+constexpr int32_t kCommPluginVersion = 5;
 // The plugin's entry point `kb_comm_plugin_init`: starts the engine (MPI_Init_thread) and fills
 // *api. Called once per process.
 using CommInitFn = int32_t (*)(int32_t version, CommApi* api, char* reason, size_t reason_size);

@@ -7,6 +7,7 @@
 #include "core/api/api.h"
 #include "core/api/control.h"
 #include "core/autodiff/gradients.h"
+#include "core/backend/device.h"
 #include "core/compile/function.h"
 #include "core/graph/session.h"
 #include "core/model/constraints.h"
@@ -712,9 +713,12 @@ NodePtr Optimizer::constrained(const NodePtr& p, const NodePtr& new_p) const {
 }
 
 std::vector<NodePtr> Optimizer::updates(const NodePtr& loss, const std::vector<NodePtr>& params,
-                                        const std::map<const Node*, Json>& constraints) {
+                                        const std::map<const Node*, Json>& constraints,
+                                        const GradientTransform& transform) {
   constraints_ = constraints;
   std::vector<NodePtr> grads = gradients(loss, params);
+  if (transform)
+    for (auto& g : grads) g = transform(g);
   // Keras 2.2.4's clipnorm (and Keras 3's global_clipnorm) scales every gradient by the norm of
   // them all; Keras 3's clipnorm scales each by its own norm: g * clip / max(norm, clip).
   // (Keras 3 and tf.keras refuse both at once.)
@@ -758,6 +762,29 @@ std::vector<NodePtr> Optimizer::updates(const NodePtr& loss, const std::vector<N
   if (use_ema_) with_moving_averages(params, rule_ups);
   for (auto& u : rule_ups) ups.push_back(u);
   return ups;
+}
+
+std::vector<NodePtr> Optimizer::state() const {
+  std::vector<NodePtr> out;
+  auto add = [&](const NodePtr& v) {
+    if (v && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  };
+  add(iterations_);
+  for (const auto* list : {&weights_, &averages_, &trailing_})
+    for (const auto& v : *list) add(v);
+  for (const auto& [key, v] : hypers_) add(v);
+  return out;
+}
+
+void Optimizer::take_state_of(const Optimizer& other) {
+  std::vector<NodePtr> mine = state(), theirs = other.state();
+  check(mine.size() == theirs.size() && class_name_ == other.class_name_, Status::internal, where_,
+        ": the state of another optimizer (", theirs.size(), " variables for ", mine.size(), ")");
+  for (size_t i = 0; i < mine.size(); ++i) {
+    check(mine[i]->dtype() == theirs[i]->dtype() && mine[i]->shape() == theirs[i]->shape(),
+          Status::internal, where_, ": the state of another optimizer differs in variable ", i);
+    api::set_value(mine[i], to_host(theirs[i]->value));
+  }
 }
 
 void Optimizer::with_moving_averages(const std::vector<NodePtr>& params,

@@ -5,6 +5,7 @@
 // 2.11+ for all. The updates are graph nodes that a training function applies, the state is
 // variables in Keras 2.2.4's order (optimizer.weights), so files carry it both ways.
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -24,10 +25,14 @@ class Optimizer {
   static std::unique_ptr<Optimizer> make(const Json& spec, const Json& overrides,
                                          KerasRules rules = KerasRules::keras2);
 
+  // What becomes of each gradient before the clipping and the update rule (data-parallel
+  // training's reduction across the processes); empty: nothing.
+  using GradientTransform = std::function<NodePtr(const NodePtr&)>;
   // The update ops that train `params` to lower `loss` (called once, at compile); a parameter
   // with an entry in `constraints` (Keras' kernel_constraint...) is constrained after each step.
   std::vector<NodePtr> updates(const NodePtr& loss, const std::vector<NodePtr>& params,
-                               const std::map<const Node*, Json>& constraints = {});
+                               const std::map<const Node*, Json>& constraints = {},
+                               const GradientTransform& transform = {});
   // Keras' optimizer.weights: iterations, then each slot list; valid after updates().
   const std::vector<NodePtr>& weights() const { return weights_; }
   // {"class_name", "config"} as Keras' get_config writes it.
@@ -46,6 +51,12 @@ class Optimizer {
   const std::vector<NodePtr>& trailing_state() const { return trailing_; }
   // State Keras 3 keeps before the slots: with use_ema, each variable's moving average.
   const std::vector<NodePtr>& leading_state() const { return averages_; }
+  // Every variable of the optimizer's state (iterations, the slots, the moving averages, the
+  // trailing state and the hyperparameters), each once; valid after updates().
+  std::vector<NodePtr> state() const;
+  // Takes the values of `other`'s state, an optimizer of the same class and config whose
+  // updates() were made for the same parameters (a training step built again).
+  void take_state_of(const Optimizer& other);
   // Keras 3's finalize_variable_values, at the end of fit: with use_ema, the trained variables
   // take their moving averages.
   void finalize();

@@ -23,7 +23,8 @@ inline const OptionSet& fit_option_set() {
                               {"validation_split", OptionType::number, "0.0"},
                               {"initial_epoch", OptionType::integer, "0"},
                               {"class_weight", OptionType::class_weights},
-                              {"callbacks", OptionType::callbacks}}};
+                              {"callbacks", OptionType::callbacks},
+                              {"distributed", OptionType::boolean, "false"}}};
   return set;
 }
 

@@ -7,10 +7,14 @@
 #include <numeric>
 #include <random>
 
+#include "core/api/distributed.h"
+#include "core/backend/collectives.h"
 #include "core/graph/session.h"
 #include "core/model/graph_math.h"
 #include "core/model/losses.h"
 #include "core/model/progress.h"
+#include "core/ops/build.h"
+#include "core/ops/collective_ops.h"
 #include "core/util/checked_math.h"
 #include "core/util/error.h"
 
@@ -21,6 +25,12 @@ std::shared_ptr<Buffer> scalar_bool(bool v) {
   auto b = Buffer::make(DType::b8, {});
   *b->as<uint8_t>() = v ? 1 : 0;
   return b;
+}
+
+std::shared_ptr<Buffer> floatx_scalar(double v) {
+  auto b = Buffer::make(DType::f64, {});
+  *b->as<double>() = v;
+  return convert_buffer(b, Session::get().floatx());
 }
 
 double scalar_of(const Buffer& b) {
@@ -104,6 +114,30 @@ struct Averages {
   }
 };
 
+// This process' rows of [start, end) in data-parallel training: a contiguous share, the shares'
+// sizes differing by one at most.
+std::pair<int64_t, int64_t> share_of(int64_t start, int64_t end) {
+  int64_t m = end - start, r = dist::rank(), p = dist::size();
+  return {start + m * r / p, start + m * (r + 1) / p};
+}
+
+// The sums of `values` over the processes (float64), in place.
+void sum_across_processes(std::vector<double>& values) {
+  if (values.empty()) return;
+  auto b = Buffer::make(DType::f64, {int64_t(values.size())});
+  std::copy(values.begin(), values.end(), b->as<double>());
+  api::all_reduce_values(b->data(), b->data(), values.size(), DType::f64, api::ReduceOp::sum);
+  std::copy(b->as<double>(), b->as<double>() + values.size(), values.begin());
+}
+
+// Whether any process says stop (a program's callback may decide on one process alone): every
+// process must leave the loop at the same step.
+bool any_process(bool flag) {
+  std::vector<double> v{flag ? 1.0 : 0.0};
+  sum_across_processes(v);
+  return v[0] > 0;
+}
+
 std::vector<std::pair<std::string, double>> labelled(const std::vector<std::string>& names,
                                                      const std::vector<double>& values,
                                                      const std::string& prefix = "") {
@@ -121,6 +155,7 @@ FitOptions fit_options_from_json(const Json& o, const std::string& w) {
   f.seed = uint64_t(int_or(o, "seed", 0, w));
   f.validation_split = number_or(o, "validation_split", 0, w);
   f.initial_epoch = int_or(o, "initial_epoch", 0, w);
+  f.distributed = bool_or(o, "distributed", false, w);
   if (o.contains("class_weight") && !o["class_weight"].is_null()) {  // null: none
     check(o["class_weight"].is_object(), Status::invalid_argument, w,
           ": class_weight is not {class: weight}");
@@ -167,9 +202,7 @@ static Shape target_shape(const Shape& output, const std::string& loss) {
 Training::Training(Model& model, const Json& optimizer, const Json& overrides,
                    const std::vector<std::string>& losses, const std::vector<std::string>& metrics,
                    const std::vector<double>& loss_weights)
-    : model_(model),
-      optimizer_(Optimizer::make(optimizer, overrides, model.rules())),
-      metrics_(metrics) {
+    : model_(model), metrics_(metrics) {
   const Tensors& outs = model.outputs();
   size_t n = outs.size();
   check(losses.size() == 1 || losses.size() == n, Status::invalid_argument,
@@ -244,16 +277,13 @@ Training::Training(Model& model, const Json& optimizer, const Json& overrides,
   if (phase_) ins.push_back(phase_);
   Tensors results{total};
   results.insert(results.end(), extra.begin(), extra.end());
-  // Keras 2.2.4: the model's updates (BatchNormalization's moving averages), then the optimizer's.
-  Tensors updates = model.updates();
-  for (const auto& u : optimizer_->updates(total, model.trainable_variables(), model.constraints()))
-    updates.push_back(u);
   total_ = total;
-  updates_ = updates;
-  train_ = std::make_unique<Function>(ins, results, updates);
+  step_inputs_ = ins;
+  results_ = results;
+  optimizer_spec_ = optimizer;
+  optimizer_overrides_ = overrides;
+  build_step(false);
   test_ = std::make_unique<Function>(ins, results, model.state_updates());
-  // The loops read results and slice batches in host memory: models run on the CPU for now.
-  train_->set_device(Device::cpu);
   // A layer that cannot be trained through fails the first training step, not the compile: a
   // model with it still predicts and evaluates.
   std::function<void(const Model&)> refusals = [&](const Model& m) {
@@ -265,6 +295,50 @@ Training::Training(Model& model, const Json& optimizer, const Json& overrides,
   };
   refusals(model);
   test_->set_device(Device::cpu);
+}
+
+// A layer's update in data-parallel training: the value it assigns averaged over the processes,
+// as Keras' MirroredStrategy aggregates BatchNormalization's moving statistics (their mean), so
+// that every process keeps the same. (An average, which is affine, of the zero-debiased form's
+// new value is the average's own.) A stateful layer's states stay the process'.
+static NodePtr averaged_across_processes(const NodePtr& u, const Tensors& states) {
+  bool state = std::find(states.begin(), states.end(), u) != states.end();
+  if (state || !u->is(ops::Assign) || u->inputs.size() < 2 ||
+      !summable_across_processes(u->inputs[1]->dtype()))
+    return u;
+  std::vector<NodePtr> ins = u->inputs;
+  ins[1] = api::all_reduce(ins[1], api::ReduceOp::average);
+  return make_node(*u->op, ins, u->attrs, u->name);
+}
+
+void Training::build_step(bool distributed) {
+  std::unique_ptr<Optimizer> before = std::move(optimizer_);
+  optimizer_ = Optimizer::make(optimizer_spec_, optimizer_overrides_, model_.rules());
+  Tensors ins = step_inputs_;
+  Optimizer::GradientTransform reduce;
+  // Keras 2.2.4: the model's updates (BatchNormalization's moving averages), then the optimizer's.
+  Tensors updates = model_.updates();
+  if (distributed) {
+    // Each process' gradient is of its rows' mean loss: weighed by its share of the global
+    // batch and summed, it is the gradient of the global batch's mean loss, before clipping.
+    NodePtr share = api::placeholder(Shape(Dims{}), Session::get().floatx(), "batch_share");
+    ins.push_back(share);
+    reduce = [share](const NodePtr& g) {
+      check_summable_across_processes(g->dtype(), "fit: distributed: a gradient");
+      return api::all_reduce(times(g, api::cast(share, g->dtype())), api::ReduceOp::sum);
+    };
+    Tensors states = model_.state_updates();
+    for (auto& u : updates) u = averaged_across_processes(u, states);
+  }
+  for (const auto& u :
+       optimizer_->updates(total_, model_.trainable_variables(), model_.constraints(), reduce))
+    updates.push_back(u);
+  if (before) optimizer_->take_state_of(*before);
+  updates_ = updates;
+  train_ = std::make_unique<Function>(ins, results_, updates);
+  // The loops read results and slice batches in host memory: models run on the CPU for now.
+  train_->set_device(Device::cpu);
+  distributed_ = distributed;
 }
 
 Json Training::config() const {
@@ -366,8 +440,9 @@ std::vector<double> Training::on_batch(Function& f, const Buffers& x, const Buff
   return run(f, feed(x, y, w, training));
 }
 
-Function& Training::train_function(const char* who) {
+Function& Training::train_function(const char* who, bool distributed) {
   check(refusal_.empty(), Status::not_implemented, who, ": ", refusal_);
+  if (distributed != distributed_) build_step(distributed);
   return *train_;
 }
 
@@ -393,16 +468,16 @@ Buffers Training::given_weights(const Buffers& w, int64_t n, const char* who) co
   return out;
 }
 
-std::vector<double> Training::evaluate(const Buffers& x, const Buffers& y0, int64_t batch_size,
-                                       int verbose, const Buffers& sample_weight) {
-  Buffers y = checked_targets(x, y0, "evaluate");
-  check(batch_size > 0, Status::invalid_argument, "evaluate: batch_size must be positive");
+std::vector<double> Training::evaluate_sums(const Buffers& x, const Buffers& y, int64_t batch_size,
+                                            int verbose, const Buffers& sample_weight, bool shard,
+                                            int64_t* seen) {
   int64_t n = samples_of({&x, &y}, "evaluate");
   Buffers sw = given_weights(sample_weight, n, "evaluate");
+  auto [first, last] = shard ? share_of(0, n) : std::pair<int64_t, int64_t>(0, n);
   Averages avg;
-  Progress bar(n, verbose == 1 ? 1 : 0);
-  for (int64_t start = 0; start < n; start += batch_size) {
-    int64_t end = std::min(n, start + batch_size);
+  Progress bar(last - first, verbose == 1 ? 1 : 0);
+  for (int64_t start = first; start < last; start += batch_size) {
+    int64_t end = std::min(last, start + batch_size);
     Buffers w = batch_of(sw, nullptr, start, end);
     if (w.empty())
       for (size_t i = 0; i < y.size(); ++i)
@@ -410,20 +485,33 @@ std::vector<double> Training::evaluate(const Buffers& x, const Buffers& y0, int6
     avg.add(run(*test_,
                 feed(batch_of(x, nullptr, start, end), batch_of(y, nullptr, start, end), w, false)),
             end - start);
-    bar.update(end, {});
+    bar.update(end - first, {});
   }
-  return avg.mean();
+  if (avg.sums.empty()) avg.sums.assign(names_.size(), 0);
+  *seen = avg.seen;
+  return avg.sums;
+}
+
+std::vector<double> Training::evaluate(const Buffers& x, const Buffers& y0, int64_t batch_size,
+                                       int verbose, const Buffers& sample_weight) {
+  Buffers y = checked_targets(x, y0, "evaluate");
+  check(batch_size > 0, Status::invalid_argument, "evaluate: batch_size must be positive");
+  int64_t seen = 0;
+  std::vector<double> sums = evaluate_sums(x, y, batch_size, verbose, sample_weight, false, &seen);
+  for (double& v : sums) v = seen > 0 ? v / double(seen) : 0;
+  return sums;
 }
 
 Json Training::fit(const Buffers& x0, const Buffers& y0, const FitOptions& o,
                    const FitCallback& callback) {
   Buffers y0t = checked_targets(x0, y0, "fit");
-  Function& step = train_function("fit");
   check(o.batch_size > 0, Status::invalid_argument, "fit: batch_size must be positive");
   check(o.epochs >= 0 && o.initial_epoch >= 0, Status::invalid_argument,
         "fit: epochs and initial_epoch must be >= 0");
   check(o.validation_split >= 0 && o.validation_split < 1, Status::invalid_argument,
         "fit: validation_split must be in [0, 1)");
+  bool shared = o.distributed && dist::size() > 1;  // one model across the processes
+  Function& step = train_function("fit", o.distributed);
   int64_t total = samples_of({&x0, &y0t}, "fit");
   Buffers sw0 = given_weights(o.sample_weight, total, "fit");
   bool given_validation = !o.validation_x.empty() || !o.validation_y.empty();
@@ -444,6 +532,14 @@ Json Training::fit(const Buffers& x0, const Buffers& y0, const FitOptions& o,
   }
   bool validate = given_validation || split < total;
   int64_t n = split;
+  // A step takes batch_size rows on each process: the global batch is their number times that.
+  int64_t global_batch =
+      checked_mul(o.batch_size, int64_t(shared ? dist::size() : 1), "fit: batch_size too large");
+  int verbose = shared && dist::rank() != 0 ? 0 : o.verbose;
+  // Files (checkpoints, logs, backups) are written by rank 0 alone.
+  Callbacks callbacks;
+  for (const auto& c : o.callbacks)
+    if (!shared || dist::rank() == 0 || !c->writes_files()) callbacks.push_back(c);
   Json history = Json::object();
   for (const auto& name : names_) history[name] = Json::array();
   if (validate)
@@ -452,42 +548,56 @@ Json Training::fit(const Buffers& x0, const Buffers& y0, const FitOptions& o,
   std::iota(index.begin(), index.end(), 0);
   std::mt19937_64 rng(o.seed);
   FitContext context{model_, *this, o.epochs, o.initial_epoch};
-  for (const auto& c : o.callbacks) c->on_train_begin(context);
+  for (const auto& c : callbacks) c->on_train_begin(context);
   check(context.initial_epoch >= 0, Status::invalid_argument, "fit: a negative initial epoch");
+  if (shared) start_together(context, o, n, vx.empty() ? 0 : vx[0]->dims[0]);
   // Each epoch's shuffle is the seed's sequence at that epoch, whichever epoch fit starts at: a
   // resumed fit sees the samples in the order an uninterrupted one does.
   for (int64_t e = 0; o.shuffle && e < std::min(context.initial_epoch, o.epochs); ++e)
     std::shuffle(index.begin(), index.end(), rng);
+  // A stop one process may decide (its callback; the same list on every process, rank 0's files
+  // aside): every process must then ask alike.
+  bool consult = shared && (callback || !o.callbacks.empty());
   for (int64_t epoch = context.initial_epoch; epoch < o.epochs; ++epoch) {
-    if (o.verbose)
+    if (verbose)
       std::fprintf(stderr, "Epoch %lld/%lld\n", (long long)epoch + 1, (long long)o.epochs);
-    for (const auto& c : o.callbacks) c->on_epoch_begin(context, epoch);
+    for (const auto& c : callbacks) c->on_epoch_begin(context, epoch);
     if (o.shuffle) std::shuffle(index.begin(), index.end(), rng);
     Averages avg;
-    Progress bar(n, o.verbose);
+    Progress bar(n, verbose);
     bool stop = false;
-    for (int64_t start = 0, batch = 0; start < n; start += o.batch_size, ++batch) {
-      int64_t end = std::min(n, start + o.batch_size);
-      Buffers bx = batch_of(x, o.shuffle ? &index : nullptr, start, end);
-      Buffers by = batch_of(y, o.shuffle ? &index : nullptr, start, end);
-      Buffers w = batch_of(sw, o.shuffle ? &index : nullptr, start, end);
+    for (int64_t start = 0, batch = 0; start < n; start += global_batch, ++batch) {
+      int64_t end = std::min(n, start + global_batch);
+      auto [from, to] = shared ? share_of(start, end) : std::pair<int64_t, int64_t>(start, end);
+      // A process without rows in a short last batch computes on one, weighed 0.
+      int64_t rows = to - from, fed_to = rows > 0 ? to : from + 1;
+      const std::vector<int64_t>* order = o.shuffle ? &index : nullptr;
+      Buffers bx = batch_of(x, order, from, fed_to), by = batch_of(y, order, from, fed_to);
+      Buffers w = batch_of(sw, order, from, fed_to);
       if (w.empty())
         for (const auto& t : by)
-          w.push_back(sample_weights_of(t.get(), end - start, o.class_weight));
-      for (const auto& c : o.callbacks) c->on_train_batch_begin(context, epoch, batch);
-      std::vector<double> outs = run(step, feed(bx, by, w, true));
+          w.push_back(sample_weights_of(t.get(), fed_to - from, o.class_weight));
+      for (const auto& c : callbacks) c->on_train_batch_begin(context, epoch, batch);
+      Buffers fed = feed(bx, by, w, true);
+      if (distributed_) fed.push_back(floatx_scalar(double(rows) / double(end - start)));
+      std::vector<double> outs = run(step, fed);
+      if (shared) {  // the global batch's means: each process' weighed by its rows
+        for (double& v : outs) v *= double(rows) / double(end - start);
+        sum_across_processes(outs);
+      }
       avg.add(outs, end - start);
       bar.update(end, labelled(names_, avg.mean()));
-      if (!o.callbacks.empty()) {  // Keras 3's batch logs: the epoch's running means
+      if (!callbacks.empty()) {  // Keras 3's batch logs: the epoch's running means
         Json logs = Json::object();
         for (const auto& [name, v] : labelled(names_, avg.mean())) logs[name] = v;
-        for (const auto& c : o.callbacks) c->on_train_batch_end(context, epoch, batch, logs);
+        for (const auto& c : callbacks) c->on_train_batch_end(context, epoch, batch, logs);
       }
       if (callback) {
         Json logs{{"batch", batch}, {"size", end - start}};
         for (size_t i = 0; i < names_.size(); ++i) logs[names_[i]] = outs[i];
         stop = callback(epoch, batch, logs) || stop;
       }
+      if (consult) stop = any_process(stop || context.stop_training);
       if (stop || context.stop_training) break;
     }
     std::vector<double> means = avg.mean();
@@ -495,12 +605,21 @@ Json Training::fit(const Buffers& x0, const Buffers& y0, const FitOptions& o,
     Json logs = Json::object();
     for (size_t i = 0; i < names_.size() && i < means.size(); ++i) logs[names_[i]] = means[i];
     if (validate) {
-      std::vector<double> val = evaluate(vx, vy, o.batch_size, 0, vsw);
+      int64_t seen = 0;
+      std::vector<double> val = evaluate_sums(vx, vy, o.batch_size, 0, vsw, shared, &seen);
+      if (shared) {
+        val.push_back(double(seen));
+        sum_across_processes(val);
+        seen = int64_t(val.back());
+        val.pop_back();
+      }
+      for (double& v : val) v = seen > 0 ? v / double(seen) : 0;
       for (size_t i = 0; i < names_.size(); ++i) logs["val_" + names_[i]] = val[i];
       for (auto& p : labelled(names_, val, "val_")) shown.push_back(p);
     }
-    for (const auto& c : o.callbacks) c->on_epoch_end(context, epoch, logs);
+    for (const auto& c : callbacks) c->on_epoch_end(context, epoch, logs);
     if (callback) stop = callback(epoch, -1, logs) || stop;
+    if (consult) stop = any_process(stop || context.stop_training);
     // The history and the progress bar come last, with what the callbacks added
     // (learning_rate), as Keras 3 appends them to the callbacks.
     for (auto it = logs.begin(); it != logs.end(); ++it) {
@@ -513,10 +632,33 @@ Json Training::fit(const Buffers& x0, const Buffers& y0, const FitOptions& o,
     bar.finish(shown);
     if (stop || context.stop_training) break;
   }
-  for (const auto& c : o.callbacks) c->on_train_end(context);
+  for (const auto& c : callbacks) c->on_train_end(context);
   // Keras 3's fit ends with the optimizer's finalize_variable_values (use_ema's averages).
   if (o.epochs > 0) optimizer_->finalize();
   return history;
+}
+
+void Training::start_together(FitContext& context, const FitOptions& o, int64_t samples,
+                              int64_t validation_samples) {
+  // A process given other data or options would take other steps and wait for partners that
+  // never come: they are compared first.
+  std::string given = std::to_string(samples) + " " + std::to_string(validation_samples) + " " +
+                      std::to_string(o.batch_size) + " " + std::to_string(o.epochs) + " " +
+                      std::to_string(o.initial_epoch) + " " + std::to_string(o.shuffle) + " " +
+                      std::to_string(o.seed);
+  dist::check_same_on_every_rank(
+      std::hash<std::string>()(given),
+      "fit: distributed: the processes' samples, validation samples, batch_size, epochs, "
+      "initial_epoch, shuffle and seed (" +
+          given + " here)");
+  auto epoch = Buffer::make(DType::i64, {});
+  *epoch->as<int64_t>() = context.initial_epoch;  // a backup's, on rank 0
+  dist::broadcast(*epoch, 0, "fit: distributed: the initial epoch");
+  context.initial_epoch = *epoch->as<int64_t>();
+  std::vector<NodePtr> vars;
+  for (const auto& w : model_.weights()) vars.push_back(w.variable);
+  for (const auto& v : optimizer_->state()) vars.push_back(v);
+  api::broadcast_variables(vars, 0);
 }
 
 // The outputs for x, its arrays already checked against the model's inputs.

@@ -33,6 +33,9 @@ struct FitOptions {
   Buffers validation_x, validation_y, validation_sample_weight;
   // Keras' callbacks, run in order before the callback function (fit's "callbacks" option).
   Callbacks callbacks;
+  // One model trained across the processes of the job kb_dist_init joined, batch_size rows
+  // each per step (docs/keras_semantics.md, "Data-parallel fit").
+  bool distributed = false;
 };
 
 // FitOptions from the JSON of kb_model_fit ({"shuffle", "seed", "validation_split",
@@ -61,7 +64,11 @@ class Training {
   const NodePtr& total_loss() const { return total_; }
   const Tensors& targets() const { return targets_; }
   const Tensors& sample_weights() const { return sample_weights_; }
-  const Tensors& training_updates() const { return updates_; }
+  // (The one-process step's: after a distributed fit, made again.)
+  const Tensors& training_updates() {
+    if (distributed_) build_step(false);
+    return updates_;
+  }
 
   std::vector<double> train_on_batch(const Buffers& x, const Buffers& y);
   std::vector<double> test_on_batch(const Buffers& x, const Buffers& y);
@@ -75,6 +82,16 @@ class Training {
  private:
   Buffers feed(const Buffers& x, const Buffers& y, const Buffers& sample_weights, bool training);
   std::vector<double> run(Function& f, const Buffers& ins);
+  // The optimizer and the training step: with `distributed` the gradients are summed over the
+  // processes, each weighed by its share of the global batch (the step's last input), and the
+  // layers' updates averaged. Made at compile and again when fit changes `distributed`, the
+  // optimizer's state carried over.
+  void build_step(bool distributed);
+  // The losses and metrics of the rows [0, n) of x and y, batch_size at a time, as sums over
+  // the samples (Averages' sums and count); with `shard` the process' share of the rows only.
+  std::vector<double> evaluate_sums(const Buffers& x, const Buffers& y, int64_t batch_size,
+                                    int verbose, const Buffers& sample_weight, bool shard,
+                                    int64_t* seen);
   std::vector<double> on_batch(Function& f, const Buffers& x, const Buffers& y, bool training,
                                const char* who);
   Buffers given_weights(const Buffers& w, int64_t n, const char* who) const;
@@ -82,17 +99,25 @@ class Training {
   // The target arrays as the steps take them (1-D ones as columns), after x and y are checked
   // against the model's inputs and outputs (counts, ranks, dims), naming `who`.
   Buffers checked_targets(const Buffers& x, const Buffers& y, const char* who) const;
-  // The training step, unless a layer cannot be trained through (then an error naming it).
-  Function& train_function(const char* who);
+  // Data-parallel fit's start: the processes' data and options compared, then rank 0's weights,
+  // optimizer state and initial epoch (a backup's, which rank 0 alone restores) taken by all.
+  void start_together(FitContext& context, const FitOptions& o, int64_t samples,
+                      int64_t validation_samples);
+  // The training step, unless a layer cannot be trained through (then an error naming it),
+  // made for one process or for all of the job's.
+  Function& train_function(const char* who, bool distributed = false);
 
   Model& model_;
+  Json optimizer_spec_, optimizer_overrides_;
   std::unique_ptr<Optimizer> optimizer_;
   std::vector<std::string> losses_, metrics_, names_;
   std::vector<Shape> target_shapes_;  // what each output's target must fit
   std::vector<double> loss_weights_;
   Tensors targets_, sample_weights_, updates_;
   NodePtr total_;
-  NodePtr phase_;  // the learning phase placeholder, null when the phase is fixed
+  NodePtr phase_;                  // the learning phase placeholder, null when the phase is fixed
+  Tensors step_inputs_, results_;  // the functions' inputs (the phase last) and results
+  bool distributed_ = false;       // what train_ was made for
   std::unique_ptr<Function> train_, test_;
   std::string refusal_;  // why the model cannot train ("" when it can)
 };

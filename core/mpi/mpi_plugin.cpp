@@ -30,9 +30,10 @@ MPI_Comm g_comm = MPI_COMM_NULL;
 MPI_Comm g_side = MPI_COMM_NULL;
 constexpr int kReachedTag = 1;
 int g_rank = 0, g_size = 1;
-std::vector<char> g_answered;  // per rank: its report was answered
-std::vector<int64_t> g_heard;  // per rank: the latest collective it reported, or -1
-bool g_started_mpi = false;    // false when the program had initialized MPI itself
+std::vector<char> g_answered;    // per rank: its report was answered
+std::vector<int64_t> g_heard;    // per rank: the latest collective it reported, or -1
+std::vector<int32_t> g_gave_up;  // per rank: whether it gave up on that collective
+bool g_started_mpi = false;      // false when the program had initialized MPI itself
 char g_engine[256] = {0};
 
 int32_t say(char* reason, size_t size, const std::string& text) {
@@ -135,12 +136,13 @@ int32_t test(void* request, int32_t* done, char* reason, size_t reason_size) {
   return 0;
 }
 
-// Sends n to rank `to` without waiting; the message's buffer lives on (a failed job's last words).
-void tell(int to, int64_t n) {
-  auto* value = new (std::nothrow) int64_t(n);
+// Sends {n, gave_up} to rank `to` without waiting; the message's buffer lives on (a failed job's
+// last words).
+void tell(int to, int64_t n, bool gave_up) {
+  auto* value = new (std::nothrow) int64_t[2]{n, gave_up ? 1 : 0};
   if (!value) return;
   MPI_Request q = MPI_REQUEST_NULL;
-  if (MPI_Isend(value, 1, MPI_INT64_T, to, kReachedTag, g_side, &q) == MPI_SUCCESS)
+  if (MPI_Isend(value, 2, MPI_INT64_T, to, kReachedTag, g_side, &q) == MPI_SUCCESS)
     MPI_Request_free(&q);
 }
 
@@ -151,12 +153,15 @@ void receive_reports(F&& on_report) {
     int flag = 0;
     MPI_Status st;
     if (MPI_Iprobe(MPI_ANY_SOURCE, kReachedTag, g_side, &flag, &st) != MPI_SUCCESS || !flag) return;
-    int64_t value = -1;
-    if (MPI_Recv(&value, 1, MPI_INT64_T, st.MPI_SOURCE, kReachedTag, g_side, MPI_STATUS_IGNORE) !=
+    int64_t value[2] = {-1, 0};
+    if (MPI_Recv(value, 2, MPI_INT64_T, st.MPI_SOURCE, kReachedTag, g_side, MPI_STATUS_IGNORE) !=
         MPI_SUCCESS)
       return;
-    int64_t& heard = g_heard[size_t(st.MPI_SOURCE)];
-    if (value > heard) heard = value;
+    size_t from = size_t(st.MPI_SOURCE);
+    if (value[0] > g_heard[from] || (value[0] == g_heard[from] && value[1] != 0)) {
+      g_heard[from] = value[0];
+      g_gave_up[from] = value[1] != 0 ? 1 : 0;
+    }
     on_report(st.MPI_SOURCE);
   }
 }
@@ -165,31 +170,43 @@ int32_t serve(int64_t n) {
   receive_reports([&](int from) {
     if (g_answered[size_t(from)]) return;
     g_answered[size_t(from)] = 1;
-    tell(from, n);
+    tell(from, n, false);
   });
   return 0;
 }
 
-int32_t reached(int64_t n, double grace_seconds, int64_t* reached, char*, size_t) {
-  for (int r = 0; r < g_size; ++r) reached[r] = -1;
-  reached[g_rank] = n;
+int32_t reached(int64_t n, double grace_seconds, int64_t* reached, int32_t* gave_up, char*,
+                size_t) {
   for (int r = 0; r < g_size; ++r) {
-    if (r == g_rank || g_answered[size_t(r)]) continue;
+    reached[r] = -1;
+    gave_up[r] = 0;
+  }
+  reached[g_rank] = n;
+  gave_up[g_rank] = 1;
+  // Every other rank is told, even one whose report was answered while this one waited: that
+  // this rank gave up is news.
+  for (int r = 0; r < g_size; ++r) {
+    if (r == g_rank) continue;
     g_answered[size_t(r)] = 1;  // told now: a later report from r needs no answer
-    tell(r, n);
+    tell(r, n, true);
   }
   double end = MPI_Wtime() + grace_seconds;
   for (;;) {
     receive_reports([](int) {});
     bool all = true;
     for (int r = 0; r < g_size; ++r) {
-      if (r != g_rank) reached[r] = g_heard[size_t(r)];
+      if (r != g_rank) {
+        reached[r] = g_heard[size_t(r)];
+        gave_up[r] = reached[r] == n ? g_gave_up[size_t(r)] : 0;
+      }
       all = all && reached[r] >= n;
     }
     if (all || MPI_Wtime() >= end) return 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }
+
+void abort_job(int32_t code) { MPI_Abort(MPI_COMM_WORLD, code); }
 
 int32_t finalize(char* reason, size_t reason_size) {
   MPI_Comm_free(&g_side);
@@ -253,6 +270,7 @@ extern "C" __attribute__((visibility("default"))) int32_t kb_comm_plugin_init(in
   g_size = size;
   g_answered.assign(size_t(size), 0);
   g_heard.assign(size_t(size), -1);
+  g_gave_up.assign(size_t(size), 0);
   api->rank = rank;
   api->size = size;
   api->local_rank = local_rank;
@@ -263,6 +281,7 @@ extern "C" __attribute__((visibility("default"))) int32_t kb_comm_plugin_init(in
   api->finalize = finalize;
   api->reached = reached;
   api->serve = serve;
+  api->abort = abort_job;
   api->thread_multiple = provided >= MPI_THREAD_MULTIPLE ? 1 : 0;
   return 0;
 }

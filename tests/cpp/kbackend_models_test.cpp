@@ -147,12 +147,14 @@ TEST(Models, LogsAsValues) {
 TEST(Models, OptionsAsValuesAndUnknownKeys) {
   K::FitArguments f;
   EXPECT_EQ(f.options_json(),
-            R"({"shuffle": true, "seed": 0, "validation_split": 0, "initial_epoch": 0})");
+            R"({"shuffle": true, "seed": 0, "validation_split": 0, "initial_epoch": 0, )"
+            R"("distributed": false})");
   f.shuffle = false;
   f.validation_split = 0.25;
   f.class_weight = {{0, 1.0}, {-1, 2.5}};
   EXPECT_EQ(f.options_json(), R"({"shuffle": false, "seed": 0, "validation_split": 0.25, )"
-                              R"("initial_epoch": 0, "class_weight": {"-1": 2.5, "0": 1}})");
+                              R"("initial_epoch": 0, "class_weight": {"-1": 2.5, "0": 1}, )"
+                              R"("distributed": false})");
   f.validation_split = std::nan("");
   EXPECT_THROW(f.options_json(), K::Error);
   K::CompileArguments c;

@@ -3,7 +3,11 @@
 //   stall        rank 1 arrives 8 s late at an all_reduce whose deadline is 2 s: the others must
 //                fail with KB_ERROR_DISTRIBUTED within the deadline plus 2 s, naming rank 1, and
 //                their next collective at once.
+//                Rank 0 then waits for rank 1's own failure, whose message must say that
+//                rank 0 gave up on that collective.
 //   stall-large  the same for an all_reduce of 4 MiB (the engine's thread runs it).
+//   abort        as stall, then rank 0 leaves with kb_dist_abort(3): the launcher must end the
+//                job at once with exit status 3.
 //   differ       the ranks build all_reduce over different shapes: both must fail with the
 //                fingerprint error naming rank 1, well before the deadline.
 //   kill         rank 1 dies during the job; the launcher must end the job.
@@ -60,7 +64,7 @@ int main(int argc, char** argv) {
   }
   kb_dist_rank(&g_rank);
   double took = 0;
-  if (mode == "stall" || mode == "stall-large") {
+  if (mode == "stall" || mode == "stall-large" || mode == "abort") {
     ok(kb_dist_set_timeout(2));
     // A function run once by all (its collectives compared, its plan built), then again with
     // rank 1 late: the all-reduce itself waits.
@@ -78,6 +82,13 @@ int main(int argc, char** argv) {
     report("all_reduce", s, took);
     auto start = Clock::now();
     report("barrier", kb_dist_barrier(), seconds_since(start));
+    if (g_rank == 0 && mode == "abort") {
+      kb_dist_abort(3);
+      report("abort returned", kb_dist_abort(3), 0);
+    }
+    // Rank 1 arrives at 8 s and gives up at 10 s: rank 0 stays until then (a process leaving
+    // ends the job).
+    if (g_rank == 0 && mode == "stall") std::this_thread::sleep_for(std::chrono::seconds(9));
   } else if (mode == "differ") {
     ok(kb_dist_set_timeout(60));
     kb_status s = reduce(g_rank == 1 ? 5 : 4, &took);
@@ -90,7 +101,7 @@ int main(int argc, char** argv) {
     s = reduce(4, &took);
     report("all_reduce", s, took);
   } else {
-    std::printf("usage: kb_dist_failures stall|stall-large|differ|kill\n");
+    std::printf("usage: kb_dist_failures stall|stall-large|abort|differ|kill\n");
     return 2;
   }
   std::fflush(stdout);

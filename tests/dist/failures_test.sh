@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A job that goes wrong fails instead of hanging (tests/dist/dist_failures.cpp says what each mode
-# does): a stalled rank, ranks whose graphs differ, a killed rank.
+# does): a stalled rank, a job left with kb_dist_abort, ranks whose graphs differ, a killed rank.
 # Usage: failures_test.sh <kb_dist_failures> <mpiexec>
 set -uo pipefail
 BIN=${1:?usage: failures_test.sh <kb_dist_failures> <mpiexec>}
@@ -39,7 +39,22 @@ for mode in stall stall-large; do
   fi
   grep -q "^rank 0: barrier status 9 .*an earlier collective failed" "$OUT" ||
     fail "$mode: barrier message"
+  # The late rank's own failure (rank 0 waits for it in this mode): rank 0 gave up first.
+  [ "$mode" = stall ] || continue
+  grep -q "^rank 1: all_reduce status 9 .*within 2 s: rank 0 has given up on it" "$OUT" ||
+    fail "$mode: rank 1's message does not say that rank 0 gave up"
 done
+
+# A failed job left with kb_dist_abort(3): the launcher ends it at once, with status 3.
+job_start=$SECONDS
+OMP_NUM_THREADS=1 timeout -k 5 90 "$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none \
+  -np 2 "$BIN" abort >"$OUT" 2>&1
+status=$?
+took=$((SECONDS - job_start))
+[ "$status" = 3 ] || fail "abort: the launcher's exit status is $status, not 3"
+[ "$took" -lt 8 ] || fail "abort: the job took $took s to end"
+grep -q "^rank 0: barrier status 9" "$OUT" || fail "abort: rank 0 did not fail first"
+grep -q "abort returned" "$OUT" && fail "abort: kb_dist_abort returned"
 
 # Different shapes: both ranks name rank 1, long before the 60 s deadline.
 took=$(job differ)

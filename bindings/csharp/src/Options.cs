@@ -42,6 +42,8 @@ namespace KBackend {
     public global::System.Collections.Generic.SortedDictionary<long, double> ClassWeight { get; set; } = new global::System.Collections.Generic.SortedDictionary<long, double>();
     /// <summary>The Keras callbacks fit runs, in order, before the callback function: EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore, TerminateOnNaN, TensorBoard.</summary>
     public global::System.Collections.Generic.List<IKerasCallback> Callbacks { get; set; } = new global::System.Collections.Generic.List<IKerasCallback>();
+    /// <summary>One model trained across the processes of the job kb_dist_init joined, each taking batch_size rows of every step and all its samples given; rank 0 alone writes files and the progress bar.</summary>
+    public bool Distributed { get; set; } = false;
 
     /// <summary>The keys of options_json these values set (the C arguments left out).</summary>
     public string ToJson() {
@@ -61,6 +63,7 @@ namespace KBackend {
         foreach (IKerasCallback c in Callbacks) l.Append(l.Length > 1 ? ", " : "").Append(c.ToJson());
         OptionsJson.Put(s, "callbacks", l.Append("]").ToString());
       }
+      OptionsJson.Put(s, "distributed", Distributed ? "true" : "false");
       return s.Append("}").ToString();
     }
   }

@@ -305,7 +305,7 @@ static class Tests {
       var values = new FitOptions { Shuffle = false, ValidationSplit = 0.25 };
       values.ClassWeight[0] = 1;
       values.ClassWeight[-1] = 2.5;
-      True(values.ToJson() == "{\"shuffle\": false, \"seed\": 0, \"validation_split\": 0.25, \"initial_epoch\": 0, \"class_weight\": {\"-1\": 2.5, \"0\": 1}}", values.ToJson());
+      True(values.ToJson() == "{\"shuffle\": false, \"seed\": 0, \"validation_split\": 0.25, \"initial_epoch\": 0, \"class_weight\": {\"-1\": 2.5, \"0\": 1}, \"distributed\": false}", values.ToJson());
       True(new FitOptions().BatchSize == 32 && new FitOptions().Verbose == 1, "Keras' defaults");
       Throws<ArgumentException>(() => new FitOptions { ValidationSplit = double.NaN }.ToJson());
       // Keras' callbacks run natively: no improvement of 100 in the loss, so training stops when

@@ -81,6 +81,39 @@ func ParseDtype(name string) (DType, error) {
 	return DType(rOut), nil
 }
 
+// TensorFromNpy is kb_tensor_from_npy: tensor_from_npy(path, mapped=False).
+// Constant holding the array of a NumPy .npy file, read or mapped from the file.
+func TensorFromNpy(path string, mapped bool) (*Tensor, error) {
+	cpath, err := cString("tensor_from_npy", path)
+	if err != nil {
+		return nil, err
+	}
+	defer C.free(unsafe.Pointer(cpath))
+	var rOut *C.kb_tensor
+	if err := call(func() C.kb_status {
+		return C.kb_tensor_from_npy(cpath, cBool(mapped), &rOut)
+	}); err != nil {
+		return nil, err
+	}
+	return wrapC(rOut), nil
+}
+
+// TensorSaveNpy is kb_tensor_save_npy: tensor_save_npy(t, path).
+// Writes the value of a tensor as a NumPy .npy file, as numpy.save does.
+func TensorSaveNpy(t *Tensor, path string) error {
+	cpath, err := cString("tensor_save_npy", path)
+	if err != nil {
+		return err
+	}
+	defer C.free(unsafe.Pointer(cpath))
+	if err := call(func() C.kb_status {
+		return C.kb_tensor_save_npy(t.c(), cpath)
+	}, t); err != nil {
+		return err
+	}
+	return nil
+}
+
 // TensorNbytes is kb_tensor_nbytes: tensor_nbytes(t).
 // Size in bytes of a tensor's value for its static shape.
 func TensorNbytes(t *Tensor) (int, error) {
@@ -2456,6 +2489,17 @@ func DistBarrier() error {
 func DistFinalize() error {
 	if err := call(func() C.kb_status {
 		return C.kb_dist_finalize()
+	}); err != nil {
+		return err
+	}
+	return nil
+}
+
+// DistAbort is kb_dist_abort: dist_abort(exit_code).
+// Ends every process of the job at once with an exit status the launcher reports.
+func DistAbort(exitCode int32) error {
+	if err := call(func() C.kb_status {
+		return C.kb_dist_abort(C.int32_t(exitCode))
 	}); err != nil {
 		return err
 	}

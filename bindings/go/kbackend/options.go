@@ -163,11 +163,13 @@ type FitOptions struct {
 	ClassWeight map[int64]float64
 	// Callbacks: The Keras callbacks fit runs, in order, before the callback function: EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore, TerminateOnNaN, TensorBoard.
 	Callbacks []KerasCallback
+	// Distributed: One model trained across the processes of the job kb_dist_init joined, each taking batch_size rows of every step and all its samples given; rank 0 alone writes files and the progress bar.
+	Distributed bool
 }
 
 // DefaultFitOptions returns FitOptions with Keras' defaults.
 func DefaultFitOptions() FitOptions {
-	return FitOptions{BatchSize: 32, Epochs: 1, Verbose: 1, Shuffle: true, Seed: 0, ValidationSplit: 0.0, InitialEpoch: 0}
+	return FitOptions{BatchSize: 32, Epochs: 1, Verbose: 1, Shuffle: true, Seed: 0, ValidationSplit: 0.0, InitialEpoch: 0, Distributed: false}
 }
 
 // OptionsJSON returns the keys of options_json these values set (the C arguments left out).
@@ -179,6 +181,7 @@ func (o FitOptions) OptionsJSON() (string, error) {
 	j.integer("initial_epoch", o.InitialEpoch)
 	j.classWeights("class_weight", o.ClassWeight)
 	j.callbacks("callbacks", o.Callbacks)
+	j.boolean("distributed", o.Distributed)
 	return j.finish()
 }
 

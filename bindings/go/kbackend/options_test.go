@@ -20,7 +20,7 @@ func TestOptionsAsValuesAndUnknownKeys(t *testing.T) {
 	f.ClassWeight = map[int64]float64{0: 1, -1: 2.5}
 	got, err := f.OptionsJSON()
 	want := `{"shuffle": false, "seed": 0, "validation_split": 0.25, "initial_epoch": 0, ` +
-		`"class_weight": {"-1": 2.5, "0": 1}}`
+		`"class_weight": {"-1": 2.5, "0": 1}, "distributed": false}`
 	if err != nil || got != want {
 		t.Fatalf("OptionsJSON: %q, %v", got, err)
 	}

@@ -4,6 +4,7 @@ functions with no module function of their own, one line of doc per function, th
 option sets and the C types of the parameters."""
 
 SIGNATURES = r'''
+tensor_from_npy(path, mapped=False)
 set_epsilon(e: "value")
 set_floatx(floatx: "dtype")
 cast_to_floatx(x: "src")
@@ -132,6 +133,8 @@ DOCS = {
     'tensor_release': 'Drops a reference to a tensor.',
     'tensor_from_data': 'Constant holding a copy of row-major data of a given dtype and shape.',
     'tensor_copy_to': 'Copies the value of a tensor, evaluating it if needed, into a buffer.',
+    'tensor_from_npy': 'Constant holding the array of a NumPy .npy file, read or mapped from the file.',
+    'tensor_save_npy': 'Writes the value of a tensor as a NumPy .npy file, as numpy.save does.',
     'tensor_nbytes': "Size in bytes of a tensor's value for its static shape.",
     'tensor_name': 'Name of a tensor.',
     'tensor_id': 'Identifier of the graph value a tensor refers to; equal ids mean the same value.',
@@ -360,6 +363,7 @@ DOCS = {
     'dist_local_rank': 'Rank of this process among the processes of its host.',
     'dist_barrier': 'Waits until every process of the job reaches the barrier.',
     'dist_finalize': 'Waits for every process, then leaves the distributed job for good.',
+    'dist_abort': 'Ends every process of the job at once with an exit status the launcher reports.',
     'dist_set_timeout': 'Sets how long a collective waits before it fails, in seconds.',
     'dist_timeout': 'How long a collective waits before it fails, in seconds.',
     'dist_collectives': 'Number of collectives this process has run through the engine.',
@@ -426,6 +430,7 @@ OPTIONS = {
         'initial_epoch': ('int', 0, False),
         'class_weight': ('class_weights', None, False),
         'callbacks': ('callbacks', None, False),
+        'distributed': ('bool', False, False),
     },
     'evaluate': {
         'batch_size': ('int', 32, True),
@@ -459,6 +464,8 @@ C_TYPES = {
     'tensor_release': {'t': 'kb_tensor *'},
     'tensor_from_data': {'data': 'void const *', 'dtype': 'kb_data_type', 'shape': 'int64_t const *', 'ndim': 'size_t', 'out': 'kb_tensor **'},
     'tensor_copy_to': {'t': 'kb_tensor *', 'dst': 'void *', 'nbytes': 'size_t'},
+    'tensor_from_npy': {'path': 'char const *', 'mapped': 'int32_t', 'out': 'kb_tensor **'},
+    'tensor_save_npy': {'t': 'kb_tensor *', 'path': 'char const *'},
     'tensor_nbytes': {'t': 'kb_tensor *', 'out': 'size_t *'},
     'tensor_name': {'t': 'kb_tensor *', 'out': 'char const **'},
     'tensor_id': {'t': 'kb_tensor *', 'out': 'uint64_t *'},
@@ -687,6 +694,7 @@ C_TYPES = {
     'dist_local_rank': {'out': 'int32_t *'},
     'dist_barrier': {},
     'dist_finalize': {},
+    'dist_abort': {'exit_code': 'int32_t'},
     'dist_set_timeout': {'seconds': 'double'},
     'dist_timeout': {'out': 'double *'},
     'dist_collectives': {'out': 'int64_t *'},

@@ -22,6 +22,7 @@ samples, so the learning rate is usually scaled by n. Keras must use kbackend
 without ``init``: the collectives are then the identity.
 """
 import atexit
+import sys
 
 import numpy as np
 
@@ -58,6 +59,15 @@ def _finalize_at_exit():
         finalize()
     except KBackendError:
         pass  # a failed job: MPI is left as it is, and the launcher reports the exit
+
+
+def abort(exit_code=1):
+    """Ends every process of the job at once, the launcher reporting exit_code (kb_dist_abort:
+    MPI_Abort): the way out after a failed collective, when finalize would wait for the others.
+    Without a job it ends this process. Python's output is flushed first; nothing else runs."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    _c.kb_dist_abort(int(exit_code))
 
 
 def rank():

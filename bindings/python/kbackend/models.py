@@ -80,7 +80,9 @@ def _text(name, *args):
 
 
 class _Arrays:
-    """NumPy arrays as kb_tensor handles for one call (released after it)."""
+    """NumPy arrays as kb_tensor handles for one call (released after it); a kbackend Tensor
+    (a .npy file mapped by tensor_from_npy, a DLPack producer's memory) is passed as it is,
+    uncopied."""
 
     def __init__(self, arrays):
         if arrays is None:
@@ -90,7 +92,12 @@ class _Arrays:
         self.handles = (_p * max(len(arrays), 1))()
         self.count = len(arrays)
         self._made = []
+        self._kept = []  # the Tensors passed as they are, alive for the call
         for i, a in enumerate(arrays):
+            if isinstance(a, _core.Tensor):
+                self.handles[i] = int(a.this)
+                self._kept.append(a)
+                continue
             a = np.ascontiguousarray(a)
             if a.dtype not in _CODES:
                 a = a.astype(np.float32)
@@ -304,8 +311,10 @@ class Model:
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose=1, callbacks=None,
             validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
-            sample_weight=None, initial_epoch=0, seed=0):
-        """Keras' fit. callbacks: Keras callbacks of kbackend.callbacks (EarlyStopping,
+            sample_weight=None, initial_epoch=0, seed=0, distributed=False):
+        """Keras' fit. distributed: one model trained across the processes of the job
+        kbackend.keras_dist.init() joined (each given every sample, batch_size rows of each
+        step), rank 0 alone writing files and the progress bar. callbacks: Keras callbacks of kbackend.callbacks (EarlyStopping,
         ModelCheckpoint... run by the library, in order), kbackend.callbacks.Callback
         subclasses with Keras' hooks, and functions (epoch, batch, logs) -> True to stop,
         called after each batch and (batch -1) each epoch. validation_data: (x, y) or (x, y,
@@ -321,7 +330,8 @@ class Model:
         functions = [c for c in callbacks or [] if not isinstance(c, Callback)]
         options = _options_json("fit", shuffle=shuffle, seed=seed,
                                 validation_split=validation_split, initial_epoch=initial_epoch,
-                                class_weight=class_weight or None, callbacks=native or None)
+                                class_weight=class_weight or None, callbacks=native or None,
+                                distributed=distributed)
         if batch_size is None:  # Keras' None: the described default
             batch_size = OPTIONS["fit"]["batch_size"][1]
         errors = []

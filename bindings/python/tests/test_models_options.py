@@ -27,10 +27,11 @@ def test_keyword_arguments_become_the_described_keys():
     x = np.random.RandomState(0).rand(8, 3).astype(np.float32)
     y = np.eye(2, dtype=np.float32)[np.arange(8) % 2]
     h = m.fit(x, y, epochs=2, verbose=0, shuffle=False, seed=1, validation_split=0.25,
-              initial_epoch=1, class_weight={0: 1.0, 1: 3.0})
+              initial_epoch=1, class_weight={0: 1.0, 1: 3.0}, distributed=True)
     assert h.epoch == [1] and "val_loss" in h.history
     assert {k for k, (_, _, argument) in OPTIONS["fit"].items() if not argument} == \
-        {"shuffle", "seed", "validation_split", "initial_epoch", "class_weight", "callbacks"}
+        {"shuffle", "seed", "validation_split", "initial_epoch", "class_weight", "callbacks",
+         "distributed"}
 
 
 def test_an_unknown_key_is_refused_with_its_name():

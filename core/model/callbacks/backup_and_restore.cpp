@@ -20,6 +20,7 @@ constexpr std::streamsize kMaxMetadataBytes = 4096;
 
 class BackupAndRestore : public Callback {
  public:
+  bool writes_files() const override { return true; }
   BackupAndRestore(const Json& c, const std::string& where)
       : where_(where),
         dir_(c["backup_dir"].get<std::string>()),

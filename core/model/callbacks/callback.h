@@ -35,6 +35,8 @@ class Callback {
   // logs: the epoch's values, val_ ones included; a callback may add to them (learning_rate).
   virtual void on_epoch_end(FitContext&, int64_t /*epoch*/, Json& /*logs*/) {}
   virtual void on_train_end(FitContext&) {}
+  // Whether it writes files (checkpoints, logs): in a data-parallel fit rank 0 alone runs it.
+  virtual bool writes_files() const { return false; }
 };
 
 using Callbacks = std::vector<std::shared_ptr<Callback>>;

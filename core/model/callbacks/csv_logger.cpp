@@ -16,6 +16,7 @@ namespace {
 
 class CSVLogger : public Callback {
  public:
+  bool writes_files() const override { return true; }
   CSVLogger(const Json& c, const std::string& where)
       : where_(where),
         filename_(c["filename"].get<std::string>()),

@@ -16,6 +16,7 @@ namespace {
 
 class ModelCheckpoint : public Callback {
  public:
+  bool writes_files() const override { return true; }
   ModelCheckpoint(const Json& c, const std::string& where)
       : monitor_(c, "ModelCheckpoint", where),
         where_(where),

@@ -23,6 +23,7 @@ using Clock = std::chrono::steady_clock;
 
 class TensorBoard : public Callback {
  public:
+  bool writes_files() const override { return true; }
   TensorBoard(const Json& c, const std::string& where)
       : where_(where),
         log_dir_(c["log_dir"].get<std::string>()),

@@ -151,6 +151,8 @@ extern "C" {
     pub fn kb_tensor_release(t: *mut kb_tensor);
     pub fn kb_tensor_from_data(data: *const ::std::ffi::c_void, dtype: kb_data_type, shape: *const i64, ndim: usize, out: *mut *mut kb_tensor) -> kb_status;
     pub fn kb_tensor_copy_to(t: *mut kb_tensor, dst: *mut ::std::ffi::c_void, nbytes: usize) -> kb_status;
+    pub fn kb_tensor_from_npy(path: *const ::std::ffi::c_char, mapped: i32, out: *mut *mut kb_tensor) -> kb_status;
+    pub fn kb_tensor_save_npy(t: *mut kb_tensor, path: *const ::std::ffi::c_char) -> kb_status;
     /// of its static shape
     pub fn kb_tensor_nbytes(t: *mut kb_tensor, out: *mut usize) -> kb_status;
     /// owned by the tensor
@@ -391,6 +393,7 @@ extern "C" {
     pub fn kb_dist_local_rank(out: *mut i32) -> kb_status;
     pub fn kb_dist_barrier() -> kb_status;
     pub fn kb_dist_finalize() -> kb_status;
+    pub fn kb_dist_abort(exit_code: i32) -> kb_status;
     pub fn kb_dist_set_timeout(seconds: f64) -> kb_status;
     pub fn kb_dist_timeout(out: *mut f64) -> kb_status;
     pub fn kb_dist_collectives(out: *mut i64) -> kb_status;

@@ -150,6 +150,25 @@ pub fn dtype_name(dtype: Option<DType>) -> Result<String> {
     Ok(if v.is_null() { String::new() } else { unsafe { CStr::from_ptr(v) }.to_string_lossy().into_owned() })
 }
 
+/// Constant holding the array of a NumPy .npy file, read or mapped from the file.
+///
+/// `kb_tensor_from_npy`: `tensor_from_npy(path, mapped=False)`.
+pub fn tensor_from_npy(path: &str, mapped: bool) -> Result<Tensor> {
+    let path_c = crate::cstring(path)?;
+    let mut r_out = ptr::null_mut();
+    check(unsafe { sys::kb_tensor_from_npy(path_c.as_ptr(), mapped as i32, &mut r_out) })?;
+    unsafe { owned(r_out) }
+}
+
+/// Writes the value of a tensor as a NumPy .npy file, as numpy.save does.
+///
+/// `kb_tensor_save_npy`: `tensor_save_npy(t, path)`.
+pub fn tensor_save_npy(t: &Tensor, path: &str) -> Result<()> {
+    let path_c = crate::cstring(path)?;
+    check(unsafe { sys::kb_tensor_save_npy(t.as_ptr(), path_c.as_ptr()) })?;
+    Ok(())
+}
+
 /// Size in bytes of a tensor's value for its static shape.
 ///
 /// `kb_tensor_nbytes`: `tensor_nbytes(t)`.
@@ -1892,6 +1911,14 @@ pub fn dist_finalize() -> Result<()> {
     Ok(())
 }
 
+/// Ends every process of the job at once with an exit status the launcher reports.
+///
+/// `kb_dist_abort`: `dist_abort(exit_code)`.
+pub fn dist_abort(exit_code: i32) -> Result<()> {
+    check(unsafe { sys::kb_dist_abort(exit_code) })?;
+    Ok(())
+}
+
 /// Sets how long a collective waits before it fails, in seconds.
 ///
 /// `kb_dist_set_timeout`: `dist_set_timeout(seconds)`.
@@ -1991,6 +2018,13 @@ pub fn model_count_params(model: &crate::models::Model) -> Result<i64> {
 /// Every function above whose first argument is a tensor, as its method (`x.sum(None,
 /// false)`), but for those the crate writes by hand.
 impl Tensor {
+    /// Writes the value of a tensor as a NumPy .npy file, as numpy.save does.
+    ///
+    /// `kb_tensor_save_npy`: `tensor_save_npy(t, path)`.
+    pub fn tensor_save_npy(&self, path: &str) -> Result<()> {
+        tensor_save_npy(self, path)
+    }
+
     /// Size in bytes of a tensor's value for its static shape.
     ///
     /// `kb_tensor_nbytes`: `tensor_nbytes(t)`.

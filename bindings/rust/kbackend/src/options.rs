@@ -159,6 +159,8 @@ pub struct FitOptions {
     pub class_weight: BTreeMap<i64, f64>,
     /// The Keras callbacks fit runs, in order, before the callback function: EarlyStopping, ModelCheckpoint, ReduceLROnPlateau, CSVLogger, BackupAndRestore, TerminateOnNaN, TensorBoard.
     pub callbacks: Vec<KerasCallback>,
+    /// One model trained across the processes of the job kb_dist_init joined, each taking batch_size rows of every step and all its samples given; rank 0 alone writes files and the progress bar.
+    pub distributed: bool,
 }
 
 impl Default for FitOptions {
@@ -173,6 +175,7 @@ impl Default for FitOptions {
             initial_epoch: 0,
             class_weight: BTreeMap::new(),
             callbacks: Vec::new(),
+            distributed: false,
         }
     }
 }
@@ -187,6 +190,7 @@ impl FitOptions {
         o.integer("initial_epoch", self.initial_epoch)?;
         o.class_weights("class_weight", &self.class_weight)?;
         o.callbacks("callbacks", &self.callbacks)?;
+        o.boolean("distributed", self.distributed)?;
         Ok(o.finish())
     }
 }

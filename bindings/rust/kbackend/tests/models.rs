@@ -150,7 +150,7 @@ fn options_as_values_and_unknown_keys() -> kbackend::Result<()> {
     f.class_weight.insert(0, 1.0);
     assert_eq!(
         f.options_json()?,
-        r#"{"shuffle": false, "seed": 0, "validation_split": 0.25, "initial_epoch": 0, "class_weight": {"-1": 2.5, "0": 1}}"#
+        r#"{"shuffle": false, "seed": 0, "validation_split": 0.25, "initial_epoch": 0, "class_weight": {"-1": 2.5, "0": 1}, "distributed": false}"#
     );
     f.validation_split = f64::NAN;
     assert_eq!(f.options_json().err().unwrap().status, Status::InvalidArgument);

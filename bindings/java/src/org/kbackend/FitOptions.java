@@ -17,6 +17,7 @@ public final class FitOptions {
   private long initialEpoch = 0L;
   private java.util.SortedMap<Long, Double> classWeight = new java.util.TreeMap<>();
   private java.util.List<KerasCallback> callbacks = new java.util.ArrayList<>();
+  private boolean distributed = false;
 
   /** Samples per gradient update.
    * @return the value */
@@ -127,6 +128,18 @@ public final class FitOptions {
     return this;
   }
 
+  /** One model trained across the processes of the job kb_dist_init joined, each taking batch_size rows of every step and all its samples given; rank 0 alone writes files and the progress bar.
+   * @return the value */
+  public boolean distributed() { return distributed; }
+
+  /** Sets distributed: one model trained across the processes of the job kb_dist_init joined, each taking batch_size rows of every step and all its samples given; rank 0 alone writes files and the progress bar.
+   * @param value the value
+   * @return this */
+  public FitOptions distributed(boolean value) {
+    this.distributed = value;
+    return this;
+  }
+
   /** The keys of options_json these values set (the C arguments left out).
    * @return the JSON object */
   public String toJson() {
@@ -146,6 +159,7 @@ public final class FitOptions {
       for (KerasCallback c : callbacks) l.append(l.length() > 1 ? ", " : "").append(c.toJson());
       put(s, "callbacks", l.append("]").toString());
     }
+    put(s, "distributed", distributed ? "true" : "false");
     return s.append("}").toString();
   }
 }

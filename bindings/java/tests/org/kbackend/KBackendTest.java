@@ -334,7 +334,7 @@ class KBackendTest {
       // Options as values (FitOptions, CompileOptions, generated from api/kbackend.toml); a key
       // outside its set is refused, naming it.
       assertEquals("{\"shuffle\": false, \"seed\": 0, \"validation_split\": 0.25, \"initial_epoch\": 0, "
-          + "\"class_weight\": {\"-1\": 2.5, \"0\": 1}}",
+          + "\"class_weight\": {\"-1\": 2.5, \"0\": 1}, \"distributed\": false}",
           new FitOptions().shuffle(false).validationSplit(0.25).classWeight(0, 1).classWeight(-1, 2.5).toJson());
       assertEquals(32, new FitOptions().batchSize());  // Keras' defaults
       assertEquals(1, new FitOptions().verbose());
