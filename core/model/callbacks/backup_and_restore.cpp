@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/model/callbacks/callback.h"
+#include "core/model/callbacks/frequency.h"
 #include "core/model/model_file.h"
 #include "core/util/error.h"
 
@@ -27,15 +28,7 @@ class BackupAndRestore : public Callback {
         double_checkpoint_(c["double_checkpoint"].get<bool>()),
         delete_checkpoint_(c["delete_checkpoint"].get<bool>()) {
     check(!dir_.empty(), Status::invalid_argument, where, ": an empty backup_dir");
-    const Json& freq = c["save_freq"];
-    if (freq.is_string()) {
-      check(freq.get<std::string>() == "epoch", Status::invalid_argument, where,
-            ": invalid save_freq '", freq.get<std::string>(),
-            "'; expected 'epoch' or a number of batches");
-    } else {
-      save_freq_ = freq.get<int64_t>();
-      check(save_freq_ > 0, Status::invalid_argument, where, ": save_freq must be positive");
-    }
+    save_freq_ = batch_frequency(c["save_freq"], "save_freq", false, where);
     weights_ = (fs::path(dir_) / "latest.weights.h5").string();
     metadata_ = (fs::path(dir_) / "training_metadata.json").string();
   }

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/model/callbacks/callback.h"
+#include "core/model/callbacks/frequency.h"
 #include "core/model/callbacks/format_path.h"
 #include "core/model/callbacks/monitor.h"
 #include "core/model/model_file.h"
@@ -24,15 +25,7 @@ class ModelCheckpoint : public Callback {
         verbose_(c["verbose"].get<int64_t>()),
         save_best_only_(c["save_best_only"].get<bool>()),
         save_weights_only_(c["save_weights_only"].get<bool>()) {
-    const Json& freq = c["save_freq"];
-    if (freq.is_string()) {
-      check(freq.get<std::string>() == "epoch", Status::invalid_argument, where,
-            ": unrecognized save_freq '", freq.get<std::string>(),
-            "'; expected 'epoch' or a number of batches");
-    } else {
-      save_freq_ = freq.get<int64_t>();
-      check(save_freq_ > 0, Status::invalid_argument, where, ": save_freq must be positive");
-    }
+    save_freq_ = batch_frequency(c["save_freq"], "save_freq", false, where);
     if (c.contains("initial_value_threshold") && c["initial_value_threshold"].is_number())
       best_ = c["initial_value_threshold"].get<double>();
     if (save_weights_only_)

@@ -11,6 +11,7 @@
 
 #include "core/compile/function.h"
 #include "core/model/callbacks/callback.h"
+#include "core/model/callbacks/frequency.h"
 #include "core/model/callbacks/event_file.h"
 #include "core/model/training.h"
 #include "core/util/error.h"
@@ -33,16 +34,7 @@ class TensorBoard : public Callback {
             " other than 0 is not supported (no histograms, profiles or embeddings are written)");
     check(!c["write_images"].get<bool>(), Status::not_implemented, where,
           ": write_images is not supported");
-    const Json& freq = c["update_freq"];
-    if (freq.is_string()) {
-      std::string f = freq.get<std::string>();
-      check(f == "epoch" || f == "batch", Status::invalid_argument, where, ": update_freq '", f,
-            "' is not 'epoch', 'batch' or a number of batches");
-      update_freq_ = f == "batch" ? 1 : 0;
-    } else {
-      update_freq_ = freq.get<int64_t>();
-      check(update_freq_ > 0, Status::invalid_argument, where, ": update_freq must be positive");
-    }
+    update_freq_ = batch_frequency(c["update_freq"], "update_freq", true, where);
   }
 
   void on_train_begin(FitContext&) override { global_batch_ = 0; }
