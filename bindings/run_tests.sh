@@ -4,7 +4,8 @@
 #           digits example, then `pip install` into a venv and pytest again on the installed
 #           package; then the manylinux wheel (bindings/python/build_wheel.sh) installed into a
 #           fresh venv with the newest NumPy (tests/packaging/python_wheel.sh);
-#   Rust:   cargo test and the digits example, offline, against build-bind/libkbackend.so.
+#   Rust:   cargo test and the digits examples, offline, against build-bind/libkbackend.so, the
+#           data-parallel fit example on 2 processes too (bindings/on_two_processes.sh).
 # Usage: bash bindings/run_tests.sh            (JOBS=2 by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,5 +61,9 @@ echo "== Rust: example"
 (cd bindings/rust && cargo run --offline --release -q --example finetune_keras_model)
 (cd bindings/rust && cargo run --offline --release -q --example finetune_keras_model -- \
   "$ROOT/examples/data/digits_mlp.keras")
+(cd bindings/rust && cargo build --offline --release -q --example fit_distributed)
+"$BUILD/rust/release/examples/fit_distributed" "$ROOT/examples/data/digits.csv"
+bash bindings/on_two_processes.sh "$BUILD" Rust "$BUILD/rust/release/examples/fit_distributed" \
+  "$ROOT/examples/data/digits.csv"
 
 echo "BINDINGS TESTS PASSED"
