@@ -64,6 +64,12 @@ T* out_arg(T* p, const char* who) {
   return p;
 }
 
+// A string argument that must not be NULL.
+inline std::string string_arg(const char* s, const char* who, const char* what) {
+  check(s != nullptr, Status::invalid_argument, who, ": ", what, " is NULL");
+  return s;
+}
+
 inline const NodePtr& tensor_arg(kb_tensor* t, const char* who, const char* what = "x") {
   check(t != nullptr && t->node != nullptr, Status::invalid_argument, who, ": ", what, " is NULL");
   return t->node;

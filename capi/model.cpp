@@ -16,6 +16,7 @@
 using namespace kb;
 using kb::capi::guard;
 using kb::capi::out_arg;
+using kb::capi::string_arg;
 
 struct kb_layer {
   kb::model::CustomLayer* layer;
@@ -39,11 +40,6 @@ model::Training& compiled(kb_model* m, const char* who) {
   check(t != nullptr, Status::invalid_argument, who,
         ": the model is not compiled (kb_model_compile)");
   return *t;
-}
-
-std::string string_arg(const char* s, const char* who, const char* what) {
-  check(s != nullptr, Status::invalid_argument, who, ": ", what, " is NULL");
-  return s;
 }
 
 // Values given as tensors: constants (kb_tensor_from_data) or anything kb_eval can compute.

@@ -8,30 +8,24 @@
 using namespace kb;
 using kb::capi::guard;
 using kb::capi::out_arg;
+using kb::capi::string_arg;
 using kb::capi::tensor_arg;
 using kb::capi::wrap;
-
-namespace {
-const char* path_arg(const char* path, const char* who) {
-  check(path != nullptr, Status::invalid_argument, who, ": path is NULL");
-  return path;
-}
-}  // namespace
 
 extern "C" {
 
 KB_API kb_status kb_tensor_from_npy(const char* path, int32_t mapped, kb_tensor** out) {
   return guard("tensor_from_npy", [&] {
     out_arg(out, "tensor_from_npy");
-    *out = wrap(constant_node(model::read_npy(path_arg(path, "tensor_from_npy"), mapped != 0)));
+    *out = wrap(
+        constant_node(model::read_npy(string_arg(path, "tensor_from_npy", "path"), mapped != 0)));
   });
 }
 
 KB_API kb_status kb_tensor_save_npy(kb_tensor* t, const char* path) {
   return guard("tensor_save_npy", [&] {
     const NodePtr& n = tensor_arg(t, "tensor_save_npy", "tensor");
-    std::string where = path_arg(path, "tensor_save_npy");
-    model::write_npy(*to_host(evaluate(n)), where);
+    model::write_npy(*to_host(evaluate(n)), string_arg(path, "tensor_save_npy", "path"));
   });
 }
 

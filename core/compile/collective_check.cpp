@@ -7,6 +7,7 @@
 #include "core/backend/collectives.h"
 #include "core/compile/passes.h"
 #include "core/ops/op.h"
+#include "core/util/fingerprint.h"
 
 namespace kb {
 
@@ -14,12 +15,6 @@ namespace {
 bool is_collective(const Node& n) {
   return n.is(ops::AllReduce) || n.is(ops::Broadcast) || n.is(ops::AllGather) ||
          n.is(ops::ReduceScatter);
-}
-
-uint64_t fingerprint(const std::string& text) {  // FNV-1a: the same on every process and build
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
-  return h;
 }
 }  // namespace
 

@@ -17,6 +17,7 @@
 #include "core/ops/collective_ops.h"
 #include "core/util/checked_math.h"
 #include "core/util/error.h"
+#include "core/util/fingerprint.h"
 
 namespace kb::model {
 namespace {
@@ -124,10 +125,8 @@ std::pair<int64_t, int64_t> share_of(int64_t start, int64_t end) {
 // The sums of `values` over the processes (float64), in place.
 void sum_across_processes(std::vector<double>& values) {
   if (values.empty()) return;
-  auto b = Buffer::make(DType::f64, {int64_t(values.size())});
-  std::copy(values.begin(), values.end(), b->as<double>());
-  api::all_reduce_values(b->data(), b->data(), values.size(), DType::f64, api::ReduceOp::sum);
-  std::copy(b->as<double>(), b->as<double>() + values.size(), values.begin());
+  api::all_reduce_values(values.data(), values.data(), values.size(), DType::f64,
+                         api::ReduceOp::sum);
 }
 
 // Whether any process says stop (a program's callback may decide on one process alone): every
@@ -647,7 +646,7 @@ void Training::start_together(FitContext& context, const FitOptions& o, int64_t 
                       std::to_string(o.initial_epoch) + " " + std::to_string(o.shuffle) + " " +
                       std::to_string(o.seed);
   dist::check_same_on_every_rank(
-      std::hash<std::string>()(given),
+      fingerprint(given),
       "fit: distributed: the processes' samples, validation samples, batch_size, epochs, "
       "initial_epoch, shuffle and seed (" +
           given + " here)");
