@@ -1,7 +1,8 @@
 // CPU kernels of Conv, ConvBackwardData and ConvBackwardFilter. float32 runs through oneDNN
 // (convolution_forward / _backward_data / _backward_weights, created at plan time and cached by
 // geometry) except small problems with channels last, which run as matrix products
-// (core/cpu/conv_im2col.h); float16 and bfloat16 run through oneDNN widened to float32
+// (core/cpu/conv_im2col.h); bfloat16 runs through oneDNN's bf16 kernels where the CPU has bf16
+// arithmetic, float16 and the other bfloat16 problems through oneDNN widened to float32
 // (core/cpu/widen.h); float64 (oneDNN has no f64) runs through plain reference loops, which are
 // also the fallback when oneDNN declines a problem.
 #include <array>
@@ -156,13 +157,13 @@ void ref_backward_filter(const ConvGeo& g, const T* x, const T* dy, T* dk) {
       std::max<int64_t>(1, kParallelGrain / work));
 }
 
-// ---- oneDNN (float32) -------------------------------------------------------------------------
+// ---- oneDNN (float32, bfloat16) --------------------------------------------------------------
 // How the primitive sees the activations: in the caller's plain layout, or in the layout oneDNN
 // prefers (reordered in and out). Weights always go through oneDNN's preferred layout (they are
 // small).
 enum class Policy { plain, blocked };
 
-memory::desc data_md(const ConvGeo& g, int64_t C, const A3& sp) {
+memory::desc data_md(const ConvGeo& g, int64_t C, const A3& sp, memory::data_type t) {
   memory::dims dims{g.N, C}, strides;
   int64_t sn, sc;
   A3 ss;
@@ -172,7 +173,7 @@ memory::desc data_md(const ConvGeo& g, int64_t C, const A3& sp) {
     dims.push_back(sp[i]);
     strides.push_back(ss[i]);
   }
-  return memory::desc(dims, memory::data_type::f32, strides);
+  return memory::desc(dims, t, strides);
 }
 
 // Weights cross to and from oneDNN in its plain (O, I, spatial...) order, or (G, OCg, ICg,
@@ -180,7 +181,7 @@ memory::desc data_md(const ConvGeo& g, int64_t C, const A3& sp) {
 // into its blocked weight formats were measured at 1-2 ms for a 3x3x64x64 kernel with several
 // threads (a few microseconds from this plain order), so the kernels transpose the small weight
 // tensor themselves (transpose_weights).
-memory::desc weights_md(const ConvGeo& g) {
+memory::desc weights_md(const ConvGeo& g, memory::data_type t) {
   memory::dims dims = g.G == 1 ? memory::dims{g.OC, g.C} : memory::dims{g.G, g.OCg, g.ICg};
   for (size_t i = 3 - g.nsp; i < 3; ++i) dims.push_back(g.k[i]);
   memory::dims strides(dims.size());
@@ -189,12 +190,12 @@ memory::desc weights_md(const ConvGeo& g) {
     strides[i] = st;
     st *= dims[i];
   }
-  return memory::desc(dims, memory::data_type::f32, strides);
+  return memory::desc(dims, t, strides);
 }
 
 // plain[((gi*OCg + m)*ICg + i)*kvol + z] <-> ours[z*C*OCg + c*OCg + m], c = gi*ICg + i.
-template <bool ToPlain>
-void transpose_weights(const ConvGeo& g, const float* src, float* dst) {
+template <bool ToPlain, class T>
+void transpose_weights(const ConvGeo& g, const T* src, T* dst) {
   parallel_for(
       g.C,
       [&](int64_t b, int64_t e) {
@@ -216,7 +217,7 @@ void transpose_weights(const ConvGeo& g, const float* src, float* dst) {
 }
 
 memory::desc any_like(const memory::desc& md) {
-  return memory::desc(md.dims(), memory::data_type::f32, memory::format_tag::any);
+  return memory::desc(md.dims(), md.data_type(), memory::format_tag::any);
 }
 
 memory::dims spatial(const A3& a, size_t nsp, int64_t minus = 0) {
@@ -227,20 +228,23 @@ memory::dims spatial(const A3& a, size_t nsp, int64_t minus = 0) {
 
 std::vector<int64_t> vec(const A3& a) { return {a[0], a[1], a[2]}; }
 
-std::string spec_key(ConvPass w, const ConvGeo& g, Policy p, Epilogue e) {
+std::string spec_key(ConvPass w, const ConvGeo& g, Policy p, Epilogue e, bool bf16) {
   static const char* names[] = {"conv_fwd", "conv_bwd_data", "conv_bwd_filter"};
   du::Key k(names[int(w)]);
   k.add(int64_t(g.nsp)).add(int64_t(g.cg.channels_first)).add(int64_t(p));
-  k.add(int64_t(e.bias)).add(int64_t(e.relu));
+  k.add(int64_t(e.bias)).add(int64_t(e.relu)).add(int64_t(bf16));
   k.add(g.N).add(g.C).add(g.OC).add(g.G).add(vec(g.in)).add(vec(g.out)).add(vec(g.k));
   k.add(vec(g.s)).add(vec(g.d)).add(vec(g.pb)).add(vec(g.pa));
   return k.str();
 }
 
-std::shared_ptr<const du::PrimSpec> make_spec(ConvPass w, const ConvGeo& g, Policy p, Epilogue e) {
+std::shared_ptr<const du::PrimSpec> make_spec(ConvPass w, const ConvGeo& g, Policy p, Epilogue e,
+                                              bool bf16) {
   using namespace dnnl;
   using du::ArgSpec;
-  memory::desc xu = data_md(g, g.C, g.in), yu = data_md(g, g.OC, g.out), wu = weights_md(g);
+  memory::data_type t = du::dnnl_type(bf16);
+  memory::desc xu = data_md(g, g.C, g.in, t), yu = data_md(g, g.OC, g.out, t);
+  memory::desc wu = weights_md(g, t);
   memory::desc xa = p == Policy::plain ? xu : any_like(xu);
   memory::desc ya = p == Policy::plain ? yu : any_like(yu);
   memory::desc wa = any_like(wu);
@@ -256,7 +260,7 @@ std::shared_ptr<const du::PrimSpec> make_spec(ConvPass w, const ConvGeo& g, Poli
       ops.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
       attr.set_post_ops(ops);
     }
-    memory::desc bu({g.OC}, memory::data_type::f32, memory::format_tag::a);
+    memory::desc bu({g.OC}, t, memory::format_tag::a);
     auto d =
         e.bias
             ? convolution_forward::desc(prop_kind::forward_inference, algorithm::convolution_direct,
@@ -306,9 +310,11 @@ bool slow_impl(const std::string& impl) {
 // only a slow implementation takes that layout); channels_first: oneDNN chooses the layout and
 // the activations are reordered in and out (its nchw kernels are im2col + GEMM, 2-3 times slower
 // than the reorders plus a fast kernel on W4).
-std::shared_ptr<const du::PrimSpec> choose_spec(ConvPass w, const ConvGeo& g, Epilogue e) {
+std::shared_ptr<const du::PrimSpec> choose_spec(ConvPass w, const ConvGeo& g, Epilogue e,
+                                                bool bf16) {
   auto get = [&](Policy p) {
-    return du::cached<du::PrimSpec>(spec_key(w, g, p, e), [&] { return make_spec(w, g, p, e); });
+    return du::cached<du::PrimSpec>(spec_key(w, g, p, e, bf16),
+                                    [&] { return make_spec(w, g, p, e, bf16); });
   };
   if (g.cg.channels_first) return get(Policy::blocked);
   auto plain = get(Policy::plain);
@@ -330,35 +336,39 @@ bool stable_weights(const KernelArgs& ka) {
   return ka.stable && ka.stable->size() > 1 && (*ka.stable)[1];
 }
 
-// An empty Kernel when oneDNN declines the problem. With `stable` weights, the forward kernels
-// transpose and reorder them on the first run and again only when their storage changes (which
-// they hold meanwhile): a ResNet50 predict at batch 1 reordered 100 MB of weights per call.
+// An empty Kernel when oneDNN declines the problem (or, for bfloat16, has only a slow kernel for
+// it). With `stable` weights, the forward kernels transpose and reorder them on the first run and
+// again only when their storage changes (which they hold meanwhile): a ResNet50 predict at batch 1
+// reordered 100 MB of weights per call. T: float, or bfloat16 on oneDNN's bf16 kernels.
+template <class T = float>
 Kernel dnnl_kernel(ConvPass w, const ConvGeo& g, Epilogue e = {}, bool stable = false) {
+  constexpr bool bf16 = std::is_same_v<T, bfloat16>;
   int64_t macs = g.N * g.out[0] * g.out[1] * g.out[2] * g.OC * g.kvol * g.ICg;
   std::shared_ptr<const du::PrimSpec> spec;
   try {
     // A primitive's thread count is fixed when it is made: small ones are made for one thread.
     SerialScope serial(macs < kSerialWork);
-    spec = choose_spec(w, g, e);
+    spec = choose_spec(w, g, e, bf16);
   } catch (const dnnl::error&) {
     return {};
   }
+  if (bf16 && slow_impl(spec->impl)) return {};
   auto runner = std::make_shared<du::Runner>(spec, macs);
-  auto plain = du::aligned_buffer(size_t(g.kvol * g.C * g.OCg) * sizeof(float));
+  auto plain = du::aligned_buffer(size_t(g.kvol * g.C * g.OCg) * sizeof(T));
   // The weights' storage that `plain` and the runner's reordered copy were made from.
   auto kept = stable ? std::make_shared<std::shared_ptr<void>>() : nullptr;
   return [runner, plain, w, g, e, kept](const std::vector<const Buffer*>& in, Buffer& out) {
-    float* pw = static_cast<float*>(plain.get());
+    T* pw = static_cast<T*>(plain.get());
     if (w == ConvPass::backward_filter) {
       runner->run({in[0]->data(), in[1]->data(), pw});
-      transpose_weights<false>(g, pw, out.as<float>());
+      transpose_weights<false>(g, static_cast<const T*>(pw), out.as<T>());
       return;
     }
     const Buffer& k = *in[1];
     const bool fresh = !kept || k.external || !same_storage(*kept, k.storage);
     if (fresh) {
       if (kept) kept->reset();  // until the copies are made again
-      transpose_weights<true>(g, k.as<float>(), pw);
+      transpose_weights<true>(g, k.as<T>(), pw);
     }
     if (e.bias)
       runner->run({in[0]->data(), pw, in[2]->data(), out.data()}, fresh ? -1 : 1);
@@ -386,6 +396,9 @@ Kernel make_conv_kernel(const KernelArgs& ka) {
     if (im2col_fits(g)) return im2col_kernel(W, g);
     if (Kernel dk = dnnl_kernel(W, g, {}, W == ConvPass::forward && stable_weights(ka))) return dk;
   }
+  if (ka.out.dtype == DType::bf16 && du::native_bf16())
+    if (Kernel dk = dnnl_kernel<bfloat16>(W, g, {}, W == ConvPass::forward && stable_weights(ka)))
+      return dk;
   if (is_narrow_float(ka.out.dtype))  // the primitive reads the first two inputs
     if (Kernel dk = widened(ka, 2, [&](const KernelArgs&) { return dnnl_kernel(W, g); })) return dk;
   return dispatch_dtype(ka.out.dtype, [&](auto z) -> Kernel {
@@ -436,6 +449,8 @@ Kernel make_fused_conv_kernel(const KernelArgs& ka) {
     if (im2col_fits(g)) return im2col_kernel(ConvPass::forward, g, e);
     if (Kernel dk = dnnl_kernel(ConvPass::forward, g, e, stable_weights(ka))) return dk;
   }
+  if (ka.out.dtype == DType::bf16 && du::native_bf16())
+    if (Kernel dk = dnnl_kernel<bfloat16>(ConvPass::forward, g, e, stable_weights(ka))) return dk;
   return dispatch_dtype(ka.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     if constexpr (!is_float_v<T>) {

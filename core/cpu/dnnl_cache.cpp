@@ -82,6 +82,18 @@ Key& Key::add(const std::vector<int64_t>& v) {
   return *this;
 }
 
+bool native_bf16() {
+  static const bool yes = [] {
+    dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+    return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+  }();
+  return yes;
+}
+
+dnnl::memory::data_type dnnl_type(bool bf16) {
+  return bf16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
+}
+
 dnnl::memory::dims to_dims(const std::vector<int64_t>& d) {
   return dnnl::memory::dims(d.begin(), d.end());
 }

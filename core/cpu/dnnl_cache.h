@@ -94,6 +94,14 @@ class Runner {
   std::vector<std::shared_ptr<void>> owned_;
 };
 
+// Whether oneDNN runs bfloat16 products on this CPU's own bf16 arithmetic (avx512_bf16 or AMX):
+// there its bf16 kernels run 2.2x its float32 ones (1024^3, two cores); elsewhere it emulates
+// them, slower than the float32 kernels on widened copies.
+bool native_bf16();
+
+// The oneDNN type of a float32 or bfloat16 tensor (the two the primitives here are made for).
+dnnl::memory::data_type dnnl_type(bool bf16);
+
 // A 64-byte aligned host buffer of at least `bytes` bytes (never null).
 std::shared_ptr<void> aligned_buffer(size_t bytes);
 

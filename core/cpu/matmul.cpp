@@ -1,7 +1,8 @@
 // Batched matrix multiplication through a real GEMM: oneDNN's sgemm for float32 (it picks
 // AVX-512 / AVX2 kernels at run time, while this library is compiled for the baseline ISA, where
 // Eigen reached 5-13% of the fp32 peak) or oneDNN's matmul primitive for the moderate sizes where
-// it is faster, Eigen for float64, sgemm on widened copies for float16 and bfloat16, a plain loop
+// it is faster, Eigen for float64, oneDNN's bf16 matmul for bfloat16 where the CPU has bf16
+// arithmetic, sgemm on widened copies for float16 and the other bfloat16 products, a plain loop
 // for the rest. FusedMatMul adds a bias per column and a relu (oneDNN post-ops on the primitive,
 // one pass after the GEMM otherwise).
 #include <Eigen/Core>
@@ -79,8 +80,11 @@ bool prefer_primitive(const MatMulDims& d) {
   return d.batch == 1 && d.n >= 64 && d.m * d.n * d.k <= (int64_t(1) << 27);
 }
 
-std::shared_ptr<const du::PrimSpec> matmul_spec(const MatMulDims& d, Epilogue e) {
+// The primitive for float32 (`bf16` false, single products) or bfloat16 (batched ones too, each
+// product at its own offset: oneDNN's 3-D matmul), accumulating in float32 either way.
+std::shared_ptr<const du::PrimSpec> matmul_spec(const MatMulDims& d, Epilogue e, bool bf16) {
   std::string key = du::Key("matmul")
+                        .add(d.batch)
                         .add(d.m)
                         .add(d.k)
                         .add(d.n)
@@ -88,15 +92,23 @@ std::shared_ptr<const du::PrimSpec> matmul_spec(const MatMulDims& d, Epilogue e)
                         .add(int64_t(d.tb))
                         .add(int64_t(e.bias))
                         .add(int64_t(e.relu))
+                        .add(int64_t(bf16))
                         .str();
   return du::cached<du::PrimSpec>(key, [&] {
     using namespace dnnl;
     using tag = memory::format_tag;
-    auto f32 = memory::data_type::f32;
-    memory::desc a({d.m, d.k}, f32, d.ta ? tag::ba : tag::ab);
-    memory::desc b({d.k, d.n}, f32, d.tb ? tag::ba : tag::ab);
-    memory::desc bias({1, d.n}, f32, tag::ab);
-    memory::desc c({d.m, d.n}, f32, tag::ab);
+    auto t = du::dnnl_type(bf16);
+    bool b3 = d.batch > 1;
+    auto dims = [&](int64_t r, int64_t c, int64_t batch) {
+      return b3 ? memory::dims{batch, r, c} : memory::dims{r, c};
+    };
+    auto layout = [&](bool transposed) {
+      return b3 ? (transposed ? tag::acb : tag::abc) : (transposed ? tag::ba : tag::ab);
+    };
+    memory::desc a(dims(d.m, d.k, d.batch), t, layout(d.ta));
+    memory::desc b(dims(d.k, d.n, d.batch), t, layout(d.tb));
+    memory::desc bias(dims(1, d.n, 1), t, layout(false));  // one row for every product
+    memory::desc c(dims(d.m, d.n, d.batch), t, layout(false));
     primitive_attr attr;
     attr.set_scratchpad_mode(scratchpad_mode::user);
     if (e.relu) {
@@ -118,16 +130,18 @@ std::shared_ptr<const du::PrimSpec> matmul_spec(const MatMulDims& d, Epilogue e)
   });
 }
 
-// The primitive's kernel, or an empty one where oneDNN declines the problem.
-Kernel primitive_kernel(const MatMulDims& d, Epilogue e) {
-  int64_t macs = d.m * d.n * d.k;
+// The primitive's kernel, or an empty one where oneDNN declines the problem (or has no fast
+// kernel for bfloat16 on this CPU).
+Kernel primitive_kernel(const MatMulDims& d, Epilogue e, bool bf16 = false) {
+  int64_t macs = d.batch * d.m * d.n * d.k;
   std::shared_ptr<const du::PrimSpec> spec;
   try {
     SerialScope serial(macs < kSerialWork);  // its thread count is fixed when it is made
-    spec = matmul_spec(d, e);
+    spec = matmul_spec(d, e, bf16);
   } catch (const dnnl::error&) {
     return {};
   }
+  if (bf16 && spec->impl.rfind("ref", 0) == 0) return {};
   auto runner = std::make_shared<du::Runner>(spec, macs);
   return [runner, e](const std::vector<const Buffer*>& in, Buffer& out) {
     if (e.bias)
@@ -138,12 +152,15 @@ Kernel primitive_kernel(const MatMulDims& d, Epilogue e) {
 }
 
 Kernel matmul_kernel(const KernelArgs& k, Epilogue e) {
-  if (is_narrow_float(k.out.dtype))  // reads a, b and the bias
-    return widened(k, 3, [e](const KernelArgs& k32) { return matmul_kernel(k32, e); });
   MatMulDims d =
       gemm_dims(k.in[0].shape.dims, k.in[1].shape.dims, k.node.attrs.i(attr::transpose_a) != 0,
                 k.node.attrs.i(attr::transpose_b) != 0);
-  if (k.out.dtype == DType::f32 && d.k > 0 && d.m > 0 && d.n > 0 && prefer_primitive(d))
+  bool empty = d.k == 0 || d.m == 0 || d.n == 0 || d.batch == 0;
+  if (k.out.dtype == DType::bf16 && !empty && du::native_bf16())
+    if (Kernel pk = primitive_kernel(d, e, true)) return pk;
+  if (is_narrow_float(k.out.dtype))  // reads a, b and the bias
+    return widened(k, 3, [e](const KernelArgs& k32) { return matmul_kernel(k32, e); });
+  if (k.out.dtype == DType::f32 && !empty && prefer_primitive(d))
     if (Kernel pk = primitive_kernel(d, e)) return pk;
   return dispatch_dtype(k.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
