@@ -130,19 +130,36 @@ std::vector<int64_t> ints_or(const Json& config, const char* key, size_t n, int6
   return out;
 }
 
-DType dtype_of(const Json& value, const std::string& where) {
-  std::string name;
-  if (value.is_object()) {  // tf.keras: {"class_name": "Policy", "config": {"name": "float32"}}
+namespace {
+
+// The policy's or dtype's name in a layer's "dtype".
+std::string policy_name(const Json& value, const std::string& where) {
+  if (value.is_object()) {  // {"class_name": "Policy", "config": {"name": "mixed_bfloat16"}}
     const Json& config = required(value, "config", where);
-    name = required_string(config, "name", where);
-    if (name.rfind("mixed_", 0) == 0) name = "float32";  // variables of a mixed policy
-  } else {
-    check(value.is_string(), Status::invalid_argument, where, ": a dtype is not a string");
-    name = value.get<std::string>();
+    return required_string(config, "name", where);
   }
+  check(value.is_string(), Status::invalid_argument, where, ": a dtype is not a string");
+  return value.get<std::string>();
+}
+
+DType named_dtype(const std::string& name, const std::string& where) {
   auto t = parse_dtype(name);
   check(t.has_value(), Status::invalid_argument, where, ": unknown dtype '", name, "'");
   return *t;
+}
+
+}  // namespace
+
+DType dtype_of(const Json& value, const std::string& where) {
+  return dtype_policy_of(value, where).variable;
+}
+
+DTypePolicy dtype_policy_of(const Json& value, const std::string& where) {
+  std::string name = policy_name(value, where);
+  if (name == "mixed_bfloat16") return {DType::f32, DType::bf16};
+  if (name == "mixed_float16") return {DType::f32, DType::f32};
+  DType t = named_dtype(name, where);
+  return {t, t};
 }
 
 namespace {

@@ -46,5 +46,12 @@ void nested_numbers(const Json& value, size_t max_rank, bool booleans, Dims& dim
                     std::vector<double>& values, const std::string& where);
 // A dtype by Keras' name ("float32"); tf.keras' dtype policies ({"class_name": "Policy"}) too.
 DType dtype_of(const Json& value, const std::string& where);
+// A layer's dtype policy (Keras 3's DTypePolicy, tf.keras' Policy, or a dtype's name): the dtype
+// of its variables and the one it computes in. mixed_bfloat16 computes in bfloat16 over float32
+// variables; mixed_float16 in float32 here (its training needs a loss-scale optimizer).
+struct DTypePolicy {
+  DType variable = DType::f32, compute = DType::f32;
+};
+DTypePolicy dtype_policy_of(const Json& value, const std::string& where);
 
 }  // namespace kb::model

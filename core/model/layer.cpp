@@ -154,9 +154,11 @@ Layer::Layer(std::string class_name, Json config)
   name_ = required_string(config_, "name", where_);
   where_ = "layer '" + name_ + "' (" + class_name_ + ")";
   trainable_ = bool_or(config_, "trainable", true, where_);
-  dtype_ = config_.contains("dtype") && !config_["dtype"].is_null()
-               ? dtype_of(config_["dtype"], where_)
-               : Session::get().floatx();
+  DTypePolicy policy{Session::get().floatx(), Session::get().floatx()};
+  if (config_.contains("dtype") && !config_["dtype"].is_null())
+    policy = dtype_policy_of(config_["dtype"], where_);
+  dtype_ = policy.variable;
+  compute_dtype_ = policy.compute;
 }
 
 void Layer::build(const std::vector<Shape>&) {}
@@ -178,7 +180,7 @@ Applied Layer::apply(const Tensors& inputs, const Tensors& masks, const CallArgu
   }
   masks_ = masks;
   masks_.resize(inputs.size());
-  Tensors out = call(inputs);
+  Tensors out = converted_call(inputs);
   // Keras' activity_regularizer (ActivityRegularization's l1/l2): a loss term per output.
   Json activity = class_name_ == "ActivityRegularization"
                       ? Json{{"class_name", "L1L2"}, {"config", config_}}
@@ -191,6 +193,30 @@ Applied Layer::apply(const Tensors& inputs, const Tensors& masks, const CallArgu
   Tensors out_masks = compute_mask(inputs, out);
   out_masks.resize(out.size());
   return {out, out_masks};
+}
+
+namespace {
+
+// Keras 3's conversion of a layer's inputs: floating ones to the dtype it computes in. Only
+// where a 16-bit dtype is involved, as the layers of Keras 2 files, which had no conversion,
+// were float32 or float64 throughout.
+NodePtr converted(const NodePtr& x, DType to) {
+  if (!x || !is_floating(x->dtype()) || x->dtype() == to) return x;
+  if (!is_narrow_float(x->dtype()) && !is_narrow_float(to)) return x;
+  return api::cast(x, to);
+}
+
+}  // namespace
+
+Tensors Layer::converted_call(const Tensors& inputs) {
+  DType to = autocast() ? compute_dtype_ : dtype_;
+  Tensors in;
+  for (const auto& x : inputs) in.push_back(converted(x, to));
+  for (auto& [key, x] : arguments_.tensors) x = converted(x, to);
+  Tensors out = call(in);
+  if (compute_dtype_ != dtype_ && !autocast())
+    for (auto& y : out) y = converted(y, compute_dtype_);
+  return out;
 }
 
 bool Layer::masked() const {
@@ -266,6 +292,12 @@ NodePtr Layer::attach_weight(const std::string& name, const std::shared_ptr<Buff
   weights_.push_back({var_name, v, trainable && trainable_, constraint, name});
   if (regularizer_key && config_.contains(regularizer_key))
     if (NodePtr term = regularization(config_[regularizer_key], v, where_)) losses_.push_back(term);
+  // Keras 3's autocast: under a mixed policy the layer reads its trainable floating weights as
+  // its compute dtype (the Cast's gradient reaches the float32 variable). The others (moving
+  // statistics, the vectors a layer assigns) stay the variables its updates write.
+  if (compute_dtype_ != dtype_ && autocast() && trainable && is_floating(dtype) &&
+      dtype != compute_dtype_)
+    return api::cast(v, compute_dtype_);
   return v;
 }
 

@@ -166,7 +166,14 @@ class Layer {
   // A wrapper's inner layer: its weights, losses and updates become this layer's too (after
   // the inner layer's first call, which builds them).
   void adopt(const Layer& inner);
+  // Keras' variable_dtype and compute_dtype: they differ under a mixed policy (mixed_bfloat16).
   DType dtype() const { return dtype_; }
+  DType compute_dtype() const { return compute_dtype_; }
+  // Keras' layer.autocast: under a mixed policy the layer's floating inputs are cast to its
+  // compute dtype and the add_weight calls return its trainable floating weights read as it. A
+  // layer that says no (the normalizations, Embedding) computes in its variables' dtype, its
+  // inputs cast to it, and its results are cast to the compute dtype.
+  virtual bool autocast() const { return true; }
   Tensors losses_, updates_, state_updates_;
   std::string where_;
   // weights() in the order added, trainable or not (Keras 3 lists a LoRA layer's frozen kernel
@@ -181,11 +188,13 @@ class Layer {
   NodePtr attach_weight(const std::string& name, const std::shared_ptr<Buffer>& value,
                         const char* regularizer_key, const char* constraint_key, bool trainable,
                         DType dtype);
+  // call() under the layer's dtype policy: its inputs and results converted.
+  Tensors converted_call(const Tensors& inputs);
   std::string class_name_, name_;
   Json config_;
   bool trainable_ = true, built_ = false;
   KerasRules rules_ = current_keras_rules();
-  DType dtype_;
+  DType dtype_, compute_dtype_;
   std::vector<Weight> weights_;
   std::vector<Shape> output_shapes_;
   std::vector<uint64_t> output_ids_;

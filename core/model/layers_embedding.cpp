@@ -10,6 +10,8 @@ namespace {
 
 class Embedding : public Layer {
  public:
+  // Keras 3 looks up float32 rows and casts them.
+  bool autocast() const override { return false; }
   explicit Embedding(const Json& c)
       : Layer("Embedding", with_initializer(c)),
         input_dim_(int_or(c, "input_dim", -1, where())),

@@ -54,6 +54,8 @@ Dims weight_shape(const Shape& s, const std::vector<int64_t>& axes, const std::s
 
 class LayerNormalization : public Layer {
  public:
+  // Keras 3 normalizes 16-bit inputs in float32.
+  bool autocast() const override { return false; }
   bool supports_masking() const override { return true; }
   explicit LayerNormalization(const Json& c)
       : Layer("LayerNormalization", c),
@@ -95,6 +97,8 @@ class LayerNormalization : public Layer {
 
 class RMSNormalization : public Layer {
  public:
+  // Keras 3 normalizes 16-bit inputs in float32.
+  bool autocast() const override { return false; }
   explicit RMSNormalization(const Json& c)
       : Layer("RMSNormalization", c), epsilon_(number_or(c, "epsilon", 1e-6, where())) {}
   void build(const std::vector<Shape>& shapes) override {
@@ -134,6 +138,8 @@ class UnitNormalization : public Layer {
 
 class GroupNormalization : public Layer {
  public:
+  // Keras 3 normalizes 16-bit inputs in float32.
+  bool autocast() const override { return false; }
   bool supports_masking() const override { return true; }
   explicit GroupNormalization(const Json& c)
       : Layer("GroupNormalization", c),

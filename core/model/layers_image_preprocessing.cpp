@@ -175,7 +175,7 @@ class Resizing : public Layer {
   }
   Tensors call(const Tensors& inputs) override {
     NodePtr x = single(inputs);
-    if (x->dtype() != dtype()) x = api::cast(x, dtype());
+    if (x->dtype() != compute_dtype()) x = api::cast(x, compute_dtype());
     ImageAxes a = image_axes(x, format_, where());
     if (crop_) x = crop_to_aspect(x, a, height_, width_);
     if (pad_) x = pad_to_aspect(x, a, format_, height_, width_, fill_, where());
@@ -199,7 +199,7 @@ class CenterCrop : public Layer {
         format_(data_format_of(c, where())) {}
   Tensors call(const Tensors& inputs) override {
     NodePtr x = single(inputs);
-    if (x->dtype() != dtype()) x = api::cast(x, dtype());
+    if (x->dtype() != compute_dtype()) x = api::cast(x, compute_dtype());
     ImageAxes a = image_axes(x, format_, where());
     int64_t h = x->shape().dims[size_t(a.height)], w = x->shape().dims[size_t(a.width)];
     if (h >= height_ && w >= width_)
@@ -257,7 +257,7 @@ class RandomAugmentation : public Layer {
   }
   Tensors call(const Tensors& inputs) override {
     NodePtr x = single(inputs);
-    if (x->dtype() != dtype()) x = api::cast(x, dtype());
+    if (x->dtype() != compute_dtype()) x = api::cast(x, compute_dtype());
     if (kind_ == Augment::untrained) return {x};
     ImageAxes a = image_axes(x, format_, where());
     return {api::in_train_phase([&] { return augmented(x, a); }, [&] { return x; }, nullptr,

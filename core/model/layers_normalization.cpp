@@ -26,6 +26,8 @@ int64_t axis_of(const Json& c, const std::string& where) {
 
 class BatchNormalization : public Layer {
  public:
+  // Keras 3 normalizes 16-bit inputs in float32, its statistics float32 too.
+  bool autocast() const override { return false; }
   bool supports_masking() const override { return true; }
   explicit BatchNormalization(const Json& c)
       : Layer("BatchNormalization", c),

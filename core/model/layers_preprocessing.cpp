@@ -33,15 +33,17 @@ class Rescaling : public Layer {
   Tensors call(const Tensors& inputs) override {
     // inputs * scale + offset; a list scales the channels (the last axis).
     NodePtr x = single(inputs);
-    if (x->dtype() != dtype()) x = api::cast(x, dtype());
-    return {
-        plus(times(x, per_channel(config().value("scale", Json()), 1.0, dtype(), where(), "scale")),
-             per_channel(config().value("offset", Json()), 0.0, dtype(), where(), "offset"))};
+    DType t = compute_dtype();
+    if (x->dtype() != t) x = api::cast(x, t);
+    return {plus(times(x, per_channel(config().value("scale", Json()), 1.0, t, where(), "scale")),
+                 per_channel(config().value("offset", Json()), 0.0, t, where(), "offset"))};
   }
 };
 
 class Normalization : public Layer {
  public:
+  // Its statistics are not trainable weights: it computes in their dtype, cast afterwards.
+  bool autocast() const override { return false; }
   explicit Normalization(const Json& c)
       : Layer("Normalization", c), invert_(bool_or(c, "invert", false, where())) {
     check(c.value("mean", Json()).is_null() == c.value("variance", Json()).is_null(),

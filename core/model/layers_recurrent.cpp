@@ -70,10 +70,10 @@ class Recurrent : public Layer {
             ": a stateful layer needs its batch size (batch_input_shape) known");
       if (states_.empty())
         for (int64_t size : state_sizes()) {
-          auto zeros = Buffer::make(dtype(), {batch, size});
+          auto zeros = Buffer::make(compute_dtype(), {batch, size});
           std::memset(zeros->data(), 0, zeros->nbytes());
           states_.push_back(
-              api::variable(zeros, dtype(), Session::get().unique_name(name() + "/state")));
+              api::variable(zeros, compute_dtype(), Session::get().unique_name(name() + "/state")));
         }
       initial = states_;
     } else if (initial.empty()) {

@@ -222,12 +222,19 @@ Training::Training(Model& model, const Json& optimizer, const Json& overrides,
     score = times(score, m);
     return divided(score, api::mean(m, std::nullopt, false));
   };
+  // Keras 3's losses and metrics convert 16-bit outputs (a mixed_bfloat16 model's) and their
+  // targets to float32, as 16-bit terms (the layers' activity regularizers) are summed.
+  auto widened = [&](const NodePtr& x) {
+    return is_narrow_float(x->dtype()) ? api::cast(x, fx) : x;
+  };
+  Tensors scored;
+  for (const auto& out : outs) scored.push_back(widened(out));
   NodePtr total;
   Tensors extra;  // per-output losses (several outputs), then metrics
   names_ = {"loss"};
   std::vector<std::string> metric_names;
   for (size_t i = 0; i < n; ++i) {
-    const NodePtr& out = outs[i];
+    const NodePtr& out = scored[i];
     const std::string& oname = model.output_names()[i];
     std::string where = "compile: output '" + oname + "'";
     NamedScore loss = loss_by_name(losses_[i], where);
@@ -257,10 +264,10 @@ Training::Training(Model& model, const Json& optimizer, const Json& overrides,
     NodePtr weighted = times(number(output_loss, loss_weights_[i]), output_loss);
     total = total ? plus(total, weighted) : weighted;
   }
-  for (const NodePtr& term : model.losses()) total = plus(total, term);
+  for (const NodePtr& term : model.losses()) total = plus(total, widened(term));
   for (size_t i = 0; i < n; ++i)
     for (const auto& m : metrics_) {
-      const NodePtr& out = outs[i];
+      const NodePtr& out = scored[i];
       int64_t last = out->rank() > 0 ? out->shape().dims.back() : -1;
       NamedScore metric = metric_by_name(m, losses_[i], last,
                                          "compile: metric of '" + model.output_names()[i] + "'");

@@ -59,9 +59,6 @@ def _options_json(option_set, **values):
     return json.dumps(out).encode()
 
 
-_NUMPY = {1: np.float32, 2: np.float64, 3: np.int8, 4: np.int16, 5: np.int32, 6: np.int64,
-          7: np.uint8, 8: np.bool_, 0: np.float16}
-_CODES = {np.dtype(v): k for k, v in _NUMPY.items()}
 
 
 def _call(name, *args):
@@ -113,13 +110,18 @@ class _Arrays:
             _lib.kb_tensor_release(h)
 
 
+# The arrays given as inputs go in as they are where the library has their dtype (bfloat16 ones,
+# ml_dtypes', as float32).
+_CODES = {np.dtype(n): c for c, n in _core.DTYPE_NAMES.items() if n != "bfloat16"}
+
+
 def _to_numpy(handle):
     code = ctypes.c_int32()
     _call("dtype", handle, ctypes.byref(code))
     dims = (ctypes.c_int64 * 32)()
     ndim = ctypes.c_int64()
     _call("int_shape", handle, dims, 32, ctypes.byref(ndim))
-    out = np.empty(tuple(dims[:ndim.value]), dtype=_NUMPY[code.value])
+    out = np.empty(tuple(dims[:ndim.value]), dtype=_core.numpy_dtype(code.value))
     _call("tensor_copy_to", handle, out.ctypes.data_as(_p), out.nbytes)
     return out
 

@@ -7,7 +7,8 @@
 # added after 2.2.4: Keras 3 saves a model of each (make_layer_cases.py), kbackend loads it,
 # predicts and trains two epochs as Keras did (check_layer_cases.py) and saves it again, and
 # Keras 3 loads that and predicts as kbackend does (read_archives.py); each case exported to
-# ONNX runs in ONNX Runtime as kbackend predicts (export_onnx_cases.py).
+# ONNX runs in ONNX Runtime as kbackend predicts (export_onnx_cases.py); models of the
+# mixed_bfloat16 policy predict and train as Keras' (make_mixed_cases.py, check_mixed_cases.py).
 # Usage: bash bindings/python/keras3_tests/run.sh   (after bindings/run_tests.sh built build-bind)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
@@ -31,5 +32,10 @@ PYTHONPATH=build-bind/bindings/python /usr/bin/python3 \
 # Each of them exported to ONNX and run in ONNX Runtime as kbackend predicts.
 PYTHONPATH=build-bind/bindings/python:bindings/python/keras3_tests "$VENV/bin/python" \
   bindings/python/keras3_tests/export_onnx_cases.py "$OUT/layers"
+# Models of the mixed_bfloat16 policy: kbackend computes in bfloat16 as Keras 3 does.
+mkdir "$OUT/mixed"
+KERAS_BACKEND=jax "$VENV/bin/python" bindings/python/keras3_tests/make_mixed_cases.py "$OUT/mixed"
+PYTHONPATH=build-bind/bindings/python:bindings/python/keras3_tests "$VENV/bin/python" \
+  bindings/python/keras3_tests/check_mixed_cases.py "$OUT/mixed"
 # Keras 3 reads what kbackend saved of each of them after training.
 KERAS_BACKEND=jax "$VENV/bin/python" bindings/python/keras3_tests/read_archives.py "$OUT/layers/saved"

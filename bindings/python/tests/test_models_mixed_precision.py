@@ -1,0 +1,85 @@
+"""Keras' mixed_bfloat16 policy in a model's config (Keras 3's DTypePolicy, tf.keras' Policy, or
+its name): float32 variables, bfloat16 computation. Against NumPy computing the same steps with
+bfloat16 rounding (by bit arithmetic: this Python need not have ml_dtypes), and against the same
+model in float32; training updates the float32 variables through the casts.
+(bindings/python/keras3_tests/check_mixed_cases.py compares such models with Keras 3's own.)"""
+import json
+
+import numpy as np
+import pytest
+
+from kbackend import models
+
+MIXED = {"module": "keras", "class_name": "DTypePolicy", "config": {"name": "mixed_bfloat16"},
+         "registered_name": None}
+
+
+def model(policy, last_policy="float32"):
+    """Input(6) -> Dense(16, relu) [policy] -> Dense(3) [last_policy], a Keras 3 config."""
+    def dense(name, units, activation, dtype, shape):
+        return {"module": "keras.layers", "class_name": "Dense",
+                "config": {"name": name, "units": units, "activation": activation,
+                           "dtype": dtype},
+                "name": name, "build_config": {"input_shape": [None, shape]}}
+    config = {"module": "keras", "class_name": "Sequential", "config": {"name": "s", "layers": [
+        {"module": "keras.layers", "class_name": "InputLayer",
+         "config": {"batch_shape": [None, 6], "dtype": "float32", "name": "x"}},
+        dense("hidden", 16, "relu", policy, 6), dense("out", 3, "linear", last_policy, 16)]}}
+    return models.model_from_json(json.dumps(config))
+
+
+def to_bf16(x):
+    """float32 values rounded to the nearest bfloat16 (ties to even), as float32."""
+    bits = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return rounded.astype(np.uint32).view(np.float32)
+
+
+def reference(x, weights):
+    """What Keras computes: the hidden Dense's input, kernel and bias read as bfloat16, its
+    product and its sum rounded to bfloat16; the last Dense in float32 on those values."""
+    k1, b1, k2, b2 = [w.astype(np.float32) for w in weights]
+    h = to_bf16(to_bf16(x) @ to_bf16(k1))
+    h = np.maximum(to_bf16(h + to_bf16(b1)), 0)
+    return h @ k2 + b2
+
+
+@pytest.mark.parametrize("policy", [MIXED, {"class_name": "Policy",
+                                            "config": {"name": "mixed_bfloat16"}},
+                                    "mixed_bfloat16"])
+def test_mixed_bfloat16_predicts_in_bfloat16(policy):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((20, 6)).astype(np.float32)
+    mixed, plain = model(policy), model("float32")
+    plain.set_weights(mixed.get_weights())
+    assert all(w.dtype == np.float32 for w in mixed.get_weights())
+    got = mixed.predict(x)
+    assert got.dtype == np.float32  # the last layer's policy is float32
+    want = reference(x, mixed.get_weights())
+    scale = np.abs(want).max()
+    # (float32's accumulation order may flip a hidden value's rounding: a step of it.)
+    np.testing.assert_allclose(got, want, rtol=0, atol=2.0**-10 * scale)
+    # Not float32's values: the hidden layer rounded to bfloat16.
+    in_float32 = plain.predict(x)
+    assert np.abs(in_float32 - got).max() > 2.0**-9 * scale
+    np.testing.assert_allclose(got, in_float32, rtol=0, atol=2.0**-5 * scale)
+
+
+def test_mixed_bfloat16_trains_its_float32_variables():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((64, 6)).astype(np.float32)
+    y = (x[:, :3] * 0.5).astype(np.float32)
+    mixed, plain = model(MIXED, MIXED), model("float32", "float32")
+    plain.set_weights(mixed.get_weights())
+    for m in (mixed, plain):
+        m.compile(optimizer="sgd", loss="mse")
+    start = mixed.get_weights()
+    lm = mixed.fit(x, y, epochs=3, batch_size=16, shuffle=False, verbose=0).history["loss"]
+    lp = plain.fit(x, y, epochs=3, batch_size=16, shuffle=False, verbose=0).history["loss"]
+    assert lm[-1] < lm[0]
+    np.testing.assert_allclose(lm, lp, rtol=2e-2)
+    for s, w, p in zip(start, mixed.get_weights(), plain.get_weights()):
+        assert w.dtype == np.float32
+        # Updates far below a bfloat16 step of the weights accumulate in float32.
+        np.testing.assert_allclose(w - s, p - s, rtol=0, atol=0.05 * np.abs(p - s).max())
+        assert np.abs(w - s).max() > 0
