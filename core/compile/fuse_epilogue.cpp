@@ -52,9 +52,12 @@ bool is_column_bias(const NodePtr& b, const Node& product) {
   return n >= 0 && (bd == Dims{n} || bd == Dims{1, n});
 }
 
-// The fused op of a product whose epilogue can be fused on `device` (one with a kernel for it).
+// The fused op of a product whose epilogue can be fused on `device` (one with a kernel for it):
+// float32, or bfloat16 on the CPU, whose oneDNN bf16 kernels add the bias and apply the relu
+// before rounding the result once.
 std::optional<OpName> fused_op(const Node& n, Device device) {
-  if (n.dtype() != DType::f32 || n.inputs.size() != 2) return std::nullopt;
+  bool bf16_here = n.dtype() == DType::bf16 && device == Device::cpu;
+  if ((n.dtype() != DType::f32 && !bf16_here) || n.inputs.size() != 2) return std::nullopt;
   std::optional<OpName> op;
   if (n.is(ops::Conv)) op = ops::FusedConv;
   if (n.is(ops::MatMul) && n.shape().rank_known && n.rank() == 2) op = ops::FusedMatMul;

@@ -451,6 +451,10 @@ Kernel make_fused_conv_kernel(const KernelArgs& ka) {
   }
   if (ka.out.dtype == DType::bf16 && du::native_bf16())
     if (Kernel dk = dnnl_kernel<bfloat16>(ConvPass::forward, g, e, stable_weights(ka))) return dk;
+  if (is_narrow_float(ka.out.dtype))  // the primitive reads x, the kernel and the bias
+    if (Kernel dk =
+            widened(ka, 3, [&](const KernelArgs&) { return dnnl_kernel(ConvPass::forward, g, e); }))
+      return dk;
   return dispatch_dtype(ka.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     if constexpr (!is_float_v<T>) {

@@ -6,6 +6,7 @@
 #include "core/cpu/loops.h"
 #include "core/cpu/scratch.h"
 #include "core/cpu/simd_targets.h"
+#include "core/cpu/widen.h"
 #include "core/graph/scalar.h"
 #include "core/ops/op.h"
 #include "core/ops/scalar_funcs.h"
@@ -203,6 +204,11 @@ Kernel make_cast(const KernelArgs& k) {
         const S* a = in[0]->as<S>();
         D* o = out.as<D>();
         parallel_for(out.numel(), [&](int64_t b, int64_t e) {
+          // A mixed-precision model's casts between float32 and bfloat16, vectorized.
+          if constexpr (std::is_same_v<S, bfloat16> && std::is_same_v<D, float>)
+            return bf16_to_f32(a + b, o + b, e - b);
+          if constexpr (std::is_same_v<S, float> && std::is_same_v<D, bfloat16>)
+            return f32_to_bf16(a + b, o + b, e - b);
           for (int64_t i = b; i < e; ++i) o[i] = convert<S, D>(a[i]);
         });
       };

@@ -1,8 +1,9 @@
 // CPU kernel of FusedElementwise (core/compile/fuse_elementwise.cpp): the register program runs
 // over blocks of kBlock elements; each instruction is one loop over the block with the scalar
 // table's expression, so the compiler vectorizes it as it does the single-op kernels, and the
-// values evaluated per element are the same as the unfused steps'. Blocks are split across
-// threads.
+// values evaluated per element are the same as the unfused steps' (a bfloat16 program computes
+// in float and rounds each instruction's result, as the single-op kernels do). Blocks are split
+// across threads.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include "core/cpu/loops.h"
 #include "core/cpu/scratch.h"
 #include "core/cpu/simd_targets.h"
+#include "core/cpu/widen.h"
 #include "core/ops/op.h"
 #include "core/ops/scalar_funcs.h"
 #include "core/ops/scalar_ops.h"
@@ -76,6 +78,16 @@ D convert(S v) {
   return convert_value<compute_t<S>, D>(compute_t<S>(v));
 }
 
+// A value loaded into a register of type R for a program computing in type Q: converted to Q
+// (a bfloat16 program's Cast from float32 rounds there), then held exactly in R.
+template <class R, class Q, class S>
+R load_value(S v) {
+  if constexpr (std::is_same_v<Q, R>)
+    return convert<S, R>(v);
+  else
+    return R(convert<S, Q>(v));
+}
+
 // An input seen from the output: dims and strides with the axes that are contiguous for both
 // merged (stride 0 along broadcast axes).
 struct Source {
@@ -90,7 +102,7 @@ struct Source {
 Source make_source(const TensorType& in, const Dims& od, DType out_dtype) {
   Source src;
   src.dtype = in.dtype;
-  src.direct = in.dtype == out_dtype && in.shape.dims == od;
+  src.direct = in.dtype == out_dtype && !is_narrow_float(out_dtype) && in.shape.dims == od;
   Dims st = broadcast_strides(in.shape.dims, od);
   for (size_t i = 0; i < od.size(); ++i) {
     if (od[i] == 1) continue;
@@ -134,9 +146,10 @@ struct KeptBlock {
   int64_t phase;  // periodic: the block's first index modulo the source's period
 };
 
-// Elements [i0, i0 + n) of the broadcast input, converted to T: a pointer into the input when
-// they lie there contiguously in T, the kept block when it holds them, else written to buf.
-template <class T, class S>
+// Elements [i0, i0 + n) of the broadcast input, converted to T (through Q, the program's type):
+// a pointer into the input when they lie there contiguously in T, the kept block when it holds
+// them, else written to buf.
+template <class T, class Q, class S>
 const T* load(const Source& src, const S* base, int64_t i0, int64_t n, T* buf, int64_t* idx,
               KeptBlock<T>& kept) {
   size_t r = src.d.size();
@@ -148,11 +161,13 @@ const T* load(const Source& src, const S* base, int64_t i0, int64_t n, T* buf, i
     pos += idx[i] * src.s[i];
   }
   const int64_t inner = src.d[r - 1], is = src.s[r - 1];
-  if constexpr (std::is_same_v<S, T>) {
+  // (A float32 value loaded into a bfloat16 program is rounded: never read in place.)
+  constexpr bool as_is = std::is_same_v<S, T> && std::is_same_v<Q, T>;
+  if constexpr (as_is) {
     if (is == 1 && inner - idx[r - 1] >= n) return base + pos;
   }
   if (is == 0 && inner - idx[r - 1] >= n) {
-    T v = convert<S, T>(base[pos]);
+    T v = load_value<T, Q, S>(base[pos]);
     if (kept.kind != KeptBlock<T>::copies || std::memcmp(&kept.value, &v, sizeof(T)) != 0) {
       fill_copies(kept.values, kBlock, v);
       kept.kind = KeptBlock<T>::copies;
@@ -172,11 +187,13 @@ const T* load(const Source& src, const S* base, int64_t i0, int64_t n, T* buf, i
     int64_t m = std::min(inner - idx[r - 1], n);
     const S* p = base + pos;
     if (is == 0) {
-      fill_copies(o, m, convert<S, T>(p[0]));
-    } else if (std::is_same_v<S, T> && is == 1) {
+      fill_copies(o, m, load_value<T, Q, S>(p[0]));
+    } else if (as_is && is == 1) {
       std::memcpy(o, p, size_t(m) * sizeof(T));  // a row of a broadcast operand (a bias)
+    } else if (std::is_same_v<S, bfloat16> && std::is_same_v<T, float> && is == 1) {
+      bf16_to_f32(reinterpret_cast<const bfloat16*>(p), reinterpret_cast<float*>(o), m);
     } else {
-      for (int64_t i = 0; i < m; ++i) o[i] = convert<S, T>(p[i * is]);
+      for (int64_t i = 0; i < m; ++i) o[i] = load_value<T, Q, S>(p[i * is]);
     }
     o += m;
     n -= m;
@@ -211,8 +228,11 @@ int64_t instruction_cost(int64_t kind, int64_t op) {
   return costly.count(name) ? 8 : 1;
 }
 
-template <class T>
+// The program over outputs of type Q, computed in registers of type T (float for bfloat16, each
+// result rounded to Q).
+template <class T, class Q = T>
 Kernel fused_kernel(const KernelArgs& k) {
+  constexpr bool narrow = !std::is_same_v<Q, T>;
   const Attrs& a = k.node.attrs;
   std::vector<int64_t> code = a.ints(attr::program);
   int64_t nregs = a.i(attr::registers);
@@ -226,8 +246,8 @@ Kernel fused_kernel(const KernelArgs& k) {
   }
   size_t ni = code.size() / 5;
   check(ni > 0 && code.size() == ni * 5, Status::internal, "FusedElementwise: bad program");
-  // The last instruction writes the output directly when it computes the result.
-  bool last_writes_out = code[(ni - 1) * 5] != 0 && code[(ni - 1) * 5 + 2] == result;
+  // The last instruction writes the output directly when it computes the result (in T).
+  bool last_writes_out = !narrow && code[(ni - 1) * 5] != 0 && code[(ni - 1) * 5 + 2] == result;
   // Blocks per thread at least: a long program splits smaller tensors across the threads than
   // one add would (an LSTM's gates, 16K elements through three sigmoids and a tanh, ran on one).
   // An instruction over a block in the cache takes about half the time per element of a loop
@@ -237,7 +257,7 @@ Kernel fused_kernel(const KernelArgs& k) {
   for (size_t j = 0; j < ni; ++j) cost += instruction_cost(code[j * 5], code[j * 5 + 1]);
   int64_t grain = std::max<int64_t>(1, 2 * kParallelGrain / (kBlock * std::max<int64_t>(cost, 1)));
   return [=](const std::vector<const Buffer*>& in, Buffer& out) {
-    T* o = out.as<T>();
+    Q* o = out.as<Q>();
     int64_t total = out.numel();
     int64_t nblocks = (total + kBlock - 1) / kBlock;
     parallel_for(
@@ -267,20 +287,28 @@ Kernel fused_kernel(const KernelArgs& k) {
                 } else {
                   ptr[size_t(c[2])] = dispatch_dtype(src.dtype, [&](auto z) -> const T* {
                     using S = decltype(z);
-                    return load<T, S>(src, b->as<S>(), i0, n, dst, idx.data(),
-                                      kept.data()[size_t(c[3])]);
+                    return load<T, Q, S>(src, b->as<S>(), i0, n, dst, idx.data(),
+                                         kept.data()[size_t(c[3])]);
                   });
                 }
                 continue;
               }
-              if (last_writes_out && j + 1 == ni) dst = o + i0;
+              if constexpr (!narrow) {
+                if (last_writes_out && j + 1 == ni) dst = o + i0;
+              }
               if (c[0] == 1)
                 kUnary<T>[c[1]](ptr[size_t(c[3])], dst, n);
               else
                 kBinary<T>[c[1]](ptr[size_t(c[3])], ptr[size_t(c[4])], dst, n);
+              // A bfloat16 program rounds each result as the single-op kernels do.
+              if constexpr (narrow) round_to_bf16(dst, n);
               ptr[size_t(c[2])] = dst;
             }
-            if (!last_writes_out) std::memcpy(o + i0, ptr[size_t(result)], size_t(n) * sizeof(T));
+            if constexpr (narrow)
+              f32_to_bf16(ptr[size_t(result)], o + i0, n);  // exact: rounded already
+            else if (!last_writes_out) {
+              std::memcpy(o + i0, ptr[size_t(result)], size_t(n) * sizeof(T));
+            }
           }
         },
         grain);
@@ -290,6 +318,7 @@ Kernel fused_kernel(const KernelArgs& k) {
 Kernel make_fused_elementwise(const KernelArgs& k) {
   if (k.out.dtype == DType::f32) return fused_kernel<float>(k);
   if (k.out.dtype == DType::f64) return fused_kernel<double>(k);
+  if (k.out.dtype == DType::bf16) return fused_kernel<float, bfloat16>(k);
   return Kernel();
 }
 KernelRegistrar kr_fused("cpu", ops::FusedElementwise, make_fused_elementwise);

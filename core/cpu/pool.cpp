@@ -1,7 +1,8 @@
 // CPU kernels of Pool, PoolBackward and MaxPoolGradGrad. float32 pooling and its backward pass run
 // through oneDNN (pooling_forward / pooling_backward, with max pooling's workspace recomputed by a
 // forward_training pass inside the backward kernel) except max pooling with channels last (and
-// its backward pass over windows that do not overlap), direct loops; other floating types,
+// its backward pass over windows that do not overlap), direct loops; float16 and bfloat16 run
+// the same kernels widened to float32 (core/cpu/widen.h); float64,
 // MaxPoolGradGrad and any problem oneDNN declines run through reference loops over the per-element
 // functions of core/kernel_plans/pool_windows.h (the CUDA kernels' too). Max takes the
 // first maximum of a window and ignores padded cells; avg divides by the number of real cells.
@@ -13,6 +14,7 @@
 #include "core/cpu/dnnl_cache.h"
 #include "core/cpu/loops.h"
 #include "core/cpu/row_kernels.h"
+#include "core/cpu/widen.h"
 #include "core/ops/conv_ops.h"
 #include "core/graph/dispatch.h"
 #include "core/kernel_plans/pool_problem.h"
@@ -288,24 +290,31 @@ Kernel make_pool_kernel(const KernelArgs& ka) {
       if (out.nbytes()) std::memset(out.data(), 0, out.nbytes());
     };
   Geo g = make_geo(pp);
-  if (ka.out.dtype == DType::f32) {
-    Kernel k;
+  auto f32_kernel = [&]() -> Kernel {
     if constexpr (W == PoolKernel::forward) {
       if (direct_max_fits(g, false))
         return [g](const std::vector<const Buffer*>& in, Buffer& out) {
           direct_max(g, in[0]->as<float>(), out.as<float>());
         };
-      k = dnnl_pool(g);
+      return dnnl_pool(g);
     }
     if constexpr (W == PoolKernel::backward) {
       if (direct_max_fits(g, true))
         return [g](const std::vector<const Buffer*>& in, Buffer& out) {
           direct_max_backward(g, in[0]->as<float>(), in[1]->as<float>(), out.as<float>());
         };
-      k = dnnl_pool_backward(g);
+      return dnnl_pool_backward(g);
     }
-    if (k) return k;
-  }
+    return {};
+  };
+  if (ka.out.dtype == DType::f32)
+    if (Kernel k = f32_kernel()) return k;
+  // 16-bit types on the float32 kernels: a window's max, its gradient's routing and an average
+  // rounded once are the reference loops' values (which ran a bfloat16 CNN's pooling 100 times
+  // slower).
+  if (is_narrow_float(ka.out.dtype))
+    if (Kernel k = widened(ka, ka.in.size(), [&](const KernelArgs&) { return f32_kernel(); }))
+      return k;
   return dispatch_dtype(ka.out.dtype, [&](auto z) -> Kernel {
     using T = decltype(z);
     if constexpr (!is_float_v<T>) {

@@ -1,5 +1,6 @@
 #include "core/cpu/widen.h"
 
+#include <cstring>
 #include <memory>
 #include <type_traits>
 
@@ -9,6 +10,7 @@
 #endif
 
 #include "core/cpu/loops.h"
+#include "core/cpu/simd_targets.h"
 #include "core/graph/dispatch.h"
 
 namespace kb::cpu {
@@ -59,6 +61,38 @@ bool has_f16c() { return false; }
 
 }  // namespace
 
+// bfloat16's rounding on the float's bits (core/util/bfloat16.h), written for the vectorizer.
+KB_SIMD_CLONES void bf16_to_f32(const bfloat16* __restrict src, float* __restrict dst, int64_t n) {
+  const uint16_t* s = &src->bits;
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t x = uint32_t(s[i]) << 16;
+    std::memcpy(dst + i, &x, 4);
+  }
+}
+
+KB_SIMD_CLONES void f32_to_bf16(const float* __restrict src, bfloat16* __restrict dst, int64_t n) {
+  uint16_t* d = &dst->bits;
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t x;
+    std::memcpy(&x, src + i, 4);
+    uint32_t r = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+    d[i] = (x & 0x7fffffffu) > 0x7f800000u ? uint16_t(0x7fffu) : uint16_t(r);
+  }
+}
+
+KB_SIMD_CLONES void round_to_bf16(float* __restrict values, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t x;
+    std::memcpy(&x, values + i, 4);
+    uint32_t r = (x + 0x7fffu + ((x >> 16) & 1u)) & 0xffff0000u;
+    r = (x & 0x7fffffffu) > 0x7f800000u ? 0x7fff0000u : r;
+    std::memcpy(values + i, &r, 4);
+  }
+}
+
 void widen_into(DType t, const void* src, float* dst, int64_t n) {
   dispatch_dtype(t, [&](auto z) {
     using T = decltype(z);
@@ -67,6 +101,8 @@ void widen_into(DType t, const void* src, float* dst, int64_t n) {
       parallel_for(n, [&](int64_t lo, int64_t hi) {
         if constexpr (std::is_same_v<T, half>) {
           if (has_f16c()) return widen_f16c(s + lo, dst + lo, hi - lo);
+        } else {
+          return bf16_to_f32(s + lo, dst + lo, hi - lo);
         }
         for (int64_t i = lo; i < hi; ++i) dst[i] = float(s[i]);
       });
@@ -81,6 +117,8 @@ void narrow_into(DType t, const float* src, void* dst, int64_t n) {
       parallel_for(n, [&](int64_t lo, int64_t hi) {
         if constexpr (std::is_same_v<T, half>) {
           if (has_f16c()) return narrow_f16c(src + lo, d + lo, hi - lo);
+        } else {
+          return f32_to_bf16(src + lo, d + lo, hi - lo);
         }
         for (int64_t i = lo; i < hi; ++i) d[i] = T(src[i]);
       });

@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "core/backend/kernel.h"
+#include "core/util/bfloat16.h"
 
 namespace kb::cpu {
 
@@ -20,5 +21,13 @@ Kernel widened(const KernelArgs& args, size_t reads,
 // it (to nearest even); across the thread pool, with F16C for float16 where the CPU has it.
 void widen_into(DType t, const void* src, float* dst, int64_t n);
 void narrow_into(DType t, const float* src, void* dst, int64_t n);
+
+// On the calling thread, vectorized (AVX-512 or AVX2 where the CPU has them): n bfloat16 values
+// into float32 (exact); n float32 values rounded into bfloat16 (to nearest even, NaN to the
+// canonical quiet NaN, as bfloat16's constructor); n float32 values rounded to bfloat16's
+// precision in place.
+void bf16_to_f32(const bfloat16* src, float* dst, int64_t n);
+void f32_to_bf16(const float* src, bfloat16* dst, int64_t n);
+void round_to_bf16(float* values, int64_t n);
 
 }  // namespace kb::cpu

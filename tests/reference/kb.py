@@ -198,6 +198,24 @@ _NARROW = {F16: (lambda a: np.asarray(a, np.float32).astype(np.float16),
            BF16: (bf16_bits, bf16_values)}
 
 
+def native_bf16_products():
+    """Whether this CPU has bfloat16 arithmetic (avx512_bf16 or AMX), on which the library's
+    bfloat16 products run oneDNN's bf16 kernels: like the instructions, they treat subnormal
+    operands and results (below 2^-126) as zero."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = f.read()
+    except OSError:
+        return False
+    return " avx512_bf16" in flags or " amx_bf16" in flags
+
+
+def flush_subnormals(values):
+    """float32 values with the subnormal ones (nonzero, below 2^-126 in magnitude) made zero."""
+    v = np.asarray(values, np.float32)
+    return np.where(np.abs(v) < np.float32(2.0 ** -126), np.float32(0) * v, v)
+
+
 def narrow_store(a, dtype):
     return _NARROW[dtype][0](a)
 

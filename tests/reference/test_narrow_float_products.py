@@ -1,5 +1,7 @@
 """float16 and bfloat16 products on the CPU: the 16-bit operands are widened to float32, the
-float32 kernel runs, and its result is rounded once to the 16-bit type (core/cpu/widen).
+float32 kernel runs, and its result is rounded once to the 16-bit type (core/cpu/widen); or, for
+bfloat16 on a CPU with bf16 arithmetic, oneDNN's bf16 kernels accumulate in float32 and round
+once (subnormals counting as zero).
 
 An outer product (an inner dimension of 1) makes every result one float32 product, which is exact
 for 16-bit operands (at most 22 significant bits), so the stored value must be NumPy's float32
@@ -25,9 +27,15 @@ def operand(rng, n, dtype):
 
 
 def rounded_outer(x, y, dtype):
-    """NumPy's float32 outer product of two 16-bit vectors, rounded to their dtype."""
-    product = kb.narrow_values(x, dtype)[:, None] * kb.narrow_values(y, dtype)[None, :]
-    return kb.narrow_store(product, dtype)
+    """NumPy's float32 outer product of two 16-bit vectors, rounded to their dtype. On a CPU with
+    bfloat16 arithmetic, whose bf16 kernels compute bfloat16 products, subnormal operands and
+    results count as zero there, as TensorFlow's and PyTorch's do on it."""
+    a, b = kb.narrow_values(x, dtype), kb.narrow_values(y, dtype)
+    daz = dtype == BF16 and kb.native_bf16_products()
+    if daz:
+        a, b = kb.flush_subnormals(a), kb.flush_subnormals(b)
+    product = a[:, None] * b[None, :]
+    return kb.narrow_store(kb.flush_subnormals(product) if daz else product, dtype)
 
 
 def bits_equal(got, expected):
