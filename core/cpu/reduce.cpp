@@ -13,6 +13,7 @@
 #include "core/cpu/scratch.h"
 #include "core/cpu/reduce.h"
 #include "core/cpu/row_kernels.h"
+#include "core/cpu/widen.h"
 #include "core/ops/build.h"
 #include "core/graph/dispatch.h"
 #include "core/ops/modes.h"
@@ -260,6 +261,27 @@ Kernel make_softmax_kernel(const KernelArgs& k) {
                   ThreadScratch<float, struct SoftmaxRow> scratch(static_cast<size_t>(n));
                   for (int64_t r = b; r < e; ++r)
                     softmax_row_f32(x + r * n, o + r * n, scratch.data(), n, Log, stream);
+                },
+                std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)));
+          };
+      }
+      if constexpr (std::is_same_v<T, bfloat16>) {
+        // A mixed-precision model's attention scores: each row widened, the float32 row kernel,
+        // the row rounded once.
+        if (inner == 1)
+          return [outer, n](const std::vector<const Buffer*>& in, Buffer& out) {
+            const bfloat16* x = in[0]->as<bfloat16>();
+            bfloat16* o = out.as<bfloat16>();
+            parallel_for(
+                outer,
+                [&](int64_t b, int64_t e) {
+                  ThreadScratch<float, struct SoftmaxRow> scratch(static_cast<size_t>(3 * n));
+                  float* wide = scratch.data();
+                  for (int64_t r = b; r < e; ++r) {
+                    bf16_to_f32(x + r * n, wide, n);
+                    softmax_row_f32(wide, wide + n, wide + 2 * n, n, Log, false);
+                    f32_to_bf16(wide + n, o + r * n, n);
+                  }
                 },
                 std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(n, 1)));
           };
