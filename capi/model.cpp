@@ -7,6 +7,7 @@
 #include "core/api/api.h"
 #include "core/model/custom_layer.h"
 #include "core/model/export/onnx_export.h"
+#include "core/model/mixed_precision.h"
 #include "core/model/model_file.h"
 #include "core/model/option_sets.h"
 #include "core/model/summary.h"
@@ -141,6 +142,15 @@ KB_API kb_status kb_model_to_json(kb_model* m, const char** out) {
     out_arg(out, "model_to_json");
     m->json = model_arg(m, "model_to_json").config().dump();
     *out = m->json.c_str();
+  });
+}
+
+KB_API kb_status kb_model_with_dtype_policy(kb_model* m, const char* policy, kb_model** out) {
+  return guard("model_with_dtype_policy", [&] {
+    const char* who = "model_with_dtype_policy";
+    out_arg(out, who);
+    auto copy = model::with_dtype_policy(model_arg(m, who), string_arg(policy, who, "policy"));
+    *out = new kb_model{copy, {}, {}, {}, {}, {}, {}, {}};
   });
 }
 

@@ -848,6 +848,12 @@ KB_API kb_status kb_model_load(const char* path, int32_t compile, kb_model** out
 /* A model from Keras' JSON (model.to_json()); its weights are initialized as Keras does. */
 KB_API kb_status kb_model_from_json(const char* json, kb_model** out);
 KB_API kb_status kb_model_to_json(kb_model* model, const char** out);
+/* A copy of the model (uncompiled, its weights' values) whose layers with float32 variables take
+   the dtype policy named `policy`, as Keras' clone_model with each layer's dtype set:
+   "mixed_bfloat16" computes in bfloat16 over float32 variables (on the CPU's bf16 kernels where
+   it has them), "float32" in float32. Its inputs keep their dtypes; a policy that does not keep
+   float32 variables fails with KB_ERROR_INVALID_ARGUMENT. */
+KB_API kb_status kb_model_with_dtype_policy(kb_model* model, const char* policy, kb_model** out);
 /* Keras' model.save (include_optimizer != 0: training_config and the optimizer's state); a file
    that cannot be created fails with KB_ERROR_IO. */
 KB_API kb_status kb_model_save(kb_model* model, const char* path, int32_t include_optimizer);

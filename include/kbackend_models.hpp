@@ -137,6 +137,14 @@ class Model {
     check(kb_model_from_json(json.c_str(), &m));
     return Model(m);
   }
+  /// A copy (uncompiled, the same weights' values) whose float32 layers take the dtype policy
+  /// `policy` ("mixed_bfloat16": bfloat16 computation over float32 variables), as Keras'
+  /// clone_model with each layer's dtype set.
+  Model with_dtype_policy(const std::string& policy) const {
+    kb_model* m = nullptr;
+    check(kb_model_with_dtype_policy(m_, policy.c_str(), &m));
+    return Model(m);
+  }
   /// Moving transfers the model and leaves the source empty.
   ///@{
   Model(Model&& other) noexcept : m_(std::exchange(other.m_, nullptr)) {}

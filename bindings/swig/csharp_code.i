@@ -355,6 +355,11 @@ KB_CSHARP_HANDLE(kb_model, Model)
     K.model_export_onnx(this, path, (options ?? new ExportOnnxOptions()).ToJson());
   }
 
+  /// <summary>A copy (uncompiled, the same weights' values) whose float32 layers take the dtype
+  /// policy <paramref name="policy"/> ("mixed_bfloat16": bfloat16 computation over float32
+  /// variables), as Keras' clone_model with each layer's dtype set.</summary>
+  public Model WithDtypePolicy(string policy) { return K.model_with_dtype_policy(this, policy); }
+
   /// <summary>Keras' model.summary() text.</summary>
   public string Summary() { return K.model_summary(this); }
 

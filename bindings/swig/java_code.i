@@ -618,6 +618,13 @@ KB_JAVA_HANDLE(kb_model, Model)
     exportOnnx(path, new ExportOnnxOptions());
   }
 
+  /** A copy (uncompiled, the same weights' values) whose float32 layers take the dtype policy
+   * {@code policy} ("mixed_bfloat16": bfloat16 computation over float32 variables), as Keras'
+   * clone_model with each layer's dtype set. */
+  public Model withDtypePolicy(String policy) {
+    return K.model_with_dtype_policy(this, policy);
+  }
+
   /** Keras' model.summary() text. */
   public String summary() {
     return K.model_summary(this);

@@ -30,6 +30,20 @@ void data(K::Tensor& x, K::Tensor& y, int n) {
   y = K::Tensor::from(yv, {n, 2});
 }
 
+// Keras' clone_model with each layer's dtype set: bfloat16 computation over float32 weights.
+TEST(Models, AFloat32ModelComputesInBfloat16) {
+  K::Model m = K::Model::from_json(kMlp);
+  K::Tensor x, y;
+  data(x, y, 4);
+  K::Model mixed = m.with_dtype_policy("mixed_bfloat16");
+  EXPECT_EQ(mixed.predict_on_batch({x})[0].dtype(), K::DType::bfloat16);
+  EXPECT_EQ(mixed.weights()[0].dtype(), K::DType::float32);
+  K::Model back = mixed.with_dtype_policy("float32");
+  EXPECT_EQ(back.predict_on_batch({x})[0].to_vector<float>(),
+            m.predict_on_batch({x})[0].to_vector<float>());
+  EXPECT_THROW(m.with_dtype_policy("int8"), K::Error);
+}
+
 TEST(Models, FitEvaluatePredictSaveLoad) {
   K::Model m = K::Model::from_json(kMlp);
   EXPECT_EQ(m.layer_count(), 3u);

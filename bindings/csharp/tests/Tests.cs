@@ -335,6 +335,22 @@ static class Tests {
     }
   }
 
+  // Keras' clone_model with each layer's dtype set: bfloat16 computation over float32 weights.
+  public static void AFloat32ModelComputesInBfloat16() {
+    string json = "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"s\", \"layers\": [" +
+                  "{\"class_name\": \"Dense\", \"config\": {\"name\": \"h\", \"units\": 3, \"batch_input_shape\": [null, 2]}}]}}";
+    var x = Tensor.Of(new float[] { 1, 2 }, 1, 2);
+    using (var m = Model.FromJson(json))
+    using (var mixed = m.WithDtypePolicy("mixed_bfloat16"))
+    using (var back = mixed.WithDtypePolicy("float32")) {
+      True(mixed.PredictOnBatch(x)[0].DType == DType.BFLOAT16, "computed in bfloat16");
+      True(mixed.Weights[0].DType == DType.FLOAT32, "float32 variables");
+      Eq(m.PredictOnBatch(x)[0].ToFloatArray(), back.PredictOnBatch(x)[0].ToFloatArray());
+      var e = Throws<KBackendException>(() => m.WithDtypePolicy("int8"));
+      True(e.Message.Contains("does not keep float32 variables"), e.Message);
+    }
+  }
+
   // y = x + b, b a weight of ones; {"fail": true} in the config fails.
   public static void CustomLayers() {
     Model.RegisterLayer("AddBias", (layer, config, inputs) => {

@@ -249,3 +249,41 @@ func TestModelBridgeAndLayers(t *testing.T) {
 		t.Fatalf("input shape %v", s)
 	}
 }
+
+func TestModelWithDtypePolicy(t *testing.T) {
+	m, err := ModelFromJSON(denseJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	third := float32(1.0 / 3)
+	if err := m.LayerSetWeights(0, []*Tensor{f32(t, []float32{third, 0, 0, third, third, third}, 3, 2),
+		f32(t, []float32{0, 0}, 2)}); err != nil {
+		t.Fatal(err)
+	}
+	x := f32(t, []float32{1, 2, 3}, 1, 3)
+	mixed, err := m.WithDtypePolicy("mixed_bfloat16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mixed.Close()
+	out, err := mixed.PredictOnBatch([]*Tensor{x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := DTypeOf(out[0]); d != Bfloat16 { // the layer computes in bfloat16
+		t.Fatalf("dtype %v", d)
+	}
+	back, err := mixed.WithDtypePolicy("float32") // the same float32 weights
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer back.Close()
+	got, err := back.PredictOnBatch([]*Tensor{x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, vals(t)(got[0], nil), 4*third, 5*third)
+	_, err = m.WithDtypePolicy("bfloat16")
+	wantStatus(t, err, ErrInvalidArgument, "does not keep float32 variables")
+}

@@ -73,6 +73,22 @@ func ModelFromJSON(json string) (*Model, error) {
 	return wrapModel(m), nil
 }
 
+// WithDtypePolicy is a copy of the model (uncompiled, the same weights' values) whose float32
+// layers take the dtype policy named policy ("mixed_bfloat16": bfloat16 computation over float32
+// variables), as Keras' clone_model with each layer's dtype set.
+func (m *Model) WithDtypePolicy(policy string) (*Model, error) {
+	cpolicy, err := cString("model_with_dtype_policy", policy)
+	if err != nil {
+		return nil, err
+	}
+	defer C.free(unsafe.Pointer(cpolicy))
+	var out *C.kb_model
+	if err := call(func() C.kb_status { return C.kb_model_with_dtype_policy(m.c(), cpolicy, &out) }); err != nil {
+		return nil, err
+	}
+	return wrapModel(out), nil
+}
+
 // cStrings is a C array of C copies of ss, and the function that frees them.
 func cStrings(who string, ss []string) (**C.char, C.size_t, func(), error) {
 	out := (**C.char)(C.calloc(C.size_t(len(ss)+1), C.size_t(unsafe.Sizeof((*C.char)(nil)))))

@@ -339,6 +339,7 @@ SIGNATURES = {
     "kb_model_load": (c_int32, [c_char_p, c_int32, POINTER(c_void_p)]),
     "kb_model_from_json": (c_int32, [c_char_p, POINTER(c_void_p)]),
     "kb_model_to_json": (c_int32, [c_void_p, POINTER(c_char_p)]),
+    "kb_model_with_dtype_policy": (c_int32, [c_void_p, c_char_p, POINTER(c_void_p)]),
     "kb_model_save": (c_int32, [c_void_p, c_char_p, c_int32]),
     "kb_model_save_weights": (c_int32, [c_void_p, c_char_p]),
     "kb_model_export_onnx": (c_int32, [c_void_p, c_char_p, c_char_p]),

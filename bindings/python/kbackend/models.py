@@ -502,6 +502,14 @@ class Model:
         """Keras' model.to_json()."""
         return _text("model_to_json", self._h)
 
+    def with_dtype_policy(self, policy):
+        """A copy (uncompiled, the same weights' values) whose float32 layers take the dtype
+        policy `policy` ("mixed_bfloat16": bfloat16 computation over float32 variables), as
+        keras.models.clone_model with each layer's dtype set."""
+        h = _p()
+        _call("model_with_dtype_policy", self._h, str(policy).encode(), ctypes.byref(h))
+        return Model(h)
+
     def summary(self, print_fn=None):
         """Keras' model.summary(): printed, or given line by line to print_fn."""
         for line in _text("model_summary", self._h).rstrip("\n").split("\n"):

@@ -406,6 +406,7 @@ extern "C" {
     pub fn kb_model_load(path: *const ::std::ffi::c_char, compile: i32, out: *mut *mut kb_model) -> kb_status;
     pub fn kb_model_from_json(json: *const ::std::ffi::c_char, out: *mut *mut kb_model) -> kb_status;
     pub fn kb_model_to_json(model: *mut kb_model, out: *mut *const ::std::ffi::c_char) -> kb_status;
+    pub fn kb_model_with_dtype_policy(model: *mut kb_model, policy: *const ::std::ffi::c_char, out: *mut *mut kb_model) -> kb_status;
     pub fn kb_model_save(model: *mut kb_model, path: *const ::std::ffi::c_char, include_optimizer: i32) -> kb_status;
     pub fn kb_model_save_weights(model: *mut kb_model, path: *const ::std::ffi::c_char) -> kb_status;
     pub fn kb_model_export_onnx(model: *mut kb_model, path: *const ::std::ffi::c_char, options_json: *const ::std::ffi::c_char) -> kb_status;

@@ -241,6 +241,14 @@ impl Model {
         new_model(|o| unsafe { sys::kb_model_from_json(j.as_ptr(), o) })
     }
 
+    /// A copy (uncompiled, the same weights' values) whose float32 layers take the dtype policy
+    /// `policy` (`"mixed_bfloat16"`: bfloat16 computation over float32 variables), as Keras'
+    /// clone_model with each layer's dtype set (`kb_model_with_dtype_policy`).
+    pub fn with_dtype_policy(&self, policy: &str) -> Result<Model> {
+        let p = cstring(policy)?;
+        new_model(|o| unsafe { sys::kb_model_with_dtype_policy(self.ptr.as_ptr(), p.as_ptr(), o) })
+    }
+
     fn text(
         &self,
         f: unsafe extern "C" fn(*mut sys::kb_model, *mut *const c_char) -> sys::kb_status,

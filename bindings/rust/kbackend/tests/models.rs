@@ -305,3 +305,23 @@ fn models_export_to_onnx() -> kbackend::Result<()> {
     std::fs::remove_file(path).ok();
     Ok(())
 }
+
+#[test]
+fn a_float32_model_computes_in_bfloat16() -> kbackend::Result<()> {
+    // Keras' clone_model with each layer's dtype set: bfloat16 computation over float32 weights.
+    let m = Model::from_json(DENSE)?;
+    let x = Tensor::from_slice(&[1f32, 2., 3.], &[1, 3])?;
+    let mut mixed = m.with_dtype_policy("mixed_bfloat16")?;
+    assert_eq!(mixed.predict_on_batch(&[&x])?[0].dtype()?, kbackend::DType::BF16);
+    assert_eq!(mixed.layer_weights(0)?[0].dtype()?, kbackend::DType::F32);
+    let mut back = mixed.with_dtype_policy("float32")?;
+    let mut plain = m;
+    assert_eq!(
+        back.predict_on_batch(&[&x])?[0].to_vec::<f32>()?,
+        plain.predict_on_batch(&[&x])?[0].to_vec::<f32>()?
+    );
+    let e = plain.with_dtype_policy("int8").err().unwrap();
+    assert_eq!(e.status, Status::InvalidArgument);
+    assert!(e.message.contains("does not keep float32 variables"), "{}", e.message);
+    Ok(())
+}

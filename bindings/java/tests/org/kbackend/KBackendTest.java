@@ -403,6 +403,23 @@ class KBackendTest {
   }
 
   @Test
+  void aFloat32ModelComputesInBfloat16() {
+    // Keras' clone_model with each layer's dtype set: bfloat16 computation over float32 weights.
+    String json = "{\"class_name\": \"Sequential\", \"config\": {\"name\": \"s\", \"layers\": ["
+        + "{\"class_name\": \"Dense\", \"config\": {\"name\": \"h\", \"units\": 3, \"batch_input_shape\": [null, 2]}}]}}";
+    Tensor x = Tensor.of(new float[] {1, 2}, 1, 2);
+    try (Model m = Model.fromJson(json); Model mixed = m.withDtypePolicy("mixed_bfloat16");
+         Model back = mixed.withDtypePolicy("float32")) {
+      assertEquals(DType.BFLOAT16, mixed.predictOnBatch(x).get(0).dtype());
+      assertEquals(DType.FLOAT32, mixed.weights().get(0).dtype());
+      assertArrayEquals(m.predictOnBatch(x).get(0).toFloatArray(),
+                        back.predictOnBatch(x).get(0).toFloatArray());
+      KBackendException e = assertThrows(KBackendException.class, () -> m.withDtypePolicy("int8"));
+      assertTrue(e.getMessage().contains("does not keep float32 variables"), e.getMessage());
+    }
+  }
+
+  @Test
   void customLayers() {
     // y = x + b, b a weight of ones; {"fail": true} in the config fails.
     Model.registerLayer("AddBias", (layer, config, inputs) -> {
