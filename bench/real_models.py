@@ -6,7 +6,8 @@ weights), milliseconds per call (median and minimum of the timed calls after war
 
 `make` and `ort` run in the Keras 3 venv of keras3_tests/run.sh (Keras 3.15.1 on JAX,
 onnxruntime 1.23.2); `kbackend` (which also writes DIR/NAME.onnx when it is missing) in the
-Python binding's. The models have random weights (weights=None) and 224x224 inputs."""
+Python binding's; `kbackend-bf16` (the model under mixed_bfloat16: Model.with_dtype_policy)
+in the Keras 3 venv, whose ml_dtypes holds its bfloat16 predictions. The models have random weights (weights=None) and 224x224 inputs."""
 import os
 import sys
 
@@ -43,8 +44,11 @@ def measure(system, out, name):
         model = models.load_model(os.path.join(out, name + ".keras"))
         if not os.path.exists(os.path.join(out, name + ".onnx")):
             model.export_onnx(os.path.join(out, name + ".onnx"))
-        predict = lambda x: model.predict_on_batch([x])  # noqa: E731
         version = "kbackend"
+        if system == "kbackend-bf16":  # the float32 model computed in bfloat16
+            model = model.with_dtype_policy("mixed_bfloat16")
+            version = "kbackend bf16"
+        predict = lambda x: model.predict_on_batch([x])  # noqa: E731
     for batch in BATCHES:
         x = np.random.RandomState(batch).rand(batch, 224, 224, 3).astype(np.float32)
         ms = call_ms(lambda: predict(x), 20 if batch == 1 else 8)

@@ -27,17 +27,27 @@ bool last_axis_vector(const TensorType& t, const TensorType& y) {
   return true;
 }
 
-// The convolutions whose scale can be folded: float32, channels last, one group (the kernel's
-// last axis is then the output channels), no relu before the scale.
+// The convolutions whose scale can be folded: float32 or bfloat16, channels last, one group (the
+// kernel's last axis is then the output channels), no relu before the scale.
 bool foldable_conv(const Step& st) {
   const Node& n = *st.node;
-  if (!(n.is(ops::Conv) || n.is(ops::FusedConv)) || st.run_time || st.out_type.dtype != DType::f32)
+  DType t = st.out_type.dtype;
+  if (!(n.is(ops::Conv) || n.is(ops::FusedConv)) || st.run_time ||
+      (t != DType::f32 && t != DType::bf16))
     return false;
   if (n.attrs.i(attr::relu, 0) != 0 || st.in_types.size() < 2) return false;
   ConvGeom g = ConvGeom::from(n.attrs);
   if (g.channels_first || g.groups != 1 || !st.out_type.shape.fully_known()) return false;
   const Dims& k = st.in_types[1].shape.dims;
   return !k.empty() && k.back() == st.out_type.shape.dims.back();
+}
+
+// Whether step i is a Cast of its one input to dtype t, of the same shape.
+bool is_cast_to(const Plan& plan, int i, DType t) {
+  if (i < 0) return false;
+  const Step& st = plan.steps[size_t(i)];
+  return st.node->is(ops::Cast) && st.in.size() == 1 && st.out_type.dtype == t &&
+         st.out_type.shape == st.in_types[0].shape;
 }
 
 // The other operand's position in a binary step reading `slot` at one position.
@@ -70,11 +80,22 @@ void fold_conv_scales(Plan& plan) {
   for (size_t a = 0; a < plan.steps.size(); ++a) {
     const Step& conv = plan.steps[a];
     if (removed[a] || !foldable_conv(conv)) continue;
-    const TensorType& y = conv.out_type;
-    int m = next(conv.out);
+    // A bfloat16 convolution (mixed_bfloat16) whose BatchNormalization computes in float32
+    // between two casts, as Keras 3's does: conv -> float32 -> * s (+ t) -> bfloat16 (-> relu)
+    // folds into a bfloat16 convolution by the float32 kernel times s, rounded once to
+    // bfloat16 (the result within bfloat16's rounding of the unfolded one's).
+    const bool bf16 = conv.out_type.dtype == DType::bf16;
+    int up = -1;
+    if (bf16) {
+      up = next(conv.out);
+      if (!is_cast_to(plan, up, DType::f32) || removed[size_t(up)]) continue;
+    }
+    const TensorType& y = bf16 ? plan.steps[size_t(up)].out_type : conv.out_type;
+    const int y_slot = bf16 ? plan.steps[size_t(up)].out : conv.out;
+    int m = next(y_slot);
     if (!is(m, ops::Mul) || removed[size_t(m)]) continue;
     const Step& mul = plan.steps[size_t(m)];
-    int sp = other_operand(mul, conv.out);
+    int sp = other_operand(mul, y_slot);
     if (sp < 0 || !(mul.out_type.shape == y.shape) || !invariant[size_t(mul.in[size_t(sp)])] ||
         !last_axis_vector(mul.in_types[size_t(sp)], y))
       continue;
@@ -84,6 +105,12 @@ void fold_conv_scales(Plan& plan) {
       int p = other_operand(add, mul.out);
       if (p >= 0 && add.out_type.shape == y.shape && last_axis_vector(add.in_types[size_t(p)], y))
         last = t = s, tp = p;
+    }
+    int down = -1;
+    if (bf16) {
+      down = next(plan.steps[size_t(last)].out);
+      if (!is_cast_to(plan, down, DType::bf16) || removed[size_t(down)]) continue;
+      last = down;
     }
     bool relu = false;
     if (int r = next(plan.steps[size_t(last)].out);
@@ -112,15 +139,43 @@ void fold_conv_scales(Plan& plan) {
     const int s_slot = mul.in[size_t(sp)];
     const NodePtr& s_node = mn.inputs[size_t(sp)];
     const TensorType& s_type = mul.in_types[size_t(sp)];
-    int kernel = add_step("Mul", {conv.in[1], s_slot}, {cn.inputs[1], s_node},
-                          {conv.in_types[1], s_type}, {}, cn.name + "/folded_kernel");
+    // A bfloat16 operand of the convolution seen in float32 (exact), and a float32 value
+    // rounded back for it.
+    auto cast_step = [&](int slot, const NodePtr& node, const TensorType& type, DType to,
+                         const std::string& name) {
+      return add_step("Cast", {slot}, {node}, {type}, {{attr::dtype, int64_t(to)}}, name);
+    };
+    int k_slot = conv.in[1];
+    NodePtr k_node = cn.inputs[1];
+    TensorType k_type = conv.in_types[1];
+    if (bf16) {
+      k_slot = cast_step(k_slot, k_node, k_type, DType::f32, cn.name + "/kernel_f32");
+      k_node = plan.nodes.back();
+      k_type = steps.back().out_type;
+    }
+    int kernel = add_step("Mul", {k_slot, s_slot}, {k_node, s_node}, {k_type, s_type}, {},
+                          cn.name + "/folded_kernel");
     NodePtr kernel_node = plan.nodes.back();
+    TensorType kernel_type = steps.back().out_type;
+    if (bf16) {
+      kernel = cast_step(kernel, kernel_node, kernel_type, DType::bf16, cn.name + "/kernel_bf16");
+      kernel_node = plan.nodes.back();
+      kernel_type = steps.back().out_type;
+    }
     int bias = -1;
     NodePtr bias_node;
     TensorType bias_type;
     if (conv.in.size() == 3) {  // (conv + b) * s = conv * s + b * s
-      bias = add_step("Mul", {conv.in[2], s_slot}, {cn.inputs[2], s_node},
-                      {conv.in_types[2], s_type}, {}, cn.name + "/folded_bias");
+      int b_slot = conv.in[2];
+      NodePtr b_node = cn.inputs[2];
+      TensorType b_type = conv.in_types[2];
+      if (bf16) {
+        b_slot = cast_step(b_slot, b_node, b_type, DType::f32, cn.name + "/bias_f32");
+        b_node = plan.nodes.back();
+        b_type = steps.back().out_type;
+      }
+      bias = add_step("Mul", {b_slot, s_slot}, {b_node, s_node}, {b_type, s_type}, {},
+                      cn.name + "/folded_bias");
       bias_node = plan.nodes.back();
       bias_type = steps.back().out_type;
     }
@@ -138,11 +193,16 @@ void fold_conv_scales(Plan& plan) {
         bias = t_slot, bias_node = t_node, bias_type = t_type;
       }
     }
+    if (bias >= 0 && bf16) {
+      bias = cast_step(bias, bias_node, bias_type, DType::bf16, cn.name + "/bias_bf16");
+      bias_node = plan.nodes.back();
+      bias_type = steps.back().out_type;
+    }
     Attrs attrs = cn.attrs;
     attrs.set(attr::relu, int64_t(relu));
     std::vector<int> in = {conv.in[0], kernel};
     std::vector<NodePtr> nodes = {cn.inputs[0], kernel_node};
-    std::vector<TensorType> types = {conv.in_types[0], steps.front().out_type};
+    std::vector<TensorType> types = {conv.in_types[0], kernel_type};
     if (bias >= 0) {
       in.push_back(bias);
       nodes.push_back(bias_node);
@@ -150,7 +210,7 @@ void fold_conv_scales(Plan& plan) {
     }
     add_step("FusedConv", std::move(in), std::move(nodes), std::move(types), std::move(attrs),
              cn.name, plan.steps[size_t(last)].out);
-    for (int i : {int(a), m, t, last})
+    for (int i : {int(a), up, m, t, down, last})
       if (i >= 0) removed[size_t(i)] = true;
     inserted[size_t(last)] = std::move(steps);
   }

@@ -46,6 +46,8 @@ std::shared_ptr<Model> with_dtype_policy(const Model& model, const std::string& 
   std::shared_ptr<Model> copy;
   {
     KerasRulesScope rules(model.rules());
+    // Zeros rather than the initializers' draws: every weight is then set from the model's.
+    WeightBudget budget(host_memory_bytes(), "this host's memory", true);
     copy = Model::from_config(config);
   }
   const auto& from = model.layers();

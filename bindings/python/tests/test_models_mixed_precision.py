@@ -129,3 +129,43 @@ def test_with_dtype_policy_refuses_what_it_cannot_do():
         plain.with_dtype_policy("mixed_int4")
     with pytest.raises(ValueError, match="does not keep float32 variables"):
         plain.with_dtype_policy("bfloat16")
+
+
+def conv_bn_relu():
+    """Conv2D (no bias) -> BatchNormalization -> relu -> a float64 linear Activation (its output
+    a NumPy type this Python has), as ResNet's blocks, in Keras 3's config."""
+    def layer(cls, name, **config):
+        return {"module": "keras.layers", "class_name": cls,
+                "config": dict(name=name, trainable=True, **config)}
+    return models.model_from_json(json.dumps({"class_name": "Sequential", "config": {
+        "name": "s", "layers": [
+            {"class_name": "InputLayer", "config": {"batch_shape": [None, 9, 9, 8],
+                                                    "dtype": "float32", "name": "x"}},
+            layer("Conv2D", "c", filters=16, kernel_size=[3, 3], padding="same",
+                  use_bias=False),
+            layer("BatchNormalization", "bn", epsilon=1e-3),
+            layer("Activation", "r", activation="relu"),
+            layer("Activation", "out", activation="linear", dtype="float64")]}}))
+
+
+def test_batch_normalization_folds_into_a_bfloat16_convolution(monkeypatch):
+    """In inference the BatchNormalization after a bfloat16 convolution, which Keras 3 computes
+    in float32 between two casts, folds into the convolution (its kernel scaled in float32 and
+    rounded once): the folded plan's values are within bfloat16's rounding of the unfolded
+    plan's (KB_FUSE=0) and of float32's."""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((4, 9, 9, 8)).astype(np.float32)
+    plain = conv_bn_relu()
+    kernel = rng.standard_normal((3, 3, 8, 16)).astype(np.float32) * 0.3
+    gamma, beta = rng.uniform(0.5, 2, 16), rng.standard_normal(16)
+    mean, var = rng.standard_normal(16), rng.uniform(0.2, 3, 16)
+    plain.set_weights([kernel] + [v.astype(np.float32) for v in (gamma, beta, mean, var)])
+    want = plain.predict(x)
+    folded = plain.with_dtype_policy("mixed_bfloat16").predict(x)
+    monkeypatch.setenv("KB_FUSE", "0")
+    unfolded = plain.with_dtype_policy("mixed_bfloat16").predict(x)
+    scale = np.abs(want).max()
+    assert not np.array_equal(folded, unfolded)  # rounded at other places
+    np.testing.assert_allclose(folded, unfolded, rtol=0, atol=2.0**-6 * scale)
+    np.testing.assert_allclose(folded, want, rtol=0, atol=2.0**-6 * scale)
+    np.testing.assert_allclose(unfolded, want, rtol=0, atol=2.0**-6 * scale)
