@@ -100,11 +100,12 @@ bash tests/fuzz/run.sh build-asan "${KB_MODEL_FUZZ_SECONDS:-120}" 1 model
 
 echo "== ThreadSanitizer (clang): the C ABI from several threads"
 # One OpenMP thread: the runtimes' own synchronization is not instrumented (libgomp, libomp), and
-# the races looked for are between the callers' threads.
+# the races looked for are between the callers' threads (tests/tsan.supp says what is ignored).
 CC=clang CXX=clang++ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DKB_TSAN=ON -DKB_WERROR=ON \
   -DKB_BINDINGS=OFF -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DCMAKE_C_FLAGS_DEBUG="-g -O1" >/dev/null
 cmake --build build-tsan -j"$JOBS" --target kb_capi_tests
-KB_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+KB_NUM_THREADS=1 \
+  TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp" \
   ./build-tsan/tests/kb_capi_tests --gtest_brief=1 --gtest_filter='Concurrency.*'
 
 echo "== language bindings"
