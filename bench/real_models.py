@@ -7,7 +7,8 @@ weights), milliseconds per call (median and minimum of the timed calls after war
 `make` and `ort` run in the Keras 3 venv of keras3_tests/run.sh (Keras 3.15.1 on JAX,
 onnxruntime 1.23.2); `kbackend` (which also writes DIR/NAME.onnx when it is missing) in the
 Python binding's; `kbackend-bf16` (the model under mixed_bfloat16: Model.with_dtype_policy)
-in the Keras 3 venv, whose ml_dtypes holds its bfloat16 predictions. The models have random weights (weights=None) and 224x224 inputs."""
+in the Keras 3 venv, whose ml_dtypes holds its bfloat16 predictions. The models have random
+weights (weights=None) and 224x224 inputs."""
 import os
 import sys
 

@@ -1,8 +1,9 @@
 // CPU kernels of Pool, PoolBackward and MaxPoolGradGrad. float32 pooling and its backward pass run
 // through oneDNN (pooling_forward / pooling_backward, with max pooling's workspace recomputed by a
 // forward_training pass inside the backward kernel) except max pooling with channels last (and
-// its backward pass over windows that do not overlap), direct loops; float16 and bfloat16 run
-// the same kernels widened to float32 (core/cpu/widen.h); float64,
+// its backward pass over windows that do not overlap), direct loops; bfloat16 runs oneDNN's bf16
+// kernels where the CPU has bf16 arithmetic, float16 and the other bfloat16 problems the float32
+// kernels widened (core/cpu/widen.h); float64,
 // MaxPoolGradGrad and any problem oneDNN declines run through reference loops over the per-element
 // functions of core/kernel_plans/pool_windows.h (the CUDA kernels' too). Max takes the
 // first maximum of a window and ignores padded cells; avg divides by the number of real cells.
@@ -153,9 +154,9 @@ void direct_max_backward(const Geo& g, const float* dy, const float* x, float* d
   });
 }
 
-// ---- oneDNN (float32) -------------------------------------------------------------------------
+// ---- oneDNN (float32, bfloat16) ---------------------------------------------------------------
 // x (input side) or y.
-memory::desc data_md(const Geo& g, bool input) {
+memory::desc data_md(const Geo& g, bool input, bool bf16) {
   const int64_t* sp = input ? g.in : g.out;
   const int64_t* ss = input ? g.xs : g.ys;
   memory::dims dims{g.N, g.C}, strides{input ? g.xn : g.yn, input ? g.xc : g.yc};
@@ -163,15 +164,16 @@ memory::desc data_md(const Geo& g, bool input) {
     dims.push_back(sp[i]);
     strides.push_back(ss[i]);
   }
-  return memory::desc(dims, memory::data_type::f32, strides);
+  return memory::desc(dims, du::dnnl_type(bf16), strides);
 }
 
 memory::dims spatial(const A3& a, size_t nsp) { return memory::dims(a + (3 - nsp), a + 3); }
 std::vector<int64_t> vec(const A3& a) { return {a[0], a[1], a[2]}; }
 
-std::string spec_key(const char* kind, const Geo& g) {
+std::string spec_key(const char* kind, const Geo& g, bool bf16) {
   du::Key k(kind);
   k.add(int64_t(g.nsp)).add(int64_t(g.pg.channels_first)).add(int64_t(g.pg.mode));
+  k.add(int64_t(bf16));
   k.add(g.N).add(g.C).add(vec(g.in)).add(vec(g.out)).add(vec(g.w)).add(vec(g.s));
   k.add(vec(g.pb)).add(vec(g.pa));
   return k.str();
@@ -182,8 +184,8 @@ dnnl::algorithm algo(const Geo& g) {
                                     : dnnl::algorithm::pooling_avg_exclude_padding;
 }
 
-dnnl::pooling_forward::desc fwd_desc(const Geo& g, dnnl::prop_kind pk) {
-  return dnnl::pooling_forward::desc(pk, algo(g), data_md(g, true), data_md(g, false),
+dnnl::pooling_forward::desc fwd_desc(const Geo& g, dnnl::prop_kind pk, bool bf16) {
+  return dnnl::pooling_forward::desc(pk, algo(g), data_md(g, true, bf16), data_md(g, false, bf16),
                                      spatial(g.s, g.nsp), spatial(g.w, g.nsp), spatial(g.pb, g.nsp),
                                      spatial(g.pa, g.nsp));
 }
@@ -196,15 +198,15 @@ dnnl::primitive_attr user_scratchpad() {
 
 // kind "fwd": [src -> dst]; "fwd_train" (max): [src -> dst, workspace];
 // "bwd": [diff_dst (, workspace) -> diff_src].
-std::shared_ptr<const du::PrimSpec> make_spec(const std::string& kind, const Geo& g) {
+std::shared_ptr<const du::PrimSpec> make_spec(const std::string& kind, const Geo& g, bool bf16) {
   using namespace dnnl;
   using du::ArgSpec;
   engine& eng = du::engine();
   auto spec = std::make_shared<du::PrimSpec>();
-  memory::desc xu = data_md(g, true), yu = data_md(g, false);
+  memory::desc xu = data_md(g, true, bf16), yu = data_md(g, false, bf16);
   if (kind == "fwd") {
-    pooling_forward::primitive_desc pd(fwd_desc(g, prop_kind::forward_inference), user_scratchpad(),
-                                       eng);
+    pooling_forward::primitive_desc pd(fwd_desc(g, prop_kind::forward_inference, bf16),
+                                       user_scratchpad(), eng);
     spec->prim = pooling_forward(pd);
     spec->args = {ArgSpec(DNNL_ARG_SRC, false, xu, pd.src_desc()),
                   ArgSpec(DNNL_ARG_DST, true, yu, pd.dst_desc())};
@@ -212,8 +214,8 @@ std::shared_ptr<const du::PrimSpec> make_spec(const std::string& kind, const Geo
     spec->impl = pd.impl_info_str();
     return spec;
   }
-  pooling_forward::primitive_desc hint(fwd_desc(g, prop_kind::forward_training), user_scratchpad(),
-                                       eng);
+  pooling_forward::primitive_desc hint(fwd_desc(g, prop_kind::forward_training, bf16),
+                                       user_scratchpad(), eng);
   if (kind == "fwd_train") {
     spec->prim = pooling_forward(hint);
     spec->args = {ArgSpec(DNNL_ARG_SRC, false, xu, hint.src_desc()),
@@ -237,9 +239,9 @@ std::shared_ptr<const du::PrimSpec> make_spec(const std::string& kind, const Geo
   return spec;
 }
 
-std::shared_ptr<const du::PrimSpec> spec_for(const std::string& kind, const Geo& g) {
-  return du::cached<du::PrimSpec>(spec_key(("pool_" + kind).c_str(), g),
-                                  [&] { return make_spec(kind, g); });
+std::shared_ptr<const du::PrimSpec> spec_for(const std::string& kind, const Geo& g, bool bf16) {
+  return du::cached<du::PrimSpec>(spec_key(("pool_" + kind).c_str(), g, bf16),
+                                  [&] { return make_spec(kind, g, bf16); });
 }
 
 // Elements visited, the measure of a pooling's work; a primitive's thread count is fixed when it is
@@ -248,10 +250,14 @@ int64_t pool_work(const Geo& g) {
   return g.N * g.C * g.out[0] * g.out[1] * g.out[2] * g.w[0] * g.w[1] * g.w[2];
 }
 
-Kernel dnnl_pool(const Geo& g) {
+// bf16: on oneDNN's bfloat16 kernels (declined, as an empty Kernel, where only a reference one
+// takes the problem).
+Kernel dnnl_pool(const Geo& g, bool bf16 = false) {
   try {
     SerialScope serial(pool_work(g) < kSerialWork);
-    auto runner = std::make_shared<du::Runner>(spec_for("fwd", g), pool_work(g));
+    auto spec = spec_for("fwd", g, bf16);
+    if (bf16 && spec->impl.rfind("ref", 0) == 0) return {};
+    auto runner = std::make_shared<du::Runner>(spec, pool_work(g));
     return [runner](const std::vector<const Buffer*>& in, Buffer& out) {
       runner->run({in[0]->data(), out.data()});
     };
@@ -260,16 +266,18 @@ Kernel dnnl_pool(const Geo& g) {
   }
 }
 
-Kernel dnnl_pool_backward(const Geo& g) {
+Kernel dnnl_pool_backward(const Geo& g, bool bf16 = false) {
   try {
     SerialScope serial(pool_work(g) < kSerialWork);
-    auto bwd = std::make_shared<du::Runner>(spec_for("bwd", g), pool_work(g));
+    auto bwd_spec = spec_for("bwd", g, bf16);
+    if (bf16 && bwd_spec->impl.rfind("ref", 0) == 0) return {};
+    auto bwd = std::make_shared<du::Runner>(bwd_spec, pool_work(g));
     if (g.pg.mode == PoolMode::avg)
       return [bwd](const std::vector<const Buffer*>& in, Buffer& out) {
         bwd->run({in[0]->data(), out.data()});
       };
     // Max: recompute the forward pass to get the workspace (where each maximum is).
-    auto fwd = std::make_shared<du::Runner>(spec_for("fwd_train", g), pool_work(g));
+    auto fwd = std::make_shared<du::Runner>(spec_for("fwd_train", g, bf16), pool_work(g));
     auto y = du::aligned_buffer(fwd->spec().args[1].user.get_size());
     auto ws = du::aligned_buffer(fwd->spec().args[2].user.get_size());
     return [bwd, fwd, y, ws](const std::vector<const Buffer*>& in, Buffer& out) {
@@ -309,6 +317,12 @@ Kernel make_pool_kernel(const KernelArgs& ka) {
   };
   if (ka.out.dtype == DType::f32)
     if (Kernel k = f32_kernel()) return k;
+  if (ka.out.dtype == DType::bf16 && du::native_bf16()) {
+    Kernel k;
+    if constexpr (W == PoolKernel::forward) k = dnnl_pool(g, true);
+    if constexpr (W == PoolKernel::backward) k = dnnl_pool_backward(g, true);
+    if (k) return k;
+  }
   // 16-bit types on the float32 kernels: a window's max, its gradient's routing and an average
   // rounded once are the reference loops' values (which ran a bfloat16 CNN's pooling 100 times
   // slower).

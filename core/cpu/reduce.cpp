@@ -222,6 +222,14 @@ Kernel make_sum_to_like(const KernelArgs& k) {
   const Dims& ld = k.out.shape.dims;
   if (gd == ld)
     return [](const std::vector<const Buffer*>& in, Buffer& out) { out.storage = in[0]->storage; };
+  // A bfloat16 gradient summed (a bias's, over the batch and the pixels) on the float32 kernels:
+  // the float32 sum rounded once, as here, with the conversions vectorized.
+  if (k.in[0].dtype == DType::bf16)
+    if (Kernel wide = widened(k, 1, [](const KernelArgs& k32) { return make_sum_to_like(k32); }))
+      return [wide](const std::vector<const Buffer*>& in, Buffer& out) {
+        if (!out.storage) out.allocate();
+        wide(in, out);
+      };
   std::vector<int64_t> axes = sum_to_axes(gd, ld);
   ReducePlan p = plan_reduce(gd, axes);
   return dispatch_dtype(k.in[0].dtype, [&](auto z) -> Kernel {
