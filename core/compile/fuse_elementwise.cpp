@@ -12,6 +12,11 @@
 //            op number `op` of registers a and b. Op numbers are positions in KB_UNARY_OPS /
 //            KB_BINARY_OPS (core/ops/scalar_ops.h).
 //   registers: how many registers the program uses; result: the register holding the output.
+//   rounded (CPU only, in a group that mixes float32 and bfloat16 steps): one int per
+//            instruction, 1 where its value is a bfloat16 one (a load converts through
+//            bfloat16, any other instruction's result is rounded to it); kind 3 then copies
+//            register a (a cast to bfloat16 inside the group). Loads otherwise convert exactly
+//            to the float32 registers.
 #include "core/compile/passes.h"
 
 #include <string>
@@ -58,6 +63,14 @@ int comparison_index(const std::string& name) {
   for (size_t i = 0; i < std::size(kBinaryNames); ++i)
     if (name == kBinaryNames[i]) return kBinaryCompare[i] ? int(i) : -1;
   return -1;
+}
+
+// Whether steps of dtypes a and b may share a group: on the CPU a float32 computation and the
+// bfloat16 steps around it (Keras' BatchNormalization between bfloat16 layers) run as one
+// program in float32 registers, each bfloat16 value rounded (the `rounded` attribute).
+bool mixable(Device device, DType a, DType b) {
+  auto f = [](DType t) { return t == DType::f32 || t == DType::bf16; };
+  return a == b || (device == Device::cpu && f(a) && f(b));
 }
 
 // What a step is to the rewrite: not fusable (-1 kind) or a cast / table operation.
@@ -185,7 +198,7 @@ void fuse_elementwise(Plan& plan, const std::vector<TensorType>& input_types) {
         if (group[size_t(r)] != g) g = -1;
       if (g >= 0) {
         const Step& root = plan.steps[size_t(roots[size_t(g)])];
-        if (root.out_type.dtype != st.out_type.dtype ||
+        if (!mixable(device, root.out_type.dtype, st.out_type.dtype) ||
             root.out_type.shape.dims != st.out_type.shape.dims)
           g = -1;
       }
@@ -213,9 +226,14 @@ void fuse_elementwise(Plan& plan, const std::vector<TensorType>& input_types) {
         ms.size() == 1 && device == Device::cpu && root.out_type.dtype == DType::bf16 &&
         (member[size_t(ms[0])].kind == kUnary || member[size_t(ms[0])].kind == kBinary);
     if (ms.size() < 2 && !bf16_alone) continue;
+    bool mixed = false;
+    for (int i : ms)
+      if (absorbed_by[size_t(i)] < 0 && plan.steps[size_t(i)].out_type.dtype != root.out_type.dtype)
+        mixed = true;
 
     // The program over virtual registers (one per value), members in plan order.
     std::vector<std::array<int64_t, 5>> prog;
+    std::vector<int64_t> rounded;        // per instruction, in a mixed group
     std::unordered_map<int, int> value;  // slot -> virtual register
     std::vector<int> ext_slots;
     std::vector<NodePtr> ext_nodes;
@@ -230,8 +248,14 @@ void fuse_elementwise(Plan& plan, const std::vector<TensorType>& input_types) {
       ext_nodes.push_back(st.node->inputs[pos]);
       ext_types.push_back(slot_type[size_t(s)]);
       prog.push_back({kLoad, 0, nv, k, 0});
+      rounded.push_back(0);  // exact: a float32 or bfloat16 value in a float32 register
       value[s] = nv;
       return nv++;
+    };
+    // An instruction of member st (a value of its dtype).
+    auto emit = [&](const Step& st, std::array<int64_t, 5> ins) {
+      prog.push_back(ins);
+      rounded.push_back(st.out_type.dtype == DType::bf16 ? 1 : 0);
     };
     for (int i : ms) {
       const Step& st = plan.steps[size_t(i)];
@@ -241,19 +265,38 @@ void fuse_elementwise(Plan& plan, const std::vector<TensorType>& input_types) {
         const Step& cmp = plan.steps[size_t(absorbs[size_t(i)])];
         int a = operand(cmp, 0);
         int b = operand(cmp, 1);
-        prog.push_back({kBinary, m.op, nv, a, b});
+        emit(st, {kBinary, m.op, nv, a, b});
         value[st.out] = nv++;
+      } else if (mixed && m.kind == kCast) {
+        int s = st.in[0];
+        DType from = slot_type[size_t(s)].dtype, to = st.out_type.dtype;
+        if (from != DType::f32 && from != DType::bf16) {
+          // An external value of another type (an integer mask) converts at its load, as the
+          // cast would, straight to the cast's type.
+          int k = int(ext_slots.size());
+          ext_slots.push_back(s);
+          ext_nodes.push_back(st.node->inputs[0]);
+          ext_types.push_back(slot_type[size_t(s)]);
+          emit(st, {kLoad, 0, nv, k, 0});
+          value[st.out] = nv++;
+        } else if (to == DType::bf16 && from != DType::bf16) {
+          int a = operand(st, 0);
+          emit(st, {kCast, 0, nv, a, 0});  // the copy, rounded
+          value[st.out] = nv++;
+        } else {
+          value[st.out] = operand(st, 0);  // a bfloat16 value is exact in float32
+        }
       } else if (m.kind == kCast || m.kind == kBroadcast) {
         // A load converts and broadcasts; a member is already of this dtype and shape.
         value[st.out] = operand(st, 0);
       } else if (m.kind == kUnary) {
         int a = operand(st, 0);
-        prog.push_back({kUnary, m.op, nv, a, 0});
+        emit(st, {kUnary, m.op, nv, a, 0});
         value[st.out] = nv++;
       } else {
         int a = operand(st, 0);
         int b = operand(st, 1);
-        prog.push_back({kBinary, m.op, nv, a, b});
+        emit(st, {kBinary, m.op, nv, a, b});
         value[st.out] = nv++;
       }
     }
@@ -291,13 +334,14 @@ void fuse_elementwise(Plan& plan, const std::vector<TensorType>& input_types) {
         free_regs.push_back(phys[size_t(ins[4])]);
     }
 
-    NodePtr node = plan_node("FusedElementwise", ext_nodes,
-                             {{attr::program, code},
-                              {attr::registers, int64_t(nregs)},
-                              {attr::result, int64_t(phys[size_t(result)])},
-                              {attr::dtype, int64_t(root.out_type.dtype)},
-                              {attr::dims, root.out_type.shape.dims}},
-                             root.out_type, root.node->name);
+    Attrs attrs{{attr::program, code},
+                {attr::registers, int64_t(nregs)},
+                {attr::result, int64_t(phys[size_t(result)])},
+                {attr::dtype, int64_t(root.out_type.dtype)},
+                {attr::dims, root.out_type.shape.dims}};
+    if (mixed) attrs.set(attr::rounded, rounded);
+    NodePtr node =
+        plan_node("FusedElementwise", ext_nodes, std::move(attrs), root.out_type, root.node->name);
     Kernel k = factory(KernelArgs{*node, ext_types, root.out_type});
     if (!k) continue;
 

@@ -235,6 +235,11 @@ Kernel fused_kernel(const KernelArgs& k) {
   constexpr bool narrow = !std::is_same_v<Q, T>;
   const Attrs& a = k.node.attrs;
   std::vector<int64_t> code = a.ints(attr::program);
+  // A program mixing float32 and bfloat16 values: which instructions round (else all do in a
+  // bfloat16 program, none in a float32 one).
+  std::vector<int64_t> rounded =
+      a.has(attr::rounded) ? a.ints(attr::rounded) : std::vector<int64_t>{};
+  const bool mixed = !rounded.empty();
   int64_t nregs = a.i(attr::registers);
   int64_t result = a.i(attr::result);
   Dims od = k.out.shape.dims;
@@ -246,6 +251,8 @@ Kernel fused_kernel(const KernelArgs& k) {
   }
   size_t ni = code.size() / 5;
   check(ni > 0 && code.size() == ni * 5, Status::internal, "FusedElementwise: bad program");
+  check(!mixed || (rounded.size() == ni && std::is_same_v<T, float>), Status::internal,
+        "FusedElementwise: bad rounding list");
   // The last instruction writes the output directly when it computes the result (in T).
   bool last_writes_out = !narrow && code[(ni - 1) * 5] != 0 && code[(ni - 1) * 5 + 2] == result;
   // Blocks per thread at least: a long program splits smaller tensors across the threads than
@@ -287,8 +294,15 @@ Kernel fused_kernel(const KernelArgs& k) {
                 } else {
                   ptr[size_t(c[2])] = dispatch_dtype(src.dtype, [&](auto z) -> const T* {
                     using S = decltype(z);
-                    return load<T, Q, S>(src, b->as<S>(), i0, n, dst, idx.data(),
-                                         kept.data()[size_t(c[3])]);
+                    KeptBlock<T>& kb = kept.data()[size_t(c[3])];
+                    if constexpr (std::is_same_v<T, float>) {
+                      if (mixed) {
+                        if (rounded[j])
+                          return load<T, bfloat16, S>(src, b->as<S>(), i0, n, dst, idx.data(), kb);
+                        return load<T, T, S>(src, b->as<S>(), i0, n, dst, idx.data(), kb);
+                      }
+                    }
+                    return load<T, Q, S>(src, b->as<S>(), i0, n, dst, idx.data(), kb);
                   });
                 }
                 continue;
@@ -298,10 +312,14 @@ Kernel fused_kernel(const KernelArgs& k) {
               }
               if (c[0] == 1)
                 kUnary<T>[c[1]](ptr[size_t(c[3])], dst, n);
-              else
+              else if (c[0] == 2)
                 kBinary<T>[c[1]](ptr[size_t(c[3])], ptr[size_t(c[4])], dst, n);
-              // A bfloat16 program rounds each result as the single-op kernels do.
-              if constexpr (narrow) round_to_bf16(dst, n);
+              else  // 3: a copy, rounded below (a cast to bfloat16 in a mixed program)
+                std::memcpy(dst, ptr[size_t(c[3])], size_t(n) * sizeof(T));
+              // A bfloat16 value is rounded as the single-op kernels round it.
+              if constexpr (std::is_same_v<T, float>) {
+                if (mixed ? rounded[j] != 0 : narrow) round_to_bf16(dst, n);
+              }
               ptr[size_t(c[2])] = dst;
             }
             if constexpr (narrow)

@@ -82,6 +82,9 @@ inline bool make_fused_program(const KernelArgs& k, FusedProgram& p) {
   const Dims& od = k.out.shape.dims;
   size_t ni = code.size() / 5;
   check(ni > 0 && code.size() == ni * 5, Status::internal, "FusedElementwise: bad program");
+  // A program mixing float32 and bfloat16 values (its instructions' rounding listed) is the
+  // CPU's alone.
+  if (a.has(attr::rounded)) return false;
   if (ni > size_t(fused::kMaxInstructions) || registers > fused::kMaxRegisters ||
       k.in.size() > size_t(fused::kMaxInputs) || od.size() > size_t(fused::kMaxRank))
     return false;

@@ -5,6 +5,8 @@ casts, activations and a training step's gradient graph, in float32 and float64;
 twice or returned are not fused away; the plans are checked with KB_LOG_PLAN=1 in a child
 process.
 """
+import ctypes
+
 import numpy as np
 import pytest
 
@@ -307,3 +309,67 @@ def test_comparisons_cast_to_float(dtype, cmp):
     same(fused, plain)
     ref = getattr(np, cmp)(xs, ts).astype(nt)
     np.testing.assert_array_equal(fused[0], ((ref + dys * dys) * dys).astype(nt))
+
+
+def bf16_round(a):
+    """float64 values rounded to bfloat16 (through float32), as a bfloat16 store rounds them."""
+    return kb.narrow_values(kb.narrow_store(np.asarray(a, np.float64), kb.BF16),
+                            kb.BF16).astype(np.float64)
+
+
+MIXED_SCRIPT = r"""
+import ctypes
+import sys
+import numpy as np
+import kb
+x = kb.placeholder([-1, 64], kb.BF16)
+s = kb.variable(np.full(64, 0.5, np.float32))
+pre = kb.op("add", kb.op("multiply", kb.op("cast", x, kb.F32), s), s)
+y = kb.op("relu", kb.op("cast", pre, kb.BF16), 0.0, ctypes.byref(ctypes.c_double(6.0)), 0.0)
+if sys.argv[1] == "float_out":
+    y = kb.op("add", kb.op("cast", y, kb.F32), s)
+kb.Function([x], [y])(kb.narrow_store(np.ones((4, 64)), kb.BF16))
+"""
+
+
+def test_mixed_float32_bfloat16_plans():
+    """On the CPU, a float32 computation between bfloat16 steps (Keras' BatchNormalization of a
+    bfloat16 layer's output: cast up, scale and shift, cast down, activation) is one fused step,
+    whichever dtype its result has; a GPU's fused programs are of one dtype."""
+    for case in ("bf16_out", "float_out"):
+        if kb.plan_devices(MIXED_SCRIPT, case) == ["cpu"]:
+            assert kb.plan_steps(MIXED_SCRIPT, case) == ["FusedElementwise"], case
+        assert "FusedElementwise" not in kb.plan_steps(MIXED_SCRIPT, case, KB_FUSE="0")
+
+
+@pytest.mark.parametrize("out", [kb.BF16, F32], ids=["bfloat16_out", "float32_out"])
+def test_mixed_float32_bfloat16_groups(out):
+    """A group mixing float32 and bfloat16 steps computes in float32 and rounds exactly the
+    values the unfused plan stores in bfloat16 (casts down, bfloat16 steps, an integer cast to
+    bfloat16): fused equals unfused bit for bit, and NumPy's emulation of the roundings."""
+    rng = np.random.default_rng(11)
+    xs = kb.narrow_store(rng.standard_normal((5, 3, 70)) * 3, kb.BF16)
+    scale = rng.standard_normal(70).astype(np.float32)
+    shift = rng.standard_normal(70).astype(np.float32)
+    gate = kb.narrow_store(rng.standard_normal(70), kb.BF16)
+    ks = rng.integers(-2, 3, (5, 3, 70)).astype(np.int32)
+    x = kb.placeholder([-1, 3, 70], kb.BF16)
+    k = kb.placeholder([-1, 3, 70], kb.I32)
+    norm = kb.op("add", kb.op("multiply", kb.op("cast", x, F32), kb.variable(scale)),
+                 kb.variable(shift))                                       # float32
+    six = ctypes.byref(ctypes.c_double(6.0))
+    h = kb.op("relu", kb.op("cast", norm, kb.BF16), 0.0, six, 0.0)        # bfloat16
+    h = kb.op("multiply", kb.op("add", h, kb.op("cast", k, kb.BF16)), kb.variable(gate, kb.BF16))
+    y = kb.op("cast", h, F32) if out == F32 else h
+    if out == F32:
+        y = kb.op("subtract", kb.op("tanh", y), kb.variable(shift))
+    fused, plain = both([x, k], [y], xs, ks)
+    same(fused, plain)
+    x64 = kb.narrow_values(xs, kb.BF16).astype(np.float64)
+    n32 = (x64.astype(np.float32) * scale + shift).astype(np.float64)
+    hr = bf16_round(np.clip(bf16_round(n32), 0, 6))
+    hr = bf16_round(bf16_round(hr + ks) * kb.narrow_values(gate, kb.BF16))
+    if out == F32:
+        np.testing.assert_allclose(fused[0], np.tanh(hr) - shift, rtol=1e-6, atol=1e-6)
+    else:
+        np.testing.assert_array_equal(kb.narrow_values(fused[0], kb.BF16), hr)
