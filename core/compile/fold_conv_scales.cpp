@@ -4,10 +4,17 @@
 // conv(x, W) * s + t = conv(x, W * s) + t, so that the scale, the shift and a relu after them
 // run as the convolution's own bias and post-op instead of a pass over its output. W * s is an
 // invariant step: computed once per change of the weights (mark_invariant_steps), as the
-// convolution then keeps the scaled kernel in oneDNN's layout.
+// convolution then keeps the scaled kernel in oneDNN's layout. A relu after them, bounded or not
+// (Keras' ReLU(max_value): relu6 in MobileNets), becomes the convolution's post-op.
+#include <cmath>
+#include <optional>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "core/compile/passes.h"
+#include "core/graph/scalar.h"
+#include "core/ops/build.h"
 #include "core/ops/conv_ops.h"
 #include "core/ops/op.h"
 
@@ -27,8 +34,10 @@ bool last_axis_vector(const TensorType& t, const TensorType& y) {
   return true;
 }
 
-// The convolutions whose scale can be folded: float32 or bfloat16, channels last, one group (the
-// kernel's last axis is then the output channels), no relu before the scale.
+// The convolutions whose scale can be folded: float32 or bfloat16, channels last, no relu before
+// the scale; one group (the kernel's last axis is then the output channels) or depthwise (a group
+// per input channel: the kernel's last two axes, (C, multiplier), are the output channels in
+// order).
 bool foldable_conv(const Step& st) {
   const Node& n = *st.node;
   DType t = st.out_type.dtype;
@@ -37,9 +46,22 @@ bool foldable_conv(const Step& st) {
     return false;
   if (n.attrs.i(attr::relu, 0) != 0 || st.in_types.size() < 2) return false;
   ConvGeom g = ConvGeom::from(n.attrs);
-  if (g.channels_first || g.groups != 1 || !st.out_type.shape.fully_known()) return false;
+  if (g.channels_first || !st.out_type.shape.fully_known()) return false;
   const Dims& k = st.in_types[1].shape.dims;
-  return !k.empty() && k.back() == st.out_type.shape.dims.back();
+  const int64_t oc = st.out_type.shape.dims.back();
+  if (k.size() < 2) return false;
+  if (g.groups == 1) return k.back() == oc;
+  return g.groups == k[k.size() - 2] && g.groups * k.back() == oc;
+}
+
+bool depthwise(const Step& st) { return ConvGeom::from(st.node->attrs).groups != 1; }
+
+// The value of a binary step's operand p when it is a scalar constant.
+std::optional<double> scalar_operand(const Step& st, int p) {
+  if (p < 0) return std::nullopt;
+  const NodePtr& n = st.node->inputs[size_t(p)];
+  if (!is_constant(n) || n->value->numel() != 1) return std::nullopt;
+  return read_scalar(n->dtype(), n->value->data());
 }
 
 // Whether step i is a Cast of its one input to dtype t, of the same shape.
@@ -112,10 +134,31 @@ void fold_conv_scales(Plan& plan) {
       if (!is_cast_to(plan, down, DType::bf16) || removed[size_t(down)]) continue;
       last = down;
     }
+    // A relu, and its bound: the relu's value read by Maximum(., 0) (nothing to it) and then by
+    // Minimum(., c), as Keras' ReLU(max_value = c) is built.
     bool relu = false;
+    double relu_max = INFINITY;
+    std::vector<int> gone;  // the relu and its bound's steps, replaced too
+    auto reader_with_scalar = [&](int i, OpName op) -> std::pair<int, double> {
+      int j = next(plan.steps[size_t(i)].out);
+      if (!is(j, op) || removed[size_t(j)]) return {-1, 0.0};
+      const Step& st = plan.steps[size_t(j)];
+      std::optional<double> v = scalar_operand(st, other_operand(st, plan.steps[size_t(i)].out));
+      if (!v || !(st.out_type.shape == y.shape)) return {-1, 0.0};
+      return {j, *v};
+    };
     if (int r = next(plan.steps[size_t(last)].out);
-        is(r, ops::Relu) && plan.steps[size_t(r)].out_type.shape == y.shape)
+        is(r, ops::Relu) && plan.steps[size_t(r)].out_type.shape == y.shape) {
+      gone.push_back(r);
       last = r, relu = true;
+      auto [lo, zero] = reader_with_scalar(r, ops::Maximum);
+      auto [hi, c] = reader_with_scalar(lo >= 0 && zero == 0 ? lo : r, ops::Minimum);
+      if (hi >= 0 && c > 0 && std::isfinite(c) && double(float(c)) == c) {
+        if (lo >= 0 && zero == 0) gone.push_back(lo);
+        gone.push_back(hi);
+        last = hi, relu_max = c;
+      }
+    }
 
     // New steps, placed where the last replaced one was (every operand is computed by then).
     std::vector<Step> steps;
@@ -153,7 +196,18 @@ void fold_conv_scales(Plan& plan) {
       k_node = plan.nodes.back();
       k_type = steps.back().out_type;
     }
-    int kernel = add_step("Mul", {k_slot, s_slot}, {k_node, s_node}, {k_type, s_type}, {},
+    // A depthwise kernel (spatial..., C, multiplier) scales by s laid out as its last two axes.
+    int ks_slot = s_slot;
+    NodePtr ks_node = s_node;
+    TensorType ks_type = s_type;
+    if (depthwise(conv)) {
+      const Dims& kd = conv.in_types[1].shape.dims;
+      ks_slot = add_step("Reshape", {s_slot}, {s_node}, {s_type},
+                         {{attr::dims, Dims{kd[kd.size() - 2], kd.back()}}}, cn.name + "/scale");
+      ks_node = plan.nodes.back();
+      ks_type = steps.back().out_type;
+    }
+    int kernel = add_step("Mul", {k_slot, ks_slot}, {k_node, ks_node}, {k_type, ks_type}, {},
                           cn.name + "/folded_kernel");
     NodePtr kernel_node = plan.nodes.back();
     TensorType kernel_type = steps.back().out_type;
@@ -200,6 +254,7 @@ void fold_conv_scales(Plan& plan) {
     }
     Attrs attrs = cn.attrs;
     attrs.set(attr::relu, int64_t(relu));
+    if (std::isfinite(relu_max)) attrs.set(attr::relu_max, relu_max);
     std::vector<int> in = {conv.in[0], kernel};
     std::vector<NodePtr> nodes = {cn.inputs[0], kernel_node};
     std::vector<TensorType> types = {conv.in_types[0], kernel_type};
@@ -212,6 +267,7 @@ void fold_conv_scales(Plan& plan) {
              cn.name, plan.steps[size_t(last)].out);
     for (int i : {int(a), up, m, t, down, last})
       if (i >= 0) removed[size_t(i)] = true;
+    for (int i : gone) removed[size_t(i)] = true;
     inserted[size_t(last)] = std::move(steps);
   }
   if (inserted.empty()) return;

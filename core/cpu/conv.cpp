@@ -6,6 +6,7 @@
 // (core/cpu/widen.h); float64 (oneDNN has no f64) runs through plain reference loops, which are
 // also the fallback when oneDNN declines a problem.
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -233,6 +234,7 @@ std::string spec_key(ConvPass w, const ConvGeo& g, Policy p, Epilogue e, bool bf
   du::Key k(names[int(w)]);
   k.add(int64_t(g.nsp)).add(int64_t(g.cg.channels_first)).add(int64_t(p));
   k.add(int64_t(e.bias)).add(int64_t(e.relu)).add(int64_t(bf16));
+  if (e.bounded()) k.add(int64_t(std::llround(double(e.relu_max) * 1e6)));  // in millionths
   k.add(g.N).add(g.C).add(g.OC).add(g.G).add(vec(g.in)).add(vec(g.out)).add(vec(g.k));
   k.add(vec(g.s)).add(vec(g.d)).add(vec(g.pb)).add(vec(g.pa));
   return k.str();
@@ -257,7 +259,10 @@ std::shared_ptr<const du::PrimSpec> make_spec(ConvPass w, const ConvGeo& g, Poli
   if (w == ConvPass::forward) {
     if (e.relu) {
       post_ops ops;
-      ops.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
+      if (e.bounded())  // min(max(v, 0), relu_max): relu then the bound, as the unfused steps
+        ops.append_eltwise(1.f, algorithm::eltwise_clip, 0.f, e.relu_max);
+      else
+        ops.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
       attr.set_post_ops(ops);
     }
     memory::desc bu({g.OC}, t, memory::format_tag::a);
@@ -420,11 +425,13 @@ Kernel make_conv_kernel(const KernelArgs& ka) {
   });
 }
 
-// FusedConv(x, kernel[, bias]), attribute relu: one oneDNN convolution with the bias and a relu
-// post-op; the reference loops followed by the epilogue where oneDNN declines or for other types.
+// FusedConv(x, kernel[, bias]), attributes relu and relu_max: one oneDNN convolution with the bias
+// and a relu (or clip) post-op; the reference loops followed by the epilogue where oneDNN
+// declines or for other types.
 template <class T>
-void ref_epilogue(const ConvGeo& g, const T* bias, bool relu, T* y) {
-  apply_epilogue(y, g.N * g.OC * g.out[0] * g.out[1] * g.out[2], g.OC, g.yc, bias, relu);
+void ref_epilogue(const ConvGeo& g, const T* bias, Epilogue e, T* y) {
+  apply_epilogue(y, g.N * g.OC * g.out[0] * g.out[1] * g.out[2], g.OC, g.yc, bias, e.relu,
+                 e.relu_max);
 }
 
 Kernel make_fused_conv_kernel(const KernelArgs& ka) {
@@ -433,6 +440,7 @@ Kernel make_fused_conv_kernel(const KernelArgs& ka) {
   const Dims& y = ka.out.shape.dims;
   ConvGeom cg = ConvGeom::from(ka.node.attrs).resolved(x, k);
   Epilogue e{ka.in.size() == 3, ka.node.attrs.i(attr::relu, 0) != 0};
+  if (ka.node.attrs.has(attr::relu_max)) e.relu_max = float(ka.node.attrs.f(attr::relu_max));
   if (numel(x) == 0 || numel(k) == 0 || numel(y) == 0) {
     // No products: the result is relu(bias) (or 0) everywhere.
     ConvGeo g = make_conv_geo(cg, x, k, y);
@@ -440,7 +448,7 @@ Kernel make_fused_conv_kernel(const KernelArgs& ka) {
       using T = decltype(z);
       return [g, e](const std::vector<const Buffer*>& in, Buffer& out) {
         if (out.nbytes()) std::memset(out.data(), 0, out.nbytes());
-        if (e.bias && out.nbytes()) ref_epilogue<T>(g, in[2]->as<T>(), e.relu, out.as<T>());
+        if (e.bias && out.nbytes()) ref_epilogue<T>(g, in[2]->as<T>(), e, out.as<T>());
       };
     });
   }
@@ -462,7 +470,7 @@ Kernel make_fused_conv_kernel(const KernelArgs& ka) {
     } else {
       return [g, e](const std::vector<const Buffer*>& in, Buffer& out) {
         ref_forward<T>(g, in[0]->as<T>(), in[1]->as<T>(), out.as<T>());
-        ref_epilogue<T>(g, e.bias ? in[2]->as<T>() : nullptr, e.relu, out.as<T>());
+        ref_epilogue<T>(g, e.bias ? in[2]->as<T>() : nullptr, e, out.as<T>());
       };
     }
   });

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "core/cpu/dnnl_cache.h"
@@ -116,9 +117,9 @@ void sgemm(char ta, char tb, int64_t m, int64_t n, int64_t k, const float* a, co
   dnnl_util::sgemm(ta, tb, m, n, k, a, ta == 'N' ? k : m, b, tb == 'N' ? n : k, c, n, "conv");
 }
 
-// y (P x OC) += bias per column, then relu, as epilogue_value (a select that vectorizes: the file
-// is compiled with -fno-trapping-math, see CMakeLists.txt).
-void add_epilogue(const ConvGeo& g, const float* bias, bool relu, float* y) {
+// y (P x OC) += bias per column, then relu and its bound, as apply_epilogue (a select that
+// vectorizes: the file is compiled with -fno-trapping-math, see CMakeLists.txt).
+void add_epilogue(const ConvGeo& g, const float* bias, bool relu, float relu_max, float* y) {
   const int64_t P = positions(g), OC = g.OC;
   for (int64_t p = 0; p < P; ++p) {
     float* row = y + p * OC;
@@ -128,6 +129,9 @@ void add_epilogue(const ConvGeo& g, const float* bias, bool relu, float* y) {
     if (relu)
 #pragma omp simd
       for (int64_t oc = 0; oc < OC; ++oc) row[oc] = row[oc] > 0 ? row[oc] : 0.0f;
+    if (relu && relu_max < std::numeric_limits<float>::infinity())
+#pragma omp simd
+      for (int64_t oc = 0; oc < OC; ++oc) row[oc] = row[oc] > relu_max ? relu_max : row[oc];
   }
 }
 
@@ -151,7 +155,8 @@ Kernel im2col_kernel(ConvPass pass, const ConvGeo& g, Epilogue e) {
         const float* m = windows(g, cs, direct, in[0]->as<float>(), scratch.data());
         sgemm('N', 'N', P, OC, R, m, in[1]->as<float>(), out.as<float>());
         if (e.bias || e.relu)
-          add_epilogue(g, e.bias ? in[2]->as<float>() : nullptr, e.relu, out.as<float>());
+          add_epilogue(g, e.bias ? in[2]->as<float>() : nullptr, e.relu, e.relu_max,
+                       out.as<float>());
       };
     case ConvPass::backward_data:  // d windows = dy (P x OC) * K^T, added back to their cells
       return [=](const std::vector<const Buffer*>& in, Buffer& out) {

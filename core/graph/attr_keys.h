@@ -25,7 +25,8 @@ class AttrKey {
   X(mode, "mode") X(multiples, "multiples") X(n_aux, "n_aux") X(n_out, "n_out") \
   X(n_seq, "n_seq") X(n_state, "n_state") X(offset, "offset") X(pad_after, "pad_after") \
   X(pad_before, "pad_before") X(perm, "perm") X(program, "program") X(registers, "registers") \
-  X(relu, "relu") X(result, "result") X(reverse, "reverse") X(root, "root") \
+  X(relu, "relu") X(relu_max, "relu_max") X(result, "result") X(reverse, "reverse") \
+  X(root, "root") \
   X(root_only, "root_only") X(rounded, "rounded") X(same, "same") X(seed, "seed") \
   X(shape, "shape") X(shrink_mask, "shrink_mask") X(size, "size") X(start, "start") \
   X(strides, "strides") \
