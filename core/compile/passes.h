@@ -29,6 +29,10 @@ std::shared_ptr<Plan> lower(const std::vector<NodePtr>& inputs,
                             const std::vector<NodePtr>& updates, int phase, Device device,
                             const std::vector<int>& fed_phases);
 
+// fold_conv_pads (fold_conv_pads.cpp): zero padding of the spatial axes read only by a convolution
+// with explicit pads becomes part of the convolution's pads; CPU plans.
+void fold_conv_pads(Plan& plan);
+
 // fold_conv_scales (fold_conv_scales.cpp): a channels-last float32 convolution followed by a
 // per-channel scale of invariant values (and a per-channel shift, a relu) becomes one FusedConv
 // by the scaled kernel (BatchNormalization folded into the convolution in inference); CPU plans.

@@ -35,7 +35,10 @@ std::shared_ptr<Plan> build_plan(const std::vector<NodePtr>& inputs,
     plan->nodes.insert(plan->nodes.end(), roots.begin(), roots.end());
     plan->nodes.insert(plan->nodes.end(), assigns.begin(), assigns.end());
   }
-  if (options.fuse) fold_conv_scales(*plan);
+  if (options.fuse) {
+    fold_conv_pads(*plan);
+    fold_conv_scales(*plan);
+  }
   choose_kernels(*plan, options);
   if (options.fuse) fuse_elementwise(*plan, input_types);
   drop_unread_steps(*plan);

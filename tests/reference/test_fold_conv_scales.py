@@ -156,3 +156,64 @@ def test_plans():
         for op in ("Conv", "Relu", "Minimum", "Maximum"):
             assert op not in steps, (case, steps)
         assert "Relu" in kb.plan_steps(PLAN_SCRIPT, case, KB_FUSE="0")
+
+
+def zero_pad(x, pads, df=kc.LAST):
+    flat = [p for pair in pads for p in pair]
+    return kb.op("spatial_2d_padding", x, kb.i64(flat), len(flat), kc.FORMAT[df])
+
+
+PAD_CASES = {  # (depthwise, padding, strides, data format)
+    "conv_valid_strided": (False, "valid", (2, 2), kc.LAST),
+    "depthwise_valid_strided": (True, "valid", (2, 2), kc.LAST),
+    "conv_same": (False, "same", (1, 1), kc.LAST),        # its pads follow x's dims: not folded
+    "channels_first": (False, "valid", (2, 2), kc.FIRST)}
+
+
+@pytest.mark.parametrize("case", list(PAD_CASES))
+def test_zero_padding_folds_into_the_convolution(case):
+    """ZeroPadding2D ((0, 1), (1, 2)) before a convolution becomes the convolution's pads where
+    they are explicit: the Pad step is gone and the values are the unfolded plan's and NumPy's;
+    a padded value read twice is computed."""
+    depthwise, padding, strides, df = PAD_CASES[case]
+    rng = np.random.default_rng(23)
+    xs = rng.standard_normal((2, 9, 8, 4)).astype(np.float32)
+    ks = (rng.standard_normal((3, 3, 4, 2 if depthwise else 6)) / 2).astype(np.float32)
+    xin = kc.fmt_in(xs, df)
+    x = kb.placeholder([-1] + list(xin.shape[1:]), F32)
+    p = zero_pad(x, ((0, 1), (1, 2)), df)
+    if depthwise:
+        y = kc.depthwise_conv2d(p, kb.variable(ks), strides, padding, df)
+    else:
+        y = kc.conv2d(p, kb.variable(ks), strides, padding, df)
+    for outs in ([y], [y, p]):
+        f, g = kb.Function([x], outs), kb.Function([x], outs)
+        folded, plain = f(xin), unfused(g, xin)
+        for a, b in zip(folded, plain):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    if padding == "valid" and df == kc.LAST:
+        xp = np.pad(xs, [(0, 0), (0, 1), (1, 2), (0, 0)])
+        full = np_conv(xp, ks, 4 if depthwise else 1)  # 'same' at stride 1; the valid windows:
+        want = full[:, 1:-1:2, 1:-1:2][:, :folded[0].shape[1], :folded[0].shape[2]]
+        np.testing.assert_allclose(folded[0], want, rtol=1e-5, atol=1e-5)
+
+
+PAD_PLAN_SCRIPT = r"""
+import sys
+import numpy as np
+import kb
+import kb_conv as kc
+x = kb.placeholder([-1, 9, 9, 4], kb.F32)
+p = kb.op("spatial_2d_padding", x, kb.i64([0, 1, 0, 1]), 4, kc.FORMAT[kc.LAST])
+k = kb.variable(np.full((3, 3, 4, 1), 0.1, np.float32))
+y = kc.depthwise_conv2d(p, k, (2, 2), sys.argv[1], kc.LAST)
+kb.Function([x], [y])(np.ones((1, 9, 9, 4), np.float32))
+"""
+
+
+def test_pad_plans():
+    if kb.plan_devices(PAD_PLAN_SCRIPT, "valid") != ["cpu"]:
+        pytest.skip("the pad fold is the CPU's (cuDNN's pads are the same on both sides)")
+    assert kb.plan_steps(PAD_PLAN_SCRIPT, "valid") == ["Conv"]
+    assert kb.plan_steps(PAD_PLAN_SCRIPT, "same") == ["Pad", "Conv"]
+    assert kb.plan_steps(PAD_PLAN_SCRIPT, "valid", KB_FUSE="0") == ["Pad", "Conv"]
