@@ -11,22 +11,12 @@ namespace kb {
 
 void fold_conv_pads(Plan& plan) {
   if (plan.device != Device::cpu) return;
-  // How many steps read each slot, and the last of them; outputs and updates count as readers
-  // that cannot take the fold.
-  std::vector<int> readers(size_t(plan.num_slots), 0), reader(size_t(plan.num_slots), -1);
-  for (size_t i = 0; i < plan.steps.size(); ++i)
-    for (int s : plan.steps[i].in) {
-      ++readers[size_t(s)];
-      reader[size_t(s)] = int(i);
-    }
-  for (int s : plan.outputs) readers[size_t(s)] += 2;
-  for (auto& u : plan.updates) readers[size_t(u.second)] += 2;
-
+  const std::vector<int> reader = sole_reader(plan);
   std::vector<bool> removed(plan.steps.size(), false);
   for (size_t p = 0; p < plan.steps.size(); ++p) {
     const Step& pad = plan.steps[p];
     if (!pad.node->is(ops::Pad) || pad.run_time || pad.in.size() != 1 ||
-        readers[size_t(pad.out)] != 1)
+        reader[size_t(pad.out)] < 0)
       continue;
     Step& conv = plan.steps[size_t(reader[size_t(pad.out)])];
     const Node& cn = *conv.node;

@@ -83,18 +83,8 @@ int other_operand(const Step& st, int slot) {
 void fold_conv_scales(Plan& plan) {
   if (plan.device != Device::cpu) return;
   const std::vector<bool> invariant = invariant_slots(plan);
-  // The steps reading each slot; outputs and updates count as readers that cannot be fused.
-  std::vector<int> readers(size_t(plan.num_slots), 0), reader(size_t(plan.num_slots), -1);
-  for (size_t i = 0; i < plan.steps.size(); ++i)
-    for (int s : plan.steps[i].in) {
-      ++readers[size_t(s)];
-      reader[size_t(s)] = int(i);
-    }
-  for (int s : plan.outputs) readers[size_t(s)] += 2;
-  for (auto& u : plan.updates) readers[size_t(u.second)] += 2;
-  auto next = [&](int slot) -> int {
-    return readers[size_t(slot)] == 1 ? reader[size_t(slot)] : -1;
-  };
+  const std::vector<int> reader = sole_reader(plan);
+  auto next = [&](int slot) -> int { return reader[size_t(slot)]; };
   auto is = [&](int i, OpName op) { return i >= 0 && plan.steps[size_t(i)].node->is(op); };
 
   std::vector<bool> removed(plan.steps.size(), false);

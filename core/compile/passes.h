@@ -29,6 +29,10 @@ std::shared_ptr<Plan> lower(const std::vector<NodePtr>& inputs,
                             const std::vector<NodePtr>& updates, int phase, Device device,
                             const std::vector<int>& fed_phases);
 
+// sole_reader (sole_reader.cpp): per slot, the index of the one step reading it, or -1 where
+// several steps read it, none does, or it is an output or an update.
+std::vector<int> sole_reader(const Plan& plan);
+
 // fold_conv_pads (fold_conv_pads.cpp): zero padding of the spatial axes read only by a convolution
 // with explicit pads becomes part of the convolution's pads; CPU plans.
 void fold_conv_pads(Plan& plan);
