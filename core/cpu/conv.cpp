@@ -6,7 +6,7 @@
 // (core/cpu/widen.h); float64 (oneDNN has no f64) runs through plain reference loops, which are
 // also the fallback when oneDNN declines a problem.
 #include <array>
-#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -234,7 +234,11 @@ std::string spec_key(ConvPass w, const ConvGeo& g, Policy p, Epilogue e, bool bf
   du::Key k(names[int(w)]);
   k.add(int64_t(g.nsp)).add(int64_t(g.cg.channels_first)).add(int64_t(p));
   k.add(int64_t(e.bias)).add(int64_t(e.relu)).add(int64_t(bf16));
-  if (e.bounded()) k.add(int64_t(std::llround(double(e.relu_max) * 1e6)));  // in millionths
+  if (e.bounded()) {  // the bound's bits: exactly the primitive's
+    uint32_t bits = 0;
+    std::memcpy(&bits, &e.relu_max, sizeof bits);
+    k.add(int64_t(bits));
+  }
   k.add(g.N).add(g.C).add(g.OC).add(g.G).add(vec(g.in)).add(vec(g.out)).add(vec(g.k));
   k.add(vec(g.s)).add(vec(g.d)).add(vec(g.pb)).add(vec(g.pa));
   return k.str();
