@@ -142,9 +142,10 @@ void fold_conv_scales(Plan& plan) {
       gone.push_back(r);
       last = r, relu = true;
       auto [lo, zero] = reader_with_scalar(r, ops::Maximum);
-      auto [hi, c] = reader_with_scalar(lo >= 0 && zero == 0 ? lo : r, ops::Minimum);
+      if (zero != 0) lo = -1;  // not the no-op on a relu's value
+      auto [hi, c] = reader_with_scalar(lo >= 0 ? lo : r, ops::Minimum);
       if (hi >= 0 && c > 0 && std::isfinite(c) && double(float(c)) == c) {
-        if (lo >= 0 && zero == 0) gone.push_back(lo);
+        if (lo >= 0) gone.push_back(lo);
         gone.push_back(hi);
         last = hi, relu_max = c;
       }

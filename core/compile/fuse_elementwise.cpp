@@ -239,18 +239,22 @@ void fuse_elementwise(Plan& plan, const std::vector<TensorType>& input_types) {
     std::vector<NodePtr> ext_nodes;
     std::vector<TensorType> ext_types;
     int nv = 0;
-    auto operand = [&](const Step& st, size_t pos) {
+    // A load of operand pos of step st from outside the group (round: through bfloat16).
+    auto load = [&](const Step& st, size_t pos, bool round) {
       int s = st.in[pos];
-      auto it = value.find(s);
-      if (it != value.end()) return it->second;
       int k = int(ext_slots.size());
       ext_slots.push_back(s);
       ext_nodes.push_back(st.node->inputs[pos]);
       ext_types.push_back(slot_type[size_t(s)]);
       prog.push_back({kLoad, 0, nv, k, 0});
-      rounded.push_back(0);  // exact: a float32 or bfloat16 value in a float32 register
-      value[s] = nv;
+      rounded.push_back(round ? 1 : 0);
       return nv++;
+    };
+    auto operand = [&](const Step& st, size_t pos) {
+      auto it = value.find(st.in[pos]);
+      if (it != value.end()) return it->second;
+      // Exact: a float32 or bfloat16 value in a float32 register.
+      return value[st.in[pos]] = load(st, pos, false);
     };
     // An instruction of member st (a value of its dtype).
     auto emit = [&](const Step& st, std::array<int64_t, 5> ins) {
@@ -273,12 +277,7 @@ void fuse_elementwise(Plan& plan, const std::vector<TensorType>& input_types) {
         if (from != DType::f32 && from != DType::bf16) {
           // An external value of another type (an integer mask) converts at its load, as the
           // cast would, straight to the cast's type.
-          int k = int(ext_slots.size());
-          ext_slots.push_back(s);
-          ext_nodes.push_back(st.node->inputs[0]);
-          ext_types.push_back(slot_type[size_t(s)]);
-          emit(st, {kLoad, 0, nv, k, 0});
-          value[st.out] = nv++;
+          value[st.out] = load(st, 0, to == DType::bf16);
         } else if (to == DType::bf16 && from != DType::bf16) {
           int a = operand(st, 0);
           emit(st, {kCast, 0, nv, a, 0});  // the copy, rounded

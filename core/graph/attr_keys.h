@@ -26,11 +26,10 @@ class AttrKey {
   X(n_seq, "n_seq") X(n_state, "n_state") X(offset, "offset") X(pad_after, "pad_after") \
   X(pad_before, "pad_before") X(perm, "perm") X(program, "program") X(registers, "registers") \
   X(relu, "relu") X(relu_max, "relu_max") X(result, "result") X(reverse, "reverse") \
-  X(root, "root") \
-  X(root_only, "root_only") X(rounded, "rounded") X(same, "same") X(seed, "seed") \
-  X(shape, "shape") X(shrink_mask, "shrink_mask") X(size, "size") X(start, "start") \
-  X(strides, "strides") \
-  X(top_paths, "top_paths") X(transpose_a, "transpose_a") X(transpose_b, "transpose_b") \
+  X(root, "root") X(root_only, "root_only") X(rounded, "rounded") X(same, "same") \
+  X(seed, "seed") X(shape, "shape") X(shrink_mask, "shrink_mask") X(size, "size") \
+  X(start, "start") X(strides, "strides") X(top_paths, "top_paths") \
+  X(transpose_a, "transpose_a") X(transpose_b, "transpose_b") \
   X(value, "value") X(who, "who") X(window, "window") X(x_dims, "x_dims")
 // clang-format on
 
